@@ -1,0 +1,4 @@
+"""The model contract (base.py) and the models that implement it."""
+from .base import AttentionModel, Batch, ModelUnavailable, Trace
+
+__all__ = ["AttentionModel", "Batch", "ModelUnavailable", "Trace"]

@@ -1,0 +1,110 @@
+"""The model contract every page talks to, whatever model is loaded.
+
+In the spirit of the LLM Transparency Tool's `TransparentLlm`: pages call `model.tokenize(texts)`, then
+`model.run(batch)`, then ask the returned `Trace` for exactly what is on screen, e.g.
+`trace.attention(layer, head)`. The trace keeps each layer's q and k (after RoPE where it applies) and
+recomputes the weights exactly on demand, so nothing of size layers x heads x n x n is ever held or sent.
+
+Shapes: B batch, n tokens, H query heads, H_kv key/value heads, d head size, L layers.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import torch
+
+from ..attention import attention_weights
+from ..masks import batch_mask
+
+
+class ModelUnavailable(RuntimeError):
+    """A model's weight package is not installed. The message says how to install it."""
+
+
+@dataclass
+class Batch:
+    input_ids: torch.Tensor        # (B, n) long
+    attention_mask: torch.Tensor   # (B, n) 1 = real token, 0 = padding
+    tokens: list[list[str]]        # (B, n) display text of each token, padding included
+    special: torch.Tensor          # (B, n) bool: [CLS]/[SEP]/BOS/EOS/PAD
+    truncated: list[bool]          # per text: was it cut to the model's limit?
+    texts: list[str]
+
+    @property
+    def lengths(self) -> list[int]:
+        return self.attention_mask.sum(-1).tolist()
+
+
+@dataclass
+class Trace:
+    """What one forward pass produced, kept on the server."""
+    batch: Batch
+    queries: list[torch.Tensor]    # per layer (B, H, n, d)
+    keys: list[torch.Tensor]       # per layer (B, H_kv, n, d), after RoPE where it applies
+    scale: float                   # the model's 1/sqrt(d) (or its own scaling)
+    is_causal: bool
+    hidden_states: list[torch.Tensor] = field(default_factory=list)  # (L + 1) x (B, n, d_model)
+    logits: torch.Tensor | None = None                               # (B, n, vocab) for decoders
+    router_logits: list[torch.Tensor] | None = None                  # per layer (B * n, n_experts), MoE only
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.queries)
+
+    @property
+    def n_heads(self) -> int:
+        return self.queries[0].shape[1]
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.keys[0].shape[1]
+
+    def kv_head(self, head: int) -> int:
+        """Which key/value head query head `head` reads (GQA)."""
+        return head // (self.n_heads // self.n_kv_heads)
+
+    def mask(self, index: int = 0) -> torch.Tensor:
+        """(n, n) boolean: may query i attend to key j, for sequence `index` of the batch."""
+        return batch_mask(self.batch.attention_mask[index:index + 1], self.is_causal)[0, 0]
+
+    def attention(self, layer: int, head: int, index: int = 0, rows=None) -> torch.Tensor:
+        """Exact weights (n_rows, n) of one head for sequence `index`: rows are queries, columns keys."""
+        q = self.queries[layer][index, head]
+        k = self.keys[layer][index, self.kv_head(head)]
+        m = self.mask(index)
+        if rows is not None:
+            q, m = q[rows], m[rows]
+        return attention_weights(q, k, m, self.scale)
+
+    def layer_attention(self, layer: int, index: int = 0, heads=None) -> torch.Tensor:
+        """(len(heads), n, n) exact weights of several heads of one layer."""
+        heads = range(self.n_heads) if heads is None else heads
+        return torch.stack([self.attention(layer, h, index) for h in heads])
+
+
+class AttentionModel(ABC):
+    """A model the pages can look inside. Implementations: core/models/hf.py (any transformers model)."""
+
+    name: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    max_positions: int
+    position_kind: str   # "learned", "rope", ...
+    is_causal: bool
+    weights_note: str = ""   # shown on screen: where the weights come from (e.g. "de-quantised from 4-bit")
+    random_init: bool = False
+
+    @abstractmethod
+    def tokenize(self, texts: list[str], max_tokens: int | None = None) -> Batch:
+        """Tokenize a batch (right-padded), truncating each text to the model's limit (or max_tokens)."""
+
+    @abstractmethod
+    def run(self, batch: Batch) -> Trace:
+        """One forward pass; returns the Trace the pages query."""
+
+    def kv_groups(self) -> list[list[int]]:
+        """For GQA: the query heads that share each key/value head."""
+        rep = self.n_heads // self.n_kv_heads
+        return [list(range(g * rep, (g + 1) * rep)) for g in range(self.n_kv_heads)]

