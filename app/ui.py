@@ -1,0 +1,235 @@
+"""Shared page furniture: UI language, widgets bound to the URL, figure rendering with exports.
+
+Every widget a page creates through this module mirrors its value into the URL query parameters, so a link
+reproduces the view. Values read back from a link are validated; anything malformed, out of range or unknown
+is ignored and listed in a notice at the top of the page (never echoed as HTML).
+"""
+from __future__ import annotations
+
+import io
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+LANGS = {"en": "English", "ja": "日本語", "ko": "한국어"}
+MAX_TEXT_CHARS = 20_000        # longer pastes are cut here, with a notice
+MAX_LINK_TEXT_CHARS = 1_500    # longer texts are not mirrored into the URL (links stay shareable)
+GLOBAL_PARAMS = {"lang"}       # owned by app/main.py
+
+COMMON = {
+    "ignored_params": {
+        "en": "Ignored link parameters (unknown or invalid): {names}",
+        "ja": "無視したリンクのパラメータ（不明または不正）: {names}",
+        "ko": "무시한 링크 매개변수(알 수 없거나 잘못됨): {names}",
+    },
+    "text_cut": {
+        "en": "Your text had {n:,} characters; only the first {limit:,} are used.",
+        "ja": "入力は {n:,} 文字でした。先頭の {limit:,} 文字だけを使います。",
+        "ko": "입력한 텍스트는 {n:,}자입니다. 앞의 {limit:,}자만 사용합니다.",
+    },
+    "text_not_in_link": {
+        "en": "This text is too long to put in a shareable link; the link keeps the other settings.",
+        "ja": "この文章は長すぎるため共有リンクに含めません。ほかの設定はリンクに残ります。",
+        "ko": "이 텍스트는 너무 길어 공유 링크에 넣지 않습니다. 다른 설정은 링크에 남습니다.",
+    },
+    "download_csv": {"en": "Data (CSV)", "ja": "データ (CSV)", "ko": "데이터 (CSV)"},
+    "figure_format": {"en": "Figure download format", "ja": "図のダウンロード形式", "ko": "그림 다운로드 형식"},
+    "language": {"en": "Language", "ja": "言語", "ko": "언어"},
+}
+
+
+def lang() -> str:
+    value = st.session_state.get("lang", "en")
+    return value if value in LANGS else "en"
+
+
+def tr(text: dict, key: str, **fmt) -> str:
+    """The string `key` of a page's TEXT table in the current language (English if a language lacks it)."""
+    entry = text[key]
+    s = entry.get(lang()) or entry["en"]
+    return s.format(**fmt) if fmt else s
+
+
+# --- page lifecycle -----------------------------------------------------------------------------------------
+
+def page_setup(text: dict) -> Callable[..., str]:
+    """Call first on every page. Returns T(key, **fmt) for the page's own TEXT table."""
+    st.session_state["_ui_params"] = set(GLOBAL_PARAMS)
+    st.session_state["_ui_bad"] = ["lang"] if st.session_state.pop("_ui_bad_lang", False) else []
+    st.session_state["_ui_notice"] = st.empty()
+    return lambda key, **fmt: tr(text, key, **fmt)
+
+
+def page_end() -> None:
+    """Call last: drops unknown URL parameters and says which ones were ignored."""
+    known = st.session_state.get("_ui_params", set())
+    bad = list(st.session_state.get("_ui_bad", []))
+    for name in list(st.query_params.keys()):
+        if name not in known:
+            bad.append(name)
+            del st.query_params[name]
+    if bad:
+        names = ", ".join(sorted({_short(b) for b in bad}))
+        st.session_state["_ui_notice"].warning(tr(COMMON, "ignored_params", names=names))
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 40 else name[:40] + "…"
+
+
+# --- widgets bound to the URL --------------------------------------------------------------------------------
+
+def _bind(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool] = lambda v: True):
+    """Put the widget's start value in session state: from the link when valid (first run of a session only),
+    else the default. A value that went invalid (e.g. options changed with the model) falls back too."""
+    st.session_state["_ui_params"].add(key)
+    if key in st.session_state:
+        if not valid(st.session_state[key]):
+            st.session_state[key] = default
+        return
+    raw = st.query_params.get(key)
+    value = default
+    if raw is not None:
+        try:
+            value = parse(raw)
+        except (ValueError, TypeError, OverflowError):
+            st.session_state["_ui_bad"].append(key)
+    st.session_state[key] = value
+
+
+def _mirror(key: str, value: Any) -> None:
+    text = value if isinstance(value, str) else (str(int(value)) if isinstance(value, bool) else str(value))
+    if st.query_params.get(key) != text:
+        st.query_params[key] = text
+
+
+def text_area(key: str, label: str, default: str, height: int = 100, help: str | None = None) -> str:
+    """Free text, cut to MAX_TEXT_CHARS with a notice. Shown by Streamlit as text, never as HTML."""
+    _bind(key, str, default)
+    value = st.text_area(label, key=key, height=height, help=help)
+    if len(value) > MAX_TEXT_CHARS:
+        st.info(tr(COMMON, "text_cut", n=len(value), limit=MAX_TEXT_CHARS))
+        value = value[:MAX_TEXT_CHARS]
+    if len(value) <= MAX_LINK_TEXT_CHARS:
+        _mirror(key, value)
+    elif key in st.query_params:
+        del st.query_params[key]
+    return value
+
+
+def select(key: str, label: str, options: Sequence[str], default: str | None = None,
+           format_func: Callable[[str], str] = str, horizontal: bool = False, radio: bool = False) -> str:
+    """Choice among option keys (the URL holds the key, never the translated label)."""
+    options = list(options)
+    default = options[0] if default is None else default
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(raw)
+        return raw
+
+    _bind(key, parse, default, lambda v: v in options)
+    widget = st.radio if radio else st.selectbox
+    kwargs = {"horizontal": horizontal} if radio else {}
+    value = widget(label, options, key=key, format_func=format_func, **kwargs)
+    _mirror(key, value)
+    return value
+
+
+def slider(key: str, label: str, lo: float, hi: float, default: float, step: float | None = None,
+           help: str | None = None):
+    """Int slider when lo, hi and default are ints, float slider otherwise; link values outside [lo, hi] are
+    ignored."""
+    is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, default))
+
+    def parse(raw: str):
+        v = int(raw) if is_int else float(raw)
+        if not (lo <= v <= hi) or (not is_int and not math.isfinite(v)):
+            raise ValueError(raw)
+        return v
+
+    _bind(key, parse, default, lambda v: lo <= v <= hi)
+    value = st.slider(label, lo, hi, key=key, step=step, help=help)
+    _mirror(key, value)
+    return value
+
+
+def number(key: str, label: str, lo: int, hi: int, default: int, help: str | None = None) -> int:
+    """Integer input with bounds; link values outside [lo, hi] are ignored."""
+    def parse(raw: str) -> int:
+        v = int(raw)
+        if not lo <= v <= hi:
+            raise ValueError(raw)
+        return v
+
+    _bind(key, parse, default, lambda v: lo <= v <= hi)
+    value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, help=help)
+    _mirror(key, int(value))
+    return int(value)
+
+
+def checkbox(key: str, label: str, default: bool = False, help: str | None = None) -> bool:
+    def parse(raw: str) -> bool:
+        if raw not in ("0", "1"):
+            raise ValueError(raw)
+        return raw == "1"
+
+    _bind(key, parse, default, lambda v: isinstance(v, bool))
+    value = st.checkbox(label, key=key, help=help)
+    _mirror(key, bool(value))
+    return value
+
+
+# --- figures -------------------------------------------------------------------------------------------------
+
+def figure_format() -> str:
+    return st.session_state.get("fig_format", "png")
+
+
+def show_figure(fig, name: str, data: np.ndarray | dict | None = None, row_labels=None, col_labels=None,
+                key: str | None = None) -> None:
+    """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
+    `data` is given, a CSV of the numbers behind it is offered too (built only when clicked)."""
+    config = {"displaylogo": False,
+              "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
+    st.plotly_chart(fig, width="stretch", config=config, key=key)
+    if data is not None:
+        st.download_button(tr(COMMON, "download_csv"), lambda: to_csv(data, row_labels, col_labels),
+                           file_name=f"{name}.csv", mime="text/csv", key=f"csv-{key or name}",
+                           on_click="ignore")
+
+
+def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
+    """A 2-D array (optionally labelled) or a dict of equal-length columns, as CSV text."""
+    out = io.StringIO()
+
+    def cell(v) -> str:
+        s = str(v)
+        if s[:1] in ("=", "+", "-", "@") and not _is_number(s):
+            s = "'" + s  # keep spreadsheet apps from running pasted text as a formula
+        return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n') else s
+
+    if isinstance(data, dict):
+        names = list(data)
+        out.write(",".join(cell(n) for n in names) + "\n")
+        for row in zip(*[list(data[n]) for n in names]):
+            out.write(",".join(cell(v) for v in row) + "\n")
+        return out.getvalue()
+    arr = np.atleast_2d(np.asarray(data))
+    if col_labels is not None:
+        out.write(",".join(cell(c) for c in ([""] if row_labels is not None else []) + list(col_labels)) + "\n")
+    for i, row in enumerate(arr):
+        prefix = [cell(row_labels[i])] if row_labels is not None else []
+        out.write(",".join(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row])
+                  + "\n")
+    return out.getvalue()
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False

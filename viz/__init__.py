@@ -1,0 +1,1 @@
+"""Plotly figure builders: arrays in, figures out. No streamlit, no model calls."""
