@@ -14,7 +14,9 @@ import streamlit as st  # noqa: E402
 
 from app import catalog, ui  # noqa: E402
 
-HERE = Path(__file__).parent / "pages"
+# Not "pages/": next to the main script Streamlit treats a pages/ folder as its old file-name navigation, and on a
+# fresh server a direct link (/attention) then hits "Page not found" before st.navigation has run.
+HERE = Path(__file__).parent / "views"
 
 
 def sidebar() -> None:

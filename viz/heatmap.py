@@ -32,11 +32,15 @@ def attention_heatmap(weights, query_labels, key_labels, masked=None, title: str
         texttemplate=f"%{{z:.{min(decimals, 2)}f}}" if show_values else None,
     ))
     if masked.any():
+        # A constant texttemplate would be drawn on every cell, the unmasked ones (NaN here) included: the cross
+        # comes from per-cell text instead, empty where the key is visible.
+        mark = n_q * n_k <= 40 * 40
         fig.add_trace(go.Heatmap(
             z=np.where(masked, 1.0, np.nan).astype(np.float32), x=x, y=y, showscale=False,
-            colorscale=[[0, MASKED_COLOUR], [1, MASKED_COLOUR]], hovertemplate="query: %{y}<br>key: %{x}<br>masked<extra></extra>",
-            texttemplate="✕" if n_q * n_k <= 40 * 40 else None, textfont=dict(color="#777"), hoverongaps=False,
-            name="masked",
+            colorscale=[[0, MASKED_COLOUR], [1, MASKED_COLOUR]],
+            hovertemplate="query: %{y}<br>key: %{x}<br>masked<extra></extra>",
+            text=np.where(masked, "✕", "").tolist() if mark else None, texttemplate="%{text}" if mark else None,
+            textfont=dict(color="#777"), hoverongaps=False, name="masked",
         ))
     _axes(fig, title, x_title, y_title, n_q, n_k, height)
     return fig

@@ -25,6 +25,6 @@ st.title(T("title"))
 st.markdown(T("intro"))
 st.subheader(T("pages"))
 for page in catalog.PAGES[1:]:
-    st.page_link(f"pages/{page['file']}", label=ui.tr(page, "title"), icon=page["icon"])
+    st.page_link(f"views/{page['file']}", label=ui.tr(page, "title"), icon=page["icon"])
     st.caption(ui.tr(page, "teaches"))
 ui.page_end()

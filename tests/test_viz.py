@@ -1,0 +1,48 @@
+"""viz/heatmap.py: what the figure carries, read back from its trace data (not from a rendering)."""
+import numpy as np
+
+from core.masks import causal_mask
+from viz.heatmap import attention_heatmap
+
+
+def _masked_trace(fig):
+    traces = [t for t in fig.data if t.name == "masked"]
+    assert len(traces) == 1
+    return traces[0]
+
+
+def test_cross_only_on_masked_cells():
+    n = 4
+    visible = causal_mask(n).numpy()            # True = may attend (lower triangle)
+    masked = ~visible
+    weights = np.where(visible, 1.0, 0.0) / visible.sum(axis=1, keepdims=True)
+    fig = attention_heatmap(weights, list("abcd"), list("abcd"), masked=masked)
+
+    trace = _masked_trace(fig)
+    text = np.array(trace.text)
+    assert text.shape == (n, n)
+    # every masked cell has the cross, every visible cell has no text at all
+    assert (text[masked] == "✕").all()
+    assert (text[visible] == "").all()
+    # the template draws the per-cell text, never a constant that would land on every cell
+    assert trace.texttemplate == "%{text}"
+    # the grey layer covers exactly the masked cells; the weight layer leaves them empty
+    grey = np.array(trace.z, dtype=float)
+    assert np.isnan(grey[visible]).all() and (grey[masked] == 1.0).all()
+    main = np.array(fig.data[0].z, dtype=float)
+    assert np.isnan(main[masked]).all()
+    np.testing.assert_allclose(main[visible], np.round(weights[visible], 3), rtol=1e-6)
+
+
+def test_no_mask_layer_without_masked_cells():
+    fig = attention_heatmap(np.full((3, 3), 1 / 3), list("abc"), list("abc"), masked=np.zeros((3, 3), bool))
+    assert [t.name for t in fig.data if t.name == "masked"] == []
+
+
+def test_big_matrix_has_grey_cells_but_no_per_cell_text():
+    n = 41                                        # above the 40 x 40 limit for drawing crosses
+    masked = ~causal_mask(n).numpy()
+    fig = attention_heatmap(np.zeros((n, n)), [str(i) for i in range(n)], [str(i) for i in range(n)], masked=masked)
+    trace = _masked_trace(fig)
+    assert trace.text is None and trace.texttemplate is None
+    assert np.isfinite(np.array(trace.z, dtype=float)[masked]).all()
