@@ -4,6 +4,7 @@ We register our own attention function with transformers' `AttentionInterface`. 
 query and key exactly as the model computed them (after RoPE, before K/V are repeated for GQA), then hands
 them to transformers' SDPA implementation, so the model's output is the SDPA output, unchanged. The
 weights a page shows are recomputed from those q and k (core/models/base.py: Trace.attention).
+For long documents, `layer_qk` records one layer only and stops the pass there.
 """
 from __future__ import annotations
 
@@ -15,17 +16,41 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from .base import AttentionModel, Batch, Trace
+from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
 
+class _Recording:
+    """What one forward pass keeps. The i-th call of the attention function is layer i (layers run in order).
+    record_layers: the layers whose q and k are kept (None: all). stop_after: end the pass right after that
+    layer's q and k are recorded, before its attention runs: the layers above it cannot change them, and
+    skipping them saves their time (layer 4 of SmolLM2's 30 costs a sixth of a full pass)."""
+
+    def __init__(self, record_layers=None, stop_after: int | None = None):
+        self.record_layers = None if record_layers is None else frozenset(int(l) for l in record_layers)
+        self.stop_after = stop_after
+        self.calls = 0
+        self.kept: dict[int, tuple] = {}          # layer -> (query, key, scaling)
+
+
+class _StopForward(Exception):
+    """Raised by the attention function to end a forward pass early (caught by HFAttentionModel.layer_qk)."""
+
+
 # One recorder per running forward pass. A ContextVar keeps concurrent Streamlit sessions (threads) apart.
-_recording: contextvars.ContextVar[list | None] = contextvars.ContextVar("attention_lab_recording", default=None)
+_recording: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar("attention_lab_recording",
+                                                                             default=None)
 
 
 def _recording_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
     record = _recording.get()
     if record is not None:
-        record.append((query.detach(), key.detach(), scaling))
+        layer = record.calls
+        record.calls += 1
+        if record.record_layers is None or layer in record.record_layers:
+            record.kept[layer] = (query.detach(), key.detach(), scaling)
+        if layer == record.stop_after:
+            raise _StopForward
     return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
 
 
@@ -34,13 +59,25 @@ AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
 
 
 class HFAttentionModel(AttentionModel):
-    """Wraps a transformers `PreTrainedModel` and its tokenizer."""
+    """Wraps a transformers `PreTrainedModel` and its tokenizer.
+
+    `model` may be a bare encoder/decoder (BertModel, LlamaModel) or one with a head (LlamaForCausalLM): the
+    head only adds `Trace.logits`. The tokenizer is set to right padding (positions then match an unpadded
+    run: RoPE and learned position tables count from the first token) and, if it has no padding token, pads
+    with its end-of-sequence token; padded positions are masked out everywhere, so which id fills them never
+    changes a real token's numbers.
+    """
 
     def __init__(self, model, tokenizer, name: str, position_kind: str, is_causal: bool,
                  weights_note: str = "", random_init: bool = False):
-        model.config._attn_implementation = ATTN_IMPLEMENTATION
+        model.set_attn_implementation(ATTN_IMPLEMENTATION)
         self.model = model.eval()
         self.tokenizer = tokenizer
+        tokenizer.padding_side = "right"
+        if tokenizer.pad_token is None:
+            if tokenizer.eos_token is None:
+                raise ValueError(f"{name}: the tokenizer has neither a padding nor an end-of-sequence token")
+            tokenizer.pad_token = tokenizer.eos_token
         cfg = model.config
         self.name = name
         self.n_layers = cfg.num_hidden_layers
@@ -59,45 +96,90 @@ class HFAttentionModel(AttentionModel):
         return self.model.config
 
     def tokenize(self, texts: list[str], max_tokens: int | None = None) -> Batch:
+        """Right-padded batch of at most min(max_tokens, max_positions) tokens per text, specials added as the
+        tokenizer does (MiniLM: [CLS] ... [SEP]; SmolLM2 adds none). Raises ValueError for a text that gives
+        no token at all (the empty string, for a tokenizer that adds no special tokens): there is nothing to
+        run. Text is always text: a '<script>' tag is just characters to the tokenizer."""
         limit = min(max_tokens or self.max_positions, self.max_positions)
-        texts = [t if t else "" for t in texts]
-        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt",
-                             return_overflowing_tokens=False)
-        full = self.tokenizer(texts, truncation=False)["input_ids"]
+        texts = ["" if t is None else str(t) for t in texts]
+        if not texts:
+            raise ValueError("no texts to tokenize")
+        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
+        if int(enc["attention_mask"].sum(-1).min()) == 0:
+            raise ValueError(f"{self.name}: a text gives no tokens (is it empty?)")
+        # A second pass without the cut tells whether anything was dropped (verbose=False: no length warning).
+        full = self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]
         truncated = [len(f) > limit for f in full]
-        ids = enc["input_ids"]
-        tokens = [self.display_tokens(row.tolist()) for row in ids]
-        special = torch.tensor([[i in self._special_ids for i in row.tolist()] for row in ids], dtype=torch.bool)
-        special |= enc["attention_mask"] == 0
-        return Batch(ids, enc["attention_mask"], tokens, special, truncated, list(texts))
-
-    def display_tokens(self, ids: list[int]) -> list[str]:
-        """Readable token strings: byte-level BPE pieces are decoded one by one (so CJK shows as text)."""
-        out = []
-        for i in ids:
-            piece = self.tokenizer.decode([i], clean_up_tokenization_spaces=False)
-            out.append(piece if piece.strip() else self.tokenizer.convert_ids_to_tokens(i))
-        return out
+        ids, mask = enc["input_ids"], enc["attention_mask"]
+        special = torch.tensor([[i in self._special_ids for i in row] for row in ids.tolist()], dtype=torch.bool)
+        special |= mask == 0
+        tokens = [display_tokens(self.tokenizer, row.tolist(), row_special.tolist())
+                  for row, row_special in zip(ids, special)]
+        return Batch(ids, mask, tokens, special, truncated, texts)
 
     @torch.no_grad()
-    def run(self, batch: Batch) -> Trace:
-        record: list = []
+    def run(self, batch: Batch, logits: bool = True, hidden_states: bool = True) -> Trace:
+        """One forward pass (SDPA). logits=False skips the vocabulary-sized output layer (about a fifth of
+        SmolLM2's time and 200 KB per token) when only attention is wanted; hidden_states=False drops the
+        (L + 1) residual-stream tensors."""
+        model = self.model if logits else self.model.base_model
+        record = _Recording()
         token = _recording.set(record)
         try:
-            out = self.model(input_ids=batch.input_ids.to(self.model.device),
-                             attention_mask=batch.attention_mask.to(self.model.device),
-                             output_hidden_states=True, **self._run_kwargs())
+            out = model(input_ids=batch.input_ids.to(self.model.device),
+                        attention_mask=batch.attention_mask.to(self.model.device),
+                        output_hidden_states=hidden_states, **self._run_kwargs())
         finally:
             _recording.reset(token)
-        queries = [q.float().cpu() for q, _, _ in record]
-        keys = [k.float().cpu() for _, k, _ in record]
-        scale = record[0][2] if record[0][2] is not None else queries[0].shape[-1] ** -0.5
-        logits = getattr(out, "logits", None)
+        self._check_calls(record.calls)
+        kept = [record.kept[layer] for layer in range(self.n_layers)]
+        queries = [q.float().cpu() for q, _, _ in kept]
+        keys = [k.float().cpu() for _, k, _ in kept]
+        scale = kept[0][2] if kept[0][2] is not None else queries[0].shape[-1] ** -0.5
+        out_logits = getattr(out, "logits", None)
         router = getattr(out, "router_logits", None)
         return Trace(batch=batch, queries=queries, keys=keys, scale=float(scale), is_causal=self.is_causal,
-                     hidden_states=[h.float().cpu() for h in (out.hidden_states or [])],
-                     logits=None if logits is None else logits.float().cpu(),
+                     hidden_states=[h.float().cpu() for h in (getattr(out, "hidden_states", None) or [])],
+                     logits=None if out_logits is None else out_logits.float().cpu(),
                      router_logits=None if router is None else [r.float().cpu() for r in router])
+
+    @torch.no_grad()
+    def layer_qk(self, batch: Batch, layer: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+        """(q (B, H, n, d), k (B, H_kv, n, d), scale) of ONE layer, exactly as `run` records them (after RoPE,
+        before K is repeated for GQA), float32 on the CPU. For long documents: no other layer's q/k is kept
+        (all 30 of SmolLM2's take ~750 MB at 8k tokens) and the pass stops before the layer's own attention,
+        so the layers above it never run. Weights from these equal `run(batch).layer_attention(layer)`."""
+        if not 0 <= layer < self.n_layers:
+            raise ValueError(f"{self.name} has layers 0..{self.n_layers - 1}, not {layer}")
+        record = _Recording(record_layers=[layer], stop_after=layer)
+        token = _recording.set(record)
+        try:
+            self.model.base_model(input_ids=batch.input_ids.to(self.model.device),
+                                  attention_mask=batch.attention_mask.to(self.model.device),
+                                  output_hidden_states=False, **self._run_kwargs())
+        except _StopForward:
+            pass
+        finally:
+            _recording.reset(token)
+        if layer not in record.kept:
+            raise RuntimeError(f"{self.name}: the pass recorded attention in {record.calls} layers and never reached "
+                               f"layer {layer}; does this model call transformers' attention interface?")
+        q, k, scaling = record.kept[layer]
+        return q.float().cpu(), k.float().cpu(), float(scaling if scaling is not None else q.shape[-1] ** -0.5)
+
+    def _check_calls(self, calls: int) -> None:
+        if calls != self.n_layers:
+            raise RuntimeError(f"{self.name}: recorded attention in {calls} of {self.n_layers} layers; does "
+                               f"this model call transformers' attention interface?")
 
     def _run_kwargs(self) -> dict:
         return {"use_cache": False} if self.is_causal else {}
+
+    def learned_position_embeddings(self) -> torch.Tensor | None:
+        """(max_positions, d_model) learned absolute position table added to the token embeddings (BERT-style
+        `embeddings.position_embeddings`, GPT-2-style `wpe`), or None for models without one (RoPE)."""
+        base = self.model.base_model
+        table = getattr(getattr(base, "embeddings", None), "position_embeddings", None)
+        if table is None:
+            table = getattr(base, "wpe", None)
+        return None if table is None else table.weight.detach().float().cpu()

