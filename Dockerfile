@@ -3,12 +3,12 @@
 #   docker build -t attention-lab .
 #   docker run --rm -p 8501:8501 attention-lab          # then open http://localhost:8501
 #
-# For a CUDA build of torch instead:  docker build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 .
+# For a CUDA build of PyTorch instead:  docker build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 .
 # Several replicas behind nginx (sticky sessions): compose.yaml and deploy/nginx.conf.
 FROM python:3.11-slim
 
 ARG TORCH_VERSION=2.13.0
-# The CPU wheel index: PyPI's default torch for Linux pulls several GB of CUDA libraries this app does not use.
+# The CPU wheel index: PyPI's default PyTorch wheel for Linux pulls several GB of CUDA libraries this app does not use.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -32,7 +32,7 @@ RUN apt-get update \
 RUN useradd --create-home --uid 10001 lab
 WORKDIR /app
 
-# Dependencies first (their layer is reused while only the code changes): torch pinned from the chosen index,
+# Dependencies first (their layer is reused while only the code changes): PyTorch pinned from the chosen index,
 # then the project's own dependencies read from pyproject.toml (torch is already satisfied, so pip keeps it).
 COPY pyproject.toml ./
 RUN pip install "torch==${TORCH_VERSION}" --index-url "${TORCH_INDEX_URL}" \

@@ -27,7 +27,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import torch  # noqa: E402
 
 from app import attention_figures as figs  # noqa: E402
 from core.models import registry  # noqa: E402

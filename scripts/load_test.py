@@ -23,19 +23,16 @@ import asyncio
 import json
 import os
 import random
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app import catalog  # noqa: E402
+from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -50,22 +47,6 @@ TEXTS = [
     "<script>alert(1)</script> {{7*7}}",
     "Alice gave Bob the book because she had finished it.\nIt was raining.\nThe dog slept.",
 ]
-COUNT_RUNS = """
-window.__runsFinished = 0;
-new MutationObserver(records => {
-  for (const r of records) {
-    if (r.target.getAttribute('data-test-script-state') === 'notRunning' && r.oldValue === 'running') {
-      window.__runsFinished += 1;
-    }
-  }
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ['data-test-script-state']});
-"""
-RUN_FINISHED = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
-      && document.querySelector('[data-stale="true"]') === null;
-}"""
 ACTIVE_PAGE = """() => {
   const a = document.querySelector('[data-testid="stSidebarNav"] a[aria-current="page"]');
   return a ? new URL(a.href).pathname : null;
@@ -77,49 +58,6 @@ def page_path(url: str) -> str:
 
 
 # --- server and its memory -----------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int, log_path: Path) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while True:
-        if proc.poll() is not None:
-            raise SystemExit(f"streamlit exited with {proc.returncode}; see {log_path}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            stop_server(proc)
-            raise SystemExit("streamlit did not become healthy within 120 s")
-        time.sleep(0.3)
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=15)
-
 
 def process_tree(pid: int) -> list[int]:
     """pid and all its descendants, from /proc/<pid>/stat (field 4 is the parent's pid)."""
@@ -378,7 +316,11 @@ async def main_async(args) -> dict:
     log_path = Path(args.server_log)
     load_before = os.getloadavg()
     t0 = time.monotonic()
-    server = start_server(port, log_path)
+    server_log = open(log_path, "w")
+    try:
+        server = start_server(port, server_log)
+    except RuntimeError as err:
+        raise SystemExit(f"{err}; see {log_path}")
     memory: list = []
     stop = asyncio.Event()
     cpu = CpuMeter(server.pid)
@@ -408,6 +350,7 @@ async def main_async(args) -> dict:
         stop.set()
         await sampler
         stop_server(server)
+        server_log.close()
     rss = [m for _, m in memory]
     by_kind = {k: percentiles([t["ms"] for t in stats.timings if t["kind"] == k]) for k in ("open", "navigate", "type")}
     by_page = {u: percentiles([t["ms"] for t in stats.timings if t["page"] == u]) for u in urls}

@@ -18,18 +18,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from app import catalog
+from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 
@@ -54,24 +49,6 @@ HOSTILE_TEXTS = {         # typed in this order; consecutive values differ, so e
 }
 assert len(HOSTILE_TEXTS["huge"]) == 20_000
 
-# Counts finished script runs: a MutationObserver sees every change of stApp's run state, however short the run,
-# so a fast rerun is never missed between two polls (and a slow one is never mistaken for finished).
-COUNT_RUNS = """
-window.__runsFinished = 0;
-new MutationObserver(records => {
-  for (const r of records) {
-    if (r.target.getAttribute('data-test-script-state') === 'notRunning' && r.oldValue === 'running') {
-      window.__runsFinished += 1;
-    }
-  }
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ['data-test-script-state']});
-"""
-RUN_FINISHED = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
-      && document.querySelector('[data-stale="true"]') === null;
-}"""
 INJECTED_SCRIPT = """() => Array.from(document.querySelectorAll('script'))
   .some(s => (s.textContent || '').includes('alert(1)'))"""
 NAV_LINKS = """() => Array.from(document.querySelectorAll('[data-testid="stSidebarNav"] a'))
@@ -89,57 +66,23 @@ if not Path(CHROMIUM).exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Stop the server we started (its own process group, so any child goes too)."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def server():
     """A fresh `streamlit run` process: the first page opened is the process's first script run, which is the
     case a direct link to a page must survive."""
     port = free_port()
     log = tempfile.NamedTemporaryFile("w+", prefix="attention-lab-streamlit-", suffix=".log", delete=False)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]   # no Deploy button
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not become healthy within {SERVER_START_S} s")
-            time.sleep(0.3)
-        yield base
+        try:
+            proc = start_server(port, log, SERVER_START_S)
+        except RuntimeError as err:
+            log.seek(0)
+            pytest.fail(f"{err}:\n{log.read()[-3000:]}")
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop_server(proc)
     finally:
-        stop(proc)
         log.close()
         os.unlink(log.name)
 

@@ -1,7 +1,6 @@
 """The MoE layer in core/moe.py against transformers' Mixtral block and hand-worked examples; the labelled
 data generator; training; the shipped checkpoints; the table of real MoE models."""
 import math
-import random
 import time
 
 import pytest

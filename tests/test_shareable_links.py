@@ -137,7 +137,7 @@ def other_value(spec: dict):
     if kind == "select":
         options = spec["options"]
         return options[(options.index(default) + 1) % len(options)]
-    lo, hi = spec["lo"], spec["hi"]
+    hi = spec["hi"]
     step = 1 if kind == "number" else (spec["step"] or (1 if is_int_slider(spec) else 0.01))
     value = default + step if default + step <= hi else default - step
     return value if isinstance(value, int) else round(value, 10)

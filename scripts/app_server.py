@@ -1,0 +1,82 @@
+"""Start and stop a real `streamlit run` of the app, and the page probes a browser needs to know a run is over.
+
+Shared by the real-browser test (tests/test_browser.py) and the load test (scripts/load_test.py).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Streamlit marks its root element with the script state; stale elements are those of the previous run that
+# the current run has not replaced yet.
+RUN_FINISHED = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+      && document.querySelector('[data-stale="true"]') === null;
+}"""
+# Counts finished script runs (an init script): a rerun can start and end between two polls of RUN_FINISHED.
+COUNT_RUNS = """
+window.__runsFinished = 0;
+new MutationObserver(records => {
+  for (const r of records) {
+    if (r.target.getAttribute('data-test-script-state') === 'notRunning' && r.oldValue === 'running') {
+      window.__runsFinished += 1;
+    }
+  }
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ['data-test-script-state']});
+"""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, log: IO[str], timeout_s: float = 120) -> subprocess.Popen:
+    """`streamlit run app/main.py` on 127.0.0.1:port, offline, in its own process group; returns once
+    /_stcore/health answers. Raises RuntimeError (after stopping it) when it exits or stays unhealthy."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]   # no Deploy button
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            stop_server(proc)
+            raise RuntimeError(f"streamlit did not become healthy within {timeout_s:g} s")
+        time.sleep(0.3)
+
+
+def stop_server(proc: subprocess.Popen, timeout_s: float = 15) -> None:
+    """Stop the server and anything it started (its whole process group)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout_s)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=timeout_s)
