@@ -6,9 +6,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import catalog, ui
+from tests.apptest_helpers import assert_no_exception, run_view
 
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = str(ROOT / "app" / "main.py")
 HOSTILE_TEXTS = {
     "empty": "",
     "huge": "The cat sat on the mat because it was tired. " * 450,   # ~20,000 characters
@@ -18,32 +18,16 @@ HOSTILE_TEXTS = {
     "script": "<script>alert(1)</script> {{7*7}} <img src=x onerror=alert(2)>",
 }
 PAGE_URLS = [p["url"] for p in catalog.PAGES]
+FILE_OF = {p["url"]: p["file"] for p in catalog.PAGES}
+
+
+def run_page(url: str, query: dict | None = None) -> AppTest:
+    return run_view(FILE_OF[url], query)
 # Pages with a text box (read from their source, so pages without one cost no run here; the test fails if a page
 # listed here shows no text box). TEXT_LINKS opens the part of a page where its text box lives.
 TEXT_LINKS = {"positions": {"part": "rope", "smol": "1"}}
 TEXT_PAGE_URLS = [p["url"] for p in catalog.PAGES
                   if "text_area(" in (ROOT / "app" / "views" / p["file"]).read_text(encoding="utf-8")]
-
-
-def run_page(url: str, query: dict | None = None, timeout: float = 120) -> AppTest:
-    """Open the app, go to a page, then apply the link's query parameters (as a shared link would arrive).
-
-    The parameters are set after switch_page: the landing page drops every parameter it does not own, so setting
-    them before the first run would test the landing page's clean-up, not the target page's handling.
-    """
-    at = AppTest.from_file(MAIN, default_timeout=timeout)
-    page = next(p for p in catalog.PAGES if p["url"] == url)
-    if url != "home":
-        at.run()
-        at.switch_page(f"views/{page['file']}")
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    return at
-
-
-def assert_no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.mark.parametrize("url", PAGE_URLS)

@@ -6,8 +6,6 @@ attention in tests/test_models.py), and brute-force loops.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -20,9 +18,9 @@ from core import pooled_attention as pa
 from core.downsample import pool_matrix
 from core.models import registry
 from core.models.hf import HFAttentionModel
+from tests.apptest_helpers import open_view
 from viz.long_maps import bin_range_labels, long_heatmap, payload_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
 
 
@@ -171,14 +169,7 @@ def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
 # --- the page -----------------------------------------------------------------------------------------------
 
 def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=180)
-    at.run()
-    at.switch_page("views/long_maps.py")
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_view("long_maps.py", query)
 
 
 def compute(at: AppTest) -> AppTest:

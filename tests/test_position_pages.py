@@ -1,38 +1,16 @@
 """The position pages through AppTest: every part renders at the edges of its sliders and with hostile links,
 what they say is the computed finding, and each view stays under 1 MB of figures."""
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core import long_context, sinusoidal
+from tests.apptest_helpers import figure_bytes, shown_text as shown
+from tests.apptest_helpers import open_view as open_page
 
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 MAX_VIEW_BYTES = 1_000_000
 HOSTILE = ["", "The 🐱 sat. 👍🏽👨‍👩‍👧", "猫はマットの上に座った。", "고양이가 앉았다.", "<script>alert(1)</script> {{7*7}}",
            "The cat sat on the mat because it was tired. " * 450]
-
-
-def open_page(file: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=180)
-    at.run()
-    at.switch_page(f"views/{file}")
-    for k, v in (params or {}).items():     # after the switch: the landing page drops unknown parameters
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def shown(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
-    parts += [i.value for i in at.info] + [s.value for s in at.success] + [w.value for w in at.warning]
-    return "\n".join(str(p) for p in parts)
-
-
-def figure_bytes(at: AppTest) -> int:
-    return sum(len(e.proto.spec) for e in at.get("plotly_chart"))
 
 
 @pytest.mark.parametrize("params", [

@@ -12,8 +12,8 @@ from core import kv_cache as kvc
 from core import linear_scaling as ls
 from core import sdpa_backends as sb
 from core.linear_attention import associativity_costs
+from tests.apptest_helpers import figure_bytes, open_view, shown_text as shown
 
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 MAX_VIEW_BYTES = 1_000_000
 
 
@@ -22,29 +22,11 @@ PAGES = ["linear_attention.py", "sdpa_gqa.py"]
 
 
 def open_page(file: str, params: dict | None = None, lang: str = "en") -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    at.session_state["lang"] = lang
-    at.switch_page(f"views/{file}")
-    for k, v in (params or {}).items():     # after the switch: the landing page drops unknown parameters
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def shown(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
-    parts += [i.value for i in at.info] + [w.value for w in at.warning]
-    return "\n".join(str(p) for p in parts)
+    return open_view(file, params, state={"lang": lang}, timeout=120)
 
 
 def figure_titles(at: AppTest) -> list[str]:
     return [json.loads(e.proto.spec)["layout"].get("title", {}).get("text", "") for e in at.get("plotly_chart")]
-
-
-def figure_bytes(at: AppTest) -> int:
-    return sum(len(e.proto.spec) for e in at.get("plotly_chart"))
 
 
 # --- linear attention ----------------------------------------------------------------------------------------

@@ -1,0 +1,50 @@
+"""Driving the real app (app/main.py with its navigation) headless, as every page test does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+
+
+def run_view(file: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
+    """Open the app, go to app/views/<file>, then apply a link's query parameters (and session state).
+
+    The parameters are set after switch_page: the landing page drops every parameter it does not own, so setting
+    them before the first run would test the landing page's clean-up, not the target page's handling. The
+    landing page itself gets them before its first run, as a link to it would.
+    """
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    if file != "home.py":
+        at.run()
+        at.switch_page(f"views/{file}")
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    return at
+
+
+def assert_no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def open_view(file: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
+    """run_view, and the page must have run without an exception."""
+    at = run_view(file, params, state, timeout)
+    assert_no_exception(at)
+    return at
+
+
+def shown_text(at: AppTest) -> str:
+    """Everything the page wrote as text: markdown, captions and alerts."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
+    parts += [i.value for i in at.info] + [s.value for s in at.success] + [w.value for w in at.warning]
+    return "\n".join(str(p) for p in parts)
+
+
+def figure_bytes(at: AppTest) -> int:
+    """Bytes of plotly JSON the page sends to the browser."""
+    return sum(len(e.proto.spec) for e in at.get("plotly_chart"))
