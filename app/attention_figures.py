@@ -71,7 +71,7 @@ FIG_TEXT = {
 }
 
 
-def english(key: str, **fmt) -> str:
+def english(key: str, /, **fmt) -> str:
     return FIG_TEXT[key]["en"].format(**fmt)
 
 

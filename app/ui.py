@@ -88,13 +88,23 @@ def _short(name: str) -> str:
 
 # --- widgets bound to the URL --------------------------------------------------------------------------------
 
-def _bind(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool] = lambda v: True):
+def _bind(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool] = lambda v: True,
+          shape: tuple = ()):
     """Put the widget's start value in session state: from the link when valid (first run of a session only),
-    else the default. A value that went invalid (e.g. options changed with the model) falls back too."""
+    else the default. A value that went invalid (e.g. options changed with the model) falls back too.
+
+    `shape` is what else defines the widget (bounds, options). When it changes, Streamlit sees a new widget that
+    starts at its first value, dropping the user's (the positions page's `pair` fell to 0 when d changed);
+    writing the value back before the widget is created carries it over."""
     st.session_state["_ui_params"].add(key)
+    shape_key = f"_ui_shape_{key}"
+    reshaped = st.session_state.get(shape_key, shape) != shape
+    st.session_state[shape_key] = shape
     if key in st.session_state:
         if not valid(st.session_state[key]):
             st.session_state[key] = default
+        elif reshaped:
+            st.session_state[key] = st.session_state[key]
         return
     raw = st.query_params.get(key)
     value = default
@@ -138,7 +148,7 @@ def select(key: str, label: str, options: Sequence[str], default: str | None = N
             raise ValueError(raw)
         return raw
 
-    _bind(key, parse, default, lambda v: v in options)
+    _bind(key, parse, default, lambda v: v in options, shape=tuple(options))
     widget = st.radio if radio else st.selectbox
     kwargs = {"horizontal": horizontal} if radio else {}
     value = widget(label, options, key=key, format_func=format_func, **kwargs)
@@ -160,7 +170,7 @@ def slider(key: str, label: str, lo: float, hi: float, default: float, step: flo
             raise ValueError(raw)
         return v
 
-    _bind(key, parse, default, lambda v: lo <= v <= hi)
+    _bind(key, parse, default, lambda v: lo <= v <= hi, shape=(lo, hi, step))
     value = st.slider(label, lo, hi, key=key, step=step, help=help)
     _mirror(key, value)
     return value
@@ -174,7 +184,7 @@ def number(key: str, label: str, lo: int, hi: int, default: int, help: str | Non
             raise ValueError(raw)
         return v
 
-    _bind(key, parse, default, lambda v: lo <= v <= hi)
+    _bind(key, parse, default, lambda v: lo <= v <= hi, shape=(lo, hi))
     value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, help=help)
     _mirror(key, int(value))
     return int(value)

@@ -140,9 +140,7 @@ def measure(path: str, shape: Shape, device, reps: int, budget_s: float | None, 
     else:
         backend = path.split("/", 1)[1]
         call = lambda: pa.pooled_attention(q, k, OUT_SIZE, causal=shape.causal, backend=backend)  # noqa: E731
-    if device.type == "cpu":
-        sb._release_free_heap()         # see core/sdpa_backends.py: otherwise freed heap hides a new peak
-    else:
+    if device.type == "cuda":
         torch.cuda.empty_cache()
     try:
         out, peak, how = peak_memory_delta(call, device)          # doubles as the warm-up call

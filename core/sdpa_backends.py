@@ -18,8 +18,6 @@ we halve the count, the convention of FlashAttention's benchmarks. Softmax and s
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
 import math
 import warnings
@@ -142,27 +140,6 @@ def availability(device="cpu", shape: AttentionShape | None = None) -> list[dict
     return rows
 
 
-def _release_free_heap() -> None:
-    """Hand memory the allocator keeps after free() back to the kernel (glibc's malloc_trim; a no-op elsewhere).
-
-    Why: on CPU the peak is read from the process's resident memory (core.timing.peak_rss_delta). glibc keeps
-    freed blocks below its (self-raising) mmap threshold resident, so a kernel that reuses the naive version's
-    freed score matrix would show almost no extra memory. After a trim, every page it touches is counted."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _load_libc():
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
-
-
 def _is_oom(err: Exception) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
@@ -180,8 +157,6 @@ def _measure(name, shape, device, reps, budget_s, reference, qkv) -> tuple[dict,
     row = {"backend": name, **asdict(shape), "flops": shape.flops, "status": "ok", "reason": None, "ms": None,
            "tflops": None, "peak_bytes": None, "memory_method": None, "max_abs_diff_vs_naive": None}
     call: Callable[[], torch.Tensor] = lambda: run_backend(name, q, k, v, shape.causal)  # noqa: E731
-    if device.type == "cpu":
-        _release_free_heap()
     try:
         out, peak, how = peak_memory_delta(call, device)     # doubles as the warm-up call of time_ms
         ms = time_ms(call, reps=reps, warmup=0, device=device, budget_s=budget_s)

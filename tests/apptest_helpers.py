@@ -1,7 +1,11 @@
 """Driving the real app (app/main.py with its navigation) headless, as every page test does."""
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+
+import numpy as np
 
 from streamlit.testing.v1 import AppTest
 
@@ -48,3 +52,16 @@ def shown_text(at: AppTest) -> str:
 def figure_bytes(at: AppTest) -> int:
     """Bytes of plotly JSON the page sends to the browser."""
     return sum(len(e.proto.spec) for e in at.get("plotly_chart"))
+
+
+def plotted_values(value) -> np.ndarray:
+    """A data array of a sent figure as numbers: plotly sends numpy arrays as {"dtype", "bdata" (base64)}."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        return array.reshape(value["shape"]) if "shape" in value else array
+    return np.asarray(value, dtype=np.float64)
+
+
+def figure_traces(at: AppTest, index: int) -> list[dict]:
+    """The traces of the index-th figure on the page, as the browser receives them."""
+    return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]

@@ -25,7 +25,7 @@ def run_page(url: str, query: dict | None = None) -> AppTest:
     return run_view(FILE_OF[url], query)
 # Pages with a text box (read from their source, so pages without one cost no run here; the test fails if a page
 # listed here shows no text box). TEXT_LINKS opens the part of a page where its text box lives.
-TEXT_LINKS = {"positions": {"part": "rope", "smol": "1"}}
+TEXT_LINKS = {"positions": {"part": "rope", "smol": "1"}, "long-maps": {"doc": "own"}}
 TEXT_PAGE_URLS = [p["url"] for p in catalog.PAGES
                   if "text_area(" in (ROOT / "app" / "views" / p["file"]).read_text(encoding="utf-8")]
 

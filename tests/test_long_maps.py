@@ -6,6 +6,7 @@ attention in tests/test_models.py), and brute-force loops.
 """
 from __future__ import annotations
 
+
 import numpy as np
 import pytest
 import torch
@@ -18,7 +19,7 @@ from core import pooled_attention as pa
 from core.downsample import pool_matrix
 from core.models import registry
 from core.models.hf import HFAttentionModel
-from tests.apptest_helpers import open_view
+from tests.apptest_helpers import figure_traces, open_view, plotted_values
 from viz.long_maps import bin_range_labels, long_heatmap, payload_bytes
 
 WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
@@ -236,3 +237,31 @@ def test_page_runs_smollm2_on_the_long_document():
     assert len(at.get("plotly_chart")) == 3
     assert any("512 tokens, 9 heads" in c.value and "layer 2" in c.value for c in at.caption)
     assert at.text and at.text[0].value.strip()                       # the query window's text, as plain text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
+@pytest.mark.parametrize("text", ["Hi", "<script>alert(1)</script> 猫が座った。고양이 🐱 " * 3,
+                                  "The cat sat on the mat. " * 900])
+def test_page_reads_the_users_own_text(text):
+    """A short text gives maps over all of its tokens (and says so); a 20,000+-character one is cut with a notice;
+    markup is shown as text. The maps equal those of the same text computed directly."""
+    from core.models.smollm2 import load_smollm2
+    at = compute(open_page({"src": "smollm2", "doc": "own", "n": "512", "layer": "3", "zsize": "16",
+                            "text": text[:1500]}))
+    if len(text) > 1500:                        # too long for a link: typed into the box instead
+        at.text_area(key="text").set_value(text).run()
+        compute(at)
+    assert len(at.get("plotly_chart")) == 3
+    shown = "\n".join(c.value for c in at.caption) + "\n".join(i.value for i in at.info)
+    used = text[:20_000]
+    model = load_smollm2()
+    n_tokens = len(lm.document_batch(model, used, 512).tokens[0])
+    assert f"first {n_tokens:,} SmolLM2 tokens" in shown
+    assert ("fewer than the 512 chosen" in shown) == (n_tokens < 512)
+    assert ("only the first 20,000" in shown) == (len(text) > 20_000)
+    q, k, scale = model.layer_qk(lm.document_batch(model, used, 512), 3)
+    expected = lm.head_summary(lm.layer_maps(q, k, scale, causal=True))
+    bars = figure_traces(at, 0)
+    np.testing.assert_allclose(plotted_values(bars[0]["y"]), expected["first_share"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(plotted_values(bars[1]["y"]), expected["own_bin_share"], rtol=1e-4, atol=1e-6)

@@ -125,3 +125,15 @@ def test_live_rerun_small():
     at.button(key="live-run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Live run" in json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart"))
+
+
+def test_slider_keeps_its_value_when_its_bounds_change():
+    """`pair`'s maximum is d/2 - 1: changing d used to drop the user's pair to 0. Now it is kept while it fits
+    and falls back to the default (2) when it does not."""
+    at = open_page("positions.py", {"part": "sinusoidal"})
+    at.slider(key="pair").set_value(5).run()
+    at.slider(key="d").set_value(128).run()
+    assert at.slider(key="pair").value == 5 and at.slider(key="pair").max == 63
+    at.slider(key="d").set_value(8).run()
+    assert not at.exception
+    assert at.slider(key="pair").value == 2 and at.slider(key="pair").max == 3

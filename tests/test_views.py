@@ -222,3 +222,9 @@ def test_padding_report_on_a_consistent_fake_model():
     assert [r["padding"] for r in report] == [0, 2]
     assert all(r["max_pad_weight"] == 0.0 for r in report)
     assert all(r["max_diff_alone"] < 1e-6 for r in report)
+
+
+def test_figure_text_accepts_a_format_field_named_key(monkeypatch):
+    """english() takes its table key positionally, so a string may use {key} as a field (ui.tr had this bug)."""
+    monkeypatch.setitem(figs.FIG_TEXT, "probe", {"en": "head {key} of {text}"})
+    assert figs.english("probe", key="3.7", text="it") == "head 3.7 of it"

@@ -108,7 +108,7 @@ def open_head_view() -> None:
     st.session_state["view"] = "head"
 
 
-def fig_tr(key: str, **fmt) -> str:
+def fig_tr(key: str, /, **fmt) -> str:
     return ui.tr(figs.FIG_TEXT, key, **fmt)
 
 

@@ -47,6 +47,22 @@ TEXT = {
         "ko": "문서: 공개 소프트웨어 라이선스 문장 {chars:,}자(GPL-3, Apache-2.0, MPL, GFDL 등. 파일 "
               "data/licence_texts.txt, RoPE 스케일링 실험과 같은 문장). 이 페이지는 앞의 n개 토큰을 읽습니다.",
     },
+    "document": {"en": "Document", "ja": "文書", "ko": "문서"},
+    "doc_licences": {"en": "Public licence texts (shipped)", "ja": "公開ライセンス文書（同梱）",
+                     "ko": "공개 라이선스 문서(포함됨)"},
+    "doc_own": {"en": "My own text", "ja": "自分の文章", "ko": "내 문장"},
+    "own_text": {"en": "Your document (up to 20,000 characters)", "ja": "あなたの文書（20,000 文字まで）",
+                 "ko": "내 문서(최대 20,000자)"},
+    "own_doc": {
+        "en": "Your document: {chars:,} characters; the maps cover its first {n:,} SmolLM2 tokens.",
+        "ja": "あなたの文書: {chars:,} 文字。マップは SmolLM2 のトークンで先頭 {n:,} 個を表します。",
+        "ko": "내 문서: {chars:,}자. 맵은 SmolLM2 토큰 기준 앞의 {n:,}개를 보여 줍니다.",
+    },
+    "own_short": {
+        "en": "Your document has {tokens:,} tokens, fewer than the {n:,} chosen: the maps cover all of it.",
+        "ja": "あなたの文書は {tokens:,} トークンで、選んだ {n:,} より少ないため、マップは全体を表します。",
+        "ko": "내 문서는 토큰 {tokens:,}개로 선택한 {n:,}개보다 적어, 맵이 문서 전체를 보여 줍니다.",
+    },
     "missing_model": {
         "en": "SmolLM2 is not available here: {message}. The RANDOM demo below works without it.",
         "ja": "SmolLM2 はここでは使えません: {message}。下のランダムなデモはモデルなしで動きます。",
@@ -226,6 +242,9 @@ TEXT = {
 }
 
 SOURCES = ("smollm2", "random")
+DOCUMENTS = ("licences", "own")
+OWN_TEXT_DEFAULT = ("The cat sat on the mat because it was tired. Later the dog came in, saw the cat and lay "
+                    "down next to it. ") * 8
 CPU_LENGTHS = ("512", "1024", "2048", "4096", "8192")
 GPU_LENGTHS = CPU_LENGTHS + ("16384", "32768")
 RANDOM_LENGTHS = ("512", "1024", "2048", "4096", "8192", "16384")
@@ -244,10 +263,10 @@ def on_gpu() -> bool:
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _smollm2_qk(_model, text_id: str, n: int, layer: int):
-    """One layer's q and k of the first n tokens of the long text (the model forward, cached per text, n, layer)."""
+def _smollm2_qk(_model, text_id: str, n: int, layer: int, _text: str):
+    """One layer's q and k of the first n tokens of _text (the model forward, cached per text id, n, layer)."""
     import time
-    batch = long_maps.document_batch(_model, long_context.load_long_text(), n)
+    batch = long_maps.document_batch(_model, _text, n)
     t0 = time.perf_counter()
     q, k, scale = _model.layer_qk(batch, layer)
     return q, k, scale, batch.tokens[0], time.perf_counter() - t0
@@ -321,7 +340,16 @@ def settings(T):
     return source, n, layer, seed, model_problem
 
 
-def compute(T, source: str, text_id: str, n: int, layer: int, seed: int):
+def document(T) -> tuple[str, str]:
+    """(kind, text) of the document SmolLM2 reads: the shipped licence texts, or the user's own."""
+    kind = ui.select("doc", T("document"), DOCUMENTS, "licences", format_func=lambda s: T(f"doc_{s}"),
+                     horizontal=True, radio=True)
+    if kind == "own":
+        return kind, ui.text_area("text", T("own_text"), OWN_TEXT_DEFAULT, height=150)
+    return kind, long_context.load_long_text()
+
+
+def compute(T, source: str, text_id: str, n: int, layer: int, seed: int, text: str = ""):
     """(maps, qk, tokens, forward seconds) or None (with a message) when nothing can be computed."""
     if source == "smollm2":
         model = _gpu_smollm2() if on_gpu() else models.load("smollm2")
@@ -329,7 +357,7 @@ def compute(T, source: str, text_id: str, n: int, layer: int, seed: int):
             return None
         with st.spinner(T("running_model", layer=layer, n=n)):
             try:
-                qk = _smollm2_qk(model, text_id, n, layer)
+                qk = _smollm2_qk(model, text_id, n, layer, text)
             except ValueError as err:
                 st.error(T("bad_input", error=str(err)))
                 return None
@@ -447,10 +475,10 @@ def main() -> None:
     T = ui.page_setup(TEXT)
     st.title(T("title"))
     st.markdown(T("intro"))
-    text = long_context.load_long_text()
-    text_id = long_context.text_fingerprint(text)
     source, n, layer, seed, model_problem = settings(T)
-    if source == "smollm2" and not model_problem:
+    kind, text = document(T) if source == "smollm2" else ("licences", "")
+    text_id = long_context.text_fingerprint(text)
+    if source == "smollm2" and not model_problem and kind == "licences":
         st.caption(T("doc", chars=len(text)))
     shape = long_maps.RANDOM_SHAPE              # SmolLM2's shape too: 9 query heads, 3 key/value heads
     view = view_controls(T, n, shape["heads"])
@@ -461,11 +489,15 @@ def main() -> None:
         st.info(T("press"))
         ui.page_end()
         return
-    result = compute(T, source, text_id, n, layer, seed)
+    result = compute(T, source, text_id, n, layer, seed, text)
     if result is None:
         ui.page_end()
         return
     maps, qk, tokens, forward_s = result
+    if kind == "own":
+        st.caption(T("own_doc", chars=len(text), n=maps.n))
+        if maps.n < n:
+            st.info(T("own_short", tokens=maps.n, n=n))
     heads = maps.mean.shape[0]
     device = default_device().type
     if source == "smollm2":
