@@ -154,7 +154,10 @@ def summary_table(results: list[dict]) -> dict[str, np.ndarray | list]:
             "loss_beyond": [r["mean_loss_beyond_context"] for r in results]}
 
 
-RESULTS_PATH = ROOT / "results" / "long_context.json"
+RESULTS_PATH = ROOT / "results" / "long_context.json"    # the run with every configuration at 16,384 tokens
+# Longer runs go to files beside it (long_context_32k.json...): a CPU run at 32k takes hours, so it is kept apart
+# from the complete shorter one instead of replacing it.
+STANDARD_RUNS = run_configs(["default", "linear", "dynamic", "yarn"], [2.0, 4.0, 8.0])
 
 
 def load_results(path: Path | None = None) -> dict | None:
@@ -166,6 +169,24 @@ def load_results(path: Path | None = None) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("runs"), list) else None
+
+
+def results_by_length() -> dict[int, dict]:
+    """Every readable results file next to RESULTS_PATH (long_context*.json), keyed by its length in tokens.
+    For two files of the same length, RESULTS_PATH wins, then the first by name."""
+    paths = [RESULTS_PATH] + sorted(p for p in RESULTS_PATH.parent.glob("long_context*.json") if p != RESULTS_PATH)
+    found: dict[int, dict] = {}
+    for path in paths:
+        res = load_results(path)
+        if res is not None and isinstance(res.get("n_tokens"), int):
+            found.setdefault(res["n_tokens"], res)
+    return dict(sorted(found.items()))
+
+
+def missing_runs(res: dict) -> list[str]:
+    """Labels of the standard (method, factor) runs that a results file does not hold."""
+    done = {(r.get("method"), float(r.get("factor", 0))) for r in res["runs"]}
+    return [f"{m} x{f:g}" if m != "default" else "no scaling" for m, f in STANDARD_RUNS if (m, f) not in done]
 
 
 def bucket_midpoints(run: dict) -> np.ndarray:

@@ -136,9 +136,11 @@ TEXT = {
               "python scripts/long_context_experiment.py",
         "ko": "결과 파일(results/long_context.json)이 아직 없습니다. 만들려면: python scripts/long_context_experiment.py",
     },
-    "partial": {"en": "This results file is partial: the run was stopped after {k} configurations.",
-                "ja": "この結果ファイルは途中までです: {k} 個の設定の後で実行が止まりました。",
-                "ko": "이 결과 파일은 일부입니다: {k}개 설정 후 실행이 멈췄습니다."},
+    "partial": {"en": "This results file holds {k} of the {total} configurations; missing: {missing}.",
+                "ja": "この結果ファイルには {total} 個の設定のうち {k} 個があります。ないもの: {missing}。",
+                "ko": "이 결과 파일에는 {total}개 설정 중 {k}개가 있습니다. 없는 것: {missing}."},
+    "exp_n": {"en": "Text length of the run", "ja": "実行したテキストの長さ", "ko": "실행한 텍스트 길이"},
+    "n_tokens": {"en": "{n:,} tokens", "ja": "{n:,} トークン", "ko": "{n:,}개 토큰"},
     "exp_factor": {"en": "Show factor", "ja": "表示する係数", "ko": "표시할 계수"},
     "all": {"en": "all", "ja": "すべて", "ko": "전부"},
     "loss_title": {"en": "Mean loss per block of {b:,} positions (dashed: L₀ = 8,192)",
@@ -283,12 +285,18 @@ def loss_figure(T, runs: list[dict], bucket: int, title: str, name: str, key: st
 def experiment(T) -> None:
     st.subheader(T("experiment"))
     st.markdown(T("exp_intro"))
-    res = long_context.load_results()
-    if not res or not res["runs"]:
+    by_length = {n: r for n, r in long_context.results_by_length().items() if r["runs"]}
+    if not by_length:
         st.info(T("no_results"))
     else:
-        if not res.get("complete"):
-            st.warning(T("partial", k=len(res["runs"])))
+        lengths = [str(n) for n in by_length]
+        chosen = ui.select("exp_n", T("exp_n"), lengths, lengths[-1], format_func=lambda v: T("n_tokens", n=int(v)),
+                           radio=True, horizontal=True) if len(lengths) > 1 else lengths[0]
+        res = by_length[int(chosen)]
+        missing = long_context.missing_runs(res)
+        if missing:
+            st.warning(T("partial", k=len(res["runs"]), total=len(long_context.STANDARD_RUNS),
+                         missing=", ".join(missing)))
         factors = sorted({f"{r['factor']:g}" for r in res["runs"] if r["method"] != "default"}, key=float)
         pick = ui.select("exp_factor", T("exp_factor"), ["all"] + factors, "all",
                          format_func=lambda v: T("all") if v == "all" else f"s = {v}", radio=True, horizontal=True)
