@@ -141,6 +141,11 @@ def fit_slopes(rows: list[dict], fit_from: int | None = None) -> dict:
     return out
 
 
+# How the cost of one measurement call (prefill + warm-up + timed steps) grows with the context: the softmax modes
+# run a full quadratic forward at least once (no_cache at every step); the RNN's prefill is linear.
+CALL_COST_POWER = {"rnn": 1.0, "kv_cache": 2.0, "no_cache": 2.0}
+
+
 @torch.no_grad()
 def generation_table(contexts: list[int], d_model: int = 576, n_heads: int = 9, steps: int = 16,
                      trials: int = 1, budget_s: float | None = None, deadline_s: float | None = None, device="cpu",
@@ -148,19 +153,32 @@ def generation_table(contexts: list[int], d_model: int = 576, n_heads: int = 9, 
     """Tokens per second after a prompt of each context length, for the RNN form of linear attention and for
     softmax attention with and without a KV cache (core.decoding, one attention layer of SmolLM2's width by
     default). Each speed is the median of up to `trials` runs of up to `steps` tokens; a mode stops repeating once
-    its timed steps took budget_s in all. Rows {context, <mode>_tok_s, <mode>_steps (tokens timed in all),
-    rnn_over_kv_cache, kv_cache_over_no_cache, skipped}."""
+    its timed steps took budget_s in all.
+
+    deadline_s bounds the whole table: nothing starts after it, and a mode is not started at a context when its
+    time at the previous context, scaled by CALL_COST_POWER, says it would end past the deadline (without this,
+    the no-cache run at 8k, a few full forwards of 20 s each on a busy 2-core CPU, overran 120 s by a minute).
+    Rows {context, <mode>_tok_s, <mode>_steps (tokens timed in all), <mode>_skipped, rnn_over_kv_cache,
+    kv_cache_over_no_cache, skipped (the deadline had passed before the row started)}."""
     layer = decoding.ToyAttentionLayer.random(d_model=d_model, n_heads=n_heads, device=device)
     rows, t0 = [], time.perf_counter()
+    last_call: dict[str, tuple[int, float]] = {}       # mode -> (context, seconds of its whole measurement)
     for i, context in enumerate(contexts):
         row = {"context": context, "skipped": False}
         for j, mode in enumerate(decoding.MODES):
-            if deadline_s is not None and time.perf_counter() - t0 > deadline_s:
-                row["skipped"] = True
+            elapsed = time.perf_counter() - t0
+            if deadline_s is not None and elapsed > deadline_s:
+                row["skipped"] = j == 0
                 break
+            if deadline_s is not None and mode in last_call:
+                ctx0, secs0 = last_call[mode]
+                if elapsed + secs0 * (context / ctx0) ** CALL_COST_POWER[mode] > deadline_s:
+                    row[f"{mode}_skipped"] = True
+                    continue
             if progress:
                 progress((i + j / len(decoding.MODES)) / len(contexts), f"{mode}, context {context:,}")
             speeds, timed_steps, spent = [], 0, 0.0
+            call_start = time.perf_counter()
             for _ in range(max(1, trials)):       # repeated runs: the median resists other work on the machine
                 r = decoding.tokens_per_second(layer, context, mode, steps=steps, budget_s=budget_s)
                 speeds.append(r["tokens_per_s"])
@@ -168,10 +186,12 @@ def generation_table(contexts: list[int], d_model: int = 576, n_heads: int = 9, 
                 spent += r["seconds"]
                 if budget_s is not None and spent >= budget_s:
                     break
+            last_call[mode] = (context, time.perf_counter() - call_start)
             row[f"{mode}_tok_s"], row[f"{mode}_steps"] = statistics.median(speeds), timed_steps
         for mode in decoding.MODES:
             row.setdefault(f"{mode}_tok_s", None)
             row.setdefault(f"{mode}_steps", 0)
+            row.setdefault(f"{mode}_skipped", row[f"{mode}_tok_s"] is None)
         row["rnn_over_kv_cache"] = _ratio(row["rnn_tok_s"], row["kv_cache_tok_s"])
         row["kv_cache_over_no_cache"] = _ratio(row["kv_cache_tok_s"], row["no_cache_tok_s"])
         rows.append(row)

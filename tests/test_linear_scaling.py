@@ -120,6 +120,32 @@ def test_generation_table_tiny():
     assert cut[0]["skipped"] and cut[0]["rnn_tok_s"] is None and cut[0]["rnn_over_kv_cache"] is None
 
 
+def test_generation_table_does_not_start_what_would_overrun_the_deadline(monkeypatch):
+    """On a fake clock where a measurement costs context^power seconds (CALL_COST_POWER's own model, exactly),
+    the 8k no-cache call (64 s after 16 s at 4k) would end past a 60 s deadline: it is skipped, not started,
+    while the cheaper modes at 8k still run and the table ends before the deadline."""
+    clock = [0.0]
+    cost = {"rnn": 1e-3, "kv_cache": 1e-7, "no_cache": 1e-6}          # seconds per context^power
+    calls = []
+
+    def fake_tokens_per_second(layer, context, mode, steps=16, budget_s=None):
+        calls.append((mode, context))
+        clock[0] += cost[mode] * context ** ls.CALL_COST_POWER[mode]
+        return {"mode": mode, "context": context, "steps": steps, "seconds": 1.0, "tokens_per_s": float(steps)}
+
+    monkeypatch.setattr(ls.decoding, "tokens_per_second", fake_tokens_per_second)
+    monkeypatch.setattr(ls.time, "perf_counter", lambda: clock[0])
+    rows = ls.generation_table([2048, 4096, 8192], d_model=16, n_heads=2, deadline_s=60)
+    assert ("no_cache", 4096) in calls and ("no_cache", 8192) not in calls
+    last = rows[-1]
+    assert last["no_cache_skipped"] and last["no_cache_tok_s"] is None and last["kv_cache_over_no_cache"] is None
+    assert not last["rnn_skipped"] and not last["kv_cache_skipped"] and not last["skipped"]
+    assert last["rnn_over_kv_cache"] == pytest.approx(1.0)
+    assert clock[0] <= 60
+    unbounded = ls.generation_table([2048, 4096, 8192], d_model=16, n_heads=2)
+    assert unbounded[-1]["no_cache_tok_s"] is not None and not unbounded[-1]["no_cache_skipped"]
+
+
 def test_load_results(tmp_path):
     assert ls.load_results(tmp_path / "none.json") is None
     (tmp_path / "bad.json").write_text("[1, 2")

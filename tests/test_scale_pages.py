@@ -81,6 +81,21 @@ def test_linear_page_live_runs_tiny():
     assert figure_bytes(at) < MAX_VIEW_BYTES
 
 
+def test_linear_page_marks_a_generation_mode_skipped_for_time(monkeypatch):
+    """A mode the deadline rule did not start shows as skipped in the live table, not as a number or a gap."""
+    def table(contexts, **kwargs):
+        return [{"context": 256, "skipped": False, "rnn_tok_s": 900.0, "rnn_steps": 16, "rnn_skipped": False,
+                 "kv_cache_tok_s": 300.0, "kv_cache_steps": 16, "kv_cache_skipped": False, "no_cache_tok_s": None,
+                 "no_cache_steps": 0, "no_cache_skipped": True, "rnn_over_kv_cache": 3.0,
+                 "kv_cache_over_no_cache": None}]
+    monkeypatch.setattr(ls, "generation_table", table)
+    at = open_page("linear_attention.py", {"max_ctx": "256"})
+    at.button(key="run-gen").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    live = at.dataframe[-1].value
+    assert list(live.iloc[0, 1:4]) == ["900.00", "300.00", "skipped (time limit)"]
+
+
 def test_linear_page_bad_links_are_ignored():
     at = open_page("linear_attention.py", {"n": "3", "max_n": "999999", "spread": "nan", "im_n": "1000",
                                            "causal": "yes", "max_ctx": "<b>x</b>"})

@@ -217,12 +217,15 @@ TEXT = {
     },
     "gen_live_intro": {
         "en": "Contexts from 256 up to the one you pick; each measurement stops after {budget} s (at least one "
-              "token) and no new measurement starts after {limit} s. Without a cache, 8,192 tokens of context cost "
-              "seconds per token on a small CPU.",
-        "ja": "文脈は 256 から選んだ長さまで。各計測は {budget} 秒で打ち切り（最低 1 トークン）、{limit} 秒を過ぎたら新しい"
-              "計測を始めません。キャッシュなしでは、文脈 8,192 トークンで小さな CPU だと 1 トークンに数秒かかります。",
-        "ko": "문맥은 256부터 고른 길이까지입니다. 각 측정은 {budget}초에 멈추고(최소 토큰 1개), {limit}초가 지나면 새 "
-              "측정을 시작하지 않습니다. 캐시가 없으면 문맥 8,192 토큰에서 작은 CPU로 토큰 하나에 몇 초가 걸립니다.",
+              "token). The whole run keeps to {limit} s: a measurement that the previous context's time says would "
+              "end later is skipped and marked so. Without a cache, 8,192 tokens of context cost seconds per token "
+              "on a small CPU.",
+        "ja": "文脈は 256 から選んだ長さまで。各計測は {budget} 秒で打ち切り（最低 1 トークン）。全体は {limit} 秒以内に"
+              "収めます: 1 つ前の文脈の時間から見て終わりが遅くなる計測は行わず、省略と表示します。キャッシュなしでは、"
+              "文脈 8,192 トークンで小さな CPU だと 1 トークンに数秒かかります。",
+        "ko": "문맥은 256부터 고른 길이까지입니다. 각 측정은 {budget}초에 멈춥니다(최소 토큰 1개). 전체 실행은 "
+              "{limit}초 안에 끝납니다: 이전 문맥의 시간으로 볼 때 더 늦게 끝날 측정은 건너뛰고 생략으로 표시합니다. "
+              "캐시가 없으면 문맥 8,192 토큰에서 작은 CPU로 토큰 하나에 몇 초가 걸립니다.",
     },
     "max_ctx": {"en": "Longest context L", "ja": "最長の文脈 L", "ko": "가장 긴 문맥 L"},
     "run_gen": {"en": "Run the generation", "ja": "生成を計測", "ko": "생성 측정 실행"},
@@ -234,7 +237,7 @@ IMPLIED_D = ["4", "8", "16", "32", "64"]
 TIMING_MAX = ["512", "1024", "2048", "4096", "8192", "16384"]
 GEN_MAX = ["256", "512", "1024", "2048", "4096", "8192"]
 LIVE_MIN = 256
-LIVE_DEADLINE_S = 120      # no new size / context starts after this; the run in progress finishes
+LIVE_DEADLINE_S = 120      # no size starts after this, nor a mode that its last time says would overrun it
 LIVE_BUDGET_S = 2.0        # one measurement stops repeating after this long
 HEADS, HEAD_DIM = 1, 64    # the timing shape, as in benchmarks/bench_linear.py
 MODES = ("rnn", "kv_cache", "no_cache")
@@ -392,7 +395,8 @@ def generation_view(T, rows: list[dict], name: str, key: str) -> None:
     ui.show_figure(fig, name, data={"context": contexts, **{f"{m}_tok_s": series[T(m)] for m in MODES}}, key=key)
     st.dataframe({
         T("col_ctx"): [f"{c:,}" for c in contexts],
-        **{T(m): [number(r.get(f"{m}_tok_s"), ",.2f") for r in rows] for m in MODES},
+        **{T(m): [T("skipped") if r.get("skipped") or r.get(f"{m}_skipped") else number(r.get(f"{m}_tok_s"), ",.2f")
+                  for r in rows] for m in MODES},
         T("col_rnn_kv"): [number(r.get("rnn_over_kv_cache"), ",.2f") for r in rows],
         T("col_kv_none"): [number(r.get("kv_cache_over_no_cache"), ",.1f") for r in rows],
     }, hide_index=True)
