@@ -33,8 +33,8 @@ TEXT = {
               "보여 줍니다.",
     },
     "source": {"en": "Attention of", "ja": "注意の出どころ", "ko": "어텐션의 출처"},
-    "src_smollm2": {"en": "SmolLM2 reading public licence texts", "ja": "公開ライセンス文書を読む SmolLM2",
-                    "ko": "공개 라이선스 문서를 읽는 SmolLM2"},
+    "src_smollm2": {"en": "SmolLM2-135M (real weights)", "ja": "SmolLM2-135M（実際の重み）",
+                    "ko": "SmolLM2-135M(실제 가중치)"},
     "src_random": {"en": "RANDOM q and k (no model needed)", "ja": "ランダムな q と k（モデル不要）",
                    "ko": "무작위 q와 k(모델 불필요)"},
     "doc": {
@@ -150,6 +150,7 @@ TEXT = {
                      "ja": "各ヘッドの重みの行き先（全 {n:,} クエリの平均）",
                      "ko": "각 헤드의 가중치가 가는 곳(전체 {n:,}개 쿼리의 평균)"},
     "first_share": {"en": "on the first {w} tokens", "ja": "先頭 {w} トークンへ", "ko": "처음 {w}개 토큰으로"},
+    "first_token": {"en": "on the first token", "ja": "先頭のトークンへ", "ko": "첫 토큰으로"},
     "own_share": {"en": "on keys in the query's own bin of ~{w} tokens", "ja": "クエリ自身の約 {w} トークンのビン内のキーへ",
                   "ko": "쿼리 자신의 약 {w}개 토큰 구간 안의 키로"},
     "head_axis": {"en": "head", "ja": "ヘッド", "ko": "헤드"},
@@ -375,7 +376,8 @@ def show_heads(T, maps: long_maps.LayerMaps, head: int) -> int:
     summary = long_maps.head_summary(maps)
     first_w = int(maps.col_edges[1] - maps.col_edges[0])
     own_w = int(round(float(np.diff(maps.row_edges).mean())))
-    fig = head_shares_figure(summary["first_share"], summary["own_bin_share"], T("first_share", w=first_w),
+    first_label = T("first_share", w=first_w) if first_w > 1 else T("first_token")
+    fig = head_shares_figure(summary["first_share"], summary["own_bin_share"], first_label,
                              T("own_share", w=own_w), title=T("shares_title", n=maps.n), head_label=T("head_axis"),
                              share_label=T("share_axis"), selected=head)
     ui.show_figure(fig, "long-maps-head-shares", data={"head": list(range(len(summary["first_share"]))),
