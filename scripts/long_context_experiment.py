@@ -1,11 +1,12 @@
 """Loss per position of SmolLM2-135M (trained for 8,192 positions) on a long text, with no RoPE scaling and with
 transformers' linear, dynamic NTK and YaRN scaling at several factors, without fine-tuning.
 
-    python scripts/long_context_experiment.py --max-tokens 16384            # ~25 min on 2 busy CPU cores
-    python scripts/long_context_experiment.py --max-tokens 32768 --factors 2 4 8
+    python scripts/long_context_experiment.py --max-tokens 16384    # results/long_context.json, ~32 min on 2 CPU cores
+    python scripts/long_context_experiment.py --max-tokens 32768    # results/long_context_32k.json, ~92 min
 
-Writes results/long_context.json (command, date, device, versions, text source, per run: mean loss per bucket of
-positions), saving after every run so a stopped job keeps what it finished. Uses the GPU when there is one.
+Writes the results file (command, date, device, versions, text source, per run: mean loss per bucket of
+positions), saving after every run so a stopped job keeps what it finished; --resume picks it up again. Uses the
+GPU when there is one.
 """
 from __future__ import annotations
 
@@ -30,7 +31,34 @@ from core.device import default_device  # noqa: E402
 from core.long_context import (LONG_TEXT_PATH, LONG_TEXT_SOURCES, evaluate_scaling, load_long_text,  # noqa: E402
                                run_configs, text_fingerprint)
 
-OUT = ROOT / "results" / "long_context.json"
+DEFAULT_METHODS = ["default", "linear", "dynamic", "yarn"]
+DEFAULT_FACTORS = [2.0, 4.0, 8.0]
+
+
+def default_out(max_tokens: int) -> Path:
+    """results/long_context.json for the 16k run the README's first table comes from, one file per other length
+    (the page offers every long_context*.json)."""
+    if max_tokens == 16384:
+        return ROOT / "results" / "long_context.json"
+    size = f"{max_tokens // 1024}k" if max_tokens % 1024 == 0 else str(max_tokens)
+    return ROOT / "results" / f"long_context_{size}.json"
+
+
+def reproducing_command(runs: list[dict], max_tokens: int, bucket: int, out: Path) -> str:
+    """One command that redoes every run in a results file, however many resumed invocations filled it."""
+    scaled = [r for r in runs if r["method"] != "default"]
+    methods = sorted({r["method"] for r in runs}, key=lambda m: (DEFAULT_METHODS + [m]).index(m))
+    factors = sorted({float(r["factor"]) for r in scaled})
+    parts = ["python scripts/long_context_experiment.py", f"--max-tokens {max_tokens}"]
+    if methods != DEFAULT_METHODS:
+        parts.append("--methods " + " ".join(methods))
+    if scaled and factors != DEFAULT_FACTORS:
+        parts.append("--factors " + " ".join(f"{f:g}" for f in factors))
+    if bucket != 1024:
+        parts.append(f"--bucket {bucket}")
+    if out.resolve() != default_out(max_tokens).resolve():
+        parts.append(f"--out {out.relative_to(ROOT) if out.resolve().is_relative_to(ROOT) else out}")
+    return " ".join(parts)
 
 
 def load_model():
@@ -49,13 +77,16 @@ def device_name(device: torch.device) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-tokens", type=int, default=16384, help="tokens of the long text to evaluate")
-    ap.add_argument("--methods", nargs="+", default=["default", "linear", "dynamic", "yarn"])
-    ap.add_argument("--factors", nargs="+", type=float, default=[2.0, 4.0, 8.0])
+    ap.add_argument("--methods", nargs="+", default=DEFAULT_METHODS)
+    ap.add_argument("--factors", nargs="+", type=float, default=DEFAULT_FACTORS)
     ap.add_argument("--bucket", type=int, default=1024, help="positions per bucket of the loss curve")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results file (default: results/long_context.json at 16,384 tokens, "
+                         "results/long_context_32k.json at 32,768, ...)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the runs already in --out (same text, length and bucket) and do only the others")
     args = ap.parse_args(argv)
+    args.out = (args.out or default_out(args.max_tokens)).resolve()
 
     from tqdm.auto import tqdm
     device = default_device()
@@ -65,9 +96,10 @@ def main(argv=None) -> None:
     ids = torch.tensor(tokenizer(text)["input_ids"][: args.max_tokens])
     runs = run_configs(args.methods, args.factors)
     original_context = model.config.max_position_embeddings
+    invocation = {"command": "python scripts/long_context_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                  "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     record = {
-        "command": "python scripts/long_context_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": invocation["command"], "date": invocation["date"], "invocations": [invocation],
         "device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
         "python": platform.python_version(),
         "model": "SmolLM2-135M-Instruct", "weights_note": weights_note,
@@ -85,12 +117,15 @@ def main(argv=None) -> None:
         if same:
             done = {(r["method"], r["factor"]) for r in old["runs"]}
             record["runs"] = list(old["runs"])
-            record["command"] = old["command"] + " (resumed: " + record["command"] + ")"
+            record["invocations"] = old.get("invocations", [{"command": old["command"], "date": old["date"]}]) \
+                + [invocation]
             runs = [r for r in runs if (r[0], float(r[1])) not in done]
 
     def save(result=None):
         if result is not None:
             record["runs"].append(result)
+        if record["runs"]:
+            record["command"] = reproducing_command(record["runs"], record["n_tokens"], args.bucket, args.out)
             tqdm.write(f"{result['label']:>14}: loss within {result['mean_loss_within_context']:.3f}, beyond "
                        f"{result['mean_loss_beyond_context'] if result['mean_loss_beyond_context'] is None else round(result['mean_loss_beyond_context'], 3)}"
                        f" ({result['seconds']:.0f} s)")

@@ -36,3 +36,40 @@ def test_every_dependency_is_explained():
     table = README[README.index("## Dependencies"):]
     for name in names:
         assert re.search(rf"^\|[^|\n]*\b{re.escape(name)}\b", table, re.M), name
+
+
+def _mean_loss(run: dict, start: int, stop: int) -> float:
+    """Token-weighted mean loss of the buckets that lie within positions [start, stop)."""
+    inside = [(m, c) for s, e, m, c in zip(run["start"], run["end"], run["mean_loss"], run["count"])
+              if s >= start and e < stop]
+    return sum(m * c for m, c in inside) / sum(c for _, c in inside)
+
+
+def _readme_rows(results: dict, columns) -> list[str]:
+    """The table rows the README must show for a results file: one row for no scaling, one per method with its
+    factors side by side ("linear ×2 / ×4 / ×8 | a / b / c | ..."), each cell rounded to 2 decimals."""
+    names = {"linear": "linear", "dynamic": "dynamic NTK", "yarn": "YaRN"}
+    runs = {(r["method"], float(r["factor"])): r for r in results["runs"]}
+    rows = ["| no scaling | " + " | ".join(f"{col(runs[('default', 1.0)]):.2f}" for col in columns) + " |"]
+    for method, name in names.items():
+        factors = sorted(f for m, f in runs if m == method)
+        cells = [" / ".join(f"{col(runs[(method, f)]):.2f}" for f in factors) for col in columns]
+        label = name + " " + " / ".join(f"×{f:g}" for f in factors)
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def test_the_long_context_tables_are_the_committed_results():
+    """Every figure in the README's scaled-RoPE tables is read from results/long_context*.json, not typed in."""
+    from core.long_context import results_by_length
+    files = results_by_length()
+    ctx = files[16384]["original_context"]
+    columns_16k = [lambda r: r["mean_loss_within_context"], lambda r: r["mean_loss_beyond_context"],
+                   lambda r: r["mean_loss"][-1]]
+    expected = _readme_rows(files[16384], columns_16k)
+    if 32768 in files:
+        columns_32k = [lambda r: r["mean_loss_within_context"], lambda r: _mean_loss(r, ctx, 2 * ctx),
+                       lambda r: _mean_loss(r, 2 * ctx, 32768), lambda r: r["mean_loss"][-1]]
+        expected += _readme_rows(files[32768], columns_32k)
+    for row in expected:
+        assert row in README, row

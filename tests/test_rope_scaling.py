@@ -231,3 +231,43 @@ def test_resolution_by_factor():
     # YaRN keeps the fast pairs, so the finest step stays; its slowest pair is interpolated like linear's
     assert res["yarn"]["fastest_pair"] == pytest.approx([1.0, 1.0, 1.0])
     assert res["yarn"]["slowest_pair"][2] == pytest.approx(slow / 8)
+
+
+def _experiment_script():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "long_context_experiment.py"
+    spec = importlib.util.spec_from_file_location("long_context_experiment", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_results_files_name_one_command_that_redoes_all_their_runs():
+    """A file filled by several resumed invocations still names a single command; parsed back through the script's
+    own run_configs it asks for exactly the runs the file holds."""
+    script = _experiment_script()
+    root = script.ROOT
+    runs = [{"method": m, "factor": f} for m, f in long_context.run_configs(["default", "yarn"], [2.0, 4.0])]
+    cmd = script.reproducing_command(runs, 16384, 1024, root / "results" / "long_context.json")
+    assert cmd == "python scripts/long_context_experiment.py --max-tokens 16384 --methods default yarn --factors 2 4"
+    assert script.reproducing_command(runs[:1], 32768, 512, root / "results" / "x.json") == (
+        "python scripts/long_context_experiment.py --max-tokens 32768 --methods default --bucket 512 "
+        "--out results/x.json")
+    assert script.default_out(32768).name == "long_context_32k.json"
+    assert script.default_out(16384).name == "long_context.json"
+    for n, res in long_context.results_by_length().items():
+        words = res["command"].split()
+        assert words[:2] == ["python", "scripts/long_context_experiment.py"]
+        opts, key = {}, None
+        for w in words[2:]:
+            if w.startswith("--"):
+                key = w[2:]
+                opts[key] = []
+            else:
+                opts[key].append(w)
+        asked = long_context.run_configs(opts.get("methods", script.DEFAULT_METHODS),
+                                         [float(f) for f in opts.get("factors", script.DEFAULT_FACTORS)])
+        assert sorted(asked) == sorted((r["method"], float(r["factor"])) for r in res["runs"])
+        assert int(opts["max-tokens"][0]) == res["n_tokens"] == n
+        assert res["invocations"][-1]["date"] == res["date"]
