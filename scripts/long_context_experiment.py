@@ -124,11 +124,11 @@ def main(argv=None) -> None:
     def save(result=None):
         if result is not None:
             record["runs"].append(result)
-        if record["runs"]:
-            record["command"] = reproducing_command(record["runs"], record["n_tokens"], args.bucket, args.out)
             tqdm.write(f"{result['label']:>14}: loss within {result['mean_loss_within_context']:.3f}, beyond "
                        f"{result['mean_loss_beyond_context'] if result['mean_loss_beyond_context'] is None else round(result['mean_loss_beyond_context'], 3)}"
                        f" ({result['seconds']:.0f} s)")
+        if record["runs"]:
+            record["command"] = reproducing_command(record["runs"], record["n_tokens"], args.bucket, args.out)
         args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
     bar = tqdm(total=1000, desc="runs", unit="‰")

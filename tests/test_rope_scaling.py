@@ -1,6 +1,7 @@
 """Scaled RoPE: our wrappers return exactly what transformers computes, the methods have the properties their
 papers state, the plotted curves equal a direct evaluation, and the loss-per-position experiment equals
 transformers' own loss."""
+import json
 import math
 
 import numpy as np
@@ -271,3 +272,32 @@ def test_results_files_name_one_command_that_redoes_all_their_runs():
         assert sorted(asked) == sorted((r["method"], float(r["factor"])) for r in res["runs"])
         assert int(opts["max-tokens"][0]) == res["n_tokens"] == n
         assert res["invocations"][-1]["date"] == res["date"]
+
+
+def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
+    """The script itself on a tiny model: a first invocation, then a resumed one that adds a factor; the file ends
+    with every run once, both invocations, and the one command that asks for all of them."""
+    script = _experiment_script()
+
+    class Tokenizer:
+        def __call__(self, text):
+            return {"input_ids": [ord(c) % 50 for c in text]}
+
+    model = tiny_llama(max_pos=32)
+    monkeypatch.setattr(script, "load_model", lambda: (model, Tokenizer(), "tiny test model"))
+    monkeypatch.setattr(script, "load_long_text", lambda: "the cat sat on the mat because it was tired. " * 3)
+    monkeypatch.setattr(script, "default_device", lambda: torch.device("cpu"))
+    out = tmp_path / "lc.json"
+    common = ["--max-tokens", "80", "--bucket", "16", "--out", str(out)]
+    script.main(common + ["--methods", "default", "linear", "--factors", "2"])
+    first = json.loads(out.read_text())
+    assert first["complete"] and [(r["method"], r["factor"]) for r in first["runs"]] == [("default", 1.0),
+                                                                                        ("linear", 2.0)]
+    script.main(common + ["--methods", "default", "linear", "--factors", "2", "4", "--resume"])
+    res = json.loads(out.read_text())
+    assert [(r["method"], r["factor"]) for r in res["runs"]] == [("default", 1.0), ("linear", 2.0), ("linear", 4.0)]
+    assert res["runs"][:2] == first["runs"], "finished runs are kept, not redone"
+    assert len(res["invocations"]) == 2 and res["invocations"][1]["command"].endswith("--resume")
+    assert res["command"] == ("python scripts/long_context_experiment.py --max-tokens 80 --methods default linear "
+                              f"--factors 2 4 --bucket 16 --out {out}")
+    assert res["n_tokens"] == 80 and res["complete"]
