@@ -73,3 +73,26 @@ def test_the_long_context_tables_are_the_committed_results():
         expected += _readme_rows(files[32768], columns_32k)
     for row in expected:
         assert row in README, row
+
+
+def test_the_long_context_timings_and_dynamic_ntk_claim_are_computed():
+    """The minutes quoted for each run are the sum of the runs' own seconds, and 'dynamic ×s at length L raises the
+    base as much as NTK-aware scaling by a fixed α' is read off transformers' dynamic inv_freq:
+    inv_freq[1] = base_eff^(-2/d), α = (base_eff / base)^((d-2)/d)."""
+    from core.long_context import results_by_length
+    from core.rope_scaling import scaled_inv_freq
+    for n, res in results_by_length().items():
+        minutes = round(sum(r["seconds"] for r in res["runs"]) / 60)
+        assert f"{n:,} tokens, {minutes} min" in README, (n, minutes)
+    d, base, ctx = 64, 100000.0, 8192
+    said = []
+    for length in (32768, 16384):
+        alphas = []
+        for s in (2.0, 4.0, 8.0):
+            inv, _ = scaled_inv_freq("dynamic", s, length, head_dim=d, rope_theta=base, original_context=ctx)
+            base_eff = float(inv[1]) ** (-d / 2)
+            alpha = (base_eff / base) ** ((d - 2) / d)
+            assert abs(alpha - round(alpha)) < 1e-4  # inv_freq comes from float32
+            alphas.append(round(alpha))
+        said.append(f"{alphas[0]}, {alphas[1]} and {alphas[2]}")
+    assert f"by a fixed {said[0]} would (at 16,384: {said[1]})" in " ".join(README.split())
