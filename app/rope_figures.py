@@ -53,5 +53,9 @@ def decay_figure(decay: dict[str, dict], t):
 
 
 def resolution_figure(res: dict, measure: str, t):
-    return curves(RES_FACTORS, {m: v[measure] for m, v in res.items()}, title=t("res_title"),
-                  x_title=t("factor_axis"), y_title=t("angle"), log_x=True, log_y=True, markers=True)
+    fig = curves(RES_FACTORS, {m: v[measure] for m, v in res.items()}, title=t("res_title"),
+                 x_title=t("factor_axis"), y_title=t("angle"), log_x=True, log_y=True, markers=True)
+    # plotly labels every minor tick of a short log axis ("8 9 1 2 3 ..."); scale factors read best as powers of 2
+    fig.update_xaxes(tickvals=[2.0 ** k for k in range(7)], ticktext=[f"{2 ** k}" for k in range(7)])
+    fig.update_yaxes(dtick="D2")
+    return fig

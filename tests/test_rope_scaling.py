@@ -301,3 +301,16 @@ def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
     assert res["command"] == ("python scripts/long_context_experiment.py --max-tokens 80 --methods default linear "
                               f"--factors 2 4 --bucket 16 --out {out}")
     assert res["n_tokens"] == 80 and res["complete"]
+
+
+def test_resolution_figure_plots_the_computed_angles_on_power_of_two_ticks():
+    from app import rope_figures
+    res = rope_figures.resolution()
+    fig = rope_figures.resolution_figure(res, "fastest_pair", lambda key, **kw: key)
+    for trace in fig.data:
+        np.testing.assert_allclose(trace.y, np.asarray(res[trace.name]["fastest_pair"], dtype=np.float32))
+        np.testing.assert_allclose(trace.x, rope_figures.RES_FACTORS)
+    ticks = list(fig.layout.xaxis.tickvals)
+    assert ticks[0] == rope_figures.RES_FACTORS[0] and ticks[-1] == pytest.approx(rope_figures.RES_FACTORS[-1])
+    assert all(b == 2 * a for a, b in zip(ticks, ticks[1:]))
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.dtick == "D2"
