@@ -2,6 +2,7 @@
 benchmarks/bench_rope_scaling.py times and weighs exactly what app/views/rope_scaling.py sends.
 
 `t(key)` is the page's translator (English in the benchmark)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from core import rope_scaling as rs
 from viz.positions import curves
 
-DECAY_BINS = 500                       # per method: the browser gets 500 x 3 numbers, not 131,072
+DECAY_BINS = 500  # per method: the browser gets 500 x 3 numbers, not 131,072
 RES_FACTORS = np.geomspace(1, 64, 25)
 ORIGINAL = rs.SMOLLM2_ROPE["original_context"]
 
@@ -34,28 +35,59 @@ def resolution() -> dict:
 
 def wavelength_figure(rows: list[dict], t):
     pairs = np.arange(len(rows[0]["ratio"]))
-    return curves(pairs, {r["method"]: r["wavelength"] for r in rows}, title=t("wl_title"), x_title=t("pair"),
-                  y_title=t("wavelength"), log_y=True, hlines=[(ORIGINAL, t("train_ctx"))], markers=True)
+    return curves(
+        pairs,
+        {r["method"]: r["wavelength"] for r in rows},
+        title=t("wl_title"),
+        x_title=t("pair"),
+        y_title=t("wavelength"),
+        log_y=True,
+        hlines=[(ORIGINAL, t("train_ctx"))],
+        markers=True,
+    )
 
 
 def ratio_figure(rows: list[dict], factor: float, t):
     pairs = np.arange(len(rows[0]["ratio"]))
-    return curves(pairs, {r["method"]: r["ratio"] for r in rows}, title=t("ratio_title"), x_title=t("pair"),
-                  y_title=t("ratio"), markers=True, hlines=[(factor, f"s = {factor:g}")])
+    return curves(
+        pairs,
+        {r["method"]: r["ratio"] for r in rows},
+        title=t("ratio_title"),
+        x_title=t("pair"),
+        y_title=t("ratio"),
+        markers=True,
+        hlines=[(factor, f"s = {factor:g}")],
+    )
 
 
 def decay_figure(decay: dict[str, dict], t):
-    x = {m: (e["start"] + e["end"]) / 2 + 0.5 for m, e in decay.items()}   # +0.5: distance 0 on a log axis
-    return curves(None, {m: e["mean"] for m, e in decay.items()}, x_per_series=x,
-                  bands={m: (e["min"], e["max"]) for m, e in decay.items()}, title=t("decay_title"),
-                  x_title=t("distance"), y_title=t("qk"), log_x=True, vlines=[(ORIGINAL, t("train_ctx"))],
-                  height=460)
+    x = {m: (e["start"] + e["end"]) / 2 + 0.5 for m, e in decay.items()}  # +0.5: distance 0 on a log axis
+    return curves(
+        None,
+        {m: e["mean"] for m, e in decay.items()},
+        x_per_series=x,
+        bands={m: (e["min"], e["max"]) for m, e in decay.items()},
+        title=t("decay_title"),
+        x_title=t("distance"),
+        y_title=t("qk"),
+        log_x=True,
+        vlines=[(ORIGINAL, t("train_ctx"))],
+        height=460,
+    )
 
 
 def resolution_figure(res: dict, measure: str, t):
-    fig = curves(RES_FACTORS, {m: v[measure] for m, v in res.items()}, title=t("res_title"),
-                 x_title=t("factor_axis"), y_title=t("angle"), log_x=True, log_y=True, markers=True)
+    fig = curves(
+        RES_FACTORS,
+        {m: v[measure] for m, v in res.items()},
+        title=t("res_title"),
+        x_title=t("factor_axis"),
+        y_title=t("angle"),
+        log_x=True,
+        log_y=True,
+        markers=True,
+    )
     # plotly labels every minor tick of a short log axis ("8 9 1 2 3 ..."); scale factors read best as powers of 2
-    fig.update_xaxes(tickvals=[2.0 ** k for k in range(7)], ticktext=[f"{2 ** k}" for k in range(7)])
+    fig.update_xaxes(tickvals=[2.0**k for k in range(7)], ticktext=[f"{2**k}" for k in range(7)])
     fig.update_yaxes(dtick="D2")
     return fig

@@ -4,64 +4,53 @@ Every widget a page creates through this module mirrors its value into the URL q
 reproduces the view. Values read back from a link are validated; anything malformed, out of range or unknown
 is ignored and listed in a notice at the top of the page (never echoed as HTML).
 """
+
 from __future__ import annotations
 
 import io
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import streamlit as st
 
-LANGS = {"en": "English", "ja": "日本語", "ko": "한국어"}
-MAX_TEXT_CHARS = 20_000        # longer pastes are cut here, with a notice
-MAX_LINK_TEXT_CHARS = 1_500    # longer texts are not mirrored into the URL (links stay shareable)
-GLOBAL_PARAMS = {"lang"}       # owned by app/main.py
+from app import i18n
 
-COMMON = {
-    "ignored_params": {
-        "en": "Ignored link parameters (unknown or invalid): {names}",
-        "ja": "無視したリンクのパラメータ（不明または不正）: {names}",
-        "ko": "무시한 링크 매개변수(알 수 없거나 잘못됨): {names}",
-    },
-    "text_cut": {
-        "en": "Your text had {n:,} characters; only the first {limit:,} are used.",
-        "ja": "入力は {n:,} 文字でした。先頭の {limit:,} 文字だけを使います。",
-        "ko": "입력한 텍스트는 {n:,}자입니다. 앞의 {limit:,}자만 사용합니다.",
-    },
-    "text_not_in_link": {
-        "en": "This text is too long to put in a shareable link; the link keeps the other settings.",
-        "ja": "この文章は長すぎるため共有リンクに含めません。ほかの設定はリンクに残ります。",
-        "ko": "이 텍스트는 너무 길어 공유 링크에 넣지 않습니다. 다른 설정은 링크에 남습니다.",
-    },
-    "download_csv": {"en": "Data (CSV)", "ja": "データ (CSV)", "ko": "데이터 (CSV)"},
-    "figure_format": {"en": "Figure download format", "ja": "図のダウンロード形式", "ko": "그림 다운로드 형식"},
-    "language": {"en": "Language", "ja": "言語", "ko": "언어"},
-}
+LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
+MAX_TEXT_CHARS = 20_000  # longer pastes are cut here, with a notice
+MAX_LINK_TEXT_CHARS = 1_500  # longer texts are not mirrored into the URL (links stay shareable)
+GLOBAL_PARAMS = {"lang"}  # owned by app/main.py
 
 
 def lang() -> str:
-    value = st.session_state.get("lang", "en")
-    return value if value in LANGS else "en"
+    value = st.session_state.get("lang", i18n.REFERENCE)
+    return value if value in LANGS else i18n.REFERENCE
 
 
-def tr(_table: dict, _key: str, /, **fmt) -> str:
-    """The string `_key` of a page's TEXT table in the current language (English if a language lacks it).
+def t(_section: str, _key: str, /, **fmt) -> str:
+    """The string `_key` of catalog section `_section` ('attention', 'positions.rope') in the current language.
 
-    Table and key are positional-only so that format fields may be called `text`, `key` or `table`."""
-    entry = _table[_key]
-    s = entry.get(lang()) or entry["en"]
-    return s.format(**fmt) if fmt else s
+    Section and key are positional-only so that format fields may be called `text`, `key` or `section`."""
+    return i18n.text(lang(), _section, _key, **fmt)
+
+
+def texts(section: str) -> Callable[..., str]:
+    """T(key, **fmt) for one catalog section in the current language: what pages use, and what they hand to viz
+    builders that put words on a figure."""
+    code = lang()
+    return lambda _key, /, **fmt: i18n.text(code, section, _key, **fmt)
 
 
 # --- page lifecycle -----------------------------------------------------------------------------------------
 
-def page_setup(text: dict) -> Callable[..., str]:
-    """Call first on every page. Returns T(key, **fmt) for the page's own TEXT table."""
+
+def page_setup(section: str) -> Callable[..., str]:
+    """Call first on every page. Returns T(key, **fmt) for the page's own catalog section (its topic name)."""
     st.session_state["_ui_params"] = set(GLOBAL_PARAMS)
     st.session_state["_ui_bad"] = ["lang"] if st.session_state.pop("_ui_bad_lang", False) else []
     st.session_state["_ui_notice"] = st.empty()
-    return lambda _key, /, **fmt: tr(text, _key, **fmt)
+    return texts(section)
 
 
 def page_end() -> None:
@@ -79,7 +68,7 @@ def page_end() -> None:
             del st.query_params[name]
     if bad:
         names = ", ".join(sorted({_short(b) for b in bad}))
-        st.session_state["_ui_notice"].warning(tr(COMMON, "ignored_params", names=names))
+        st.session_state["_ui_notice"].warning(t("common", "ignored_params", names=names))
 
 
 def _short(name: str) -> str:
@@ -88,8 +77,14 @@ def _short(name: str) -> str:
 
 # --- widgets bound to the URL --------------------------------------------------------------------------------
 
-def _bind(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool] = lambda v: True,
-          shape: tuple = ()):
+
+def _bind(
+    key: str,
+    parse: Callable[[str], Any],
+    default: Any,
+    valid: Callable[[Any], bool] = lambda v: True,
+    shape: tuple = (),
+):
     """Put the widget's start value in session state: from the link when valid (first run of a session only),
     else the default. A value that went invalid (e.g. options changed with the model) falls back too.
 
@@ -128,7 +123,7 @@ def text_area(key: str, label: str, default: str, height: int = 100, help: str |
     _bind(key, str, default)
     value = st.text_area(label, key=key, height=height, help=help)
     if len(value) > MAX_TEXT_CHARS:
-        st.info(tr(COMMON, "text_cut", n=len(value), limit=MAX_TEXT_CHARS))
+        st.info(t("common", "text_cut", n=len(value), limit=MAX_TEXT_CHARS))
         value = value[:MAX_TEXT_CHARS]
     if len(value) <= MAX_LINK_TEXT_CHARS:
         _mirror(key, value)
@@ -137,8 +132,15 @@ def text_area(key: str, label: str, default: str, height: int = 100, help: str |
     return value
 
 
-def select(key: str, label: str, options: Sequence[str], default: str | None = None,
-           format_func: Callable[[str], str] = str, horizontal: bool = False, radio: bool = False) -> str:
+def select(
+    key: str,
+    label: str,
+    options: Sequence[str],
+    default: str | None = None,
+    format_func: Callable[[str], str] = str,
+    horizontal: bool = False,
+    radio: bool = False,
+) -> str:
     """Choice among option keys (the URL holds the key, never the translated label)."""
     options = list(options)
     default = options[0] if default is None else default
@@ -156,8 +158,9 @@ def select(key: str, label: str, options: Sequence[str], default: str | None = N
     return value
 
 
-def slider(key: str, label: str, lo: float, hi: float, default: float, step: float | None = None,
-           help: str | None = None):
+def slider(
+    key: str, label: str, lo: float, hi: float, default: float, step: float | None = None, help: str | None = None
+):
     """Int slider when lo, hi and default are ints, float slider otherwise; link values outside [lo, hi] are
     ignored."""
     is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, default))
@@ -166,7 +169,7 @@ def slider(key: str, label: str, lo: float, hi: float, default: float, step: flo
         v = int(raw) if is_int else float(raw)
         if not (lo <= v <= hi) or (not is_int and not math.isfinite(v)):
             raise ValueError(raw)
-        if step and abs((v - lo) / step - round((v - lo) / step)) > 1e-9:   # off the slider's grid (odd d, ...)
+        if step and abs((v - lo) / step - round((v - lo) / step)) > 1e-9:  # off the slider's grid (odd d, ...)
             raise ValueError(raw)
         return v
 
@@ -178,6 +181,7 @@ def slider(key: str, label: str, lo: float, hi: float, default: float, step: flo
 
 def number(key: str, label: str, lo: int, hi: int, default: int, help: str | None = None) -> int:
     """Integer input with bounds; link values outside [lo, hi] are ignored."""
+
     def parse(raw: str) -> int:
         v = int(raw)
         if not lo <= v <= hi:
@@ -204,21 +208,27 @@ def checkbox(key: str, label: str, default: bool = False, help: str | None = Non
 
 # --- figures -------------------------------------------------------------------------------------------------
 
+
 def figure_format() -> str:
     return st.session_state.get("fig_format", "png")
 
 
-def show_figure(fig, name: str, data: np.ndarray | dict | None = None, row_labels=None, col_labels=None,
-                key: str | None = None) -> None:
+def show_figure(
+    fig, name: str, data: np.ndarray | dict | None = None, row_labels=None, col_labels=None, key: str | None = None
+) -> None:
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked)."""
-    config = {"displaylogo": False,
-              "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     st.plotly_chart(fig, width="stretch", config=config, key=key)
     if data is not None:
-        st.download_button(tr(COMMON, "download_csv"), lambda: to_csv(data, row_labels, col_labels),
-                           file_name=f"{name}.csv", mime="text/csv", key=f"csv-{key or name}",
-                           on_click="ignore")
+        st.download_button(
+            t("common", "download_csv"),
+            lambda: to_csv(data, row_labels, col_labels),
+            file_name=f"{name}.csv",
+            mime="text/csv",
+            key=f"csv-{key or name}",
+            on_click="ignore",
+        )
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
@@ -242,8 +252,9 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
         out.write(",".join(cell(c) for c in ([""] if row_labels is not None else []) + list(col_labels)) + "\n")
     for i, row in enumerate(arr):
         prefix = [cell(row_labels[i])] if row_labels is not None else []
-        out.write(",".join(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row])
-                  + "\n")
+        out.write(
+            ",".join(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row]) + "\n"
+        )
     return out.getvalue()
 
 

@@ -13,6 +13,7 @@ Generation: one attention layer of SmolLM2's width (576 = 9 heads x 64) with ran
 the prompt is read in one untimed pass, then up to --steps tokens are generated one by one and timed; the
 median speed of up to --trials such runs is reported.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,13 +22,12 @@ import os
 import sys
 from pathlib import Path
 
+import torch
+
+from core import linear_scaling as ls
+from core.timing import machine_info
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from core import linear_scaling as ls  # noqa: E402
-from core.timing import machine_info  # noqa: E402
 
 RESULTS = ROOT / "results" / "bench_linear.json"
 
@@ -65,42 +65,77 @@ def main() -> None:
     contexts = [c for c in args.contexts if args.max_context is None or c <= args.max_context]
 
     before = machine_info(args.device)
-    print(f"device: {before['device']} ({before['device_name']}), torch {before['torch']}, "
-          f"{before['torch_threads']} threads, load average {before['loadavg_1min']}")
+    print(
+        f"device: {before['device']} ({before['device_name']}), torch {before['torch']}, "
+        f"{before['torch_threads']} threads, load average {before['loadavg_1min']}"
+    )
 
     sizes = ls.power_of_two_sizes(args.min_n, args.max_n)
-    rows = ls.time_scaling(sizes, heads=args.heads, head_dim=args.head_dim, causal=args.causal, reps=args.reps,
-                           budget_s=args.budget_s, device=args.device, progress=progress)
+    rows = ls.time_scaling(
+        sizes,
+        heads=args.heads,
+        head_dim=args.head_dim,
+        causal=args.causal,
+        reps=args.reps,
+        budget_s=args.budget_s,
+        device=args.device,
+        progress=progress,
+    )
     slopes = ls.fit_slopes(rows)
-    print(f"\nattention time, 1 x {args.heads} head(s) x n x {args.head_dim}, "
-          f"{'causal' if args.causal else 'non-causal'}")
+    print(
+        f"\nattention time, 1 x {args.heads} head(s) x n x {args.head_dim}, {'causal' if args.causal else 'non-causal'}"
+    )
     print(f"{'n':>7} {'softmax ms':>11} {'linear ms':>10} {'softmax/linear':>15}")
     for r in rows:
         ratio = r["softmax_ms"] / r["linear_ms"] if r["linear_ms"] else None
         print(f"{r['n']:>7,} {fmt(r['softmax_ms'], '11.3f')} {fmt(r['linear_ms'], '10.3f')} {fmt(ratio, '15.1f')}")
-    print(f"log-log slope (fit on n >= {slopes['fit_from']:,}): softmax {fmt(slopes['softmax'], '.2f')}, "
-          f"linear {fmt(slopes['linear'], '.2f')}   (2 = quadratic, 1 = linear)")
+    print(
+        f"log-log slope (fit on n >= {slopes['fit_from']:,}): softmax {fmt(slopes['softmax'], '.2f')}, "
+        f"linear {fmt(slopes['linear'], '.2f')}   (2 = quadratic, 1 = linear)"
+    )
 
-    gen = ls.generation_table(contexts, steps=args.steps, trials=args.trials, budget_s=args.budget_s,
-                              device=args.device, progress=progress)
+    gen = ls.generation_table(
+        contexts, steps=args.steps, trials=args.trials, budget_s=args.budget_s, device=args.device, progress=progress
+    )
     print("\ngeneration after a prompt of `context` tokens, one attention layer (d_model 576, 9 heads), tokens/s")
     print(f"{'context':>8} {'RNN (linear)':>13} {'KV cache':>10} {'no cache':>10} {'RNN/KV':>8} {'KV/no cache':>12}")
     for r in gen:
-        print(f"{r['context']:>8,} {fmt(r['rnn_tok_s'], '13.1f')} {fmt(r['kv_cache_tok_s'], '10.1f')} "
-              f"{fmt(r['no_cache_tok_s'], '10.2f')} {fmt(r['rnn_over_kv_cache'], '8.2f')} "
-              f"{fmt(r['kv_cache_over_no_cache'], '12.1f')}")
+        print(
+            f"{r['context']:>8,} {fmt(r['rnn_tok_s'], '13.1f')} {fmt(r['kv_cache_tok_s'], '10.1f')} "
+            f"{fmt(r['no_cache_tok_s'], '10.2f')} {fmt(r['rnn_over_kv_cache'], '8.2f')} "
+            f"{fmt(r['kv_cache_over_no_cache'], '12.1f')}"
+        )
     after = machine_info(args.device)
     print(f"load average after: {after['loadavg_1min']}")
 
-    out = {"command": "python benchmarks/bench_linear.py " + " ".join(sys.argv[1:]), "date": before["date"],
-           "device": args.device, "device_name": before["device_name"], "torch": before["torch"],
-           "torch_threads": before["torch_threads"], "cpu_count": before["cpu_count"],
-           "loadavg_1min_before": before["loadavg_1min"], "loadavg_1min_after": after["loadavg_1min"],
-           "scaling": {"heads": args.heads, "head_dim": args.head_dim, "causal": args.causal, "reps": args.reps,
-                       "budget_s": args.budget_s, "rows": rows, "slopes": slopes},
-           "generation": {"d_model": 576, "n_heads": 9, "steps": args.steps, "trials": args.trials,
-                          "budget_s": args.budget_s,
-                          "rows": gen}}
+    out = {
+        "command": "python benchmarks/bench_linear.py " + " ".join(sys.argv[1:]),
+        "date": before["date"],
+        "device": args.device,
+        "device_name": before["device_name"],
+        "torch": before["torch"],
+        "torch_threads": before["torch_threads"],
+        "cpu_count": before["cpu_count"],
+        "loadavg_1min_before": before["loadavg_1min"],
+        "loadavg_1min_after": after["loadavg_1min"],
+        "scaling": {
+            "heads": args.heads,
+            "head_dim": args.head_dim,
+            "causal": args.causal,
+            "reps": args.reps,
+            "budget_s": args.budget_s,
+            "rows": rows,
+            "slopes": slopes,
+        },
+        "generation": {
+            "d_model": 576,
+            "n_heads": 9,
+            "steps": args.steps,
+            "trials": args.trials,
+            "budget_s": args.budget_s,
+            "rows": gen,
+        },
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {os.path.relpath(args.out, ROOT)}")

@@ -18,6 +18,7 @@ and per length (p50 of --reps runs, after one warm-up):
 Targets (issue 4, 2-core CPU, text -> figures at 128 tokens): MiniLM <= 300 ms, SmolLM2 <= 1.5 s. The figure
 building and browser bytes are measured by benchmarks/bench_views.py, which can reuse `text_to_arrays`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,24 +28,22 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import torch
+
+from core.models import registry
+from core.timing import time_ms
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from core.models import registry  # noqa: E402
-from core.timing import time_ms  # noqa: E402
 
 LENGTHS = (16, 128, 512)
 TARGET_MS_128 = {"minilm": 300, "smollm2": 1500}
-TEXT = ("The cat sat on the mat because it was tired. Study groups paste sentences like this one and look "
-        "inside the model, head by head, to see which words each token attends to. ")
+TEXT = (
+    "The cat sat on the mat because it was tired. Study groups paste sentences like this one and look "
+    "inside the model, head by head, to see which words each token attends to. "
+)
 
 
 def p50(fn: Callable[[], object], reps: int) -> float:
@@ -60,9 +59,11 @@ def thumb_size(trace) -> int:
 def displayed_arrays(trace, index: int = 0) -> dict[str, torch.Tensor]:
     """What the attention page shows by default, computed from a Trace:
     head (n, n) of the last layer's head 0, thumbs (L, H, s, s), rollout (m, m)."""
-    return {"head": trace.attention(trace.n_layers - 1, 0, index),
-            "thumbs": trace.pooled_attention(thumb_size(trace), index),
-            "rollout": trace.rollout(index)}
+    return {
+        "head": trace.attention(trace.n_layers - 1, 0, index),
+        "thumbs": trace.pooled_attention(thumb_size(trace), index),
+        "rollout": trace.rollout(index),
+    }
 
 
 def text_to_arrays(model, text: str, n_tokens: int) -> dict[str, torch.Tensor]:
@@ -103,20 +104,26 @@ def bench_model(key: str, reps: int, lengths=LENGTHS) -> list[dict]:
         batch = model.tokenize([text], n)
         assert batch.input_ids.shape[1] == n, (key, n, batch.input_ids.shape)
         trace = model.run(batch, logits=False, hidden_states=False)
-        row = {"model": key, "tokens": n, **loads,
-               "run_ms": round(p50(lambda: model.run(batch), reps), 1),
-               "run_lean_ms": round(p50(lambda: model.run(batch, logits=False, hidden_states=False), reps), 1),
-               "displayed_ms": round(p50(lambda: displayed_arrays(trace), reps), 1),
-               "text_to_arrays_ms": round(p50(lambda: text_to_arrays(model, text, n), reps), 1)}
+        row = {
+            "model": key,
+            "tokens": n,
+            **loads,
+            "run_ms": round(p50(lambda: model.run(batch), reps), 1),
+            "run_lean_ms": round(p50(lambda: model.run(batch, logits=False, hidden_states=False), reps), 1),
+            "displayed_ms": round(p50(lambda: displayed_arrays(trace), reps), 1),
+            "text_to_arrays_ms": round(p50(lambda: text_to_arrays(model, text, n), reps), 1),
+        }
         rows.append(row)
         print(format_row(row))
     return rows
 
 
 def format_row(row: dict) -> str:
-    line = (f"{row['model']:8s} {row['tokens']:4d} tok | run {row['run_ms']:7.1f} ms | run lean "
-            f"{row['run_lean_ms']:7.1f} ms | displayed {row['displayed_ms']:6.1f} ms | text->arrays "
-            f"{row['text_to_arrays_ms']:7.1f} ms")
+    line = (
+        f"{row['model']:8s} {row['tokens']:4d} tok | run {row['run_ms']:7.1f} ms | run lean "
+        f"{row['run_lean_ms']:7.1f} ms | displayed {row['displayed_ms']:6.1f} ms | text->arrays "
+        f"{row['text_to_arrays_ms']:7.1f} ms"
+    )
     target = TARGET_MS_128.get(row["model"])
     if row["tokens"] == 128 and target:
         verdict = "within" if row["text_to_arrays_ms"] <= target else "OVER"
@@ -127,13 +134,22 @@ def format_row(row: dict) -> str:
 def conditions() -> dict:
     cpu = "unknown CPU"
     try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
     except (OSError, StopIteration):
         pass
     one, five, _ = os.getloadavg()
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "loadavg_1min": round(one, 2), "loadavg_5min": round(five, 2)}
+    return {
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "loadavg_1min": round(one, 2),
+        "loadavg_5min": round(five, 2),
+    }
 
 
 def main() -> None:
@@ -145,8 +161,10 @@ def main() -> None:
     status = registry.model_status()
     keys = args.models or [k for k, reason in status.items() if reason is None]
     before = conditions()
-    print(f"{before['cpu']}, {before['cpu_count']} cores, torch {before['torch']} ({before['torch_threads']} "
-          f"threads), load average {before['loadavg_1min']}")
+    print(
+        f"{before['cpu']}, {before['cpu_count']} cores, torch {before['torch']} ({before['torch_threads']} "
+        f"threads), load average {before['loadavg_1min']}"
+    )
     rows = []
     for key in keys:
         if status.get(key):
@@ -154,13 +172,25 @@ def main() -> None:
             continue
         rows += bench_model(key, args.reps)
     after = conditions()
-    print(f"load average at the end: {after['loadavg_1min']} (a value above the core count means other "
-          f"processes shared the CPU and the times above are inflated)")
+    print(
+        f"load average at the end: {after['loadavg_1min']} (a value above the core count means other "
+        f"processes shared the CPU and the times above are inflated)"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"command": "python benchmarks/bench_models.py " + " ".join(sys.argv[1:]),
-                                    "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                                    "reps": args.reps, "conditions_before": before, "conditions_after": after,
-                                    "rows": rows}, indent=1) + "\n")
+    args.out.write_text(
+        json.dumps(
+            {
+                "command": "python benchmarks/bench_models.py " + " ".join(sys.argv[1:]),
+                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "reps": args.reps,
+                "conditions_before": before,
+                "conditions_after": after,
+                "rows": rows,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print("wrote", args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out)
 
 

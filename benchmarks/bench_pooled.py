@@ -22,6 +22,7 @@ resident memory above the level before, after handing freed heap back to the ker
 the first and the last query bin of the result against an independent computation of exactly those rows
 (float64 softmax over all keys, pooled with numpy's reduceat), so a fast wrong kernel cannot pass.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,24 +34,22 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import numpy as np
+import torch
+
+from core import pooled_attention as pa
+from core import sdpa_backends as sb
+from core.timing import human_bytes, machine_info, peak_memory_delta, time_ms
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from core import pooled_attention as pa  # noqa: E402
-from core import sdpa_backends as sb  # noqa: E402
-from core.timing import human_bytes, machine_info, peak_memory_delta, time_ms  # noqa: E402
 
 RESULTS = ROOT / "results" / "bench_pooled.json"
-NOT_MEASURED_HERE = ("not measured here: this machine has no GPU. Run `python benchmarks/bench_pooled.py --device "
-                     "cuda` on one to fill this entry")
+NOT_MEASURED_HERE = (
+    "not measured here: this machine has no GPU. Run `python benchmarks/bench_pooled.py --device "
+    "cuda` on one to fill this entry"
+)
 OUT_SIZE = 512
-GiB = 1024 ** 3
+GiB = 1024**3
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -62,17 +61,26 @@ class Shape:
     head_dim: int
     causal: bool
     dtype: str = "float32"
-    kv_heads: int | None = None      # None: as many as query heads (no GQA)
+    kv_heads: int | None = None  # None: as many as query heads (no GQA)
 
     def label(self) -> str:
         kv = f" (kv {self.kv_heads})" if self.kv_heads and self.kv_heads != self.heads else ""
-        return (f"B={self.batch} H={self.heads}{kv} n={self.seq_len:,} d={self.head_dim} {self.dtype}"
-                f"{' causal' if self.causal else ''}")
+        return (
+            f"B={self.batch} H={self.heads}{kv} n={self.seq_len:,} d={self.head_dim} {self.dtype}"
+            f"{' causal' if self.causal else ''}"
+        )
 
 
 CPU_TARGET = {"seq_len": 8192, "heads": 8, "head_dim": 64, "limit_ms": 5000.0, "limit_bytes": 1 * GiB}
-CUDA_TARGET = {"seq_len": 65536, "heads": 32, "head_dim": 128, "dtype": "bfloat16", "ratio_limit": 2.0,
-               "limit_bytes": 4 * GiB, "reference_ms_h100": 114.0}
+CUDA_TARGET = {
+    "seq_len": 65536,
+    "heads": 32,
+    "head_dim": 128,
+    "dtype": "bfloat16",
+    "ratio_limit": 2.0,
+    "limit_bytes": 4 * GiB,
+    "reference_ms_h100": 114.0,
+}
 
 
 def make_qkv(shape: Shape, device, seed: int = 0):
@@ -83,10 +91,12 @@ def make_qkv(shape: Shape, device, seed: int = 0):
 
     def rand(h):
         return torch.randn(shape.batch, h, shape.seq_len, shape.head_dim, generator=g, device=device, dtype=dtype)
+
     return rand(shape.heads), rand(kv), rand(kv)
 
 
 # --- the independent check ---------------------------------------------------------------------------------
+
 
 def check_row_bins(q, k, result: pa.PooledAttention, causal: bool) -> float:
     """Largest |difference| between the result's first and last row of cells (mean and max) and the same cells
@@ -118,20 +128,40 @@ def check_row_bins(q, k, result: pa.PooledAttention, causal: bool) -> float:
 
 # --- one measurement ---------------------------------------------------------------------------------------
 
-def measure(path: str, shape: Shape, device, reps: int, budget_s: float | None, qkv=None,
-            config: dict | None = None, check: bool = True) -> dict:
+
+def measure(
+    path: str,
+    shape: Shape,
+    device,
+    reps: int,
+    budget_s: float | None,
+    qkv=None,
+    config: dict | None = None,
+    check: bool = True,
+) -> dict:
     """One row: `path` is "pooled/torch", "pooled/triton" (CUDA) or "sdpa/<backend>" (flash, cudnn, math...)."""
     device = torch.device(device)
     q, k, v = qkv if qkv is not None else make_qkv(shape, device)
-    row = {"path": path, "label": shape.label(), **asdict(shape), "out_size": OUT_SIZE if path.startswith("pooled")
-           else None, "status": "ok", "reason": None, "ms": None, "peak_bytes": None, "memory_method": None,
-           "check_max_abs_diff": None, "config": config}
+    row = {
+        "path": path,
+        "label": shape.label(),
+        **asdict(shape),
+        "out_size": OUT_SIZE if path.startswith("pooled") else None,
+        "status": "ok",
+        "reason": None,
+        "ms": None,
+        "peak_bytes": None,
+        "memory_method": None,
+        "check_max_abs_diff": None,
+        "config": config,
+    }
     if path.startswith("sdpa/"):
         if (shape.kv_heads or shape.heads) != shape.heads:
             k, v = (t.repeat_interleave(shape.heads // shape.kv_heads, dim=1) for t in (k, v))
-        call = lambda: sb.run_backend(path.split("/", 1)[1], q, k, v, shape.causal)   # noqa: E731
+        call = lambda: sb.run_backend(path.split("/", 1)[1], q, k, v, shape.causal)  # noqa: E731
     elif path == "pooled/triton" and config is not None:
         from core import pooled_attention_triton as kernels
+
         edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
 
         def call():
@@ -143,7 +173,7 @@ def measure(path: str, shape: Shape, device, reps: int, budget_s: float | None, 
     if device.type == "cuda":
         torch.cuda.empty_cache()
     try:
-        out, peak, how = peak_memory_delta(call, device)          # doubles as the warm-up call
+        out, peak, how = peak_memory_delta(call, device)  # doubles as the warm-up call
         times = timed_calls(call, reps, device, budget_s)
     except sb.BackendUnavailable as err:
         row.update(status="unavailable", reason=str(err))
@@ -155,8 +185,13 @@ def measure(path: str, shape: Shape, device, reps: int, budget_s: float | None, 
         if device.type == "cuda":
             torch.cuda.empty_cache()
         return row
-    row.update(ms=statistics.median(times), ms_min=min(times), ms_all=[round(t, 1) for t in times],
-               peak_bytes=peak, memory_method=how)
+    row.update(
+        ms=statistics.median(times),
+        ms_min=min(times),
+        ms_all=[round(t, 1) for t in times],
+        peak_bytes=peak,
+        memory_method=how,
+    )
     if path.startswith("pooled"):
         row["backend_used"] = out.backend
         if check:
@@ -181,11 +216,15 @@ def print_row(r: dict) -> None:
     fastest = "" if r.get("ms_min") is None else f" (min {r['ms_min']:.1f})"
     diff = "" if r.get("check_max_abs_diff") is None else f"  check {r['check_max_abs_diff']:.1e}"
     cfg = "" if not r.get("config") else f"  {r['config']}"
-    print(f"{r['label']:<46} {r['path']:<14} {ms:>10} ms{fastest:<16} {human_bytes(r['peak_bytes']):>11}  "
-          f"{r['status']}{diff}{cfg}", flush=True)
+    print(
+        f"{r['label']:<46} {r['path']:<14} {ms:>10} ms{fastest:<16} {human_bytes(r['peak_bytes']):>11}  "
+        f"{r['status']}{diff}{cfg}",
+        flush=True,
+    )
 
 
 # --- CPU ----------------------------------------------------------------------------------------------------
+
 
 def cpu_target(args) -> dict:
     t = CPU_TARGET
@@ -199,9 +238,13 @@ def cpu_target(args) -> dict:
             print_row(r)
         rows += [row, ref]
         target["causal" if causal else "non_causal"] = {
-            "ms": row["ms"], "ms_min": row["ms_min"], "peak_bytes": row["peak_bytes"], "sdpa_flash_ms": ref["ms"],
+            "ms": row["ms"],
+            "ms_min": row["ms_min"],
+            "peak_bytes": row["peak_bytes"],
+            "sdpa_flash_ms": ref["ms"],
             "time_met": row["ms"] is not None and row["ms"] <= t["limit_ms"],
-            "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"]}
+            "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"],
+        }
     return {"summary": target, "rows": rows}
 
 
@@ -225,14 +268,19 @@ def cpu_sizes(args) -> dict:
 
 SWEEP = [  # pooling-kernel block sizes to try (the log-sum-exp kernel keeps its defaults)
     {"block_m": bm, "block_n": bn, "num_warps": w, "num_stages": st}
-    for bm in (128,) for bn in (32, 64, 128) for w in (4, 8) for st in (2, 3)
+    for bm in (128,)
+    for bn in (32, 64, 128)
+    for w in (4, 8)
+    for st in (2, 3)
 ]
 
 
 def cuda_target(args) -> dict:
     t = CUDA_TARGET
-    rows, target = [], {"ratio_limit": t["ratio_limit"], "limit_bytes": t["limit_bytes"],
-                        "reference_ms_h100": t["reference_ms_h100"]}
+    rows, target = (
+        [],
+        {"ratio_limit": t["ratio_limit"], "limit_bytes": t["limit_bytes"], "reference_ms_h100": t["reference_ms_h100"]},
+    )
     for causal in (False, True):
         shape = Shape(1, t["heads"], t["seq_len"], t["head_dim"], causal, t["dtype"])
         qkv = make_qkv(shape, "cuda")
@@ -246,18 +294,25 @@ def cuda_target(args) -> dict:
             rows.append(row)
             name = path.split("/")[1]
             ratio = row["ms"] / sdpa["ms"] if row["ms"] and sdpa["ms"] else None
-            found[name] = {"ms": row["ms"], "ms_min": row.get("ms_min"), "peak_bytes": row["peak_bytes"],
-                           "ratio_to_cudnn": ratio, "backend_used": row.get("backend_used"),
-                           "time_met": ratio is not None and ratio <= t["ratio_limit"],
-                           "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"]}
+            found[name] = {
+                "ms": row["ms"],
+                "ms_min": row.get("ms_min"),
+                "peak_bytes": row["peak_bytes"],
+                "ratio_to_cudnn": ratio,
+                "backend_used": row.get("backend_used"),
+                "time_met": ratio is not None and ratio <= t["ratio_limit"],
+                "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"],
+            }
         if args.sweep:
             from core import pooled_attention_triton as kernels
+
             found["sweep"] = []
             edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
             base = kernels.default_config(qkv[0], edges, edges)
             for cfg in SWEEP:
-                row = measure("pooled/triton", shape, "cuda", args.reps, args.budget_s, qkv,
-                              config={**base, **cfg}, check=False)
+                row = measure(
+                    "pooled/triton", shape, "cuda", args.reps, args.budget_s, qkv, config={**base, **cfg}, check=False
+                )
                 print_row(row)
                 found["sweep"].append({"config": row["config"], "ms": row["ms"], "status": row["status"]})
         target["causal" if causal else "non_causal"] = found
@@ -282,6 +337,7 @@ def cuda_sizes(args) -> dict:
 
 # --- SmolLM2: one layer of a long document -------------------------------------------------------------------
 
+
 def smollm2_part(args) -> dict:
     return {"rows": smollm2_rows(args.smollm2_lengths, args.smollm2_layers)}
 
@@ -289,9 +345,10 @@ def smollm2_part(args) -> dict:
 def smollm2_rows(lengths: list[int], layers: list[int]) -> list[dict]:
     """Seconds to get one layer's q/k of the first n tokens of data/licence_texts.txt (HFAttentionModel.layer_qk:
     the pass stops at that layer) and to pool its 9 heads, causal, once each (they take seconds to minutes)."""
-    from core.long_maps import document_batch
     from core.long_context import load_long_text
+    from core.long_maps import document_batch
     from core.models.smollm2 import load_smollm2
+
     model = load_smollm2()
     text = load_long_text()
     out = []
@@ -304,28 +361,48 @@ def smollm2_rows(lengths: list[int], layers: list[int]) -> list[dict]:
             t0 = time.perf_counter()
             pa.pooled_attention(q, k, OUT_SIZE, causal=True, scale=scale)
             pool_s = time.perf_counter() - t0
-            row = {"n_tokens": int(batch.input_ids.shape[1]), "layer": layer, "forward_s": round(forward_s, 2),
-                   "forward_peak_bytes": peak, "pool_s": round(pool_s, 2),
-                   "loadavg_1min": round(os.getloadavg()[0], 2)}
-            print(f"SmolLM2 n={row['n_tokens']:,} layer {layer:>2}: q/k {forward_s:6.1f} s "
-                  f"({human_bytes(peak)}), pooling 9 heads {pool_s:5.1f} s, load {row['loadavg_1min']}", flush=True)
+            row = {
+                "n_tokens": int(batch.input_ids.shape[1]),
+                "layer": layer,
+                "forward_s": round(forward_s, 2),
+                "forward_peak_bytes": peak,
+                "pool_s": round(pool_s, 2),
+                "loadavg_1min": round(os.getloadavg()[0], 2),
+            }
+            print(
+                f"SmolLM2 n={row['n_tokens']:,} layer {layer:>2}: q/k {forward_s:6.1f} s "
+                f"({human_bytes(peak)}), pooling 9 heads {pool_s:5.1f} s, load {row['loadavg_1min']}",
+                flush=True,
+            )
             out.append(row)
     return out
 
 
-PARTS = {"cpu": {"target": cpu_target, "sizes": cpu_sizes, "smollm2": smollm2_part},
-         "cuda": {"target": cuda_target, "sizes": cuda_sizes}}
+PARTS = {
+    "cpu": {"target": cpu_target, "sizes": cpu_sizes, "smollm2": smollm2_part},
+    "cuda": {"target": cuda_target, "sizes": cuda_sizes},
+}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--parts", nargs="+", default=["target", "sizes"], choices=["target", "sizes", "smollm2"],
-                    help="what to measure; parts not measured keep their earlier entry in --out")
+    ap.add_argument(
+        "--parts",
+        nargs="+",
+        default=["target", "sizes"],
+        choices=["target", "sizes", "smollm2"],
+        help="what to measure; parts not measured keep their earlier entry in --out",
+    )
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=60.0, help="stop repeating one measurement after this long")
-    ap.add_argument("--sizes", type=int, nargs="*", default=None,
-                    help="further sequence lengths (CPU default 2048 4096 16384; CUDA default 16384 131072)")
+    ap.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        default=None,
+        help="further sequence lengths (CPU default 2048 4096 16384; CUDA default 16384 131072)",
+    )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--sweep", action="store_true", help="CUDA: also try Triton block sizes")
     ap.add_argument("--smollm2", action="store_true", help="same as adding smollm2 to --parts")
@@ -351,11 +428,21 @@ def main() -> None:
     previous = results.get(args.device)
     keep = isinstance(previous, dict) and previous.get("device_name") == info["device_name"]
     run = {k: v for k, v in previous.items() if k in PARTS[args.device]} if keep else {}
-    run.update({"device": args.device, "device_name": info["device_name"], "torch": info["torch"],
-                "cuda_version": info["cuda"], "python": info["python"], "cpu_count": info["cpu_count"],
-                "out_size": OUT_SIZE})
-    print(f"device: {info['device']} ({info['device_name']}), torch {info['torch']}, "
-          f"{info['torch_threads']} threads", flush=True)
+    run.update(
+        {
+            "device": args.device,
+            "device_name": info["device_name"],
+            "torch": info["torch"],
+            "cuda_version": info["cuda"],
+            "python": info["python"],
+            "cpu_count": info["cpu_count"],
+            "out_size": OUT_SIZE,
+        }
+    )
+    print(
+        f"device: {info['device']} ({info['device_name']}), torch {info['torch']}, {info['torch_threads']} threads",
+        flush=True,
+    )
     command = "python benchmarks/bench_pooled.py " + " ".join(sys.argv[1:])
     for part in parts:
         before = machine_info(args.device)
@@ -364,18 +451,25 @@ def main() -> None:
         found = PARTS[args.device][part](args)
         after = machine_info(args.device)
         # each part says when and under what load it was measured: parts may come from different runs
-        run[part] = {"command": command, "date": before["date"], "torch_threads": before["torch_threads"],
-                     "reps": args.reps, "loadavg_1min_before": before["loadavg_1min"],
-                     "loadavg_1min_after": after["loadavg_1min"], "seconds": round(time.perf_counter() - t0, 1),
-                     **found}
+        run[part] = {
+            "command": command,
+            "date": before["date"],
+            "torch_threads": before["torch_threads"],
+            "reps": args.reps,
+            "loadavg_1min_before": before["loadavg_1min"],
+            "loadavg_1min_after": after["loadavg_1min"],
+            "seconds": round(time.perf_counter() - t0, 1),
+            **found,
+        }
         print(f"load average after: {after['loadavg_1min']} ({run[part]['seconds']:.0f} s)", flush=True)
     if "target" in run:
         summary(args.device, run["target"]["summary"])
     results[args.device] = run
     results.setdefault("cuda", NOT_MEASURED_HERE)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n",
-                        encoding="utf-8")
+    args.out.write_text(
+        json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n", encoding="utf-8"
+    )
     print(f"wrote {os.path.relpath(args.out, ROOT)}")
 
 
@@ -385,17 +479,21 @@ def summary(device: str, target: dict) -> None:
         if not t:
             continue
         if device == "cpu":
-            print(f"CPU target ({key.replace('_', '-')}): {t['ms'] / 1e3:.2f} s (limit "
-                  f"{target['limit_ms'] / 1e3:.0f} s) {'MET' if t['time_met'] else 'NOT MET'}, "
-                  f"{human_bytes(t['peak_bytes'])} (limit 1 GiB) {'MET' if t['memory_met'] else 'NOT MET'}; "
-                  f"SDPA flash forward {t['sdpa_flash_ms'] / 1e3:.2f} s")
+            print(
+                f"CPU target ({key.replace('_', '-')}): {t['ms'] / 1e3:.2f} s (limit "
+                f"{target['limit_ms'] / 1e3:.0f} s) {'MET' if t['time_met'] else 'NOT MET'}, "
+                f"{human_bytes(t['peak_bytes'])} (limit 1 GiB) {'MET' if t['memory_met'] else 'NOT MET'}; "
+                f"SDPA flash forward {t['sdpa_flash_ms'] / 1e3:.2f} s"
+            )
         else:
             for name in ("triton", "torch"):
                 r = t[name]
                 ratio = "n/a" if r["ratio_to_cudnn"] is None else f"{r['ratio_to_cudnn']:.2f}x"
-                print(f"CUDA target ({key.replace('_', '-')}, {name}): {r['ms']} ms = {ratio} cuDNN SDPA "
-                      f"({t['sdpa_cudnn_ms']} ms; limit 2x) {'MET' if r['time_met'] else 'NOT MET'}, "
-                      f"{human_bytes(r['peak_bytes'])} (limit 4 GiB) {'MET' if r['memory_met'] else 'NOT MET'}")
+                print(
+                    f"CUDA target ({key.replace('_', '-')}, {name}): {r['ms']} ms = {ratio} cuDNN SDPA "
+                    f"({t['sdpa_cudnn_ms']} ms; limit 2x) {'MET' if r['time_met'] else 'NOT MET'}, "
+                    f"{human_bytes(r['peak_bytes'])} (limit 4 GiB) {'MET' if r['memory_met'] else 'NOT MET'}"
+                )
 
 
 if __name__ == "__main__":

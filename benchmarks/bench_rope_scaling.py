@@ -7,38 +7,33 @@ For each factor, cold (no Streamlit cache): core arrays for all six methods (tra
 q.k for every distance 0..131,072, log-binned) + plotly figures + fig.to_json(), i.e. exactly what
 app/views/rope_scaling.py computes and Streamlit serialises. Reports the median of --reps runs and the JSON size.
 """
+
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
-import os
 import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import torch
+
+from app import rope_figures as figs
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from app import rope_figures as figs  # noqa: E402
 
 MAX_DISTANCE = 131072
 TARGET_S = 1.0
 
 
 def english_text() -> dict:
-    """The page's TEXT table, read from its source (importing the page would run it)."""
-    import ast
-    tree = ast.parse((ROOT / "app" / "views" / "rope_scaling.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
-            return ast.literal_eval(node.value)
-    raise RuntimeError("no TEXT table in the page")
+    """The page's catalog section in English, as {key: {"en": text}}."""
+    from app import i18n
+
+    return {k: {"en": v} for k, v in i18n.section("en", "rope_scaling").items() if isinstance(v, str)}
 
 
 def one_view(factor: float, t) -> tuple[float, int]:
@@ -56,8 +51,8 @@ def main() -> None:
     ap.add_argument("--factors", nargs="+", type=float, default=[2.0, 4.0, 8.0, 32.0])
     args = ap.parse_args()
     text = english_text()
-    t = lambda key, **fmt: text[key]["en"].format(**fmt)   # noqa: E731
-    one_view(4.0, t)                                    # warm-up: imports, first transformers calls
+    t = lambda key, **fmt: text[key]["en"].format(**fmt)  # noqa: E731
+    one_view(4.0, t)  # warm-up: imports, first transformers calls
     t0 = time.perf_counter()
     res = figs.resolution()
     res_json = figs.resolution_figure(res, "fastest_pair", t).to_json()
@@ -69,17 +64,31 @@ def main() -> None:
         for _ in range(args.reps):
             s, size = one_view(f, t)
             times.append(s)
-        rows.append({"factor": f, "p50_s": round(statistics.median(times), 3), "max_s": round(max(times), 3),
-                     "json_kb": round(size / 1024, 1)})
+        rows.append(
+            {
+                "factor": f,
+                "p50_s": round(statistics.median(times), 3),
+                "max_s": round(max(times), 3),
+                "json_kb": round(size / 1024, 1),
+            }
+        )
         print(f"{f:>7g} {rows[-1]['p50_s']:>8.3f} {rows[-1]['max_s']:>8.3f} {rows[-1]['json_kb']:>7.1f}")
     print(f"resolution figure (25 factors x 6 methods): {res_s:.3f} s, {len(res_json) / 1024:.1f} KB")
     worst = max(r["p50_s"] for r in rows)
-    print(f"target: formula plots to 131,072 positions in < {TARGET_S:g} s -> worst p50 {worst:.3f} s "
-          f"({'met' if worst < TARGET_S else 'NOT met'})")
-    out = {"command": "python benchmarks/bench_rope_scaling.py " + " ".join(sys.argv[1:]),
-           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "device": f"cpu: {platform.machine()}, {torch.get_num_threads()} threads", "torch": torch.__version__,
-           "max_distance": MAX_DISTANCE, "views": rows, "resolution_s": round(res_s, 3), "target_s": TARGET_S}
+    print(
+        f"target: formula plots to 131,072 positions in < {TARGET_S:g} s -> worst p50 {worst:.3f} s "
+        f"({'met' if worst < TARGET_S else 'NOT met'})"
+    )
+    out = {
+        "command": "python benchmarks/bench_rope_scaling.py " + " ".join(sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "device": f"cpu: {platform.machine()}, {torch.get_num_threads()} threads",
+        "torch": torch.__version__,
+        "max_distance": MAX_DISTANCE,
+        "views": rows,
+        "resolution_s": round(res_s, 3),
+        "target_s": TARGET_S,
+    }
     (ROOT / "results" / "bench_rope_scaling.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
 
 

@@ -10,6 +10,7 @@ Peak memory: on CUDA the allocator's peak above what was allocated before the ca
 resident memory above the level before the call (see core/timing.py), after handing freed heap memory back to
 the kernel so a kernel cannot hide in memory an earlier one freed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,13 +19,12 @@ import os
 import sys
 from pathlib import Path
 
+import torch
+
+from core import sdpa_backends as sb
+from core.timing import human_bytes, machine_info
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from core import sdpa_backends as sb  # noqa: E402
-from core.timing import human_bytes, machine_info  # noqa: E402
 
 RESULTS = ROOT / "results" / "bench_sdpa.json"
 NO_GPU = "not measured: no GPU on this machine"
@@ -33,13 +33,14 @@ NO_GPU = "not measured: no GPU on this machine"
 def default_shapes(device: str) -> list[sb.AttentionShape]:
     if device == "cpu":
         # float32 (CPU kernels have no fast half precision here); sizes that keep one run under ~2 minutes on 2 cores
-        return [sb.AttentionShape(1, 8, n, 64) for n in (512, 1024, 2048, 4096)] + \
-               [sb.AttentionShape(1, 8, 4096, 64, causal=True)]
+        return [sb.AttentionShape(1, 8, n, 64) for n in (512, 1024, 2048, 4096)] + [
+            sb.AttentionShape(1, 8, 4096, 64, causal=True)
+        ]
     shapes = []
     for d in (64, 128):
         shapes += [sb.AttentionShape(2, 16, n, d, dtype="float16") for n in (1024, 4096, 16384)]
     shapes += [sb.AttentionShape(2, 16, n, 128, causal=True, dtype="bfloat16") for n in (4096, 16384)]
-    shapes += [sb.AttentionShape(2, 16, 4096, 64, dtype="float32")]   # which fused kernels take float32?
+    shapes += [sb.AttentionShape(2, 16, 4096, 64, dtype="float32")]  # which fused kernels take float32?
     return shapes
 
 
@@ -53,9 +54,11 @@ def print_table(rows: list[dict]) -> None:
     print(f"{'shape':<40} {'backend':<10} {'ms':>9} {'TFLOP/s':>8} {'peak mem':>11} {'max|diff|':>9}  status")
     for r in rows:
         shape = sb.AttentionShape(r["batch"], r["heads"], r["seq_len"], r["head_dim"], r["causal"], r["dtype"])
-        print(f"{shape.label():<40} {r['backend']:<10} {fmt(r['ms'], '9.2f')} {fmt(r['tflops'], '8.3f')} "
-              f"{human_bytes(r['peak_bytes']) if r['status'] == 'ok' else '-':>11} "
-              f"{fmt(r['max_abs_diff_vs_naive'], '9.1e')}  {r['status']}")
+        print(
+            f"{shape.label():<40} {r['backend']:<10} {fmt(r['ms'], '9.2f')} {fmt(r['tflops'], '8.3f')} "
+            f"{human_bytes(r['peak_bytes']) if r['status'] == 'ok' else '-':>11} "
+            f"{fmt(r['max_abs_diff_vs_naive'], '9.1e')}  {r['status']}"
+        )
 
 
 def main() -> None:
@@ -73,8 +76,10 @@ def main() -> None:
 
     before = machine_info(args.device)
     avail = sb.availability(args.device)
-    print(f"device: {before['device']} ({before['device_name']}), torch {before['torch']}, "
-          f"{before['torch_threads']} threads, load average {before['loadavg_1min']}")
+    print(
+        f"device: {before['device']} ({before['device_name']}), torch {before['torch']}, "
+        f"{before['torch_threads']} threads, load average {before['loadavg_1min']}"
+    )
     for a in avail:
         print(f"  {a['backend']:<10} {'available' if a['available'] else 'UNAVAILABLE: ' + a['reason']}")
     shapes = default_shapes(args.device)
@@ -87,12 +92,23 @@ def main() -> None:
     print_table(rows)
     print(f"load average after: {after['loadavg_1min']}")
 
-    run = {"command": "python benchmarks/bench_sdpa.py " + " ".join(sys.argv[1:]), "date": before["date"],
-           "device": args.device, "device_name": before["device_name"], "torch": before["torch"],
-           "cuda_version": before["cuda"], "torch_threads": before["torch_threads"],
-           "loadavg_1min_before": before["loadavg_1min"], "loadavg_1min_after": after["loadavg_1min"],
-           "cpu_count": before["cpu_count"], "reps": args.reps, "budget_s": args.budget_s,
-           "flop_formula": "4*B*H*n*n*d, halved for causal", "availability": avail, "rows": rows}
+    run = {
+        "command": "python benchmarks/bench_sdpa.py " + " ".join(sys.argv[1:]),
+        "date": before["date"],
+        "device": args.device,
+        "device_name": before["device_name"],
+        "torch": before["torch"],
+        "cuda_version": before["cuda"],
+        "torch_threads": before["torch_threads"],
+        "loadavg_1min_before": before["loadavg_1min"],
+        "loadavg_1min_after": after["loadavg_1min"],
+        "cpu_count": before["cpu_count"],
+        "reps": args.reps,
+        "budget_s": args.budget_s,
+        "flop_formula": "4*B*H*n*n*d, halved for causal",
+        "availability": avail,
+        "rows": rows,
+    }
     try:
         results = json.loads(args.out.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -101,8 +117,9 @@ def main() -> None:
     if "cuda" not in results:
         results["cuda"] = NO_GPU if not torch.cuda.is_available() else "not measured yet: run with --device cuda"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n",
-                        encoding="utf-8")
+    args.out.write_text(
+        json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n", encoding="utf-8"
+    )
     print(f"wrote {os.path.relpath(args.out, ROOT)}")
 
 

@@ -11,32 +11,28 @@ Per model and length it prints:
 Targets (issue 4, 2-core CPU): <= 300 ms p50 at 128 tokens for MiniLM, <= 1.5 s for SmolLM2 (the slowest view
 counts), <= 1 MB per view at 512 tokens.
 """
+
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from app import attention_figures as figs
+from core.models import registry
+from core.timing import machine_info, time_ms
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-from app import attention_figures as figs  # noqa: E402
-from core.models import registry  # noqa: E402
-from core.timing import machine_info, time_ms  # noqa: E402
 
 LENGTHS = (16, 128, 512)
 TARGET_MS_128 = {"minilm": 300, "smollm2": 1500}
 TARGET_BYTES = 1_000_000
-TEXT = ("The cat sat on the mat because it was tired. Study groups paste sentences like this one and look "
-        "inside the model, head by head, to see which words each token attends to. ")
+TEXT = (
+    "The cat sat on the mat because it was tired. Study groups paste sentences like this one and look "
+    "inside the model, head by head, to see which words each token attends to. "
+)
 
 
 def views(trace, model):
@@ -65,7 +61,7 @@ def bench_model(key: str, reps: int) -> list[dict]:
     rows = []
     text = TEXT * 40
     for n in LENGTHS:
-        if n > model.max_positions:            # the tiny MoE reads 128 positions
+        if n > model.max_positions:  # the tiny MoE reads 128 positions
             print(f"{key}: {n} tokens skipped (the model reads at most {model.max_positions})")
             continue
         batch = model.tokenize([text], n)
@@ -73,9 +69,11 @@ def bench_model(key: str, reps: int) -> list[dict]:
         row = {"model": key, "tokens": n, "model_ms": round(p50(lambda: model.run(batch), reps), 1)}
         names = list(views(model.run(batch), model))
         for name in names:
+
             def text_to_figure(name=name):
                 trace = model.run(model.tokenize([text], n))
                 return views(trace, model)[name]().to_json()
+
             row[f"{name}_ms"] = round(p50(text_to_figure, reps), 1)
             row[f"{name}_bytes"] = len(text_to_figure())
         rows.append(row)
@@ -109,16 +107,26 @@ def main() -> None:
         slowest = max(v for k, v in r.items() if k.endswith("_ms") and k != "model_ms")
         biggest = max(v for k, v in r.items() if k.endswith("_bytes"))
         if r["tokens"] == 128 and r["model"] in TARGET_MS_128:
-            checks.append(f"{r['model']} @128: slowest view {slowest:.0f} ms (target <= {TARGET_MS_128[r['model']]})"
-                          f" {'OK' if slowest <= TARGET_MS_128[r['model']] else 'MISSED'}")
+            checks.append(
+                f"{r['model']} @128: slowest view {slowest:.0f} ms (target <= {TARGET_MS_128[r['model']]})"
+                f" {'OK' if slowest <= TARGET_MS_128[r['model']] else 'MISSED'}"
+            )
         if r["tokens"] == 512:
-            checks.append(f"{r['model']} @512: largest view {biggest / 1000:.0f} KB (target <= 1000 KB) "
-                          f"{'OK' if biggest <= TARGET_BYTES else 'MISSED'}")
+            checks.append(
+                f"{r['model']} @512: largest view {biggest / 1000:.0f} KB (target <= 1000 KB) "
+                f"{'OK' if biggest <= TARGET_BYTES else 'MISSED'}"
+            )
     print("\n".join(checks))
-    result = {"command": "python benchmarks/bench_views.py" + (f" --models {' '.join(args.models)}" if args.models
-                                                                 else "") + f" --reps {args.reps}",
-              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "load_before": before, "load_after": machine_info(), "rows": rows, "checks": checks}
+    result = {
+        "command": "python benchmarks/bench_views.py"
+        + (f" --models {' '.join(args.models)}" if args.models else "")
+        + f" --reps {args.reps}",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "load_before": before,
+        "load_after": machine_info(),
+        "rows": rows,
+        "checks": checks,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print("wrote", args.out)

@@ -4,6 +4,7 @@ No position vectors at all: each head h adds  -m_h * (i - j)  to the score of qu
 growing linearly with distance. The slopes m_h are a geometric sequence fixed before training:
 for n heads (a power of two) m_h = 2^(-8h/n), h = 1..n, e.g. 1/2, 1/4, ..., 1/256 for 8 heads.
 """
+
 from __future__ import annotations
 
 import math

@@ -11,6 +11,7 @@ the selection half is then scored on the held-out half, where nothing was chosen
 sentence = 1 when weight(pronoun -> correct) > weight(pronoun -> other). Both sentences of a pair land in the
 same half, so a head that always prefers the first-mentioned noun scores exactly 50% there.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,10 +27,8 @@ from .views import layer_weights
 
 PAIRS_PATH = Path(__file__).resolve().parents[1] / "data" / "antecedent_pairs.json"
 
-PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "who", "whom", "whose",
-            "which")
-DETERMINERS = ("the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our",
-               "their")
+PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "who", "whom", "whose", "which")
+DETERMINERS = ("the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their")
 # Capitalised words that are not names (sentence starts are skipped separately).
 NOT_NAMES = {"i", *PRONOUNS, *DETERMINERS}
 CHOICE_PROMPT = "{sentence} In this sentence, '{pronoun}' refers to the"
@@ -40,7 +39,7 @@ _WORD = re.compile(r"\w+(?:['’]\w+)*")
 @dataclass(frozen=True)
 class Word:
     text: str
-    start: int   # character offsets in the sentence
+    start: int  # character offsets in the sentence
     end: int
 
 
@@ -60,8 +59,10 @@ def find_candidates(text: str, words: list[Word], pronoun: int) -> list[int]:
     out = []
     for i in range(pronoun):
         w = words[i]
-        after_det = i > 0 and words[i - 1].text.lower() in DETERMINERS and text[words[i - 1].end:w.start].strip() == ""
-        sentence_start = i == 0 or text[words[i - 1].end:w.start].strip()[-1:] in (".", "!", "?")
+        after_det = (
+            i > 0 and words[i - 1].text.lower() in DETERMINERS and text[words[i - 1].end : w.start].strip() == ""
+        )
+        sentence_start = i == 0 or text[words[i - 1].end : w.start].strip()[-1:] in (".", "!", "?")
         capitalised = w.text[:1].isupper() and not sentence_start
         lower = w.text.lower()
         if (after_det or capitalised) and lower not in NOT_NAMES and lower not in PRONOUNS:
@@ -113,25 +114,32 @@ def rank_heads(weights: torch.Tensor, candidate: int, top: int | None = None) ->
 
 # --- one sentence, end to end ---------------------------------------------------------------------------------
 
+
 @dataclass
 class Analysis:
     words: list[Word]
-    pronoun: int                  # word index
-    candidates: list[int]         # word indices
+    pronoun: int  # word index
+    candidates: list[int]  # word indices
     pronoun_token: int
     candidate_tokens: list[list[int]]
-    weights: torch.Tensor         # (L, H, n_candidates)
+    weights: torch.Tensor  # (L, H, n_candidates)
     trace: object
 
 
-def analyse(model, text: str, pronoun_word: int | None = None, candidate_words: list[int] | None = None,
-            max_tokens: int | None = None) -> Analysis | None:
+def analyse(
+    model,
+    text: str,
+    pronoun_word: int | None = None,
+    candidate_words: list[int] | None = None,
+    max_tokens: int | None = None,
+) -> Analysis | None:
     """Run the model on `text` and measure pronoun -> candidate weights in every head (see `measure`)."""
     return measure(model, model.run(model.tokenize([text], max_tokens)), pronoun_word, candidate_words)
 
 
-def measure(model, trace, pronoun_word: int | None = None, candidate_words: list[int] | None = None,
-            index: int = 0) -> Analysis | None:
+def measure(
+    model, trace, pronoun_word: int | None = None, candidate_words: list[int] | None = None, index: int = 0
+) -> Analysis | None:
     """Pronoun -> candidate weights in every head, from a trace of the text. Default pronoun: the first one
     with at least one candidate before it; default candidates: `find_candidates`. None when there is nothing
     to measure (no pronoun, no candidate, or the pronoun was cut off by truncation)."""
@@ -152,8 +160,7 @@ def measure(model, trace, pronoun_word: int | None = None, candidate_words: list
         return None
     pieces = [word_tokens(spans, words[c]) for c in candidate_words]
     rows = query_rows(trace, p_tokens[0], index)
-    return Analysis(words, pronoun_word, candidate_words, p_tokens[0], pieces, candidate_weights(rows, pieces),
-                    trace)
+    return Analysis(words, pronoun_word, candidate_words, p_tokens[0], pieces, candidate_weights(rows, pieces), trace)
 
 
 def word_index(words: list[Word], word: str, before: int | None = None, last: bool = False) -> int:
@@ -168,12 +175,17 @@ def locate(text: str, pronoun: str, candidates: list[str]) -> tuple[list[Word], 
     """Word indices of a stored pair's pronoun (first occurrence after the candidates) and its candidates
     (the last mention before the pronoun)."""
     words = split_words(text)
-    first_pron = next(i for i, w in enumerate(words) if w.text.lower() == pronoun.lower()
-                      and all(any(x.text.lower() == c.lower() for x in words[:i]) for c in candidates))
+    first_pron = next(
+        i
+        for i, w in enumerate(words)
+        if w.text.lower() == pronoun.lower()
+        and all(any(x.text.lower() == c.lower() for x in words[:i]) for c in candidates)
+    )
     return words, first_pron, [word_index(words, c, before=first_pron, last=True) for c in candidates]
 
 
 # --- the evaluation --------------------------------------------------------------------------------------------
+
 
 def load_pairs(path: Path = PAIRS_PATH) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
@@ -234,17 +246,22 @@ def evaluate(model, pairs: list[dict], with_choice: bool | None = None, progress
         for s in pair["sentences"]:
             w = measure_sentence(model, s["text"], pair["pronoun"], pair["candidates"])
             correct = pair["candidates"].index(s["answer"])
-            weights.append(w[..., [correct, 1 - correct]])     # (L, H, 2): correct, other
-            row = {"pair": pair["id"], "half": half_of[pair["id"]], "text": s["text"], "answer": s["answer"],
-                   "first_mentioned": correct == 0}
+            weights.append(w[..., [correct, 1 - correct]])  # (L, H, 2): correct, other
+            row = {
+                "pair": pair["id"],
+                "half": half_of[pair["id"]],
+                "text": s["text"],
+                "answer": s["answer"],
+                "first_mentioned": correct == 0,
+            }
             if with_choice:
                 lp = next_token_choice(model, s["text"], pair["pronoun"], pair["candidates"])
                 row["choice_logprob"] = None if lp is None else [round(lp[correct], 4), round(lp[1 - correct], 4)]
             rows.append(row)
             if progress:
                 progress(len(rows) / total)
-    W = torch.stack(weights)                       # (S, L, H, 2)
-    right = W[..., 0] > W[..., 1]                  # (S, L, H)
+    W = torch.stack(weights)  # (S, L, H, 2)
+    right = W[..., 0] > W[..., 1]  # (S, L, H)
     margin = W[..., 0] - W[..., 1]
     sel = torch.tensor([r["half"] == "selection" for r in rows])
     best = best_head(right[sel].float().mean(0), margin[sel].mean(0))
@@ -252,9 +269,16 @@ def evaluate(model, pairs: list[dict], with_choice: bool | None = None, progress
     for r, w in zip(rows, W):
         r["best_head_weights"] = [round(float(w[l, h, 0]), 4), round(float(w[l, h, 1]), 4)]
         r["heads_right"] = int((w[..., 0] > w[..., 1]).sum())
-    out = {"model": model.name, "is_causal": bool(model.is_causal), "n_layers": W.shape[1], "n_heads": W.shape[2],
-           "best_head": [l, h],
-           "halves": {}, "per_head": {}, "sentences": rows}
+    out = {
+        "model": model.name,
+        "is_causal": bool(model.is_causal),
+        "n_layers": W.shape[1],
+        "n_heads": W.shape[2],
+        "best_head": [l, h],
+        "halves": {},
+        "per_head": {},
+        "sentences": rows,
+    }
     for half in ("selection", "held_out"):
         idx = [i for i, r in enumerate(rows) if r["half"] == half]
         out["halves"][half] = summarise(rows, idx, right[idx, l, h].tolist())
@@ -264,7 +288,8 @@ def evaluate(model, pairs: list[dict], with_choice: bool | None = None, progress
         out["per_head"][half] = {
             "accuracy": right[idx].float().mean(0).round(decimals=4).tolist(),
             "first_mentioned_share": picks_first.float().mean(0).round(decimals=4).tolist(),
-            "switch_share": switches.float().mean(0).round(decimals=4).tolist()}
+            "switch_share": switches.float().mean(0).round(decimals=4).tolist(),
+        }
         out["halves"][half]["heads_that_ever_switch"] = int(switches.any(0).sum())
         out["halves"][half]["best_head_switch_share"] = float(switches[:, l, h].float().mean())
     return out
@@ -285,7 +310,7 @@ def pair_switches(rows: list[dict], idx: list[int], picks_first: torch.Tensor) -
 def best_head(accuracy: torch.Tensor, mean_margin: torch.Tensor) -> tuple[int, int]:
     """argmax accuracy; ties by the larger mean margin, then the lowest (layer, head)."""
     L, H = accuracy.shape
-    key = max(((float(accuracy[l, h]), float(mean_margin[l, h]), -l, -h) for l in range(L) for h in range(H)))
+    key = max((float(accuracy[l, h]), float(mean_margin[l, h]), -l, -h) for l in range(L) for h in range(H))
     return (-key[2], -key[3])
 
 
@@ -293,15 +318,20 @@ def summarise(rows: list[dict], idx: list[int], head_right: list[bool]) -> dict:
     n = len(idx)
     k = int(sum(head_right))
     first_picks = sum((rows[i]["first_mentioned"] == bool(r)) for i, r in zip(idx, head_right))
-    out = {"n_sentences": n, "n_pairs": len({rows[i]["pair"] for i in idx}),
-           "head_accuracy": k / n if n else 0.0, "head_interval": list(wilson_interval(k, n)),
-           "head_first_mentioned_share": first_picks / n if n else 0.0,
-           "first_mentioned_baseline": sum(rows[i]["first_mentioned"] for i in idx) / n if n else 0.0}
+    out = {
+        "n_sentences": n,
+        "n_pairs": len({rows[i]["pair"] for i in idx}),
+        "head_accuracy": k / n if n else 0.0,
+        "head_interval": list(wilson_interval(k, n)),
+        "head_first_mentioned_share": first_picks / n if n else 0.0,
+        "first_mentioned_baseline": sum(rows[i]["first_mentioned"] for i in idx) / n if n else 0.0,
+    }
     choices = [rows[i].get("choice_logprob") for i in idx]
     if choices and all(c is not None for c in choices):
         kc = sum(c[0] > c[1] for c in choices)
         out["choice_accuracy"] = kc / n
         out["choice_interval"] = list(wilson_interval(kc, n))
-        out["choice_first_mentioned_share"] = sum(
-            (c[0] > c[1]) == rows[i]["first_mentioned"] for i, c in zip(idx, choices)) / n
+        out["choice_first_mentioned_share"] = (
+            sum((c[0] > c[1]) == rows[i]["first_mentioned"] for i, c in zip(idx, choices)) / n
+        )
     return out

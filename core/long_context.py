@@ -10,13 +10,14 @@ Dynamic NTK is computed by transformers for the current sequence length, which i
 sequence: every position of a 16k evaluation uses the frequencies for 16k (a generated token at position p would
 have used those for p + 1).
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -43,7 +44,7 @@ LONG_TEXT_SOURCES = [
     "Python 3.11 LICENSE (lib/python3.11/LICENSE.txt)",
 ]
 SEPARATOR = "\n\n"
-Progress = Callable[[float, str], None]   # (fraction done in [0, 1], what is running)
+Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running)
 
 
 def load_long_text(path: Path = LONG_TEXT_PATH) -> str:
@@ -63,18 +64,20 @@ def _layer_progress(model, progress: Progress | None, start: float, span: float,
 
     def hook(index):
         return lambda *_: progress(start + span * (index + 1) / n, label)
+
     return [layer.register_forward_hook(hook(i)) for i, layer in enumerate(layers)]
 
 
 @torch.no_grad()
-def token_losses(model, input_ids: torch.Tensor, block: int = 1024, progress: Progress | None = None,
-                 label: str = "") -> torch.Tensor:
+def token_losses(
+    model, input_ids: torch.Tensor, block: int = 1024, progress: Progress | None = None, label: str = ""
+) -> torch.Tensor:
     """Cross-entropy (nats) of each next token: entry t is -log p(x_(t+1) | x_0..x_t), so position t + 1 is
     predicted from t + 1 tokens of context. input_ids (n,) -> (n - 1,) float32 on the CPU."""
     ids = input_ids.reshape(1, -1).to(next(model.parameters()).device)
     hooks = _layer_progress(model, progress, 0.0, 0.9, label)
     try:
-        hidden = model.model(input_ids=ids, use_cache=False).last_hidden_state[0]   # (n, d_model)
+        hidden = model.model(input_ids=ids, use_cache=False).last_hidden_state[0]  # (n, d_model)
     finally:
         for h in hooks:
             h.remove()
@@ -98,9 +101,12 @@ def bucket_losses(losses: torch.Tensor, bucket: int) -> dict:
     total = torch.zeros(n_buckets, dtype=torch.float64).index_add_(0, index, losses.double())
     count = torch.bincount(index, minlength=n_buckets)
     starts = torch.arange(n_buckets) * bucket
-    return {"start": starts.tolist(),
-            "end": torch.minimum(starts + bucket - 1, torch.tensor(losses.shape[0] - 1)).tolist(),
-            "mean_loss": (total / count).tolist(), "count": count.tolist()}
+    return {
+        "start": starts.tolist(),
+        "end": torch.minimum(starts + bucket - 1, torch.tensor(losses.shape[0] - 1)).tolist(),
+        "mean_loss": (total / count).tolist(),
+        "count": count.tolist(),
+    }
 
 
 def run_configs(methods: list[str], factors: list[float]) -> list[tuple[str, float]]:
@@ -110,9 +116,15 @@ def run_configs(methods: list[str], factors: list[float]) -> list[tuple[str, flo
     return runs
 
 
-def evaluate_scaling(model, input_ids: torch.Tensor, runs: list[tuple[str, float]], bucket: int = 1024,
-                     original_context: int = 8192, progress: Progress | None = None,
-                     on_result: Callable[[dict], None] | None = None) -> list[dict]:
+def evaluate_scaling(
+    model,
+    input_ids: torch.Tensor,
+    runs: list[tuple[str, float]],
+    bucket: int = 1024,
+    original_context: int = 8192,
+    progress: Progress | None = None,
+    on_result: Callable[[dict], None] | None = None,
+) -> list[dict]:
     """For each (method, factor): swap in transformers' rotary embedding for it, compute token_losses over the whole
     sequence, and reduce to per-bucket means. on_result is called after every run (for incremental saving)."""
     results = []
@@ -125,18 +137,28 @@ def evaluate_scaling(model, input_ids: torch.Tensor, runs: list[tuple[str, float
         def step(frac, what, k=k):
             if progress is not None:
                 progress((k + frac) / len(runs), what)
+
         t0 = time.perf_counter()
         with rope_scaling_applied(model, method, factor, original_context):
             losses = token_losses(model, input_ids, progress=step, label=label)
         seconds = time.perf_counter() - t0
-        _, attention_factor = scaled_inv_freq(method, factor, seq_len=n, head_dim=head_dim, rope_theta=theta,
-                                              original_context=original_context)
-        result = {"method": method, "factor": factor, "label": label, "attention_factor": attention_factor,
-                  "n_tokens": n, "seconds": round(seconds, 1), "mean_loss_all": float(losses.mean()),
-                  "mean_loss_within_context": float(losses[:original_context].mean()),
-                  "mean_loss_beyond_context": (float(losses[original_context:].mean())
-                                               if losses.shape[0] > original_context else None),
-                  **bucket_losses(losses, bucket)}
+        _, attention_factor = scaled_inv_freq(
+            method, factor, seq_len=n, head_dim=head_dim, rope_theta=theta, original_context=original_context
+        )
+        result = {
+            "method": method,
+            "factor": factor,
+            "label": label,
+            "attention_factor": attention_factor,
+            "n_tokens": n,
+            "seconds": round(seconds, 1),
+            "mean_loss_all": float(losses.mean()),
+            "mean_loss_within_context": float(losses[:original_context].mean()),
+            "mean_loss_beyond_context": (
+                float(losses[original_context:].mean()) if losses.shape[0] > original_context else None
+            ),
+            **bucket_losses(losses, bucket),
+        }
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -149,12 +171,14 @@ def perplexity(loss: float) -> float:
 
 def summary_table(results: list[dict]) -> dict[str, np.ndarray | list]:
     """Columns for a table: run label, loss within the training context, loss beyond it."""
-    return {"run": [r["label"] for r in results],
-            "loss_within": [r["mean_loss_within_context"] for r in results],
-            "loss_beyond": [r["mean_loss_beyond_context"] for r in results]}
+    return {
+        "run": [r["label"] for r in results],
+        "loss_within": [r["mean_loss_within_context"] for r in results],
+        "loss_beyond": [r["mean_loss_beyond_context"] for r in results],
+    }
 
 
-RESULTS_PATH = ROOT / "results" / "long_context.json"    # the run with every configuration at 16,384 tokens
+RESULTS_PATH = ROOT / "results" / "long_context.json"  # the run with every configuration at 16,384 tokens
 # Longer runs go to files beside it (long_context_32k.json...): a CPU run at 32k takes hours, so it is kept apart
 # from the complete shorter one instead of replacing it.
 STANDARD_RUNS = run_configs(["default", "linear", "dynamic", "yarn"], [2.0, 4.0, 8.0])
@@ -164,6 +188,7 @@ def load_results(path: Path | None = None) -> dict | None:
     """The committed results of scripts/long_context_experiment.py (RESULTS_PATH unless `path` is given), or None
     when there are none or the file is unreadable."""
     import json
+
     try:
         data = json.loads(Path(path or RESULTS_PATH).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -5,6 +5,7 @@ coarser views merged exactly from those cells, a full-resolution window, and a f
 Everything here is exact: a coarser view's cell is the mean (or max) of the same block of the full n x n matrix,
 because a block mean is recovered from the finer cells' means weighted by their sizes.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ from . import pooled_attention as pa
 from .models.base import Batch
 from .models.tokens import display_tokens
 
-RANDOM_SHAPE = {"heads": 9, "kv_heads": 3, "head_dim": 64}   # SmolLM2's attention shape, for the random demo
+RANDOM_SHAPE = {"heads": 9, "kv_heads": 3, "head_dim": 64}  # SmolLM2's attention shape, for the random demo
 
 
 def document_batch(model, text: str, n_tokens: int) -> Batch:
@@ -35,53 +36,75 @@ def document_batch(model, text: str, n_tokens: int) -> Batch:
     special_ids = set(tokenizer.all_special_ids)
     special = [i in special_ids for i in ids]
     tokens = display_tokens(tokenizer, ids, special)
-    return Batch(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                 tokens=[tokens], special=torch.tensor([special]), truncated=[len(all_ids) > n_tokens],
-                 texts=[str(text)])
+    return Batch(
+        input_ids=torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        tokens=[tokens],
+        special=torch.tensor([special]),
+        truncated=[len(all_ids) > n_tokens],
+        texts=[str(text)],
+    )
 
 
-def random_qk(n: int, seed: int = 0, spread: float = 1.0, heads: int = RANDOM_SHAPE["heads"],
-              kv_heads: int = RANDOM_SHAPE["kv_heads"], head_dim: int = RANDOM_SHAPE["head_dim"]):
+def random_qk(
+    n: int,
+    seed: int = 0,
+    spread: float = 1.0,
+    heads: int = RANDOM_SHAPE["heads"],
+    kv_heads: int = RANDOM_SHAPE["kv_heads"],
+    head_dim: int = RANDOM_SHAPE["head_dim"],
+):
     """(q (1, heads, n, d), k (1, kv_heads, n, d), scale): independent Gaussian entries with standard deviation
     `spread`, for the demo that runs without model weights. Its maps show only what causal softmax does to
     structureless scores (each row spreads over the keys it may see)."""
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(1, heads, n, head_dim, generator=g) * spread
     k = torch.randn(1, kv_heads, n, head_dim, generator=g) * spread
-    return q, k, head_dim ** -0.5
+    return q, k, head_dim**-0.5
 
 
 @dataclass
 class LayerMaps:
     """Every head of one layer, pooled (what the page caches; numpy, no tensors)."""
-    mean: np.ndarray          # (H, s, s) float32: mean weight of each block of the n x n matrix
-    max: np.ndarray           # (H, s, s) float32: largest weight of each block
-    row_edges: np.ndarray     # (s + 1,) query bin edges
-    col_edges: np.ndarray     # (s + 1,) key bin edges
+
+    mean: np.ndarray  # (H, s, s) float32: mean weight of each block of the n x n matrix
+    max: np.ndarray  # (H, s, s) float32: largest weight of each block
+    row_edges: np.ndarray  # (s + 1,) query bin edges
+    col_edges: np.ndarray  # (s + 1,) key bin edges
     causal: bool
-    seconds: float            # time the pooling took
-    backend: str              # "torch" or "triton"
+    seconds: float  # time the pooling took
+    backend: str  # "torch" or "triton"
 
     @property
     def n(self) -> int:
         return int(self.row_edges[-1])
 
 
-def layer_maps(q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool,
-               out_size: int = pa.MAX_OUT_SIZE) -> LayerMaps:
+def layer_maps(
+    q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool, out_size: int = pa.MAX_OUT_SIZE
+) -> LayerMaps:
     """Pooled exact weights of every head of one sequence's layer: q (1, H, n, d), k (1, H_kv, n, d)."""
     t0 = time.perf_counter()
     pooled = pa.pooled_attention(q, k, out_size, causal=causal, scale=scale)
     seconds = time.perf_counter() - t0
-    return LayerMaps(pooled.mean[0].cpu().numpy(), pooled.max[0].cpu().numpy(), pooled.row_edges,
-                     pooled.col_edges, causal, seconds, pooled.backend)
+    return LayerMaps(
+        pooled.mean[0].cpu().numpy(),
+        pooled.max[0].cpu().numpy(),
+        pooled.row_edges,
+        pooled.col_edges,
+        causal,
+        seconds,
+        pooled.backend,
+    )
 
 
-def coarsen(mean: np.ndarray, mx: np.ndarray, row_edges: np.ndarray, col_edges: np.ndarray,
-            side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def coarsen(
+    mean: np.ndarray, mx: np.ndarray, row_edges: np.ndarray, col_edges: np.ndarray, side: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Merge groups of `factor` = ceil(s / side) consecutive bins on each axis of (..., s_q, s_k) pooled maps:
     (mean, max, row_edges, col_edges) with at most `side` cells a side. Exact: a merged cell's mean is the sum
     of its cells' means times their sizes over its own size, its max the largest max."""
+
     def starts(edges):
         s = len(edges) - 1
         factor = max(1, math.ceil(s / side))
@@ -115,16 +138,20 @@ def head_summary(maps: LayerMaps) -> dict[str, np.ndarray]:
                     meaningful when rows and columns share bins, as in self-attention);
       row_sum_error largest |sum over a row bin's cells of mean x size / rows - 1|: a check that rows sum to 1."""
     rows, cols = np.diff(maps.row_edges), np.diff(maps.col_edges)
-    mass = maps.mean.astype(np.float64) * np.outer(rows, cols)           # (H, s_q, s_k): weight summed in block
+    mass = maps.mean.astype(np.float64) * np.outer(rows, cols)  # (H, s_q, s_k): weight summed in block
     n_q = rows.sum()
     diag = min(mass.shape[-2], mass.shape[-1])
     own = np.trace(mass[:, :diag, :diag], axis1=-2, axis2=-1) / n_q
-    return {"first_share": mass[:, :, 0].sum(-1) / n_q, "own_bin_share": own,
-            "row_sum_error": np.abs(mass.sum(-1) / rows - 1.0).max(-1)}
+    return {
+        "first_share": mass[:, :, 0].sum(-1) / n_q,
+        "own_bin_share": own,
+        "row_sum_error": np.abs(mass.sum(-1) / rows - 1.0).max(-1),
+    }
 
 
-def zoom_window(q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool, head: int, q0: int, k0: int,
-                size: int) -> tuple[np.ndarray, np.ndarray, slice, slice]:
+def zoom_window(
+    q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool, head: int, q0: int, k0: int, size: int
+) -> tuple[np.ndarray, np.ndarray, slice, slice]:
     """(weights (r, c), masked (r, c), rows, cols): head `head`'s exact weights of `size` queries from q0 and
     `size` keys from k0, at full resolution (core.pooled_attention.zoom: each row's normaliser runs over every key
     it sees). A window that would run past the end is moved back to fit (shorter only if n < size).
@@ -133,7 +160,7 @@ def zoom_window(q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool, he
     q0, k0 = max(0, min(q0, n_q - size)), max(0, min(k0, n_k - size))
     rows, cols = slice(q0, min(n_q, q0 + size)), slice(k0, min(n_k, k0 + size))
     kv = head // (q.shape[1] // k.shape[1])
-    w = pa.zoom(q[:, head:head + 1], k[:, kv:kv + 1], rows, cols, causal=causal, scale=scale)[0, 0]
+    w = pa.zoom(q[:, head : head + 1], k[:, kv : kv + 1], rows, cols, causal=causal, scale=scale)[0, 0]
     r = np.arange(rows.start, rows.stop)[:, None]
     c = np.arange(cols.start, cols.stop)[None, :]
     masked = (c > r) if causal else np.zeros((len(r), c.shape[1]), dtype=bool)

@@ -1,11 +1,12 @@
 """Masks on a small padded batch, and the three kinds of attention in the original Transformer.
 
-Everything here runs a *randomly initialised* MultiHeadAttention (core.attention): the point is the shapes and
+Everything here runs a *randomly initialised* MultiHeadAttention (core.sdpa): the point is the shapes and
 the masks, which do not depend on training; the patterns of the weights mean nothing about language.
 
 Inputs are token embeddings drawn at random per token string (the same word always gets the same vector)
 plus the sinusoidal position encoding, so repeated words at different positions still differ.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .attention import MultiHeadAttention, attention_scores, repeat_kv, sdpa
 from .masks import causal_mask, combine_masks, lengths_to_attention_mask, padding_mask
+from .sdpa import MultiHeadAttention, attention_scores, repeat_kv, sdpa
 from .sinusoidal import sinusoidal_encoding
 
 PAD = "[PAD]"
@@ -27,9 +28,9 @@ N_HEADS = 4
 
 @dataclass(frozen=True)
 class PaddedBatch:
-    tokens: list[list[str]]        # the real tokens of each sentence
-    padded: list[list[str]]        # right-padded with PAD to one length
-    attention_mask: torch.Tensor   # (B, n) 1 = real token, 0 = padding (as a tokenizer returns it)
+    tokens: list[list[str]]  # the real tokens of each sentence
+    padded: list[list[str]]  # right-padded with PAD to one length
+    attention_mask: torch.Tensor  # (B, n) 1 = real token, 0 = padding (as a tokenizer returns it)
 
     @property
     def lengths(self) -> list[int]:
@@ -42,8 +43,11 @@ def pad_batch(token_lists: list[list[str]]) -> PaddedBatch:
         raise ValueError("every sentence needs at least one token")
     n = max(len(t) for t in token_lists)
     padded = [list(t) + [PAD] * (n - len(t)) for t in token_lists]
-    return PaddedBatch(tokens=[list(t) for t in token_lists], padded=padded,
-                       attention_mask=lengths_to_attention_mask([len(t) for t in token_lists], n))
+    return PaddedBatch(
+        tokens=[list(t) for t in token_lists],
+        padded=padded,
+        attention_mask=lengths_to_attention_mask([len(t) for t in token_lists], n),
+    )
 
 
 def mask_of_kind(kind: str, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -60,7 +64,7 @@ def mask_of_kind(kind: str, attention_mask: torch.Tensor) -> torch.Tensor:
 
 def token_embedding(token: str, d_model: int, seed: int) -> torch.Tensor:
     """A random N(0, 1) vector that depends only on the token's text and the seed."""
-    gen = torch.Generator().manual_seed((zlib.crc32(token.encode("utf-8")) + 1_000_003 * seed) % (2 ** 63))
+    gen = torch.Generator().manual_seed((zlib.crc32(token.encode("utf-8")) + 1_000_003 * seed) % (2**63))
     return torch.randn(d_model, generator=gen)
 
 
@@ -68,8 +72,7 @@ def embed(token_lists: list[list[str]], d_model: int = D_MODEL, seed: int = 0) -
     """(B, n, d_model) random token embeddings + sinusoidal positions; all lists must have one length."""
     n = len(token_lists[0])
     pe = torch.as_tensor(sinusoidal_encoding(n, d_model), dtype=torch.float32)
-    return torch.stack([torch.stack([token_embedding(t, d_model, seed) for t in toks]) + pe
-                        for toks in token_lists])
+    return torch.stack([torch.stack([token_embedding(t, d_model, seed) for t in toks]) + pe for toks in token_lists])
 
 
 def random_attention(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0) -> MultiHeadAttention:
@@ -80,7 +83,7 @@ def random_attention(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int =
     mha = MultiHeadAttention(d_model, n_heads)
     with torch.no_grad():
         for p in mha.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) / d_model ** 0.5)
+            p.copy_(torch.randn(p.shape, generator=gen) / d_model**0.5)
     return mha.eval()
 
 
@@ -100,14 +103,15 @@ def sdpa_check(mha: MultiHeadAttention, x: torch.Tensor, context=None, mask=None
 class MaskedBatchAttention:
     batch: PaddedBatch
     kind: str
-    allowed: np.ndarray    # (B, n, n) bool: the mask, True = may attend
-    scores: np.ndarray     # (B, H, n, n) QK^T / sqrt(d_head) before masking
-    weights: np.ndarray    # (B, H, n, n) after masking: masked cells exactly 0, each row sums to 1
-    sdpa_diff: float       # weights @ V vs SDPA
+    allowed: np.ndarray  # (B, n, n) bool: the mask, True = may attend
+    scores: np.ndarray  # (B, H, n, n) QK^T / sqrt(d_head) before masking
+    weights: np.ndarray  # (B, H, n, n) after masking: masked cells exactly 0, each row sums to 1
+    sdpa_diff: float  # weights @ V vs SDPA
 
 
-def masked_batch_attention(token_lists: list[list[str]], kind: str, seed: int = 0, d_model: int = D_MODEL,
-                           n_heads: int = N_HEADS) -> MaskedBatchAttention:
+def masked_batch_attention(
+    token_lists: list[list[str]], kind: str, seed: int = 0, d_model: int = D_MODEL, n_heads: int = N_HEADS
+) -> MaskedBatchAttention:
     """Scores before masking, the mask, and the weights after, for every sentence and head of a padded batch."""
     batch = pad_batch(token_lists)
     mha = random_attention(d_model, n_heads, seed)
@@ -117,23 +121,30 @@ def masked_batch_attention(token_lists: list[list[str]], kind: str, seed: int = 
         q, k, _ = mha.project(x)
         scores = attention_scores(q, k)
     weights = mha.weights(x, mask=mask)
-    return MaskedBatchAttention(batch=batch, kind=kind, allowed=mask[:, 0].numpy(), scores=scores.numpy(),
-                                weights=weights.numpy(), sdpa_diff=sdpa_check(mha, x, mask=mask))
+    return MaskedBatchAttention(
+        batch=batch,
+        kind=kind,
+        allowed=mask[:, 0].numpy(),
+        scores=scores.numpy(),
+        weights=weights.numpy(),
+        sdpa_diff=sdpa_check(mha, x, mask=mask),
+    )
 
 
 @dataclass(frozen=True)
 class AttentionKind:
-    kind: str                       # one of ATTENTION_KINDS
+    kind: str  # one of ATTENTION_KINDS
     query_tokens: list[str]
     key_tokens: list[str]
-    allowed: np.ndarray             # (n_q, n_k) bool
-    weights: np.ndarray             # (H, n_q, n_k)
-    shapes: dict[str, tuple]        # name -> shape, in the order data flows
+    allowed: np.ndarray  # (n_q, n_k) bool
+    weights: np.ndarray  # (H, n_q, n_k)
+    shapes: dict[str, tuple]  # name -> shape, in the order data flows
     sdpa_diff: float
 
 
-def three_kinds(encoder_tokens: list[str], decoder_tokens: list[str], seed: int = 0, d_model: int = D_MODEL,
-                n_heads: int = N_HEADS) -> list[AttentionKind]:
+def three_kinds(
+    encoder_tokens: list[str], decoder_tokens: list[str], seed: int = 0, d_model: int = D_MODEL, n_heads: int = N_HEADS
+) -> list[AttentionKind]:
     """The three attention layers of the original Transformer on one source (encoder) and one target (decoder)
     sentence, batch size 1, each with its own random weights:
       encoder self-attention       Q, K, V from the encoder; every token sees every token;
@@ -159,10 +170,24 @@ def three_kinds(encoder_tokens: list[str], decoder_tokens: list[str], seed: int 
         weights = mha.weights(x, context, is_causal=is_causal)
         n_q, n_k = len(q_tokens), len(k_tokens)
         allowed = causal_mask(n_q, n_k).numpy() if is_causal else np.ones((n_q, n_k), dtype=bool)
-        shapes = {"x": tuple(x.shape), "context": tuple((x if context is None else context).shape),
-                  "Q": tuple(q.shape), "K": tuple(k.shape), "V": tuple(v.shape),
-                  "weights": tuple(weights.shape), "output": tuple(y.shape)}
-        out.append(AttentionKind(kind=kind, query_tokens=list(q_tokens), key_tokens=list(k_tokens),
-                                 allowed=allowed, weights=weights[0].numpy(), shapes=shapes,
-                                 sdpa_diff=sdpa_check(mha, x, context, is_causal=is_causal)))
+        shapes = {
+            "x": tuple(x.shape),
+            "context": tuple((x if context is None else context).shape),
+            "Q": tuple(q.shape),
+            "K": tuple(k.shape),
+            "V": tuple(v.shape),
+            "weights": tuple(weights.shape),
+            "output": tuple(y.shape),
+        }
+        out.append(
+            AttentionKind(
+                kind=kind,
+                query_tokens=list(q_tokens),
+                key_tokens=list(k_tokens),
+                allowed=allowed,
+                weights=weights[0].numpy(),
+                shapes=shapes,
+                sdpa_diff=sdpa_check(mha, x, context, is_causal=is_causal),
+            )
+        )
     return out

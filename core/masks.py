@@ -4,6 +4,7 @@ Convention (the same as torch's SDPA): a boolean mask is True where a query MAY 
 The additive form is 0 where allowed and -inf where masked, so masked keys get exactly zero weight.
 Shapes broadcast against scores of shape (batch, heads, n_queries, n_keys).
 """
+
 import torch
 
 

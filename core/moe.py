@@ -13,6 +13,7 @@ and adds what that block does not have: a capacity factor with dropped tokens.
 
 Shapes: T tokens (batch and sequence flattened), E experts, k experts per token, d model width, I expert width.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,19 +22,20 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .attention import entropy
+from .sdpa import entropy
 
 
 @dataclass
 class Routing:
     """Where each token went and with what weight."""
-    logits: torch.Tensor        # (T, E) router logits
-    probs: torch.Tensor         # (T, E) softmax over experts
-    top_k_index: torch.Tensor   # (T, k) chosen experts, most probable first
-    top_k_probs: torch.Tensor   # (T, k) their router probabilities (before renormalisation)
-    gates: torch.Tensor         # (T, k) weights that mix the expert outputs (0 where the assignment was dropped)
-    kept: torch.Tensor          # (T, k) bool: False where the expert was full (capacity) and dropped it
-    capacity: int | None        # assignments each expert may take; None = unlimited
+
+    logits: torch.Tensor  # (T, E) router logits
+    probs: torch.Tensor  # (T, E) softmax over experts
+    top_k_index: torch.Tensor  # (T, k) chosen experts, most probable first
+    top_k_probs: torch.Tensor  # (T, k) their router probabilities (before renormalisation)
+    gates: torch.Tensor  # (T, k) weights that mix the expert outputs (0 where the assignment was dropped)
+    kept: torch.Tensor  # (T, k) bool: False where the expert was full (capacity) and dropped it
+    capacity: int | None  # assignments each expert may take; None = unlimited
 
     @property
     def n_experts(self) -> int:
@@ -65,8 +67,9 @@ def expert_capacity(n_tokens: int, n_experts: int, top_k: int, capacity_factor: 
     return int(math.ceil(capacity_factor * n_tokens * top_k / n_experts))
 
 
-def capacity_keep_mask(top_k_index: torch.Tensor, n_experts: int, capacity: int,
-                       token_mask: torch.Tensor | None = None) -> torch.Tensor:
+def capacity_keep_mask(
+    top_k_index: torch.Tensor, n_experts: int, capacity: int, token_mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """(T, k) bool: which assignments fit in their expert's `capacity`.
 
     Priority (as in GShard and Switch's implementation): every token's first choice is placed before any
@@ -79,17 +82,22 @@ def capacity_keep_mask(top_k_index: torch.Tensor, n_experts: int, capacity: int,
     order_index = top_k_index.T.reshape(-1)
     order_valid = valid.T.reshape(-1)
     one_hot = F.one_hot(order_index, n_experts) * order_valid[:, None]
-    position_in_expert = one_hot.cumsum(0) - 1                     # slot each assignment would take
+    position_in_expert = one_hot.cumsum(0) - 1  # slot each assignment would take
     slot = (position_in_expert * one_hot).sum(-1)
     kept = order_valid & (slot < capacity)
     return kept.reshape(k, T).T
 
 
-def route_tokens(logits: torch.Tensor, top_k: int, renormalize: bool = True,
-                 capacity_factor: float | None = None, token_mask: torch.Tensor | None = None) -> Routing:
+def route_tokens(
+    logits: torch.Tensor,
+    top_k: int,
+    renormalize: bool = True,
+    capacity_factor: float | None = None,
+    token_mask: torch.Tensor | None = None,
+) -> Routing:
     """Softmax, top-k, renormalisation (Mixtral) and, with a capacity factor, dropping of overflow."""
     logits = logits.reshape(-1, logits.shape[-1])
-    probs = torch.softmax(logits.float(), dim=-1)   # in float32, like Mixtral's router
+    probs = torch.softmax(logits.float(), dim=-1)  # in float32, like Mixtral's router
     top_probs, top_index = torch.topk(probs, top_k, dim=-1)
     gates = top_probs / top_probs.sum(-1, keepdim=True) if renormalize else top_probs
     n_tokens = logits.shape[0] if token_mask is None else int(token_mask.sum())
@@ -100,8 +108,9 @@ def route_tokens(logits: torch.Tensor, top_k: int, renormalize: bool = True,
             kept &= token_mask.bool().reshape(-1, 1)
     else:
         capacity = expert_capacity(n_tokens, probs.shape[-1], top_k, capacity_factor)
-        kept = capacity_keep_mask(top_index, probs.shape[-1], capacity,
-                                  None if token_mask is None else token_mask.reshape(-1))
+        kept = capacity_keep_mask(
+            top_index, probs.shape[-1], capacity, None if token_mask is None else token_mask.reshape(-1)
+        )
     # A dropped assignment contributes nothing; the token's other gates are NOT renormalised again, so its
     # output shrinks (it passes through the residual connection instead): that is what "dropped" costs.
     return Routing(logits, probs, top_index, top_probs, gates * kept, kept, capacity)
@@ -113,27 +122,38 @@ def swiglu_expert(hidden: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: t
     return F.linear(F.silu(gate) * up, down_proj)
 
 
-def moe_forward(hidden: torch.Tensor, router_weight: torch.Tensor, gate_up_proj: torch.Tensor,
-                down_proj: torch.Tensor, top_k: int, capacity_factor: float | None = None,
-                token_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, Routing]:
+def moe_forward(
+    hidden: torch.Tensor,
+    router_weight: torch.Tensor,
+    gate_up_proj: torch.Tensor,
+    down_proj: torch.Tensor,
+    top_k: int,
+    capacity_factor: float | None = None,
+    token_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, Routing]:
     """The MoE feed-forward block. hidden (..., d); router_weight (E, d); gate_up_proj (E, 2I, d);
     down_proj (E, d, I) (Mixtral's layout). Returns the output (same shape as hidden) and the routing."""
     shape = hidden.shape
     flat = hidden.reshape(-1, shape[-1])
-    routing = route_tokens(router_logits(flat, router_weight), top_k, capacity_factor=capacity_factor,
-                           token_mask=None if token_mask is None else token_mask.reshape(-1))
+    routing = route_tokens(
+        router_logits(flat, router_weight),
+        top_k,
+        capacity_factor=capacity_factor,
+        token_mask=None if token_mask is None else token_mask.reshape(-1),
+    )
     out = torch.zeros_like(flat)
     for e in range(router_weight.shape[0]):
         token, rank = torch.where((routing.top_k_index == e) & routing.kept)
         if token.numel() == 0:
-            continue   # an expert nobody chose costs nothing: the point of sparse MoE
+            continue  # an expert nobody chose costs nothing: the point of sparse MoE
         y = swiglu_expert(flat[token], gate_up_proj[e], down_proj[e])
         out.index_add_(0, token, y * routing.gates[token, rank, None].to(y.dtype))
     return out.reshape(shape), routing
 
 
-def dropped_share_by_capacity(top_k_index: torch.Tensor, n_experts: int, factors,
-                              token_mask: torch.Tensor | None = None) -> list[float]:
+def dropped_share_by_capacity(
+    top_k_index: torch.Tensor, n_experts: int, factors, token_mask: torch.Tensor | None = None
+) -> list[float]:
     """For each capacity factor, the share of (real) assignments that would be dropped."""
     valid = None if token_mask is None else token_mask.reshape(-1)
     n_tokens = top_k_index.shape[0] if valid is None else int(valid.sum())
@@ -147,6 +167,7 @@ def dropped_share_by_capacity(top_k_index: torch.Tensor, n_experts: int, factors
 
 
 # --- load, balance, entropy ----------------------------------------------------------------------------------
+
 
 def expert_load(top_k_index: torch.Tensor, n_experts: int, token_mask: torch.Tensor | None = None) -> torch.Tensor:
     """(E,) f_i: the share of all token-to-expert assignments that went to expert i (sums to 1).
@@ -173,8 +194,9 @@ def mean_router_probs(probs: torch.Tensor, token_mask: torch.Tensor | None = Non
     return (probs * w).sum(0) / w.sum().clamp_min(1)
 
 
-def switch_balance_loss(probs: torch.Tensor, top_k_index: torch.Tensor,
-                        token_mask: torch.Tensor | None = None) -> torch.Tensor:
+def switch_balance_loss(
+    probs: torch.Tensor, top_k_index: torch.Tensor, token_mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """Switch Transformer's auxiliary loss N * sum_i f_i * P_i (Fedus et al. 2021, eq. 4).
 
     1.0 when routing is uniform; N (number of experts) when every token goes to one expert with certainty.
@@ -201,8 +223,14 @@ def router_entropy(probs: torch.Tensor) -> torch.Tensor:
 
 # --- what experts specialise in ------------------------------------------------------------------------------
 
-def category_counts(top_k_index: torch.Tensor, categories: torch.Tensor, n_experts: int, n_categories: int,
-                    token_mask: torch.Tensor | None = None) -> torch.Tensor:
+
+def category_counts(
+    top_k_index: torch.Tensor,
+    categories: torch.Tensor,
+    n_experts: int,
+    n_categories: int,
+    token_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
     """(E, C): how many tokens of each category each expert was chosen for (each of a token's k choices
     counts). categories: (T,) integer label per token."""
     index = top_k_index.reshape(-1, top_k_index.shape[-1])

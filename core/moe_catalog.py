@@ -4,6 +4,7 @@ The numbers are as the developers published them (source named per row); the fra
 The active-parameter fraction is larger than the routed-expert fraction because attention, embeddings,
 norms and shared experts run for every token: only the routed experts are sparse.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,11 +13,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class RealMoE:
     name: str
-    routed_experts: int          # routed experts per MoE layer
-    shared_experts: int          # experts every token goes through (0 if none)
-    routed_per_token: int        # routed experts chosen per token (top-k)
-    total_params_b: float        # billions, as published
-    active_params_b: float       # billions activated per token, as published
+    routed_experts: int  # routed experts per MoE layer
+    shared_experts: int  # experts every token goes through (0 if none)
+    routed_per_token: int  # routed experts chosen per token (top-k)
+    total_params_b: float  # billions, as published
+    active_params_b: float  # billions activated per token, as published
     source: str
 
     @property
@@ -37,14 +38,42 @@ def active_fraction(active: float, total: float) -> float:
 
 
 REAL_MOE_MODELS = [
-    RealMoE("Mixtral 8x22B", 8, 0, 2, 141, 39,
-            "Mistral AI, \"Cheaper, Better, Faster, Stronger\" (Mixtral 8x22B announcement, 17 April 2024)"),
-    RealMoE("DeepSeek-V3", 256, 1, 8, 671, 37,
-            "DeepSeek-AI, \"DeepSeek-V3 Technical Report\", arXiv:2412.19437 (2024), sections 2 and 4.2"),
-    RealMoE("Llama 4 Scout", 16, 1, 1, 109, 17,
-            "Meta, Llama-4-Scout-17B-16E model card and \"The Llama 4 herd\" (5 April 2025)"),
-    RealMoE("Qwen3-235B-A22B", 128, 0, 8, 235, 22,
-            "Qwen Team, \"Qwen3 Technical Report\", arXiv:2505.09388 (2025), table 2; Qwen3-235B-A22B model card"),
+    RealMoE(
+        "Mixtral 8x22B",
+        8,
+        0,
+        2,
+        141,
+        39,
+        'Mistral AI, "Cheaper, Better, Faster, Stronger" (Mixtral 8x22B announcement, 17 April 2024)',
+    ),
+    RealMoE(
+        "DeepSeek-V3",
+        256,
+        1,
+        8,
+        671,
+        37,
+        'DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437 (2024), sections 2 and 4.2',
+    ),
+    RealMoE(
+        "Llama 4 Scout",
+        16,
+        1,
+        1,
+        109,
+        17,
+        'Meta, Llama-4-Scout-17B-16E model card and "The Llama 4 herd" (5 April 2025)',
+    ),
+    RealMoE(
+        "Qwen3-235B-A22B",
+        128,
+        0,
+        8,
+        235,
+        22,
+        'Qwen Team, "Qwen3 Technical Report", arXiv:2505.09388 (2025), table 2; Qwen3-235B-A22B model card',
+    ),
 ]
 
 

@@ -9,60 +9,153 @@ The grammar has enough structure for a language model to learn: subject-verb agr
 "the cats see"), a/an before vowels, transitive verbs taking objects, questions with "does"/"did" and a base
 verb, clauses joined by conjunctions.
 """
+
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
 
-CATEGORIES = ("determiner", "adjective", "noun", "pronoun", "verb", "adverb", "preposition", "conjunction",
-              "punctuation")
-UNKNOWN = "unknown"   # a word outside the vocabulary (the tokenizer maps it to [UNK])
-SPECIAL = "special"   # [BOS], [PAD]
+CATEGORIES = (
+    "determiner",
+    "adjective",
+    "noun",
+    "pronoun",
+    "verb",
+    "adverb",
+    "preposition",
+    "conjunction",
+    "punctuation",
+)
+UNKNOWN = "unknown"  # a word outside the vocabulary (the tokenizer maps it to [UNK])
+SPECIAL = "special"  # [BOS], [PAD]
 
 # (singular, plural). Animate nouns can be subjects; every noun can be an object.
 ANIMATE_NOUNS = [
-    ("cat", "cats"), ("dog", "dogs"), ("bird", "birds"), ("child", "children"), ("teacher", "teachers"),
-    ("farmer", "farmers"), ("king", "kings"), ("queen", "queens"), ("girl", "girls"), ("boy", "boys"),
-    ("mouse", "mice"), ("fox", "foxes"), ("horse", "horses"), ("baby", "babies"), ("doctor", "doctors"),
-    ("friend", "friends"), ("student", "students"), ("man", "men"), ("woman", "women"), ("owl", "owls"),
+    ("cat", "cats"),
+    ("dog", "dogs"),
+    ("bird", "birds"),
+    ("child", "children"),
+    ("teacher", "teachers"),
+    ("farmer", "farmers"),
+    ("king", "kings"),
+    ("queen", "queens"),
+    ("girl", "girls"),
+    ("boy", "boys"),
+    ("mouse", "mice"),
+    ("fox", "foxes"),
+    ("horse", "horses"),
+    ("baby", "babies"),
+    ("doctor", "doctors"),
+    ("friend", "friends"),
+    ("student", "students"),
+    ("man", "men"),
+    ("woman", "women"),
+    ("owl", "owls"),
 ]
 THING_NOUNS = [
-    ("ball", "balls"), ("book", "books"), ("apple", "apples"), ("box", "boxes"), ("tree", "trees"),
-    ("house", "houses"), ("garden", "gardens"), ("river", "rivers"), ("park", "parks"), ("table", "tables"),
-    ("hat", "hats"), ("car", "cars"), ("cake", "cakes"), ("letter", "letters"), ("door", "doors"),
-    ("hill", "hills"), ("mat", "mats"), ("city", "cities"), ("school", "schools"), ("song", "songs"),
-    ("bag", "bags"), ("egg", "eggs"), ("island", "islands"), ("orange", "oranges"),
+    ("ball", "balls"),
+    ("book", "books"),
+    ("apple", "apples"),
+    ("box", "boxes"),
+    ("tree", "trees"),
+    ("house", "houses"),
+    ("garden", "gardens"),
+    ("river", "rivers"),
+    ("park", "parks"),
+    ("table", "tables"),
+    ("hat", "hats"),
+    ("car", "cars"),
+    ("cake", "cakes"),
+    ("letter", "letters"),
+    ("door", "doors"),
+    ("hill", "hills"),
+    ("mat", "mats"),
+    ("city", "cities"),
+    ("school", "schools"),
+    ("song", "songs"),
+    ("bag", "bags"),
+    ("egg", "eggs"),
+    ("island", "islands"),
+    ("orange", "oranges"),
 ]
 NAMES = ["tom", "anna", "sam", "mia", "leo", "kim", "max", "eva"]  # proper nouns: category "noun"
 
 # (base, third person singular, past)
 TRANSITIVE_VERBS = [
-    ("see", "sees", "saw"), ("chase", "chases", "chased"), ("like", "likes", "liked"), ("find", "finds", "found"),
-    ("eat", "eats", "ate"), ("help", "helps", "helped"), ("follow", "follows", "followed"),
-    ("love", "loves", "loved"), ("hold", "holds", "held"), ("carry", "carries", "carried"),
-    ("push", "pushes", "pushed"), ("call", "calls", "called"), ("visit", "visits", "visited"),
-    ("take", "takes", "took"), ("make", "makes", "made"), ("read", "reads", "read"), ("want", "wants", "wanted"),
+    ("see", "sees", "saw"),
+    ("chase", "chases", "chased"),
+    ("like", "likes", "liked"),
+    ("find", "finds", "found"),
+    ("eat", "eats", "ate"),
+    ("help", "helps", "helped"),
+    ("follow", "follows", "followed"),
+    ("love", "loves", "loved"),
+    ("hold", "holds", "held"),
+    ("carry", "carries", "carried"),
+    ("push", "pushes", "pushed"),
+    ("call", "calls", "called"),
+    ("visit", "visits", "visited"),
+    ("take", "takes", "took"),
+    ("make", "makes", "made"),
+    ("read", "reads", "read"),
+    ("want", "wants", "wanted"),
     ("drop", "drops", "dropped"),
 ]
 INTRANSITIVE_VERBS = [
-    ("run", "runs", "ran"), ("sleep", "sleeps", "slept"), ("sit", "sits", "sat"), ("walk", "walks", "walked"),
-    ("jump", "jumps", "jumped"), ("sing", "sings", "sang"), ("swim", "swims", "swam"),
-    ("laugh", "laughs", "laughed"), ("cry", "cries", "cried"), ("wait", "waits", "waited"),
-    ("play", "plays", "played"), ("dance", "dances", "danced"), ("smile", "smiles", "smiled"),
+    ("run", "runs", "ran"),
+    ("sleep", "sleeps", "slept"),
+    ("sit", "sits", "sat"),
+    ("walk", "walks", "walked"),
+    ("jump", "jumps", "jumped"),
+    ("sing", "sings", "sang"),
+    ("swim", "swims", "swam"),
+    ("laugh", "laughs", "laughed"),
+    ("cry", "cries", "cried"),
+    ("wait", "waits", "waited"),
+    ("play", "plays", "played"),
+    ("dance", "dances", "danced"),
+    ("smile", "smiles", "smiled"),
     ("fall", "falls", "fell"),
 ]
-AUXILIARIES = ["does", "do", "did"]   # category "verb"
+AUXILIARIES = ["does", "do", "did"]  # category "verb"
 
-ADJECTIVES = ["big", "small", "old", "young", "happy", "sad", "red", "blue", "green", "little", "tall", "quiet",
-              "angry", "kind", "lazy", "brave", "hungry", "tired", "empty", "ugly"]
+ADJECTIVES = [
+    "big",
+    "small",
+    "old",
+    "young",
+    "happy",
+    "sad",
+    "red",
+    "blue",
+    "green",
+    "little",
+    "tall",
+    "quiet",
+    "angry",
+    "kind",
+    "lazy",
+    "brave",
+    "hungry",
+    "tired",
+    "empty",
+    "ugly",
+]
 ADVERBS = ["quickly", "slowly", "quietly", "happily", "loudly", "often", "today", "again", "together", "early"]
 PREPOSITIONS = ["in", "on", "under", "near", "with", "behind", "over", "into", "from", "to", "at", "across"]
 CONJUNCTIONS = ["and", "but", "because", "so", "while", "when", "or"]
 PUNCTUATION = [".", ",", "?", "!"]
 
 # Subject pronouns with their agreement (True = takes the third person singular verb), object pronouns.
-SUBJECT_PRONOUNS = [("i", False), ("you", False), ("he", True), ("she", True), ("it", True), ("we", False),
-                    ("they", False)]
+SUBJECT_PRONOUNS = [
+    ("i", False),
+    ("you", False),
+    ("he", True),
+    ("she", True),
+    ("it", True),
+    ("we", False),
+    ("they", False),
+]
 OBJECT_PRONOUNS = ["me", "you", "him", "her", "it", "us", "them"]
 DETERMINERS_SINGULAR = ["the", "a", "this", "every", "my", "your", "his", "our", "their"]
 DETERMINERS_PLURAL = ["the", "these", "some", "many", "my", "your", "his", "our", "their"]
@@ -102,8 +195,8 @@ def category_of(word: str) -> str:
 
 @dataclass
 class Sentence:
-    words: list[str]        # lower case; punctuation as separate words
-    categories: list[str]   # one per word
+    words: list[str]  # lower case; punctuation as separate words
+    categories: list[str]  # one per word
 
     @property
     def text(self) -> str:
@@ -125,7 +218,7 @@ class _Builder:
     def noun_phrase(self, subject: bool) -> bool:
         """Adds a noun phrase; returns True if it is third person singular (for verb agreement)."""
         r = self.rng.random()
-        if r < 0.25:   # pronoun
+        if r < 0.25:  # pronoun
             if subject:
                 word, singular = self.rng.choice(SUBJECT_PRONOUNS)
             else:

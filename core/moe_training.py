@@ -4,6 +4,7 @@ Loss = next-token cross-entropy + aux_coef * (Switch load-balancing loss, comput
 layers). transformers' own Mixtral loss pools the counts of all layers before multiplying, so one layer's
 imbalance can hide behind another's; per layer it cannot.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,11 +16,11 @@ import torch
 import torch.nn.functional as F
 
 from . import moe_data
-from .moe import expert_load, route_tokens, switch_balance_loss
 from .models import moe_model
+from .moe import expert_load, route_tokens, switch_balance_loss
 
 TRAIN_SEED_OFFSET = 0
-HELD_OUT_SEED = 987_654   # the held-out text never shares a generator stream with training
+HELD_OUT_SEED = 987_654  # the held-out text never shares a generator stream with training
 
 
 def word_ids() -> dict[str, int]:
@@ -59,12 +60,22 @@ def balance_loss(router_logits, top_k: int) -> torch.Tensor:
 @dataclass
 class TrainResult:
     model: torch.nn.Module
-    log: list[dict] = field(default_factory=list)   # step, lm_loss, balance_loss, seconds
+    log: list[dict] = field(default_factory=list)  # step, lm_loss, balance_loss, seconds
     seconds: float = 0.0
 
 
-def train(steps: int, seed: int, aux_coef: float, batch_size: int = 16, seq_len: int = 128, lr: float = 3e-3,
-          warmup: int = 50, log_every: int = 25, on_log=None, **arch) -> TrainResult:
+def train(
+    steps: int,
+    seed: int,
+    aux_coef: float,
+    batch_size: int = 16,
+    seq_len: int = 128,
+    lr: float = 3e-3,
+    warmup: int = 50,
+    log_every: int = 25,
+    on_log=None,
+    **arch,
+) -> TrainResult:
     """AdamW with linear warm-up then cosine decay. Deterministic for a seed (same machine and threads)."""
     torch.manual_seed(seed)
     model = moe_model.new_model(seed, **arch).train()
@@ -93,8 +104,12 @@ def train(steps: int, seed: int, aux_coef: float, batch_size: int = 16, seq_len:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if step % log_every == 0 or step == steps - 1:
-            entry = {"step": step, "lm_loss": round(lm.item(), 5), "balance_loss": round(bal.item(), 5),
-                     "seconds": round(time.perf_counter() - start, 2)}
+            entry = {
+                "step": step,
+                "lm_loss": round(lm.item(), 5),
+                "balance_loss": round(bal.item(), 5),
+                "seconds": round(time.perf_counter() - start, 2),
+            }
             result.log.append(entry)
             if on_log:
                 on_log(entry)
@@ -117,11 +132,17 @@ def evaluate(model, input_ids: torch.Tensor) -> dict:
     layers = []
     for logits in out.router_logits:
         r = route_tokens(logits, top_k)
-        layers.append({
-            "expert_load": [round(v, 6) for v in expert_load(r.top_k_index, n_experts).tolist()],
-            "switch_loss": round(float(switch_balance_loss(r.probs, r.top_k_index)), 6),
-            "category_counts": category_counts(r.top_k_index, cats, n_experts,
-                                               len(moe_model.category_names())).int().tolist(),
-        })
-    return {"held_out_loss": float(lm_loss(out.logits, input_ids)), "layers": layers,
-            "held_out_tokens": int(input_ids.numel())}
+        layers.append(
+            {
+                "expert_load": [round(v, 6) for v in expert_load(r.top_k_index, n_experts).tolist()],
+                "switch_loss": round(float(switch_balance_loss(r.probs, r.top_k_index)), 6),
+                "category_counts": category_counts(r.top_k_index, cats, n_experts, len(moe_model.category_names()))
+                .int()
+                .tolist(),
+            }
+        )
+    return {
+        "held_out_loss": float(lm_loss(out.logits, input_ids)),
+        "layers": layers,
+        "held_out_tokens": int(input_ids.numel()),
+    }

@@ -25,6 +25,7 @@ the reference the kernels are tested against.
 Shapes: q (B, H, n, d); k (B, H_kv, n_k, d) with H a multiple of H_kv (grouped-query attention: query head h uses
 key head h // (H / H_kv), as in transformers' repeat_kv).
 """
+
 from __future__ import annotations
 
 import math
@@ -35,18 +36,18 @@ import torch
 
 from .downsample import bin_edges
 
-DEFAULT_TILE_ELEMENTS = {"cpu": 2 ** 23, "cuda": 2 ** 27}   # scores held at once: 32 MB on CPU, 512 MB on CUDA
+DEFAULT_TILE_ELEMENTS = {"cpu": 2**23, "cuda": 2**27}  # scores held at once: 32 MB on CPU, 512 MB on CUDA
 MAX_OUT_SIZE = 512
-MAX_ZOOM = 512 * 512                                        # cells of a full-resolution window
+MAX_ZOOM = 512 * 512  # cells of a full-resolution window
 
 
 @dataclass
 class PooledAttention:
-    mean: torch.Tensor        # (B, H, s_q, s_k) float32: mean weight of each block
-    max: torch.Tensor         # (B, H, s_q, s_k) float32: largest weight in each block
-    row_edges: np.ndarray     # (s_q + 1,) query bin edges: cell row a covers queries row_edges[a]:row_edges[a+1]
-    col_edges: np.ndarray     # (s_k + 1,) key bin edges
-    backend: str              # "torch" or "triton"
+    mean: torch.Tensor  # (B, H, s_q, s_k) float32: mean weight of each block
+    max: torch.Tensor  # (B, H, s_q, s_k) float32: largest weight in each block
+    row_edges: np.ndarray  # (s_q + 1,) query bin edges: cell row a covers queries row_edges[a]:row_edges[a+1]
+    col_edges: np.ndarray  # (s_k + 1,) key bin edges
+    backend: str  # "torch" or "triton"
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, causal: bool) -> None:
@@ -73,7 +74,7 @@ def _scores(q_strip: torch.Tensor, k_block: torch.Tensor, scale: float) -> torch
 def _mask_future(scores: torch.Tensor, row0: int, col0: int) -> torch.Tensor:
     """Set scores of keys after their query to -inf, in place (tile at rows row0.., columns col0..)."""
     r, c = scores.shape[-2:]
-    if col0 + c - 1 <= row0:        # the whole tile is on or below the diagonal
+    if col0 + c - 1 <= row0:  # the whole tile is on or below the diagonal
         return scores
     rows = torch.arange(row0, row0 + r, device=scores.device)[:, None]
     cols = torch.arange(col0, col0 + c, device=scores.device)[None, :]
@@ -100,21 +101,22 @@ def _reduce_bins(x: torch.Tensor, edges: np.ndarray, dim: int, op: str) -> torch
     sizes = np.diff(edges)
     n_bins, largest = len(sizes), int(sizes.max())
     if (sizes == largest).all():
-        shaped = x.reshape(*x.shape[:dim], n_bins, largest, *x.shape[dim + 1:])
+        shaped = x.reshape(*x.shape[:dim], n_bins, largest, *x.shape[dim + 1 :])
         return shaped.sum(dim + 1) if op == "sum" else shaped.amax(dim + 1)
     offset = np.arange(largest)[None, :]
-    index = edges[:-1, None] + np.minimum(offset, sizes[:, None] - 1)                # (n_bins, largest)
+    index = edges[:-1, None] + np.minimum(offset, sizes[:, None] - 1)  # (n_bins, largest)
     gathered = x.index_select(dim, torch.as_tensor(index.reshape(-1), device=x.device))
-    gathered = gathered.reshape(*x.shape[:dim], n_bins, largest, *x.shape[dim + 1:])
+    gathered = gathered.reshape(*x.shape[:dim], n_bins, largest, *x.shape[dim + 1 :])
     if op == "max":
         return gathered.amax(dim + 1)
-    padding = torch.as_tensor(offset >= sizes[:, None], device=x.device)              # (n_bins, largest)
+    padding = torch.as_tensor(offset >= sizes[:, None], device=x.device)  # (n_bins, largest)
     padding = padding.reshape((n_bins, largest) + (1,) * (x.dim() - dim - 1))
     return gathered.masked_fill_(padding, 0.0).sum(dim + 1)
 
 
-def row_logsumexp(q, k, scale: float | None = None, causal: bool = False,
-                  tile_elements: int | None = None) -> torch.Tensor:
+def row_logsumexp(
+    q, k, scale: float | None = None, causal: bool = False, tile_elements: int | None = None
+) -> torch.Tensor:
     """(B, H, n_q) float32 log sum_j exp(scale q_i . k_j) over the keys each query may see, block by block."""
     _check(q, k, causal)
     scale = q.shape[-1] ** -0.5 if scale is None else scale
@@ -136,7 +138,7 @@ def _strip_lse(q_strip, k, row0: int, scale: float, causal: bool, cols: int) -> 
     end = min(k.shape[2], row0 + r) if causal else k.shape[2]
     running_max = running_sum = None
     for c0 in range(0, end, cols):
-        s = _scores(q_strip, k[:, :, c0:min(end, c0 + cols)], scale)
+        s = _scores(q_strip, k[:, :, c0 : min(end, c0 + cols)], scale)
         if causal:
             _mask_future(s, row0, c0)
         block_max = s.amax(-1)
@@ -145,14 +147,20 @@ def _strip_lse(q_strip, k, row0: int, scale: float, causal: bool, cols: int) -> 
             running_sum = s.sub_(block_max.unsqueeze(-1)).exp_().sum(-1)
         else:
             new_max = torch.maximum(running_max, block_max)
-            running_sum = running_sum * torch.exp(running_max - new_max) \
-                + s.sub_(new_max.unsqueeze(-1)).exp_().sum(-1)
+            running_sum = running_sum * torch.exp(running_max - new_max) + s.sub_(new_max.unsqueeze(-1)).exp_().sum(-1)
             running_max = new_max
     return running_max + torch.log(running_sum)
 
 
-def pooled_attention(q, k, out_size: int = MAX_OUT_SIZE, causal: bool = False, scale: float | None = None,
-                     tile_elements: int | None = None, backend: str = "auto") -> PooledAttention:
+def pooled_attention(
+    q,
+    k,
+    out_size: int = MAX_OUT_SIZE,
+    causal: bool = False,
+    scale: float | None = None,
+    tile_elements: int | None = None,
+    backend: str = "auto",
+) -> PooledAttention:
     """Exact softmax(scale q k^T) of every head, pooled to (B, H, s_q, s_k) means and maxes, s = min(out_size, n).
     Never holds more than about `tile_elements` scores at once. backend: "auto" (Triton on CUDA when importable),
     "torch" or "triton"."""
@@ -165,6 +173,7 @@ def pooled_attention(q, k, out_size: int = MAX_OUT_SIZE, causal: bool = False, s
         raise ValueError("backend must be auto, torch or triton")
     if backend != "torch" and (backend == "triton" or q.is_cuda):
         from . import pooled_attention_triton as kernels
+
         if backend == "triton" or kernels.available(q):
             mean, mx = kernels.pooled_attention(q, k, row_edges, col_edges, causal, scale)
             return PooledAttention(mean, mx, row_edges, col_edges, "triton")
@@ -195,27 +204,27 @@ def _pooled_torch(q, k, row_edges, col_edges, causal, scale, tile_elements):
         # causal: key bins starting after the strip's last query hold only zeros (left as initialised)
         seen = int(np.searchsorted(col_edges[:-1], r1, side="left")) if causal else s_k
         blocks = [(c0, min(c1, seen)) for c0, c1 in key_blocks if c0 < seen]
-        lse = None if one_pass else _strip_lse(q_strip, k, r0, scale, causal,
-                                               max(1, tile // (b * h * (r1 - r0))))
+        lse = None if one_pass else _strip_lse(q_strip, k, r0, scale, causal, max(1, tile // (b * h * (r1 - r0))))
         for c0, c1 in blocks:
             k0, k1 = int(col_edges[c0]), int(col_edges[c1])
             s = _scores(q_strip, k[:, :, k0:k1], scale)
             if causal:
                 _mask_future(s, r0, k0)
-            if one_pass:       # the tile holds every key of its rows: normalise it directly
+            if one_pass:  # the tile holds every key of its rows: normalise it directly
                 weights = s.sub_(s.amax(-1, keepdim=True)).exp_()
                 weights = weights.div_(weights.sum(-1, keepdim=True))
             else:
-                weights = s.sub_(lse.unsqueeze(-1)).exp_()           # exact: lse covers all keys of each row
-            r_edges, c_edges = row_edges[a0:a1 + 1] - r0, col_edges[c0:c1 + 1] - k0
+                weights = s.sub_(lse.unsqueeze(-1)).exp_()  # exact: lse covers all keys of each row
+            r_edges, c_edges = row_edges[a0 : a1 + 1] - r0, col_edges[c0 : c1 + 1] - k0
             total[:, :, a0:a1, c0:c1] = _reduce_bins(_reduce_bins(weights, c_edges, -1, "sum"), r_edges, -2, "sum")
             largest[:, :, a0:a1, c0:c1] = _reduce_bins(_reduce_bins(weights, c_edges, -1, "max"), r_edges, -2, "max")
     counts = torch.as_tensor(np.outer(row_sizes, col_sizes), dtype=torch.float32, device=q.device)
     return total / counts, largest
 
 
-def zoom(q, k, rows: slice, cols: slice, causal: bool = False, scale: float | None = None,
-         lse: torch.Tensor | None = None) -> torch.Tensor:
+def zoom(
+    q, k, rows: slice, cols: slice, causal: bool = False, scale: float | None = None, lse: torch.Tensor | None = None
+) -> torch.Tensor:
     """(B, H, len(rows), len(cols)) exact weights of a window of the full matrix at full resolution: the rows'
     log-sum-exp over ALL the keys they see (or `lse` from row_logsumexp, reused), then only the window's scores.
     At most MAX_ZOOM cells."""

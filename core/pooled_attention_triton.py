@@ -13,6 +13,7 @@ Scores are accumulated in float32 by tl.dot whatever the input type (float32 inp
 TF32). Extra memory: the (B, H, n) float32 log-sum-exp and the two (B, H, s, s) outputs, nothing of size n x n.
 Tested against the torch implementation on a GPU, and on CPU through Triton's interpreter (TRITON_INTERPRET=1).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ import torch
 try:
     import triton
     import triton.language as tl
-except ImportError:        # the CPU-only install: core.pooled_attention falls back to torch
+except ImportError:  # the CPU-only install: core.pooled_attention falls back to torch
     triton = None
 
 LOG2E = 1.4426950408889634
@@ -44,10 +45,32 @@ def _pow2(x: int, lo: int = 16) -> int:
 
 
 if triton is not None:
+
     @triton.jit
-    def _row_lse_kernel(Q, K, LSE, sqb, sqh, sqn, sqd, skb, skh, skn, skd, n_q, n_k, H, REP, head_dim, qk_scale,
-                        CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, D_PAD: tl.constexpr,
-                        PRECISION: tl.constexpr):
+    def _row_lse_kernel(
+        Q,
+        K,
+        LSE,
+        sqb,
+        sqh,
+        sqn,
+        sqd,
+        skb,
+        skh,
+        skn,
+        skd,
+        n_q,
+        n_k,
+        H,
+        REP,
+        head_dim,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        D_PAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
         pid_m = tl.program_id(0)
         bh = tl.program_id(1)
         b = bh // H
@@ -56,9 +79,12 @@ if triton is not None:
         rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         dims = tl.arange(0, D_PAD)
         row_ok = rows < n_q
-        q = tl.load(Q + b * sqb + h * sqh + rows[:, None] * sqn + dims[None, :] * sqd,
-                    mask=row_ok[:, None] & (dims[None, :] < head_dim), other=0.0)
-        m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)      # finite: a fully masked tile then adds exactly 0
+        q = tl.load(
+            Q + b * sqb + h * sqh + rows[:, None] * sqn + dims[None, :] * sqd,
+            mask=row_ok[:, None] & (dims[None, :] < head_dim),
+            other=0.0,
+        )
+        m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
         l_i = tl.zeros([BLOCK_M], tl.float32)
         end = n_k
         if CAUSAL:
@@ -66,8 +92,11 @@ if triton is not None:
         for start in range(0, end, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             col_ok = cols < n_k
-            k = tl.load(K + b * skb + hk * skh + cols[:, None] * skn + dims[None, :] * skd,
-                        mask=col_ok[:, None] & (dims[None, :] < head_dim), other=0.0)
+            k = tl.load(
+                K + b * skb + hk * skh + cols[:, None] * skn + dims[None, :] * skd,
+                mask=col_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
             s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
             ok = col_ok[None, :]
             if CAUSAL:
@@ -79,15 +108,35 @@ if triton is not None:
         tl.store(LSE + bh * n_q + rows, m_i + tl.log2(l_i), mask=row_ok)
 
     @triton.jit
-    def _cell_tiles(q, lse, rows, row_ok, k_base, skn, skd, dims, head_dim, c0, c1, qk_scale, acc_sum, acc_max,
-                    CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    def _cell_tiles(
+        q,
+        lse,
+        rows,
+        row_ok,
+        k_base,
+        skn,
+        skd,
+        dims,
+        head_dim,
+        c0,
+        c1,
+        qk_scale,
+        acc_sum,
+        acc_max,
+        CAUSAL: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
         """Add the tiles of key columns c0..c1 (one key bin) for the rows loaded in q to the column-wise
         accumulators."""
         for start in range(c0, c1, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             col_ok = cols < c1
-            k = tl.load(k_base + cols[:, None] * skn + dims[None, :] * skd,
-                        mask=col_ok[:, None] & (dims[None, :] < head_dim), other=0.0)
+            k = tl.load(
+                k_base + cols[:, None] * skn + dims[None, :] * skd,
+                mask=col_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
             s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
             ok = row_ok[:, None] & col_ok[None, :]
             if CAUSAL:
@@ -98,10 +147,37 @@ if triton is not None:
         return acc_sum, acc_max
 
     @triton.jit
-    def _pooled_kernel(Q, K, LSE, ROW_EDGES, COL_EDGES, COL_END, OUT_SUM, OUT_MAX,
-                       sqb, sqh, sqn, sqd, skb, skh, skn, skd, n_q, H, REP, head_dim, s_q, s_k, qk_scale,
-                       CAUSAL: tl.constexpr, ONE_ROW_TILE: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr, D_PAD: tl.constexpr, PRECISION: tl.constexpr):
+    def _pooled_kernel(
+        Q,
+        K,
+        LSE,
+        ROW_EDGES,
+        COL_EDGES,
+        COL_END,
+        OUT_SUM,
+        OUT_MAX,
+        sqb,
+        sqh,
+        sqn,
+        sqd,
+        skb,
+        skh,
+        skn,
+        skd,
+        n_q,
+        H,
+        REP,
+        head_dim,
+        s_q,
+        s_k,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        ONE_ROW_TILE: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        D_PAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
         a = tl.program_id(0)
         bh = tl.program_id(1)
         b = bh // H
@@ -109,7 +185,7 @@ if triton is not None:
         hk = h // REP
         r0 = tl.load(ROW_EDGES + a)
         r1 = tl.load(ROW_EDGES + a + 1)
-        last_bin = tl.load(COL_END + a)            # key bins >= last_bin are all in the future (causal): zeros
+        last_bin = tl.load(COL_END + a)  # key bins >= last_bin are all in the future (causal): zeros
         dims = tl.arange(0, D_PAD)
         q_base = Q + b * sqb + h * sqh
         k_base = K + b * skb + hk * skh
@@ -118,16 +194,36 @@ if triton is not None:
         if ONE_ROW_TILE:
             rows = r0 + tl.arange(0, BLOCK_M)
             row_ok = rows < r1
-            q = tl.load(q_base + rows[:, None] * sqn + dims[None, :] * sqd,
-                        mask=row_ok[:, None] & (dims[None, :] < head_dim), other=0.0)
+            q = tl.load(
+                q_base + rows[:, None] * sqn + dims[None, :] * sqd,
+                mask=row_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
             lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
             for cb in range(0, last_bin):
                 c0 = tl.load(COL_EDGES + cb)
                 c1 = tl.load(COL_EDGES + cb + 1)
                 acc_sum = tl.zeros([BLOCK_N], tl.float32)
                 acc_max = tl.zeros([BLOCK_N], tl.float32)
-                acc_sum, acc_max = _cell_tiles(q, lse, rows, row_ok, k_base, skn, skd, dims, head_dim, c0, c1,
-                                               qk_scale, acc_sum, acc_max, CAUSAL, BLOCK_N, PRECISION)
+                acc_sum, acc_max = _cell_tiles(
+                    q,
+                    lse,
+                    rows,
+                    row_ok,
+                    k_base,
+                    skn,
+                    skd,
+                    dims,
+                    head_dim,
+                    c0,
+                    c1,
+                    qk_scale,
+                    acc_sum,
+                    acc_max,
+                    CAUSAL,
+                    BLOCK_N,
+                    PRECISION,
+                )
                 tl.store(OUT_SUM + out + cb, tl.sum(acc_sum, 0))
                 tl.store(OUT_MAX + out + cb, tl.max(acc_max, 0))
         else:
@@ -139,11 +235,31 @@ if triton is not None:
                 for start in range(r0, r1, BLOCK_M):
                     rows = start + tl.arange(0, BLOCK_M)
                     row_ok = rows < r1
-                    q = tl.load(q_base + rows[:, None] * sqn + dims[None, :] * sqd,
-                                mask=row_ok[:, None] & (dims[None, :] < head_dim), other=0.0)
+                    q = tl.load(
+                        q_base + rows[:, None] * sqn + dims[None, :] * sqd,
+                        mask=row_ok[:, None] & (dims[None, :] < head_dim),
+                        other=0.0,
+                    )
                     lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
-                    acc_sum, acc_max = _cell_tiles(q, lse, rows, row_ok, k_base, skn, skd, dims, head_dim, c0, c1,
-                                                   qk_scale, acc_sum, acc_max, CAUSAL, BLOCK_N, PRECISION)
+                    acc_sum, acc_max = _cell_tiles(
+                        q,
+                        lse,
+                        rows,
+                        row_ok,
+                        k_base,
+                        skn,
+                        skd,
+                        dims,
+                        head_dim,
+                        c0,
+                        c1,
+                        qk_scale,
+                        acc_sum,
+                        acc_max,
+                        CAUSAL,
+                        BLOCK_N,
+                        PRECISION,
+                    )
                 tl.store(OUT_SUM + out + cb, tl.sum(acc_sum, 0))
                 tl.store(OUT_MAX + out + cb, tl.max(acc_max, 0))
 
@@ -156,12 +272,19 @@ def default_config(q: torch.Tensor, row_edges: np.ndarray, col_edges: np.ndarray
     largest_row_bin = int(np.diff(row_edges).max())
     block_m = _pow2(largest_row_bin) if largest_row_bin <= 128 else 64
     block_n = min(64 if d_pad <= 128 else 32, _pow2(int(np.diff(col_edges).max())))
-    return {"lse_block_m": 64, "lse_block_n": 64 if d_pad <= 128 else 32, "block_m": block_m, "block_n": block_n,
-            "num_warps": 8 if block_m * block_n >= 128 * 64 else 4, "num_stages": 2}
+    return {
+        "lse_block_m": 64,
+        "lse_block_n": 64 if d_pad <= 128 else 32,
+        "block_m": block_m,
+        "block_n": block_n,
+        "num_warps": 8 if block_m * block_n >= 128 * 64 else 4,
+        "num_stages": 2,
+    }
 
 
-def pooled_attention(q, k, row_edges: np.ndarray, col_edges: np.ndarray, causal: bool, scale: float,
-                     config: dict | None = None):
+def pooled_attention(
+    q, k, row_edges: np.ndarray, col_edges: np.ndarray, causal: bool, scale: float, config: dict | None = None
+):
     """(mean, max), each (B, H, s_q, s_k) float32, for core.pooled_attention.pooled_attention."""
     if triton is None:
         raise RuntimeError("Triton is not installed")
@@ -169,16 +292,31 @@ def pooled_attention(q, k, row_edges: np.ndarray, col_edges: np.ndarray, causal:
     h_kv, n_k = k.shape[1], k.shape[2]
     cfg = {**default_config(q, row_edges, col_edges), **(config or {})}
     d_pad = _pow2(d)
-    precision = "ieee" if q.dtype == torch.float32 else "tf32"   # ignored for 16-bit inputs
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"  # ignored for 16-bit inputs
     qk_scale = float(scale) * LOG2E
     lse = torch.empty(b * h, n_q, dtype=torch.float32, device=q.device)
     launch = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
     _row_lse_kernel[(triton.cdiv(n_q, cfg["lse_block_m"]), b * h)](
-        q, k, lse, *q.stride(), *k.stride(), n_q, n_k, h, h // h_kv, d, qk_scale,
-        CAUSAL=causal, BLOCK_M=cfg["lse_block_m"], BLOCK_N=cfg["lse_block_n"], D_PAD=d_pad, PRECISION=precision,
-        **launch)
+        q,
+        k,
+        lse,
+        *q.stride(),
+        *k.stride(),
+        n_q,
+        n_k,
+        h,
+        h // h_kv,
+        d,
+        qk_scale,
+        CAUSAL=causal,
+        BLOCK_M=cfg["lse_block_m"],
+        BLOCK_N=cfg["lse_block_n"],
+        D_PAD=d_pad,
+        PRECISION=precision,
+        **launch,
+    )
     s_q, s_k = len(row_edges) - 1, len(col_edges) - 1
-    if causal:   # key bins starting after a query bin's last row are all future keys: skipped, left at 0
+    if causal:  # key bins starting after a query bin's last row are all future keys: skipped, left at 0
         last_bin = np.searchsorted(col_edges[:-1], row_edges[1:], side="left")
     else:
         last_bin = np.full(s_q, s_k)
@@ -188,9 +326,30 @@ def pooled_attention(q, k, row_edges: np.ndarray, col_edges: np.ndarray, causal:
     out_max = torch.zeros_like(out_sum)
     largest_row_bin = int(np.diff(row_edges).max())
     _pooled_kernel[(s_q, b * h)](
-        q, k, lse, as_int(row_edges), as_int(col_edges), as_int(last_bin), out_sum, out_max,
-        *q.stride(), *k.stride(), n_q, h, h // h_kv, d, s_q, s_k, qk_scale,
-        CAUSAL=causal, ONE_ROW_TILE=largest_row_bin <= cfg["block_m"], BLOCK_M=cfg["block_m"],
-        BLOCK_N=cfg["block_n"], D_PAD=d_pad, PRECISION=precision, **launch)
+        q,
+        k,
+        lse,
+        as_int(row_edges),
+        as_int(col_edges),
+        as_int(last_bin),
+        out_sum,
+        out_max,
+        *q.stride(),
+        *k.stride(),
+        n_q,
+        h,
+        h // h_kv,
+        d,
+        s_q,
+        s_k,
+        qk_scale,
+        CAUSAL=causal,
+        ONE_ROW_TILE=largest_row_bin <= cfg["block_m"],
+        BLOCK_M=cfg["block_m"],
+        BLOCK_N=cfg["block_n"],
+        D_PAD=d_pad,
+        PRECISION=precision,
+        **launch,
+    )
     counts = torch.as_tensor(np.outer(np.diff(row_edges), np.diff(col_edges)), dtype=torch.float32, device=device)
     return (out_sum / counts).view(b, h, s_q, s_k), out_max.view(b, h, s_q, s_k)

@@ -6,13 +6,14 @@ Offsets beyond the clipping distance k share one vector: the paper found k = 16 
 enough, because precise distance matters most nearby. Only 2k + 1 vectors are learned, so any sequence
 length works.
 """
+
 from __future__ import annotations
 
 import math
 
 import torch
 
-from .attention import masked_softmax
+from .sdpa import masked_softmax
 
 
 def relative_offsets(n_queries: int, n_keys: int | None = None) -> torch.Tensor:
@@ -28,21 +29,23 @@ def clipped_offset_index(n_queries: int, clip: int, n_keys: int | None = None) -
     return relative_offsets(n_queries, n_keys).clamp(-clip, clip) + clip
 
 
-def shaw_relative_scores(q: torch.Tensor, rel_table: torch.Tensor, clip: int, n_keys: int | None = None
-                         ) -> torch.Tensor:
+def shaw_relative_scores(
+    q: torch.Tensor, rel_table: torch.Tensor, clip: int, n_keys: int | None = None
+) -> torch.Tensor:
     """S_ij = Q_i . E_clip(i-j). q (..., n, d), rel_table (2*clip + 1, d): row r + clip holds E_r.
     Computed as Q E^T (n x (2k+1)) then gathered, so no (n, n, d) tensor is built."""
     if rel_table.shape[0] != 2 * clip + 1:
         raise ValueError(f"rel_table needs 2*clip + 1 = {2 * clip + 1} rows, got {rel_table.shape[0]}")
     n = q.shape[-2]
-    per_offset = q @ rel_table.transpose(-2, -1)                 # (..., n, 2k + 1)
-    index = clipped_offset_index(n, clip, n_keys)                # (n, n_keys)
+    per_offset = q @ rel_table.transpose(-2, -1)  # (..., n, 2k + 1)
+    index = clipped_offset_index(n, clip, n_keys)  # (n, n_keys)
     index = index.expand(*per_offset.shape[:-2], *index.shape)
     return torch.gather(per_offset, -1, index)
 
 
-def shaw_attention(q: torch.Tensor, k: torch.Tensor, rel_table: torch.Tensor, clip: int,
-                   mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+def shaw_attention(
+    q: torch.Tensor, k: torch.Tensor, rel_table: torch.Tensor, clip: int, mask: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
     """The three score matrices and the weights: content Q K^T, relative S, and softmax((QK^T + S) / sqrt(d))."""
     content = q @ k.transpose(-2, -1)
     relative = shaw_relative_scores(q, rel_table, clip, k.shape[-2])

@@ -11,6 +11,7 @@ Two layouts put the same rotation in different places:
   x*cos + rotate_half(x)*sin. It is the same map after reordering the dimensions (`half_permutation`).
 Checkpoints trained with one layout need their q/k weight rows permuted to run with the other.
 """
+
 from __future__ import annotations
 
 import torch
@@ -63,8 +64,9 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def apply_rope_rotate_half(x: torch.Tensor, positions, inv_freq: torch.Tensor, attention_factor: float = 1.0
-                           ) -> torch.Tensor:
+def apply_rope_rotate_half(
+    x: torch.Tensor, positions, inv_freq: torch.Tensor, attention_factor: float = 1.0
+) -> torch.Tensor:
     """x (..., n, d) -> x*cos + rotate_half(x)*sin with cos = cos(cat(angles, angles)), as in Llama. The
     attention_factor multiplies cos and sin (YaRN/LongRoPE use it; q.k is then scaled by its square)."""
     angle = rope_angles(positions, inv_freq).to(x.dtype)
@@ -100,9 +102,14 @@ def relative_score_check(q: torch.Tensor, k: torch.Tensor, n_positions: int, inv
         vals = scores[offsets == off]
         by_offset.append(vals.mean())
         spread.append(vals.max() - vals.min())
-    return {"scores": scores, "offsets": torch.arange(-(n_positions - 1), n_positions),
-            "score_by_offset": torch.stack(by_offset), "spread_by_offset": torch.stack(spread),
-            "max_spread": float(torch.stack(spread).max()), "score_range": float(scores.max() - scores.min())}
+    return {
+        "scores": scores,
+        "offsets": torch.arange(-(n_positions - 1), n_positions),
+        "score_by_offset": torch.stack(by_offset),
+        "spread_by_offset": torch.stack(spread),
+        "max_spread": float(torch.stack(spread).max()),
+        "score_range": float(scores.max() - scores.min()),
+    }
 
 
 def frequency_band_contributions(q: torch.Tensor, k: torch.Tensor, n_bands: int) -> torch.Tensor:
@@ -110,7 +117,7 @@ def frequency_band_contributions(q: torch.Tensor, k: torch.Tensor, n_bands: int)
     q (n_q, d), k (n_k, d) already rotated. Pair i is dimensions (i, i + d/2); bands are contiguous runs of pairs,
     band 0 the fastest-rotating. Returns (n_bands, n_q, n_k); the bands sum to q @ k.T exactly."""
     half = q.shape[-1] // 2
-    per_pair = (q[:, None, :half] * k[None, :, :half] + q[:, None, half:] * k[None, :, half:])  # (n_q, n_k, d/2)
+    per_pair = q[:, None, :half] * k[None, :, :half] + q[:, None, half:] * k[None, :, half:]  # (n_q, n_k, d/2)
     return torch.stack([per_pair[..., a:b].sum(-1) for a, b in band_edges(half, n_bands)])
 
 

@@ -17,6 +17,7 @@ Terms: L0 is the training context ("original_max_position_embeddings"); a pair i
 is unchanged (positions beyond L0 give it angles it never saw only if its wavelength exceeds L0), and
 *interpolated* when theta is divided by s (positions are squeezed back into the range seen in training).
 """
+
 from __future__ import annotations
 
 import copy
@@ -26,9 +27,9 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 from transformers import LlamaConfig
-from transformers.utils import logging as hf_logging
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+from transformers.utils import logging as hf_logging
 
 METHODS = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
@@ -48,15 +49,18 @@ def longrope_factors(factor: float, head_dim: int, rope_theta: float, original_c
     applies them with its own attention factor, so the two curves differ only in that factor."""
     if factor <= 1.0:
         return [1.0] * (head_dim // 2)
-    base, _ = scaled_inv_freq("default", 1.0, head_dim=head_dim, rope_theta=rope_theta,
-                              original_context=original_context)
-    yarn, _ = scaled_inv_freq("yarn", factor, head_dim=head_dim, rope_theta=rope_theta,
-                              original_context=original_context)
+    base, _ = scaled_inv_freq(
+        "default", 1.0, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context
+    )
+    yarn, _ = scaled_inv_freq(
+        "yarn", factor, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context
+    )
     return (base / yarn).tolist()
 
 
-def rope_parameters(method: str, factor: float = 1.0, *, head_dim: int = 64, rope_theta: float = 100000.0,
-                    original_context: int = 8192) -> dict:
+def rope_parameters(
+    method: str, factor: float = 1.0, *, head_dim: int = 64, rope_theta: float = 100000.0, original_context: int = 8192
+) -> dict:
     """The `rope_parameters` dict a transformers config carries for `method` at scale factor `factor`."""
     if method not in METHODS:
         raise ValueError(f"unknown RoPE method {method!r}; expected one of {METHODS}")
@@ -76,13 +80,21 @@ def rope_parameters(method: str, factor: float = 1.0, *, head_dim: int = 64, rop
     return params
 
 
-def rope_config(method: str, factor: float = 1.0, *, head_dim: int = 64, rope_theta: float = 100000.0,
-                original_context: int = 8192, base_config: LlamaConfig | None = None) -> LlamaConfig:
+def rope_config(
+    method: str,
+    factor: float = 1.0,
+    *,
+    head_dim: int = 64,
+    rope_theta: float = 100000.0,
+    original_context: int = 8192,
+    base_config: LlamaConfig | None = None,
+) -> LlamaConfig:
     """A Llama config for `method` (a copy of base_config when given, else a one-head stub with the head size).
     max_position_embeddings is L0 for dynamic (transformers reads it as the original length) and s * L0 for the
     methods that take L0 from `original_max_position_embeddings`."""
-    params = rope_parameters(method, factor, head_dim=head_dim, rope_theta=rope_theta,
-                             original_context=original_context)
+    params = rope_parameters(
+        method, factor, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context
+    )
     target = original_context if method in ("default", "linear", "dynamic") else int(round(original_context * factor))
     if base_config is not None:
         config = copy.deepcopy(base_config)
@@ -91,21 +103,35 @@ def rope_config(method: str, factor: float = 1.0, *, head_dim: int = 64, rope_th
         config.standardize_rope_params()
         return config
     verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()   # e.g. llama3 at factor 1 warns that L0 is not below the target length
+    hf_logging.set_verbosity_error()  # e.g. llama3 at factor 1 warns that L0 is not below the target length
     try:
-        return LlamaConfig(hidden_size=head_dim, num_attention_heads=1, num_key_value_heads=1, head_dim=head_dim,
-                           num_hidden_layers=1, intermediate_size=8, vocab_size=8,
-                           max_position_embeddings=target, rope_parameters=params)
+        return LlamaConfig(
+            hidden_size=head_dim,
+            num_attention_heads=1,
+            num_key_value_heads=1,
+            head_dim=head_dim,
+            num_hidden_layers=1,
+            intermediate_size=8,
+            vocab_size=8,
+            max_position_embeddings=target,
+            rope_parameters=params,
+        )
     finally:
         hf_logging.set_verbosity(verbosity)
 
 
-def scaled_inv_freq(method: str, factor: float = 1.0, seq_len: int | None = None, *, head_dim: int = 64,
-                    rope_theta: float = 100000.0, original_context: int = 8192) -> tuple[torch.Tensor, float]:
+def scaled_inv_freq(
+    method: str,
+    factor: float = 1.0,
+    seq_len: int | None = None,
+    *,
+    head_dim: int = 64,
+    rope_theta: float = 100000.0,
+    original_context: int = 8192,
+) -> tuple[torch.Tensor, float]:
     """(inv_freq (d/2,), attention_factor) from transformers for `method`. seq_len matters for dynamic (the
     current length) and longrope (long factors beyond L0); None means 'at L0'."""
-    config = rope_config(method, factor, head_dim=head_dim, rope_theta=rope_theta,
-                         original_context=original_context)
+    config = rope_config(method, factor, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context)
     if method == "default":
         inv_freq, attention_factor = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
     else:
@@ -133,9 +159,9 @@ def qk_by_distance(inv_freq: torch.Tensor, attention_factor: float, distances) -
     dist = np.asarray(distances, dtype=np.float64)
     theta = inv_freq.double().numpy()
     out = np.zeros(dist.shape)
-    for th in theta:    # one pair at a time keeps memory at one row of distances (numpy: no thread start-up)
+    for th in theta:  # one pair at a time keeps memory at one row of distances (numpy: no thread start-up)
         out += np.cos(dist * th)
-    return attention_factor ** 2 * out / theta.shape[0]
+    return attention_factor**2 * out / theta.shape[0]
 
 
 def log_bins(max_distance: int, n_bins: int) -> np.ndarray:
@@ -145,16 +171,20 @@ def log_bins(max_distance: int, n_bins: int) -> np.ndarray:
     return np.unique(np.concatenate(([0], edges, [max_distance + 1])))
 
 
-def qk_decay_envelope(inv_freq: torch.Tensor, attention_factor: float, max_distance: int, n_bins: int = 600
-                      ) -> dict:
+def qk_decay_envelope(inv_freq: torch.Tensor, attention_factor: float, max_distance: int, n_bins: int = 600) -> dict:
     """qk_by_distance for EVERY distance 0..max_distance, reduced to <= n_bins log-spaced bins (min, mean, max per
     bin): what goes to the browser is small, and no oscillation is hidden by sampling."""
     values = qk_by_distance(inv_freq, attention_factor, np.arange(max_distance + 1))
     edges = log_bins(max_distance, n_bins)
     lo, hi = edges[:-1], edges[1:]
     mean = np.add.reduceat(values, lo) / (hi - lo)
-    return {"start": lo, "end": hi - 1, "mean": mean, "min": np.minimum.reduceat(values, lo),
-            "max": np.maximum.reduceat(values, lo)}
+    return {
+        "start": lo,
+        "end": hi - 1,
+        "mean": mean,
+        "min": np.minimum.reduceat(values, lo),
+        "max": np.maximum.reduceat(values, lo),
+    }
 
 
 def neighbour_angle(inv_freq: torch.Tensor) -> dict:
@@ -165,8 +195,11 @@ def neighbour_angle(inv_freq: torch.Tensor) -> dict:
     theta = inv_freq.double()
     wrapped = torch.remainder(theta, 2 * math.pi)
     wrapped = torch.minimum(wrapped, 2 * math.pi - wrapped)
-    return {"vector": float(torch.arccos(torch.cos(theta).mean().clamp(-1, 1))),
-            "fastest_pair": float(wrapped.max()), "slowest_pair": float(wrapped.min())}
+    return {
+        "vector": float(torch.arccos(torch.cos(theta).mean().clamp(-1, 1))),
+        "fastest_pair": float(wrapped.max()),
+        "slowest_pair": float(wrapped.min()),
+    }
 
 
 def method_seq_len(method: str, factor: float, original_context: int, seq_len: int | None) -> int | None:
@@ -182,8 +215,9 @@ def scaled_rotary_embedding(config, method: str, factor: float, original_context
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     theta = config.rope_parameters["rope_theta"]
     original = original_context or config.max_position_embeddings
-    new_config = rope_config(method, factor, head_dim=head_dim, rope_theta=theta, original_context=original,
-                             base_config=config)
+    new_config = rope_config(
+        method, factor, head_dim=head_dim, rope_theta=theta, original_context=original, base_config=config
+    )
     return LlamaRotaryEmbedding(new_config)
 
 
@@ -206,12 +240,16 @@ def pair_classes(ratio: np.ndarray, factor: float, tolerance: float = 0.01) -> d
     factor counts too, as dynamic NTK does for its slowest pairs) and in between."""
     kept = np.abs(ratio - 1.0) <= tolerance
     interpolated = (ratio >= factor * (1 - tolerance)) & ~kept
-    return {"kept": int(kept.sum()), "interpolated": int(interpolated.sum()),
-            "between": int((~kept & ~interpolated).sum())}
+    return {
+        "kept": int(kept.sum()),
+        "interpolated": int(interpolated.sum()),
+        "between": int((~kept & ~interpolated).sum()),
+    }
 
 
-def method_table(factor: float, seq_len: int, *, head_dim: int = 64, rope_theta: float = 100000.0,
-                 original_context: int = 8192) -> list[dict]:
+def method_table(
+    factor: float, seq_len: int, *, head_dim: int = 64, rope_theta: float = 100000.0, original_context: int = 8192
+) -> list[dict]:
     """Per method at `factor`: inv_freq, attention factor, wavelengths, ratio to plain RoPE and the pair classes.
     seq_len is the current sequence length (used by dynamic and longrope)."""
     kw = dict(head_dim=head_dim, rope_theta=rope_theta, original_context=original_context)
@@ -220,13 +258,22 @@ def method_table(factor: float, seq_len: int, *, head_dim: int = 64, rope_theta:
     for method in METHODS:
         inv, att = scaled_inv_freq(method, factor, seq_len=seq_len, **kw)
         ratio = interpolation_ratio(inv, default)
-        rows.append({"method": method, "inv_freq": inv, "attention_factor": att, "wavelength": wavelengths(inv),
-                     "ratio": ratio, **pair_classes(ratio, factor if method != "default" else 1.0)})
+        rows.append(
+            {
+                "method": method,
+                "inv_freq": inv,
+                "attention_factor": att,
+                "wavelength": wavelengths(inv),
+                "ratio": ratio,
+                **pair_classes(ratio, factor if method != "default" else 1.0),
+            }
+        )
     return rows
 
 
-def resolution_by_factor(factors, *, head_dim: int = 64, rope_theta: float = 100000.0,
-                         original_context: int = 8192) -> dict[str, dict[str, list[float]]]:
+def resolution_by_factor(
+    factors, *, head_dim: int = 64, rope_theta: float = 100000.0, original_context: int = 8192
+) -> dict[str, dict[str, list[float]]]:
     """neighbour_angle per method for each factor, each method at the length it was stretched to (s * L0; matters
     for dynamic and longrope)."""
     kw = dict(head_dim=head_dim, rope_theta=rope_theta, original_context=original_context)

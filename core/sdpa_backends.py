@@ -16,20 +16,21 @@ FLOPs: two matrix products of (n x d) by (d x n) and (n x n) by (n x d), 2 FLOPs
 4 * B * H * n^2 * d. With a causal mask only about half the (query, key) pairs are computed (n(n+1)/2 exactly);
 we halve the count, the convention of FlashAttention's benchmarks. Softmax and scaling are not counted.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .attention import repeat_kv
+from .sdpa import repeat_kv
 from .timing import peak_memory_delta, time_ms
 
 BACKENDS = {
@@ -45,8 +46,10 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 # PyTorch's CPU dispatcher (aten/src/ATen/native/transformers/sdp_utils_cpp.cpp, select_sdp_backend_cpp) only
 # considers the flash and math kernels; the other two have no CPU implementation, and on CPU it fails without
 # a warning, so this is the one reason we state ourselves.
-CPU_ONLY_REASON = ("no CPU implementation: PyTorch's CPU dispatcher only has the flash (CPU) and math kernels; "
-                   "this kernel is CUDA only")
+CPU_ONLY_REASON = (
+    "no CPU implementation: PyTorch's CPU dispatcher only has the flash (CPU) and math kernels; "
+    "this kernel is CUDA only"
+)
 
 
 class BackendUnavailable(RuntimeError):
@@ -73,8 +76,10 @@ class AttentionShape:
         return attention_flops(self.batch, self.heads, self.seq_len, self.head_dim, self.causal)
 
     def label(self) -> str:
-        return (f"B={self.batch} H={self.heads} n={self.seq_len} d={self.head_dim}"
-                f"{' causal' if self.causal else ''} {self.dtype}")
+        return (
+            f"B={self.batch} H={self.heads} n={self.seq_len} d={self.head_dim}"
+            f"{' causal' if self.causal else ''} {self.dtype}"
+        )
 
 
 def attention_flops(batch: int, heads: int, seq_len: int, head_dim: int, causal: bool = False) -> float:
@@ -144,8 +149,15 @@ def _is_oom(err: Exception) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
 
-def measure(name: str, shape: AttentionShape, device="cpu", reps: int = 5, budget_s: float | None = None,
-            reference: torch.Tensor | None = None, qkv=None) -> dict:
+def measure(
+    name: str,
+    shape: AttentionShape,
+    device="cpu",
+    reps: int = 5,
+    budget_s: float | None = None,
+    reference: torch.Tensor | None = None,
+    qkv=None,
+) -> dict:
     """One backend on one shape: median ms, TFLOP/s, peak extra memory, and the largest difference from
     `reference` (the naive output) when given. status: ok / unavailable / out of memory."""
     return _measure(name, shape, device, reps, budget_s, reference, qkv)[0]
@@ -154,11 +166,21 @@ def measure(name: str, shape: AttentionShape, device="cpu", reps: int = 5, budge
 def _measure(name, shape, device, reps, budget_s, reference, qkv) -> tuple[dict, torch.Tensor | None]:
     device = torch.device(device)
     q, k, v = qkv if qkv is not None else make_qkv(shape, device)
-    row = {"backend": name, **asdict(shape), "flops": shape.flops, "status": "ok", "reason": None, "ms": None,
-           "tflops": None, "peak_bytes": None, "memory_method": None, "max_abs_diff_vs_naive": None}
+    row = {
+        "backend": name,
+        **asdict(shape),
+        "flops": shape.flops,
+        "status": "ok",
+        "reason": None,
+        "ms": None,
+        "tflops": None,
+        "peak_bytes": None,
+        "memory_method": None,
+        "max_abs_diff_vs_naive": None,
+    }
     call: Callable[[], torch.Tensor] = lambda: run_backend(name, q, k, v, shape.causal)  # noqa: E731
     try:
-        out, peak, how = peak_memory_delta(call, device)     # doubles as the warm-up call of time_ms
+        out, peak, how = peak_memory_delta(call, device)  # doubles as the warm-up call of time_ms
         ms = time_ms(call, reps=reps, warmup=0, device=device, budget_s=budget_s)
     except BackendUnavailable as err:
         row.update(status="unavailable", reason=str(err))
@@ -176,8 +198,13 @@ def _measure(name, shape, device, reps, budget_s, reference, qkv) -> tuple[dict,
     return row, out
 
 
-def benchmark(shapes: list[AttentionShape], device="cpu", reps: int = 5, budget_s: float | None = None,
-              progress: Callable[[float, str], None] | None = None) -> list[dict]:
+def benchmark(
+    shapes: list[AttentionShape],
+    device="cpu",
+    reps: int = 5,
+    budget_s: float | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> list[dict]:
     """Every shape: the naive version first (its output is the reference), then each SDPA backend."""
     rows, names = [], [NAIVE, *BACKENDS]
     total, done = len(shapes) * len(names), 0
@@ -189,7 +216,7 @@ def benchmark(shapes: list[AttentionShape], device="cpu", reps: int = 5, budget_
                 progress(done / total, f"{name}: {shape.label()}")
             row, out = _measure(name, shape, device, reps, budget_s, reference, qkv)
             if name == NAIVE:
-                reference = out                  # None when the naive version did not fit in memory
+                reference = out  # None when the naive version did not fit in memory
             rows.append(row)
             done += 1
         del qkv, reference
@@ -198,8 +225,9 @@ def benchmark(shapes: list[AttentionShape], device="cpu", reps: int = 5, budget_
     return rows
 
 
-def gqa_check(heads: int = 8, kv_heads: int = 2, seq_len: int = 16, head_dim: int = 16, causal: bool = True,
-              seed: int = 0) -> dict:
+def gqa_check(
+    heads: int = 8, kv_heads: int = 2, seq_len: int = 16, head_dim: int = 16, causal: bool = True, seed: int = 0
+) -> dict:
     """GQA is MHA whose key/value heads are repeated: torch's SDPA with enable_gqa=True on (H_kv) K/V against
     plain SDPA on K/V repeated so that query head h reads key/value head h // (H / H_kv). The same repetition
     in the wrong order (tiling: head h reads h % H_kv) is reported too, to show the grouping is what matters."""
@@ -212,9 +240,12 @@ def gqa_check(heads: int = 8, kv_heads: int = 2, seq_len: int = 16, head_dim: in
     rep = heads // kv_heads
     mha = F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), is_causal=causal)
     tiled = F.scaled_dot_product_attention(q, k.repeat(1, rep, 1, 1), v.repeat(1, rep, 1, 1), is_causal=causal)
-    return {"max_abs_diff_repeated": float((gqa - mha).abs().max()),
-            "max_abs_diff_wrong_order": float((gqa - tiled).abs().max()),
-            "kv_numbers_gqa": k.numel() + v.numel(), "kv_numbers_mha": 2 * repeat_kv(k, rep).numel()}
+    return {
+        "max_abs_diff_repeated": float((gqa - mha).abs().max()),
+        "max_abs_diff_wrong_order": float((gqa - tiled).abs().max()),
+        "kv_numbers_gqa": k.numel() + v.numel(),
+        "kv_numbers_mha": 2 * repeat_kv(k, rep).numel(),
+    }
 
 
 def load_results(path: Path | None = None) -> dict | None:

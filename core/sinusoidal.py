@@ -7,6 +7,7 @@ Column 2i and 2i+1 share one frequency omega_i = base^(-2i/d): together they are
 (sin p*omega_i, cos p*omega_i) on the unit circle, so moving k positions is a rotation by k*omega_i whatever p is.
 That is why PE(p) . PE(q) = sum_i cos((p - q) * omega_i) depends only on the distance p - q.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,8 +53,16 @@ def sine_collision(omega: float, n_positions: int) -> dict:
     gaps = np.diff(s[order])
     j = int(np.argmin(gaps))
     a, b = sorted((int(order[j]), int(order[j + 1])))
-    return {"p": a, "q": b, "sin_p": float(s[a]), "sin_q": float(s[b]), "cos_p": float(c[a]), "cos_q": float(c[b]),
-            "sine_gap": float(abs(s[a] - s[b])), "pair_distance": float(np.hypot(s[a] - s[b], c[a] - c[b]))}
+    return {
+        "p": a,
+        "q": b,
+        "sin_p": float(s[a]),
+        "sin_q": float(s[b]),
+        "cos_p": float(c[a]),
+        "cos_q": float(c[b]),
+        "sine_gap": float(abs(s[a] - s[b])),
+        "pair_distance": float(np.hypot(s[a] - s[b], c[a] - c[b])),
+    }
 
 
 def dimension_variation(n_positions: int, d: int, base: float = 10000.0) -> np.ndarray:
@@ -85,9 +94,16 @@ def slow_dimension_share(n_positions: int, d: int, base: float = 10000.0, thresh
     position, so they carry no position information in this context: they are free for content."""
     var = dimension_variation(n_positions, d, base)
     slow = var < threshold
-    return {"share": float(slow.mean()), "count": int(slow.sum()), "d": d, "n_positions": n_positions,
-            "threshold": threshold, "sin_share": float(slow[0::2].mean()), "cos_share": float(slow[1::2].mean()),
-            "first_slow_dim": int(np.argmax(slow)) if slow.any() else None}
+    return {
+        "share": float(slow.mean()),
+        "count": int(slow.sum()),
+        "d": d,
+        "n_positions": n_positions,
+        "threshold": threshold,
+        "sin_share": float(slow[0::2].mean()),
+        "cos_share": float(slow[1::2].mean()),
+        "first_slow_dim": int(np.argmax(slow)) if slow.any() else None,
+    }
 
 
 def neighbour_step_share(d: int, base: float = 10000.0, threshold: float = 0.01) -> float:

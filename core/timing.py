@@ -12,6 +12,7 @@ Peak memory:
   extra resident memory of the call (it includes allocator overhead and fragmentation, which is memory the
   machine really had to provide). Where /proc is not available the figure is reported as None, never guessed.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -22,8 +23,8 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -35,8 +36,9 @@ def synchronize(device: torch.device | str | None) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_ms(fn: Callable[[], object], reps: int = 5, warmup: int = 1, device=None,
-            budget_s: float | None = None) -> float:
+def time_ms(
+    fn: Callable[[], object], reps: int = 5, warmup: int = 1, device=None, budget_s: float | None = None
+) -> float:
     """Median wall time of fn() in milliseconds over `reps` calls after `warmup` untimed ones. With budget_s,
     stops repeating once that much time was spent (at least one timed call): live page runs stay bounded."""
     for _ in range(warmup):
@@ -72,6 +74,7 @@ def fit_loglog_slope(sizes, times, min_size: float | None = None) -> tuple[float
 
 
 # --- memory --------------------------------------------------------------------------------------------------
+
 
 def _status_kb(field: str) -> int | None:
     try:
@@ -146,6 +149,7 @@ def peak_memory_delta(fn: Callable[[], object], device) -> tuple[object, int | N
 
 # --- what the figures were measured on -------------------------------------------------------------------------
 
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -165,7 +169,7 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "python": platform.python_version(),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
     }

@@ -12,6 +12,7 @@ Rules, in order:
 The real models' subword tokenizers come from transformers; this one exists so those pages work without a
 model and explain themselves in whole words.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -23,8 +24,8 @@ KEYCAP = "\u20e3"
 
 @dataclass(frozen=True)
 class Tokenized:
-    tokens: list[str]     # at most max_tokens
-    n_total: int          # how many the whole text has
+    tokens: list[str]  # at most max_tokens
+    n_total: int  # how many the whole text has
 
     @property
     def truncated(self) -> bool:
@@ -33,17 +34,25 @@ class Tokenized:
 
 def _is_cjk_char(cp: int) -> bool:
     """Ideographs (CJK Unified + extensions + compatibility), hiragana and katakana."""
-    return (0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0x3400 <= cp <= 0x4DBF
-            or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3134F
-            or 0xFF66 <= cp <= 0xFF9F)
+    return (
+        0x3040 <= cp <= 0x30FF
+        or 0x31F0 <= cp <= 0x31FF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x3134F
+        or 0xFF66 <= cp <= 0xFF9F
+    )
 
 
 def _is_emoji_modifier(ch: str) -> bool:
     cp = ord(ch)
-    return (0x1F3FB <= cp <= 0x1F3FF           # skin tones
-            or cp in (0xFE0E, 0xFE0F)          # text / emoji presentation selectors
-            or ch == KEYCAP
-            or 0xE0020 <= cp <= 0xE007F)       # tag characters (subdivision flags)
+    return (
+        0x1F3FB <= cp <= 0x1F3FF  # skin tones
+        or cp in (0xFE0E, 0xFE0F)  # text / emoji presentation selectors
+        or ch == KEYCAP
+        or 0xE0020 <= cp <= 0xE007F
+    )  # tag characters (subdivision flags)
 
 
 def _is_regional_indicator(ch: str) -> bool:
@@ -59,7 +68,7 @@ def iter_tokens(text: str):
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):   # incl. a stray joiner
+        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):  # incl. a stray joiner
             i += 1
             continue
         if _is_word_char(ch) and unicodedata.category(ch)[0] != "M":

@@ -7,15 +7,16 @@ by the weight it kept, so rows sum to 1 again ("renormalised"). The pages say so
 Big matrices are shrunk here, before anything goes to the browser: `block_pool` averages (nearly) equal
 blocks of queries and keys, ignoring masked cells, with the same bins as core.downsample.pool_matrix.
 """
+
 from __future__ import annotations
 
 import torch
 
-from .attention import attention_weights, entropy, repeat_kv
 from .downsample import bin_edges
-
+from .sdpa import attention_weights, entropy, repeat_kv
 
 # --- which tokens are on screen ---------------------------------------------------------------------------------
+
 
 def real_length(trace, index: int = 0) -> int:
     return int(trace.batch.attention_mask[index].sum())
@@ -28,7 +29,7 @@ def shown_tokens(trace, index: int = 0, hide_special: bool = False) -> torch.Ten
     if hide_special:
         keep &= ~trace.batch.special[index, :n].bool()
     idx = torch.nonzero(keep).flatten()
-    return idx if len(idx) else torch.arange(n)   # a text of only special tokens: show them anyway
+    return idx if len(idx) else torch.arange(n)  # a text of only special tokens: show them anyway
 
 
 def renormalise(weights: torch.Tensor) -> torch.Tensor:
@@ -51,10 +52,11 @@ def _is_prefix(idx: torch.Tensor, size: int) -> bool:
 
 # --- exact weights ------------------------------------------------------------------------------------------------
 
+
 def layer_weights(trace, layer: int, index: int = 0, rows: torch.Tensor | None = None) -> torch.Tensor:
     """(H, n_rows, n) exact weights of every head of one layer for sequence `index` (padded length n):
     the same numbers as trace.attention(layer, h, index, rows) for each h, computed in one call."""
-    q = trace.queries[layer][index]                                             # (H, n, d)
+    q = trace.queries[layer][index]  # (H, n, d)
     k = repeat_kv(trace.keys[layer][index][None], trace.n_heads // trace.n_kv_heads)[0]
     m = trace.mask(index)
     if rows is not None:
@@ -85,8 +87,9 @@ def mean_over_heads(trace, layer: int, index: int = 0, hide_special: bool = Fals
     return _select(layer_weights(trace, layer, index), shown, shown, hide_special).mean(0)
 
 
-def rollout(trace, index: int = 0, last_layer: int | None = None, hide_special: bool = False,
-            residual: float = 0.5) -> torch.Tensor:
+def rollout(
+    trace, index: int = 0, last_layer: int | None = None, hide_special: bool = False, residual: float = 0.5
+) -> torch.Tensor:
     """Attention rollout (Abnar & Zuidema 2020): per layer A = mean over heads, mixed with the residual
     connection as 0.5 A + 0.5 I, rows renormalised; then multiplied from the first layer up:
     R = A_last ... A_1. R[i, j] estimates how much token j's input flows into token i's output at `last_layer`.
@@ -124,6 +127,7 @@ def uniform_entropy(trace, index: int = 0, hide_special: bool = False) -> float:
 
 # --- shrinking for the browser ------------------------------------------------------------------------------------
 
+
 def pooling_matrix(n: int, size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(bins, n) 0/1 matrix assigning each of n positions to its bin, and the bin edges (as pool_matrix)."""
     edges = torch.as_tensor(bin_edges(n, size))
@@ -132,8 +136,9 @@ def pooling_matrix(n: int, size: int) -> tuple[torch.Tensor, torch.Tensor]:
     return member.float(), edges
 
 
-def block_pool(weights: torch.Tensor, masked: torch.Tensor | None, size: int,
-               size_cols: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def block_pool(
+    weights: torch.Tensor, masked: torch.Tensor | None, size: int, size_cols: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Block means of (..., n_q, n_k) down to at most (size, size_cols): masked cells are left out of each
     mean; a block with no allowed cell is NaN. Equal to core.downsample.pool_matrix with masked cells set to
     NaN (a test checks), but a couple of matrix products instead of a Python loop over blocks."""
@@ -166,6 +171,7 @@ def token_count(model, text: str) -> int:
 
 # --- padded batches ------------------------------------------------------------------------------------------------
 
+
 def padding_report(model, batch_trace, max_tokens: int | None = None) -> list[dict]:
     """For each sequence of a padded batch: how many real and padding tokens it has, the largest weight any
     real query puts on a padding key (should be exactly 0), and the largest difference, over every layer and
@@ -178,10 +184,17 @@ def padding_report(model, batch_trace, max_tokens: int | None = None) -> list[di
         same_ids = torch.equal(alone.batch.input_ids[0], batch_trace.batch.input_ids[i, :n])
         pad_weight, diff = 0.0, 0.0
         for layer in range(batch_trace.n_layers):
-            w = layer_weights(batch_trace, layer, i)                  # (H, width, width)
+            w = layer_weights(batch_trace, layer, i)  # (H, width, width)
             pad_weight = max(pad_weight, float(w[:, :n, n:].max()) if n < width else 0.0)
             if same_ids:
                 diff = max(diff, float((w[:, :n, :n] - layer_weights(alone, layer, 0)).abs().max()))
-        out.append({"tokens": n, "padding": width - n, "max_pad_weight": pad_weight,
-                    "max_diff_alone": diff if same_ids else float("nan"), "same_tokens": same_ids})
+        out.append(
+            {
+                "tokens": n,
+                "padding": width - n,
+                "max_pad_weight": pad_weight,
+                "max_diff_alone": diff if same_ids else float("nan"),
+                "same_tokens": same_ids,
+            }
+        )
     return out

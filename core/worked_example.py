@@ -9,6 +9,7 @@
 `scaled_dot_product_attention` run on the same input, so a page can show that the four steps are exactly what
 SDPA computes. Everything is float64: the numbers on screen are then limited by display rounding only.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,14 +19,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .attention import entropy
+from .sdpa import entropy
 
 # The worked example used in many tutorials (and pinned by tests/test_worked_example.py).
 CLASSIC_Q = [[1.0, 2.0], [3.0, 4.0]]
 CLASSIC_K = [[4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]
 CLASSIC_V = [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0], [16.0, 17.0, 18.0]]
 
-MAX_ABS_INPUT = 1e6   # larger entries would let Q K^T overflow the display and hide the point of the page
+MAX_ABS_INPUT = 1e6  # larger entries would let Q K^T overflow the display and hide the point of the page
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,12 @@ class SdpaSteps:
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
-    scores: np.ndarray        # Q K^T
-    scale: float              # 1 / sqrt(d_k)
-    scaled: np.ndarray        # Q K^T / sqrt(d_k)
-    weights: np.ndarray       # softmax over keys
-    output: np.ndarray        # weights V
-    sdpa_output: np.ndarray   # torch.nn.functional.scaled_dot_product_attention(Q, K, V)
+    scores: np.ndarray  # Q K^T
+    scale: float  # 1 / sqrt(d_k)
+    scaled: np.ndarray  # Q K^T / sqrt(d_k)
+    weights: np.ndarray  # softmax over keys
+    output: np.ndarray  # weights V
+    sdpa_output: np.ndarray  # torch.nn.functional.scaled_dot_product_attention(Q, K, V)
 
     @property
     def max_abs_diff(self) -> float:
@@ -76,7 +77,7 @@ def input_problems(q, k, v) -> list[str]:
         problems.append("qk_width")
     if ka is not None and va is not None and ka.shape[0] != va.shape[0]:
         problems.append("kv_rows")
-    return list(dict.fromkeys(problems))   # unique, in order
+    return list(dict.fromkeys(problems))  # unique, in order
 
 
 def sdpa_steps(q, k, v) -> SdpaSteps:
@@ -92,9 +93,17 @@ def sdpa_steps(q, k, v) -> SdpaSteps:
     weights = torch.softmax(scaled, dim=-1)
     output = weights @ vt
     fused = F.scaled_dot_product_attention(qt[None, None], kt[None, None], vt[None, None])[0, 0]
-    return SdpaSteps(q=qt.numpy(), k=kt.numpy(), v=vt.numpy(), scores=scores.numpy(), scale=scale,
-                     scaled=scaled.numpy(), weights=weights.numpy(), output=output.numpy(),
-                     sdpa_output=fused.numpy())
+    return SdpaSteps(
+        q=qt.numpy(),
+        k=kt.numpy(),
+        v=vt.numpy(),
+        scores=scores.numpy(),
+        scale=scale,
+        scaled=scaled.numpy(),
+        weights=weights.numpy(),
+        output=output.numpy(),
+        sdpa_output=fused.numpy(),
+    )
 
 
 def resize(matrix, n_rows: int, n_cols: int) -> np.ndarray:
@@ -108,14 +117,15 @@ def resize(matrix, n_rows: int, n_cols: int) -> np.ndarray:
 
 # --- why sqrt(d_k): softmax saturation --------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Saturation:
-    d_k: np.ndarray                  # (m,)
-    entropy_scaled: np.ndarray       # (m,) mean entropy (nats) of softmax(q.k / sqrt(d_k)) rows
-    entropy_unscaled: np.ndarray     # (m,) mean entropy of softmax(q.k) rows
-    max_weight_scaled: np.ndarray    # (m,) mean largest weight in a row (1.0 = one key takes everything)
+    d_k: np.ndarray  # (m,)
+    entropy_scaled: np.ndarray  # (m,) mean entropy (nats) of softmax(q.k / sqrt(d_k)) rows
+    entropy_unscaled: np.ndarray  # (m,) mean entropy of softmax(q.k) rows
+    max_weight_scaled: np.ndarray  # (m,) mean largest weight in a row (1.0 = one key takes everything)
     max_weight_unscaled: np.ndarray
-    max_entropy: float               # ln(n_keys): the entropy of uniform attention
+    max_entropy: float  # ln(n_keys): the entropy of uniform attention
     n_keys: int
     n_samples: int
 
@@ -152,15 +162,24 @@ def softmax_entropy_vs_dk(d_ks, n_keys: int = 16, seed: int = 0, n_samples: int 
         rows["eu"].append(entropy(w_unscaled).mean().item())
         rows["ms"].append(w_scaled.max(-1).values.mean().item())
         rows["mu"].append(w_unscaled.max(-1).values.mean().item())
-    return Saturation(d_k=np.array(d_ks), entropy_scaled=np.array(rows["es"]),
-                      entropy_unscaled=np.array(rows["eu"]), max_weight_scaled=np.array(rows["ms"]),
-                      max_weight_unscaled=np.array(rows["mu"]), max_entropy=math.log(n_keys), n_keys=n_keys,
-                      n_samples=n_samples)
+    return Saturation(
+        d_k=np.array(d_ks),
+        entropy_scaled=np.array(rows["es"]),
+        entropy_unscaled=np.array(rows["eu"]),
+        max_weight_scaled=np.array(rows["ms"]),
+        max_weight_unscaled=np.array(rows["mu"]),
+        max_entropy=math.log(n_keys),
+        n_keys=n_keys,
+        n_samples=n_samples,
+    )
 
 
 def example_row(d_k: int, n_keys: int, seed: int = 0) -> dict[str, np.ndarray]:
     """One random row of scores and its softmax with and without scaling (for a bar chart)."""
     gen = torch.Generator().manual_seed(seed)
     raw = random_scores(d_k, n_keys, 1, gen)[0]
-    return {"scores": raw.numpy(), "weights_scaled": torch.softmax(raw / math.sqrt(d_k), -1).numpy(),
-            "weights_unscaled": torch.softmax(raw, -1).numpy()}
+    return {
+        "scores": raw.numpy(),
+        "weights_scaled": torch.softmax(raw / math.sqrt(d_k), -1).numpy(),
+        "weights_unscaled": torch.softmax(raw, -1).numpy(),
+    }

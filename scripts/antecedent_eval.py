@@ -8,6 +8,7 @@ data/antecedent_pairs.json, score it on the held-out half, and (decoders) score 
 answer to "<sentence> In this sentence, '<pronoun>' refers to the". The antecedents page shows this file;
 tests/test_antecedents.py recomputes MiniLM's numbers and compares them with it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,19 +17,15 @@ import hashlib
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+import torch
+
+from core import antecedents
+from core.models import registry
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from core import antecedents  # noqa: E402
-from core.models import registry  # noqa: E402
 
 OUT = ROOT / "results" / "antecedents.json"
 PRETRAINED = ("minilm", "smollm2")
@@ -58,7 +55,7 @@ def main() -> None:
     pairs_bytes = antecedents.PAIRS_PATH.read_bytes()
     result = {
         "command": "python scripts/antecedent_eval.py" + (f" --models {' '.join(args.models)}" if args.models else ""),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "device": device_description(),
         "pairs_file": "data/antecedent_pairs.json",
         "pairs_sha256": hashlib.sha256(pairs_bytes).hexdigest(),
@@ -79,11 +76,13 @@ def main() -> None:
         res["date"], res["device"], res["weights_note"] = result["date"], result["device"], model.weights_note
         result["models"][key] = res
         held = res["halves"]["held_out"]
-        line = (f"{key}: best head L{res['best_head'][0]} H{res['best_head'][1]}  "
-                f"selection {res['halves']['selection']['head_accuracy']:.1%}  "
-                f"held-out {held['head_accuracy']:.1%} "
-                f"[{held['head_interval'][0]:.1%}, {held['head_interval'][1]:.1%}]  "
-                f"first-mentioned picks {held['head_first_mentioned_share']:.1%}")
+        line = (
+            f"{key}: best head L{res['best_head'][0]} H{res['best_head'][1]}  "
+            f"selection {res['halves']['selection']['head_accuracy']:.1%}  "
+            f"held-out {held['head_accuracy']:.1%} "
+            f"[{held['head_interval'][0]:.1%}, {held['head_interval'][1]:.1%}]  "
+            f"first-mentioned picks {held['head_first_mentioned_share']:.1%}"
+        )
         if "choice_accuracy" in held:
             line += f"  own choice held-out {held['choice_accuracy']:.1%}"
         print(line, f"({res['seconds']['evaluate']} s)")

@@ -2,6 +2,7 @@
 
 Shared by the real-browser test (tests/test_browser.py) and the load test (scripts/load_test.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,9 +48,25 @@ def start_server(port: int, log: IO[str], timeout_s: float = 120) -> subprocess.
     """`streamlit run app/main.py` on 127.0.0.1:port, offline, in its own process group; returns once
     /_stcore/health answers. Raises RuntimeError (after stopping it) when it exits or stays unhealthy."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]   # no Deploy button
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app/main.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "viewer",
+    ]  # no Deploy button
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout_s
     while True:

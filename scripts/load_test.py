@@ -16,6 +16,7 @@ A warm-up pass first opens every page once (model pages load their weights then)
 Needs /usr/bin/chromium and playwright (no browser download). Figures depend on the machine: the JSON records
 its core count and load average, which matter as much as the session count.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,16 +29,22 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from app import catalog
+from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
 
-from app import catalog  # noqa: E402
-from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 TEXTS = [
     "The cat sat on the mat because it was tired.",
     "The trophy did not fit in the suitcase because it was too big.",
@@ -59,6 +66,7 @@ def page_path(url: str) -> str:
 
 # --- server and its memory -----------------------------------------------------------------------------------
 
+
 def process_tree(pid: int) -> list[int]:
     """pid and all its descendants, from /proc/<pid>/stat (field 4 is the parent's pid)."""
     children: dict[int, list[int]] = {}
@@ -69,7 +77,7 @@ def process_tree(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])   # the name in (...) may hold spaces
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])  # the name in (...) may hold spaces
         children.setdefault(ppid, []).append(int(entry.name))
     out, todo = [], [pid]
     while todo:
@@ -101,14 +109,14 @@ def cpu_ticks(pid: int) -> int:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return 0
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return int(fields[11]) + int(fields[12])
 
 
 def machine_ticks() -> tuple[int, int]:
     """(busy, total) clock ticks of all cores since boot, from /proc/stat."""
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + values[4]                      # idle + iowait
+    idle = values[3] + values[4]  # idle + iowait
     return sum(values[:8]) - idle, sum(values[:8])
 
 
@@ -127,7 +135,7 @@ class CpuMeter:
         client = set(process_tree(os.getpid())) - server
         now = {pid: cpu_ticks(pid) for pid in server | client}
         for pid, ticks in now.items():
-            delta = max(0, ticks - self.last.get(pid, 0)) / TICKS   # a new process: all its time is new
+            delta = max(0, ticks - self.last.get(pid, 0)) / TICKS  # a new process: all its time is new
             if pid in server:
                 self.server_s += delta
             else:
@@ -137,18 +145,24 @@ class CpuMeter:
     def snapshot(self) -> dict:
         self.sample()
         busy, total = machine_ticks()
-        return {"server_s": self.server_s, "client_s": self.client_s, "busy_s": busy / TICKS,
-                "all_s": total / TICKS, "t": time.monotonic()}
+        return {
+            "server_s": self.server_s,
+            "client_s": self.client_s,
+            "busy_s": busy / TICKS,
+            "all_s": total / TICKS,
+            "t": time.monotonic(),
+        }
 
 
-async def sample_memory(pid: int, t0: float, series: list, stop: asyncio.Event, cpu: CpuMeter,
-                        every_s: float = 1.0) -> None:
+async def sample_memory(
+    pid: int, t0: float, series: list, stop: asyncio.Event, cpu: CpuMeter, every_s: float = 1.0
+) -> None:
     while not stop.is_set():
         series.append((round(time.monotonic() - t0, 1), round(rss_mb(pid), 1)))
         cpu.sample()
         try:
             await asyncio.wait_for(stop.wait(), every_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 
@@ -156,19 +170,25 @@ def cpu_report(a: dict, b: dict) -> dict:
     wall = b["t"] - a["t"]
     cores = os.cpu_count() or 1
     server, client, busy = b["server_s"] - a["server_s"], b["client_s"] - a["client_s"], b["busy_s"] - a["busy_s"]
-    return {"window_s": round(wall, 1), "cores": cores, "core_seconds_available": round(wall * cores, 1),
-            "server_cpu_s": round(server, 1), "browser_and_driver_cpu_s": round(client, 1),
-            "everything_else_cpu_s": round(max(0.0, busy - server - client), 1),
-            "machine_busy_share": round(busy / (wall * cores), 3) if wall else None}
+    return {
+        "window_s": round(wall, 1),
+        "cores": cores,
+        "core_seconds_available": round(wall * cores, 1),
+        "server_cpu_s": round(server, 1),
+        "browser_and_driver_cpu_s": round(client, 1),
+        "everything_else_cpu_s": round(max(0.0, busy - server - client), 1),
+        "machine_busy_share": round(busy / (wall * cores), 3) if wall else None,
+    }
 
 
 # --- sessions ------------------------------------------------------------------------------------------------
 
+
 class Stats:
     def __init__(self):
-        self.timings: list[dict] = []     # {"kind", "page", "ms", "session", "t"}
+        self.timings: list[dict] = []  # {"kind", "page", "ms", "session", "t"}
         self.errors: list[dict] = []
-        self.page_errors = 0              # uncaught JavaScript errors in the page (reported, not counted as errors)
+        self.page_errors = 0  # uncaught JavaScript errors in the page (reported, not counted as errors)
 
     def error(self, session: int, page: str, what: str) -> None:
         self.errors.append({"session": session, "page": page, "error": what[:500]})
@@ -188,8 +208,9 @@ async def wait_for_run(page, runs_before: int, timeout_ms: int, changed: str = "
     (a JavaScript condition that the action's run has shown its effect, for when the browser was too busy to
     ever draw the 'running' state), and then no run going on and no stale element left."""
     try:
-        await page.wait_for_function(f"window.__runsFinished > {runs_before} || ({changed})", timeout=timeout_ms,
-                                     polling=100)
+        await page.wait_for_function(
+            f"window.__runsFinished > {runs_before} || ({changed})", timeout=timeout_ms, polling=100
+        )
         await page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=100)
     except Exception as err:
         try:
@@ -224,8 +245,10 @@ async def timed(stats: Stats, session: int, kind: str, url: str, action, t0: flo
     except Exception as err:  # noqa: BLE001 - a timeout or a crash is a failed action, recorded, then recovered
         stats.error(session, url, f"{kind}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
         if VERBOSE:
-            print(f"[{start - t0:7.1f} s] session {session:>2} {kind:<8} {url:<18} FAILED {type(err).__name__}",
-                  flush=True)
+            print(
+                f"[{start - t0:7.1f} s] session {session:>2} {kind:<8} {url:<18} FAILED {type(err).__name__}",
+                flush=True,
+            )
         return False
     ms = round((time.monotonic() - start) * 1000)
     stats.timings.append({"kind": kind, "page": url, "ms": ms, "session": session, "t": round(start - t0, 1)})
@@ -243,8 +266,12 @@ async def navigate(page, url: str, timeout_ms: int) -> None:
     before = await page.evaluate("window.__runsFinished")
     h1 = await page.evaluate("() => (document.querySelector('h1') || {}).innerText || ''")
     await page.locator(f'[data-testid="stSidebarNav"] a[href$="{page_path(url)}"]').first.click(timeout=timeout_ms)
-    await wait_for_run(page, before, timeout_ms,
-                       changed=f"((document.querySelector('h1') || {{}}).innerText || '') !== {json.dumps(h1)}")
+    await wait_for_run(
+        page,
+        before,
+        timeout_ms,
+        changed=f"((document.querySelector('h1') || {{}}).innerText || '') !== {json.dumps(h1)}",
+    )
     await page.wait_for_function(f"() => ({ACTIVE_PAGE})() === {json.dumps(page_path(url))}", timeout=timeout_ms)
 
 
@@ -260,15 +287,17 @@ async def type_text(page, text: str, timeout_ms: int) -> None:
     await wait_for_run(page, before, timeout_ms, changed=f"location.search !== {json.dumps(search)}")
 
 
-async def run_session(i: int, browser, base: str, urls: list[str], deadline: float, stats: Stats, t0: float,
-                      args) -> None:
+async def run_session(
+    i: int, browser, base: str, urls: list[str], deadline: float, stats: Stats, t0: float, args
+) -> None:
     rng = random.Random(args.seed * 1000 + i)
-    await asyncio.sleep(i * args.ramp / max(1, args.sessions))           # visitors arrive over the ramp
+    await asyncio.sleep(i * args.ramp / max(1, args.sessions))  # visitors arrive over the ramp
     context = await browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-US")
     await context.add_init_script(COUNT_RUNS)
     page = await context.new_page()
-    page.on("dialog", lambda d: (stats.error(i, "?", f"JavaScript dialog: {d.message}"),
-                                 asyncio.ensure_future(d.dismiss())))
+    page.on(
+        "dialog", lambda d: (stats.error(i, "?", f"JavaScript dialog: {d.message}"), asyncio.ensure_future(d.dismiss()))
+    )
     page.on("pageerror", lambda e: setattr(stats, "page_errors", stats.page_errors + 1))
     page.on("crash", lambda p: stats.error(i, "?", "page crashed"))
     url = urls[i % len(urls)]
@@ -280,7 +309,7 @@ async def run_session(i: int, browser, base: str, urls: list[str], deadline: flo
             await asyncio.sleep(rng.uniform(*args.think))
             if time.monotonic() >= deadline:
                 break
-            if not ok:        # recover from a failed action with a fresh load, as a reader would reload
+            if not ok:  # recover from a failed action with a fresh load, as a reader would reload
                 url = rng.choice(urls)
                 ok = await timed(stats, i, "open", url, lambda: open_url(page, base, url, args.timeout * 1000), t0)
                 if ok:
@@ -288,8 +317,9 @@ async def run_session(i: int, browser, base: str, urls: list[str], deadline: flo
                 continue
             has_text = await page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea').count()
             if has_text and rng.random() < args.type_share:
-                ok = await timed(stats, i, "type", url,
-                                 lambda: type_text(page, rng.choice(TEXTS), args.timeout * 1000), t0)
+                ok = await timed(
+                    stats, i, "type", url, lambda: type_text(page, rng.choice(TEXTS), args.timeout * 1000), t0
+                )
             else:
                 url = rng.choice([u for u in urls if u != url] or urls)
                 ok = await timed(stats, i, "navigate", url, lambda: navigate(page, url, args.timeout * 1000), t0)
@@ -310,7 +340,7 @@ def percentiles(ms: list[int]) -> dict:
 async def main_async(args) -> dict:
     from playwright.async_api import async_playwright
 
-    urls = args.pages or [p["url"] for p in catalog.PAGES]
+    urls = args.pages or [p.url for p in catalog.PAGES]
     port = args.port or free_port()
     base = f"http://127.0.0.1:{port}"
     log_path = Path(args.server_log)
@@ -320,7 +350,7 @@ async def main_async(args) -> dict:
     try:
         server = start_server(port, server_log)
     except RuntimeError as err:
-        raise SystemExit(f"{err}; see {log_path}")
+        raise SystemExit(f"{err}; see {log_path}") from err
     memory: list = []
     stop = asyncio.Event()
     cpu = CpuMeter(server.pid)
@@ -341,8 +371,9 @@ async def main_async(args) -> dict:
             cpu_start = cpu.snapshot()
             start = time.monotonic()
             deadline = start + args.seconds
-            await asyncio.gather(*(run_session(i, browser, base, urls, deadline, stats, t0, args)
-                                   for i in range(args.sessions)))
+            await asyncio.gather(
+                *(run_session(i, browser, base, urls, deadline, stats, t0, args) for i in range(args.sessions))
+            )
             measured_s = time.monotonic() - start
             cpu_end = cpu.snapshot()
             await browser.close()
@@ -355,11 +386,22 @@ async def main_async(args) -> dict:
     by_kind = {k: percentiles([t["ms"] for t in stats.timings if t["kind"] == k]) for k in ("open", "navigate", "type")}
     by_page = {u: percentiles([t["ms"] for t in stats.timings if t["page"] == u]) for u in urls}
     return {
-        "config": {"sessions": args.sessions, "seconds": args.seconds, "ramp_s": args.ramp, "think_s": args.think,
-                   "type_share": args.type_share, "timeout_s": args.timeout, "pages": urls, "seed": args.seed},
-        "machine": {"cpus": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
-                    "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-                    "note": "the load average includes whatever else ran on the machine"},
+        "config": {
+            "sessions": args.sessions,
+            "seconds": args.seconds,
+            "ramp_s": args.ramp,
+            "think_s": args.think,
+            "type_share": args.type_share,
+            "timeout_s": args.timeout,
+            "pages": urls,
+            "seed": args.seed,
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            "note": "the load average includes whatever else ran on the machine",
+        },
         "measured_s": round(measured_s, 1),
         "actions": len(stats.timings),
         "actions_per_s": round(len(stats.timings) / measured_s, 2),
@@ -371,9 +413,13 @@ async def main_async(args) -> dict:
         "time_to_render_by_page": by_page,
         "cpu_during_measurement": cpu_report(cpu_start, cpu_end),
         "warmup": {"errors": warmup.errors, "ms_by_page": {t["page"]: t["ms"] for t in warmup.timings}},
-        "server_rss_mb": {"after_start": rss[0] if rss else None, "after_warmup": round(rss_after_warmup, 1),
-                          "peak": max(rss) if rss else None, "end": rss[-1] if rss else None,
-                          "series_t_s_mb": memory[::max(1, len(memory) // 400)]},
+        "server_rss_mb": {
+            "after_start": rss[0] if rss else None,
+            "after_warmup": round(rss_after_warmup, 1),
+            "peak": max(rss) if rss else None,
+            "end": rss[-1] if rss else None,
+            "series_t_s_mb": memory[:: max(1, len(memory) // 400)],
+        },
     }
 
 
@@ -382,10 +428,17 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=120, help="measured time after the warm-up")
     parser.add_argument("--ramp", type=float, default=10, help="seconds over which sessions arrive")
-    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
-                        help="pause between a session's actions, seconds (uniform)")
-    parser.add_argument("--type-share", type=float, default=0.5, help="share of actions that type text, where a "
-                        "page has a text box")
+    parser.add_argument(
+        "--think",
+        type=float,
+        nargs=2,
+        default=(1.0, 3.0),
+        metavar=("MIN", "MAX"),
+        help="pause between a session's actions, seconds (uniform)",
+    )
+    parser.add_argument(
+        "--type-share", type=float, default=0.5, help="share of actions that type text, where a page has a text box"
+    )
     parser.add_argument("--timeout", type=float, default=90, help="seconds before an action counts as failed")
     parser.add_argument("--pages", nargs="*", help="catalog urls to visit (default: every page)")
     parser.add_argument("--port", type=int, default=0)
@@ -402,14 +455,18 @@ def main() -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     a, k = result["time_to_render_all"], result["time_to_render_by_kind"]
-    print(f"{args.sessions} sessions, {result['measured_s']} s measured, {result['actions']} actions "
-          f"({result['actions_per_s']}/s), errors: {result['errors']}")
+    print(
+        f"{args.sessions} sessions, {result['measured_s']} s measured, {result['actions']} actions "
+        f"({result['actions_per_s']}/s), errors: {result['errors']}"
+    )
     print(f"time to render: p50 {a.get('p50_ms')} ms, p95 {a.get('p95_ms')} ms, max {a.get('max_ms')} ms")
     for kind, v in k.items():
         print(f"  {kind:<9} n={v['n']:<5} p50 {v.get('p50_ms')} ms  p95 {v.get('p95_ms')} ms")
     m = result["server_rss_mb"]
-    print(f"server RSS: {m['after_start']} MB at start, {m['after_warmup']} MB after warm-up, peak {m['peak']} MB, "
-          f"{m['end']} MB at the end")
+    print(
+        f"server RSS: {m['after_start']} MB at start, {m['after_warmup']} MB after warm-up, peak {m['peak']} MB, "
+        f"{m['end']} MB at the end"
+    )
     print(f"CPU while measuring: {result['cpu_during_measurement']}")
     print(f"machine: {result['machine']}")
     print(f"wrote {args.out}")

@@ -8,28 +8,31 @@ Writes the results file (command, date, device, versions, text source, per run: 
 positions), saving after every run so a stopped job keeps what it finished; --resume picks it up again. Uses the
 GPU when there is one.
 """
+
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
-import os
 import platform
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+import torch
+import transformers
+
+from core.device import default_device
+from core.long_context import (
+    LONG_TEXT_PATH,
+    LONG_TEXT_SOURCES,
+    evaluate_scaling,
+    load_long_text,
+    run_configs,
+    text_fingerprint,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-import transformers  # noqa: E402
-
-from core.device import default_device  # noqa: E402
-from core.long_context import (LONG_TEXT_PATH, LONG_TEXT_SOURCES, evaluate_scaling, load_long_text,  # noqa: E402
-                               run_configs, text_fingerprint)
 
 DEFAULT_METHODS = ["default", "linear", "dynamic", "yarn"]
 DEFAULT_FACTORS = [2.0, 4.0, 8.0]
@@ -64,6 +67,7 @@ def reproducing_command(runs: list[dict], max_tokens: int, bucket: int, out: Pat
 def load_model():
     """SmolLM2-135M-Instruct through the project's loader (weights de-quantised from the packaged GGUF)."""
     from core.models.smollm2 import load_smollm2
+
     wrapped = load_smollm2()
     return wrapped.model, wrapped.tokenizer, getattr(wrapped, "weights_note", "")
 
@@ -80,15 +84,23 @@ def main(argv=None) -> None:
     ap.add_argument("--methods", nargs="+", default=DEFAULT_METHODS)
     ap.add_argument("--factors", nargs="+", type=float, default=DEFAULT_FACTORS)
     ap.add_argument("--bucket", type=int, default=1024, help="positions per bucket of the loss curve")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="results file (default: results/long_context.json at 16,384 tokens, "
-                         "results/long_context_32k.json at 32,768, ...)")
-    ap.add_argument("--resume", action="store_true",
-                    help="keep the runs already in --out (same text, length and bucket) and do only the others")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results file (default: results/long_context.json at 16,384 tokens, "
+        "results/long_context_32k.json at 32,768, ...)",
+    )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs already in --out (same text, length and bucket) and do only the others",
+    )
     args = ap.parse_args(argv)
     args.out = (args.out or default_out(args.max_tokens)).resolve()
 
     from tqdm.auto import tqdm
+
     device = default_device()
     model, tokenizer, weights_note = load_model()
     model = model.to(device).eval()
@@ -96,37 +108,57 @@ def main(argv=None) -> None:
     ids = torch.tensor(tokenizer(text)["input_ids"][: args.max_tokens])
     runs = run_configs(args.methods, args.factors)
     original_context = model.config.max_position_embeddings
-    invocation = {"command": "python scripts/long_context_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                  "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    invocation = {
+        "command": "python scripts/long_context_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
     record = {
-        "command": invocation["command"], "date": invocation["date"], "invocations": [invocation],
-        "device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
+        "command": invocation["command"],
+        "date": invocation["date"],
+        "invocations": [invocation],
+        "device": device_name(device),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
         "python": platform.python_version(),
-        "model": "SmolLM2-135M-Instruct", "weights_note": weights_note,
-        "original_context": original_context, "rope_theta": model.config.rope_parameters["rope_theta"],
-        "text": {"path": str(LONG_TEXT_PATH.relative_to(ROOT)), "sources": LONG_TEXT_SOURCES,
-                 "sha256_16": text_fingerprint(text), "tokens_available": len(tokenizer(text)["input_ids"])},
-        "n_tokens": int(ids.numel()), "bucket": args.bucket, "complete": False, "runs": [],
+        "model": "SmolLM2-135M-Instruct",
+        "weights_note": weights_note,
+        "original_context": original_context,
+        "rope_theta": model.config.rope_parameters["rope_theta"],
+        "text": {
+            "path": str(LONG_TEXT_PATH.relative_to(ROOT)),
+            "sources": LONG_TEXT_SOURCES,
+            "sha256_16": text_fingerprint(text),
+            "tokens_available": len(tokenizer(text)["input_ids"]),
+        },
+        "n_tokens": int(ids.numel()),
+        "bucket": args.bucket,
+        "complete": False,
+        "runs": [],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.resume and args.out.exists():
         # A CPU run takes an hour or more; a stopped job should not redo what it finished.
         old = json.loads(args.out.read_text(encoding="utf-8"))
-        same = all(old.get(k) == record[k] for k in ("n_tokens", "bucket", "model")) and \
-            old.get("text", {}).get("sha256_16") == record["text"]["sha256_16"]
+        same = (
+            all(old.get(k) == record[k] for k in ("n_tokens", "bucket", "model"))
+            and old.get("text", {}).get("sha256_16") == record["text"]["sha256_16"]
+        )
         if same:
             done = {(r["method"], r["factor"]) for r in old["runs"]}
             record["runs"] = list(old["runs"])
-            record["invocations"] = old.get("invocations", [{"command": old["command"], "date": old["date"]}]) \
-                + [invocation]
+            record["invocations"] = old.get("invocations", [{"command": old["command"], "date": old["date"]}]) + [
+                invocation
+            ]
             runs = [r for r in runs if (r[0], float(r[1])) not in done]
 
     def save(result=None):
         if result is not None:
             record["runs"].append(result)
-            tqdm.write(f"{result['label']:>14}: loss within {result['mean_loss_within_context']:.3f}, beyond "
-                       f"{result['mean_loss_beyond_context'] if result['mean_loss_beyond_context'] is None else round(result['mean_loss_beyond_context'], 3)}"
-                       f" ({result['seconds']:.0f} s)")
+            tqdm.write(
+                f"{result['label']:>14}: loss within {result['mean_loss_within_context']:.3f}, beyond "
+                f"{result['mean_loss_beyond_context'] if result['mean_loss_beyond_context'] is None else round(result['mean_loss_beyond_context'], 3)}"
+                f" ({result['seconds']:.0f} s)"
+            )
         if record["runs"]:
             record["command"] = reproducing_command(record["runs"], record["n_tokens"], args.bucket, args.out)
         args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -138,13 +170,16 @@ def main(argv=None) -> None:
         bar.update(int(fraction * 1000) - bar.n)
 
     t0 = time.perf_counter()
-    evaluate_scaling(model, ids, runs, bucket=args.bucket, original_context=original_context, progress=progress,
-                     on_result=save)
+    evaluate_scaling(
+        model, ids, runs, bucket=args.bucket, original_context=original_context, progress=progress, on_result=save
+    )
     bar.close()
     record["complete"] = True
     record["seconds_total"] = round(time.perf_counter() - t0, 1)
     save()
-    print(f"wrote {args.out} ({len(record['runs'])} runs, {record['n_tokens']} tokens, {record['seconds_total']:.0f} s)")
+    print(
+        f"wrote {args.out} ({len(record['runs'])} runs, {record['n_tokens']} tokens, {record['seconds_total']:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

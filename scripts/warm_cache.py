@@ -7,21 +7,16 @@ build time so the cache ships inside the image. Each model also runs one short s
     python scripts/warm_cache.py                      # every available model; unavailable ones are reported
     python scripts/warm_cache.py --require smollm2    # exit 1 unless SmolLM2 loaded (the Docker build uses this)
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")        # weights come from installed packages, never a hub
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.models import registry  # noqa: E402
-from core.models.cache import cache_root  # noqa: E402
+from core.models import registry
+from core.models.cache import cache_root
 
 SENTENCE = "The cat sat on the mat because it was tired."
 
@@ -32,8 +27,13 @@ def folder_size(path: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--require", action="append", default=[], choices=sorted(registry.LOADERS),
-                        help="fail (exit 1) unless this model loads; repeat for several")
+    parser.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=sorted(registry.LOADERS),
+        help="fail (exit 1) unless this model loads; repeat for several",
+    )
     args = parser.parse_args()
 
     root = cache_root()
@@ -54,8 +54,10 @@ def main() -> int:
             print(f"{key}: FAILED after {time.perf_counter() - start:.1f} s: {type(err).__name__}: {err}")
             failed.append(key)
             continue
-        print(f"{key}: loaded in {loaded:.1f} s; one sentence ran through {trace.n_layers} layers x "
-              f"{trace.n_heads} heads in {time.perf_counter() - start - loaded:.2f} s")
+        print(
+            f"{key}: loaded in {loaded:.1f} s; one sentence ran through {trace.n_layers} layers x "
+            f"{trace.n_heads} heads in {time.perf_counter() - start - loaded:.2f} s"
+        )
     print(f"cache folder: {root} ({folder_size(root) / 1e6:.1f} MB after)")
     if failed:
         print(f"not loaded: {', '.join(failed)}")

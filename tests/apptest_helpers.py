@@ -1,4 +1,5 @@
 """Driving the real app (app/main.py with its navigation) headless, as every page test does."""
+
 from __future__ import annotations
 
 import base64
@@ -6,23 +7,34 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from streamlit.testing.v1 import AppTest
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
-def run_view(file: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
-    """Open the app, go to app/views/<file>, then apply a link's query parameters (and session state).
+def switch_to(at: AppTest, topic: str) -> AppTest:
+    """Go to the page of `topic` (its module name or its URL, e.g. 'padded_batch' or 'padded-batch').
+
+    Pages are functions (st.Page(callable, url_path=...)), so AppTest.switch_page, which matches page files, cannot
+    find them; this picks the page that st.navigation registered under the topic's URL, as a browser link would."""
+    url = topic.removesuffix(".py").replace("_", "-")
+    hashes = [h for h, info in at._registered_pages.items() if info.get("url_pathname") == url]
+    assert hashes, f"no page at /{url}"
+    at._page_hash = hashes[0]
+    return at
+
+
+def run_view(topic: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
+    """Open the app, go to the page of `topic`, then apply a link's query parameters (and session state).
 
     The parameters are set after switch_page: the landing page drops every parameter it does not own, so setting
     them before the first run would test the landing page's clean-up, not the target page's handling. The
     landing page itself gets them before its first run, as a link to it would.
     """
     at = AppTest.from_file(MAIN, default_timeout=timeout)
-    if file != "home.py":
+    if topic.removesuffix(".py") != "home":
         at.run()
-        at.switch_page(f"views/{file}")
+        switch_to(at, topic)
     for k, v in (state or {}).items():
         at.session_state[k] = v
     for k, v in (params or {}).items():
@@ -35,9 +47,9 @@ def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def open_view(file: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
+def open_view(topic: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
     """run_view, and the page must have run without an exception."""
-    at = run_view(file, params, state, timeout)
+    at = run_view(topic, params, state, timeout)
     assert_no_exception(at)
     return at
 

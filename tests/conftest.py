@@ -1,9 +1,2 @@
-import os
-import sys
-from pathlib import Path
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+"""Shared test set-up. The repository root is on sys.path through pytest's `pythonpath` (pyproject.toml), and models
+load from installed packages with local_files_only=True, so no environment preamble is needed here."""

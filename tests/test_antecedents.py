@@ -1,6 +1,7 @@
 """Antecedent heads (core/antecedents.py): word and candidate detection, the ranking against a hand loop over
 Trace.attention, the deterministic split, the statistics, the pairs file, and the committed results file
 recomputed from the real models."""
+
 import json
 import random
 from pathlib import Path
@@ -17,12 +18,13 @@ CAT = "The cat sat on the mat because it was tired."
 
 # --- words, pronouns, candidates ------------------------------------------------------------------------------------
 
+
 def test_pronoun_and_candidates_in_the_cat_sentence():
     words = ante.split_words(CAT)
     assert [w.text for w in words][:3] == ["The", "cat", "sat"]
     assert ante.find_pronouns(words) == [7]
     assert [words[i].text for i in ante.find_candidates(CAT, words, 7)] == ["cat", "mat"]
-    assert CAT[words[1].start:words[1].end] == "cat"
+    assert CAT[words[1].start : words[1].end] == "cat"
 
 
 def test_candidates_include_names_and_skip_sentence_starts():
@@ -41,8 +43,10 @@ def test_the_heuristic_is_only_a_heuristic():
     """Documented on the page: an adjective after 'the' is taken for the noun."""
     text = "The trophy would not fit in the brown suitcase because it was too big."
     words = ante.split_words(text)
-    assert [words[i].text for i in ante.find_candidates(text, words, ante.find_pronouns(words)[0])] == \
-        ["trophy", "brown"]
+    assert [words[i].text for i in ante.find_candidates(text, words, ante.find_pronouns(words)[0])] == [
+        "trophy",
+        "brown",
+    ]
 
 
 def test_no_pronoun_and_odd_text():
@@ -57,15 +61,17 @@ def test_locate_finds_stored_pronoun_and_last_mentions():
 
 # --- ranking --------------------------------------------------------------------------------------------------------
 
+
 def test_candidate_weights_sum_pieces_and_ranking_sorts_heads():
-    rows = torch.tensor([[[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]])        # (L=1, H=2, n=4)
+    rows = torch.tensor([[[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]])  # (L=1, H=2, n=4)
     w = ante.candidate_weights(rows, [[0], [1, 2], []])
     torch.testing.assert_close(w, torch.tensor([[[0.1, 0.5, 0.0], [0.4, 0.5, 0.0]]]))
     assert ante.rank_heads(w, 0) == [(0, 1, pytest.approx(0.4)), (0, 0, pytest.approx(0.1))]
-    assert [r[:2] for r in ante.rank_heads(w, 1)] == [(0, 0), (0, 1)]            # tie: lower head first
+    assert [r[:2] for r in ante.rank_heads(w, 1)] == [(0, 0), (0, 1)]  # tie: lower head first
 
 
 # --- evaluation pieces ----------------------------------------------------------------------------------------------
+
 
 def test_split_is_deterministic_and_independent_of_file_order():
     pairs = ante.load_pairs()["pairs"]
@@ -93,15 +99,20 @@ def test_best_head_breaks_ties_by_margin_then_position():
 
 
 def test_summary_counts_first_mentioned_picks():
-    rows = [{"pair": "a", "first_mentioned": True}, {"pair": "a", "first_mentioned": False},
-            {"pair": "b", "first_mentioned": True}, {"pair": "b", "first_mentioned": False}]
+    rows = [
+        {"pair": "a", "first_mentioned": True},
+        {"pair": "a", "first_mentioned": False},
+        {"pair": "b", "first_mentioned": True},
+        {"pair": "b", "first_mentioned": False},
+    ]
     s = ante.summarise(rows, [0, 1, 2, 3], [True, False, True, True])
     assert s["head_accuracy"] == 0.75
-    assert s["head_first_mentioned_share"] == 0.75     # right on a first-mentioned one, or wrong on the other
+    assert s["head_first_mentioned_share"] == 0.75  # right on a first-mentioned one, or wrong on the other
     assert s["first_mentioned_baseline"] == 0.5
 
 
 # --- the pairs file -------------------------------------------------------------------------------------------------
+
 
 def test_pairs_file_holds_at_least_40_true_minimal_pairs():
     data = ante.load_pairs()
@@ -114,17 +125,19 @@ def test_pairs_file_holds_at_least_40_true_minimal_pairs():
         assert {a["answer"], b["answer"]} == set(pair["candidates"]) and len(pair["candidates"]) == 2
         for s in (a, b):
             words, p, cands = ante.locate(s["text"], pair["pronoun"], pair["candidates"])
-            assert cands[0] < cands[1] < p        # candidates in order of mention, both before the pronoun
+            assert cands[0] < cands[1] < p  # candidates in order of mention, both before the pronoun
             changed = next(i for i, (x, y) in enumerate(zip(wa, wb)) if x != y)
-            assert changed > p, pair["id"]        # the deciding word comes after the pronoun
+            assert changed > p, pair["id"]  # the deciding word comes after the pronoun
     assert any(p["pronoun"] != "it" for p in pairs)
 
 
 # --- real models ----------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def minilm():
     from core.models.minilm import load_minilm
+
     return load_minilm()
 
 
@@ -151,7 +164,7 @@ def test_ranking_matches_a_hand_loop_over_trace_attention(minilm):
 def test_sub_word_pieces_are_summed(minilm):
     text = "The xylophonist met the drummer because he was late."
     a = ante.analyse(minilm, text)
-    assert len(a.candidate_tokens[0]) > 1                    # 'xylophonist' is several WordPiece tokens
+    assert len(a.candidate_tokens[0]) > 1  # 'xylophonist' is several WordPiece tokens
     rows = ante.query_rows(a.trace, a.pronoun_token)
     ref = sum(rows[..., t] for t in a.candidate_tokens[0])
     torch.testing.assert_close(a.weights[..., 0], ref)
@@ -178,6 +191,7 @@ def test_committed_smollm2_choices_are_recomputed_on_a_subset():
     """SmolLM2's own answers (next-token log-probabilities) for a few stored sentences, recomputed, and checked
     against an independent plain forward pass of the underlying transformers model."""
     from core.models.smollm2 import load_smollm2
+
     model = load_smollm2()
     stored = json.loads(RESULTS.read_text())["models"]["smollm2"]["sentences"]
     pairs = {p["id"]: p for p in ante.load_pairs()["pairs"]}

@@ -1,4 +1,5 @@
 """The two 'basics' pages driven through AppTest beyond 'no exception': what they compute is on screen."""
+
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
@@ -14,15 +15,16 @@ def codes(at: AppTest) -> str:
 def test_sdpa_page_shows_the_classic_example_and_the_sdpa_check():
     at = open_view(SDPA)
     shown = codes(at)
-    assert "q0 · k0 = 1×4 + 2×5 = 14" in shown                       # step 1, built from the input
-    assert "14 × 0.707107 = 9.89949" in shown                          # step 2
-    assert "0.000204, 0.014163, 0.985633" in shown                     # step 3
-    assert "= [15.9563, 16.9563, 17.9563]" in shown                    # step 4
+    assert "q0 · k0 = 1×4 + 2×5 = 14" in shown  # step 1, built from the input
+    assert "14 × 0.707107 = 9.89949" in shown  # step 2
+    assert "0.000204, 0.014163, 0.985633" in shown  # step 3
+    assert "= [15.9563, 16.9563, 17.9563]" in shown  # step 4
     assert any("SDPA agree" in s.value for s in at.success)
-    editors, result = at.dataframe[:3], at.dataframe[3]           # the Q, K, V editors, then SDPA's output
+    editors, result = at.dataframe[:3], at.dataframe[3]  # the Q, K, V editors, then SDPA's output
     assert [e.key for e in editors] == ["sdpa-Q-0", "sdpa-K-0", "sdpa-V-0"]
-    assert np.allclose(result.value.to_numpy(), [[15.95629, 16.95629, 17.95629], [15.99985, 16.99985, 17.99985]],
-                       atol=1e-5)
+    assert np.allclose(
+        result.value.to_numpy(), [[15.95629, 16.95629, 17.95629], [15.99985, 16.99985, 17.99985]], atol=1e-5
+    )
 
 
 def test_sdpa_page_pads_a_wider_d_k_with_zeros():
@@ -36,7 +38,7 @@ def test_sdpa_page_explains_mismatched_shapes():
     at = open_view(SDPA, state={"sdpa_editor": bad})
     errors = " ".join(e.value for e in at.error)
     assert "K has 4 rows but V has 3" in errors
-    assert not at.success                               # no result claimed for invalid input
+    assert not at.success  # no result claimed for invalid input
 
 
 def test_sdpa_page_saturation_numbers_follow_the_slider():

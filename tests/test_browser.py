@@ -13,6 +13,7 @@ One server serves the whole module (model pages load their weights on their firs
 Needs /usr/bin/chromium (`bash scripts/dev.sh test` installs it when missing) and playwright from PyPI; no browser
 is downloaded. Skipped, with the reason, when either is missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,13 +33,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 DOC_SCREENSHOTS = ROOT / "docs" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWPORT = {"width": 1280, "height": 860}
-SERVER_START_S = 90       # cold start on a busy 2-core machine
-PAGE_RUN_MS = 150_000     # first visit of a model page loads its weights
+SERVER_START_S = 90  # cold start on a busy 2-core machine
+PAGE_RUN_MS = 150_000  # first visit of a model page loads its weights
 TEMPLATE = "{{7*7}}"
-HOSTILE_TEXTS = {         # typed in this order; consecutive values differ, so each one triggers a rerun
+HOSTILE_TEXTS = {  # typed in this order; consecutive values differ, so each one triggers a rerun
     "empty": "",
     "huge": ("The cat sat on the mat because it was tired. " * 445)[:20_000],
     "emoji": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧",
@@ -61,8 +69,11 @@ PAGE_TEXT = """() => Array.from(document.querySelectorAll(
 STANDALONE_49 = re.compile(r"(?<![\d.,])49(?![\d.,])")
 
 if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium; "
-                "`bash scripts/dev.sh test` does it when run as root)", allow_module_level=True)
+    pytest.skip(
+        f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium; "
+        "`bash scripts/dev.sh test` does it when run as root)",
+        allow_module_level=True,
+    )
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 
@@ -112,8 +123,9 @@ def submit_text(page, area, text: str) -> None:
     search = page.evaluate("location.search")
     area.fill(text)
     area.press("Control+Enter")
-    page.wait_for_function(f"window.__runsFinished > {before} || location.search !== {json.dumps(search)}",
-                           timeout=PAGE_RUN_MS, polling=50)
+    page.wait_for_function(
+        f"window.__runsFinished > {before} || location.search !== {json.dumps(search)}", timeout=PAGE_RUN_MS, polling=50
+    )
     wait_for_run(page)
 
 
@@ -122,8 +134,8 @@ def exception_texts(page) -> list[str]:
     return [boxes.nth(i).inner_text()[:800] for i in range(boxes.count())]
 
 
-def page_path(entry: dict) -> str:
-    return "/" if entry["url"] == "home" else f"/{entry['url']}"
+def page_path(entry) -> str:
+    return "/" if entry.url == "home" else f"/{entry.url}"
 
 
 def assert_healthy(page, dialogs: list[str], where: str) -> None:
@@ -134,10 +146,10 @@ def assert_healthy(page, dialogs: list[str], where: str) -> None:
 
 # The landing page last: on a fresh server, the first page opened must be one reached by its own URL (opening
 # "/" first would hide a server that resolves page URLs only after its first run of the main page).
-PAGES_IN_TEST_ORDER = sorted(catalog.PAGES, key=lambda p: p["url"] == "home")
+PAGES_IN_TEST_ORDER = sorted(catalog.PAGES, key=lambda p: p.url == "home")
 
 
-@pytest.mark.parametrize("entry", PAGES_IN_TEST_ORDER, ids=[p["url"] for p in PAGES_IN_TEST_ORDER])
+@pytest.mark.parametrize("entry", PAGES_IN_TEST_ORDER, ids=[p.url for p in PAGES_IN_TEST_ORDER])
 def test_page_opened_by_its_url(server, browser, entry):
     context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US")
     context.add_init_script(COUNT_RUNS)
@@ -152,16 +164,19 @@ def test_page_opened_by_its_url(server, browser, entry):
         # the page asked for, through the app's own navigation (not a fallback to the main page); the sidebar
         # is given a few seconds to settle, the "Page not found" notice would stay
         expected = sorted(page_path(p) for p in catalog.PAGES)
-        expected_js = json.dumps(json.dumps(expected, separators=(",", ":")))   # as JSON.stringify writes it
+        expected_js = json.dumps(json.dumps(expected, separators=(",", ":")))  # as JSON.stringify writes it
         try:
             page.wait_for_function(
                 f"""() => {{ const nav = ({NAV_LINKS})();
                   return JSON.stringify(nav.map(n => n[0]).sort()) === {expected_js}
                       && nav.filter(n => n[1] === 'page').map(n => n[0]).join() === {json.dumps(page_path(entry))}
                       && document.querySelector('[data-testid="stSidebar"] [data-testid="stSelectbox"]') !== null;
-                }}""", timeout=10_000, polling=200)
+                }}""",
+                timeout=10_000,
+                polling=200,
+            )
         except sync_api.TimeoutError:
-            pass        # the assertions below say what is wrong
+            pass  # the assertions below say what is wrong
         assert page.get_by_text("Page not found").count() == 0, "Streamlit could not resolve the page's URL"
         nav = page.evaluate(NAV_LINKS)
         assert sorted(p for p, _ in nav) == expected, nav
@@ -169,14 +184,14 @@ def test_page_opened_by_its_url(server, browser, entry):
         assert page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').count() >= 1  # language
         assert_healthy(page, dialogs, "first load")
 
-        shot = page.screenshot()   # the first screen, as a visitor sees it
+        shot = page.screenshot()  # the first screen, as a visitor sees it
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"{entry['url']}.png").write_bytes(shot)
         if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
             # The README's pictures: a taller window, so the first figures show under the controls.
             size = page.viewport_size
             page.set_viewport_size({"width": size["width"], "height": 1500})
-            page.wait_for_timeout(1500)          # plotly redraws at the new size; no script rerun
+            page.wait_for_timeout(1500)  # plotly redraws at the new size; no script rerun
             DOC_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             (DOC_SCREENSHOTS / f"{entry['url']}.png").write_bytes(page.screenshot())
             page.set_viewport_size(size)
@@ -188,11 +203,11 @@ def test_page_opened_by_its_url(server, browser, entry):
         for kind, text in HOSTILE_TEXTS.items():
             submit_text(page, areas.first, text)
             assert_healthy(page, dialogs, kind)
-            assert areas.first.input_value() == text, kind      # kept literally, as the text it is
+            assert areas.first.input_value() == text, kind  # kept literally, as the text it is
             if kind == "template":
                 shown = page.evaluate(PAGE_TEXT)
                 assert len(STANDALONE_49.findall(shown)) <= baseline_49, "{{7*7}} was evaluated somewhere"
-        for i in range(1, areas.count()):                          # any further text area gets the script
+        for i in range(1, areas.count()):  # any further text area gets the script
             submit_text(page, areas.nth(i), HOSTILE_TEXTS["script"])
             assert_healthy(page, dialogs, f"text area {i}")
     finally:

@@ -1,29 +1,44 @@
 """Linear attention: every form against an independent reference (explicitly normalised kernel weights written
 out here with plain loops / einsum), the RNN form against the causal parallel form, and the generation loops
 against one parallel pass."""
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from core import decoding
-from core.linear_attention import (EPS, LinearAttentionState, associativity_costs, causal_linear_attention,
-                                   elu_feature_map, implied_linear_weights, linear_attention, linear_attention_rnn,
-                                   linear_attention_step, prefill_state)
+from core.linear_attention import (
+    EPS,
+    LinearAttentionState,
+    associativity_costs,
+    causal_linear_attention,
+    elu_feature_map,
+    implied_linear_weights,
+    linear_attention,
+    linear_attention_rnn,
+    linear_attention_step,
+    prefill_state,
+)
 
 torch.manual_seed(0)
 
 
 def qkv(b=2, h=3, n=37, d=8, d_v=5, dtype=torch.float64):
     g = torch.Generator().manual_seed(n * 131 + d)
-    return (torch.randn(b, h, n, d, generator=g, dtype=dtype), torch.randn(b, h, n, d, generator=g, dtype=dtype),
-            torch.randn(b, h, n, d_v, generator=g, dtype=dtype))
+    return (
+        torch.randn(b, h, n, d, generator=g, dtype=dtype),
+        torch.randn(b, h, n, d, generator=g, dtype=dtype),
+        torch.randn(b, h, n, d_v, generator=g, dtype=dtype),
+    )
 
 
 def explicit_weights(q, k, causal):
     """Reference written independently of core: phi = elu + 1 by its definition, the n x n kernel matrix entry by
     entry, each row divided by its own sum."""
+
     def phi(x):
-        return F.elu(x.double()) + 1.0          # the paper's definition, in float64 where it loses nothing here
+        return F.elu(x.double()) + 1.0  # the paper's definition, in float64 where it loses nothing here
+
     n_q, n_k = q.shape[-2], k.shape[-2]
     kernel = torch.einsum("bhid,bhjd->bhij", phi(q), phi(k))
     out = torch.zeros_like(kernel)
@@ -36,9 +51,10 @@ def explicit_weights(q, k, causal):
 def test_feature_map_is_elu_plus_one_and_stays_positive_in_float32():
     x = torch.linspace(-10, 10, 201, dtype=torch.float64)
     torch.testing.assert_close(elu_feature_map(x), F.elu(x) + 1.0, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(elu_feature_map(torch.tensor([-1.0, 0.0, 0.5, 3.0])),
-                               torch.tensor([0.36787944, 1.0, 1.5, 4.0]))
-    far = torch.tensor([-30.0, -80.0])              # F.elu(x) + 1 is exactly 0 here in float32
+    torch.testing.assert_close(
+        elu_feature_map(torch.tensor([-1.0, 0.0, 0.5, 3.0])), torch.tensor([0.36787944, 1.0, 1.5, 4.0])
+    )
+    far = torch.tensor([-30.0, -80.0])  # F.elu(x) + 1 is exactly 0 here in float32
     assert (F.elu(far) + 1.0 == 0).all()
     torch.testing.assert_close(elu_feature_map(far), torch.exp(far))
     assert (elu_feature_map(far) > 0).all()
@@ -46,23 +62,26 @@ def test_feature_map_is_elu_plus_one_and_stays_positive_in_float32():
 
 def test_kernel_form_equals_explicitly_normalised_weights():
     q, k, v = qkv()
-    torch.testing.assert_close(linear_attention(q, k, v, eps=0.0), explicit_weights(q, k, False) @ v,
-                               rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(
+        linear_attention(q, k, v, eps=0.0), explicit_weights(q, k, False) @ v, rtol=1e-9, atol=1e-9
+    )
     # the default eps (underflow guard) moves the result by about eps / denominator only
     torch.testing.assert_close(linear_attention(q, k, v), explicit_weights(q, k, False) @ v, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("chunk", [1, 5, 16, 64])
 def test_causal_prefix_sums_equal_explicit_causal_weights(chunk):
-    q, k, v = qkv(n=37)           # 37: not a multiple of any chunk size tried
-    torch.testing.assert_close(causal_linear_attention(q, k, v, chunk=chunk, eps=0.0), explicit_weights(q, k, True) @ v,
-                               rtol=1e-9, atol=1e-9)
+    q, k, v = qkv(n=37)  # 37: not a multiple of any chunk size tried
+    torch.testing.assert_close(
+        causal_linear_attention(q, k, v, chunk=chunk, eps=0.0), explicit_weights(q, k, True) @ v, rtol=1e-9, atol=1e-9
+    )
 
 
 def test_rnn_form_equals_causal_parallel_form():
     q, k, v = qkv(n=29)
-    torch.testing.assert_close(linear_attention_rnn(q, k, v), causal_linear_attention(q, k, v, chunk=8),
-                               rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(
+        linear_attention_rnn(q, k, v), causal_linear_attention(q, k, v, chunk=8), rtol=1e-9, atol=1e-9
+    )
 
 
 def test_rnn_state_has_fixed_size_and_step_does_not_mutate():
@@ -115,6 +134,7 @@ def test_float32_long_sequence_stays_close_to_float64():
 
 # --- generation loops ---------------------------------------------------------------------------------------
 
+
 def _layer():
     return decoding.ToyAttentionLayer.random(d_model=32, n_heads=4, seed=1, dtype=torch.float64)
 
@@ -127,7 +147,7 @@ def test_kv_cache_decoding_equals_decoding_without_cache():
     out_c, _ = decoding.decode(layer, cached, 6)
     out_p, _ = decoding.decode(layer, plain, 6)
     torch.testing.assert_close(out_c, out_p, rtol=1e-10, atol=1e-10)
-    torch.testing.assert_close(cached.inputs, plain.inputs)   # the same autoregressive inputs were fed
+    torch.testing.assert_close(cached.inputs, plain.inputs)  # the same autoregressive inputs were fed
 
 
 def test_rnn_decoding_equals_parallel_causal_linear_attention():
@@ -135,9 +155,9 @@ def test_rnn_decoding_equals_parallel_causal_linear_attention():
     prompt = torch.randn(7, 32, dtype=torch.float64)
     start = decoding.prefill(layer, prompt, "rnn", 7 + 5)
     outs, _ = decoding.decode(layer, start, 5)
-    parallel = layer.forward(start.inputs, "linear")           # every position at once, on the same inputs
+    parallel = layer.forward(start.inputs, "linear")  # every position at once, on the same inputs
     torch.testing.assert_close(outs, parallel[7:], rtol=1e-10, atol=1e-10)
-    again, _ = decoding.decode(layer, start, 5)                 # start is reusable: timing reps decode it again
+    again, _ = decoding.decode(layer, start, 5)  # start is reusable: timing reps decode it again
     torch.testing.assert_close(again, outs)
 
 

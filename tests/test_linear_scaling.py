@@ -1,6 +1,7 @@
 """core.linear_scaling: counted costs against hand-worked numbers, the implied matrices against references written
 here, slope fitting on synthetic power laws, and the timing / generation sweeps on tiny sizes (what they report,
 how the time limits cut them). Speed itself is measured by benchmarks/bench_linear.py, not asserted here."""
+
 import json
 import math
 
@@ -32,7 +33,7 @@ def numpy_softmax(q, k, causal):
 
 
 def numpy_linear(q, k, causal):
-    phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0)))   # noqa: E731  elu(x) + 1
+    phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0)))  # noqa: E731  elu(x) + 1
     kernel = phi(q) @ phi(k).T
     if causal:
         kernel = np.tril(kernel)
@@ -43,10 +44,10 @@ def numpy_linear(q, k, causal):
 def test_implied_matrices_match_references(causal):
     n, d, spread, seed = 9, 8, 1.5, 4
     r = ls.implied_matrices(n, d, spread, causal, seed)
-    g = torch.Generator().manual_seed(seed)          # the same draw as core: q, k, v from one generator
+    g = torch.Generator().manual_seed(seed)  # the same draw as core: q, k, v from one generator
     q, k, _ = (torch.randn(n, d, generator=g, dtype=torch.float64).numpy() * spread for _ in range(3))
     np.testing.assert_allclose(r["softmax"], numpy_softmax(q, k, causal), atol=1e-12)
-    np.testing.assert_allclose(r["linear"], numpy_linear(q, k, causal), atol=1e-6)   # core adds eps=1e-6
+    np.testing.assert_allclose(r["linear"], numpy_linear(q, k, causal), atol=1e-6)  # core adds eps=1e-6
     assert r["check_softmax"] < 1e-12 and r["check_linear"] < 1e-12
     if causal:
         assert r["mask"].sum() == n * (n - 1) // 2 and (r["linear"][r["mask"]] == 0).all()
@@ -73,15 +74,17 @@ def test_power_of_two_sizes():
 
 
 def test_fit_slopes_on_exact_power_laws():
-    rows = [{"n": n, "softmax_ms": 3e-6 * n ** 2, "linear_ms": 0.01 + 1e-3 * n, "skipped": False}
-            for n in (64, 128, 256, 512, 1024, 2048)]
+    rows = [
+        {"n": n, "softmax_ms": 3e-6 * n**2, "linear_ms": 0.01 + 1e-3 * n, "skipped": False}
+        for n in (64, 128, 256, 512, 1024, 2048)
+    ]
     s = ls.fit_slopes(rows)
     assert s["fit_from"] == 256
     assert s["softmax"] == pytest.approx(2.0) and math.exp(s["softmax_intercept"]) == pytest.approx(3e-6)
-    assert 0.95 < s["linear"] < 1.0                      # the constant still bends it slightly
-    assert ls.fit_slopes(rows, fit_from=64)["linear"] < s["linear"]   # small sizes pull the slope down
+    assert 0.95 < s["linear"] < 1.0  # the constant still bends it slightly
+    assert ls.fit_slopes(rows, fit_from=64)["linear"] < s["linear"]  # small sizes pull the slope down
     rows.append({"n": 4096, "softmax_ms": None, "linear_ms": None, "skipped": True})
-    assert ls.fit_slopes(rows)["fit_from"] == 256       # skipped sizes neither fitted nor setting the range
+    assert ls.fit_slopes(rows)["fit_from"] == 256  # skipped sizes neither fitted nor setting the range
     assert ls.fit_slopes(rows[:1])["softmax"] is None
 
 
@@ -100,10 +103,18 @@ def test_time_scaling_tiny_and_deadline():
 def test_attention_calls_compute_the_right_thing():
     q, k, v = (torch.randn(1, 2, 10, 4, dtype=torch.float64) for _ in range(3))
     from core.linear_attention import causal_linear_attention, linear_attention
+
     torch.testing.assert_close(ls.attention_call("linear", q, k, v, False)(), linear_attention(q, k, v))
     torch.testing.assert_close(ls.attention_call("linear", q, k, v, True)(), causal_linear_attention(q, k, v))
-    soft = torch.softmax(torch.tril(q @ k.transpose(-1, -2) / 2).masked_fill(
-        ~torch.ones(10, 10, dtype=torch.bool).tril(), float("-inf")), -1) @ v
+    soft = (
+        torch.softmax(
+            torch.tril(q @ k.transpose(-1, -2) / 2).masked_fill(
+                ~torch.ones(10, 10, dtype=torch.bool).tril(), float("-inf")
+            ),
+            -1,
+        )
+        @ v
+    )
     torch.testing.assert_close(ls.attention_call("softmax", q, k, v, True)(), soft)
     with pytest.raises(ValueError):
         ls.attention_call("cosine", q, k, v, False)
@@ -125,7 +136,7 @@ def test_generation_table_does_not_start_what_would_overrun_the_deadline(monkeyp
     the 8k no-cache call (64 s after 16 s at 4k) would end past a 60 s deadline: it is skipped, not started,
     while the cheaper modes at 8k still run and the table ends before the deadline."""
     clock = [0.0]
-    cost = {"rnn": 1e-3, "kv_cache": 1e-7, "no_cache": 1e-6}          # seconds per context^power
+    cost = {"rnn": 1e-3, "kv_cache": 1e-7, "no_cache": 1e-6}  # seconds per context^power
     calls = []
 
     def fake_tokens_per_second(layer, context, mode, steps=16, budget_s=None):

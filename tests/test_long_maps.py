@@ -4,8 +4,8 @@ References are independent of the code under test: the full n x n softmax (float
 or core.downsample.pool_matrix, the Trace of a normal forward pass (itself checked against transformers' eager
 attention in tests/test_models.py), and brute-force loops.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pytest
@@ -32,8 +32,15 @@ def tiny_llama(n_layers: int = 4) -> HFAttentionModel:
     tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[EOS]")
-    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=48, intermediate_size=64, num_hidden_layers=n_layers,
-                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=48,
+        intermediate_size=64,
+        num_hidden_layers=n_layers,
+        num_attention_heads=6,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     return HFAttentionModel(LlamaForCausalLM(cfg), tokenizer, "tiny Llama", "rope", True, random_init=True)
 
 
@@ -58,20 +65,22 @@ def block_pool(w: np.ndarray, row_edges, col_edges):
 
 # --- one layer's q/k without the others ----------------------------------------------------------------------
 
+
 def test_layer_qk_equals_the_full_runs_layer_and_skips_the_layers_above():
     model = tiny_llama()
     batch = model.tokenize(["the cat sat on the mat because it was tired a dog ran on the mat"])
     trace = model.run(batch, logits=False, hidden_states=False)
     ran = []
-    hooks = [layer.register_forward_hook(lambda *_, i=i: ran.append(i))
-             for i, layer in enumerate(model.model.model.layers)]
+    hooks = [
+        layer.register_forward_hook(lambda *_, i=i: ran.append(i)) for i, layer in enumerate(model.model.model.layers)
+    ]
     try:
         for layer in range(model.n_layers):
             ran.clear()
             q, k, scale = model.layer_qk(batch, layer)
             assert torch.equal(q, trace.queries[layer]) and torch.equal(k, trace.keys[layer])
             assert scale == trace.scale
-            assert ran == list(range(layer))          # the layers below ran; the chosen one stopped; none above
+            assert ran == list(range(layer))  # the layers below ran; the chosen one stopped; none above
     finally:
         for h in hooks:
             h.remove()
@@ -84,7 +93,7 @@ def test_layer_qk_equals_the_full_runs_layer_and_skips_the_layers_above():
 
 def test_document_batch_takes_the_first_n_tokens_past_the_trained_context():
     model = tiny_llama()
-    text = " ".join(WORDS * 10)                                            # 120 tokens, max_positions is 64
+    text = " ".join(WORDS * 10)  # 120 tokens, max_positions is 64
     batch = lm.document_batch(model, text, 80)
     ids = model.tokenizer(text)["input_ids"]
     assert batch.input_ids[0].tolist() == ids[:80] and batch.truncated == [True]
@@ -95,6 +104,7 @@ def test_document_batch_takes_the_first_n_tokens_past_the_trained_context():
 
 
 # --- pooled maps and what is read off them ------------------------------------------------------------------
+
 
 def test_layer_maps_equal_pooling_the_full_matrix():
     q, k, scale = lm.random_qk(45, seed=1, spread=2.0, heads=4, kv_heads=2, head_dim=8)
@@ -111,7 +121,7 @@ def test_coarsen_is_exact(n, size, side):
     maps = lm.layer_maps(q, k, scale, causal=True, out_size=size)
     mean, mx, r_edges, c_edges = lm.coarsen(maps.mean, maps.max, maps.row_edges, maps.col_edges, side)
     assert mean.shape[-1] <= side and r_edges[0] == 0 and r_edges[-1] == n
-    assert set(r_edges) <= set(maps.row_edges)                     # merged bins: unions of the finer ones
+    assert set(r_edges) <= set(maps.row_edges)  # merged bins: unions of the finer ones
     ref_mean, ref_max = block_pool(full_weights(q, k, scale), r_edges, c_edges)
     np.testing.assert_allclose(mean, ref_mean, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(mx, ref_max, rtol=1e-5, atol=1e-8)
@@ -121,8 +131,12 @@ def test_future_cells_are_the_blocks_the_causal_mask_hides_entirely():
     n = 41
     edges = pa.bin_edges(n, 9)
     allowed = np.tril(np.ones((n, n), dtype=bool))
-    brute = np.array([[not allowed[a0:a1, b0:b1].any() for b0, b1 in zip(edges[:-1], edges[1:])]
-                      for a0, a1 in zip(edges[:-1], edges[1:])])
+    brute = np.array(
+        [
+            [not allowed[a0:a1, b0:b1].any() for b0, b1 in zip(edges[:-1], edges[1:])]
+            for a0, a1 in zip(edges[:-1], edges[1:])
+        ]
+    )
     assert np.array_equal(lm.future_cells(edges, edges), brute) and brute.any()
 
 
@@ -132,7 +146,7 @@ def test_head_summary_matches_direct_sums_over_the_full_matrix():
     w = full_weights(q, k, scale)
     e = maps.row_edges
     got = lm.head_summary(maps)
-    first = w[:, :, e[0]:e[1]].sum(-1).mean(-1)                               # weight on the first key bin
+    first = w[:, :, e[0] : e[1]].sum(-1).mean(-1)  # weight on the first key bin
     own = np.array([sum(w[h, a0:a1, a0:a1].sum() for a0, a1 in zip(e[:-1], e[1:])) / 60 for h in range(3)])
     np.testing.assert_allclose(got["first_share"], first, rtol=1e-5)
     np.testing.assert_allclose(got["own_bin_share"], own, rtol=1e-5)
@@ -152,6 +166,7 @@ def test_zoom_window_is_the_full_matrix_window_and_fits_at_the_end():
 
 # --- figures ------------------------------------------------------------------------------------------------
 
+
 def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
     assert bin_range_labels(np.array([0, 1, 3, 7])) == ["0", "1–2", "3–6"]
     values = np.random.default_rng(0).random((256, 256)) * 1e-3
@@ -169,6 +184,7 @@ def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
 
 # --- the page -----------------------------------------------------------------------------------------------
 
+
 def open_page(query: dict | None = None) -> AppTest:
     return open_view("long_maps.py", query)
 
@@ -182,15 +198,15 @@ def compute(at: AppTest) -> AppTest:
 def test_page_random_demo_computes_once_and_switches_heads():
     at = open_page({"src": "random", "n": "512", "zsize": "32"})
     assert any("RANDOM" in w.value for w in at.warning)
-    assert not at.get("plotly_chart")                       # nothing heavy before the button
+    assert not at.get("plotly_chart")  # nothing heavy before the button
     compute(at)
-    assert len(at.get("plotly_chart")) == 3                 # head shares, pooled map, zoom
+    assert len(at.get("plotly_chart")) == 3  # head shares, pooled map, zoom
     assert any("Sent to the browser" in i.value for i in at.info)
     at.slider(key="head").set_value(5).run()
     at.radio(key="stat").set_value("max").run()
     assert not at.exception and len(at.get("plotly_chart")) == 3
     assert "head 5" in at.get("plotly_chart")[1].proto.spec
-    at.selectbox(key="n").set_value("1024").run()           # new settings: asks to compute again
+    at.selectbox(key="n").set_value("1024").run()  # new settings: asks to compute again
     assert not at.get("plotly_chart") and any("Compute the maps" in i.value for i in at.info)
 
 
@@ -215,10 +231,11 @@ def test_smollm2_layer_path_equals_pooling_the_models_full_attention():
     pooled thumbnails (Trace.pooled_attention) and pool_matrix of Trace.attention per head, at n = 96."""
     from core.long_context import load_long_text
     from core.models.smollm2 import load_smollm2
+
     model = load_smollm2()
     batch = lm.document_batch(model, load_long_text(), 96)
     trace = model.run(batch, logits=False, hidden_states=False)
-    thumbs = trace.pooled_attention(12)                                          # (L, H, 12, 12)
+    thumbs = trace.pooled_attention(12)  # (L, H, 12, 12)
     for layer in (0, 12, 29):
         q, k, scale = model.layer_qk(batch, layer)
         maps = lm.layer_maps(q, k, scale, causal=True, out_size=12)
@@ -236,20 +253,23 @@ def test_page_runs_smollm2_on_the_long_document():
     at = compute(open_page({"src": "smollm2", "n": "512", "layer": "2", "zsize": "16"}))
     assert len(at.get("plotly_chart")) == 3
     assert any("512 tokens, 9 heads" in c.value and "layer 2" in c.value for c in at.caption)
-    assert at.text and at.text[0].value.strip()                       # the query window's text, as plain text
+    assert at.text and at.text[0].value.strip()  # the query window's text, as plain text
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
-@pytest.mark.parametrize("text", ["Hi", "<script>alert(1)</script> 猫が座った。고양이 🐱 " * 3,
-                                  "The cat sat on the mat. " * 900])
+@pytest.mark.parametrize(
+    "text", ["Hi", "<script>alert(1)</script> 猫が座った。고양이 🐱 " * 3, "The cat sat on the mat. " * 900]
+)
 def test_page_reads_the_users_own_text(text):
     """A short text gives maps over all of its tokens (and says so); a 20,000+-character one is cut with a notice;
     markup is shown as text. The maps equal those of the same text computed directly."""
     from core.models.smollm2 import load_smollm2
-    at = compute(open_page({"src": "smollm2", "doc": "own", "n": "512", "layer": "3", "zsize": "16",
-                            "text": text[:1500]}))
-    if len(text) > 1500:                        # too long for a link: typed into the box instead
+
+    at = compute(
+        open_page({"src": "smollm2", "doc": "own", "n": "512", "layer": "3", "zsize": "16", "text": text[:1500]})
+    )
+    if len(text) > 1500:  # too long for a link: typed into the box instead
         at.text_area(key="text").set_value(text).run()
         compute(at)
     assert len(at.get("plotly_chart")) == 3

@@ -1,10 +1,18 @@
 """The masks page's engine: a padded batch, the three mask kinds, and the three kinds of attention."""
+
 import numpy as np
 import pytest
 import torch
 
-from core.mask_walkthrough import (PAD, embed, mask_of_kind, masked_batch_attention, pad_batch,
-                                   random_attention, three_kinds)
+from core.mask_walkthrough import (
+    PAD,
+    embed,
+    mask_of_kind,
+    masked_batch_attention,
+    pad_batch,
+    random_attention,
+    three_kinds,
+)
 from core.sinusoidal import sinusoidal_encoding
 
 SENTS = [["the", "cat", "sat", "down"], ["dogs", "bark"], ["hi", "there", "!"]]
@@ -35,9 +43,9 @@ def test_masked_batch_attention_properties(kind):
     B, H, n, _ = r.weights.shape
     assert (B, n) == (3, 4) and r.scores.shape == r.weights.shape and r.allowed.shape == (3, n, n)
     allowed = np.broadcast_to(r.allowed[:, None], r.weights.shape)
-    assert np.all(r.weights[~allowed] == 0.0)                      # exactly zero where masked
-    np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-6)   # no row is fully masked here
-    assert np.isfinite(r.scores).all()                             # scores before masking: every cell
+    assert np.all(r.weights[~allowed] == 0.0)  # exactly zero where masked
+    np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-6)  # no row is fully masked here
+    assert np.isfinite(r.scores).all()  # scores before masking: every cell
     assert r.sdpa_diff < 1e-5
     # weights are the softmax of the shown scores over the allowed keys (independent numpy softmax)
     s = np.where(allowed, r.scores, -np.inf)
@@ -52,7 +60,7 @@ def test_embedding_is_token_vector_plus_position():
     # the token part of "a" is the same in both batches, whatever the position
     torch.testing.assert_close(x[0] - pe[0], x2[1] - pe[1])
     torch.testing.assert_close(x[2] - pe[2], x2[1] - pe[1])
-    assert not torch.allclose(x[0], x[2])           # same word, different position -> different input
+    assert not torch.allclose(x[0], x[2])  # same word, different position -> different input
     assert not torch.allclose(x[0] - pe[0], x[1] - pe[1])
 
 

@@ -1,10 +1,10 @@
 """core.masks: hand-written masks, and the properties the issue asks for (exact zeros, rows summing to 1, no
 NaN for a fully masked row, additive form == boolean form)."""
+
 import torch
 
-from core.attention import attention_weights, masked_softmax
-from core.masks import (batch_mask, causal_mask, combine_masks, lengths_to_attention_mask, padding_mask,
-                        to_additive)
+from core.masks import batch_mask, causal_mask, combine_masks, lengths_to_attention_mask, padding_mask, to_additive
+from core.sdpa import attention_weights, masked_softmax
 
 T, F_ = True, False
 
@@ -18,7 +18,7 @@ def test_causal_mask_offset_when_keys_outnumber_queries():
     assert torch.equal(causal_mask(2, 4), torch.tensor([[T, T, T, F_], [T, T, T, T]]))
     # in general: the last n_q rows of the square mask
     for n_q, n_k in [(1, 1), (1, 6), (3, 7), (7, 7)]:
-        assert torch.equal(causal_mask(n_q, n_k), causal_mask(n_k)[n_k - n_q:])
+        assert torch.equal(causal_mask(n_q, n_k), causal_mask(n_k)[n_k - n_q :])
 
 
 def test_lengths_to_attention_mask_by_hand():
@@ -66,7 +66,7 @@ def _random_case(seed=0):
 def test_masked_positions_get_exactly_zero_and_rows_sum_to_one():
     scores, mask = _random_case()
     w = masked_softmax(scores, mask)
-    assert torch.all(w[~mask.expand_as(w)] == 0.0)        # exactly zero, not merely small
+    assert torch.all(w[~mask.expand_as(w)] == 0.0)  # exactly zero, not merely small
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, 5), atol=1e-6, rtol=0)
     assert torch.all(w[mask.expand_as(w)] > 0)
 
@@ -78,10 +78,12 @@ def test_additive_form_gives_the_same_weights_as_boolean_form():
     # and torch's SDPA treats the two forms alike
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(2, 3, 5, 4, generator=g) for _ in range(3))
-    torch.testing.assert_close(torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask),
-                               torch.nn.functional.scaled_dot_product_attention(q, k, v,
-                                                                                attn_mask=to_additive(mask)),
-                               atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=to_additive(mask)),
+        atol=1e-6,
+        rtol=0,
+    )
 
 
 def test_fully_masked_row_is_all_zero_and_finite():

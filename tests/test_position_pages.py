@@ -1,42 +1,61 @@
 """The position pages through AppTest: every part renders at the edges of its sliders and with hostile links,
 what they say is the computed finding, and each view stays under 1 MB of figures."""
+
 import json
 
 import pytest
 
 from core import long_context, sinusoidal
-from tests.apptest_helpers import figure_bytes, shown_text as shown
+from tests.apptest_helpers import figure_bytes
 from tests.apptest_helpers import open_view as open_page
+from tests.apptest_helpers import shown_text as shown
 
 MAX_VIEW_BYTES = 1_000_000
-HOSTILE = ["", "The 🐱 sat. 👍🏽👨‍👩‍👧", "猫はマットの上に座った。", "고양이가 앉았다.", "<script>alert(1)</script> {{7*7}}",
-           "The cat sat on the mat because it was tired. " * 450]
+HOSTILE = [
+    "",
+    "The 🐱 sat. 👍🏽👨‍👩‍👧",
+    "猫はマットの上に座った。",
+    "고양이가 앉았다.",
+    "<script>alert(1)</script> {{7*7}}",
+    "The cat sat on the mat because it was tired. " * 450,
+]
 
 
-@pytest.mark.parametrize("params", [
-    {"part": "sinusoidal"},
-    {"part": "sinusoidal", "d": "256", "n": "256", "base": "6.0", "sp_d": "4096", "sp_n": "32768", "thr": "0.1"},
-    {"part": "sinusoidal", "d": "8", "n": "16", "base": "1.0", "pair": "3", "sp_n": "128"},
-    {"part": "relative", "rel_n": "24", "rel_d": "32", "clip": "12", "seed": "9999"},
-    {"part": "relative", "rel_n": "3", "rel_d": "2", "clip": "0"},
-    {"part": "alibi", "heads": "32", "al_n": "64", "al_head": "31"},
-    {"part": "alibi", "heads": "1", "al_n": "4"},
-    {"part": "alibi", "heads": "12", "al_head": "11"},
-    {"part": "rope", "rope_d": "64", "rope_n": "512", "m": "500", "layout": "rotate_half", "rope_pair": "31"},
-    {"part": "rope", "rope_d": "4", "rope_n": "8", "m": "0", "rope_base": "1.0"},
-], ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"part": "sinusoidal"},
+        {"part": "sinusoidal", "d": "256", "n": "256", "base": "6.0", "sp_d": "4096", "sp_n": "32768", "thr": "0.1"},
+        {"part": "sinusoidal", "d": "8", "n": "16", "base": "1.0", "pair": "3", "sp_n": "128"},
+        {"part": "relative", "rel_n": "24", "rel_d": "32", "clip": "12", "seed": "9999"},
+        {"part": "relative", "rel_n": "3", "rel_d": "2", "clip": "0"},
+        {"part": "alibi", "heads": "32", "al_n": "64", "al_head": "31"},
+        {"part": "alibi", "heads": "1", "al_n": "4"},
+        {"part": "alibi", "heads": "12", "al_head": "11"},
+        {"part": "rope", "rope_d": "64", "rope_n": "512", "m": "500", "layout": "rotate_half", "rope_pair": "31"},
+        {"part": "rope", "rope_d": "4", "rope_n": "8", "m": "0", "rope_base": "1.0"},
+    ],
+    ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()),
+)
 def test_positions_parts_render_within_budget(params):
     at = open_page("positions.py", params)
     assert at.get("plotly_chart")
     assert figure_bytes(at) < MAX_VIEW_BYTES
-    assert not at.warning, [w.value for w in at.warning]      # every parameter above is valid
+    assert not at.warning, [w.value for w in at.warning]  # every parameter above is valid
 
 
-@pytest.mark.parametrize("params", [
-    {"part": "<script>"}, {"part": "rope", "rope_d": "5"}, {"part": "sinusoidal", "base": "nan"},
-    {"part": "sinusoidal", "d": "-8", "sp_d": "3", "thr": "inf"}, {"part": "alibi", "heads": "0", "al_head": "99"},
-    {"part": "relative", "seed": "-1", "clip": "1e9"}, {"part": "rope", "m": "99999999999999999999", "layout": "x"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"part": "<script>"},
+        {"part": "rope", "rope_d": "5"},
+        {"part": "sinusoidal", "base": "nan"},
+        {"part": "sinusoidal", "d": "-8", "sp_d": "3", "thr": "inf"},
+        {"part": "alibi", "heads": "0", "al_head": "99"},
+        {"part": "relative", "seed": "-1", "clip": "1e9"},
+        {"part": "rope", "m": "99999999999999999999", "layout": "x"},
+    ],
+)
 def test_positions_bad_links_are_ignored_with_a_notice(params):
     at = open_page("positions.py", params)
     assert "Ignored link parameters" in shown(at)
@@ -69,8 +88,7 @@ def test_learned_part_uses_minilm_table():
 @pytest.mark.slow
 @pytest.mark.parametrize("text", HOSTILE, ids=["empty", "emoji", "cjk", "korean", "script", "huge"])
 def test_smollm2_bands_survive_hostile_text(text):
-    at = open_page("positions.py", {"part": "rope", "smol": "1", "bands": "8", "band": "7", "layer": "29",
-                                    "head": "8"})
+    at = open_page("positions.py", {"part": "rope", "smol": "1", "bands": "8", "band": "7", "layer": "29", "head": "8"})
     at.text_area(key="text").set_value(text).run()
     assert not at.exception, [e.value for e in at.exception]
     if text:
@@ -80,9 +98,15 @@ def test_smollm2_bands_survive_hostile_text(text):
         assert "Type some text" in shown(at)
 
 
-@pytest.mark.parametrize("params", [{}, {"factor": "32", "maxd": "16384", "measure": "vector"},
-                                    {"factor": "2", "maxd": "131072", "measure": "slowest_pair", "exp_factor": "all"}],
-                         ids=["default", "s32", "s2"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"factor": "32", "maxd": "16384", "measure": "vector"},
+        {"factor": "2", "maxd": "131072", "measure": "slowest_pair", "exp_factor": "all"},
+    ],
+    ids=["default", "s32", "s2"],
+)
 def test_rope_scaling_page_renders_within_budget(params):
     at = open_page("rope_scaling.py", params)
     assert figure_bytes(at) < MAX_VIEW_BYTES
@@ -98,7 +122,7 @@ def test_rope_scaling_page_shows_the_results_file():
     by_length = long_context.results_by_length()
     if not by_length:
         pytest.skip("no results file")
-    res = by_length[max(by_length)]                 # the page opens on the longest run
+    res = by_length[max(by_length)]  # the page opens on the longest run
     at = open_page("rope_scaling.py")
     text = shown(at)
     assert res["command"] in text and res["device"] in text
@@ -122,23 +146,45 @@ def test_rope_scaling_page_without_results(monkeypatch, tmp_path):
 
 def fake_results(n: int, runs: list[tuple[str, float]], command: str) -> dict:
     """A results file in the experiment script's format; losses made up (only the page's reading is tested)."""
+
     def run(method, factor, i):
         label = "no scaling" if method == "default" else f"{method} x{factor:g}"
         beyond = 4.0 - 0.1 * i if n > 8192 else None
-        return {"method": method, "factor": factor, "label": label, "attention_factor": 1.0, "n_tokens": n,
-                "seconds": 1.0, "mean_loss_all": 3.0, "mean_loss_within_context": 2.5 + 0.01 * i,
-                "mean_loss_beyond_context": beyond, "start": [0, n // 2], "end": [n // 2 - 1, n - 2],
-                "mean_loss": [2.5, 3.5], "count": [n // 2, n // 2 - 1]}
-    return {"command": command, "date": "2026-11-22", "device": "cpu: test", "torch": "x", "transformers": "y",
-            "model": "SmolLM2-135M-Instruct", "weights_note": "", "n_tokens": n, "bucket": n // 2,
-            "text": {"path": "data/licence_texts.txt", "tokens_available": 43114}, "complete": True,
-            "runs": [run(m, f, i) for i, (m, f) in enumerate(runs)]}
+        return {
+            "method": method,
+            "factor": factor,
+            "label": label,
+            "attention_factor": 1.0,
+            "n_tokens": n,
+            "seconds": 1.0,
+            "mean_loss_all": 3.0,
+            "mean_loss_within_context": 2.5 + 0.01 * i,
+            "mean_loss_beyond_context": beyond,
+            "start": [0, n // 2],
+            "end": [n // 2 - 1, n - 2],
+            "mean_loss": [2.5, 3.5],
+            "count": [n // 2, n // 2 - 1],
+        }
+
+    return {
+        "command": command,
+        "date": "2026-11-22",
+        "device": "cpu: test",
+        "torch": "x",
+        "transformers": "y",
+        "model": "SmolLM2-135M-Instruct",
+        "weights_note": "",
+        "n_tokens": n,
+        "bucket": n // 2,
+        "text": {"path": "data/licence_texts.txt", "tokens_available": 43114},
+        "complete": True,
+        "runs": [run(m, f, i) for i, (m, f) in enumerate(runs)],
+    }
 
 
 def test_rope_scaling_page_picks_a_length_and_names_missing_runs(monkeypatch, tmp_path):
     monkeypatch.setattr(long_context, "RESULTS_PATH", tmp_path / "long_context.json")
-    (tmp_path / "long_context.json").write_text(json.dumps(
-        fake_results(16384, long_context.STANDARD_RUNS, "cmd-16k")))
+    (tmp_path / "long_context.json").write_text(json.dumps(fake_results(16384, long_context.STANDARD_RUNS, "cmd-16k")))
     partial = [("default", 1.0), ("yarn", 4.0), ("dynamic", 4.0), ("linear", 4.0)]
     (tmp_path / "long_context_32k.json").write_text(json.dumps(fake_results(32768, partial, "cmd-32k")))
     (tmp_path / "long_context_bad.json").write_text("{broken")

@@ -1,5 +1,6 @@
 """Sinusoidal, learned, relative (Shaw) and ALiBi positions: hand-worked values, brute-force loops and the
 mathematical properties the pages claim."""
+
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from core import alibi, learned_positions, relative, sinusoidal
-from core.attention import masked_softmax
+from core.sdpa import masked_softmax
 
 # --- sinusoidal ---------------------------------------------------------------------------------------------
 
@@ -59,7 +60,7 @@ def test_dimension_variation_matches_brute_force_on_slow_columns(n, d, base):
     pe = sinusoidal.sinusoidal_encoding(n, d, base)
     brute = (pe.max(0) - pe.min(0)) / 2
     closed = sinusoidal.dimension_variation(n, d, base)
-    assert np.all(closed >= brute - 1e-12)          # continuous arc range bounds the integer-position range
+    assert np.all(closed >= brute - 1e-12)  # continuous arc range bounds the integer-position range
     # exact for every column sweeping less than a quarter turn (all columns near a small threshold)
     slow = np.repeat((n - 1) * sinusoidal.sinusoidal_frequencies(d, base) < math.pi / 2, 2)
     np.testing.assert_allclose(closed[slow], brute[slow], atol=1e-12)
@@ -84,14 +85,14 @@ def test_sparsity_at_3072_dims_and_8192_positions():
 
 # --- learned ------------------------------------------------------------------------------------------------
 
+
 def test_cosine_similarity_and_by_distance():
     g = torch.Generator().manual_seed(0)
     v = torch.randn(9, 5, generator=g)
     sim = learned_positions.cosine_similarity_matrix(v)
     for i in range(9):
         for j in range(9):
-            assert sim[i, j] == pytest.approx(float(torch.nn.functional.cosine_similarity(v[i], v[j], dim=0)),
-                                              abs=1e-6)
+            assert sim[i, j] == pytest.approx(float(torch.nn.functional.cosine_similarity(v[i], v[j], dim=0)), abs=1e-6)
     by = learned_positions.similarity_by_distance(sim)
     assert by["mean"][0] == pytest.approx(1.0)
     assert by["mean"][3] == pytest.approx(np.mean([sim[i, i + 3] for i in range(6)]))
@@ -104,6 +105,7 @@ def test_block_mean():
 
 
 # --- relative (Shaw et al. 2018) ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("clip", [0, 1, 3, 10])
 def test_shaw_relative_scores_against_a_loop(clip):
@@ -127,7 +129,7 @@ def test_shaw_attention_weights_and_batch_shapes():
     expected = torch.softmax((q @ k.transpose(-2, -1) + rel) / 2.0, dim=-1)
     torch.testing.assert_close(out["weights"], expected)
     # beyond the clipping distance every offset shares one vector
-    torch.testing.assert_close(rel[0, 0, 4, 0], rel[0, 0, 4, 1])   # offsets 4 and 3, both clipped to 2
+    torch.testing.assert_close(rel[0, 0, 4, 0], rel[0, 0, 4, 1])  # offsets 4 and 3, both clipped to 2
 
 
 def test_shaw_rejects_wrong_table():
@@ -137,20 +139,21 @@ def test_shaw_rejects_wrong_table():
 
 # --- ALiBi --------------------------------------------------------------------------------------------------
 
+
 def test_alibi_slopes_8_heads_from_the_paper():
-    assert alibi.alibi_slopes(8).tolist() == pytest.approx([1 / 2 ** k for k in range(1, 9)])
+    assert alibi.alibi_slopes(8).tolist() == pytest.approx([1 / 2**k for k in range(1, 9)])
 
 
 def test_alibi_slopes_12_heads():
     # closest power of two is 8 (1/2 .. 1/256); the other 4 are every other slope of the 16-head sequence
     # 2^(-0.5 k): k = 1, 3, 5, 7
-    expected = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -0.5, 2.0 ** -1.5, 2.0 ** -2.5, 2.0 ** -3.5]
+    expected = [2.0**-k for k in range(1, 9)] + [2.0**-0.5, 2.0**-1.5, 2.0**-2.5, 2.0**-3.5]
     assert alibi.alibi_slopes(12).tolist() == pytest.approx(expected)
 
 
 def test_alibi_slopes_16_and_1_heads():
     assert alibi.alibi_slopes(16).tolist() == pytest.approx([2.0 ** (-0.5 * k) for k in range(1, 17)])
-    assert alibi.alibi_slopes(1).tolist() == pytest.approx([2.0 ** -8])
+    assert alibi.alibi_slopes(1).tolist() == pytest.approx([2.0**-8])
 
 
 def test_alibi_bias_loop_and_causal():
@@ -189,4 +192,4 @@ def test_neighbour_step_share_bounds_every_step():
     assert np.all(step <= omega / 2 + 1e-12)
     share = sinusoidal.neighbour_step_share(d, base, thr)
     assert share == pytest.approx((omega / 2 < thr).mean())
-    assert share == pytest.approx(np.mean(step < thr), abs=2 / d)   # brute force agrees (up to one pair at the edge)
+    assert share == pytest.approx(np.mean(step < thr), abs=2 / d)  # brute force agrees (up to one pair at the edge)

@@ -1,5 +1,6 @@
 """The README stays true: its first lines are the two commands CI and newcomers run, it describes every page in
 the navigation, its pictures exist, and it says why each dependency is there."""
+
 import re
 import tomllib
 from pathlib import Path
@@ -21,7 +22,7 @@ def test_first_lines_are_the_two_commands_and_ci_runs_the_second():
 
 def test_every_page_of_the_navigation_is_described():
     for page in catalog.PAGES[1:]:
-        assert f"(`/{page['url']}`)" in README, page["url"]
+        assert f"(`/{page.url}`)" in README, page.url
 
 
 def test_every_picture_the_readme_shows_exists():
@@ -33,15 +34,18 @@ def test_every_dependency_is_explained():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = [re.split(r"[<>=!~ \[]", d)[0] for d in project["dependencies"]]
     names += [re.split(r"[<>=!~ \[]", d)[0] for deps in project["optional-dependencies"].values() for d in deps]
-    table = README[README.index("## Dependencies"):]
+    table = README[README.index("## Dependencies") :]
     for name in names:
         assert re.search(rf"^\|[^|\n]*\b{re.escape(name)}\b", table, re.M), name
 
 
 def _mean_loss(run: dict, start: int, stop: int) -> float:
     """Token-weighted mean loss of the buckets that lie within positions [start, stop)."""
-    inside = [(m, c) for s, e, m, c in zip(run["start"], run["end"], run["mean_loss"], run["count"])
-              if s >= start and e < stop]
+    inside = [
+        (m, c)
+        for s, e, m, c in zip(run["start"], run["end"], run["mean_loss"], run["count"])
+        if s >= start and e < stop
+    ]
     return sum(m * c for m, c in inside) / sum(c for _, c in inside)
 
 
@@ -62,14 +66,22 @@ def _readme_rows(results: dict, columns) -> list[str]:
 def test_the_long_context_tables_are_the_committed_results():
     """Every figure in the README's scaled-RoPE tables is read from results/long_context*.json, not typed in."""
     from core.long_context import results_by_length
+
     files = results_by_length()
     ctx = files[16384]["original_context"]
-    columns_16k = [lambda r: r["mean_loss_within_context"], lambda r: r["mean_loss_beyond_context"],
-                   lambda r: r["mean_loss"][-1]]
+    columns_16k = [
+        lambda r: r["mean_loss_within_context"],
+        lambda r: r["mean_loss_beyond_context"],
+        lambda r: r["mean_loss"][-1],
+    ]
     expected = _readme_rows(files[16384], columns_16k)
     if 32768 in files:
-        columns_32k = [lambda r: r["mean_loss_within_context"], lambda r: _mean_loss(r, ctx, 2 * ctx),
-                       lambda r: _mean_loss(r, 2 * ctx, 32768), lambda r: r["mean_loss"][-1]]
+        columns_32k = [
+            lambda r: r["mean_loss_within_context"],
+            lambda r: _mean_loss(r, ctx, 2 * ctx),
+            lambda r: _mean_loss(r, 2 * ctx, 32768),
+            lambda r: r["mean_loss"][-1],
+        ]
         expected += _readme_rows(files[32768], columns_32k)
     for row in expected:
         assert row in README, row
@@ -81,6 +93,7 @@ def test_the_long_context_timings_and_dynamic_ntk_claim_are_computed():
     inv_freq[1] = base_eff^(-2/d), α = (base_eff / base)^((d-2)/d)."""
     from core.long_context import results_by_length
     from core.rope_scaling import scaled_inv_freq
+
     for n, res in results_by_length().items():
         minutes = round(sum(r["seconds"] for r in res["runs"]) / 60)
         assert f"{n:,} tokens, {minutes} min" in README, (n, minutes)

@@ -1,5 +1,6 @@
 """RoPE: hand-worked frequencies, the rotation matrix, the relative-position property, the two layouts, and our
 rotate_half application against transformers' Llama implementation."""
+
 import math
 
 import pytest
@@ -27,15 +28,17 @@ def test_angles_hand_worked():
 def test_rotation_matrix_is_block_diagonal_rotation():
     inv = rope.rope_inv_freq(6, 100.0)
     R = rope.rotation_matrix(2.0, inv)
-    torch.testing.assert_close(R @ R.T, torch.eye(6, dtype=DT))          # orthogonal
-    assert torch.linalg.det(R).item() == pytest.approx(1.0)              # a rotation
+    torch.testing.assert_close(R @ R.T, torch.eye(6, dtype=DT))  # orthogonal
+    assert torch.linalg.det(R).item() == pytest.approx(1.0)  # a rotation
     for i in range(3):
-        block = R[2 * i:2 * i + 2, 2 * i:2 * i + 2]
+        block = R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
         a = 2.0 * inv[i].item()
-        torch.testing.assert_close(block, torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=DT))
+        torch.testing.assert_close(
+            block, torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=DT)
+        )
     off = R.clone()
     for i in range(3):
-        off[2 * i:2 * i + 2, 2 * i:2 * i + 2] = 0
+        off[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = 0
     assert off.abs().max() == 0
 
 
@@ -67,7 +70,7 @@ def test_score_check_depends_only_on_offset():
     q, k = torch.randn(16, generator=g, dtype=DT), torch.randn(16, generator=g, dtype=DT)
     r = rope.relative_score_check(q, k, 40, inv)
     assert r["max_spread"] < 1e-10
-    assert r["score_range"] > 1.0           # the scores do change with the offset: the check is not vacuous
+    assert r["score_range"] > 1.0  # the scores do change with the offset: the check is not vacuous
     # brute force for one offset
     s = r["scores"]
     assert s[10, 3].item() == pytest.approx(s[36, 29].item())
@@ -84,10 +87,14 @@ def test_layouts_equal_up_to_permutation():
     positions = torch.arange(6) * 37
     perm = rope.half_permutation(d)
     assert perm.tolist() == [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]
-    torch.testing.assert_close(rope.apply_rope_rotate_half(x[..., perm], positions, inv),
-                               rope.apply_rope_adjacent(x, positions, inv)[..., perm])
+    torch.testing.assert_close(
+        rope.apply_rope_rotate_half(x[..., perm], positions, inv),
+        rope.apply_rope_adjacent(x, positions, inv)[..., perm],
+    )
     # the permutation matters: without it the two layouts disagree
-    assert not torch.allclose(rope.apply_rope_rotate_half(x, positions, inv), rope.apply_rope_adjacent(x, positions, inv))
+    assert not torch.allclose(
+        rope.apply_rope_rotate_half(x, positions, inv), rope.apply_rope_adjacent(x, positions, inv)
+    )
     # and the matrices: P R_adj P^T = R_half
     P = torch.eye(d, dtype=DT)[perm]
     torch.testing.assert_close(P @ rope.rotation_matrix(5.0, inv) @ P.T, rope.rotation_matrix(5.0, inv, "rotate_half"))
@@ -95,9 +102,16 @@ def test_layouts_equal_up_to_permutation():
 
 def test_rotate_half_equals_transformers_llama():
     d, theta = 64, 100000.0
-    config = LlamaConfig(hidden_size=d * 2, num_attention_heads=2, head_dim=d, num_hidden_layers=1,
-                         intermediate_size=8, vocab_size=8, max_position_embeddings=8192,
-                         rope_parameters={"rope_type": "default", "rope_theta": theta})
+    config = LlamaConfig(
+        hidden_size=d * 2,
+        num_attention_heads=2,
+        head_dim=d,
+        num_hidden_layers=1,
+        intermediate_size=8,
+        vocab_size=8,
+        max_position_embeddings=8192,
+        rope_parameters={"rope_type": "default", "rope_theta": theta},
+    )
     rotary = LlamaRotaryEmbedding(config)
     g = torch.Generator().manual_seed(4)
     q, k = torch.randn(1, 2, 9, d, generator=g), torch.randn(1, 1, 9, d, generator=g)

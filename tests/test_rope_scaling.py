@@ -1,6 +1,7 @@
 """Scaled RoPE: our wrappers return exactly what transformers computes, the methods have the properties their
 papers state, the plotted curves equal a direct evaluation, and the loss-per-position experiment equals
 transformers' own loss."""
+
 import json
 import math
 
@@ -11,14 +12,23 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
-from core import long_context, rope, rope_scaling as rs
+from core import long_context, rope
+from core import rope_scaling as rs
 
 L0, D, THETA = 8192, 64, 100000.0
 
 
 def hf_config(params: dict, max_pos: int) -> LlamaConfig:
-    return LlamaConfig(hidden_size=D, num_attention_heads=1, head_dim=D, num_hidden_layers=1, intermediate_size=8,
-                       vocab_size=8, max_position_embeddings=max_pos, rope_parameters=dict(params))
+    return LlamaConfig(
+        hidden_size=D,
+        num_attention_heads=1,
+        head_dim=D,
+        num_hidden_layers=1,
+        intermediate_size=8,
+        vocab_size=8,
+        max_position_embeddings=max_pos,
+        rope_parameters=dict(params),
+    )
 
 
 def default_inv():
@@ -32,8 +42,17 @@ def test_wrappers_equal_transformers_functions(factor):
         "linear": ({**base, "rope_type": "linear"}, L0, None),
         "dynamic": ({**base, "rope_type": "dynamic"}, L0, 3 * L0),
         "yarn": ({**base, "rope_type": "yarn", "original_max_position_embeddings": L0}, int(L0 * factor), None),
-        "llama3": ({**base, "rope_type": "llama3", "original_max_position_embeddings": L0, "low_freq_factor": 1.0,
-                    "high_freq_factor": 4.0}, int(L0 * factor), None),
+        "llama3": (
+            {
+                **base,
+                "rope_type": "llama3",
+                "original_max_position_embeddings": L0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+            },
+            int(L0 * factor),
+            None,
+        ),
     }
     for method, (params, max_pos, seq_len) in cases.items():
         ref_inv, ref_att = ROPE_INIT_FUNCTIONS[method](hf_config(params, max_pos), None, seq_len=seq_len)
@@ -54,8 +73,12 @@ def test_linear_is_positions_divided_by_factor():
     inv, _ = rs.scaled_inv_freq("linear", 4.0)
     x = torch.randn(3, 5, D, dtype=torch.float64)
     positions = torch.tensor([0, 4, 40, 400, 40000])
-    torch.testing.assert_close(rope.apply_rope_rotate_half(x, positions, inv),
-                               rope.apply_rope_rotate_half(x, positions / 4.0, default_inv()), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(
+        rope.apply_rope_rotate_half(x, positions, inv),
+        rope.apply_rope_rotate_half(x, positions / 4.0, default_inv()),
+        rtol=1e-6,
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("factor", [2.0, 4.0, 16.0])
@@ -76,7 +99,7 @@ def test_dynamic_is_plain_rope_within_training_context():
         inv, _ = rs.scaled_inv_freq("dynamic", 4.0, seq_len=seq_len)
         torch.testing.assert_close(inv, default_inv(), rtol=1e-6, atol=0)
     longer, _ = rs.scaled_inv_freq("dynamic", 4.0, seq_len=4 * L0)
-    assert longer[0] == pytest.approx(1.0) and longer[-1] < default_inv()[-1] / 4   # base raised
+    assert longer[0] == pytest.approx(1.0) and longer[-1] < default_inv()[-1] / 4  # base raised
 
 
 def test_llama3_bands():
@@ -116,7 +139,13 @@ def test_qk_by_distance_equals_rotated_all_ones_and_expectation():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(20000, D, generator=g, dtype=torch.float64)
     dist = 5
-    est = ((rope.apply_rope_rotate_half(x, torch.full((20000,), dist), inv) * rope.apply_rope_rotate_half(x, torch.zeros(20000), inv)).sum(-1) / D).mean()
+    est = (
+        (
+            rope.apply_rope_rotate_half(x, torch.full((20000,), dist), inv)
+            * rope.apply_rope_rotate_half(x, torch.zeros(20000), inv)
+        ).sum(-1)
+        / D
+    ).mean()
     assert float(est) == pytest.approx(rs.qk_by_distance(inv, 1.0, [dist])[0], abs=0.02)
 
 
@@ -125,10 +154,10 @@ def test_decay_envelope_bins_hold_every_distance():
     env = rs.qk_decay_envelope(inv, att, 131072, n_bins=500)
     assert len(env["mean"]) <= 500
     assert env["start"][0] == 0 and env["end"][-1] == 131072
-    np.testing.assert_array_equal(env["start"][1:], env["end"][:-1] + 1)   # contiguous, nothing skipped
+    np.testing.assert_array_equal(env["start"][1:], env["end"][:-1] + 1)  # contiguous, nothing skipped
     full = rs.qk_by_distance(inv, att, np.arange(131073))
     for b in (0, 10, len(env["mean"]) // 2, len(env["mean"]) - 1):
-        chunk = full[env["start"][b]:env["end"][b] + 1]
+        chunk = full[env["start"][b] : env["end"][b] + 1]
         assert env["mean"][b] == pytest.approx(chunk.mean())
         assert env["min"][b] == pytest.approx(chunk.min()) and env["max"][b] == pytest.approx(chunk.max())
 
@@ -145,11 +174,21 @@ def test_neighbour_angle():
 
 # --- the long-context experiment on a tiny random Llama -----------------------------------------------------
 
+
 def tiny_llama(seed=0, max_pos=64):
     torch.manual_seed(seed)
-    config = LlamaConfig(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                         num_hidden_layers=2, intermediate_size=48, vocab_size=50, max_position_embeddings=max_pos,
-                         rope_parameters={"rope_type": "default", "rope_theta": 100.0}, attn_implementation="sdpa")
+    config = LlamaConfig(
+        hidden_size=32,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        num_hidden_layers=2,
+        intermediate_size=48,
+        vocab_size=50,
+        max_position_embeddings=max_pos,
+        rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+        attn_implementation="sdpa",
+    )
     return LlamaForCausalLM(config).eval()
 
 
@@ -169,8 +208,7 @@ def test_token_losses_equal_transformers_loss():
 def test_applied_scaling_equals_a_model_built_with_that_config(method, factor):
     model = tiny_llama(max_pos=64)
     ids = torch.randint(0, 50, (1, 200), generator=torch.Generator().manual_seed(2))
-    config = rs.rope_config(method, factor, head_dim=8, rope_theta=100.0, original_context=64,
-                            base_config=model.config)
+    config = rs.rope_config(method, factor, head_dim=8, rope_theta=100.0, original_context=64, base_config=model.config)
     reference = LlamaForCausalLM(config).eval()
     reference.load_state_dict(model.state_dict())
     with torch.no_grad():
@@ -180,8 +218,8 @@ def test_applied_scaling_equals_a_model_built_with_that_config(method, factor):
         after = model(ids).logits
         expected = reference(ids).logits
     torch.testing.assert_close(scaled, expected)
-    assert not torch.allclose(scaled, before)          # scaling changed something past 64 positions
-    torch.testing.assert_close(after, before)          # and the model is back to plain RoPE
+    assert not torch.allclose(scaled, before)  # scaling changed something past 64 positions
+    torch.testing.assert_close(after, before)  # and the model is back to plain RoPE
     assert model.config.rope_parameters["rope_type"] == "default"
 
 
@@ -213,8 +251,11 @@ def test_long_text_is_shipped_and_long_enough():
 
 
 def test_pair_classes_and_method_table():
-    assert rs.pair_classes(np.array([1.0, 1.005, 2.0, 4.0, 4.02, 13.0]), 4.0) == {"kept": 2, "interpolated": 3,
-                                                                                  "between": 1}
+    assert rs.pair_classes(np.array([1.0, 1.005, 2.0, 4.0, 4.02, 13.0]), 4.0) == {
+        "kept": 2,
+        "interpolated": 3,
+        "between": 1,
+    }
     rows = {r["method"]: r for r in rs.method_table(8.0, 8 * L0)}
     assert rows["default"]["kept"] == 32
     assert rows["linear"]["interpolated"] == 32
@@ -237,6 +278,7 @@ def test_resolution_by_factor():
 def _experiment_script():
     import importlib.util
     from pathlib import Path
+
     path = Path(__file__).resolve().parents[1] / "scripts" / "long_context_experiment.py"
     spec = importlib.util.spec_from_file_location("long_context_experiment", path)
     module = importlib.util.module_from_spec(spec)
@@ -254,7 +296,8 @@ def test_results_files_name_one_command_that_redoes_all_their_runs():
     assert cmd == "python scripts/long_context_experiment.py --max-tokens 16384 --methods default yarn --factors 2 4"
     assert script.reproducing_command(runs[:1], 32768, 512, root / "results" / "x.json") == (
         "python scripts/long_context_experiment.py --max-tokens 32768 --methods default --bucket 512 "
-        "--out results/x.json")
+        "--out results/x.json"
+    )
     assert script.default_out(32768).name == "long_context_32k.json"
     assert script.default_out(16384).name == "long_context.json"
     for n, res in long_context.results_by_length().items():
@@ -267,8 +310,9 @@ def test_results_files_name_one_command_that_redoes_all_their_runs():
                 opts[key] = []
             else:
                 opts[key].append(w)
-        asked = long_context.run_configs(opts.get("methods", script.DEFAULT_METHODS),
-                                         [float(f) for f in opts.get("factors", script.DEFAULT_FACTORS)])
+        asked = long_context.run_configs(
+            opts.get("methods", script.DEFAULT_METHODS), [float(f) for f in opts.get("factors", script.DEFAULT_FACTORS)]
+        )
         assert sorted(asked) == sorted((r["method"], float(r["factor"])) for r in res["runs"])
         assert int(opts["max-tokens"][0]) == res["n_tokens"] == n
         assert res["invocations"][-1]["date"] == res["date"]
@@ -291,20 +335,25 @@ def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
     common = ["--max-tokens", "80", "--bucket", "16", "--out", str(out)]
     script.main(common + ["--methods", "default", "linear", "--factors", "2"])
     first = json.loads(out.read_text())
-    assert first["complete"] and [(r["method"], r["factor"]) for r in first["runs"]] == [("default", 1.0),
-                                                                                        ("linear", 2.0)]
+    assert first["complete"] and [(r["method"], r["factor"]) for r in first["runs"]] == [
+        ("default", 1.0),
+        ("linear", 2.0),
+    ]
     script.main(common + ["--methods", "default", "linear", "--factors", "2", "4", "--resume"])
     res = json.loads(out.read_text())
     assert [(r["method"], r["factor"]) for r in res["runs"]] == [("default", 1.0), ("linear", 2.0), ("linear", 4.0)]
     assert res["runs"][:2] == first["runs"], "finished runs are kept, not redone"
     assert len(res["invocations"]) == 2 and res["invocations"][1]["command"].endswith("--resume")
-    assert res["command"] == ("python scripts/long_context_experiment.py --max-tokens 80 --methods default linear "
-                              f"--factors 2 4 --bucket 16 --out {out}")
+    assert res["command"] == (
+        "python scripts/long_context_experiment.py --max-tokens 80 --methods default linear "
+        f"--factors 2 4 --bucket 16 --out {out}"
+    )
     assert res["n_tokens"] == 80 and res["complete"]
 
 
 def test_resolution_figure_plots_the_computed_angles_on_power_of_two_ticks():
     from app import rope_figures
+
     res = rope_figures.resolution()
     fig = rope_figures.resolution_figure(res, "fastest_pair", lambda key, **kw: key)
     for trace in fig.data:

@@ -1,6 +1,6 @@
 """The two "speed and scale" pages through AppTest: they render from the committed results (and without them), the
 live buttons run with tiny sizes, what the pages state is the computed figure, and bad links are ignored."""
-import ast
+
 import json
 import string
 from pathlib import Path
@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import i18n
 from core import kv_cache as kvc
 from core import linear_scaling as ls
 from core import sdpa_backends as sb
 from core.linear_attention import associativity_costs
-from tests.apptest_helpers import figure_bytes, open_view, shown_text as shown
+from tests.apptest_helpers import figure_bytes, open_view
+from tests.apptest_helpers import shown_text as shown
 
 MAX_VIEW_BYTES = 1_000_000
 
@@ -31,6 +33,7 @@ def figure_titles(at: AppTest) -> list[str]:
 
 # --- linear attention ----------------------------------------------------------------------------------------
 
+
 def test_linear_page_states_the_counted_costs():
     at = open_page("linear_attention.py", {"n": "16384", "d": "128"})
     c = associativity_costs(16384, 128)
@@ -41,12 +44,23 @@ def test_linear_page_states_the_counted_costs():
     assert not at.warning, [w.value for w in at.warning]
 
 
-@pytest.mark.parametrize("params", [{"im_n": "48", "spread": "4.0", "causal": "1", "seed": "9999", "im_d": "64"},
-                                    {"im_n": "2", "spread": "0.25", "im_d": "4"}], ids=["big", "small"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"im_n": "48", "spread": "4.0", "causal": "1", "seed": "9999", "im_d": "64"},
+        {"im_n": "2", "spread": "0.25", "im_d": "4"},
+    ],
+    ids=["big", "small"],
+)
 def test_linear_page_implied_matrices(params):
     at = open_page("linear_attention.py", params)
-    r = ls.implied_matrices(int(params["im_n"]), int(params["im_d"]), float(params["spread"]),
-                            params.get("causal") == "1", int(params.get("seed", 0)))
+    r = ls.implied_matrices(
+        int(params["im_n"]),
+        int(params["im_d"]),
+        float(params["spread"]),
+        params.get("causal") == "1",
+        int(params.get("seed", 0)),
+    )
     assert f"softmax {r['entropy_softmax']:.3f} nats, linear {r['entropy_linear']:.3f} nats" in shown(at)
     assert figure_bytes(at) < MAX_VIEW_BYTES
 
@@ -83,11 +97,26 @@ def test_linear_page_live_runs_tiny():
 
 def test_linear_page_marks_a_generation_mode_skipped_for_time(monkeypatch):
     """A mode the deadline rule did not start shows as skipped in the live table, not as a number or a gap."""
+
     def table(contexts, **kwargs):
-        return [{"context": 256, "skipped": False, "rnn_tok_s": 900.0, "rnn_steps": 16, "rnn_skipped": False,
-                 "kv_cache_tok_s": 300.0, "kv_cache_steps": 16, "kv_cache_skipped": False, "no_cache_tok_s": None,
-                 "no_cache_steps": 0, "no_cache_skipped": True, "rnn_over_kv_cache": 3.0,
-                 "kv_cache_over_no_cache": None}]
+        return [
+            {
+                "context": 256,
+                "skipped": False,
+                "rnn_tok_s": 900.0,
+                "rnn_steps": 16,
+                "rnn_skipped": False,
+                "kv_cache_tok_s": 300.0,
+                "kv_cache_steps": 16,
+                "kv_cache_skipped": False,
+                "no_cache_tok_s": None,
+                "no_cache_steps": 0,
+                "no_cache_skipped": True,
+                "rnn_over_kv_cache": 3.0,
+                "kv_cache_over_no_cache": None,
+            }
+        ]
+
     monkeypatch.setattr(ls, "generation_table", table)
     at = open_page("linear_attention.py", {"max_ctx": "256"})
     at.button(key="run-gen").click().run()
@@ -97,12 +126,15 @@ def test_linear_page_marks_a_generation_mode_skipped_for_time(monkeypatch):
 
 
 def test_linear_page_bad_links_are_ignored():
-    at = open_page("linear_attention.py", {"n": "3", "max_n": "999999", "spread": "nan", "im_n": "1000",
-                                           "causal": "yes", "max_ctx": "<b>x</b>"})
+    at = open_page(
+        "linear_attention.py",
+        {"n": "3", "max_n": "999999", "spread": "nan", "im_n": "1000", "causal": "yes", "max_ctx": "<b>x</b>"},
+    )
     assert "Ignored link parameters" in shown(at)
 
 
 # --- SDPA backends and GQA -------------------------------------------------------------------------------------
+
 
 def test_sdpa_page_shows_committed_results_and_cuda_note():
     res = sb.load_results()
@@ -130,7 +162,7 @@ def test_sdpa_page_live_run_tiny():
     assert not at.exception, [e.value for e in at.exception]
     assert "Measured just now" in shown(at)
     live = [df.value for df in at.dataframe if "max |out − naive|" in df.value.columns]
-    assert any((df["status"] == "ok").sum() >= 3 for df in live)     # naive, flash, math on CPU
+    assert any((df["status"] == "ok").sum() >= 3 for df in live)  # naive, flash, math on CPU
 
 
 @pytest.mark.parametrize("cfg", list(kvc.PRESETS))
@@ -149,8 +181,10 @@ def test_kv_calculator_states_the_formula(cfg):
 def test_kv_calculator_custom_and_bad_heads():
     at = open_page("sdpa_gqa.py", {"cfg": "custom", "layers": "2", "heads": "6", "kv": "4", "hd": "8"})
     assert "must be a multiple" in shown(at)
-    at = open_page("sdpa_gqa.py", {"cfg": "custom", "layers": "2", "heads": "6", "kv": "1", "hd": "8", "ctx": "10",
-                                   "dtype": "int4"})
+    at = open_page(
+        "sdpa_gqa.py",
+        {"cfg": "custom", "layers": "2", "heads": "6", "kv": "1", "hd": "8", "ctx": "10", "dtype": "int4"},
+    )
     assert f"= **{kvc.kv_cache_bytes(2, 1, 8, 10, 0.5):,.0f} bytes" in shown(at)
 
 
@@ -161,11 +195,15 @@ def test_sdpa_page_bad_links_are_ignored():
 
 # --- languages ----------------------------------------------------------------------------------------------------
 
+
 def page_text(file: str) -> dict:
-    for node in ast.parse((ROOT / "app" / "views" / file).read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
-            return ast.literal_eval(node.value)
-    raise AssertionError(f"no TEXT in {file}")
+    """{key: {lang: text}} of the page's catalog section."""
+    topic = file.removesuffix(".py")
+    return {
+        key: {lang: i18n.text(lang, topic, key) for lang in i18n.languages()}
+        for key in i18n.section("en", topic)
+        if i18n.has(topic, key)
+    }
 
 
 @pytest.mark.parametrize("file", PAGES)

@@ -1,6 +1,7 @@
 """SDPA backends: every backend that runs here gives the naive matmul-softmax-matmul output within fp32 tolerance,
 the naive version itself matches a float64 numpy softmax, the FLOP count matches a hand count and torch's own
 FLOP counter, and unavailable backends say why."""
+
 import json
 import math
 
@@ -11,10 +12,14 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from core import sdpa_backends as sb
 
-ATOL = 1e-5      # fp32 tolerance, as in tests/test_attention.py
+ATOL = 1e-5  # fp32 tolerance, as in tests/test_attention.py
 
-SHAPES = [sb.AttentionShape(2, 3, 37, 16), sb.AttentionShape(1, 4, 64, 64, causal=True),
-          sb.AttentionShape(2, 2, 129, 32, causal=True), sb.AttentionShape(1, 1, 1, 8)]
+SHAPES = [
+    sb.AttentionShape(2, 3, 37, 16),
+    sb.AttentionShape(1, 4, 64, 64, causal=True),
+    sb.AttentionShape(2, 2, 129, 32, causal=True),
+    sb.AttentionShape(1, 1, 1, 8),
+]
 
 
 def numpy_attention(q, k, v, causal):
@@ -34,8 +39,9 @@ def available_on_cpu():
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label().replace(" ", "-"))
 def test_naive_matches_float64_numpy(shape):
     q, k, v = sb.make_qkv(shape)
-    np.testing.assert_allclose(sb.naive_attention(q, k, v, shape.causal).numpy(),
-                               numpy_attention(q, k, v, shape.causal), atol=ATOL, rtol=0)
+    np.testing.assert_allclose(
+        sb.naive_attention(q, k, v, shape.causal).numpy(), numpy_attention(q, k, v, shape.causal), atol=ATOL, rtol=0
+    )
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label().replace(" ", "-"))
@@ -43,17 +49,22 @@ def test_every_available_backend_equals_naive(shape):
     q, k, v = sb.make_qkv(shape, seed=3)
     reference = sb.naive_attention(q, k, v, shape.causal)
     names = available_on_cpu()
-    assert "math" in names            # the fallback runs everywhere
+    assert "math" in names  # the fallback runs everywhere
     for name in names:
-        torch.testing.assert_close(sb.run_backend(name, q, k, v, shape.causal), reference, atol=ATOL, rtol=0,
-                                   msg=lambda m, name=name: f"{name}: {m}")
+        torch.testing.assert_close(
+            sb.run_backend(name, q, k, v, shape.causal),
+            reference,
+            atol=ATOL,
+            rtol=0,
+            msg=lambda m, name=name: f"{name}: {m}",
+        )
 
 
 def test_cpu_availability_and_reasons():
     avail = {a["backend"]: a for a in sb.availability("cpu")}
     assert list(avail) == ["flash", "efficient", "cudnn", "math"]
     assert avail["math"]["available"] and avail["math"]["reason"] is None
-    for name in ("efficient", "cudnn"):          # no CPU kernels in PyTorch
+    for name in ("efficient", "cudnn"):  # no CPU kernels in PyTorch
         assert not avail[name]["available"] and "CUDA only" in avail[name]["reason"]
     with pytest.raises(sb.BackendUnavailable, match="CUDA only"):
         sb.run_backend("efficient", *sb.make_qkv(SHAPES[0]))
@@ -66,7 +77,7 @@ def test_flops_hand_worked():
     # 2 * 3 * 2 * 175 = 2,100 multiply-adds = 4,200 FLOPs; causal counts half
     assert sb.attention_flops(2, 3, 5, 7) == 4200
     assert sb.attention_flops(2, 3, 5, 7, causal=True) == 2100
-    assert sb.AttentionShape(1, 8, 4096, 64).flops == 4 * 8 * 4096 ** 2 * 64
+    assert sb.AttentionShape(1, 8, 4096, 64).flops == 4 * 8 * 4096**2 * 64
 
 
 def test_flops_match_torch_flop_counter():
@@ -107,7 +118,7 @@ def test_naive_score_matrix_shows_in_peak_memory():
     flash = sb.measure("flash", shape, reps=1)
     if naive["peak_bytes"] is None or flash["status"] != "ok":
         pytest.skip("peak memory not measurable here")
-    scores = 4 * 1024 * 1024 * 4          # one (4, 1024, 1024) float32 matrix: 16 MiB
+    scores = 4 * 1024 * 1024 * 4  # one (4, 1024, 1024) float32 matrix: 16 MiB
     assert naive["peak_bytes"] >= scores
     assert flash["peak_bytes"] < scores / 2
 
@@ -117,7 +128,7 @@ def test_gqa_is_mha_with_repeated_kv(heads, kv_heads):
     r = sb.gqa_check(heads, kv_heads)
     assert r["max_abs_diff_repeated"] < 1e-6
     assert r["kv_numbers_mha"] == r["kv_numbers_gqa"] * heads // kv_heads
-    if 1 < kv_heads < heads:            # with 1 or all kv heads, interleaving and tiling are the same repetition
+    if 1 < kv_heads < heads:  # with 1 or all kv heads, interleaving and tiling are the same repetition
         assert r["max_abs_diff_wrong_order"] > 0.1
     else:
         assert r["max_abs_diff_wrong_order"] < 1e-6

@@ -11,6 +11,7 @@ is recorded (key, kind, options or bounds, default) during a run with default in
     notice, fall back to the defaults and rewrite the URL to them.
 New pages in app/catalog.py are covered without change here.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,16 +19,16 @@ import inspect
 import math
 
 import pytest
+from test_app_pages import assert_no_exception, run_page  # same harness: open main.py, switch page, apply link
 
-from app import catalog, ui
-from test_app_pages import assert_no_exception, run_page   # same harness: open main.py, switch page, apply link
+from app import catalog, i18n, ui
 
-PAGE_URLS = [p["url"] for p in catalog.PAGES]
+PAGE_URLS = [p.url for p in catalog.PAGES]
 WIDGETS = ("text_area", "select", "slider", "number", "checkbox")
 LINK_TEXT = "Shared link: the dog chased the cat. 犬が猫を追った。 개가 고양이를 쫓았다."
 SCRIPT = "<script>alert(1)</script>"
-HUGE_NUMBER = "9" * 400            # parses as an int far out of any range; as a float it is finite too
-IGNORED_PREFIX = ui.COMMON["ignored_params"]["en"].split("{")[0]
+HUGE_NUMBER = "9" * 400  # parses as an int far out of any range; as a float it is finite too
+IGNORED_PREFIX = i18n.text("en", "common", "ignored_params").split("{")[0]
 
 
 class Recorder:
@@ -80,6 +81,7 @@ def default_specs(recorder: Recorder, url: str) -> dict[str, dict]:
 
 # --- what a widget shows, and how the URL writes a value ----------------------------------------------------------
 
+
 def is_int_slider(spec: dict) -> bool:
     return all(isinstance(spec[k], int) and not isinstance(spec[k], bool) for k in ("lo", "hi", "default"))
 
@@ -121,10 +123,11 @@ def ignored_names(at) -> str:
 
 
 def ignored_notice(names) -> str:
-    return ui.COMMON["ignored_params"]["en"].format(names=", ".join(sorted(names)))
+    return i18n.text("en", "common", "ignored_params", names=", ".join(sorted(names)))
 
 
 # --- valid and invalid values for a widget ------------------------------------------------------------------------
+
 
 def other_value(spec: dict):
     """A valid value that differs from the default, one step away (so that widgets whose range depends on this
@@ -162,6 +165,7 @@ def bad_values(spec: dict) -> list[str]:
 
 
 # --- tests --------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("url", PAGE_URLS)
 def test_link_sets_every_widget(recorder, url):
@@ -211,7 +215,7 @@ def test_link_sets_every_widget(recorder, url):
 @pytest.mark.parametrize("url", PAGE_URLS)
 def test_malformed_link_values_are_ignored(recorder, url):
     defaults = default_specs(recorder, url)
-    refusable = {k: s for k, s in defaults.items() if s["kind"] != "text_area"}   # any text is valid text
+    refusable = {k: s for k, s in defaults.items() if s["kind"] != "text_area"}  # any text is valid text
     for round_ in range(3):
         link = {k: bad_values(s)[round_] for k, s in refusable.items()}
         link.update({"zz_unknown": SCRIPT, SCRIPT: "1", "x" * 300: HUGE_NUMBER})
@@ -219,14 +223,14 @@ def test_malformed_link_values_are_ignored(recorder, url):
         notice = ignored_names(at)
         for name in [*refusable, "zz_unknown", SCRIPT, "x" * 40]:
             assert name in notice, (round_, name, link.get(name), notice)
-        assert "x" * 41 not in notice                          # long names are shortened in the notice
+        assert "x" * 41 not in notice  # long names are shortened in the notice
         for key, spec in refusable.items():
-            assert key in after and drawn(at, spec), key        # defaults draw the same widgets as before
+            assert key in after and drawn(at, spec), key  # defaults draw the same widgets as before
             assert same(widget(at, spec).value, after[key]["default"]), (key, link[key])
             assert same(after[key]["default"], spec["default"]), key
             assert at.query_params[key] in (url_text(spec["default"]), [url_text(spec["default"])]), key
         for name in ("zz_unknown", SCRIPT, "x" * 300):
-            assert name not in at.query_params                   # dropped from the URL, not carried on
+            assert name not in at.query_params  # dropped from the URL, not carried on
 
 
 @pytest.mark.parametrize("url", [u for u in PAGE_URLS if u != "home"])
@@ -235,13 +239,13 @@ def test_long_link_text_is_cut_and_kept_out_of_the_url(recorder, url):
     texts = [k for k, s in defaults.items() if s["kind"] == "text_area"]
     if not texts:
         pytest.skip("page has no text input")
-    huge = ("The cat sat on the mat because it was tired. " * 700)[:ui.MAX_TEXT_CHARS + 5_000]
+    huge = ("The cat sat on the mat because it was tired. " * 700)[: ui.MAX_TEXT_CHARS + 5_000]
     at, _ = open_page(recorder, url, {texts[0]: huge})
-    assert not ignored_names(at)                                # long text is text, not a bad parameter
-    assert len(at.text_area(key=texts[0]).value) == len(huge)   # the box shows what the link held ...
-    cut = str(ui.MAX_TEXT_CHARS)[:2]                            # ... and a notice says only 20,000 are used
+    assert not ignored_names(at)  # long text is text, not a bad parameter
+    assert len(at.text_area(key=texts[0]).value) == len(huge)  # the box shows what the link held ...
+    cut = str(ui.MAX_TEXT_CHARS)[:2]  # ... and a notice says only 20,000 are used
     assert any(cut in i.value for i in at.info), [i.value for i in at.info]
-    assert texts[0] not in at.query_params                      # too long for a shareable link
+    assert texts[0] not in at.query_params  # too long for a shareable link
 
 
 def test_stale_parameters_of_hidden_widgets_are_dropped_silently(recorder):
@@ -249,7 +253,7 @@ def test_stale_parameters_of_hidden_widgets_are_dropped_silently(recorder):
     telling the visitor that a link was ignored (there was no link)."""
     for url in PAGE_URLS:
         defaults = default_specs(recorder, url)
-        for spec in (s for s in defaults.values() if s["kind"] == "select" and s["radio"]):   # part/view switches
+        for spec in (s for s in defaults.values() if s["kind"] == "select" and s["radio"]):  # part/view switches
             at, _ = open_page(recorder, url)
             widget(at, spec).set_value(other_value(spec))
             recorder.specs.clear()

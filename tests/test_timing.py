@@ -1,4 +1,5 @@
 """core/timing: the helpers every benchmark figure goes through."""
+
 import json
 import math
 import os
@@ -18,14 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_loglog_slope_recovers_exact_power_laws():
     n = np.array([256, 512, 1024, 2048, 4096])
     for power in (1.0, 2.0):
-        slope, intercept = timing.fit_loglog_slope(n, 3e-6 * n ** power)
+        slope, intercept = timing.fit_loglog_slope(n, 3e-6 * n**power)
         assert slope == pytest.approx(power, abs=1e-9)
         assert math.exp(intercept) == pytest.approx(3e-6, rel=1e-6)
 
 
 def test_loglog_slope_drops_small_sizes_and_needs_two_points():
     n = np.array([8, 16, 1024, 2048])
-    t = np.array([1.0, 1.0, 1024.0 ** 2, 2048.0 ** 2])   # flat overhead below 1024
+    t = np.array([1.0, 1.0, 1024.0**2, 2048.0**2])  # flat overhead below 1024
     assert timing.fit_loglog_slope(n, t, min_size=1024)[0] == pytest.approx(2.0)
     with pytest.raises(ValueError):
         timing.fit_loglog_slope([1024], [1.0])
@@ -48,9 +49,15 @@ def test_peak_rss_counts_allocations_that_reuse_freed_heap():
     the blocks freed by the first call stay resident and the next calls reuse them. Without the trim inside
     peak_rss_delta, those calls measured 1 MiB and 0 of the 40 MB they hold. A subprocess keeps the malloc
     settings out of the test process."""
-    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": str(2 ** 30), "MALLOC_MMAP_THRESHOLD_": str(2 ** 25)}
-    out = subprocess.run([sys.executable, "-c", SMALL_BLOCKS.format(root=str(ROOT))], env=env, check=True,
-                         capture_output=True, text=True, timeout=120).stdout
+    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": str(2**30), "MALLOC_MMAP_THRESHOLD_": str(2**25)}
+    out = subprocess.run(
+        [sys.executable, "-c", SMALL_BLOCKS.format(root=str(ROOT))],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     peaks = json.loads(out.strip().splitlines()[-1])
     assert all(p is not None and p >= 0.8 * 400 * 100_000 for p in peaks), peaks
 
@@ -63,4 +70,4 @@ def test_time_ms_respects_budget():
         torch.ones(1)
 
     timing.time_ms(slow, reps=1000, warmup=1, budget_s=0.0)
-    assert len(calls) == 2          # one warm-up, then one timed call before the budget stops it
+    assert len(calls) == 2  # one warm-up, then one timed call before the budget stops it

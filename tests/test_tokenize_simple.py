@@ -1,25 +1,29 @@
 """The simple tokenizer used by the masks page: words, per-character CJK, whole emoji, a token cap."""
+
 import pytest
 
 from core.tokenize_simple import simple_tokenize
 
 
-@pytest.mark.parametrize("text,tokens", [
-    ("The cat sat.", ["The", "cat", "sat", "."]),
-    ("", []),
-    ("   \n\t ", []),
-    ("<script>alert(1)</script>", ["<", "script", ">", "alert", "(", "1", ")", "<", "/", "script", ">"]),
-    ("我爱NLP", ["我", "爱", "NLP"]),
-    ("猫はマット。", ["猫", "は", "マ", "ッ", "ト", "。"]),
-    ("고양이가 매트 위에 앉았다.", ["고양이가", "매트", "위에", "앉았다", "."]),   # Korean: words split by spaces
-    ("naïve café", ["naïve", "café"]),
-    ("e\u0301t\u00e9", ["e\u0301t\u00e9"]),                                        # combining accent stays inside
-    ("👍🏽 ok", ["👍🏽", "ok"]),                                                    # skin tone stays on the emoji
-    ("👨\u200d👩\u200d👧!", ["👨\u200d👩\u200d👧", "!"]),                              # ZWJ family is one token
-    ("🇯🇵🇰🇷", ["🇯🇵", "🇰🇷"]),                                                      # flags pair up
-    ("1\ufe0f\u20e3", ["1\ufe0f\u20e3"]),                                           # keycap
-    ("a\u200db", ["a", "b"]),                                                       # a stray joiner is dropped
-])
+@pytest.mark.parametrize(
+    "text,tokens",
+    [
+        ("The cat sat.", ["The", "cat", "sat", "."]),
+        ("", []),
+        ("   \n\t ", []),
+        ("<script>alert(1)</script>", ["<", "script", ">", "alert", "(", "1", ")", "<", "/", "script", ">"]),
+        ("我爱NLP", ["我", "爱", "NLP"]),
+        ("猫はマット。", ["猫", "は", "マ", "ッ", "ト", "。"]),
+        ("고양이가 매트 위에 앉았다.", ["고양이가", "매트", "위에", "앉았다", "."]),  # Korean: words split by spaces
+        ("naïve café", ["naïve", "café"]),
+        ("e\u0301t\u00e9", ["e\u0301t\u00e9"]),  # combining accent stays inside
+        ("👍🏽 ok", ["👍🏽", "ok"]),  # skin tone stays on the emoji
+        ("👨\u200d👩\u200d👧!", ["👨\u200d👩\u200d👧", "!"]),  # ZWJ family is one token
+        ("🇯🇵🇰🇷", ["🇯🇵", "🇰🇷"]),  # flags pair up
+        ("1\ufe0f\u20e3", ["1\ufe0f\u20e3"]),  # keycap
+        ("a\u200db", ["a", "b"]),  # a stray joiner is dropped
+    ],
+)
 def test_tokens(text, tokens):
     assert simple_tokenize(text).tokens == tokens
 

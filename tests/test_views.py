@@ -1,5 +1,6 @@
 """The attention views (core/views.py, app/attention_figures.py): every number checked against a plain loop over
 Trace.attention, core.downsample.pool_matrix, or a hand-worked example; payloads within 1 MB per view."""
+
 import math
 
 import numpy as np
@@ -7,13 +8,15 @@ import pytest
 import torch
 
 from app import attention_figures as figs
+from app import i18n
 from core import views
 from core.downsample import pool_matrix
 from core.models.base import Batch, Trace
 
 
-def fake_trace(lengths=(7, 5), n_layers=3, n_heads=4, n_kv_heads=2, d=8, causal=False, special_at=(0,),
-               seed=0, tokens=None) -> Trace:
+def fake_trace(
+    lengths=(7, 5), n_layers=3, n_heads=4, n_kv_heads=2, d=8, causal=False, special_at=(0,), seed=0, tokens=None
+) -> Trace:
     """A Trace with random q/k: right-padded batch, GQA, specials at `special_at` (and the last real token)."""
     g = torch.Generator().manual_seed(seed)
     B, n = len(lengths), max(lengths)
@@ -27,7 +30,7 @@ def fake_trace(lengths=(7, 5), n_layers=3, n_heads=4, n_kv_heads=2, d=8, causal=
     batch = Batch(torch.zeros(B, n, dtype=torch.long), mask, toks, special, [False] * B, ["x"] * B)
     q = [torch.randn(B, n_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
     k = [torch.randn(B, n_kv_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
-    return Trace(batch=batch, queries=q, keys=k, scale=d ** -0.5, is_causal=causal)
+    return Trace(batch=batch, queries=q, keys=k, scale=d**-0.5, is_causal=causal)
 
 
 @pytest.fixture(params=[False, True], ids=["encoder", "decoder"])
@@ -42,8 +45,9 @@ def test_layer_weights_equal_trace_attention_per_head(trace):
             for h in range(trace.n_heads):
                 torch.testing.assert_close(got[h], trace.attention(layer, h, index))
             rows = torch.tensor([1, 3])
-            torch.testing.assert_close(views.layer_weights(trace, layer, index, rows)[2],
-                                       trace.attention(layer, 2, index)[rows])
+            torch.testing.assert_close(
+                views.layer_weights(trace, layer, index, rows)[2], trace.attention(layer, 2, index)[rows]
+            )
 
 
 def test_token_weights_are_one_row_of_every_head(trace):
@@ -57,7 +61,7 @@ def test_token_weights_are_one_row_of_every_head(trace):
 
 def test_hiding_specials_drops_them_and_renormalises_by_hand(trace):
     shown = views.shown_tokens(trace, 0, hide_special=True)
-    assert shown.tolist() == [1, 2, 3, 4, 5]                 # 0 and the last real token (6) are special
+    assert shown.tolist() == [1, 2, 3, 4, 5]  # 0 and the last real token (6) are special
     w, masked = views.head_weights(trace, 1, 2, 0, hide_special=True)
     full = trace.attention(1, 2, 0)
     for a, i in enumerate(shown.tolist()):
@@ -84,7 +88,7 @@ def test_rollout_matches_a_numpy_loop_and_stays_row_stochastic(trace):
     got = views.rollout(trace, 0)
     np.testing.assert_allclose(got.numpy(), ref, atol=1e-5)
     torch.testing.assert_close(got.sum(-1), torch.ones(n))
-    if trace.is_causal:   # information cannot flow backwards in a decoder
+    if trace.is_causal:  # information cannot flow backwards in a decoder
         assert float(got.triu(1).abs().max()) == 0.0
 
 
@@ -92,7 +96,7 @@ def test_rollout_of_one_layer_hand_worked():
     """Two tokens, one layer, one head whose weights are [[1, 0], [0.5, 0.5]]:
     0.5 A + 0.5 I = [[1, 0], [0.25, 0.75]] (rows already sum to 1)."""
     t = fake_trace(lengths=(2,), n_layers=1, n_heads=1, n_kv_heads=1, d=1, causal=True, special_at=())
-    t.queries[0].zero_()          # equal scores: row 1 splits 0.5 / 0.5; row 0 sees only itself
+    t.queries[0].zero_()  # equal scores: row 1 splits 0.5 / 0.5; row 0 sees only itself
     torch.testing.assert_close(views.rollout(t), torch.tensor([[1.0, 0.0], [0.25, 0.75]]))
 
 
@@ -139,15 +143,16 @@ def test_thumbnails_of_short_texts_are_the_exact_weights():
 
 # --- figures and payload ---------------------------------------------------------------------------------------------
 
+
 def test_grid_figure_carries_the_thumbnails_and_names_each_tile():
     t = fake_trace(lengths=(30,), n_layers=2, n_heads=3, n_kv_heads=1)
     fig = figs.grid_figure(t)
     assert len(fig.data) == 6
     thumbs = views.thumbnails(t, figs.TILE)
-    tile = fig.data[4]      # layer 1, head 1
+    tile = fig.data[4]  # layer 1, head 1
     assert "layer 1, head 1" in tile.hovertemplate
     np.testing.assert_allclose(np.asarray(tile.z, dtype=float), np.round(thumbs[1, 1].numpy(), 3), atol=1e-6)
-    assert "kv0" in fig.layout.xaxis.ticktext[2]           # GQA: which key/value head each query head reads
+    assert "kv0" in fig.layout.xaxis.ticktext[2]  # GQA: which key/value head each query head reads
 
 
 def test_head_figure_titles_axes_and_escapes_tokens():
@@ -167,10 +172,10 @@ def test_long_head_view_is_block_means_or_a_full_resolution_window():
     assert np.asarray(pooled.data[0].z).shape == (figs.FULL_RES_MAX, figs.FULL_RES_MAX)
     window, _ = figs.head_figure(t, 0, 0, window=10)
     z = np.asarray(window.data[0].z, dtype=float)
-    exact = t.attention(0, 0, 0)[10:10 + figs.FULL_RES_MAX, 10:10 + figs.FULL_RES_MAX].numpy()
+    exact = t.attention(0, 0, 0)[10 : 10 + figs.FULL_RES_MAX, 10 : 10 + figs.FULL_RES_MAX].numpy()
     ok = ~np.isnan(z)
     np.testing.assert_allclose(z[ok], np.round(exact, 3)[ok], atol=1e-6)
-    assert np.isnan(z[~(t.mask(0)[10:266, 10:266].numpy())]).all()     # masked = grey gaps, not zeros
+    assert np.isnan(z[~(t.mask(0)[10:266, 10:266].numpy())]).all()  # masked = grey gaps, not zeros
 
 
 @pytest.mark.parametrize("shape", [(6, 12, 12), (30, 9, 3)], ids=["minilm-shape", "smollm2-shape"])
@@ -194,7 +199,7 @@ def test_token_figure_rows_are_every_head_and_masks_the_future():
     fig, (w, rows, cols) = figs.token_figure(t, 2)
     assert rows == [f"L{l} H{h}" for l in range(2) for h in range(3)]
     z = np.asarray(fig.data[0].z, dtype=float)
-    assert np.isnan(z[:, 3:]).all()                      # keys after the query: masked in a decoder
+    assert np.isnan(z[:, 3:]).all()  # keys after the query: masked in a decoder
     np.testing.assert_allclose(z[:, :3], np.round(w[:, :3], 3), atol=1e-6)
 
 
@@ -208,14 +213,25 @@ def test_padding_report_on_a_consistent_fake_model():
             i = int(texts[0])
             n = views.real_length(full, i)
             b = full.batch
-            return Batch(b.input_ids[i:i + 1, :n], b.attention_mask[i:i + 1, :n], [b.tokens[i][:n]],
-                         b.special[i:i + 1, :n], [False], texts)
+            return Batch(
+                b.input_ids[i : i + 1, :n],
+                b.attention_mask[i : i + 1, :n],
+                [b.tokens[i][:n]],
+                b.special[i : i + 1, :n],
+                [False],
+                texts,
+            )
 
         def run(self, batch):
             i = int(batch.texts[0])
             n = batch.input_ids.shape[1]
-            return Trace(batch, [q[i:i + 1, :, :n] for q in full.queries], [k[i:i + 1, :, :n] for k in full.keys],
-                         full.scale, False)
+            return Trace(
+                batch,
+                [q[i : i + 1, :, :n] for q in full.queries],
+                [k[i : i + 1, :, :n] for k in full.keys],
+                full.scale,
+                False,
+            )
 
     full.batch.texts[:] = ["0", "1"]
     report = views.padding_report(Fake(), full)
@@ -226,5 +242,5 @@ def test_padding_report_on_a_consistent_fake_model():
 
 def test_figure_text_accepts_a_format_field_named_key(monkeypatch):
     """english() takes its table key positionally, so a string may use {key} as a field (ui.tr had this bug)."""
-    monkeypatch.setitem(figs.FIG_TEXT, "probe", {"en": "head {key} of {text}"})
+    monkeypatch.setitem(i18n.section("en", "attention.figure"), "probe", "head {key} of {text}")
     assert figs.english("probe", key="3.7", text="it") == "head 3.7 of it"

@@ -1,4 +1,5 @@
 """viz/heatmap.py: what the figure carries, read back from its trace data (not from a rendering)."""
+
 import numpy as np
 
 from core.masks import causal_mask
@@ -13,7 +14,7 @@ def _masked_trace(fig):
 
 def test_cross_only_on_masked_cells():
     n = 4
-    visible = causal_mask(n).numpy()            # True = may attend (lower triangle)
+    visible = causal_mask(n).numpy()  # True = may attend (lower triangle)
     masked = ~visible
     weights = np.where(visible, 1.0, 0.0) / visible.sum(axis=1, keepdims=True)
     fig = attention_heatmap(weights, list("abcd"), list("abcd"), masked=masked)
@@ -40,7 +41,7 @@ def test_no_mask_layer_without_masked_cells():
 
 
 def test_big_matrix_has_grey_cells_but_no_per_cell_text():
-    n = 41                                        # above the 40 x 40 limit for drawing crosses
+    n = 41  # above the 40 x 40 limit for drawing crosses
     masked = ~causal_mask(n).numpy()
     fig = attention_heatmap(np.zeros((n, n)), [str(i) for i in range(n)], [str(i) for i in range(n)], masked=masked)
     trace = _masked_trace(fig)

@@ -1,5 +1,6 @@
 """The step-by-step page's engine: every intermediate of the classic example worked out by hand here, the
 result against torch's SDPA, input validation, and the sqrt(d_k) saturation demo against theory."""
+
 import math
 
 import numpy as np
@@ -7,15 +8,26 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.worked_example import (CLASSIC_K, CLASSIC_Q, CLASSIC_V, MAX_ABS_INPUT, example_row, input_problems,
-                                 random_scores, resize, sdpa_steps, softmax_entropy_vs_dk)
+from core.worked_example import (
+    CLASSIC_K,
+    CLASSIC_Q,
+    CLASSIC_V,
+    MAX_ABS_INPUT,
+    example_row,
+    input_problems,
+    random_scores,
+    resize,
+    sdpa_steps,
+    softmax_entropy_vs_dk,
+)
 
 
 def test_classic_example_every_intermediate_by_hand():
     s = sdpa_steps(CLASSIC_Q, CLASSIC_K, CLASSIC_V)
     # Q K^T: each entry a dot product, e.g. [1, 2] . [4, 5] = 1*4 + 2*5 = 14
-    qk = np.array([[1 * 4 + 2 * 5, 1 * 6 + 2 * 7, 1 * 8 + 2 * 9],
-                   [3 * 4 + 4 * 5, 3 * 6 + 4 * 7, 3 * 8 + 4 * 9]], dtype=float)
+    qk = np.array(
+        [[1 * 4 + 2 * 5, 1 * 6 + 2 * 7, 1 * 8 + 2 * 9], [3 * 4 + 4 * 5, 3 * 6 + 4 * 7, 3 * 8 + 4 * 9]], dtype=float
+    )
     assert qk.tolist() == [[14, 20, 26], [32, 46, 60]]
     np.testing.assert_array_equal(s.scores, qk)
     # scaling by 1 / sqrt(d_k), d_k = 2
@@ -60,17 +72,20 @@ def test_random_shapes_match_sdpa():
         assert s.max_abs_diff < 1e-10
 
 
-@pytest.mark.parametrize("q,k,v,expected", [
-    ([[1, 2]], [[1, 2, 3]], [[1]], ["qk_width"]),
-    ([[1, 2]], [[1, 2], [3, 4]], [[1]], ["kv_rows"]),
-    ([[1, 2]], [[1, 2, 3], [3, 4, 5]], [[1]], ["qk_width", "kv_rows"]),
-    ([[1, None]], [[1, 2]], [[1]], ["not_numeric"]),
-    ([[1, "x"]], [[1, 2]], [[1]], ["not_numeric"]),
-    ([[1, float("inf")]], [[1, 2]], [[1]], ["not_finite"]),
-    ([[1, 2 * MAX_ABS_INPUT]], [[1, 2]], [[1]], ["not_finite"]),
-    (np.zeros((0, 2)), [[1, 2]], [[1]], ["empty"]),
-    (CLASSIC_Q, CLASSIC_K, CLASSIC_V, []),
-])
+@pytest.mark.parametrize(
+    "q,k,v,expected",
+    [
+        ([[1, 2]], [[1, 2, 3]], [[1]], ["qk_width"]),
+        ([[1, 2]], [[1, 2], [3, 4]], [[1]], ["kv_rows"]),
+        ([[1, 2]], [[1, 2, 3], [3, 4, 5]], [[1]], ["qk_width", "kv_rows"]),
+        ([[1, None]], [[1, 2]], [[1]], ["not_numeric"]),
+        ([[1, "x"]], [[1, 2]], [[1]], ["not_numeric"]),
+        ([[1, float("inf")]], [[1, 2]], [[1]], ["not_finite"]),
+        ([[1, 2 * MAX_ABS_INPUT]], [[1, 2]], [[1]], ["not_finite"]),
+        (np.zeros((0, 2)), [[1, 2]], [[1]], ["empty"]),
+        (CLASSIC_Q, CLASSIC_K, CLASSIC_V, []),
+    ],
+)
 def test_input_problems(q, k, v, expected):
     assert input_problems(q, k, v) == expected
     if expected:
@@ -84,6 +99,7 @@ def test_resize_keeps_numbers_and_pads_with_zeros():
 
 
 # --- sqrt(d_k) ------------------------------------------------------------------------------------------------
+
 
 def test_random_scores_have_variance_d_k():
     gen = torch.Generator().manual_seed(0)
@@ -149,7 +165,8 @@ def test_saturation_is_reproducible_and_validated():
 
 def test_example_row_softmaxes():
     row = example_row(64, 8, seed=1)
-    np.testing.assert_allclose(row["weights_scaled"],
-                               np.exp(row["scores"] / 8) / np.exp(row["scores"] / 8).sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        row["weights_scaled"], np.exp(row["scores"] / 8) / np.exp(row["scores"] / 8).sum(), rtol=1e-12
+    )
     s = row["scores"] - row["scores"].max()
     np.testing.assert_allclose(row["weights_unscaled"], np.exp(s) / np.exp(s).sum(), rtol=1e-12, atol=1e-300)

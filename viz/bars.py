@@ -1,51 +1,97 @@
 """Bar charts and small matrices for rankings: antecedent heads, evaluation accuracy, one query across heads."""
+
 import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
+from .style import PALETTE
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
-
-def head_ranking_bars(head_labels: list[str], weights, candidate_labels: list[str], title: str = "",
-                      x_title: str = "attention weight from the pronoun", decimals: int = 3) -> go.Figure:
+def head_ranking_bars(
+    head_labels: list[str],
+    weights,
+    candidate_labels: list[str],
+    title: str = "",
+    x_title: str = "attention weight from the pronoun",
+    decimals: int = 3,
+) -> go.Figure:
     """Grouped horizontal bars: for each head (rows, best first), its weight on each candidate.
     weights (n_heads_shown, n_candidates)."""
     w = np.round(np.asarray(weights, dtype=np.float64), decimals)
     y = [safe_label(h, 40) for h in head_labels]
     fig = go.Figure()
     for c, name in enumerate(candidate_labels):
-        fig.add_trace(go.Bar(
-            x=w[:, c].tolist(), y=y, orientation="h", name=safe_label(name, 30),
-            marker_color=PALETTE[c % len(PALETTE)], text=[f"{v:.{min(decimals, 2)}f}" for v in w[:, c]],
-            textposition="outside",
-            hovertemplate=f"%{{y}}<br>{safe_label(name, 30)}: %{{x:.{decimals}f}}<extra></extra>"))
-    fig.update_layout(barmode="group", title=dict(text=safe_label(title, 120)),
-                      height=int(min(900, 140 + 26 * len(y) * max(1, len(candidate_labels)) / 1.5)),
-                      margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
-                      legend=dict(orientation="h", y=-0.12))
-    fig.update_xaxes(title_text=x_title, range=[0, max(1e-6, float(w.max()) * 1.2)] if w.size else None,
-                     gridcolor="#eee")
+        fig.add_trace(
+            go.Bar(
+                x=w[:, c].tolist(),
+                y=y,
+                orientation="h",
+                name=safe_label(name, 30),
+                marker_color=PALETTE[c % len(PALETTE)],
+                text=[f"{v:.{min(decimals, 2)}f}" for v in w[:, c]],
+                textposition="outside",
+                hovertemplate=f"%{{y}}<br>{safe_label(name, 30)}: %{{x:.{decimals}f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title=dict(text=safe_label(title, 120)),
+        height=int(min(900, 140 + 26 * len(y) * max(1, len(candidate_labels)) / 1.5)),
+        margin=dict(l=10, r=10, t=50, b=10),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", y=-0.12),
+    )
+    fig.update_xaxes(
+        title_text=x_title, range=[0, max(1e-6, float(w.max()) * 1.2)] if w.size else None, gridcolor="#eee"
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     return fig
 
 
-def accuracy_bars(labels: list[str], accuracy, low, high, chance: float = 0.5, title: str = "",
-                  x_title: str = "accuracy on held-out sentences", chance_label: str = "chance") -> go.Figure:
+def accuracy_bars(
+    labels: list[str],
+    accuracy,
+    low,
+    high,
+    chance: float = 0.5,
+    title: str = "",
+    x_title: str = "accuracy on held-out sentences",
+    chance_label: str = "chance",
+) -> go.Figure:
     """Horizontal bars with 95% interval whiskers and a dashed chance line."""
     acc = np.asarray(accuracy, dtype=np.float64)
     lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
     y = [safe_label(s, 60) for s in labels]
-    fig = go.Figure(go.Bar(
-        x=np.round(acc, 3).tolist(), y=y, orientation="h", marker_color="#1f77b4",
-        error_x=dict(type="data", symmetric=False, array=np.round(hi - acc, 3).tolist(),
-                     arrayminus=np.round(acc - lo, 3).tolist(), color="#444"),
-        customdata=np.round(np.stack([lo, hi], 1), 3).tolist(),
-        hovertemplate="%{y}<br>%{x:.0%} [%{customdata[0]:.0%}, %{customdata[1]:.0%}]<extra></extra>"))
-    fig.add_vline(x=chance, line_dash="dash", line_color="#d62728", annotation_text=safe_label(chance_label, 30),
-                  annotation_position="top")
-    fig.update_layout(title=dict(text=safe_label(title, 120)), height=int(120 + 46 * len(y)),
-                      margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="white")
+    fig = go.Figure(
+        go.Bar(
+            x=np.round(acc, 3).tolist(),
+            y=y,
+            orientation="h",
+            marker_color="#1f77b4",
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=np.round(hi - acc, 3).tolist(),
+                arrayminus=np.round(acc - lo, 3).tolist(),
+                color="#444",
+            ),
+            customdata=np.round(np.stack([lo, hi], 1), 3).tolist(),
+            hovertemplate="%{y}<br>%{x:.0%} [%{customdata[0]:.0%}, %{customdata[1]:.0%}]<extra></extra>",
+        )
+    )
+    fig.add_vline(
+        x=chance,
+        line_dash="dash",
+        line_color="#d62728",
+        annotation_text=safe_label(chance_label, 30),
+        annotation_position="top",
+    )
+    fig.update_layout(
+        title=dict(text=safe_label(title, 120)),
+        height=int(120 + 46 * len(y)),
+        margin=dict(l=10, r=10, t=60, b=10),
+        plot_bgcolor="white",
+    )
     fig.update_xaxes(title_text=x_title, range=[0, 1], tickformat=".0%", gridcolor="#eee")
     fig.update_yaxes(autorange="reversed", type="category")
     return fig

@@ -4,19 +4,28 @@ Each tile is its own heatmap trace placed on one shared pair of axes (x0/dx/y0/d
 its layer and head, and one colour axis serves all tiles. Tiles are block-mean thumbnails (core side), so the
 browser receives layers x heads x s x s numbers, never layers x heads x n x n.
 """
+
 import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import MASKED_COLOUR
 from .labels import safe_label
 
-GAP = 0.25   # empty space between tiles, as a fraction of a tile
+GAP = 0.25  # empty space between tiles, as a fraction of a tile
 
 
-def head_grid(thumbs, title: str = "", layer_label: str = "layer", head_label: str = "head",
-              value_name: str = "weight", zmax: float | None = None, colorscale: str = "Blues",
-              highlight: tuple[int, int] | None = None, decimals: int = 3,
-              head_names: list[str] | None = None) -> go.Figure:
+def head_grid(
+    thumbs,
+    title: str = "",
+    layer_label: str = "layer",
+    head_label: str = "head",
+    value_name: str = "weight",
+    zmax: float | None = None,
+    colorscale: str = "Blues",
+    highlight: tuple[int, int] | None = None,
+    decimals: int = 3,
+    head_names: list[str] | None = None,
+) -> go.Figure:
     """thumbs (L, H, s, s): tile [l, h] is drawn in row l (top to bottom), column h. Inside a tile, rows are
     queries (top to bottom) and columns keys, as in every heatmap of the app. NaN cells (masked) stay blank.
     head_names: column labels (e.g. '4·kv1' to show which key/value head a query head reads)."""
@@ -29,35 +38,79 @@ def head_grid(thumbs, title: str = "", layer_label: str = "layer", head_label: s
     fig = go.Figure()
     for l in range(L):
         for h in range(H):
-            fig.add_trace(go.Heatmap(
-                z=t[l, h], x0=h * step_x + 0.5 / s_k, dx=1 / s_k, y0=l * step_y + 0.5 / s_q, dy=1 / s_q,
-                coloraxis="coloraxis", hoverongaps=False,
-                hovertemplate=f"{layer_label} {l}, {head_label} {h}<br>{value_name} %{{z}}<extra></extra>",
-            ))
+            fig.add_trace(
+                go.Heatmap(
+                    z=t[l, h],
+                    x0=h * step_x + 0.5 / s_k,
+                    dx=1 / s_k,
+                    y0=l * step_y + 0.5 / s_q,
+                    dy=1 / s_q,
+                    coloraxis="coloraxis",
+                    hoverongaps=False,
+                    hovertemplate=f"{layer_label} {l}, {head_label} {h}<br>{value_name} %{{z}}<extra></extra>",
+                )
+            )
     if highlight is not None:
         l, h = highlight
-        fig.add_shape(type="rect", x0=h * step_x - 0.04, x1=h * step_x + 1.04, y0=l * step_y - 0.04,
-                      y1=l * step_y + 1.04, line=dict(color="#d62728", width=2))
+        fig.add_shape(
+            type="rect",
+            x0=h * step_x - 0.04,
+            x1=h * step_x + 1.04,
+            y0=l * step_y - 0.04,
+            y1=l * step_y + 1.04,
+            line=dict(color="#d62728", width=2),
+        )
     fig.update_layout(
         title=dict(text=safe_label(title, 160), y=0.99, yanchor="top"),
-        coloraxis=dict(colorscale=colorscale, cmin=0.0, cmax=zmax,
-                       colorbar=dict(title=dict(text=value_name, side="right"), thickness=12)),
+        coloraxis=dict(
+            colorscale=colorscale,
+            cmin=0.0,
+            cmax=zmax,
+            colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
+        ),
         height=int(140 + L * step_y * min(90.0, 1500 / (L * step_y), 900 / (H * step_x))),
         margin=dict(l=10, r=10, t=100, b=10),
-        plot_bgcolor="white", showlegend=False,
+        plot_bgcolor="white",
+        showlegend=False,
     )
-    fig.update_xaxes(tickmode="array", tickvals=[h * step_x + 0.5 for h in range(H)],
-                     ticktext=head_names or [str(h) for h in range(H)], title_text=head_label, side="top",
-                     range=[-GAP / 2, H * step_x - GAP / 2], showgrid=False, zeroline=False, constrain="domain")
-    fig.update_yaxes(tickmode="array", tickvals=[l * step_y + 0.5 for l in range(L)],
-                     ticktext=[str(l) for l in range(L)], title_text=layer_label, autorange="reversed",
-                     showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain")
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=[h * step_x + 0.5 for h in range(H)],
+        ticktext=head_names or [str(h) for h in range(H)],
+        title_text=head_label,
+        side="top",
+        range=[-GAP / 2, H * step_x - GAP / 2],
+        showgrid=False,
+        zeroline=False,
+        constrain="domain",
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=[l * step_y + 0.5 for l in range(L)],
+        ticktext=[str(l) for l in range(L)],
+        title_text=layer_label,
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+        scaleanchor="x",
+        scaleratio=1,
+        constrain="domain",
+    )
     return fig
 
 
-def token_grid(weights, head_labels: list[str], key_labels: list[str], n_heads: int, masked=None,
-               title: str = "", x_title: str = "key token (columns)", y_title: str = "layer, head (rows)",
-               value_name: str = "weight", decimals: int = 3) -> go.Figure:
+def token_grid(
+    weights,
+    head_labels: list[str],
+    key_labels: list[str],
+    n_heads: int,
+    masked=None,
+    title: str = "",
+    x_title: str = "key token (columns)",
+    y_title: str = "layer, head (rows)",
+    value_name: str = "weight",
+    decimals: int = 3,
+) -> go.Figure:
     """The token view: one query token's weights (rows = every (layer, head), columns = keys).
     weights (L * H, n_k); masked (n_k,) or (L * H, n_k) bool, True where the query may not see the key
     (drawn grey: a masked cell is a gap in the data showing the grey plot background, which costs no bytes);
@@ -68,17 +121,40 @@ def token_grid(weights, head_labels: list[str], key_labels: list[str], n_heads: 
     z = np.where(m, np.nan, np.round(z, decimals)).astype(np.float32)
     x = [safe_label(s, 40) for s in key_labels]
     y = [safe_label(s, 40) for s in head_labels]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=x, y=y, colorscale="Blues", zmin=0.0, hoverongaps=False,
-        hovertemplate=f"%{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>",
-        colorbar=dict(title=dict(text=value_name, side="right"), thickness=12)))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=x,
+            y=y,
+            colorscale="Blues",
+            zmin=0.0,
+            hoverongaps=False,
+            hovertemplate=f"%{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>",
+            colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
+        )
+    )
     # One layout update for all separators (add_hline per layer re-validates the layout each time).
-    fig.update_layout(shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=r - 0.5, y1=r - 0.5,
-                                   line=dict(color="#888", width=1)) for r in range(n_heads, rows, n_heads)])
-    fig.update_layout(title=dict(text=safe_label(title, 160)), height=int(min(1600, max(300, 100 + 9 * rows))),
-                      margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor=MASKED_COLOUR if m.any() else "white")
-    fig.update_xaxes(title_text=x_title, type="category", tickangle=-60 if n_k > 6 else 0, showgrid=False,
-                     showticklabels=n_k <= 200)
-    fig.update_yaxes(title_text=y_title, type="category", autorange="reversed", showticklabels=rows <= 300,
-                     showgrid=False, tickfont=dict(size=9))
+    fig.update_layout(
+        shapes=[
+            dict(type="line", xref="paper", x0=0, x1=1, y0=r - 0.5, y1=r - 0.5, line=dict(color="#888", width=1))
+            for r in range(n_heads, rows, n_heads)
+        ]
+    )
+    fig.update_layout(
+        title=dict(text=safe_label(title, 160)),
+        height=int(min(1600, max(300, 100 + 9 * rows))),
+        margin=dict(l=10, r=10, t=50, b=10),
+        plot_bgcolor=MASKED_COLOUR if m.any() else "white",
+    )
+    fig.update_xaxes(
+        title_text=x_title, type="category", tickangle=-60 if n_k > 6 else 0, showgrid=False, showticklabels=n_k <= 200
+    )
+    fig.update_yaxes(
+        title_text=y_title,
+        type="category",
+        autorange="reversed",
+        showticklabels=rows <= 300,
+        showgrid=False,
+        tickfont=dict(size=9),
+    )
     return fig

@@ -1,5 +1,6 @@
 """Text that goes into figures. Plotly renders a small HTML subset in labels (<b>, <a>, <br>), so user text
 is escaped to entities: '<script>' shows as text and never becomes markup."""
+
 import html
 
 MAX_LABEL_CHARS = 24

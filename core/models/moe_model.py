@@ -10,6 +10,7 @@ English of core/moe_data.py, in two variants shipped under data/moe/<variant>/:
 Through `HFAttentionModel` its causal attention shows on the same pages as the pretrained models, and each
 run also returns the router logits of every layer (Trace.router_logits).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,20 @@ from .hf import HFAttentionModel
 
 MOE_DIR = Path(__file__).resolve().parents[2] / "data" / "moe"
 VARIANTS = ("balanced", "collapsed")
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[BOS]")   # ids 0, 1, 2
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[BOS]")  # ids 0, 1, 2
 PAD_ID, UNK_ID, BOS_ID = 0, 1, 2
 MAX_POSITIONS = 128
 
 # The architecture (the training script can override sizes; these are what ships).
-ARCHITECTURE = dict(hidden_size=128, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
-                    num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2)
+ARCHITECTURE = dict(
+    hidden_size=128,
+    intermediate_size=128,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    num_local_experts=8,
+    num_experts_per_tok=2,
+)
 
 
 def vocabulary() -> list[str]:
@@ -47,12 +55,17 @@ def build_tokenizer():
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     # Whitespace splits words from runs of symbols; Punctuation then isolates each mark ("?!" -> "?", "!").
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(),
-                                                 pre_tokenizers.Punctuation("isolated")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), pre_tokenizers.Punctuation("isolated")])
     tok.post_processor = processors.TemplateProcessing(single="[BOS] $A", special_tokens=[("[BOS]", BOS_ID)])
-    tok.decoder = decoders.WordPiece(prefix="##")   # joins words with spaces; no subword pieces here
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="[BOS]", unk_token="[UNK]",
-                                   pad_token="[PAD]", model_max_length=MAX_POSITIONS, padding_side="right")
+    tok.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces; no subword pieces here
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="[BOS]",
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        model_max_length=MAX_POSITIONS,
+        padding_side="right",
+    )
 
 
 def build_config(**overrides):
@@ -60,10 +73,18 @@ def build_config(**overrides):
 
     arch = {**ARCHITECTURE, **overrides}
     return MixtralConfig(
-        vocab_size=len(vocabulary()), head_dim=arch["hidden_size"] // arch["num_attention_heads"],
-        max_position_embeddings=MAX_POSITIONS, rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
-        tie_word_embeddings=True, pad_token_id=PAD_ID, bos_token_id=BOS_ID, eos_token_id=None,
-        sliding_window=None, router_jitter_noise=0.0, attention_dropout=0.0, output_router_logits=False,
+        vocab_size=len(vocabulary()),
+        head_dim=arch["hidden_size"] // arch["num_attention_heads"],
+        max_position_embeddings=MAX_POSITIONS,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        tie_word_embeddings=True,
+        pad_token_id=PAD_ID,
+        bos_token_id=BOS_ID,
+        eos_token_id=None,
+        sliding_window=None,
+        router_jitter_noise=0.0,
+        attention_dropout=0.0,
+        output_router_logits=False,
         **arch,
     )
 
@@ -74,7 +95,7 @@ def new_model(seed: int, **overrides):
 
     torch.manual_seed(seed)
     config = build_config(**overrides)
-    config._experts_implementation = "eager"   # the plain loop over experts: fast enough on CPU, no kernels
+    config._experts_implementation = "eager"  # the plain loop over experts: fast enough on CPU, no kernels
     return MixtralForCausalLM(config)
 
 
@@ -102,7 +123,7 @@ def parameter_counts(model) -> tuple[int, int]:
     """(total, active per token) parameters of a Mixtral model: a token skips the E - k experts it did not
     choose in every layer. Embeddings tied to the output layer are counted once."""
     cfg = model.config
-    total = sum(p.numel() for p in model.parameters())   # parameters() yields a tied tensor once
+    total = sum(p.numel() for p in model.parameters())  # parameters() yields a tied tensor once
     experts = model.model.layers[0].mlp.experts
     per_expert = experts.gate_up_proj[0].numel() + experts.down_proj[0].numel()
     skipped = cfg.num_hidden_layers * (cfg.num_local_experts - cfg.num_experts_per_tok) * per_expert
@@ -113,11 +134,15 @@ class MoEModel(HFAttentionModel):
     """HFAttentionModel that also asks the model for its router logits on every run."""
 
     def __init__(self, model, tokenizer, variant: str, report: dict):
-        note = (f"trained by this repo (scripts/train_moe.py, seed {report.get('seed')}) on generated simple "
-                f"English, {report.get('steps')} steps, "
-                + ("with" if report.get("aux_coef", 0) > 0 else "WITHOUT") + " the load-balancing loss")
-        super().__init__(model, tokenizer, name=f"tiny-moe-{variant}", position_kind="rope", is_causal=True,
-                         weights_note=note)
+        note = (
+            f"trained by this repo (scripts/train_moe.py, seed {report.get('seed')}) on generated simple "
+            f"English, {report.get('steps')} steps, "
+            + ("with" if report.get("aux_coef", 0) > 0 else "WITHOUT")
+            + " the load-balancing loss"
+        )
+        super().__init__(
+            model, tokenizer, name=f"tiny-moe-{variant}", position_kind="rope", is_causal=True, weights_note=note
+        )
         self.variant = variant
         self.report = report
         self.n_experts = model.config.num_local_experts
@@ -132,8 +157,11 @@ class MoEModel(HFAttentionModel):
     def expert_weights(self, layer: int) -> dict[str, torch.Tensor]:
         """The tensors core.moe.moe_forward takes, read from the Mixtral block of `layer`."""
         block = self.moe_block(layer)
-        return {"router_weight": block.gate.weight.detach(), "gate_up_proj": block.experts.gate_up_proj.detach(),
-                "down_proj": block.experts.down_proj.detach()}
+        return {
+            "router_weight": block.gate.weight.detach(),
+            "gate_up_proj": block.experts.gate_up_proj.detach(),
+            "down_proj": block.experts.down_proj.detach(),
+        }
 
 
 def variant_dir(variant: str) -> Path:
@@ -153,8 +181,9 @@ def load_moe(variant: str = "balanced") -> MoEModel:
     path = variant_dir(variant)
     if not (path / "model.safetensors").exists():
         raise ModelUnavailable(f"no trained MoE checkpoint at {path}: run `python scripts/train_moe.py`")
-    model = MixtralForCausalLM.from_pretrained(path, dtype=torch.float32, experts_implementation="eager",
-                                               local_files_only=True)
+    model = MixtralForCausalLM.from_pretrained(
+        path, dtype=torch.float32, experts_implementation="eager", local_files_only=True
+    )
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     return MoEModel(model, tokenizer, variant, load_report(variant))
 

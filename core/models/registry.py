@@ -8,9 +8,10 @@ model_status() only looks for packages and files, it never reads weights, so a p
 run. A new model is one `register(...)` call in `_register_builtin` below, with a loader and a cheap status check
 in its own module.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .base import AttentionModel
 
@@ -19,8 +20,7 @@ TITLES: dict[str, str] = {}
 STATUS_CHECKS: dict[str, Callable[[], str | None]] = {}
 
 
-def register(key: str, title: str, load: Callable[[], AttentionModel],
-             status: Callable[[], str | None]) -> None:
+def register(key: str, title: str, load: Callable[[], AttentionModel], status: Callable[[], str | None]) -> None:
     """Add a model. `status` must be cheap (no weights read): None = loadable, else a reason in words."""
     LOADERS[key] = load
     TITLES[key] = title
@@ -43,6 +43,7 @@ def available() -> list[str]:
 
 def _register_builtin() -> None:
     from . import minilm, moe_model, smollm2
+
     register("minilm", minilm.NAME, minilm.load_minilm, minilm.status)
     register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status)
     register("moe", moe_model.NAME, moe_model.load_moe, moe_model.status)

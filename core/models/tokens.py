@@ -16,6 +16,7 @@ characters only (a lone zero-width joiner) as "<U+200D>". Special tokens keep th
 own spelling ("<|im_start|>", "[CLS]"). WordPiece and SentencePiece tokens are shown as the tokenizer
 spells them ("##ing", "▁the"), which already says where words continue.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -61,10 +62,19 @@ def utf8_spans(data: bytes) -> list[tuple[int, int, str | None]]:
     spans, p = [], 0
     while p < len(data):
         lead = data[p]
-        width = 1 if lead < 0x80 else 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else \
-            4 if 0xF0 <= lead <= 0xF4 else 0
+        width = (
+            1
+            if lead < 0x80
+            else 2
+            if 0xC2 <= lead <= 0xDF
+            else 3
+            if 0xE0 <= lead <= 0xEF
+            else 4
+            if 0xF0 <= lead <= 0xF4
+            else 0
+        )
         try:
-            char = data[p:p + width].decode("utf-8") if width else None   # strict: rejects overlong, surrogates
+            char = data[p : p + width].decode("utf-8") if width else None  # strict: rejects overlong, surrogates
         except UnicodeDecodeError:
             char = None
         if char is None or len(char) != 1:
@@ -80,7 +90,7 @@ def visible(label: str) -> str:
     """Whitespace and control characters drawn so that an axis label never comes out blank or broken."""
     if label and not label.strip(" "):
         return "␣" * len(label)
-    if label and all(unicodedata.category(c) == "Cf" for c in label):   # e.g. a lone zero-width joiner
+    if label and all(unicodedata.category(c) == "Cf" for c in label):  # e.g. a lone zero-width joiner
         return "".join(f"<U+{ord(c):04X}>" for c in label)
     out = []
     for c in label:
@@ -101,7 +111,7 @@ def byte_level_labels(pieces: list[str]) -> list[str]:
     labels, first, a = [], 0, 0
     for chunk in chunks:
         b = a + len(chunk)
-        while first < len(spans) and spans[first][1] <= a:      # characters wholly before this token
+        while first < len(spans) and spans[first][1] <= a:  # characters wholly before this token
             first += 1
         parts, j = [], first
         while j < len(spans) and spans[j][0] < b:

@@ -1,5 +1,6 @@
-"""core.attention against independent references: a numpy softmax written out here, and torch's own
-F.scaled_dot_product_attention called directly (never through core.attention.sdpa)."""
+"""core.sdpa against independent references: a numpy softmax written out here, and torch's own
+F.scaled_dot_product_attention called directly (never through core.sdpa.sdpa)."""
+
 import math
 
 import numpy as np
@@ -7,11 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.attention import (MultiHeadAttention, attention_scores, attention_weights, entropy, masked_softmax,
-                            repeat_kv, sdpa)
 from core.masks import causal_mask, lengths_to_attention_mask, padding_mask
+from core.sdpa import MultiHeadAttention, attention_scores, attention_weights, entropy, masked_softmax, repeat_kv, sdpa
 
-ATOL = 1e-5   # the issue's fp32 tolerance
+ATOL = 1e-5  # the issue's fp32 tolerance
 
 
 def numpy_attention_weights(q, k, allowed=None):
@@ -46,20 +46,22 @@ def make(d_model=24, n_heads=6, n_kv_heads=None, d_context=None, seed=0):
 
 # --- the formula itself ----------------------------------------------------------------------------------------
 
+
 def test_attention_weights_match_numpy_softmax():
     g = torch.Generator().manual_seed(1)
     q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 7, 8, generator=g)
     allowed = torch.rand(2, 3, 5, 7, generator=g) > 0.3
     allowed[..., 0] = True  # every row keeps a key
     np.testing.assert_allclose(attention_weights(q, k).numpy(), numpy_attention_weights(q, k), atol=1e-6)
-    np.testing.assert_allclose(attention_weights(q, k, allowed).numpy(),
-                               numpy_attention_weights(q, k, allowed.numpy()), atol=1e-6)
+    np.testing.assert_allclose(
+        attention_weights(q, k, allowed).numpy(), numpy_attention_weights(q, k, allowed.numpy()), atol=1e-6
+    )
 
 
 def test_scores_are_scaled_dot_products():
     q = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     k = torch.tensor([[4.0, 5.0], [6.0, 7.0], [8.0, 9.0]])
-    hand = torch.tensor([[14.0, 20.0, 26.0], [32.0, 46.0, 60.0]])   # 1*4 + 2*5 = 14, ..., 3*8 + 4*9 = 60
+    hand = torch.tensor([[14.0, 20.0, 26.0], [32.0, 46.0, 60.0]])  # 1*4 + 2*5 = 14, ..., 3*8 + 4*9 = 60
     torch.testing.assert_close(attention_scores(q, k, scale=1.0), hand)
     torch.testing.assert_close(attention_scores(q, k), hand / math.sqrt(2))
 
@@ -72,6 +74,7 @@ def test_entropy_of_uniform_and_one_hot_rows():
 
 
 # --- weights @ V equals SDPA's output: the five cases of the issue (+ MQA and combinations) ----------------------
+
 
 def test_self_attention_weights_times_v_equals_sdpa():
     mha = make()
@@ -120,7 +123,7 @@ def test_padded_keys_get_exactly_zero_weight():
 
 def test_cross_attention_weights_times_v_equals_sdpa():
     mha = make(d_context=10)
-    x, context = torch.randn(2, 5, 24), torch.randn(2, 9, 10)   # 5 decoder queries, 9 encoder keys/values
+    x, context = torch.randn(2, 5, 24), torch.randn(2, 9, 10)  # 5 decoder queries, 9 encoder keys/values
     got = weights_times_v(mha, x, context)
     assert got.shape == (2, 6, 5, 4)
     assert mha.weights(x, context).shape == (2, 6, 5, 9)
@@ -132,18 +135,23 @@ def test_cross_attention_with_padded_encoder():
     x, context = torch.randn(2, 4, 24), torch.randn(2, 6, 24)
     mask = padding_mask(lengths_to_attention_mask([6, 3]))
     allowed = (torch.arange(6)[None, :] < torch.tensor([6, 3])[:, None])[:, None, None, :]
-    torch.testing.assert_close(weights_times_v(mha, x, context, mask=mask),
-                               torch_reference_output(mha, x, context, allowed=allowed), atol=ATOL, rtol=0)
+    torch.testing.assert_close(
+        weights_times_v(mha, x, context, mask=mask),
+        torch_reference_output(mha, x, context, allowed=allowed),
+        atol=ATOL,
+        rtol=0,
+    )
 
 
-@pytest.mark.parametrize("n_kv_heads", [3, 2, 1])   # GQA with groups of 2 and 3, then MQA
+@pytest.mark.parametrize("n_kv_heads", [3, 2, 1])  # GQA with groups of 2 and 3, then MQA
 def test_gqa_weights_times_v_equals_sdpa(n_kv_heads):
     mha = make(n_kv_heads=n_kv_heads)
     x = torch.randn(2, 7, 24)
     assert mha.w_k.out_features == n_kv_heads * 4
     allowed = torch.tril(torch.ones(7, 7, dtype=torch.bool))
-    torch.testing.assert_close(weights_times_v(mha, x, is_causal=True),
-                               torch_reference_output(mha, x, allowed=allowed), atol=ATOL, rtol=0)
+    torch.testing.assert_close(
+        weights_times_v(mha, x, is_causal=True), torch_reference_output(mha, x, allowed=allowed), atol=ATOL, rtol=0
+    )
 
 
 def test_gqa_heads_in_a_group_share_keys():

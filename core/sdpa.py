@@ -4,6 +4,7 @@ The output of a layer always comes from torch's fused `scaled_dot_product_attent
 materialises the (n x n) weight matrix. A page that *shows* weights asks `attention_weights` for exactly the
 heads and rows on screen; a test checks weights @ V against the SDPA output.
 """
+
 import math
 
 import torch
@@ -63,8 +64,14 @@ class MultiHeadAttention(nn.Module):
     Self-attention when `context` is None, cross-attention otherwise (Q from x, K and V from context).
     """
 
-    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, d_context: int | None = None,
-                 bias: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        n_kv_heads: int | None = None,
+        d_context: int | None = None,
+        bias: bool = False,
+    ):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         if d_model % n_heads or n_heads % n_kv_heads:
@@ -84,8 +91,11 @@ class MultiHeadAttention(nn.Module):
     def project(self, x: torch.Tensor, context: torch.Tensor | None = None):
         """q (B, H, n_q, d_head), k and v (B, H_kv, n_k, d_head)."""
         context = x if context is None else context
-        return (self._split(self.w_q(x), self.n_heads), self._split(self.w_k(context), self.n_kv_heads),
-                self._split(self.w_v(context), self.n_kv_heads))
+        return (
+            self._split(self.w_q(x), self.n_heads),
+            self._split(self.w_k(context), self.n_kv_heads),
+            self._split(self.w_v(context), self.n_kv_heads),
+        )
 
     def full_mask(self, n_q: int, n_k: int, mask=None, is_causal: bool = False, device=None):
         return combine_masks(mask, causal_mask(n_q, n_k, device=device) if is_causal else None)

@@ -1,0 +1,29 @@
+"""core/results.py: the one reader of committed measurements."""
+
+import json
+
+from core import results
+
+
+def test_a_committed_file_loads_and_a_missing_one_is_none(tmp_path):
+    assert results.load_result("bench_views") is not None
+    assert results.load_result("no_such_results_file") is None
+    assert results.load_result(tmp_path / "absent.json") is None
+
+
+def test_an_unreadable_or_wrongly_shaped_file_is_none(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert results.load_result(bad) is None
+    bad.write_text("[1, 2]", encoding="utf-8")
+    assert results.load_result(bad) is None  # not an object
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps({"rows": [1]}), encoding="utf-8")
+    assert results.load_result(ok, lambda d: isinstance(d["rows"], list)) == {"rows": [1]}
+    assert results.load_result(ok, lambda d: isinstance(d["missing"], list)) is None  # KeyError -> None
+
+
+def test_save_then_load_round_trips(tmp_path):
+    path = results.save_result(tmp_path / "out.json", {"é": [1.5, "日本"]})
+    assert results.load_result(path) == {"é": [1.5, "日本"]}
+    assert path.read_text(encoding="utf-8").endswith("\n")

@@ -1,0 +1,26 @@
+"""The app's one palette and layout defaults: every figure module takes its colours from here."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+# Categorical colours (plotly's default order, colour-blind-safe enough for 2-4 series).
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+BLUE, ORANGE, GREEN, RED = PALETTE[:4]
+MASKED_COLOUR = "#c8c8c8"  # cells a query may not see: not small weights, absent
+ALLOWED_COLOUR = "#9ecae1"  # cells a query may see, on mask diagrams
+WEIGHTS_SCALE = "Blues"  # attention weights in [0, 1]
+DIVERGING_SCALE = "RdBu"  # signed values (scores, differences), centred on 0
+SEQUENTIAL_SCALE = "Viridis"  # positive magnitudes that are not weights (entropy, pooled maps)
+MARGIN = dict(l=10, r=10, t=50, b=10)
+
+
+def colour(i: int) -> str:
+    """The i-th categorical colour, cycling."""
+    return PALETTE[i % len(PALETTE)]
+
+
+def base_layout(fig: go.Figure, title: str = "", height: int | None = None, **layout) -> go.Figure:
+    """Title, margins and a white background, the same on every figure."""
+    fig.update_layout(title=title, margin=MARGIN, plot_bgcolor="white", height=height, **layout)
+    return fig
