@@ -5,7 +5,9 @@
 #
 # For a CUDA build of PyTorch instead:  docker build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 .
 # Several replicas behind nginx (sticky sessions): compose.yaml and deploy/nginx.conf.
-FROM python:3.11-slim
+# Built and run without a registry (a local Debian base, torch from a local wheel): scripts/container_check.py.
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ARG TORCH_VERSION=2.13.0
 # The CPU wheel index: PyPI's default PyTorch wheel for Linux pulls several GB of CUDA libraries this app does not use.
@@ -20,6 +22,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     TOKENIZERS_PARALLELISM=false \
     ATTENTION_LAB_CACHE=/home/lab/.cache/attention-lab \
     STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
+    STREAMLIT_SERVER_HEADLESS=true \
+    STREAMLIT_SERVER_ADDRESS=0.0.0.0 \
+    STREAMLIT_SERVER_PORT=8501 \
     STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
     STREAMLIT_CLIENT_TOOLBAR_MODE=viewer
 
@@ -53,6 +58,8 @@ USER lab
 RUN python scripts/warm_cache.py --require minilm --require smollm2
 
 EXPOSE 8501
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)"]
-CMD ["streamlit", "run", "app/main.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]
+# Address and port come from STREAMLIT_SERVER_* above, so a replica moves with its environment alone (compose.yaml);
+# the healthcheck asks the same port. Docker runs the first check one interval after start.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('STREAMLIT_SERVER_PORT', '8501'), timeout=4)"]
+CMD ["streamlit", "run", "app/main.py"]

@@ -33,14 +33,17 @@ PAGES = [
     Page("home", "start", ":material/home:"),
     Page("sdpa_steps", "basics", ":material/calculate:"),
     Page("masks", "basics", ":material/filter_alt:"),
+    Page("multi_head", "basics", ":material/view_column:"),
     Page("attention", "models", ":material/grid_view:"),
     Page("padded_batch", "models", ":material/view_agenda:"),
     Page("antecedents", "models", ":material/link:"),
+    Page("kv_cache", "models", ":material/history_edu:"),
     Page("positions", "position", ":material/pin_drop:"),
     Page("rope_scaling", "position", ":material/open_in_full:"),
     Page("moe", "moe", ":material/call_split:"),
     Page("linear_attention", "scale", ":material/trending_flat:"),
     Page("sdpa_gqa", "scale", ":material/memory:"),
+    Page("flash_attention", "scale", ":material/grid_on:"),
     Page("long_maps", "scale", ":material/zoom_in:"),
 ]
 BY_URL = {p.url: p for p in PAGES}

@@ -5,7 +5,7 @@ Run with `bash scripts/dev.sh run` (or `streamlit run app/main.py` inside the se
 
 import streamlit as st
 
-from app import catalog, ui
+from app import catalog, serving, ui
 
 
 def sidebar() -> None:
@@ -26,6 +26,7 @@ def run() -> None:
     for page in catalog.PAGES:
         nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
     st.navigation(nav).run()
+    serving.after_run()  # torch threads, frozen heap: app/serving.py says why
 
 
 run()

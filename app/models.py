@@ -10,8 +10,7 @@ import streamlit as st
 
 from app import ui
 from core.models import ModelUnavailable, registry
-from core.views import padding_report as _padding_report
-from core.views import token_count
+from core.padded_batch import padding_report as _padding_report
 
 MODEL_KEYS = ("minilm", "smollm2", "moe")
 DEFAULT_MODEL = "minilm"  # the fast one: first loads and generic page tests stay quick
@@ -52,6 +51,21 @@ def load(key: str):
     return None
 
 
+@st.cache_resource(show_spinner=False, max_entries=2)  # the /moe page's second checkpoint ("collapsed")
+def _load_moe_variant(variant: str):
+    from core.models import moe_model
+
+    return moe_model.load_moe(variant)
+
+
+def load_moe_checkpoints() -> dict:
+    """{variant: MoEModel} of every shipped MoE checkpoint (balanced is the registry's "moe", loaded once);
+    raises ModelUnavailable when one is missing."""
+    from core.models import moe_model
+
+    return {v: _load("moe") if v == "balanced" else _load_moe_variant(v) for v in moe_model.VARIANTS}
+
+
 @st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
 def _run(key: str, texts: tuple[str, ...], max_tokens: int):
     model = _load(key)
@@ -67,12 +81,12 @@ def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
     for text, cut in zip(texts, trace.batch.truncated):
         if cut:
             st.info(
-                ui.t("models", "truncated", n=token_count(model, text), limit=limit, name=model_name(key).split(":")[0])
+                ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=model_name(key).split(":")[0])
             )
     return trace
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def padding_report(key: str, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
-    """core.views.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
+    """core.padded_batch.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
     return _padding_report(_load(key), _run(key, texts, max_tokens), max_tokens)

@@ -214,12 +214,21 @@ def figure_format() -> str:
 
 
 def show_figure(
-    fig, name: str, data: np.ndarray | dict | None = None, row_labels=None, col_labels=None, key: str | None = None
-) -> None:
+    fig,
+    name: str,
+    data: np.ndarray | dict | None = None,
+    row_labels=None,
+    col_labels=None,
+    key: str | None = None,
+    on_select: Callable[[], None] | None = None,
+):
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
-    `data` is given, a CSV of the numbers behind it is offered too (built only when clicked)."""
+    `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
+    click on a point calls it before the rerun (the clicked points are in st.session_state[key].selection) and
+    the selection event is returned."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
-    st.plotly_chart(fig, width="stretch", config=config, key=key)
+    select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
+    event = st.plotly_chart(fig, width="stretch", config=config, key=key, **select)
     if data is not None:
         st.download_button(
             t("common", "download_csv"),
@@ -229,6 +238,7 @@ def show_figure(
             key=f"csv-{key or name}",
             on_click="ignore",
         )
+    return event
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:

@@ -9,7 +9,8 @@ attention, softmax with a KV cache and softmax without one, with their ratios.
 
 Timing: random (1, heads, n, d) q, k, v; softmax is torch's SDPA (fused: the n x n matrix is never stored, but the
 work is still n² d), linear is core.linear_attention (φ(K)ᵀV first). Median of up to --reps calls after one warm-up.
-Generation: one attention layer of SmolLM2's width (576 = 9 heads x 64) with random weights (core/decoding.py);
+Generation: one attention layer of SmolLM2's width (576 = 9 heads x 64) with random weights
+(core/linear_attention/decoding.py);
 the prompt is read in one untimed pass, then up to --steps tokens are generated one by one and timed; the
 median speed of up to --trials such runs is reported.
 """
@@ -17,19 +18,19 @@ median speed of up to --trials such runs is reported.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 import torch
 
-from core import linear_scaling as ls
+from core.linear_attention import measure as ls
+from core.results import results_path, save_result
 from core.timing import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RESULTS = ROOT / "results" / "bench_linear.json"
+RESULTS = results_path(ls.RESULT_NAME)
 
 
 def fmt(v, spec: str) -> str:
@@ -82,6 +83,7 @@ def main() -> None:
         progress=progress,
     )
     slopes = ls.fit_slopes(rows)
+    upper = ls.large_n_slopes(rows)
     print(
         f"\nattention time, 1 x {args.heads} head(s) x n x {args.head_dim}, {'causal' if args.causal else 'non-causal'}"
     )
@@ -93,6 +95,11 @@ def main() -> None:
         f"log-log slope (fit on n >= {slopes['fit_from']:,}): softmax {fmt(slopes['softmax'], '.2f')}, "
         f"linear {fmt(slopes['linear'], '.2f')}   (2 = quadratic, 1 = linear)"
     )
+    if upper["fit_from"] is not None:
+        print(
+            f"log-log slope (upper half of the sizes, n >= {upper['fit_from']:,}): softmax "
+            f"{fmt(upper['softmax'], '.2f')}, linear {fmt(upper['linear'], '.2f')}"
+        )
 
     gen = ls.generation_table(
         contexts, steps=args.steps, trials=args.trials, budget_s=args.budget_s, device=args.device, progress=progress
@@ -126,6 +133,7 @@ def main() -> None:
             "budget_s": args.budget_s,
             "rows": rows,
             "slopes": slopes,
+            "slopes_upper_half": upper,
         },
         "generation": {
             "d_model": 576,
@@ -136,9 +144,7 @@ def main() -> None:
             "rows": gen,
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {os.path.relpath(args.out, ROOT)}")
+    print(f"wrote {os.path.relpath(save_result(args.out, out), ROOT)}")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ Per model it prints
 and per length (p50 of --reps runs, after one warm-up):
   run           model.run(batch): one forward pass with logits and hidden states (the default)
   run lean      model.run(batch, logits=False, hidden_states=False): what the attention views need
-  displayed     the arrays on screen, from a Trace: one full head (last layer, head 0) + pooled thumbnails of
-                every head (Trace.pooled_attention, 24 px tiles, 16 when there are > 100 heads, as the grid
-                view draws them) + attention rollout through all layers
+  displayed     the arrays on screen, from a Trace: one full head (last layer, head 0) + block-mean thumbnails
+                of every head (core.attention.thumbnails, 24 px tiles, 16 when there are > 100 heads, as the
+                grid view draws them) + attention rollout through all layers (core.attention.rollout)
   text->arrays  tokenize + run lean + displayed: everything before the figure is built
 Targets (issue 4, 2-core CPU, text -> figures at 128 tokens): MiniLM <= 300 ms, SmolLM2 <= 1.5 s. The figure
 building and browser bytes are measured by benchmarks/bench_views.py, which can reuse `text_to_arrays`.
@@ -33,6 +33,7 @@ from pathlib import Path
 
 import torch
 
+from core import attention
 from core.models import registry
 from core.timing import time_ms
 
@@ -52,17 +53,18 @@ def p50(fn: Callable[[], object], reps: int) -> float:
 
 
 def thumb_size(trace) -> int:
-    """The grid view's tile size (app/attention_figures.py): 24, or 16 when there are more than 100 heads."""
-    return 24 if trace.n_layers * trace.n_heads <= 100 else 16
+    """The grid view's tile size (core/attention.py): 24, or 16 when there are more than 100 heads."""
+    return attention.TILE if trace.n_layers * trace.n_heads <= attention.MANY_HEADS else attention.TILE_MANY
 
 
 def displayed_arrays(trace, index: int = 0) -> dict[str, torch.Tensor]:
     """What the attention page shows by default, computed from a Trace:
     head (n, n) of the last layer's head 0, thumbs (L, H, s, s), rollout (m, m)."""
+    tokens = attention.select_tokens(trace, index)
     return {
         "head": trace.attention(trace.n_layers - 1, 0, index),
-        "thumbs": trace.pooled_attention(thumb_size(trace), index),
-        "rollout": trace.rollout(index),
+        "thumbs": attention.thumbnails(trace, tokens, thumb_size(trace)),
+        "rollout": attention.rollout(trace, tokens),
     }
 
 

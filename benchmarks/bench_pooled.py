@@ -1,4 +1,4 @@
-"""Exact attention maps at long lengths (core/pooled_attention.py): time and peak extra memory of pooling every
+"""Exact attention maps at long lengths (core/long_maps/pooled.py): time and peak extra memory of pooling every
 head's softmax weights to 512 x 512 mean and max cells, never holding n x n, against one SDPA forward pass of the
 same shape.
 
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core import pooled_attention as pa
-from core import sdpa_backends as sb
+from core.long_maps import pooled as pa
+from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info, peak_memory_delta, time_ms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def measure(
             k, v = (t.repeat_interleave(shape.heads // shape.kv_heads, dim=1) for t in (k, v))
         call = lambda: sb.run_backend(path.split("/", 1)[1], q, k, v, shape.causal)  # noqa: E731
     elif path == "pooled/triton" and config is not None:
-        from core import pooled_attention_triton as kernels
+        from core.long_maps import triton_kernels as kernels
 
         edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
 
@@ -304,7 +304,7 @@ def cuda_target(args) -> dict:
                 "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"],
             }
         if args.sweep:
-            from core import pooled_attention_triton as kernels
+            from core.long_maps import triton_kernels as kernels
 
             found["sweep"] = []
             edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
@@ -345,9 +345,9 @@ def smollm2_part(args) -> dict:
 def smollm2_rows(lengths: list[int], layers: list[int]) -> list[dict]:
     """Seconds to get one layer's q/k of the first n tokens of data/licence_texts.txt (HFAttentionModel.layer_qk:
     the pass stops at that layer) and to pool its 9 heads, causal, once each (they take seconds to minutes)."""
-    from core.long_context import load_long_text
     from core.long_maps import document_batch
     from core.models.smollm2 import load_smollm2
+    from core.rope_scaling.long_context import load_long_text
 
     model = load_smollm2()
     text = load_long_text()

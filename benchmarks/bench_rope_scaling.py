@@ -5,23 +5,26 @@ and what goes to the browser is downsampled).
 
 For each factor, cold (no Streamlit cache): core arrays for all six methods (transformers' RoPE functions,
 q.k for every distance 0..131,072, log-binned) + plotly figures + fig.to_json(), i.e. exactly what
-app/views/rope_scaling.py computes and Streamlit serialises. Reports the median of --reps runs and the JSON size.
+app/views/rope_scaling/formulas.py computes (core.rope_scaling.formulas) and Streamlit serialises
+(viz.rope_scaling). Imports core and viz only; the figure words are read from the English catalog file. Reports the median of --reps runs and the JSON size.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import platform
 import statistics
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import torch
 
-from app import rope_figures as figs
+from core.results import save_result
+from core.rope_scaling import formulas
+from viz import rope_scaling as figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,19 +32,18 @@ MAX_DISTANCE = 131072
 TARGET_S = 1.0
 
 
-def english_text() -> dict:
-    """The page's catalog section in English, as {key: {"en": text}}."""
-    from app import i18n
-
-    return {k: {"en": v} for k, v in i18n.section("en", "rope_scaling").items() if isinstance(v, str)}
+def english_text() -> dict[str, str]:
+    """The page's catalog section in English ([rope_scaling] of app/locales/en.toml)."""
+    with open(ROOT / "app" / "locales" / "en.toml", "rb") as f:
+        return {k: v for k, v in tomllib.load(f)["rope_scaling"].items() if isinstance(v, str)}
 
 
 def one_view(factor: float, t) -> tuple[float, int]:
     t0 = time.perf_counter()
-    rows = figs.method_rows(factor, MAX_DISTANCE)
-    decay = figs.decay_envelopes(factor, MAX_DISTANCE)
-    payload = figs.wavelength_figure(rows, t).to_json() + figs.ratio_figure(rows, factor, t).to_json()
-    payload += figs.decay_figure(decay, t).to_json()
+    freq = formulas.frequency_view(factor, MAX_DISTANCE)
+    decay = formulas.decay_view(factor, MAX_DISTANCE)
+    payload = figures.wavelength_figure(freq, t).to_json() + figures.ratio_figure(freq, t).to_json()
+    payload += figures.decay_figure(decay, t).to_json()
     return time.perf_counter() - t0, len(payload)
 
 
@@ -51,11 +53,11 @@ def main() -> None:
     ap.add_argument("--factors", nargs="+", type=float, default=[2.0, 4.0, 8.0, 32.0])
     args = ap.parse_args()
     text = english_text()
-    t = lambda key, **fmt: text[key]["en"].format(**fmt)  # noqa: E731
+    t = lambda key, **fmt: text[key].format(**fmt)  # noqa: E731
     one_view(4.0, t)  # warm-up: imports, first transformers calls
     t0 = time.perf_counter()
-    res = figs.resolution()
-    res_json = figs.resolution_figure(res, "fastest_pair", t).to_json()
+    res = formulas.resolution_view(4.0)  # computed once per process, as on the page
+    res_json = figures.resolution_figure(res, "fastest_pair", t).to_json()
     res_s = time.perf_counter() - t0
     rows = []
     print(f"{'factor':>7} {'p50 s':>8} {'max s':>8} {'KB':>7}")
@@ -89,7 +91,7 @@ def main() -> None:
         "resolution_s": round(res_s, 3),
         "target_s": TARGET_S,
     }
-    (ROOT / "results" / "bench_rope_scaling.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    save_result("bench_rope_scaling", out)
 
 
 if __name__ == "__main__":

@@ -14,19 +14,19 @@ the kernel so a kernel cannot hide in memory an earlier one freed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 import torch
 
-from core import sdpa_backends as sb
+from core.results import load_result, results_path, save_result
+from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RESULTS = ROOT / "results" / "bench_sdpa.json"
+RESULTS = results_path(sb.RESULT_NAME)
 NO_GPU = "not measured: no GPU on this machine"
 
 
@@ -109,18 +109,12 @@ def main() -> None:
         "availability": avail,
         "rows": rows,
     }
-    try:
-        results = json.loads(args.out.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        results = {}
+    results = load_result(args.out) or {}
     results[args.device] = run
     if "cuda" not in results:
         results["cuda"] = NO_GPU if not torch.cuda.is_available() else "not measured yet: run with --device cuda"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n", encoding="utf-8"
-    )
-    print(f"wrote {os.path.relpath(args.out, ROOT)}")
+    written = save_result(args.out, {k: results[k] for k in ("cpu", "cuda") if k in results})
+    print(f"wrote {os.path.relpath(written, ROOT)}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 
 Per model and length it prints:
   model ms      p50 of `model.run(batch)` (warm)
-  <view> ms     p50 of text -> figure JSON for that view: tokenize + run + core arrays + plotly figure +
+  <view> ms     p50 of text -> figure JSON for that view, the page's own path: tokenize + run + the view's data
+                (core/attention.py: select_tokens, then the view) + its figure (viz/attention.py) +
                 fig.to_json() (what Streamlit serialises and sends), warm
   <view> KB     bytes of that JSON: what the browser receives for the view's figure
 Targets (issue 4, 2-core CPU): <= 300 ms p50 at 128 tokens for MiniLM, <= 1.5 s for SmolLM2 (the slowest view
@@ -18,11 +19,13 @@ import argparse
 import datetime as dt
 import json
 import time
+import tomllib
 from pathlib import Path
 
-from app import attention_figures as figs
+from core import attention
 from core.models import registry
 from core.timing import machine_info, time_ms
+from viz import attention as figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,18 +38,29 @@ TEXT = (
 )
 
 
+with open(ROOT / "app" / "locales" / "en.toml", "rb") as f:
+    WORDS = tomllib.load(f)["attention"]["figure"]  # the page's English words: the same bytes as on the page
+
+
+def english(key: str, /, **fmt) -> str:
+    return WORDS[key].format(**fmt)
+
+
 def views(trace, model):
-    """Every view of the attention page, as the page builds it (default settings)."""
+    """Every view of the attention page, as the page builds it (default settings): the shown tokens once, then
+    one core call for the view's data and one viz call for its figure."""
     last = trace.n_layers - 1
-    query = int(trace.batch.attention_mask[0].sum()) // 2
-    return {
-        "grid": lambda: figs.grid_figure(trace, highlight=(last, 0)),
-        "head": lambda: figs.head_figure(trace, last, 0)[0],
-        "token": lambda: figs.token_figure(trace, query)[0],
-        "mean": lambda: figs.aggregate_figure(trace, "mean", last)[0],
-        "rollout": lambda: figs.aggregate_figure(trace, "rollout", last)[0],
-        "entropy": lambda: figs.aggregate_figure(trace, "entropy", last)[0],
+    query = trace.length(0) // 2
+    tokens = attention.select_tokens(trace, 0)
+    make = {
+        "grid": lambda: attention.grid_view(trace, tokens, highlight=(last, 0)),
+        "head": lambda: attention.head_view(trace, tokens, last, 0),
+        "token": lambda: attention.token_view(trace, tokens, query),
+        "mean": lambda: attention.mean_view(trace, tokens, last),
+        "rollout": lambda: attention.rollout_view(trace, tokens, last),
+        "entropy": lambda: attention.entropy_view(trace, tokens),
     }
+    return {name: (lambda build=build: figures.figure(build(), english)) for name, build in make.items()}
 
 
 def p50(fn, reps: int) -> float:

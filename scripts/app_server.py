@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -44,9 +45,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, log: IO[str], timeout_s: float = 120) -> subprocess.Popen:
+def start_server(port: int, log: IO[str], timeout_s: float = 120, extra_args: Sequence[str] = ()) -> subprocess.Popen:
     """`streamlit run app/main.py` on 127.0.0.1:port, offline, in its own process group; returns once
-    /_stcore/health answers. Raises RuntimeError (after stopping it) when it exits or stays unhealthy."""
+    /_stcore/health answers. Raises RuntimeError (after stopping it) when it exits or stays unhealthy.
+
+    Run from the repository root, as `bash scripts/dev.sh run` runs it, so .streamlit/config.toml applies;
+    `extra_args` go last (e.g. ["--runner.postScriptGC", "true"] to compare a setting)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     cmd = [
         sys.executable,
@@ -65,8 +69,9 @@ def start_server(port: int, log: IO[str], timeout_s: float = 120) -> subprocess.
         "--server.fileWatcherType",
         "none",
         "--client.toolbarMode",
-        "viewer",
-    ]  # no Deploy button
+        "viewer",  # no Deploy button
+        *extra_args,
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout_s
     while True:

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # One entry point for newcomers and CI:  bash scripts/dev.sh run   |   bash scripts/dev.sh test
-# Both set up .venv first (idempotent: a stamp file skips the install when nothing changed).
+#   run          the app on http://localhost:8501
+#   test [ARGS]  lint (ruff check, ruff format --check), then pytest on 2 workers; ARGS go to pytest. Debian's
+#                chromium is installed (as root) only when the selection includes the browser tests.
+#   quick [ARGS] the developer loop: no lint, no slow or browser tests (under 2 minutes)
+#   lint         ruff check and ruff format --check
+#   bench SCRIPT run a benchmark or script inside the venv
+# All set up .venv first (idempotent: a stamp file skips the install when nothing changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +37,18 @@ setup() {
   echo "$want" > "$stamp"
 }
 
+selects_browser() {
+  # The whole suite, or an explicit choice of the browser tests (a file, a -k or -m naming them).
+  [ $# -eq 0 ] && return 0
+  case " $* " in *"not browser"*) return 1 ;; *browser*) return 0 ;; esac
+  return 1
+}
+
+lint() {
+  "$VENV/bin/python" -m ruff check --quiet .
+  "$VENV/bin/python" -m ruff format --check --quiet .
+}
+
 browser() {
   # The real-browser tests use Debian's chromium (no browser download by Playwright).
   if [ -x /usr/bin/chromium ]; then return; fi
@@ -47,7 +65,10 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
   setup) setup ;;
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
-  test)  setup; browser; exec "$VENV/bin/python" -m pytest -q "$@" ;;
+  test)  setup; lint; if selects_browser "$@"; then browser; fi
+         exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
+  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser" "$@" ;;
+  lint)  setup; lint ;;
   bench) setup; exec "$VENV/bin/python" "$@" ;;
-  *) echo "usage: bash scripts/dev.sh [setup|run|test|bench SCRIPT]"; exit 2 ;;
+  *) echo "usage: bash scripts/dev.sh [setup|run|test|quick|lint|bench SCRIPT]"; exit 2 ;;
 esac

@@ -1,70 +1,318 @@
-"""Load test: one `streamlit run` server, many real browser sessions (one Debian chromium, one context each).
+"""Load test: one `streamlit run` server, many sessions speaking Streamlit's own websocket protocol (no browser).
 
-Each session opens a page of app/catalog.py by its URL, then for the given time keeps moving between pages
-through the sidebar and typing text where a page has a text box, pausing between actions like a reader would.
-Measured:
-  - errors: Streamlit exception boxes, "Page not found", JavaScript dialogs, actions that did not finish
-    within --timeout (a failed load), browser page crashes;
-  - time to render: from the action (opening a URL, clicking a page, submitting text) until the script run is
-    over and no stale element is left, p50/p95/max, per kind of action and per page;
-  - the server's resident memory (VmRSS of the server process and its children, from /proc) every second.
-A warm-up pass first opens every page once (model pages load their weights then); it is reported apart.
+A session does what a browser does, without drawing anything: HTTP GET of the page, a websocket at
+/_stcore/stream, a BackMsg `rerun_script` (query string, page, widget states) per action, then ForwardMsgs until
+`script_finished`. What it does is what a study group does, with think time between actions:
 
-    python scripts/load_test.py                              # 20 sessions for 120 s -> results/load_test.json
-    python scripts/load_test.py --sessions 5 --seconds 30    # a quick one
+    /attention     open the class's link, paste a sentence, open one head (view=head), pick another head
+    /padded-batch  paste three sentences
+    /moe           paste a sentence, move the layer slider
+    /sdpa-steps    edit a cell of Q
 
-Needs /usr/bin/chromium and playwright (no browser download). Figures depend on the machine: the JSON records
-its core count and load average, which matter as much as the session count.
+Every sentence is new (a counter per session), so each paste runs the model instead of hitting the run cache.
+Measured per action: time from sending the BackMsg to `script_finished`, exception boxes (Exception elements)
+and "page not found" messages in the ForwardMsg stream; the server's resident memory (its process tree, /proc)
+and CPU time; /proc/loadavg before and after every stage (the machine is shared: load from elsewhere shows there).
+
+The default run is the whole measurement, in stages on one server started as `bash scripts/dev.sh run` starts it
+(so .streamlit/config.toml applies), warmed by one visit to each page:
+  burst  N sessions arrive at once on /attention (the class opens the link together): first-page times;
+  sweep  10/20/30/40 sessions doing the study-group loop for --seconds each: p50/p95 per page and action;
+  soak   --soak-sessions sessions for --soak-seconds (10 minutes): memory over time, flat or not.
+Capacity is the largest swept count whose /attention p95 (first pages excluded) stays <= --target-p95.
+
+    python scripts/load_test.py                                       # all stages (~16 min) -> results/load_test.json
+    python scripts/load_test.py --sweep 10 --seconds 20 --soak-seconds 0 --out /tmp/x.json     # a quick one
+
+Only 127.0.0.1 is ever contacted. Figures depend on the machine: the JSON records its cores and load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import os
 import random
 import statistics
 import sys
 import time
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from app import catalog
-from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from app import i18n
+from scripts.app_server import free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-TEXTS = [
+HOST = "127.0.0.1"  # never anything else
+SENTENCES = [
     "The cat sat on the mat because it was tired.",
     "The trophy did not fit in the suitcase because it was too big.",
+    "Alice gave Bob the book because she had finished it.",
+    "The council refused the demonstrators a permit because they feared violence.",
     "猫はマットの上に座った。疲れていたからだ。",
     "고양이가 매트 위에 앉았다. 피곤했기 때문이다.",
-    "The 🐱 chased the 🐭 until it hid.\nDogs bark.",
-    "<script>alert(1)</script> {{7*7}}",
-    "Alice gave Bob the book because she had finished it.\nIt was raining.\nThe dog slept.",
+    "The 🐱 chased the 🐭 until it hid.",
 ]
-ACTIVE_PAGE = """() => {
-  const a = document.querySelector('[data-testid="stSidebarNav"] a[aria-current="page"]');
-  return a ? new URL(a.href).pathname : null;
-}"""
+FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+# One widget per user key on these pages: its element id ends with "-<key>" (streamlit's compute_element_id).
+STUDY_LOOP = (
+    ("attention", "type"),
+    ("attention", "view"),
+    ("attention", "head"),
+    ("padded-batch", "navigate"),
+    ("padded-batch", "type"),
+    ("moe", "navigate"),
+    ("moe", "type"),
+    ("moe", "slider"),
+    ("sdpa-steps", "navigate"),
+    ("sdpa-steps", "edit"),
+    ("attention", "navigate"),
+)
+ATTENTION_LOOP = (("attention", "type"), ("attention", "view"), ("attention", "head"))
 
 
-def page_path(url: str) -> str:
-    return "/" if url == "home" else f"/{url}"
+class ProtocolError(RuntimeError):
+    pass
 
 
-# --- server and its memory -----------------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    ms: float
+    exceptions: list[str] = field(default_factory=list)
+    warnings: int = 0
+    page_not_found: bool = False
+    received_bytes: int = 0
+
+
+class StreamlitSession:
+    """One visitor: a websocket to the server's /_stcore/stream and what the browser would keep of the app's
+    state (current page, query string, widget ids and element protos by id)."""
+
+    def __init__(self, port: int, timeout_s: float):
+        self.port = port
+        self.timeout_s = timeout_s
+        self.ws = None
+        self.page_hash = ""
+        self.pages: dict[str, str] = {}  # url path -> page_script_hash (from the Navigation message)
+        self.query = ""
+        self.widgets: dict[str, object] = {}  # element id -> its proto (text_area, radio, slider, ...)
+
+    async def open(self, url: str, query: str = "") -> RunResult:
+        """What opening a link does: GET the page (the HTML shell), open the websocket, run the page."""
+        start = time.monotonic()
+        page_url = f"http://{HOST}:{self.port}/{url}" + (f"?{query}" if query else "")
+        await asyncio.to_thread(self._get, page_url)
+        await asyncio.to_thread(self._get, f"http://{HOST}:{self.port}/_stcore/health")
+        self.ws = await websockets.connect(
+            f"ws://{HOST}:{self.port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=self.timeout_s,
+            ping_interval=None,
+        )
+        result = await self.rerun(ClientState(query_string=query, page_name=url))
+        result.ms = (time.monotonic() - start) * 1000
+        return result
+
+    def _get(self, url: str) -> None:
+        with urllib.request.urlopen(url, timeout=self.timeout_s) as r:
+            r.read()
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def navigate(self, url: str) -> RunResult:
+        """A click on the sidebar's link: the target page's script hash; query parameters are dropped."""
+        if url not in self.pages:
+            raise ProtocolError(f"no page /{url} in the navigation")
+        self.widgets.clear()
+        return await self.rerun(ClientState(query_string="", page_script_hash=self.pages[url], page_name=url))
+
+    def widget(self, key: str):
+        for wid, proto in self.widgets.items():
+            if wid.endswith(f"-{key}"):
+                return wid, proto
+        raise ProtocolError(f"no widget with key {key!r} on this page")
+
+    def widget_with_prefix(self, prefix: str):
+        """(id, user key) of the first widget whose key starts with `prefix` (case-insensitive)."""
+        for wid in self.widgets:
+            at = wid.lower().find(f"-{prefix.lower()}")
+            if at >= 0:
+                return wid, wid[at + 1 :]
+        raise ProtocolError(f"no widget with a key starting {prefix!r} on this page")
+
+    async def set_widget(self, state: WidgetState) -> RunResult:
+        """A widget changed in the browser: rerun the current page with that widget's new value (the server keeps
+        the others' last values)."""
+        client_state = ClientState(query_string=self.query, page_script_hash=self.page_hash)
+        client_state.widget_states.widgets.append(state)
+        return await self.rerun(client_state)
+
+    async def rerun(self, client_state: ClientState) -> RunResult:
+        client_state.context_info.timezone = "UTC"
+        client_state.context_info.locale = "en-US"
+        client_state.context_info.url = f"http://{HOST}:{self.port}/"
+        msg = BackMsg()
+        msg.rerun_script.CopyFrom(client_state)
+        start = time.monotonic()
+        await self.ws.send(msg.SerializeToString())
+        result = RunResult(ms=0.0)
+        deadline = start + self.timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no script_finished within {self.timeout_s:g} s")
+            raw = await asyncio.wait_for(self.ws.recv(), left)
+            result.received_bytes += len(raw)
+            fmsg = ForwardMsg()
+            fmsg.ParseFromString(raw)
+            kind = fmsg.WhichOneof("type")
+            if kind == "delta":
+                self._delta(fmsg.delta, result)
+            elif kind == "new_session":
+                self.page_hash = fmsg.new_session.page_script_hash
+            elif kind == "navigation":
+                self.page_hash = fmsg.navigation.page_script_hash or self.page_hash
+                self.pages = {p.url_pathname: p.page_script_hash for p in fmsg.navigation.app_pages}
+            elif kind == "page_info_changed":
+                self.query = fmsg.page_info_changed.query_string
+            elif kind == "page_not_found":
+                result.page_not_found = True
+            elif kind == "script_finished" and fmsg.script_finished in FINISHED:
+                result.ms = (time.monotonic() - start) * 1000
+                return result
+
+    def _delta(self, delta, result: RunResult) -> None:
+        if delta.WhichOneof("type") != "new_element":
+            return
+        element = delta.new_element
+        kind = element.WhichOneof("type")
+        if kind == "exception":
+            if element.exception.is_warning:
+                result.warnings += 1
+            else:
+                result.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
+            return
+        inner = getattr(element, kind) if kind else None
+        wid = getattr(inner, "id", "") if inner is not None else ""
+        if wid:
+            self.widgets[wid] = inner
+
+
+# --- what a visitor does -------------------------------------------------------------------------------------
+
+
+def fresh_sentence(rng: random.Random, session: int, n: int) -> str:
+    return f"{rng.choice(SENTENCES)} ({session}.{n})"
+
+
+async def act(s: StreamlitSession, page: str, kind: str, rng: random.Random, session: int, n: int) -> RunResult:
+    if kind == "navigate":
+        return await s.navigate(page)
+    if kind == "type":
+        wid, _ = s.widget("text")
+        text = fresh_sentence(rng, session, n)
+        if page == "padded-batch":
+            text = "\n".join([text, fresh_sentence(rng, session, n + 1), "Short one."])
+        return await s.set_widget(WidgetState(id=wid, string_value=text))
+    if kind == "view":  # open the head view; from there, back to the grid (a click on the radio changes it)
+        wid, _ = s.widget("view")
+        view = "grid" if "view=head" in s.query else "head"
+        return await s.set_widget(WidgetState(id=wid, string_value=i18n.text("en", "attention", view)))
+    if kind == "head":
+        wid, proto = s.widget("head")
+        return await s.set_widget(WidgetState(id=wid, double_value=float(rng.randint(0, int(proto.max)))))
+    if kind == "slider":
+        wid, proto = s.widget("layer")
+        return await s.set_widget(WidgetState(id=wid, double_array_value={"data": [rng.randint(0, int(proto.max))]}))
+    if kind == "edit":
+        # the Q editor (key "sdpa-<name>-<generation>"); its columns are "<name>·0", "<name>·1", ...
+        wid, key = s.widget_with_prefix("sdpa-q-")
+        column = f"{key.split('-')[1]}·0"
+        edits = {"edited_rows": {"0": {column: round(rng.uniform(-2, 2), 2)}}, "added_rows": [], "deleted_rows": []}
+        return await s.set_widget(WidgetState(id=wid, string_value=json.dumps(edits)))
+    raise ValueError(kind)
+
+
+@dataclass
+class Recorder:
+    t0: float
+    timings: list[dict] = field(default_factory=list)  # {"page", "kind", "ms", "session", "t"}
+    errors: list[dict] = field(default_factory=list)
+    exception_boxes: list[dict] = field(default_factory=list)
+    warnings: int = 0
+    page_not_found: int = 0
+    received_bytes: int = 0
+
+    def record(self, session: int, page: str, kind: str, result: RunResult, started: float) -> None:
+        self.timings.append(
+            {
+                "page": page,
+                "kind": kind,
+                "ms": round(result.ms, 1),
+                "session": session,
+                "t": round(started - self.t0, 1),
+            }
+        )
+        self.warnings += result.warnings
+        self.received_bytes += result.received_bytes
+        self.page_not_found += int(result.page_not_found)
+        for e in result.exceptions:
+            self.exception_boxes.append({"session": session, "page": page, "kind": kind, "exception": e})
+
+    def error(self, session: int, page: str, kind: str, err: BaseException) -> None:
+        self.errors.append(
+            {"session": session, "page": page, "kind": kind, "error": f"{type(err).__name__}: {err}"[:300]}
+        )
+
+
+async def visitor(
+    i: int, port: int, loop: tuple, rec: Recorder, deadline: float, args, arrive_after_s: float = 0.0
+) -> None:
+    """One session: arrive (after arrive_after_s), open /<first page of the loop>, then the loop until deadline."""
+    rng = random.Random(args.seed * 1000 + i)
+    await asyncio.sleep(arrive_after_s)
+    s = StreamlitSession(port, args.timeout)
+    first_page = loop[0][0]
+    n = 0
+    try:
+        started = time.monotonic()
+        try:
+            rec.record(i, first_page, "open", await s.open(first_page), started)
+        except Exception as err:  # noqa: BLE001 - a failed load is counted, the visitor leaves
+            rec.error(i, first_page, "open", err)
+            return
+        step = 0
+        while True:
+            await asyncio.sleep(rng.uniform(*args.think))
+            if time.monotonic() >= deadline:
+                break
+            page, kind = loop[step % len(loop)]
+            step += 1
+            n += 2
+            started = time.monotonic()
+            try:
+                rec.record(i, page, kind, await act(s, page, kind, rng, i, n), started)
+            except (ProtocolError, TimeoutError, websockets.ConnectionClosed) as err:
+                rec.error(i, page, kind, err)
+                if not isinstance(err, ProtocolError):
+                    return
+    finally:
+        await s.close()
+
+
+# --- the server's memory and CPU -----------------------------------------------------------------------------
 
 
 def process_tree(pid: int) -> list[int]:
@@ -97,382 +345,257 @@ def rss_mb(pid: int) -> float:
                     break
         except OSError:
             pass
-    return total_kb / 1024
+    return round(total_kb / 1024, 1)
 
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_ticks(pid: int) -> int:
-    """utime + stime of one process, in clock ticks (fields 14 and 15 of /proc/<pid>/stat)."""
+def cpu_s(pid: int) -> float:
+    """utime + stime of one process in seconds (fields 14 and 15 of /proc/<pid>/stat)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0
+        return 0.0
     fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def machine_ticks() -> tuple[int, int]:
-    """(busy, total) clock ticks of all cores since boot, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    return sum(values[:8]) - idle, sum(values[:8])
+def loadavg() -> list[float]:
+    return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-class CpuMeter:
-    """CPU seconds used by the server's process tree and by this script's own tree (the browser doing the load),
-    summed per process between samples so that processes that come and go (chromium renderers) are counted."""
-
-    def __init__(self, server_pid: int):
-        self.server_pid = server_pid
-        self.last: dict[int, int] = {}
-        self.server_s = 0.0
-        self.client_s = 0.0
-
-    def sample(self) -> None:
-        server = set(process_tree(self.server_pid))
-        client = set(process_tree(os.getpid())) - server
-        now = {pid: cpu_ticks(pid) for pid in server | client}
-        for pid, ticks in now.items():
-            delta = max(0, ticks - self.last.get(pid, 0)) / TICKS  # a new process: all its time is new
-            if pid in server:
-                self.server_s += delta
-            else:
-                self.client_s += delta
-        self.last = now
-
-    def snapshot(self) -> dict:
-        self.sample()
-        busy, total = machine_ticks()
-        return {
-            "server_s": self.server_s,
-            "client_s": self.client_s,
-            "busy_s": busy / TICKS,
-            "all_s": total / TICKS,
-            "t": time.monotonic(),
-        }
-
-
-async def sample_memory(
-    pid: int, t0: float, series: list, stop: asyncio.Event, cpu: CpuMeter, every_s: float = 1.0
-) -> None:
+async def sample_memory(pid: int, t0: float, series: list, stop: asyncio.Event, every_s: float) -> None:
     while not stop.is_set():
-        series.append((round(time.monotonic() - t0, 1), round(rss_mb(pid), 1)))
-        cpu.sample()
+        series.append([round(time.monotonic() - t0, 1), rss_mb(pid)])
         try:
             await asyncio.wait_for(stop.wait(), every_s)
         except TimeoutError:
             pass
 
 
-def cpu_report(a: dict, b: dict) -> dict:
-    wall = b["t"] - a["t"]
-    cores = os.cpu_count() or 1
-    server, client, busy = b["server_s"] - a["server_s"], b["client_s"] - a["client_s"], b["busy_s"] - a["busy_s"]
-    return {
-        "window_s": round(wall, 1),
-        "cores": cores,
-        "core_seconds_available": round(wall * cores, 1),
-        "server_cpu_s": round(server, 1),
-        "browser_and_driver_cpu_s": round(client, 1),
-        "everything_else_cpu_s": round(max(0.0, busy - server - client), 1),
-        "machine_busy_share": round(busy / (wall * cores), 3) if wall else None,
-    }
+# --- stages --------------------------------------------------------------------------------------------------
 
 
-# --- sessions ------------------------------------------------------------------------------------------------
-
-
-class Stats:
-    def __init__(self):
-        self.timings: list[dict] = []  # {"kind", "page", "ms", "session", "t"}
-        self.errors: list[dict] = []
-        self.page_errors = 0  # uncaught JavaScript errors in the page (reported, not counted as errors)
-
-    def error(self, session: int, page: str, what: str) -> None:
-        self.errors.append({"session": session, "page": page, "error": what[:500]})
-
-
-PAGE_STATE = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const h1 = document.querySelector('h1');
-  return {runs: window.__runsFinished, state: app && app.getAttribute('data-test-script-state'),
-          stale: document.querySelectorAll('[data-stale="true"]').length, path: location.pathname,
-          h1: h1 && h1.innerText.slice(0, 60), search: location.search.length};
-}"""
-
-
-async def wait_for_run(page, runs_before: int, timeout_ms: int, changed: str = "false") -> None:
-    """Wait until a run that started after the action has finished: seen by the run counter, or by `changed`
-    (a JavaScript condition that the action's run has shown its effect, for when the browser was too busy to
-    ever draw the 'running' state), and then no run going on and no stale element left."""
-    try:
-        await page.wait_for_function(
-            f"window.__runsFinished > {runs_before} || ({changed})", timeout=timeout_ms, polling=100
-        )
-        await page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=100)
-    except Exception as err:
-        try:
-            state = await page.evaluate(PAGE_STATE)
-        except Exception:  # noqa: BLE001
-            state = "?"
-        raise RuntimeError(f"{type(err).__name__}; page state {state}") from err
-
-
-async def check_page(page, stats: Stats, session: int, url: str) -> bool:
-    problems = []
-    n_exc = await page.locator('[data-testid="stException"]').count()
-    if n_exc:
-        text = await page.locator('[data-testid="stException"]').first.inner_text()
-        problems.append(f"exception box: {text[:300]}")
-    if await page.get_by_text("Page not found").count():
-        problems.append("Page not found")
-    if await page.evaluate(ACTIVE_PAGE) != page_path(url):
-        problems.append(f"wrong page: {await page.evaluate(ACTIVE_PAGE)}")
-    for p in problems:
-        stats.error(session, url, p)
-    return not problems
-
-
-VERBOSE = False
-
-
-async def timed(stats: Stats, session: int, kind: str, url: str, action, t0: float) -> bool:
-    start = time.monotonic()
-    try:
-        await action()
-    except Exception as err:  # noqa: BLE001 - a timeout or a crash is a failed action, recorded, then recovered
-        stats.error(session, url, f"{kind}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
-        if VERBOSE:
-            print(
-                f"[{start - t0:7.1f} s] session {session:>2} {kind:<8} {url:<18} FAILED {type(err).__name__}",
-                flush=True,
-            )
-        return False
-    ms = round((time.monotonic() - start) * 1000)
-    stats.timings.append({"kind": kind, "page": url, "ms": ms, "session": session, "t": round(start - t0, 1)})
-    if VERBOSE:
-        print(f"[{start - t0:7.1f} s] session {session:>2} {kind:<8} {url:<18} {ms:>6} ms", flush=True)
-    return True
-
-
-async def open_url(page, base: str, url: str, timeout_ms: int) -> None:
-    await page.goto(base + page_path(url), wait_until="domcontentloaded", timeout=timeout_ms)
-    await wait_for_run(page, 0, timeout_ms)
-
-
-async def navigate(page, url: str, timeout_ms: int) -> None:
-    before = await page.evaluate("window.__runsFinished")
-    h1 = await page.evaluate("() => (document.querySelector('h1') || {}).innerText || ''")
-    await page.locator(f'[data-testid="stSidebarNav"] a[href$="{page_path(url)}"]').first.click(timeout=timeout_ms)
-    await wait_for_run(
-        page,
-        before,
-        timeout_ms,
-        changed=f"((document.querySelector('h1') || {{}}).innerText || '') !== {json.dumps(h1)}",
-    )
-    await page.wait_for_function(f"() => ({ACTIVE_PAGE})() === {json.dumps(page_path(url))}", timeout=timeout_ms)
-
-
-async def type_text(page, text: str, timeout_ms: int) -> None:
-    area = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea').first
-    if await area.input_value() == text:
-        text += " Again."
-    before = await page.evaluate("window.__runsFinished")
-    search = await page.evaluate("location.search")
-    await area.fill(text, timeout=timeout_ms)
-    await area.press("Control+Enter", timeout=timeout_ms)
-    # the run writes the new text into the URL (app/ui.py) as soon as it reads the text box
-    await wait_for_run(page, before, timeout_ms, changed=f"location.search !== {json.dumps(search)}")
-
-
-async def run_session(
-    i: int, browser, base: str, urls: list[str], deadline: float, stats: Stats, t0: float, args
-) -> None:
-    rng = random.Random(args.seed * 1000 + i)
-    await asyncio.sleep(i * args.ramp / max(1, args.sessions))  # visitors arrive over the ramp
-    context = await browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-US")
-    await context.add_init_script(COUNT_RUNS)
-    page = await context.new_page()
-    page.on(
-        "dialog", lambda d: (stats.error(i, "?", f"JavaScript dialog: {d.message}"), asyncio.ensure_future(d.dismiss()))
-    )
-    page.on("pageerror", lambda e: setattr(stats, "page_errors", stats.page_errors + 1))
-    page.on("crash", lambda p: stats.error(i, "?", "page crashed"))
-    url = urls[i % len(urls)]
-    ok = await timed(stats, i, "open", url, lambda: open_url(page, base, url, args.timeout * 1000), t0)
-    if ok:
-        await check_page(page, stats, i, url)
-    try:
-        while time.monotonic() < deadline:
-            await asyncio.sleep(rng.uniform(*args.think))
-            if time.monotonic() >= deadline:
-                break
-            if not ok:  # recover from a failed action with a fresh load, as a reader would reload
-                url = rng.choice(urls)
-                ok = await timed(stats, i, "open", url, lambda: open_url(page, base, url, args.timeout * 1000), t0)
-                if ok:
-                    await check_page(page, stats, i, url)
-                continue
-            has_text = await page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea').count()
-            if has_text and rng.random() < args.type_share:
-                ok = await timed(
-                    stats, i, "type", url, lambda: type_text(page, rng.choice(TEXTS), args.timeout * 1000), t0
-                )
-            else:
-                url = rng.choice([u for u in urls if u != url] or urls)
-                ok = await timed(stats, i, "navigate", url, lambda: navigate(page, url, args.timeout * 1000), t0)
-            if ok:
-                ok = await check_page(page, stats, i, url)
-    finally:
-        await context.close()
-
-
-def percentiles(ms: list[int]) -> dict:
+def percentiles(ms: list[float]) -> dict:
     if not ms:
         return {"n": 0}
     ms = sorted(ms)
     q = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else [ms[0]] * 99
-    return {"n": len(ms), "p50_ms": round(q[49]), "p95_ms": round(q[94]), "max_ms": ms[-1]}
+    return {"n": len(ms), "p50_ms": round(q[49]), "p95_ms": round(q[94]), "max_ms": round(ms[-1])}
 
 
-async def main_async(args) -> dict:
-    from playwright.async_api import async_playwright
-
-    urls = args.pages or [p.url for p in catalog.PAGES]
-    port = args.port or free_port()
-    base = f"http://127.0.0.1:{port}"
-    log_path = Path(args.server_log)
-    load_before = os.getloadavg()
-    t0 = time.monotonic()
-    server_log = open(log_path, "w")
-    try:
-        server = start_server(port, server_log)
-    except RuntimeError as err:
-        raise SystemExit(f"{err}; see {log_path}") from err
-    memory: list = []
-    stop = asyncio.Event()
-    cpu = CpuMeter(server.pid)
-    sampler = asyncio.create_task(sample_memory(server.pid, t0, memory, stop, cpu))
-    stats, warmup = Stats(), Stats()
-    try:
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            # warm-up: every page once, in one session (weights load here, not in the measured part)
-            context = await browser.new_context(viewport={"width": 1280, "height": 860})
-            await context.add_init_script(COUNT_RUNS)
-            page = await context.new_page()
-            for url in urls:
-                if await timed(warmup, -1, "warm-up", url, lambda: open_url(page, base, url, 300_000), t0):
-                    await check_page(page, warmup, -1, url)
-            await context.close()
-            rss_after_warmup = rss_mb(server.pid)
-            cpu_start = cpu.snapshot()
-            start = time.monotonic()
-            deadline = start + args.seconds
-            await asyncio.gather(
-                *(run_session(i, browser, base, urls, deadline, stats, t0, args) for i in range(args.sessions))
-            )
-            measured_s = time.monotonic() - start
-            cpu_end = cpu.snapshot()
-            await browser.close()
-    finally:
-        stop.set()
-        await sampler
-        stop_server(server)
-        server_log.close()
-    rss = [m for _, m in memory]
-    by_kind = {k: percentiles([t["ms"] for t in stats.timings if t["kind"] == k]) for k in ("open", "navigate", "type")}
-    by_page = {u: percentiles([t["ms"] for t in stats.timings if t["page"] == u]) for u in urls}
+def summarise(rec: Recorder, server_pid: int, cpu_before: float, client_cpu_before: float, wall_s: float) -> dict:
+    after_first = [t for t in rec.timings if t["kind"] != "open"]
+    pages = sorted({t["page"] for t in rec.timings})
+    kinds = sorted({t["kind"] for t in rec.timings})
     return {
-        "config": {
-            "sessions": args.sessions,
-            "seconds": args.seconds,
-            "ramp_s": args.ramp,
-            "think_s": args.think,
-            "type_share": args.type_share,
-            "timeout_s": args.timeout,
-            "pages": urls,
-            "seed": args.seed,
-        },
-        "machine": {
-            "cpus": os.cpu_count(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-            "note": "the load average includes whatever else ran on the machine",
-        },
-        "measured_s": round(measured_s, 1),
-        "actions": len(stats.timings),
-        "actions_per_s": round(len(stats.timings) / measured_s, 2),
-        "errors": len(stats.errors),
-        "error_samples": stats.errors[:30],
-        "javascript_page_errors": stats.page_errors,
-        "time_to_render_all": percentiles([t["ms"] for t in stats.timings]),
-        "time_to_render_by_kind": by_kind,
-        "time_to_render_by_page": by_page,
-        "cpu_during_measurement": cpu_report(cpu_start, cpu_end),
-        "warmup": {"errors": warmup.errors, "ms_by_page": {t["page"]: t["ms"] for t in warmup.timings}},
-        "server_rss_mb": {
-            "after_start": rss[0] if rss else None,
-            "after_warmup": round(rss_after_warmup, 1),
-            "peak": max(rss) if rss else None,
-            "end": rss[-1] if rss else None,
-            "series_t_s_mb": memory[:: max(1, len(memory) // 400)],
-        },
+        "wall_s": round(wall_s, 1),
+        "actions": len(rec.timings),
+        "actions_per_s": round(len(rec.timings) / wall_s, 2) if wall_s else None,
+        "first_page": percentiles([t["ms"] for t in rec.timings if t["kind"] == "open"]),
+        "after_first_page": percentiles([t["ms"] for t in after_first]),
+        "by_page": {p: percentiles([t["ms"] for t in after_first if t["page"] == p]) for p in pages},
+        "by_action": {k: percentiles([t["ms"] for t in rec.timings if t["kind"] == k]) for k in kinds},
+        "errors": len(rec.errors),
+        "error_samples": rec.errors[:5],
+        "exception_boxes": len(rec.exception_boxes),
+        "exception_samples": rec.exception_boxes[:5],
+        "warning_boxes": rec.warnings,
+        "page_not_found": rec.page_not_found,
+        "received_mb": round(rec.received_bytes / 2**20, 1),
+        "server_cpu_s": round(sum(cpu_s(p) for p in process_tree(server_pid)) - cpu_before, 1),
+        "client_cpu_s": round(time.process_time() - client_cpu_before, 1),
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description="Many browser sessions against one Attention Lab server.")
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=120, help="measured time after the warm-up")
-    parser.add_argument("--ramp", type=float, default=10, help="seconds over which sessions arrive")
-    parser.add_argument(
-        "--think",
-        type=float,
-        nargs=2,
-        default=(1.0, 3.0),
-        metavar=("MIN", "MAX"),
-        help="pause between a session's actions, seconds (uniform)",
+async def stage(name: str, server, port: int, loop: tuple, sessions: int, seconds: float, args, ramp_s: float) -> dict:
+    """`sessions` visitors arriving over ramp_s (0: all at once), each doing `loop` until `seconds` have passed."""
+    load_before = loadavg()
+    memory: list = []
+    stop = asyncio.Event()
+    t0 = time.monotonic()
+    sampler = asyncio.create_task(sample_memory(server.pid, t0, memory, stop, args.memory_every))
+    cpu_before = sum(cpu_s(p) for p in process_tree(server.pid))
+    client_before = time.process_time()
+    rec = Recorder(t0)
+    deadline = t0 + seconds
+    await asyncio.gather(
+        *(
+            visitor(i, port, loop, rec, deadline, args, arrive_after_s=ramp_s * i / max(1, sessions))
+            for i in range(sessions)
+        )
     )
-    parser.add_argument(
-        "--type-share", type=float, default=0.5, help="share of actions that type text, where a page has a text box"
+    wall = time.monotonic() - t0
+    stop.set()
+    await sampler
+    out = {"stage": name, "sessions": sessions, "seconds": seconds, "ramp_s": ramp_s}
+    out.update(summarise(rec, server.pid, cpu_before, client_before, wall))
+    rss = [m for _, m in memory]
+    out["rss_mb"] = {"start": rss[0], "end": rss[-1], "max": max(rss)} if rss else {}
+    if args.keep_series or name == "soak":
+        out["rss_series_mb"] = memory
+    out["loadavg_before"], out["loadavg_after"] = load_before, loadavg()
+    print(stage_line(out), flush=True)
+    return out
+
+
+def stage_line(s: dict) -> str:
+    att = s["by_page"].get("attention", {})
+    first = s["first_page"]
+    return (
+        f"{s['stage']:>6} {s['sessions']:>3} sessions {s['wall_s']:>6.1f} s  actions {s['actions']:>5}"
+        f"  first page p50/p95/max {first.get('p50_ms', '-')}/{first.get('p95_ms', '-')}/{first.get('max_ms', '-')} ms"
+        f"  /attention p50/p95 {att.get('p50_ms', '-')}/{att.get('p95_ms', '-')} ms"
+        f"  errors {s['errors']}  exception boxes {s['exception_boxes']}"
+        f"  RSS {s['rss_mb'].get('start', '-')}->{s['rss_mb'].get('end', '-')} MB"
+        f"  load {s['loadavg_before'][0]:.1f}->{s['loadavg_after'][0]:.1f}"
     )
-    parser.add_argument("--timeout", type=float, default=90, help="seconds before an action counts as failed")
-    parser.add_argument("--pages", nargs="*", help="catalog urls to visit (default: every page)")
-    parser.add_argument("--port", type=int, default=0)
+
+
+async def warm_up(port: int, args) -> dict:
+    """One visitor through every page of the study loop (weights load here, not in the measured stages)."""
+    rec = Recorder(time.monotonic())
+    s = StreamlitSession(port, max(args.timeout, 300))
+    rng = random.Random(args.seed)
+    try:
+        started = time.monotonic()
+        rec.record(-1, "attention", "open", await s.open("attention"), started)
+        for n, (page, kind) in enumerate(STUDY_LOOP):
+            started = time.monotonic()
+            try:
+                rec.record(-1, page, kind, await act(s, page, kind, rng, -1, n), started)
+            except (ProtocolError, TimeoutError) as err:
+                rec.error(-1, page, kind, err)
+    finally:
+        await s.close()
+    return {
+        "actions": [{k: t[k] for k in ("page", "kind", "ms")} for t in rec.timings],
+        "errors": rec.errors,
+        "exception_boxes": rec.exception_boxes,
+    }
+
+
+def cold_start(port_log: Path, extra_args: list[str]) -> dict:
+    """Seconds from `streamlit run` to a healthy server, and to the first /attention page (models load then)."""
+    port = free_port()
+    t0 = time.monotonic()
+    with open(port_log, "w") as log:
+        server = start_server(port, log, extra_args=extra_args)
+        healthy = time.monotonic() - t0
+        try:
+            s = StreamlitSession(port, 300)
+
+            async def first() -> RunResult:
+                try:
+                    return await s.open("attention")
+                finally:
+                    await s.close()
+
+            result = asyncio.run(first())
+            first_page = time.monotonic() - t0
+            rss = rss_mb(server.pid)
+        finally:
+            stop_server(server)
+    return {
+        "healthy_s": round(healthy, 1),
+        "first_attention_page_s": round(first_page, 1),
+        "first_page_run_s": round(result.ms / 1000, 1),
+        "exception_boxes": len(result.exceptions),
+        "rss_after_first_page_mb": rss,
+    }
+
+
+def capacity(sweep: list[dict], target_ms: float) -> int | None:
+    ok = [
+        s["sessions"]
+        for s in sweep
+        if s["by_page"].get("attention", {}).get("p95_ms", float("inf")) <= target_ms
+        and not s["errors"]
+        and not s["exception_boxes"]
+    ]
+    return max(ok) if ok else None
+
+
+async def measure(args, server, port: int, loop: tuple) -> dict:
+    out: dict = {"warm_up": await warm_up(port, args)}
+    out["rss_after_warm_up_mb"] = rss_mb(server.pid)
+    print(f"warm-up done: RSS {out['rss_after_warm_up_mb']} MB", flush=True)
+    if args.burst:
+        out["burst"] = await stage("burst", server, port, loop, args.burst, args.burst_seconds, args, ramp_s=0)
+    out["sweep"] = [
+        await stage("sweep", server, port, loop, n, args.seconds, args, ramp_s=args.ramp) for n in args.sweep
+    ]
+    if args.soak_seconds > 0:
+        out["soak"] = await stage(
+            "soak", server, port, loop, args.soak_sessions, args.soak_seconds, args, ramp_s=args.ramp
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sweep", type=lambda s: [int(v) for v in s.split(",")], default=[10, 20, 30, 40])
+    parser.add_argument("--seconds", type=float, default=60, help="per sweep step")
+    parser.add_argument("--burst", type=int, default=30, help="sessions arriving at once (0: skip)")
+    parser.add_argument("--burst-seconds", type=float, default=20)
+    parser.add_argument("--soak-sessions", type=int, default=30)
+    parser.add_argument("--soak-seconds", type=float, default=600, help="0: skip the memory soak")
+    parser.add_argument("--think", type=float, nargs=2, default=[2.0, 6.0], metavar=("MIN", "MAX"))
+    parser.add_argument("--ramp", type=float, default=5.0, help="sweep and soak visitors arrive over this")
+    parser.add_argument("--loop", choices=["study", "attention"], default="study")
+    parser.add_argument("--timeout", type=float, default=60, help="per action")
+    parser.add_argument("--target-p95", type=float, default=1500, help="ms, on /attention")
+    parser.add_argument("--memory-every", type=float, default=2.0)
+    parser.add_argument("--keep-series", action="store_true", help="RSS series of every stage, not only the soak")
+    parser.add_argument("--cold-start", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` argument")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(ROOT / "results" / "load_test.json"))
     parser.add_argument("--server-log", default="/tmp/attention-lab-load-test-server.log")
-    parser.add_argument("--verbose", action="store_true", help="print every action as it ends")
-    args = parser.parse_args()
-    global VERBOSE
-    VERBOSE = args.verbose
-    if not Path(CHROMIUM).exists():
-        raise SystemExit(f"{CHROMIUM} is missing (apt-get install chromium)")
-    result = asyncio.run(main_async(args))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    a, k = result["time_to_render_all"], result["time_to_render_by_kind"]
-    print(
-        f"{args.sessions} sessions, {result['measured_s']} s measured, {result['actions']} actions "
-        f"({result['actions_per_s']}/s), errors: {result['errors']}"
-    )
-    print(f"time to render: p50 {a.get('p50_ms')} ms, p95 {a.get('p95_ms')} ms, max {a.get('max_ms')} ms")
-    for kind, v in k.items():
-        print(f"  {kind:<9} n={v['n']:<5} p50 {v.get('p50_ms')} ms  p95 {v.get('p95_ms')} ms")
-    m = result["server_rss_mb"]
-    print(
-        f"server RSS: {m['after_start']} MB at start, {m['after_warmup']} MB after warm-up, peak {m['peak']} MB, "
-        f"{m['end']} MB at the end"
-    )
-    print(f"CPU while measuring: {result['cpu_during_measurement']}")
-    print(f"machine: {result['machine']}")
-    print(f"wrote {args.out}")
-    for e in result["error_samples"][:10]:
-        print("  error:", e)
-    return 0 if result["errors"] == 0 else 1
+    parser.add_argument("--out", default=str(ROOT / "results" / "load_test.json"))
+    args = parser.parse_args(argv)
+    loop = STUDY_LOOP if args.loop == "study" else ATTENTION_LOOP
+    extra = [a for arg in args.server_arg for a in arg.split()]
+
+    from core.results import save_result
+    from core.timing import machine_info
+
+    result: dict = {
+        "command": " ".join(["python", "scripts/load_test.py", *(argv if argv is not None else sys.argv[1:])]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_info("cpu"),
+        "client": "asyncio + websockets, Streamlit's BackMsg/ForwardMsg protobufs, one process on the same cores",
+        "config": {
+            k: getattr(args, k)
+            for k in ("sweep", "seconds", "burst", "burst_seconds", "soak_sessions", "soak_seconds", "think", "ramp")
+        }
+        | {"loop": [f"/{p} {k}" for p, k in loop], "server_args": extra, "target_p95_ms": args.target_p95},
+        "loadavg_before": loadavg(),
+    }
+    if args.cold_start:
+        result["cold_start"] = cold_start(Path(args.server_log + ".cold"), extra)
+        print(f"cold start: {result['cold_start']}", flush=True)
+    port = free_port()
+    with open(args.server_log, "w") as log:
+        try:
+            server = start_server(port, log, extra_args=extra)
+        except RuntimeError as err:
+            raise SystemExit(f"{err}; see {args.server_log}") from err
+        try:
+            result |= asyncio.run(measure(args, server, port, loop))
+        finally:
+            stop_server(server)
+    result["loadavg_after"] = loadavg()
+    result["capacity_sessions_at_target"] = capacity(result["sweep"], args.target_p95)
+    if "soak" in result:
+        series = [m for _, m in result["soak"]["rss_series_mb"]]
+        third = max(1, len(series) // 3)
+        result["soak_rss_growth_mb"] = {
+            "first_third_mean": round(statistics.mean(series[:third]), 1),
+            "last_third_mean": round(statistics.mean(series[-third:]), 1),
+        }
+    path = save_result(Path(args.out), result)
+    print(f"capacity at /attention p95 <= {args.target_p95:g} ms: {result['capacity_sessions_at_target']} sessions")
+    print(f"wrote {path}")
+    bad = sum(s["errors"] + s["exception_boxes"] for s in [result.get("burst", {}), *result["sweep"]] if s)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import torch
 import transformers
 
 from core.device import default_device
-from core.long_context import (
+from core.rope_scaling.long_context import (
     LONG_TEXT_PATH,
     LONG_TEXT_SOURCES,
     evaluate_scaling,

@@ -33,7 +33,7 @@ def train_variant(variant: str, args) -> dict:
     import torch
     import transformers
 
-    from core import moe_training
+    from core.moe import training as moe_training
     from core.models import moe_model
 
     torch.set_num_threads(args.threads)

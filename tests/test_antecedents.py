@@ -1,6 +1,6 @@
-"""Antecedent heads (core/antecedents.py): word and candidate detection, the ranking against a hand loop over
-Trace.attention, the deterministic split, the statistics, the pairs file, and the committed results file
-recomputed from the real models."""
+"""Antecedent heads (core/antecedents/): word and candidate detection, the ranking against a hand loop over
+Trace.attention, the deterministic split, the statistics, the pairs file, the committed results file
+recomputed from the real models, the page's view data (core/antecedents/view.py) and the page headless."""
 
 import json
 import random
@@ -10,6 +10,9 @@ import pytest
 import torch
 
 from core import antecedents as ante
+from core.antecedents import view
+from core.attention import query_weights
+from tests.apptest_helpers import open_view, shown_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "antecedents.json"
@@ -134,13 +137,6 @@ def test_pairs_file_holds_at_least_40_true_minimal_pairs():
 # --- real models ----------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from core.models.minilm import load_minilm
-
-    return load_minilm()
-
-
 @pytest.mark.slow
 def test_ranking_matches_a_hand_loop_over_trace_attention(minilm):
     a = ante.analyse(minilm, CAT)
@@ -165,7 +161,7 @@ def test_sub_word_pieces_are_summed(minilm):
     text = "The xylophonist met the drummer because he was late."
     a = ante.analyse(minilm, text)
     assert len(a.candidate_tokens[0]) > 1  # 'xylophonist' is several WordPiece tokens
-    rows = ante.query_rows(a.trace, a.pronoun_token)
+    rows = query_weights(a.trace, a.pronoun_token)  # (L, H, n)
     ref = sum(rows[..., t] for t in a.candidate_tokens[0])
     torch.testing.assert_close(a.weights[..., 0], ref)
 
@@ -187,12 +183,10 @@ def test_committed_minilm_results_are_recomputed_exactly(minilm):
 
 
 @pytest.mark.slow
-def test_committed_smollm2_choices_are_recomputed_on_a_subset():
+def test_committed_smollm2_choices_are_recomputed_on_a_subset(smollm2):
     """SmolLM2's own answers (next-token log-probabilities) for a few stored sentences, recomputed, and checked
     against an independent plain forward pass of the underlying transformers model."""
-    from core.models.smollm2 import load_smollm2
-
-    model = load_smollm2()
+    model = smollm2
     stored = json.loads(RESULTS.read_text())["models"]["smollm2"]["sentences"]
     pairs = {p["id"]: p for p in ante.load_pairs()["pairs"]}
     for row in stored[:4]:
@@ -211,3 +205,62 @@ def test_committed_smollm2_choices_are_recomputed_on_a_subset():
     for pair in pairs.values():
         firsts = {model.tokenizer.encode(" " + c, add_special_tokens=False)[0] for c in pair["candidates"]}
         assert len(firsts) == 2, pair["id"]
+
+
+# --- the page's view data ----------------------------------------------------------------------------------------
+
+
+def stored_result(lo, hi, causal=False, switches=1) -> dict:
+    half = {"head_interval": [lo, hi], "heads_that_ever_switch": switches}
+    return {"is_causal": causal, "halves": {"selection": dict(half), "held_out": dict(half)}}
+
+
+def test_verdict_places_the_interval_against_chance():
+    assert view.verdict(stored_result(0.4, 0.6)) == "chance"
+    assert view.verdict(stored_result(0.55, 0.8)) == "above"
+    assert view.verdict(stored_result(0.1, 0.45)) == "below"
+    assert view.never_switches(stored_result(0.4, 0.6, causal=True, switches=0))
+    assert not view.never_switches(stored_result(0.4, 0.6, causal=False, switches=0))
+    assert not view.never_switches(stored_result(0.4, 0.6, causal=True, switches=2))
+
+
+def test_builtin_sentences_know_their_partner():
+    stored = view.builtin_sentences()
+    pair = ante.load_pairs()["pairs"][0]
+    a, b = pair["sentences"]
+    assert stored[a["text"]]["other"] == b and stored[b["text"]]["other"] == a
+    assert stored[a["text"]]["answer"] == a["answer"]
+
+
+def test_accuracy_bars_and_the_largest_difference_from_the_file():
+    results = view.load_results()
+    assert results is not None and view.results_are_fresh(results)
+    bars, n_held = view.accuracy_bars(results)
+    assert [b.model for b in bars if b.kind == "head"] == list(results["models"])
+    for b in bars:
+        assert b.low <= b.accuracy <= b.high
+    assert n_held == results["models"]["minilm"]["halves"]["held_out"]["n_sentences"]
+    stored = results["models"]["minilm"]
+    assert view.largest_difference(stored, stored) == 0.0
+    assert view.largest_difference(None, stored) is None
+
+
+# --- the page, headless (MiniLM) ----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_antecedent_page_shows_the_measured_cat_head_and_that_it_stays_on_cat():
+    at = open_view("antecedents")
+    text = shown_text(at)
+    assert "layer 5, head 11" in text and "0.71 on 'cat', 0.10 on 'mat'" in text
+    assert "prefers 'cat' in both sentences" in text  # the 'flat' sentence, computed live
+    assert "held-out sentences" in text  # the stored evaluation
+
+
+@pytest.mark.slow
+def test_antecedent_recompute_matches_the_file():
+    at = open_view("antecedents")
+    next(b for b in at.button if b.label.startswith("Recompute")).click().run()
+    assert not at.exception
+    text = shown_text(at)
+    assert "differ from the file by at most" in text and "best head the same" in text, text

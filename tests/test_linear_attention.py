@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core import decoding
 from core.linear_attention import (
     EPS,
     LinearAttentionState,
     associativity_costs,
     causal_linear_attention,
+    decoding,
     elu_feature_map,
     implied_linear_weights,
     linear_attention,

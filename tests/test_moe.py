@@ -1,6 +1,7 @@
-"""The MoE layer in core/moe.py against transformers' Mixtral block and hand-worked examples; the labelled
+"""The MoE layer in core/moe/ against transformers' Mixtral block and hand-worked examples; the labelled
 data generator; training; the shipped checkpoints; the table of real MoE models."""
 
+import itertools
 import math
 import time
 
@@ -9,8 +10,11 @@ import torch
 from transformers import MixtralConfig
 from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock, load_balancing_loss_func
 
-from core import moe, moe_catalog, moe_data, moe_training
+from core import moe
 from core.models import moe_model
+from core.moe import catalog as moe_catalog
+from core.moe import data as moe_data
+from core.moe import training as moe_training
 
 # --- the MoE layer -------------------------------------------------------------------------------------------
 
@@ -184,6 +188,70 @@ def test_expert_load_entropy_and_categories():
     rare = torch.tensor([[5.0, 95.0], [0.0, 900.0]])
     assert moe.top_categories(rare, ["a", "b"])[0][0] == "b"
     assert moe.top_categories(rare, ["a", "b"], min_share=0.01)[0][0] == "a"
+
+
+def test_balance_bounds_hand_worked():
+    """Under top-k routing an expert takes at most T of the T * k assignments: f_i <= 1/k. The Switch loss is then
+    at most N/k and the deviation at most N/k - 1 (issue #19: the page said N and N - 1 for top-2)."""
+    b = moe.balance_bounds(8, 2)
+    assert (b.max_load, b.switch_max, b.deviation_max) == (0.5, 4.0, 3.0)
+    assert b.entropy_max == pytest.approx(math.log(8))
+    # top-1 is the only case where one expert can take everything: N and N - 1.
+    assert (moe.balance_bounds(8, 1).switch_max, moe.balance_bounds(8, 1).deviation_max) == (8.0, 7.0)
+    # k = N: every token uses every expert, the load is uniform whatever the router does.
+    assert (moe.balance_bounds(4, 4).switch_max, moe.balance_bounds(4, 4).deviation_max) == (1.0, 0.0)
+    # Hand-worked deviation at the extreme vertex, N = 6, k = 4: shares (1/4 x4, 0 x2)
+    # -> 6 * (4 * (1/4 - 1/6)^2 + 2 * (1/6)^2) = 6 * (4/144 + 2/36) = 0.5 = 6/4 - 1.
+    assert moe.balance_bounds(6, 4).deviation_max == pytest.approx(0.5)
+    assert float(moe.uniform_deviation_loss(torch.tensor([0.25, 0.25, 0.25, 0.25, 0, 0]))) == pytest.approx(0.5)
+    for bad in [(8, 0), (8, 9), (0, 1)]:
+        with pytest.raises(ValueError):
+            moe.balance_bounds(*bad)
+
+
+@pytest.mark.parametrize("n_experts,top_k", [(3, 1), (3, 2), (4, 2), (4, 3)])
+def test_no_top_k_routing_exceeds_the_load_bounds_brute_force(n_experts, top_k):
+    """Every way 3 tokens can pick k distinct experts each: the deviation never exceeds N/k - 1 and no expert's
+    share exceeds 1/k; the maximum is reached (all tokens pick the same k experts)."""
+    subsets = list(itertools.combinations(range(n_experts), top_k))
+    b = moe.balance_bounds(n_experts, top_k)
+    worst, worst_load = 0.0, 0.0
+    for choice in itertools.product(subsets, repeat=3):
+        load = moe.expert_load(torch.tensor(choice), n_experts)
+        worst = max(worst, float(moe.uniform_deviation_loss(load)))
+        worst_load = max(worst_load, float(load.max()))
+    assert worst == pytest.approx(b.deviation_max, abs=1e-6)
+    assert worst_load == pytest.approx(b.max_load)
+
+
+@pytest.mark.parametrize("n_experts,top_k", [(8, 2), (8, 1), (6, 3), (16, 4)])
+def test_switch_loss_and_deviation_stay_within_bounds_and_reach_them(n_experts, top_k):
+    b = moe.balance_bounds(n_experts, top_k)
+    g = torch.Generator().manual_seed(n_experts * 10 + top_k)
+    for trial in range(200):
+        # From almost uniform to almost one-hot routers, some biased towards a few experts.
+        temperature = 10.0 ** (trial % 7 - 3)
+        bias = torch.randn(n_experts, generator=g) * (trial % 3) * 5
+        logits = (
+            torch.randn(int(torch.randint(1, 40, (1,), generator=g)), n_experts, generator=g) + bias
+        ) / temperature
+        r = moe.route_tokens(logits, top_k)
+        assert float(moe.switch_balance_loss(r.probs, r.top_k_index)) <= b.switch_max + 1e-5
+        load = moe.expert_load(r.top_k_index, n_experts)
+        assert float(load.max()) <= b.max_load + 1e-6
+        assert float(moe.uniform_deviation_loss(load)) <= b.deviation_max + 1e-5
+    # Reached: every token certain of expert 0 (probability 1), its other k - 1 choices on experts 1..k-1.
+    probs = torch.zeros(10, n_experts)
+    probs[:, 0] = 1.0
+    index = torch.arange(top_k).expand(10, top_k)
+    assert float(moe.switch_balance_loss(probs, index)) == pytest.approx(b.switch_max)
+    assert float(moe.uniform_deviation_loss(moe.expert_load(index, n_experts))) == pytest.approx(b.deviation_max)
+    # And through route_tokens, with a router that is (numerically) certain: the loss approaches N/k.
+    logits = torch.zeros(10, n_experts)
+    logits[:, 0] = 100.0
+    logits[:, 1:top_k] = torch.linspace(50, 40, top_k - 1) if top_k > 1 else logits[:, 1:top_k]
+    r = moe.route_tokens(logits, top_k)
+    assert float(moe.switch_balance_loss(r.probs, r.top_k_index)) == pytest.approx(b.switch_max, rel=1e-5)
 
 
 # --- data and tokenizer ----------------------------------------------------------------------------------------

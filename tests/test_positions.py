@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from core import alibi, learned_positions, relative, sinusoidal
+from core import pooling
+from core.positions import alibi, learned, relative, sinusoidal
 from core.sdpa import masked_softmax
 
 # --- sinusoidal ---------------------------------------------------------------------------------------------
@@ -89,11 +90,11 @@ def test_sparsity_at_3072_dims_and_8192_positions():
 def test_cosine_similarity_and_by_distance():
     g = torch.Generator().manual_seed(0)
     v = torch.randn(9, 5, generator=g)
-    sim = learned_positions.cosine_similarity_matrix(v)
+    sim = learned.cosine_similarity_matrix(v)
     for i in range(9):
         for j in range(9):
             assert sim[i, j] == pytest.approx(float(torch.nn.functional.cosine_similarity(v[i], v[j], dim=0)), abs=1e-6)
-    by = learned_positions.similarity_by_distance(sim)
+    by = learned.similarity_by_distance(sim)
     assert by["mean"][0] == pytest.approx(1.0)
     assert by["mean"][3] == pytest.approx(np.mean([sim[i, i + 3] for i in range(6)]))
     assert by["max"][3] == pytest.approx(max(sim[i, i + 3] for i in range(6)))
@@ -101,7 +102,8 @@ def test_cosine_similarity_and_by_distance():
 
 def test_block_mean():
     m = np.arange(16.0).reshape(4, 4)
-    np.testing.assert_allclose(learned_positions.block_mean(m, 2), [[2.5, 4.5], [10.5, 12.5]])
+    # the one block-pooling implementation (core.pooling), as the learned part's 512-position view uses it
+    np.testing.assert_allclose(pooling.block_mean(torch.from_numpy(m), None, 2)[0], [[2.5, 4.5], [10.5, 12.5]])
 
 
 # --- relative (Shaw et al. 2018) ----------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def _readme_rows(results: dict, columns) -> list[str]:
 
 def test_the_long_context_tables_are_the_committed_results():
     """Every figure in the README's scaled-RoPE tables is read from results/long_context*.json, not typed in."""
-    from core.long_context import results_by_length
+    from core.rope_scaling.experiment import results_by_length
 
     files = results_by_length()
     ctx = files[16384]["original_context"]
@@ -91,8 +91,8 @@ def test_the_long_context_timings_and_dynamic_ntk_claim_are_computed():
     """The minutes quoted for each run are the sum of the runs' own seconds, and 'dynamic ×s at length L raises the
     base as much as NTK-aware scaling by a fixed α' is read off transformers' dynamic inv_freq:
     inv_freq[1] = base_eff^(-2/d), α = (base_eff / base)^((d-2)/d)."""
-    from core.long_context import results_by_length
     from core.rope_scaling import scaled_inv_freq
+    from core.rope_scaling.experiment import results_by_length
 
     for n, res in results_by_length().items():
         minutes = round(sum(r["seconds"] for r in res["runs"]) / 60)

@@ -1,19 +1,19 @@
 """Scaled RoPE: our wrappers return exactly what transformers computes, the methods have the properties their
-papers state, the plotted curves equal a direct evaluation, and the loss-per-position experiment equals
-transformers' own loss."""
+papers state, and the plotted curves equal a direct evaluation. (The long-context experiment: test_rope_scaling_experiment.py.)"""
 
-import json
 import math
 
 import numpy as np
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
-from core import long_context, rope
 from core import rope_scaling as rs
+from core.positions import rope
+from core.rope_scaling import formulas
+from viz import rope_scaling as figures
 
 L0, D, THETA = 8192, 64, 100000.0
 
@@ -172,84 +172,6 @@ def test_neighbour_angle():
     assert rs.neighbour_angle(rs.scaled_inv_freq("linear", 8.0)[0])["fastest_pair"] == pytest.approx(1 / 8)
 
 
-# --- the long-context experiment on a tiny random Llama -----------------------------------------------------
-
-
-def tiny_llama(seed=0, max_pos=64):
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        hidden_size=32,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        num_hidden_layers=2,
-        intermediate_size=48,
-        vocab_size=50,
-        max_position_embeddings=max_pos,
-        rope_parameters={"rope_type": "default", "rope_theta": 100.0},
-        attn_implementation="sdpa",
-    )
-    return LlamaForCausalLM(config).eval()
-
-
-def test_token_losses_equal_transformers_loss():
-    model = tiny_llama()
-    ids = torch.randint(0, 50, (100,), generator=torch.Generator().manual_seed(1))
-    seen = []
-    losses = long_context.token_losses(model, ids, block=7, progress=lambda f, s: seen.append(f))
-    with torch.no_grad():
-        ref = model(ids[None], labels=ids[None]).loss
-    assert losses.shape == (99,)
-    assert float(losses.mean()) == pytest.approx(float(ref), rel=1e-5)
-    assert seen[-1] == 1.0 and len(seen) >= 3
-
-
-@pytest.mark.parametrize("method,factor", [("linear", 4.0), ("dynamic", 2.0), ("yarn", 4.0)])
-def test_applied_scaling_equals_a_model_built_with_that_config(method, factor):
-    model = tiny_llama(max_pos=64)
-    ids = torch.randint(0, 50, (1, 200), generator=torch.Generator().manual_seed(2))
-    config = rs.rope_config(method, factor, head_dim=8, rope_theta=100.0, original_context=64, base_config=model.config)
-    reference = LlamaForCausalLM(config).eval()
-    reference.load_state_dict(model.state_dict())
-    with torch.no_grad():
-        before = model(ids).logits
-        with rs.rope_scaling_applied(model, method, factor, original_context=64):
-            scaled = model(ids).logits
-        after = model(ids).logits
-        expected = reference(ids).logits
-    torch.testing.assert_close(scaled, expected)
-    assert not torch.allclose(scaled, before)  # scaling changed something past 64 positions
-    torch.testing.assert_close(after, before)  # and the model is back to plain RoPE
-    assert model.config.rope_parameters["rope_type"] == "default"
-
-
-def test_bucket_losses_against_a_loop():
-    losses = torch.arange(10, dtype=torch.float32)
-    b = long_context.bucket_losses(losses, 4)
-    assert b["start"] == [0, 4, 8] and b["end"] == [3, 7, 9] and b["count"] == [4, 4, 2]
-    assert b["mean_loss"] == pytest.approx([1.5, 5.5, 8.5])
-
-
-def test_evaluate_scaling_records_each_run():
-    model = tiny_llama(max_pos=32)
-    ids = torch.randint(0, 50, (80,), generator=torch.Generator().manual_seed(3))
-    saved = []
-    runs = long_context.run_configs(["default", "linear", "yarn"], [2.0])
-    assert runs == [("default", 1.0), ("linear", 2.0), ("yarn", 2.0)]
-    out = long_context.evaluate_scaling(model, ids, runs, bucket=16, original_context=32, on_result=saved.append)
-    assert [r["method"] for r in saved] == ["default", "linear", "yarn"]
-    base = long_context.token_losses(model, ids)
-    assert out[0]["mean_loss_all"] == pytest.approx(float(base.mean()), rel=1e-5)
-    assert out[0]["mean_loss_within_context"] == pytest.approx(float(base[:32].mean()), rel=1e-5)
-    assert out[2]["attention_factor"] == pytest.approx(0.1 * math.log(2) + 1)
-
-
-def test_long_text_is_shipped_and_long_enough():
-    text = long_context.load_long_text()
-    assert 150_000 < len(text.encode("utf-8")) < 300_000
-    assert "GNU GENERAL PUBLIC LICENSE" in text and "Apache License" in text
-
-
 def test_pair_classes_and_method_table():
     assert rs.pair_classes(np.array([1.0, 1.005, 2.0, 4.0, 4.02, 13.0]), 4.0) == {
         "kept": 2,
@@ -275,91 +197,35 @@ def test_resolution_by_factor():
     assert res["yarn"]["slowest_pair"][2] == pytest.approx(slow / 8)
 
 
-def _experiment_script():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "long_context_experiment.py"
-    spec = importlib.util.spec_from_file_location("long_context_experiment", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_results_files_name_one_command_that_redoes_all_their_runs():
-    """A file filled by several resumed invocations still names a single command; parsed back through the script's
-    own run_configs it asks for exactly the runs the file holds."""
-    script = _experiment_script()
-    root = script.ROOT
-    runs = [{"method": m, "factor": f} for m, f in long_context.run_configs(["default", "yarn"], [2.0, 4.0])]
-    cmd = script.reproducing_command(runs, 16384, 1024, root / "results" / "long_context.json")
-    assert cmd == "python scripts/long_context_experiment.py --max-tokens 16384 --methods default yarn --factors 2 4"
-    assert script.reproducing_command(runs[:1], 32768, 512, root / "results" / "x.json") == (
-        "python scripts/long_context_experiment.py --max-tokens 32768 --methods default --bucket 512 "
-        "--out results/x.json"
-    )
-    assert script.default_out(32768).name == "long_context_32k.json"
-    assert script.default_out(16384).name == "long_context.json"
-    for n, res in long_context.results_by_length().items():
-        words = res["command"].split()
-        assert words[:2] == ["python", "scripts/long_context_experiment.py"]
-        opts, key = {}, None
-        for w in words[2:]:
-            if w.startswith("--"):
-                key = w[2:]
-                opts[key] = []
-            else:
-                opts[key].append(w)
-        asked = long_context.run_configs(
-            opts.get("methods", script.DEFAULT_METHODS), [float(f) for f in opts.get("factors", script.DEFAULT_FACTORS)]
-        )
-        assert sorted(asked) == sorted((r["method"], float(r["factor"])) for r in res["runs"])
-        assert int(opts["max-tokens"][0]) == res["n_tokens"] == n
-        assert res["invocations"][-1]["date"] == res["date"]
-
-
-def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
-    """The script itself on a tiny model: a first invocation, then a resumed one that adds a factor; the file ends
-    with every run once, both invocations, and the one command that asks for all of them."""
-    script = _experiment_script()
-
-    class Tokenizer:
-        def __call__(self, text):
-            return {"input_ids": [ord(c) % 50 for c in text]}
-
-    model = tiny_llama(max_pos=32)
-    monkeypatch.setattr(script, "load_model", lambda: (model, Tokenizer(), "tiny test model"))
-    monkeypatch.setattr(script, "load_long_text", lambda: "the cat sat on the mat because it was tired. " * 3)
-    monkeypatch.setattr(script, "default_device", lambda: torch.device("cpu"))
-    out = tmp_path / "lc.json"
-    common = ["--max-tokens", "80", "--bucket", "16", "--out", str(out)]
-    script.main(common + ["--methods", "default", "linear", "--factors", "2"])
-    first = json.loads(out.read_text())
-    assert first["complete"] and [(r["method"], r["factor"]) for r in first["runs"]] == [
-        ("default", 1.0),
-        ("linear", 2.0),
-    ]
-    script.main(common + ["--methods", "default", "linear", "--factors", "2", "4", "--resume"])
-    res = json.loads(out.read_text())
-    assert [(r["method"], r["factor"]) for r in res["runs"]] == [("default", 1.0), ("linear", 2.0), ("linear", 4.0)]
-    assert res["runs"][:2] == first["runs"], "finished runs are kept, not redone"
-    assert len(res["invocations"]) == 2 and res["invocations"][1]["command"].endswith("--resume")
-    assert res["command"] == (
-        "python scripts/long_context_experiment.py --max-tokens 80 --methods default linear "
-        f"--factors 2 4 --bucket 16 --out {out}"
-    )
-    assert res["n_tokens"] == 80 and res["complete"]
-
-
 def test_resolution_figure_plots_the_computed_angles_on_power_of_two_ticks():
-    from app import rope_figures
-
-    res = rope_figures.resolution()
-    fig = rope_figures.resolution_figure(res, "fastest_pair", lambda key, **kw: key)
+    view = formulas.resolution_view(4.0)
+    res = view.angles
+    fig = figures.resolution_figure(view, "fastest_pair", lambda key, **kw: key)
     for trace in fig.data:
         np.testing.assert_allclose(trace.y, np.asarray(res[trace.name]["fastest_pair"], dtype=np.float32))
-        np.testing.assert_allclose(trace.x, rope_figures.RES_FACTORS)
+        np.testing.assert_allclose(trace.x, formulas.RES_FACTORS)
     ticks = list(fig.layout.xaxis.tickvals)
-    assert ticks[0] == rope_figures.RES_FACTORS[0] and ticks[-1] == pytest.approx(rope_figures.RES_FACTORS[-1])
+    assert ticks[0] == formulas.RES_FACTORS[0] and ticks[-1] == pytest.approx(formulas.RES_FACTORS[-1])
     assert all(b == 2 * a for a, b in zip(ticks, ticks[1:]))
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.dtick == "D2"
+
+
+def _major(value: float) -> bool:
+    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+    return any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5))
+
+
+def test_formula_views_and_their_log_axes():
+    freq = formulas.frequency_view(4.0, 4 * L0)
+    assert freq.pairs.tolist() == list(range(D // 2))  # pair i = 0 .. d/2 - 1
+    assert [r["method"] for r in freq.rows] == list(rs.METHODS)
+    decay = formulas.decay_view(4.0, 20000)
+    env = decay.envelopes["yarn"]
+    inv, att = rs.scaled_inv_freq("yarn", 4.0, seq_len=20001)
+    np.testing.assert_allclose(env["mean"], rs.qk_decay_envelope(inv, att, 20000, formulas.DECAY_BINS)["mean"])
+    np.testing.assert_allclose(decay.centres["yarn"], (env["start"] + env["end"]) / 2 + 0.5)
+    t = lambda key, **kw: key  # noqa: E731
+    for fig, axis in ((figures.wavelength_figure(freq, t), "yaxis"), (figures.decay_figure(decay, t), "xaxis")):
+        layout = fig.to_dict()["layout"][axis]
+        assert layout["type"] == "log" and layout["tickmode"] == "array"
+        assert len(layout["tickvals"]) >= 2 and all(_major(v) for v in layout["tickvals"])

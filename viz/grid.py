@@ -1,15 +1,16 @@
 """The model view: every (layer, head) as a small tile, all tiles in one figure.
 
 Each tile is its own heatmap trace placed on one shared pair of axes (x0/dx/y0/dy), so hovering a tile names
-its layer and head, and one colour axis serves all tiles. Tiles are block-mean thumbnails (core side), so the
+its layer and head, clicking it reports its trace (`tile_of_point` turns that back into (layer, head)), and one
+colour axis serves all tiles. Tiles are block-mean thumbnails (core side), so the
 browser receives layers x heads x s x s numbers, never layers x heads x n x n.
 """
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .heatmap import MASKED_COLOUR
 from .labels import safe_label
+from .style import MASKED_COLOUR
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
 
@@ -97,6 +98,23 @@ def head_grid(
         constrain="domain",
     )
     return fig
+
+
+def tile_of_point(point: dict, n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """(layer, head) of the tile a clicked point lies in, from a Streamlit plotly selection point: its position
+    (x, y in tile units, as head_grid places tiles), else its trace number (tiles are added layer by layer, head
+    by head, so trace l * H + h is tile (l, h)). None for anything else (a point outside every tile)."""
+    x, y = point.get("x"), point.get("y")
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+        h, l = int(x // (1 + GAP)), int(y // (1 + GAP))
+        inside = x - h * (1 + GAP) <= 1 and y - l * (1 + GAP) <= 1
+    else:
+        curve = point.get("curve_number")
+        if not isinstance(curve, int):
+            return None
+        l, h = divmod(curve, n_heads)
+        inside = True
+    return (l, h) if inside and 0 <= l < n_layers and 0 <= h < n_heads else None
 
 
 def token_grid(

@@ -9,14 +9,22 @@ second trace. A log colour scale is the default because weights of a long sequen
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .heatmap import MASKED_COLOUR
-from .labels import safe_label
+from core.long_maps.maps import log_colour_range
 
-LOG_DECADES = 8  # a log colour scale covers at most this many decades below the largest value
+from .labels import safe_label
+from .style import MARGIN, MASKED_COLOUR, RED
+
+if TYPE_CHECKING:
+    from core.long_maps.views import HeadShares, MapView, ZoomView
+
+Translate = Callable[..., str]
 
 
 def bin_range_labels(edges: np.ndarray) -> list[str]:
@@ -48,13 +56,8 @@ def long_heatmap(
     that underflow float32) are drawn at the bottom of the scale."""
     z = np.asarray(values, dtype=np.float64)
     masked = np.zeros(z.shape, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
-    shown = z[~masked]
-    top = float(shown.max()) if shown.size else 1.0
     if log_scale:
-        positive = shown[shown > 0]
-        top_log = np.log10(top) if top > 0 else 0.0
-        low = max(float(np.log10(positive.min())) if positive.size else top_log - 1, top_log - LOG_DECADES)
-        low = min(low, top_log - 1e-3)
+        low, top_log = log_colour_range(z, masked)
         zz = np.log10(np.maximum(z, 10.0**low))
         ticks = np.arange(np.ceil(low), np.floor(top_log) + 1)
         colorbar = dict(
@@ -66,10 +69,11 @@ def long_heatmap(
         hover_value = f"log₁₀ {value_name}: %{{z:.2f}}"
         zmin, zmax = low, top_log
     else:
+        shown = z[~masked]
         zz = z
         colorbar = dict(title=dict(text=value_name, side="right"), thickness=12)
         hover_value = f"{value_name}: %{{z:.3g}}"
-        zmin, zmax = 0.0, top
+        zmin, zmax = 0.0, float(np.nanmax(shown)) if np.isfinite(shown).any() else 1.0
     zz = np.where(masked, np.nan, zz).astype(np.float32)
     n_r, n_c = zz.shape
     fig = go.Figure(
@@ -89,7 +93,7 @@ def long_heatmap(
     fig.update_layout(
         title=dict(text=safe_label(title, 160)),
         height=height,
-        margin=dict(l=10, r=10, t=50, b=10),
+        margin=MARGIN,
         plot_bgcolor=MASKED_COLOUR,
     )
     fig.update_xaxes(
@@ -101,33 +105,72 @@ def long_heatmap(
     return fig
 
 
-def head_shares_figure(
-    first_share,
-    own_share,
-    first_label: str,
-    own_label: str,
-    title: str = "",
-    head_label: str = "head",
-    share_label: str = "share of each query's weight",
-    selected: int | None = None,
-) -> go.Figure:
-    """Grouped bars per head: two shares (fractions in [0, 1]) read off the pooled maps."""
-    heads = [str(h) for h in range(len(first_share))]
+def head_shares_figure(view: HeadShares, t: Translate) -> go.Figure:
+    """Grouped bars per head: the share of each query's weight on the first key bin and on its own bin."""
+    first_label = t("first_share", w=view.first_width) if view.first_width > 1 else t("first_token")
+    heads = [str(h) for h in range(len(view.first_share))]
     fig = go.Figure(
         [
-            go.Bar(x=heads, y=np.asarray(first_share, dtype=np.float64), name=safe_label(first_label, 80)),
-            go.Bar(x=heads, y=np.asarray(own_share, dtype=np.float64), name=safe_label(own_label, 80)),
+            go.Bar(x=heads, y=np.asarray(view.first_share, dtype=np.float64), name=safe_label(first_label, 80)),
+            go.Bar(
+                x=heads,
+                y=np.asarray(view.own_bin_share, dtype=np.float64),
+                name=safe_label(t("own_share", w=view.own_width), 80),
+            ),
         ]
     )
-    if selected is not None:
-        fig.add_vrect(x0=selected - 0.5, x1=selected + 0.5, fillcolor="#d62728", opacity=0.08, line_width=0)
+    fig.add_vrect(x0=view.head - 0.5, x1=view.head + 0.5, fillcolor=RED, opacity=0.08, line_width=0)
     fig.update_layout(
-        title=dict(text=safe_label(title, 160)),
+        title=dict(text=safe_label(t("shares_title", n=view.n), 160)),
         barmode="group",
         height=300,
-        margin=dict(l=10, r=10, t=50, b=10),
+        margin=MARGIN,
         legend=dict(orientation="h", y=-0.25),
     )
-    fig.update_xaxes(title_text=head_label, type="category")
-    fig.update_yaxes(title_text=share_label, range=[0, 1])
+    fig.update_xaxes(title_text=t("head_axis"), type="category")
+    fig.update_yaxes(title_text=t("share_axis"), range=[0, 1])
     return fig
+
+
+def map_figure(view: MapView, t: Translate, source: str, layer: int, log_scale: bool) -> go.Figure:
+    """One head's pooled map: rows query bins, columns key bins, grey where every key is in the future."""
+    title = t(
+        "random_title" if source == "random" else "map_title",
+        src="SmolLM2",
+        layer=layer,
+        head=view.head,
+        kv=view.kv_head,
+        stat=t(f"stat_{view.stat}"),
+        s=len(view.row_edges) - 1,
+    )
+    return long_heatmap(
+        view.values,
+        bin_range_labels(view.row_edges),
+        bin_range_labels(view.col_edges),
+        masked=view.masked,
+        log_scale=log_scale,
+        title=title,
+        x_title=t("x_binned"),
+        y_title=t("y_binned"),
+        value_name=t(f"{view.stat}_name"),
+        row_name=t("queries"),
+        col_name=t("keys"),
+    )
+
+
+def zoom_figure(view: ZoomView, t: Translate, log_scale: bool) -> go.Figure:
+    """A window of one head's exact weights at full resolution (token labels)."""
+    r, c = view.rows, view.cols
+    return long_heatmap(
+        view.weights,
+        view.row_labels,
+        view.col_labels,
+        masked=view.masked,
+        log_scale=log_scale,
+        title=t("zoom_title", head=view.head, q0=r.start, q1=r.stop - 1, k0=c.start, k1=c.stop - 1),
+        x_title=t("x_tokens"),
+        y_title=t("y_tokens"),
+        value_name=t("weight"),
+        row_name=t("queries"),
+        col_name=t("keys"),
+    )

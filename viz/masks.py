@@ -1,20 +1,32 @@
-"""Figures for masks and for the sqrt(d_k) saturation demo. Arrays in, plotly figures out.
+"""Figures of /masks: masks, scores -> mask -> weights, and the three kinds of attention. Views in, figures out.
 
-A mask is drawn as two kinds of cell, never as a colour scale: "may attend" cells in one colour with a tick,
-masked cells grey with a cross (the same grey as masked cells in viz.heatmap), so a masked cell can never be
-read as a small weight.
+A mask is drawn as two kinds of cell, never as a colour scale: cells a query may attend to are filled blue with
+no mark, masked cells are light grey with a "✕" (the same grey and cross as masked cells in viz.heatmap). The
+two differ in colour, in lightness and in the mark, so they read apart at a glance (the old "✓" on every allowed
+cell looked like the "✕" at the drawn size). A legend names both; the axis titles say rows = queries,
+columns = keys.
+
+Words come from `t` (the page's [masks] catalog section).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import plotly.graph_objects as go
 
-from .heatmap import MASKED_COLOUR, _axes
+from .heatmap import _axes, attention_heatmap, matrix_heatmap
 from .labels import safe_label
+from .style import ALLOWED_COLOUR, MASKED_COLOUR
 
-ALLOWED_COLOUR = "#9ecae1"
-SCALED_COLOUR, UNSCALED_COLOUR = "#1f77b4", "#d62728"
+if TYPE_CHECKING:  # types only: viz draws what core computed
+    from core.masks.batch import MaskStepsView, PaddedBatch
+    from core.masks.encoder_decoder import AttentionKind
+
+MASKED_MARK = "✕"
+MARK_COLOURS = {True: "white", False: "#555"}
 
 
 def mask_figure(
@@ -24,11 +36,13 @@ def mask_figure(
     title: str = "",
     allowed_name: str = "may attend",
     masked_name: str = "masked",
-    x_title: str = "key (attended to)",
-    y_title: str = "query (attending)",
+    x_title: str = "keys (columns)",
+    y_title: str = "queries (rows)",
     height: int | None = None,
+    marks: tuple[str, str] = ("", MASKED_MARK),
 ) -> go.Figure:
-    """allowed: bool (n_q, n_k), True where the query (row) may attend to the key (column)."""
+    """allowed: bool (n_q, n_k), True where the query (row) may attend to the key (column).
+    marks: the text on (allowed, masked) cells; drawn up to 40 x 40 cells."""
     allowed = np.asarray(allowed, dtype=bool)
     n_q, n_k = allowed.shape
     x = [safe_label(s, 40) for s in key_labels]
@@ -36,117 +50,101 @@ def mask_figure(
     small = n_q * n_k <= 40 * 40
     fig = go.Figure()
     for value, colour, name, mark in (
-        (True, ALLOWED_COLOUR, allowed_name, "✓"),
-        (False, MASKED_COLOUR, masked_name, "✕"),
+        (True, ALLOWED_COLOUR, allowed_name, marks[0]),
+        (False, MASKED_COLOUR, masked_name, marks[1]),
     ):
         cells = allowed == value
-        if not cells.any():
-            continue
+        label = safe_label(name, 40)
+        if cells.any():
+            fig.add_trace(
+                go.Heatmap(
+                    z=np.where(cells, 1.0, np.nan).astype(np.float32),
+                    x=x,
+                    y=y,
+                    showscale=False,
+                    showlegend=False,
+                    hoverongaps=False,
+                    colorscale=[[0, colour], [1, colour]],
+                    xgap=1,
+                    ygap=1,
+                    name=label,
+                    text=np.where(cells, mark, "").tolist() if small and mark else None,
+                    texttemplate="%{text}" if small and mark else None,
+                    textfont=dict(color=MARK_COLOURS[value], size=14),
+                    hovertemplate=f"query: %{{y}}<br>key: %{{x}}<br>{label}<extra></extra>",
+                )
+            )
+        # the legend entry: a square of the cell's colour (heatmaps have none of their own)
+        shown = f"{label} ({mark})" if mark and mark not in label else label
         fig.add_trace(
-            go.Heatmap(
-                z=np.where(cells, 1.0, np.nan).astype(np.float32),
-                x=x,
-                y=y,
-                showscale=False,
-                hoverongaps=False,
-                colorscale=[[0, colour], [1, colour]],
-                xgap=1,
-                ygap=1,
-                name=safe_label(name, 40),
-                texttemplate=mark if small else None,
-                textfont=dict(color="#555"),
-                hovertemplate=f"query: %{{y}}<br>key: %{{x}}<br>{safe_label(name, 40)}<extra></extra>",
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker=dict(symbol="square", size=14, color=colour, line=dict(color="#888", width=1)),
+                name=shown,
+                hoverinfo="skip",
             )
         )
     _axes(fig, title, x_title, y_title, n_q, n_k, height)
-    return fig
-
-
-def entropy_vs_dk_figure(
-    d_k,
-    entropy_scaled,
-    entropy_unscaled,
-    max_entropy: float,
-    chosen_d_k: int | None = None,
-    title: str = "",
-    scaled_name: str = "softmax(q·k / √d_k)",
-    unscaled_name: str = "softmax(q·k)",
-    max_name: str = "ln(n): uniform weights",
-    x_title: str = "d_k",
-    y_title: str = "mean entropy of a row (nats)",
-) -> go.Figure:
-    """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference."""
-    d_k = np.asarray(d_k, dtype=np.float64)
-    fig = go.Figure()
-    for values, name, colour in (
-        (entropy_scaled, scaled_name, SCALED_COLOUR),
-        (entropy_unscaled, unscaled_name, UNSCALED_COLOUR),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=d_k,
-                y=np.round(np.asarray(values, dtype=np.float64), 4),
-                mode="lines+markers",
-                name=safe_label(name, 60),
-                line=dict(color=colour),
-                hovertemplate="d_k = %{x}<br>%{y:.3f} nats<extra></extra>",
-            )
-        )
-    fig.add_hline(
-        y=max_entropy,
-        line_dash="dash",
-        line_color="#777",
-        annotation_text=safe_label(f"{max_name} = {max_entropy:.3f}", 80),
-        annotation_position="top left",
-    )
-    if chosen_d_k is not None:
-        fig.add_vline(x=chosen_d_k, line_dash="dot", line_color="#444")
+    # legend just above the cells, the title above it at the top of the figure: in a narrow column the legend
+    # wraps to two rows and would otherwise run into the title
     fig.update_layout(
-        title=dict(text=safe_label(title, 160)),
-        height=380,
-        plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.25),
+        showlegend=True,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"),
+        title=dict(y=0.99, yanchor="top", yref="container", font=dict(size=13)),
+        margin=dict(t=100),
     )
-    fig.update_xaxes(type="log", title_text=safe_label(x_title, 60), gridcolor="#eee")
-    fig.update_yaxes(title_text=safe_label(y_title, 80), gridcolor="#eee", range=[0, max_entropy * 1.12])
     return fig
 
 
-def softmax_row_bars(
-    weights_scaled,
-    weights_unscaled,
-    key_labels,
-    title: str = "",
-    scaled_name: str = "with 1/√d_k",
-    unscaled_name: str = "without",
-    x_title: str = "key",
-    y_title: str = "weight",
+def attention_mask_figure(batch: PaddedBatch, row_labels: list[str], t: Callable[..., str]) -> go.Figure:
+    """The batch's attention_mask (sentences x positions): 1 on real tokens, 0 on padding, as a tokenizer
+    returns it."""
+    b, n = batch.real.shape
+    return mask_figure(
+        batch.real,
+        row_labels,
+        [str(j) for j in range(n)],
+        title=t("am_title"),
+        allowed_name=t("real"),
+        masked_name=t("padding"),
+        x_title=t("position"),
+        y_title=t("sentence"),
+        height=190 + 40 * b,
+        marks=("1", "0"),
+    )
+
+
+def mask_steps_figures(view: MaskStepsView, labels: list[str], t: Callable[..., str]) -> dict[str, go.Figure]:
+    """The three masks of one sentence ("padding", "causal", "both"), then "scores" before masking, the mask
+    "applied" and the "weights" after it. labels: one per padded token (rows = queries, columns = keys)."""
+    axes = dict(x_title=t("key_axis"), y_title=t("query_axis"))
+    names = dict(allowed_name=t("may"), masked_name=t("masked"))
+    figs = {
+        kind: mask_figure(m, labels, labels, title=t(f"m_{kind}"), **names, **axes) for kind, m in view.masks.items()
+    }
+    figs["scores"] = matrix_heatmap(view.scores, labels, labels, title=t("f_scores"), value_name="QKᵀ/√d", **axes)
+    figs["applied"] = mask_figure(
+        view.allowed, labels, labels, title=f"{t('f_mask')}: {t('kind_' + view.kind)}", **names, **axes
+    )
+    figs["weights"] = attention_heatmap(
+        view.weights, labels, labels, masked=~view.allowed, title=t("f_weights"), zmax=1.0, **axes
+    )
+    return figs
+
+
+def attention_kind_figure(
+    kind: AttentionKind, head: int, query_labels: list[str], key_labels: list[str], t: Callable[..., str]
 ) -> go.Figure:
-    """One row of weights, with and without scaling, as grouped bars."""
-    x = [safe_label(s, 30) for s in key_labels]
-    fig = go.Figure()
-    for values, name, colour in (
-        (weights_scaled, scaled_name, SCALED_COLOUR),
-        (weights_unscaled, unscaled_name, UNSCALED_COLOUR),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=x,
-                y=np.round(np.asarray(values, dtype=np.float64), 4),
-                name=safe_label(name, 60),
-                marker_color=colour,
-                hovertemplate="%{x}: %{y:.4f}<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        barmode="group",
-        title=dict(text=safe_label(title, 160)),
-        height=320,
-        plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.3),
+    """One head of one of the three kinds of attention: rows = its queries, columns = its keys."""
+    return attention_heatmap(
+        kind.weights[head],
+        query_labels,
+        key_labels,
+        masked=~kind.allowed,
+        zmax=1.0,
+        title=f"{t(kind.kind)} · {t('head')} {head}",
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
     )
-    fig.update_xaxes(title_text=safe_label(x_title, 60), type="category")
-    fig.update_yaxes(title_text=safe_label(y_title, 60), range=[0, 1.05], gridcolor="#eee")
-    return fig

@@ -1,57 +1,56 @@
-"""Figures for Mixture-of-Experts routing. Arrays in, plotly figures out; every label is escaped."""
+"""Figures of the /moe page: one builder per figure, each taking the view object core.moe.views computed and
+`t(key, **fmt)`, the page's words ([moe] of app/locales). Draws only; every label is escaped."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import safe_label
+from .labels import indexed_labels, safe_label
+from .style import BLUE, PALETTE, RED, base_layout
 
-BALANCED_COLOUR, COLLAPSED_COLOUR = "#1f77b4", "#d62728"
-VARIANT_COLOURS = [BALANCED_COLOUR, COLLAPSED_COLOUR, "#2ca02c", "#9467bd"]
+if TYPE_CHECKING:
+    from core.moe.views import Comparison, Specialisation, TextRouting
+
+Translate = Callable[..., str]
+VARIANT_COLOURS = [BLUE, RED, PALETTE[2], PALETTE[4]]  # balanced, collapsed, ...
 CHOSEN_MARK, DROPPED_MARK = "●", "✕"
 
 
-def expert_labels(n_experts: int) -> list[str]:
-    return [f"expert {e}" for e in range(n_experts)]
+def expert_labels(n_experts: int, t: Translate) -> list[str]:
+    return [t("expert_n", e=e) for e in range(n_experts)]
+
+
+def layer_labels(n_layers: int, t: Translate) -> list[str]:
+    return [t("layer_n", i=i) for i in range(n_layers)]
+
+
+def token_labels(view: TextRouting) -> list[str]:
+    """'3 cat' labels of the routed tokens (unique even when a token repeats)."""
+    return indexed_labels(view.tokens)
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=safe_label(title, 140)),
-        height=height,
-        margin=dict(l=10, r=10, t=50, b=10),
-        plot_bgcolor="white",
-    )
-    return fig
+    return base_layout(fig, dict(text=safe_label(title, 140)), int(height))
 
 
-def router_heatmap(
-    probs,
-    token_labels: list[str],
-    chosen,
-    dropped=None,
-    title: str = "",
-    x_title: str = "expert",
-    y_title: str = "token (in reading order)",
-    chosen_name: str = "chosen (top-k)",
-    dropped_name: str = "dropped (expert full)",
-) -> go.Figure:
-    """Token (rows, y) x expert (columns, x) router probabilities. A dot marks each token's top-k experts;
-    a cross marks a choice that capacity dropped. probs, chosen, dropped: (n_tokens, n_experts)."""
-    p = np.round(np.asarray(probs, dtype=np.float64), 3).astype(np.float32)
-    chosen = np.asarray(chosen, dtype=bool)
-    dropped = np.zeros_like(chosen) if dropped is None else np.asarray(dropped, dtype=bool)
-    n, e = p.shape
+def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
+    """Token (rows) x expert (columns) router probabilities; a dot marks each token's top-k experts, a cross a
+    choice that capacity dropped."""
+    p = np.round(np.asarray(view.probs, dtype=np.float64), 3).astype(np.float32)
+    chosen, dropped = np.asarray(view.chosen, dtype=bool), np.asarray(view.dropped, dtype=bool)
+    chosen_name, dropped_name = t("chosen", k=view.top_k), t("dropped")
     marks = np.where(dropped, DROPPED_MARK, np.where(chosen, CHOSEN_MARK, ""))
     status = np.where(dropped, dropped_name, np.where(chosen, chosen_name, "—"))
-    x = [safe_label(s) for s in expert_labels(e)]
-    y = [safe_label(s, 30) for s in token_labels]
+    prob = safe_label(t("router_prob"), 40)
     fig = go.Figure(
         go.Heatmap(
             z=p,
-            x=x,
-            y=y,
+            x=[safe_label(s) for s in expert_labels(view.n_experts, t)],
+            y=[safe_label(s, 30) for s in token_labels(view)],
             zmin=0,
             zmax=1,
             colorscale="Blues",
@@ -59,36 +58,33 @@ def router_heatmap(
             texttemplate="%{text}",
             textfont=dict(color="#222", size=11),
             customdata=status,
-            hovertemplate="token: %{y}<br>%{x}<br>router probability: %{z:.3f}<br>%{customdata}<extra></extra>",
-            colorbar=dict(title=dict(text="router probability", side="right"), thickness=12),
+            hovertemplate=f"%{{y}}<br>%{{x}}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
+            colorbar=dict(title=dict(text=prob, side="right"), thickness=12),
         )
     )
     fig.update_xaxes(
-        title_text=f"{x_title}   ({CHOSEN_MARK} {chosen_name}, {DROPPED_MARK} {dropped_name})",
+        title_text=f"{t('expert_axis')}   ({CHOSEN_MARK} {chosen_name}, {DROPPED_MARK} {dropped_name})",
         type="category",
         side="top",
     )
-    fig.update_yaxes(title_text=y_title, type="category", autorange="reversed", showticklabels=n <= 200)
-    return _layout(fig, title, int(min(2400, max(300, 110 + 20 * n))))
+    n = p.shape[0]
+    fig.update_yaxes(title_text=t("token_axis"), type="category", autorange="reversed", showticklabels=n <= 200)
+    title = t("heatmap_title", ckpt=t(f"{view.variant}_short"), layer=view.layer, cf=view.capacity_factor)
+    return _layout(fig, title, min(2400, max(300, 110 + 20 * n)))
 
 
-def load_bars(
-    loads: dict[str, np.ndarray],
-    title: str = "",
-    y_title: str = "share of assignments",
-    uniform_label: str = "uniform",
-    capacity_share: float | None = None,
-    capacity_label: str = "capacity",
+def _load_bars(
+    loads: dict[str, np.ndarray], t: Translate, title: str, capacity_share: float | None = None
 ) -> go.Figure:
-    """Grouped bars: for each series (name -> (E,) shares), each expert's share. A dashed line at 1/E."""
+    """Grouped bars: for each series (name -> (E,) shares), each expert's share; a dashed line at 1/E."""
     fig = go.Figure()
-    n = None
+    n = 0
     for i, (name, values) in enumerate(loads.items()):
         v = np.asarray(values, dtype=np.float64)
         n = len(v)
         fig.add_trace(
             go.Bar(
-                x=[safe_label(s) for s in expert_labels(n)],
+                x=[safe_label(s) for s in expert_labels(n, t)],
                 y=np.round(v, 4).tolist(),
                 name=safe_label(name, 40),
                 marker_color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)],
@@ -100,150 +96,148 @@ def load_bars(
             y=1 / n,
             line_dash="dash",
             line_color="#555",
-            annotation_text=safe_label(f"{uniform_label} 1/{n}", 40),
+            annotation_text=safe_label(f"{t('uniform')} 1/{n}", 40),
             annotation_position="top left",
         )
     if capacity_share is not None:
         fig.add_hline(
             y=capacity_share,
             line_dash="dot",
-            line_color="#d62728",
-            annotation_text=safe_label(capacity_label, 40),
+            line_color=RED,
+            annotation_text=safe_label(t("capacity_line"), 40),
             annotation_position="top right",
         )
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
-    fig.update_yaxes(title_text=y_title, tickformat=".0%", gridcolor="#eee", rangemode="tozero")
+    fig.update_yaxes(title_text=t("share_axis"), tickformat=".0%", gridcolor="#eee", rangemode="tozero")
     fig.update_xaxes(type="category")
     return _layout(fig, title, 340)
 
 
-def entropy_bars(
-    entropy,
-    token_labels: list[str],
-    max_entropy: float,
-    title: str = "",
-    x_title: str = "router entropy (nats)",
-    max_label: str = "log E (undecided)",
-) -> go.Figure:
+def load_figure(view: TextRouting, t: Translate) -> go.Figure:
+    """The chosen checkpoint's expert load on the text, with the capacity line when an expert can overflow."""
+    name = t(f"{view.variant}_short")
+    title = t("load_title", layer=view.layer, k=view.top_k)
+    return _load_bars({name: view.load}, t, title, view.capacity_share)
+
+
+def compare_figure(view: TextRouting, t: Translate) -> go.Figure:
+    """Every checkpoint's expert load on the same text and layer."""
+    loads = {t(f"{v}_short"): load for v, load in view.load_by_variant.items()}
+    return _load_bars(loads, t, t("compare_text", layer=view.layer))
+
+
+def entropy_bars(view: TextRouting, t: Translate) -> go.Figure:
     """Horizontal bars: each token's router entropy, with a dashed line at log E."""
-    h = np.round(np.asarray(entropy, dtype=np.float64), 3)
-    y = [safe_label(s, 30) for s in token_labels]
+    h = np.round(np.asarray(view.entropy, dtype=np.float64), 3)
+    y = [safe_label(s, 30) for s in token_labels(view)]
+    top = view.bounds.entropy_max
+    axis = safe_label(t("entropy_axis"), 60)
     fig = go.Figure(
         go.Bar(
             x=h.tolist(),
             y=y,
             orientation="h",
-            marker_color="#9467bd",
-            hovertemplate="%{y}<br>entropy %{x:.3f} nats<extra></extra>",
+            marker_color=PALETTE[4],
+            hovertemplate=f"%{{y}}<br>{axis}: %{{x:.3f}}<extra></extra>",
         )
     )
     fig.add_vline(
-        x=max_entropy,
+        x=top,
         line_dash="dash",
         line_color="#555",
-        annotation_text=safe_label(max_label, 40),
+        annotation_text=safe_label(t("entropy_max"), 40),
         annotation_position="top",
     )
-    fig.update_xaxes(title_text=x_title, range=[0, max_entropy * 1.08], gridcolor="#eee")
+    fig.update_xaxes(title_text=t("entropy_axis"), range=[0, top * 1.08], gridcolor="#eee")
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(y) <= 200)
-    return _layout(fig, title, int(min(2400, max(300, 110 + 18 * len(y)))))
+    return _layout(fig, t("entropy_title", layer=view.layer), min(2400, max(300, 110 + 18 * len(y))))
 
 
-def dropped_curve(
-    factors,
-    dropped_share,
-    current: float | None = None,
-    title: str = "",
-    x_title: str = "capacity factor",
-    y_title: str = "share of assignments dropped",
-    current_label: str = "slider",
-) -> go.Figure:
+def dropped_curve(view: TextRouting, t: Translate) -> go.Figure:
+    """Share of assignments dropped against the capacity factor, the slider's value marked."""
+    x_name, y_name = safe_label(t("drop_x"), 40), safe_label(t("drop_y"), 40)
     fig = go.Figure(
         go.Scatter(
-            x=np.round(np.asarray(factors, dtype=float), 3).tolist(),
-            y=np.round(np.asarray(dropped_share, dtype=float), 4).tolist(),
+            x=np.round(np.asarray(view.factors, dtype=float), 3).tolist(),
+            y=np.round(np.asarray(view.dropped_by_factor, dtype=float), 4).tolist(),
             mode="lines+markers",
-            line=dict(color="#d62728"),
-            hovertemplate="capacity factor %{x}<br>dropped %{y:.1%}<extra></extra>",
+            line=dict(color=RED),
+            hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y:.1%}}<extra></extra>",
         )
     )
-    if current is not None:
-        fig.add_vline(x=current, line_dash="dot", line_color="#555", annotation_text=safe_label(current_label, 30))
-    fig.update_xaxes(title_text=x_title, gridcolor="#eee")
-    fig.update_yaxes(title_text=y_title, tickformat=".0%", gridcolor="#eee", rangemode="tozero")
-    return _layout(fig, title, 300)
+    fig.add_vline(
+        x=view.capacity_factor, line_dash="dot", line_color="#555", annotation_text=safe_label(t("slider"), 30)
+    )
+    fig.update_xaxes(title_text=t("drop_x"), gridcolor="#eee")
+    fig.update_yaxes(title_text=t("drop_y"), tickformat=".0%", gridcolor="#eee", rangemode="tozero")
+    return _layout(fig, t("drop_title", layer=view.layer), 300)
 
 
-def category_heatmap(
-    shares, lift, category_names: list[str], title: str = "", x_title: str = "word category", y_title: str = "expert"
-) -> go.Figure:
+def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     """Expert (rows) x category (columns): share of each category among the tokens routed to the expert.
     Hover adds the lift (share / the category's overall share): > 1 means the expert prefers it."""
-    s = np.round(np.asarray(shares, dtype=np.float64), 3).astype(np.float32)
-    lf = np.round(np.asarray(lift, dtype=np.float64), 2)
-    e, c = s.shape
+    s = np.round(np.asarray(view.shares, dtype=np.float64), 3).astype(np.float32)
+    lift = np.round(np.asarray(view.lift, dtype=np.float64), 2)
+    e = s.shape[0]
     fig = go.Figure(
         go.Heatmap(
             z=s,
-            x=[safe_label(n) for n in category_names],
-            y=[safe_label(n) for n in expert_labels(e)],
+            x=[safe_label(n) for n in view.category_names],
+            y=[safe_label(n) for n in expert_labels(e, t)],
             zmin=0,
             zmax=1,
             colorscale="Greens",
-            customdata=lf,
+            customdata=lift,
             texttemplate="%{z:.0%}",
-            hovertemplate="%{y}<br>%{x}: %{z:.1%} of its tokens<br>lift ×%{customdata}<extra></extra>",
-            colorbar=dict(title=dict(text="share", side="right"), thickness=12),
+            hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
+            f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
+            colorbar=dict(title=dict(text=safe_label(t("share_short"), 20), side="right"), thickness=12),
         )
     )
-    fig.update_xaxes(title_text=x_title, type="category", tickangle=-40)
-    fig.update_yaxes(title_text=y_title, type="category", autorange="reversed")
-    return _layout(fig, title, int(120 + 34 * e))
+    fig.update_xaxes(title_text=t("category_axis"), type="category", tickangle=-40)
+    fig.update_yaxes(title_text=t("expert_axis"), type="category", autorange="reversed")
+    title = t("spec_title", ckpt=t(f"{view.variant}_short"), layer=view.layer)
+    return _layout(fig, title, 120 + 34 * e)
 
 
-def layer_load_heatmap(
-    loads, title: str = "", x_title: str = "expert", y_title: str = "layer", zmax: float | None = None
-) -> go.Figure:
-    """Layer (rows) x expert (columns) shares of assignments."""
-    z = np.round(np.asarray(loads, dtype=np.float64), 3).astype(np.float32)
+def layer_load_heatmap(view: Comparison, variant: str, t: Translate) -> go.Figure:
+    """Layer (rows) x expert (columns) shares of assignments of one checkpoint on the held-out text. The colour
+    scale ends at 1/k, the largest share top-k routing allows, so both checkpoints share one scale."""
+    z = np.round(view.checkpoints[variant].loads, 3).astype(np.float32)
     n_layers, e = z.shape
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[safe_label(n) for n in expert_labels(e)],
-            y=[f"layer {i}" for i in range(n_layers)],
+            x=[safe_label(n) for n in expert_labels(e, t)],
+            y=[safe_label(n) for n in layer_labels(n_layers, t)],
             zmin=0,
-            zmax=zmax if zmax is not None else max(0.5, float(z.max())),
+            zmax=view.bounds.max_load,
             colorscale="Oranges",
             texttemplate="%{z:.0%}",
-            hovertemplate="%{y}, %{x}: %{z:.1%} of assignments<extra></extra>",
-            colorbar=dict(title=dict(text="share", side="right"), thickness=12),
+            hovertemplate=f"%{{y}}, %{{x}}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
+            colorbar=dict(title=dict(text=safe_label(t("share_short"), 20), side="right"), thickness=12),
         )
     )
-    fig.update_xaxes(title_text=x_title, type="category")
-    fig.update_yaxes(title_text=y_title, type="category", autorange="reversed")
-    return _layout(fig, title, int(130 + 40 * n_layers))
+    fig.update_xaxes(title_text=t("expert_axis"), type="category")
+    fig.update_yaxes(title_text=t("layer_axis"), type="category", autorange="reversed")
+    return _layout(fig, t("layer_load_title", ckpt=t(f"{variant}_short")), 130 + 40 * n_layers)
 
 
-def loss_curves(
-    curves: dict[str, tuple[list, list]],
-    title: str = "",
-    x_title: str = "training step",
-    y_title: str = "loss (nats/token)",
-) -> go.Figure:
-    """Lines: name -> (steps, losses)."""
+def loss_curves(view: Comparison, t: Translate) -> go.Figure:
+    """Training loss of every checkpoint (from its training report)."""
     fig = go.Figure()
-    for i, (name, (steps, losses)) in enumerate(curves.items()):
+    for i, (variant, summary) in enumerate(view.checkpoints.items()):
+        name = safe_label(t(f"{variant}_short"), 40)
         fig.add_trace(
             go.Scatter(
-                x=list(steps),
-                y=np.round(np.asarray(losses, dtype=float), 4).tolist(),
+                x=list(summary.steps),
+                y=np.round(np.asarray(summary.lm_loss, dtype=float), 4).tolist(),
                 mode="lines",
-                name=safe_label(name, 40),
+                name=name,
                 line=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
             )
         )
-    fig.update_xaxes(title_text=x_title, gridcolor="#eee")
-    fig.update_yaxes(title_text=y_title, gridcolor="#eee")
+    fig.update_xaxes(title_text=t("step_axis"), gridcolor="#eee")
+    fig.update_yaxes(title_text=t("loss_axis"), gridcolor="#eee")
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return _layout(fig, title, 320)
+    return _layout(fig, t("curves_title"), 320)

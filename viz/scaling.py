@@ -1,16 +1,17 @@
-"""Figures for cost at scale: measured times against size on log-log axes (with fitted power laws), and grouped
-bars (backends per shape, cache memory per attention variant). Arrays in, plotly figures out."""
+"""Measured times against size on log-log axes, with fitted power laws. Arrays in, a plotly figure out.
+
+Being emptied (issue #19: "scaling" meant three things): the linear-attention charts moved to viz/linear_attention.py,
+the grouped bars to viz/sdpa_gqa.py. `loglog_figure` stays while viz/flash_attention.py imports it; delete this
+module once nothing does."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
-
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+from .linear_attention import major_log_ticks
+from .style import colour
 
 
 def loglog_figure(
@@ -30,7 +31,7 @@ def loglog_figure(
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
         y = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
-        colour = PALETTE[i % len(PALETTE)]
+        line_colour = colour(i)
         label = safe_label(name, 40)
         fig.add_trace(
             go.Scatter(
@@ -38,7 +39,7 @@ def loglog_figure(
                 y=[None if not np.isfinite(v) else float(v) for v in y],
                 mode="lines+markers",
                 name=label,
-                line=dict(color=colour),
+                line=dict(color=line_colour),
                 hovertemplate=f"{label}<br>%{{x:,}}: %{{y:.4g}}<extra></extra>",
             )
         )
@@ -53,7 +54,7 @@ def loglog_figure(
                     y=np.exp(intercept + slope * np.log(xs)).tolist(),
                     mode="lines",
                     name=safe_label(f"{name} — " + fit_label.format(slope=slope), 60),
-                    line=dict(color=colour, dash="dash", width=1.5),
+                    line=dict(color=line_colour, dash="dash", width=1.5),
                     hoverinfo="skip",
                 )
             )
@@ -64,51 +65,8 @@ def loglog_figure(
         margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.2),
     )
-    fig.update_xaxes(type="log", title_text=x_title, gridcolor="#eee")
-    fig.update_yaxes(type="log", title_text=y_title, gridcolor="#eee")
-    return fig
-
-
-def grouped_bars(
-    categories: list[str],
-    series: dict[str, list],
-    title: str = "",
-    y_title: str = "",
-    log_y: bool = False,
-    text_format: str = ".3g",
-    x_title: str = "",
-    height: int = 420,
-    hover_suffix: str = "",
-    show_text: bool | None = None,
-) -> go.Figure:
-    """Vertical bars: one group per category (x), one bar per series. None values are left out (no bar).
-    Values are written on the bars when there are few enough to read (show_text=None), or as asked."""
-    if show_text is None:
-        show_text = len(categories) * len(series) <= 12
-    x = [safe_label(c, 60) for c in categories]
-    fig = go.Figure()
-    for i, (name, values) in enumerate(series.items()):
-        vals = [None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v) for v in values]
-        label = safe_label(name, 40)
-        fig.add_trace(
-            go.Bar(
-                x=x,
-                y=vals,
-                name=label,
-                marker_color=PALETTE[i % len(PALETTE)],
-                text=["" if v is None else format(v, text_format) for v in vals] if show_text else None,
-                textposition="outside" if show_text else "none",
-                hovertemplate=f"{label}<br>%{{x}}: %{{y:{text_format}}}{safe_label(hover_suffix, 20)}<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        barmode="group",
-        title=dict(text=safe_label(title, 120)),
-        height=height,
-        plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=80, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-    )
-    fig.update_xaxes(title_text=x_title, type="category")
-    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", gridcolor="#eee")
+    # major ticks only (plotly labels every digit of a short log axis)
+    ys = [v for values in series.values() for v in values]
+    fig.update_xaxes(type="log", title_text=x_title, gridcolor="#eee", **major_log_ticks(list(x)))
+    fig.update_yaxes(type="log", title_text=y_title, gridcolor="#eee", **major_log_ticks(ys))
     return fig

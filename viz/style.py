@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 BLUE, ORANGE, GREEN, RED = PALETTE[:4]
 MASKED_COLOUR = "#c8c8c8"  # cells a query may not see: not small weights, absent
-ALLOWED_COLOUR = "#9ecae1"  # cells a query may see, on mask diagrams
+ALLOWED_COLOUR = "#4292c6"  # cells a query may see, on mask diagrams (darker than MASKED_COLOUR)
 WEIGHTS_SCALE = "Blues"  # attention weights in [0, 1]
 DIVERGING_SCALE = "RdBu"  # signed values (scores, differences), centred on 0
 SEQUENTIAL_SCALE = "Viridis"  # positive magnitudes that are not weights (entropy, pooled maps)

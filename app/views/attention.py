@@ -1,13 +1,12 @@
 """Look inside a real pretrained model: every head at once, one head large, one token across heads, and
-aggregates (mean over heads, rollout, entropy)."""
+aggregates (mean over heads, rollout, entropy). Data from core/attention.py, figures from viz/attention.py."""
 
-import numpy as np
 import streamlit as st
 
-from app import attention_figures as figs
 from app import models, ui
-from core import views
-from core.antecedents import PRONOUNS
+from core import attention
+from viz import attention as figures
+from viz.grid import tile_of_point
 
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 VIEWS = ("grid", "head", "token", "aggregate")
@@ -18,46 +17,83 @@ def open_head_view() -> None:
     st.session_state["view"] = "head"
 
 
-def fig_tr(key: str, /, **fmt) -> str:
-    return ui.t("attention.figure", key, **fmt)
+def open_clicked_tile(n_layers: int, n_heads: int) -> None:
+    """A click on a tile of the model view: open that head in the head view (runs before the rerun, so it may
+    still set the layer and head widgets)."""
+    points = st.session_state["fig-grid"].selection.points
+    tile = tile_of_point(points[0], n_layers, n_heads) if points else None
+    if tile is not None:
+        st.session_state["layer"], st.session_state["head"] = tile
+        st.session_state["view"] = "head"
 
 
-def window_start(trace, hide: bool) -> int | None:
+def window_start(T, tokens: attention.Tokens) -> int | None:
     """For texts longer than the full-resolution limit: None (block means) or the window's first token."""
-    m = len(figs.token_labels(trace, 0, hide)[0])
-    if m <= figs.FULL_RES_MAX or not ui.checkbox("win", T("window")):
+    last = attention.last_window_start(tokens)
+    if last is None or not ui.checkbox("win", T("window")):
         return None
-    return ui.number("from", T("window_from"), 0, m - figs.FULL_RES_MAX, 0)
+    return ui.number("from", T("window_from"), 0, last, 0)
 
 
-def default_query(positions: list[int], tokens: list[str]) -> int:
-    """The first pronoun (where attention to an antecedent is interesting), else the middle token."""
-    for p in positions:
-        if tokens[p].strip().lower() in PRONOUNS:
-            return p
-    return positions[len(positions) // 2]
-
-
-def show_gqa(model, trace, head: int) -> None:
+def show_gqa(T, model, trace, head: int) -> None:
     if trace.n_kv_heads == trace.n_heads:
         return
-    groups = model.kv_groups()
-    k = trace.kv_head(head)
-    st.info(
-        T(
-            "gqa",
-            H=trace.n_heads,
-            K=trace.n_kv_heads,
-            h=head,
-            k=k,
-            group=", ".join(str(g) for g in groups[k] if g != head),
-        )
-    )
+    groups, k = model.kv_groups(), trace.kv_head(head)
+    others = ", ".join(str(g) for g in groups[k] if g != head)
+    st.info(T("gqa", H=trace.n_heads, K=trace.n_kv_heads, h=head, k=k, group=others))
     st.caption(" · ".join(T("gqa_groups", k=i, group=", ".join(map(str, g))) for i, g in enumerate(groups)))
 
 
+def grid(T, trace, tokens, layer: int, head: int) -> None:
+    st.caption(T("grid_help"))
+    view = attention.grid_view(trace, tokens, highlight=(layer, head))
+    fig = figures.figure(view, ui.texts("attention.figure"))
+    ui.show_figure(fig, "all-heads", key="fig-grid", on_select=lambda: open_clicked_tile(trace.n_layers, trace.n_heads))
+    st.button(T("open", l=layer, h=head), on_click=open_head_view)
+
+
+def head_view(T, model, trace, tokens, layer: int, head: int) -> None:
+    show_gqa(T, model, trace, head)
+    view = attention.head_view(trace, tokens, layer, head, window=window_start(T, tokens))
+    fig = figures.figure(view, ui.texts("attention.figure"))
+    labels = view.labels
+    ui.show_figure(
+        fig, f"layer{layer}-head{head}", data=view.weights, row_labels=labels, col_labels=labels, key="fig-head"
+    )
+    if view.pooled is not None:
+        st.caption(T("pooled_note", n=attention.FULL_RES_MAX))
+
+
+def token_view(T, trace, tokens) -> None:
+    label_of = dict(zip((str(p) for p in tokens.positions.tolist()), tokens.labels))
+    default = str(attention.default_query(trace, tokens))
+    q = ui.select("token", T("query"), list(label_of), default, format_func=label_of.get)
+    view = attention.token_view(trace, tokens, int(q))
+    fig = figures.figure(view, ui.texts("attention.figure"))
+    data, rows, cols = view.weights, view.head_labels, view.labels
+    ui.show_figure(fig, f"token{q}", data=data, row_labels=rows, col_labels=cols, key="fig-token")
+
+
+def aggregate_view(T, trace, tokens, layer: int) -> None:
+    kind = ui.select("agg", T("aggregate_kind"), AGGREGATES, "mean", format_func=T, radio=True, horizontal=True)
+    if kind == "entropy":
+        view = attention.entropy_view(trace, tokens)
+        data, rows, cols = view.entropy, view.row_labels, view.col_labels
+    else:
+        view = attention.AGGREGATES[kind](trace, tokens, layer, window=window_start(T, tokens))
+        data, rows, cols = view.weights, view.labels, view.labels
+    fig = figures.figure(view, ui.texts("attention.figure"))
+    ui.show_figure(fig, kind, data=data, row_labels=rows, col_labels=cols, key="fig-aggregate")
+    if getattr(view, "pooled", None) is not None:
+        st.caption(T("pooled_note", n=attention.FULL_RES_MAX))
+    if kind == "rollout":
+        st.caption(T("rollout_note"))
+    if kind == "entropy":
+        (l0, h0, e0), (l1, h1, e1) = view.focused, view.spread
+        st.markdown(T("entropy_extremes", l0=l0, h0=h0, e0=e0, l1=l1, h1=h1, e1=e1, u=view.uniform))
+
+
 def page() -> None:
-    global T, head, hide, key, model, p, positions, trace
     T = ui.page_setup("attention")
     st.title(T("title"))
     st.markdown(T("intro"))
@@ -71,68 +107,20 @@ def page() -> None:
             trace = models.run(key, model, [text])
             view = ui.select("view", T("view"), VIEWS, "grid", format_func=T, radio=True, horizontal=True)
             hide = ui.checkbox("nospecial", T("hide_special"))
+            tokens = attention.select_tokens(trace, 0, hide)  # once per run: every view below uses it
             if hide:
-                st.caption(T("hidden_note") if bool(trace.batch.special[0].any()) else T("no_special"))
+                st.caption(T("hidden_note") if tokens.has_special else T("no_special"))
             c1, c2 = st.columns(2)
             with c1:
                 layer = ui.number("layer", T("layer"), 0, trace.n_layers - 1, trace.n_layers - 1)
             with c2:
                 head = ui.number("head", T("head_n"), 0, trace.n_heads - 1, 0)
-
             if view == "grid":
-                st.caption(T("grid_help"))
-                fig = figs.grid_figure(trace, hide_special=hide, highlight=(layer, head), tr=fig_tr)
-                ui.show_figure(fig, "all-heads", key="fig-grid")
-                st.button(T("open", l=layer, h=head), on_click=open_head_view)
+                grid(T, trace, tokens, layer, head)
             elif view == "head":
-                show_gqa(model, trace, head)
-                fig, (w, labels) = figs.head_figure(
-                    trace, layer, head, hide_special=hide, window=window_start(trace, hide), tr=fig_tr
-                )
-                ui.show_figure(
-                    fig, f"layer{layer}-head{head}", data=w, row_labels=labels, col_labels=labels, key="fig-head"
-                )
+                head_view(T, model, trace, tokens, layer, head)
             elif view == "token":
-                shown, labels = figs.token_labels(trace, 0, hide)
-                positions = [int(p) for p in shown]
-                label_of = dict(zip(positions, labels))
-                options = [str(p) for p in positions]
-                q = ui.select(
-                    "token",
-                    T("query"),
-                    options,
-                    str(default_query(positions, trace.batch.tokens[0])),
-                    format_func=lambda p: label_of[int(p)],
-                )
-                fig, (w, rows, cols) = figs.token_figure(trace, int(q), hide_special=hide, tr=fig_tr)
-                ui.show_figure(fig, f"token{q}", data=w, row_labels=rows, col_labels=cols, key="fig-token")
+                token_view(T, trace, tokens)
             else:
-                kind = ui.select(
-                    "agg", T("aggregate_kind"), AGGREGATES, "mean", format_func=T, radio=True, horizontal=True
-                )
-                fig, (w, rows, cols) = figs.aggregate_figure(
-                    trace,
-                    kind,
-                    layer,
-                    hide_special=hide,
-                    window=None if kind == "entropy" else window_start(trace, hide),
-                    tr=fig_tr,
-                )
-                ui.show_figure(fig, kind, data=w, row_labels=rows, col_labels=cols, key="fig-aggregate")
-                if kind == "rollout":
-                    st.caption(T("rollout_note"))
-                if kind == "entropy":
-                    lo, hi = np.unravel_index(np.argmin(w), w.shape), np.unravel_index(np.argmax(w), w.shape)
-                    st.markdown(
-                        T(
-                            "entropy_extremes",
-                            l0=lo[0],
-                            h0=lo[1],
-                            e0=float(w[lo]),
-                            l1=hi[0],
-                            h1=hi[1],
-                            e1=float(w[hi]),
-                            u=views.uniform_entropy(trace, 0, hide),
-                        )
-                    )
+                aggregate_view(T, trace, tokens, layer)
     ui.page_end()

@@ -2,7 +2,7 @@
 
 A `MixtralForCausalLM` (transformers' own class) with 4 layers, 4 query heads sharing 2 key/value heads, RoPE,
 width 128 and 8 SwiGLU experts per layer, top-2. It is trained by scripts/train_moe.py on the labelled simple
-English of core/moe_data.py, in two variants shipped under data/moe/<variant>/:
+English of core/moe/data.py, in two variants shipped under data/moe/<variant>/:
 
 - "balanced": trained with Switch Transformer's load-balancing loss;
 - "collapsed": the same run without it, so the router is free to over-use a few experts.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from .. import moe_data
+from ..moe import data as moe_data
 from .base import ModelUnavailable
 from .hf import HFAttentionModel
 

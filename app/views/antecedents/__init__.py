@@ -1,0 +1,24 @@
+"""Antecedent heads: which heads point a pronoun at which noun (part `sentence`), and a held-out test of whether
+any head (or SmolLM2's own answer) resolves the pronoun or just follows the first-mentioned noun (part
+`evaluation`). Data from core/antecedents/, figures from viz/antecedents.py."""
+
+import streamlit as st
+
+from app import models, ui
+
+from .evaluation import evaluation
+from .sentence import try_sentence
+
+PRETRAINED = ("minilm", "smollm2")  # the tiny MoE knows ~270 words: no pronoun test for it
+
+
+def page() -> None:
+    T = ui.page_setup("antecedents")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    key = models.pick_model(options=PRETRAINED)
+    model = models.load(key)
+    if model is not None:
+        try_sentence(T, key, model)
+    evaluation(T, key, model)  # the stored results need no model; only the live recompute does
+    ui.page_end()

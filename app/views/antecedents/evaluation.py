@@ -1,0 +1,91 @@
+"""/antecedents, part two: the stored held-out evaluation (results/antecedents.json) and its live recompute."""
+
+import streamlit as st
+
+from app import models, ui
+from core import antecedents as ante
+from core.antecedents import view as data
+from viz import antecedents as figures
+
+
+def name_of(key: str, res: dict) -> str:
+    return models.model_name(key).split(":")[0] if key in models.MODEL_KEYS else res["model"]
+
+
+def show_results(T, res: dict, name: str) -> None:
+    held, sel = res["halves"]["held_out"], res["halves"]["selection"]
+    l, h = res["best_head"]
+    lo, hi = held["head_interval"]
+    switch = held.get("best_head_switch_share", float("nan"))
+    st.markdown(
+        T(
+            "head_finding",
+            name=name,
+            l=l,
+            h=h,
+            sel=sel["head_accuracy"],
+            acc=held["head_accuracy"],
+            n=held["n_sentences"],
+            lo=lo,
+            hi=hi,
+            first=held["head_first_mentioned_share"],
+            switch=switch,
+        )
+    )
+    st.markdown(T("verdict_" + data.verdict(res)))
+    total = data.head_count(res)
+    if data.never_switches(res):
+        st.markdown(T("never_switch", name=name, k=total))
+    elif "heads_that_ever_switch" in held:
+        st.markdown(T("some_switch", name=name, k=held["heads_that_ever_switch"], total=total))
+    if "choice_accuracy" in held:
+        clo, chi = held["choice_interval"]
+        first = held["choice_first_mentioned_share"]
+        st.markdown(T("choice_finding", name=name, acc=held["choice_accuracy"], lo=clo, hi=chi, first=first))
+
+
+def stored(T, key: str, results: dict) -> None:
+    st.caption(T("provenance", command=results["command"], date=results["date"], device=results["device"]))
+    if not data.results_are_fresh(results):
+        st.warning(T("stale"))
+    bars, n_held = data.accuracy_bars(results)
+    if bars:
+        names = {b.model: name_of(b.model, results["models"][b.model]) for b in bars}
+        labels = figures.bar_labels(bars, names, T)
+        fig = figures.accuracy_figure(bars, labels, n_held, T)
+        table = {"": labels, "accuracy": [b.accuracy for b in bars], "low": [b.low for b in bars]}
+        table["high"] = [b.high for b in bars]
+        ui.show_figure(fig, "antecedent-accuracy", data=table, key="fig-accuracy")
+    for k, res in results["models"].items():
+        show_results(T, res, name_of(k, res))
+    res = results["models"].get(key)
+    if res is None:
+        st.info(T("not_in_file"))
+        return
+    name = models.model_name(key).split(":")[0]
+    acc_map = data.per_head_accuracy(res)
+    fig = figures.per_head_figure(acc_map, name, T)
+    ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, key="fig-per-head")
+    with st.expander(T("sentences", name=name)):
+        st.dataframe(res["sentences"])
+
+
+def evaluation(T, key: str, model) -> None:
+    pairs = ante.load_pairs()["pairs"]
+    st.subheader(T("eval", n=len(pairs)))
+    st.markdown(T("eval_how"))
+    results = data.load_results()
+    if results is None:
+        st.info(T("no_results"))
+    else:
+        stored(T, key, results)
+    name = models.model_name(key).split(":")[0]
+    if model is not None and st.button(T("recompute", name=name)):
+        bar = st.progress(0.0)
+        live = ante.evaluate(model, pairs, progress=bar.progress)
+        st.subheader(T("recomputed"))
+        show_results(T, live, name)
+        d = data.largest_difference((results or {}).get("models", {}).get(key), live)
+        if d is not None:
+            same = T("same") if results["models"][key]["best_head"] == live["best_head"] else T("different")
+            st.caption(T("matches", d=d, same=same))

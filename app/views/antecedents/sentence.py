@@ -1,0 +1,96 @@
+"""/antecedents, part one: the reader's sentence, its pronoun and candidates, the heads ranked live."""
+
+import streamlit as st
+
+from app import models, ui
+from core import antecedents as ante
+from core.antecedents import view as data
+from viz import antecedents as figures
+
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+PAGE_TOKENS = 512
+
+
+def use_example() -> None:
+    choice = st.session_state.get("ante_example")
+    if choice and choice != "own":
+        st.session_state["text"] = choice
+
+
+def md(word: str) -> str:
+    """A word of the reader's text inside markdown: '_' and '*' would start emphasis."""
+    return word.replace("\\", "\\\\").replace("_", "\\_").replace("*", "\\*")
+
+
+def weights_phrase(T, weights, names) -> str:
+    return ", ".join(T("on", w=float(w), c=md(c)) for w, c in zip(weights, names))
+
+
+def pick_words(T, text: str, words, pronouns: list[int], info: dict | None) -> tuple[int, list[int], bool]:
+    """The pronoun and candidates (widgets); and whether they are the stored sentence's own."""
+    default_p, default_c = data.default_choice(text, words, pronouns, info)
+    if info:
+        st.caption(T("stored", answer=info["answer"]))
+
+    def word(i) -> str:
+        return f"{words[int(i)].text} ({T('word_n', i=int(i))})"
+
+    p = int(ui.select("pron", T("pronoun"), [str(p) for p in pronouns], str(default_p), format_func=word))
+    if not info or p != default_p:
+        default_c = ante.find_candidates(text, words, p)
+        st.caption(T("heuristic"))
+    chosen = st.multiselect(
+        T("candidates"),
+        [str(i) for i in range(p)],
+        default=[str(c) for c in default_c],
+        format_func=word,
+        key=f"cands-{hash(text)}-{p}",
+    )
+    cands = sorted(int(c) for c in chosen)
+    return p, cands, bool(info) and p == default_p and cands == default_c
+
+
+def try_sentence(T, key: str, model) -> None:
+    st.subheader(T("try"))
+    stored = data.builtin_sentences()
+    st.selectbox(
+        T("example"),
+        ["own", *stored],
+        key="ante_example",
+        on_change=use_example,
+        format_func=lambda s: T("own") if s == "own" else f"{stored[s]['pair']}: {s}",
+    )
+    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    words = ante.split_words(text)
+    pronouns = ante.find_pronouns(words)
+    if not text.strip() or not pronouns:
+        st.info(T("no_pronoun", words=", ".join(ante.PRONOUNS)))
+        return
+    info = stored.get(text)
+    p, cands, as_stored = pick_words(T, text, words, pronouns, info)
+    if not cands:
+        st.info(T("no_candidates"))
+        return
+    analysis = ante.measure(model, models.run(key, model, [text], PAGE_TOKENS), p, cands)
+    if analysis is None:
+        st.info(T("cut"))
+        return
+    names = [words[c].text for c in cands]
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        options = [str(i) for i in range(len(cands))]
+        by = int(ui.select("rank", T("rank_by"), options, "0", format_func=lambda i: names[int(i)]))
+    with c2:
+        top = ui.number("top", T("top"), 1, 30, 10)
+    ranked = data.ranking(analysis, by, top)
+    fig = figures.ranking_figure(ranked, T, pronoun=words[p].text, by=by)
+    table = {"layer": [r[0] for r in ranked.heads[:top]], "head": [r[1] for r in ranked.heads[:top]]}
+    table |= {n: ranked.shown[:, i] for i, n in enumerate(names)}
+    ui.show_figure(fig, "antecedent-heads", data=table, key="fig-ranking")
+    l, h = ranked.best
+    st.markdown(T("top_head", c=md(names[by]), l=l, h=h, weights=weights_phrase(T, ranked.shown[0], names)))
+    if as_stored and info["other"]:
+        other = data.partner(model, info, ranked.best, ranked.shown[0], names)
+        weights = weights_phrase(T, other.weights, names)
+        st.markdown(T("partner", sentence=other.sentence, answer=other.answer, weights=weights))
+        st.markdown(T("stays", c=md(other.picked)) if other.outcome == "stays" else T(other.outcome))

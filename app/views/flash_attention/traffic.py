@@ -1,0 +1,58 @@
+"""HBM traffic of standard attention and of the tiled algorithm for the user's n, d and on-chip memory M, next to
+Theorem 2's orders; and the memory the backward pass would need for the weights against the statistics."""
+
+import streamlit as st
+
+from app import ui
+from core import flash_attention as fa
+from core.timing import human_bytes
+from viz import flash_attention as fv
+
+D_OPTIONS = ["16", "32", "64", "128", "256"]
+BYTE_OPTIONS = ["2", "4"]
+
+
+def show(T) -> None:
+    st.header(T("traffic_header"))
+    st.markdown(T("traffic_text"))
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        n = ui.number("tn", T("tn"), 1, 1_048_576, 4096)
+    with c2:
+        d = int(ui.select("td", T("td"), D_OPTIONS, "64"))
+    with c3:
+        kib = ui.number("sram", T("sram"), 1, 4096, 192, help=T("sram_help"))
+    with c4:
+        nbytes = int(ui.select("bytes", T("bytes"), BYTE_OPTIONS, "2", format_func=lambda b: T(f"bytes_{b}")))
+    m_sram = max(1, kib * 1024 // nbytes)
+    view = fa.traffic_view(n, d, m_sram, nbytes)
+    st.markdown(T("blocks", m=f"{m_sram:,}", br=view.br, bc=view.bc, d=d))
+    rows = [("naive", view.naive), ("flash1", view.flash1), ("flash2", view.flash2)]
+    st.dataframe(
+        {
+            T("col_algorithm"): [T(f"alg_{k}") for k, _ in rows],
+            T("col_reads"): [f"{tr.reads:,}" for _, tr in rows],
+            T("col_writes"): [f"{tr.writes:,}" for _, tr in rows],
+            T("col_total"): [f"{tr.total:,}" for _, tr in rows],
+            T("col_bytes"): [human_bytes(tr.total * nbytes) for _, tr in rows],
+            T("col_theta"): [
+                f"{fa.theta_naive(n, d):,.0f}",
+                f"{fa.theta_flash(n, d, m_sram):,.0f}",
+                "–",
+            ],
+        },
+        hide_index=True,
+    )
+    st.markdown(T("ratio", ratio=f"{view.naive.total / view.flash1.total:,.1f}", n=f"{n:,}"))
+    st.caption(T("theta_caption", c=f"{12 + 16 / d:.2f}"))
+    ui.show_figure(fv.traffic_figure(view, T), "flash-hbm-traffic", data={"n": view.sizes, **view.curves}, key="fig-tr")
+
+    st.header(T("backward_header"))
+    st.markdown(T("backward_text"))
+    heads = ui.number("heads", T("heads"), 1, 128, 9, help=T("heads_help"))
+    mem = fa.backward_memory(n, heads, nbytes)
+    c1, c2, c3 = st.columns(3)
+    c1.metric(T("stored_p"), human_bytes(mem.stored_p_bytes))
+    c2.metric(T("stats"), human_bytes(mem.statistics_bytes))
+    c3.metric(T("lse"), human_bytes(mem.logsumexp_bytes))
+    st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.stored_p_bytes / mem.statistics_bytes:,.0f}"))

@@ -1,0 +1,24 @@
+"""Attention while generating: SmolLM2 continues the user's prompt with its KV cache; per new token its attention
+over prompt and generated tokens, the top-5 next tokens, the cache's bytes against multi-head attention's, and
+eviction (sliding window, sinks + window) with its KL divergence from the full cache."""
+
+import streamlit as st
+
+from app import models, ui
+
+from . import settings, show
+
+
+def page() -> None:
+    T = ui.page_setup("kv_cache")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    chosen = settings.read(T)
+    model = models.load("smollm2")
+    gen = settings.generation(T, model, chosen) if model is not None else None
+    if gen is not None:
+        show.generated_text(T, gen)
+        show.one_step(T, gen)
+        show.all_steps(T, gen)
+        show.memory(T, gen)
+    ui.page_end()

@@ -1,0 +1,49 @@
+"""Part 1: the two orders of φ(Q)·φ(K)ᵀ·V, counted."""
+
+import streamlit as st
+
+from app import ui
+from core.linear_attention.views import associativity_view
+from viz.linear_attention import cost_figure
+
+COST_SIZES = [2**k for k in range(4, 18)]  # 16 .. 131,072
+TRICK_N = [str(n) for n in COST_SIZES]
+TRICK_D = ["16", "32", "64", "128", "256"]
+ORDERS = ("quadratic", "linear")
+
+
+def part(T) -> None:
+    st.subheader(T("h_trick"))
+    st.markdown(T("trick"))
+    c1, c2 = st.columns(2)
+    with c1:
+        n = int(ui.select("n", T("n"), TRICK_N, "4096", format_func=lambda v: f"{int(v):,}"))
+    with c2:
+        d = int(ui.select("d", T("d"), TRICK_D, "64"))
+    view = associativity_view(n, d, COST_SIZES)
+    costs = view.costs
+    st.dataframe(
+        {
+            T("col_order"): [T(f"order_{o}") for o in ORDERS],
+            T("col_first"): [costs[o]["first_product"] for o in ORDERS],
+            T("col_shape"): [" × ".join(f"{s:,}" for s in costs[o]["intermediate_shape"]) for o in ORDERS],
+            T("col_numbers"): [f"{costs[o]['intermediate_numbers']:,}" for o in ORDERS],
+            T("col_madds"): [f"{costs[o]['multiply_adds']:,}" for o in ORDERS],
+        },
+        hide_index=True,
+    )
+    quad, lin = costs["quadratic"], costs["linear"]
+    st.markdown(
+        T(
+            "trick_result",
+            n=n,
+            d=d,
+            quad=quad["multiply_adds"],
+            qnum=quad["intermediate_numbers"],
+            lin=lin["multiply_adds"],
+            lnum=lin["intermediate_numbers"],
+            ratio=view.ratio,
+            cross=view.crossover,
+        )
+    )
+    ui.show_figure(cost_figure(view, T), f"associativity-d{d}", data={"n": view.sizes, **view.curves}, key="fig-cost")

@@ -1,0 +1,42 @@
+"""Part 3: softmax's exp(q·k) factors too, through an infinite-dimensional feature map; finite maps approximate it."""
+
+import streamlit as st
+
+from app import ui
+from core.linear_attention.exp_kernel import exp_kernel_view
+from viz.linear_attention import exp_kernel_figure
+
+EK_D = ["2", "4", "8", "16", "64"]
+
+
+def part(T) -> None:
+    st.subheader(T("h_exp"))
+    st.markdown(T("exp"))
+    c1, c2 = st.columns(2)
+    with c1:
+        d = int(ui.select("ek_d", T("ek_d"), EK_D, "4"))
+    with c2:
+        spread = ui.slider("ek_spread", T("ek_spread"), 0.25, 1.5, 1.0, step=0.25)
+    view = exp_kernel_view(d, spread)
+    ui.show_figure(
+        exp_kernel_figure(view, T),
+        f"exp-kernel-d{d}-s{spread:g}",
+        data={"order": view.orders, "taylor_features": view.taylor_counts, "taylor_error": view.taylor_error},
+        key="fig-exp",
+    )
+    if view.order_needed is None:
+        order_text = T("ek_not_reached", target=view.target, top=view.orders[-1])
+    else:
+        order_text = T(
+            "ek_reached", target=view.target, m=view.order_needed, count=view.taylor_counts[view.order_needed]
+        )
+    st.markdown(
+        T(
+            "ek_result",
+            n=view.n,
+            x=view.largest_score,
+            order_text=order_text,
+            r=view.random_counts[-1],
+            rerr=view.random_error[-1] or 0.0,
+        )
+    )

@@ -1,0 +1,82 @@
+"""Part 5: generating tokens with the RNN form, softmax with a KV cache and softmax without one."""
+
+import streamlit as st
+
+from app import ui
+from core.linear_attention import measure
+from core.linear_attention.decoding import MODES
+from core.linear_attention.views import GenerationView, generation_view
+from viz.linear_attention import generation_figure
+
+from .common import (
+    LIVE_BUDGET_S,
+    LIVE_DEADLINE_S,
+    LIVE_MIN,
+    RESULTS_FILE,
+    live_meta,
+    number,
+    progress_bar,
+    results_meta,
+)
+
+GEN_MAX = ["256", "512", "1024", "2048", "4096", "8192"]
+
+
+def show(T, view: GenerationView, name: str, key: str) -> None:
+    data = {"context": view.contexts, **{f"{m}_tok_s": view.tok_s[m] for m in MODES}}
+    ui.show_figure(generation_figure(view, T), name, data=data, key=key)
+    st.dataframe(
+        {
+            T("col_ctx"): [f"{c:,}" for c in view.contexts],
+            **{
+                T(m): [T("skipped") if sk else number(v, ",.2f") for sk, v in zip(view.skipped[m], view.tok_s[m])]
+                for m in MODES
+            },
+            T("col_rnn_kv"): [number(v, ",.2f") for v in view.rnn_over_kv],
+            T("col_kv_none"): [number(v, ",.1f") for v in view.kv_over_none],
+        },
+        hide_index=True,
+    )
+    last = view.last
+    if last:
+        st.markdown(
+            T(
+                "gen_result",
+                ctx=last["context"],
+                rnn=last["rnn_tok_s"],
+                kv=last["kv_cache_tok_s"],
+                none=last["no_cache_tok_s"],
+                r1=last["rnn_over_kv_cache"],
+                r2=last["kv_cache_over_no_cache"],
+            )
+        )
+
+
+def part(T, res: dict | None) -> None:
+    st.subheader(T("h_generation"))
+    st.markdown(T("generation"))
+    st.markdown(f"**{T('committed')}**")
+    if res is None:
+        st.info(T("no_results", path=RESULTS_FILE))
+    else:
+        show(T, generation_view(res["generation"]["rows"]), "generation-speed-committed", "fig-gen-committed")
+        results_meta(T, res)
+    with st.expander(T("live"), expanded=False):
+        st.markdown(T("gen_live_intro", budget=LIVE_BUDGET_S, limit=LIVE_DEADLINE_S))
+        max_ctx = int(ui.select("max_ctx", T("max_ctx"), GEN_MAX, "512", format_func=lambda v: f"{int(v):,}"))
+        if st.button(T("run_gen"), key="run-gen"):
+            bar, progress = progress_bar(T)
+            rows = measure.generation_table(
+                measure.power_of_two_sizes(LIVE_MIN, max_ctx),
+                steps=16,
+                budget_s=LIVE_BUDGET_S,
+                deadline_s=LIVE_DEADLINE_S,
+                progress=progress,
+            )
+            bar.empty()
+            st.session_state["_linear_generation"] = generation_view(rows)
+        live = st.session_state.get("_linear_generation")
+        if live:
+            st.markdown(f"**{T('live_result')}**")
+            show(T, live, "generation-speed-live", "fig-gen-live")
+            live_meta(T)

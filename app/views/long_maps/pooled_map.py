@@ -1,0 +1,28 @@
+"""/long-maps, part 2: one head's pooled map (mean or max of each block of the full n x n matrix)."""
+
+import streamlit as st
+
+from app import ui
+from core.long_maps import LayerMaps, views
+from viz.long_maps import bin_range_labels, map_figure, payload_bytes
+
+from .settings import Display
+
+
+def show(T, maps: LayerMaps, source: str, layer: int, display: Display, n_kv_heads: int) -> int:
+    """Draws the map at the chosen resolution; returns the bytes the figure sends to the browser."""
+    view = views.map_view(maps, display.head, display.stat, display.side, n_kv_heads)
+    fig = map_figure(view, T, source, layer, display.log_scale)
+    ui.show_figure(
+        fig,
+        f"long-maps-{source}-l{layer}-h{view.head}-{view.stat}",
+        data=view.values,
+        row_labels=bin_range_labels(view.row_edges),
+        col_labels=bin_range_labels(view.col_edges),
+        key="fig-map",
+    )
+    if display.log_scale:
+        st.caption(T("map_note", rows=view.cell_rows, cols=view.cell_cols, low=view.log_low))
+    else:
+        st.caption(T("map_note_linear", rows=view.cell_rows, cols=view.cell_cols))
+    return payload_bytes(fig)

@@ -1,0 +1,31 @@
+"""/long-maps, part 3: a window of one head's exact weights at full resolution, with its text."""
+
+import streamlit as st
+
+from app import ui
+from core.long_maps import views
+from viz.long_maps import payload_bytes, zoom_figure
+
+from .settings import Display
+
+
+def show(T, qk: tuple, tokens: list[str] | None, display: Display) -> int:
+    """Draws the window; returns the bytes the figure sends to the browser."""
+    st.subheader(T("h_zoom"))
+    st.caption(T("zoom_intro"))
+    q, k, scale = qk[:3]
+    view = views.zoom_view(q, k, scale, tokens, display.head, display.zoom_q0, display.zoom_k0, display.zoom_size)
+    fig = zoom_figure(view, T, display.log_scale)
+    ui.show_figure(
+        fig,
+        f"long-maps-zoom-h{view.head}-q{view.rows.start}-k{view.cols.start}",
+        data=view.weights,
+        row_labels=view.row_labels,
+        col_labels=view.col_labels,
+        key="fig-zoom",
+    )
+    st.caption(T("zoom_mass", c=view.cols.stop - view.cols.start, inside=view.inside, rest=max(0.0, 1.0 - view.inside)))
+    if view.text is not None:
+        with st.expander(T("zoom_text")):
+            st.text(view.text)  # st.text: shown as plain text, never as HTML
+    return payload_bytes(fig)

@@ -1,0 +1,39 @@
+"""Part 1 of /masks: the user's sentences and the padded batch they make, with its attention_mask."""
+
+import pandas as pd
+import streamlit as st
+
+from app import ui
+from core.masks import batch as core
+from viz.masks import attention_mask_figure
+
+MAX_SENTENCES = 4
+MAX_TOKENS = 12  # per sentence: a 12 x 12 matrix still shows its numbers
+
+
+def read_sentences(T) -> list[list[str]]:
+    raw = ui.text_area("text", T("texts"), "\n".join(core.EXAMPLES), height=120)
+    sentences = core.read_sentences(raw, MAX_SENTENCES, MAX_TOKENS)
+    if sentences.too_many:
+        st.info(T("too_many", k=MAX_SENTENCES))
+    if sentences.fell_back:
+        st.info(T("need_two"))
+    for i, n_total in sentences.cut:
+        st.info(T("cut", i=i, n=n_total, k=MAX_TOKENS))
+    return sentences.token_lists
+
+
+def show_batch(T, token_lists: list[list[str]]) -> list[str]:
+    """The padded batch as a table and its attention_mask; returns the sentences' row names."""
+    st.subheader(T("batch"))
+    batch = core.pad_batch(token_lists)
+    b, n = batch.real.shape
+    st.markdown(T("batch_text", b=b, n=n, lengths=", ".join(str(x) for x in batch.lengths), pad=f"`{core.PAD}`"))
+    rows = [f"{T('sentence')} {i}" for i in range(b)]
+    positions = [str(j) for j in range(n)]
+    st.dataframe(pd.DataFrame(batch.padded, index=rows, columns=positions))
+    fig = attention_mask_figure(batch, rows, T)
+    ui.show_figure(
+        fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
+    )
+    return rows

@@ -1,0 +1,57 @@
+"""Part 2 of /masks: the three masks of one sentence, then scores -> mask -> weights for one head."""
+
+import streamlit as st
+
+from app import ui
+from core.masks import batch as core
+from core.masks.layers import N_HEADS
+from viz.labels import indexed_labels
+from viz.masks import mask_steps_figures
+
+SEED = 0
+
+
+def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> None:
+    st.subheader(T("masks"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        options = [str(k) for k in range(len(rows))]
+        i = int(ui.select("row", T("pick"), options, "0", format_func=lambda k: rows[int(k)]))
+    with c2:
+        head = ui.number("head", T("head"), 0, N_HEADS - 1, 0)
+    with c3:
+        kind = ui.select("mask", T("kind"), list(core.MASK_KINDS), "both", format_func=lambda k: T(f"kind_{k}"))
+    view = core.mask_steps_view(token_lists, i, head, kind, seed=SEED)
+    labels = indexed_labels(view.tokens)
+    figs = mask_steps_figures(view, labels, T)
+    st.caption(T("f_mask_legend"))
+    cols = st.columns(3)
+    for col, k in zip(cols, core.MASK_KINDS):
+        with col:
+            data = view.masks[k].astype(int)
+            ui.show_figure(
+                figs[k], f"mask-{k}-sentence{i}", data=data, row_labels=labels, col_labels=labels, key=f"fig-mask-{k}"
+            )
+
+    st.subheader(T("steps"))
+    st.markdown(T("steps_text", h=head))
+    shown = [
+        ("scores", f"scores-sentence{i}-head{head}", view.scores, "fig-scores"),
+        ("applied", f"mask-{kind}-sentence{i}-applied", view.allowed.astype(int), "fig-mask-applied"),
+        ("weights", f"weights-{kind}-sentence{i}-head{head}", view.weights, "fig-weights"),
+    ]
+    for col, (name, file_name, data, key) in zip(st.columns(3), shown):
+        with col:
+            ui.show_figure(figs[name], file_name, data=data, row_labels=labels, col_labels=labels, key=key)
+    facts = T(
+        "facts",
+        h=view.n_heads,
+        b=view.n_sentences,
+        mx=f"{view.masked_max:g}",
+        lo=view.row_sum_min,
+        hi=view.row_sum_max,
+        diff=view.sdpa_diff,
+    )
+    st.markdown(facts)
+    if view.n_real < len(labels):
+        st.caption(T("pad_rows"))

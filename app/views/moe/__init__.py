@@ -1,0 +1,50 @@
+"""Mixture-of-Experts routing you can see: the repo's own small Mixtral-style model, trained on labelled simple
+English, shows for your text where each token goes, how full each expert is, what capacity drops, and what each
+expert specialises in; a balanced and a collapsed checkpoint side by side; and the sizes of real MoE models.
+
+Parts (one module each): routing (your text), specialisation and comparison (held-out text), real_models.
+Math in core/moe/ (core.moe.views builds each part's data), figures in viz/moe.py."""
+
+import streamlit as st
+
+from app import models, ui
+from core.models import ModelUnavailable, moe_model
+from core.moe import views
+
+from . import comparison, real_models, routing, specialisation
+
+DEFAULT_TEXT = "The little cat sees a big dog. She runs to the park quickly, and they play together!"
+
+
+@st.cache_data(show_spinner=False, max_entries=len(moe_model.VARIANTS))
+def held_out(variant: str) -> dict:
+    """core.moe.views.held_out_stats of one checkpoint (a few seconds on CPU; the same for every visitor)."""
+    return views.held_out_stats(models.load_moe_checkpoints()[variant])
+
+
+def page() -> None:
+    T = ui.page_setup("moe")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    try:
+        checkpoints = models.load_moe_checkpoints()
+    except ModelUnavailable as err:
+        st.error(T("unavailable", message=str(err)))
+        checkpoints = None
+    if checkpoints is not None:
+        text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            variant = ui.select("ckpt", T("ckpt"), list(moe_model.VARIANTS), "balanced", format_func=T)
+        model = checkpoints[variant]
+        with c2:
+            layer = ui.slider("layer", T("layer"), 0, model.n_layers - 1, 1)
+        with c3:
+            cf = ui.slider("cf", T("cf"), 0.25, 4.0, 1.25, step=0.25, help=T("cf_help"))
+        st.caption(T("weights", note=model.weights_note))
+        text_view = routing.show(T, checkpoints, variant, text, layer, cf)
+        stats = {v: held_out(v) for v in moe_model.VARIANTS}
+        specialisation.show(T, stats[variant], variant, layer)
+        comparison.show(T, checkpoints, stats, text_view)
+    real_models.show(T, None if checkpoints is None else checkpoints["balanced"])
+    ui.page_end()

@@ -1,0 +1,41 @@
+"""/moe, part 3: the balanced and the collapsed checkpoint side by side (held-out loss and loads, both on the
+user's text, training curves)."""
+
+import streamlit as st
+
+from app import ui
+from core.moe import views
+from viz import moe as vmoe
+
+
+def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None) -> None:
+    """stats: variant -> held-out statistics; text_view: the routing part's view (None for a blank text)."""
+    view = views.comparison(
+        stats, {v: m.report for v, m in checkpoints.items()}, next(iter(checkpoints.values())).top_k
+    )
+    experts = vmoe.expert_labels(view.n_experts, T)
+    st.subheader(T("compare_h"))
+    st.caption(T("compare_intro"))
+    for col, (variant, summary) in zip(st.columns(len(view.checkpoints)), view.checkpoints.items()):
+        with col:
+            a, b, c = st.columns(3)
+            a.metric(T("m_loss"), f"{summary.held_out_loss:.3f}")
+            b.metric(T("m_min"), f"{summary.min_load:.1%}", help=T("m_min_help", u=view.uniform_load))
+            c.metric(T("m_max"), f"{summary.max_load:.1%}", help=T("m_max_help", k=view.bounds.top_k))
+            ui.show_figure(
+                vmoe.layer_load_heatmap(view, variant, T),
+                f"moe-layer-load-{variant}",
+                data=summary.loads,
+                row_labels=vmoe.layer_labels(len(summary.loads), T),
+                col_labels=experts,
+                key=f"layer-load-{variant}",
+            )
+    if text_view is not None:
+        ui.show_figure(
+            vmoe.compare_figure(text_view, T),
+            f"moe-compare-layer{text_view.layer}",
+            data={"expert": experts, **{T(f"{v}_short"): x.tolist() for v, x in text_view.load_by_variant.items()}},
+            key="compare",
+        )
+    ui.show_figure(vmoe.loss_curves(view, T), "moe-training-loss", key="curves")
+    st.caption(T("curves_note"))

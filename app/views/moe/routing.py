@@ -1,0 +1,97 @@
+"""/moe, part 1: the user's text routed at one layer (router probabilities, balance metrics and their bounds,
+expert load, router entropy, what capacity drops, each expert's first-choice tokens)."""
+
+import streamlit as st
+
+from app import ui
+from core.moe import views
+from viz import moe as vmoe
+
+SHOWN_TOKENS = 40  # first-choice tokens listed per expert
+
+
+def show_metrics(T, view: views.TextRouting) -> None:
+    bounds = view.bounds
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(
+        T("m_switch"),
+        f"{view.switch_loss:.3f}",
+        help=T("m_switch_help", n=view.n_experts, k=view.top_k, max=bounds.switch_max),
+    )
+    m2.metric(
+        T("m_dev"),
+        f"{view.deviation:.3f}",
+        help=T("m_dev_help", n=view.n_experts, k=view.top_k, max=bounds.deviation_max),
+    )
+    m3.metric(
+        T("m_entropy"), f"{view.mean_entropy:.3f}", help=T("m_entropy_help", n=view.n_experts, max=bounds.entropy_max)
+    )
+    m4.metric(
+        T("m_dropped"),
+        f"{view.n_dropped} / {view.n_assignments}",
+        help=T("m_dropped_help", tokens=view.tokens_lost, k=view.top_k, cap=view.capacity),
+    )
+    st.caption(
+        T(
+            "bounds_note",
+            n=view.n_experts,
+            k=view.top_k,
+            load=bounds.max_load,
+            switch=bounds.switch_max,
+            dev=bounds.deviation_max,
+        )
+    )
+
+
+def show_first_choices(T, view: views.TextRouting) -> None:
+    st.markdown(f"**{T('first_choice', layer=view.layer)}**")
+    listed = [" · ".join(p[:SHOWN_TOKENS]) + (" …" if len(p) > SHOWN_TOKENS else "") for p in view.first_choice]
+    rows = {T("col_expert"): vmoe.expert_labels(view.n_experts, T), T("col_tokens"): listed}
+    st.dataframe(rows, hide_index=True, width="stretch")  # dataframe cells are text, never HTML
+
+
+def show(T, checkpoints: dict, variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
+    """Route the text once (every checkpoint, this layer) and draw; returns the view for the comparison part."""
+    view = views.text_routing(checkpoints, variant, text, layer, cf)
+    if view is None:
+        st.info(T("empty"))
+        return None
+    if view.truncated:
+        st.info(T("truncated", n=view.n_text_tokens, limit=view.max_positions))
+    if view.n_unknown:
+        st.warning(T("unknown", n=view.n_unknown, total=view.n_words))
+    labels, experts = vmoe.token_labels(view), vmoe.expert_labels(view.n_experts, T)
+
+    st.subheader(T("routing_h", layer=layer))
+    show_metrics(T, view)
+    ui.show_figure(
+        vmoe.router_heatmap(view, T),
+        f"moe-router-{variant}-layer{layer}",
+        data=view.probs,
+        row_labels=labels,
+        col_labels=experts,
+        key="router",
+    )
+    left, right = st.columns(2)
+    with left:
+        ui.show_figure(
+            vmoe.load_figure(view, T),
+            f"moe-load-{variant}-layer{layer}",
+            data={"expert": experts, "share": view.load.tolist(), "count": view.counts.tolist()},
+            key="load",
+        )
+        ui.show_figure(
+            vmoe.dropped_curve(view, T),
+            f"moe-dropped-{variant}-layer{layer}",
+            data={"capacity_factor": view.factors, "dropped_share": view.dropped_by_factor},
+            key="dropped",
+        )
+    with right:
+        ui.show_figure(
+            vmoe.entropy_bars(view, T),
+            f"moe-entropy-{variant}-layer{layer}",
+            data={"token": labels, "entropy_nats": view.entropy.tolist()},
+            key="entropy",
+        )
+    show_first_choices(T, view)
+    return view

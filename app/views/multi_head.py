@@ -1,0 +1,78 @@
+"""Multi-head attention end to end on a real MiniLM layer: each head's projections, h attentions in parallel, the
+concatenation, W^O, the residual connections, LayerNorm and the feed-forward block; then what the number of heads
+changes at a fixed d_model, and why attention needs positions (permutation equivariance)."""
+
+import streamlit as st
+
+from app import models, ui
+from core import multi_head as mh
+from viz import multi_head as figs
+
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+PARTS = ("layer", "heads", "order")
+
+
+def layer_part(T, model) -> None:
+    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    if not text.strip():
+        st.info(T("empty"))
+        return
+    c1, c2 = st.columns(2)
+    with c1:
+        layer = ui.number("layer", T("layer"), 0, model.n_layers - 1, 0)
+    with c2:
+        head = ui.number("head", T("head"), 0, model.n_heads - 1, 0)
+    walk = mh.layer_walk(model, text, layer)
+    if walk.truncated:
+        st.info(T("cut", limit=mh.MAX_TOKENS))
+    st.markdown(T("chain"))
+    st.caption(" → ".join(f"{T('shape_' + step)} {' × '.join(map(str, shape))}" for step, shape in walk.shapes()))
+    ui.show_figure(figs.chain_figure(walk, head, ui.texts("multi_head.figure")), f"layer{layer}-head{head}",
+                   key="fig-chain")  # fmt: skip
+    st.success(T("reference", l=layer, err=walk.max_reference_error))
+
+
+def heads_part(T) -> None:
+    n = ui.slider("n", T("n"), 2, 512, 64)
+    rows = mh.head_count_rows(mh.PAPER_D_MODEL, n)
+    st.markdown(T("heads_intro", d=mh.PAPER_D_MODEL, h=mh.PAPER_HEADS, dk=mh.PAPER_D_MODEL // mh.PAPER_HEADS))
+    st.dataframe(
+        {
+            T("col_h"): [r.heads for r in rows],
+            T("col_dk"): [r.head_dim for r in rows],
+            T("col_params"): [f"{r.parameters:,}" for r in rows],
+            T("col_flops"): [f"{r.flops:,}" for r in rows],
+            T("col_rank"): [r.score_rank for r in rows],
+        },
+        hide_index=True,
+    )
+    ui.show_figure(figs.head_count_figure(rows, ui.texts("multi_head.figure")), "heads", key="fig-heads")
+    st.markdown(T("heads_note"))
+
+
+def order_part(T, model) -> None:
+    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    if not text.strip():
+        st.info(T("empty"))
+        return
+    seed = ui.number("seed", T("seed"), 0, 9999, 0)
+    check = mh.permutation_check(model, text, seed)
+    st.markdown(T("order_intro"))
+    st.caption(T("permutation", p=", ".join(map(str, check.permutation[:64]))))
+    st.success(T("without", err=check.error_without_positions))
+    st.warning(T("with", err=check.error_with_positions))
+
+
+def page() -> None:
+    T = ui.page_setup("multi_head")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    part = ui.select("part", T("part"), PARTS, "layer", format_func=lambda p: T(f"part_{p}"), radio=True,
+                     horizontal=True)  # fmt: skip
+    if part == "heads":
+        heads_part(T)
+    else:
+        model = models.load("minilm")
+        if model is not None:
+            (layer_part if part == "layer" else order_part)(T, model)
+    ui.page_end()

@@ -1,0 +1,28 @@
+"""/positions: how transformers know where a token is, one part at a time (a radio bound to the URL parameter
+`part`), so each run computes only what is on screen. One module per part; the math is core.positions, the
+figures viz.positions."""
+
+import streamlit as st
+
+from app import ui
+
+from . import alibi, learned, relative, rope, sinusoidal
+
+PARTS = {
+    "sinusoidal": sinusoidal.part,
+    "learned": learned.part,
+    "relative": relative.part,
+    "alibi": alibi.part,
+    "rope": rope.part,
+}
+
+
+def page() -> None:
+    T = ui.page_setup("positions")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    part = ui.select(
+        "part", T("part"), list(PARTS), "sinusoidal", format_func=lambda v: T(f"part_{v}"), radio=True, horizontal=True
+    )
+    PARTS[part](T)
+    ui.page_end()

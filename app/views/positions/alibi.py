@@ -1,0 +1,32 @@
+"""ALiBi part: per-head slopes, one head's linear bias, and the weights that bias alone gives."""
+
+import streamlit as st
+
+from app import ui
+from core.positions import alibi
+from viz.positions import alibi as figures
+
+
+def part(T) -> None:
+    st.markdown(T("alibi_intro"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        heads = ui.slider("heads", T("heads"), 1, 32, 8)
+    with c2:
+        n = ui.slider("al_n", T("al_n"), 4, 64, 16)
+    with c3:
+        h = ui.slider("al_head", T("al_head"), 0, heads - 1, 0) if heads > 1 else 0
+    view = alibi.alibi_view(heads, n, h)
+    names = figures.head_names(view)
+    ui.show_figure(
+        figures.slopes_figure(view, T), "alibi-slopes", data={"head": names, "slope": view.slopes}, key="fig-slopes"
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(figures.bias_figure(view, T), f"alibi-bias-head{view.head}", data=view.bias, key="fig-bias")
+    with c2:
+        ui.show_figure(
+            figures.weights_figure(view, T), f"alibi-weights-head{view.head}", data=view.weights, key="fig-alibi-w"
+        )
+    st.dataframe({T("head"): names, T("slope"): view.slopes, T("span_col"): view.span})
+    st.caption(T("span_note"))

@@ -1,0 +1,28 @@
+"""Learned absolute part: MiniLM's trained position vectors, compared by cosine similarity."""
+
+import streamlit as st
+
+from app import models, ui
+from core.positions import learned
+from viz.positions import learned as figures
+
+
+def part(T) -> None:
+    st.markdown(T("learned_intro"))
+    model = models.load("minilm")
+    if model is None:
+        return
+    n = int(ui.select("npos", T("npos"), ["64", "128", "256", "512"], "128"))
+    view = learned.similarity_view(model, n)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(figures.similarity_figure(view, T), "minilm-position-similarity", data=view.shown, key="fig-sim")
+    with c2:
+        ui.show_figure(
+            figures.by_distance_figure(view, T),
+            "minilm-similarity-by-distance",
+            data=view.by_distance,
+            key="fig-sim-dist",
+        )
+    far = min(100, view.n - 1)
+    st.info(T("learned_result", s1=view.mean_at(1), s10=view.mean_at(10), far=far, sfar=view.mean_at(far)))

@@ -1,0 +1,28 @@
+"""Relative part (Shaw et al. 2018): a learned vector per clipped offset, on random (seeded) Q, K and E."""
+
+import streamlit as st
+
+from app import ui
+from core.positions import relative
+from viz.positions import relative as figures
+
+
+def part(T) -> None:
+    st.markdown(T("rel_intro"))
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        n = ui.slider("rel_n", T("rel_n"), 3, 24, 10)
+    with c2:
+        d = ui.slider("rel_d", T("rel_d"), 2, 32, 8, step=2)
+    with c3:
+        k = ui.slider("clip", T("clip"), 0, 12, 2)
+    with c4:
+        seed = ui.number("seed", T("seed"), 0, 9999, 0)
+    view = relative.shaw_view(n, d, k, seed)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(figures.offsets_figure(view, T), "shaw-offsets", data=view.offsets, key="fig-offsets")
+    with c2:
+        ui.show_figure(figures.relative_scores_figure(view, T), "shaw-s", data=view.relative, key="fig-s")
+    ui.show_figure(figures.weights_figure(view, T), "shaw-weights", data=view.weights, key="fig-shaw-w")
+    st.info(T("rel_result", k=k, spread=view.clipped_spread, delta=view.change))

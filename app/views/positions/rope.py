@@ -1,0 +1,63 @@
+"""RoPE part: the rotation matrix, every pair's angle, one pair's circle, the check that scores depend on m - n
+only, the two layouts; optionally SmolLM2's real rotated q and k split by frequency (rope_bands)."""
+
+import streamlit as st
+
+from app import ui
+from core.positions import rope
+from viz.positions import rope as figures
+
+from . import rope_bands
+
+
+def part(T) -> None:
+    st.markdown(T("rope_intro"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        d = ui.slider("rope_d", T("rope_d"), 4, 64, 16, step=2)
+    with c2:
+        base = 10 ** ui.slider("rope_base", T("rope_base"), 1.0, 6.0, 4.0, step=0.1)
+    with c3:
+        m = ui.slider("m", T("m"), 0, 500, 3)
+    layout = ui.select(
+        "layout",
+        T("layout"),
+        ["adjacent", "rotate_half"],
+        "adjacent",
+        format_func=lambda v: T(f"layout_{v}"),
+        radio=True,
+        horizontal=True,
+    )
+    rot = rope.rotation_view(d, base, m, layout)
+    ui.show_figure(figures.rotation_figure(rot, T), f"rope-rotation-m{m}", data=rot.rotation, key="fig-rot")
+
+    c1, c2 = st.columns(2)
+    with c1:
+        n = ui.slider("rope_n", T("rope_n"), 8, 512, 64, step=8)
+    with c2:
+        pair = ui.slider("rope_pair", T("rope_pair"), 0, rot.d // 2 - 1, 0)
+    ang = rope.angles_view(rot.inv_freq, n, pair)
+    ui.show_figure(figures.angles_figure(ang, T), "rope-angles", data=ang.angles, key="fig-angles")
+    ui.show_figure(figures.trajectory_figure(ang, T), f"rope-pair{ang.pair}", key="fig-traj")
+
+    st.subheader(T("check_title"))
+    check = rope.check_view(rot.inv_freq, n, m)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(figures.check_scores_figure(check, T), "rope-score-check", data=check.scores, key="fig-check")
+    with c2:
+        ui.show_figure(
+            figures.check_offset_figure(check, T),
+            "rope-score-by-offset",
+            data={"offset": check.offsets, "score": check.score_by_offset},
+            key="fig-check-line",
+        )
+    st.success(T("check_result", pairs=check.n * check.n, range=check.score_range, spread=check.max_spread))
+
+    st.subheader(T("layouts"))
+    perm = check.permutation
+    perm_text = str(perm) if len(perm) <= 16 else str(perm[:8])[:-1] + ", …]"
+    st.info(T("layouts_result", perm=perm_text, diff=check.layout_diff, nodiff=check.layout_nodiff))
+
+    if ui.checkbox("smol", T("smol"), False):
+        rope_bands.part(T)

@@ -1,0 +1,94 @@
+"""Sinusoidal part: the PE matrix and its distance-only dot products, why each frequency needs sine AND cosine,
+and which columns barely move over a long context."""
+
+import streamlit as st
+
+from app import ui
+from core.positions import sinusoidal
+from viz.positions import sinusoidal as figures
+
+WIDTHS = ["512", "1024", "2048", "3072", "4096"]
+LENGTHS = ["128", "512", "2048", "8192", "32768"]
+THRESHOLDS = ["0.001", "0.01", "0.05", "0.1"]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _sparsity(n: int, d: int, base: float, threshold: float) -> sinusoidal.SparsityView:
+    return sinusoidal.sparsity_view(n, d, base, threshold)
+
+
+def part(T) -> None:
+    st.markdown(T("sin_intro"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        d = ui.slider("d", T("d"), 8, 256, 64, step=8)
+    with c2:
+        n = ui.slider("n", T("n"), 16, 256, 128, step=16)
+    with c3:
+        base = 10 ** ui.slider("base", T("base"), 1.0, 6.0, 4.0, step=0.1)
+    st.caption(T("base_now", base=base))
+    enc = sinusoidal.encoding_view(n, d, base)
+    ui.show_figure(figures.encoding_figure(enc, T), "sinusoidal-pe", data=enc.pe, key="fig-pe")
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(figures.dot_figure(enc, T), "sinusoidal-dot", data=enc.dots, key="fig-dot")
+    with c2:
+        ui.show_figure(
+            figures.dot_distance_figure(enc, T),
+            "sinusoidal-dot-distance",
+            data={"distance": enc.distances, "dot": enc.dot_by_distance},
+            key="fig-dot-line",
+        )
+    st.success(T("dot_check", pairs=n * n, spread=enc.diagonal_spread))
+
+    st.subheader(T("why_both"))
+    half = sinusoidal.even(d) // 2
+    pair = ui.slider("pair", T("pair"), 0, half - 1, min(2, half - 1))
+    col = sinusoidal.collision_view(n, d, base, pair)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(
+            figures.collision_figure(col, T),
+            "sine-collision",
+            data={"position": col.positions, "sin": col.points[:, 0]},
+            key="fig-collision",
+        )
+    with c2:
+        ui.show_figure(figures.pair_circle_figure(col, T), "sin-cos-circle", key="fig-circle")
+    c = col.collision
+    st.info(
+        T("collision", p=c["p"], q=c["q"], sp=c["sin_p"], sq=c["sin_q"], gap=c["sine_gap"], dist=c["pair_distance"])
+    )
+    st.info(T("sine_only", lo=col.sine_only_lo, hi=col.sine_only_hi))
+
+    st.subheader(T("sparsity"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        sp_d = int(ui.select("sp_d", T("sp_d"), WIDTHS, "3072"))
+    with c2:
+        sp_n = int(ui.select("sp_n", T("sp_n"), LENGTHS, "8192", format_func=lambda v: f"{int(v):,}"))
+    with c3:
+        thr = float(ui.select("thr", T("thr"), THRESHOLDS, "0.01", format_func=lambda v: f"{float(v):.1%}"))
+    sp = _sparsity(sp_n, sp_d, base, thr)
+    ui.show_figure(
+        figures.variation_figure(sp, T),
+        "sinusoidal-variation",
+        data={"dimension": sp.columns, "variation": sp.variation},
+        key="fig-var",
+    )
+    share = sp.slow
+    st.info(
+        T(
+            "sparsity_result",
+            share=share["share"],
+            d=sp.d,
+            count=share["count"],
+            thr=thr,
+            n=sp_n,
+            s_share=share["sin_share"],
+            c_share=share["cos_share"],
+            least=sp.least,
+            step=sp.neighbour_share,
+        )
+    )
+    st.caption(T("sparsity_note"))

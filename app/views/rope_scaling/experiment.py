@@ -1,0 +1,134 @@
+"""The experiment part of /rope-scaling: SmolLM2's loss per position from the committed results files, and a
+short live rerun."""
+
+import streamlit as st
+
+from app import models, ui
+from core.rope_scaling import experiment
+from viz import rope_scaling as figures
+
+LIVE_SIZES = ["256", "512", "1024", "2048"]
+LIVE_METHODS = ["linear", "dynamic", "yarn"]
+LIVE_BUCKET = 128
+
+
+def _loss_data(runs: list[dict]) -> dict:
+    return {
+        "bucket_start": runs[0]["start"],
+        "bucket_end": runs[0]["end"],
+        **{r["label"]: r["mean_loss"] for r in runs},
+    }
+
+
+def committed(T) -> None:
+    choices = experiment.choices()
+    if not choices:
+        st.info(T("no_results"))
+        return
+    lengths = [str(n) for n in choices]
+    chosen = lengths[0]
+    if len(lengths) > 1:
+        chosen = ui.select(
+            "exp_n",
+            T("exp_n"),
+            lengths,
+            lengths[-1],
+            format_func=lambda v: T("n_tokens", n=int(v)),
+            radio=True,
+            horizontal=True,
+        )
+    pick = ui.select(
+        "exp_factor",
+        T("exp_factor"),
+        ["all"] + choices[int(chosen)],
+        "all",
+        format_func=lambda v: T("all") if v == "all" else f"s = {v}",
+        radio=True,
+        horizontal=True,
+    )
+    view = experiment.experiment_view(int(chosen), pick)
+    res, runs = view.results, view.loss.runs
+    if view.missing:
+        total = len(experiment.STANDARD_RUNS)
+        st.warning(T("partial", k=len(res["runs"]), total=total, missing=", ".join(view.missing)))
+    fig = figures.loss_figure(view.loss, T("loss_title", b=res["bucket"]), T)
+    ui.show_figure(fig, "long-context-loss", data=_loss_data(runs), key="fig-loss")
+    st.dataframe(
+        {
+            T("col_run"): [r["label"] for r in runs],
+            T("col_within"): [round(r["mean_loss_within_context"], 3) for r in runs],
+            T("col_beyond"): [
+                None if r["mean_loss_beyond_context"] is None else round(r["mean_loss_beyond_context"], 3) for r in runs
+            ],
+            T("col_seconds"): [r["seconds"] for r in runs],
+        },
+        hide_index=True,
+    )
+    if view.best is not None:
+        st.info(T("exp_best", **view.best))
+    with st.expander(T("exp_meta")):
+        st.markdown(
+            T(
+                "meta_text",
+                command=res.get("command", "?"),
+                date=res.get("date", "?"),
+                device=res.get("device", "?"),
+                torch=res.get("torch", "?"),
+                tf=res.get("transformers", "?"),
+                model=res.get("model", "?"),
+                weights=res.get("weights_note", ""),
+                path=res["text"]["path"],
+                n=res["n_tokens"],
+                avail=res["text"]["tokens_available"],
+            )
+        )
+
+
+def _live(model, n: int, method: str, factor: float, T) -> list[dict]:
+    """Plain RoPE and one scaled run, with a progress bar; kept in the session so a rerun shows them again."""
+    store = st.session_state.setdefault("_rope_live_runs", {})
+    key = (n, method, factor)
+    if key not in store:
+        bar = st.progress(0.0)
+
+        def progress(frac, label):
+            bar.progress(min(1.0, max(0.0, frac)), text=T("running", label=label))
+
+        store[key] = experiment.live_runs(model.model, model.tokenizer, n, method, factor, LIVE_BUCKET, progress)
+        bar.empty()
+    return store[key]
+
+
+def live(T) -> None:
+    st.subheader(T("live"))
+    st.caption(T("live_intro"))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        n = int(ui.select("live_n", T("live_n"), LIVE_SIZES, "512"))
+    with c2:
+        method = ui.select("live_method", T("live_method"), LIVE_METHODS, "linear")
+    with c3:
+        factor = float(ui.select("live_factor", T("live_factor"), ["2", "4", "8"], "4"))
+    runs = st.session_state.get("_rope_live_runs", {}).get((n, method, factor))
+    if st.button(T("run"), key="live-run"):
+        model = models.load("smollm2")
+        if model is not None:
+            runs = _live(model, n, method, factor, T)
+    if runs:
+        fig = figures.loss_figure(experiment.loss_view(runs), T("live_title", b=LIVE_BUCKET), T)
+        ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs), key="fig-live")
+        st.dataframe(
+            {
+                T("col_run"): [r["label"] for r in runs],
+                T("col_within"): [round(r["mean_loss_within_context"], 3) for r in runs],
+                T("col_seconds"): [r["seconds"] for r in runs],
+            },
+            hide_index=True,
+        )
+
+
+def part(T) -> None:
+    st.subheader(T("experiment"))
+    st.markdown(T("exp_intro"))
+    committed(T)
+    live(T)

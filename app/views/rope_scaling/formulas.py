@@ -1,0 +1,98 @@
+"""The formula part of /rope-scaling: frequencies, expected q.k by distance and resolution of every method."""
+
+import streamlit as st
+
+from app import ui
+from core.rope_scaling import formulas
+from viz import rope_scaling as figures
+
+FACTORS = ["2", "4", "8", "16", "32"]
+DISTANCES = ["16384", "32768", "65536", "131072"]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _frequencies(factor: float, seq_len: int) -> formulas.FrequencyView:
+    return formulas.frequency_view(factor, seq_len)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _decay(factor: float, max_distance: int) -> formulas.DecayView:
+    return formulas.decay_view(factor, max_distance)
+
+
+def part(T) -> None:
+    st.markdown(T("methods"))
+    c1, c2 = st.columns(2)
+    with c1:
+        factor = float(ui.select("factor", T("factor"), FACTORS, "4"))
+    with c2:
+        maxd = int(ui.select("maxd", T("maxd"), DISTANCES, "131072", format_func=lambda v: f"{int(v):,}"))
+    freq = _frequencies(factor, maxd)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(
+            figures.wavelength_figure(freq, T),
+            f"rope-wavelengths-s{factor:g}",
+            data={"pair": freq.pairs, **{r["method"]: r["wavelength"] for r in freq.rows}},
+            key="fig-wl",
+        )
+    with c2:
+        ui.show_figure(
+            figures.ratio_figure(freq, T),
+            f"rope-interpolation-s{factor:g}",
+            data={"pair": freq.pairs, **{r["method"]: r["ratio"] for r in freq.rows}},
+            key="fig-ratio",
+        )
+    st.dataframe(
+        {
+            T("col_method"): [r["method"] for r in freq.rows],
+            T("col_kept"): [r["kept"] for r in freq.rows],
+            T("col_interp"): [r["interpolated"] for r in freq.rows],
+            T("col_between"): [r["between"] for r in freq.rows],
+            T("col_att"): [round(r["attention_factor"], 4) for r in freq.rows],
+        },
+        hide_index=True,
+    )
+    st.caption(T("wl_note"))
+
+    decay = _decay(factor, maxd)
+    default = decay.envelopes["default"]
+    ui.show_figure(
+        figures.decay_figure(decay, T),
+        f"rope-qk-decay-s{factor:g}",
+        data={
+            "distance_from": default["start"],
+            "distance_to": default["end"],
+            **{f"{m}_mean": e["mean"] for m, e in decay.envelopes.items()},
+        },
+        key="fig-decay",
+    )
+    st.caption(T("decay_note", maxd=maxd, bins=len(default["mean"])))
+
+    st.subheader(T("res_title"))
+    measure = ui.select(
+        "measure",
+        T("measure"),
+        ["fastest_pair", "slowest_pair", "vector"],
+        "fastest_pair",
+        format_func=lambda v: T(f"measure_{v}"),
+        radio=True,
+        horizontal=True,
+    )
+    res = formulas.resolution_view(factor)
+    ui.show_figure(
+        figures.resolution_figure(res, measure, T),
+        f"rope-resolution-{measure}",
+        data={"factor": res.factors, **{m: v[measure] for m, v in res.angles.items()}},
+        key="fig-res",
+    )
+    k = res.nearest
+    st.info(
+        T(
+            "res_result",
+            s=res.nearest_factor,
+            lin=res.angles["linear"]["fastest_pair"][k],
+            base=res.angles["default"]["fastest_pair"][k],
+            yarn=res.angles["yarn"]["fastest_pair"][k],
+        )
+    )

@@ -1,0 +1,132 @@
+"""Part 1: every SDPA backend against the naive version, committed runs per device and a small live CPU run."""
+
+import streamlit as st
+
+from app import ui
+from core.sdpa_gqa import backends as sb
+from core.sdpa_gqa.views import BackendsView, backends_view, live_run
+from core.timing import human_bytes, machine_info
+from viz.sdpa_gqa import backend_figures
+
+LIVE_N = ["128", "256", "512", "1024"]
+LIVE_HEADS, LIVE_D, LIVE_BUDGET_S = 4, 64, 1.0
+
+
+def number(x, spec: str) -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def show(T, view: BackendsView, name: str, key: str) -> None:
+    """Table, time and memory bars, and the sentence comparing the best backend to the naive version."""
+    rows = view.rows
+    st.dataframe(
+        {
+            T("col_shape"): view.labels,
+            T("col_backend"): [r["backend"] for r in rows],
+            T("col_status"): [r["status"] for r in rows],
+            T("col_ms"): [number(r["ms"], ",.2f") for r in rows],
+            T("col_tflops"): [number(r["tflops"], ".4f") for r in rows],
+            T("col_peak"): [human_bytes(r["peak_bytes"]) if r["status"] == "ok" else "–" for r in rows],
+            T("col_diff"): [number(r["max_abs_diff_vs_naive"], ".1e") for r in rows],
+        },
+        hide_index=True,
+    )
+    if not view.shapes:
+        return
+    ms_fig, mem_fig = backend_figures(view, T)
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.show_figure(ms_fig, f"{name}-ms", data={"shape": view.shapes, **view.ms}, key=f"{key}-ms")
+    with c2:
+        # a log axis has no place for 0 B (a kernel that reused freed memory): no bar there, the table says 0 B
+        ui.show_figure(mem_fig, f"{name}-memory", data={"shape": view.shapes, **view.peak_bytes}, key=f"{key}-mem")
+    s = view.summary
+    if s:
+        st.markdown(
+            T(
+                "backends_result",
+                shape=s["shape"],
+                best=s["best"],
+                best_ms=s["best_ms"],
+                naive_ms=s["naive_ms"],
+                speedup=s["speedup"],
+                naive_mem=human_bytes(s["naive_bytes"]),
+                best_mem=human_bytes(s["best_bytes"]),
+                diff=s["diff"],
+            )
+        )
+
+
+def availability(T, avail: list[dict]) -> None:
+    st.markdown(f"*{T('availability')}*")
+    st.dataframe(
+        {
+            T("col_backend"): [a["backend"] for a in avail],
+            T("col_available"): [T("yes") if a["available"] else T("no") for a in avail],
+            T("col_reason"): [a["reason"] or "" for a in avail],
+        },
+        hide_index=True,
+    )
+
+
+def committed(T) -> None:
+    results = sb.load_results()
+    if results is None:
+        st.info(T("no_results"))
+    for device, run in (results or {}).items():
+        st.markdown(f"**{T('committed', device=device)}**")
+        if isinstance(run, str):
+            st.info(T("not_measured", device=device, why=run))
+            continue
+        availability(T, run.get("availability", []))
+        view = backends_view(run["rows"])
+        show(T, view, f"sdpa-{device}-committed", f"fig-sdpa-{device}")
+        meta = {f: run.get(f, "?") for f in ("date", "device_name", "torch")}
+        st.caption(
+            T(
+                "meta",
+                command=run["command"],
+                **meta,
+                threads=run.get("torch_threads", "?"),
+                load_before=run.get("loadavg_1min_before", "?"),
+                load_after=run.get("loadavg_1min_after", "?"),
+                cpus=run.get("cpu_count", "?"),
+                how=view.memory_method or "?",
+            )
+        )
+
+
+def live(T) -> None:
+    with st.expander(T("live"), expanded=False):
+        st.markdown(T("live_intro", heads=LIVE_HEADS, d=LIVE_D, budget=LIVE_BUDGET_S))
+        c1, c2 = st.columns(2)
+        with c1:
+            n = int(ui.select("sd_n", T("sd_n"), LIVE_N, "256"))
+        with c2:
+            causal = ui.checkbox("sd_causal", T("sd_causal"))
+        if st.button(T("run"), key="run-sdpa"):
+            bar = st.progress(0.0)
+            progress = lambda f, label: bar.progress(min(1.0, f), text=T("running", label=label))  # noqa: E731
+            st.session_state["_sdpa_live"] = live_run(n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S, progress)
+            bar.empty()
+        run = st.session_state.get("_sdpa_live")
+        if run:
+            availability(T, run["availability"])
+            show(T, backends_view(run["rows"]), "sdpa-cpu-live", "fig-sdpa-live")
+            info = machine_info("cpu")
+            st.caption(
+                T(
+                    "live_meta",
+                    device_name=info["device_name"],
+                    torch=info["torch"],
+                    threads=info["torch_threads"],
+                    load=info["loadavg_1min"],
+                )
+            )
+
+
+def part(T) -> None:
+    st.subheader(T("h_backends"))
+    st.markdown(T("backends"))
+    committed(T)
+    live(T)

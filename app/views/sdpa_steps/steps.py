@@ -1,0 +1,75 @@
+"""Part 1 of /sdpa-steps: the four steps on the matrices the user edits, and the check against torch's SDPA."""
+
+import pandas as pd
+import streamlit as st
+
+from app import ui
+from core import sdpa_steps as core
+from viz.sdpa_steps import step_figures
+
+from .editor import edit_qkv, reset
+
+MAX_WIDTH = 8  # d_k and d_v
+MAX_ROWS = 12  # rows of Q, K, V used: matrices stay readable
+
+
+def show_steps(T) -> None:
+    st.subheader(T("inputs"))
+    c1, c2, c3 = st.columns([1, 1, 2])
+    with c1:
+        d_k = ui.number("dk", T("dk"), 1, MAX_WIDTH, 2)
+    with c2:
+        d_v = ui.number("dv", T("dv"), 1, MAX_WIDTH, 3)
+    with c3:
+        st.button(T("reset"), on_click=reset)
+    st.caption(T("editor_help"))
+    q, k, v = edit_qkv(T, d_k, d_v)
+
+    view = core.steps_view(q, k, v, max_rows=MAX_ROWS)
+    if view.truncated:
+        st.info(T("too_many_rows", k=MAX_ROWS))
+    for code, a, b in view.problems:
+        st.error(T(f"bad_{code}", a=a, b=b, limit=core.MAX_ABS_INPUT))
+    if view.steps is None:
+        return
+    s = view.steps
+    figs = step_figures(view, T)
+    labels = dict(row_labels=view.q_labels, col_labels=view.k_labels)
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader(T("step1"))
+        st.markdown(T("step1_text"))
+        st.code(view.lines["dot"], language=None)
+        ui.show_figure(figs["scores"], "sdpa-step1-scores", data=s.scores, key="fig-scores", **labels)
+    with right:
+        st.subheader(T("step2"))
+        st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
+        st.code(view.lines["scale"], language=None)
+        ui.show_figure(figs["scaled"], "sdpa-step2-scaled", data=s.scaled, key="fig-scaled", **labels)
+    left, right = st.columns(2)
+    with left:
+        st.subheader(T("step3"))
+        st.markdown(T("step3_text", sums=", ".join(f"{x:.6f}" for x in view.row_sums)))
+        st.code(view.lines["softmax"], language=None)
+        ui.show_figure(figs["weights"], "sdpa-step3-weights", data=s.weights, key="fig-weights", **labels)
+    with right:
+        st.subheader(T("step4"))
+        st.markdown(T("step4_text"))
+        st.code(view.lines["mix"], language=None)
+        ui.show_figure(
+            figs["output"],
+            "sdpa-step4-output",
+            data=s.output,
+            row_labels=view.q_labels,
+            col_labels=view.v_labels,
+            key="fig-output",
+        )
+
+    st.subheader(T("check"))
+    st.markdown(T("check_text"))
+    st.dataframe(pd.DataFrame(s.sdpa_output, index=view.q_labels, columns=view.v_labels))
+    if s.max_abs_diff <= 1e-9:
+        st.success(T("check_ok", diff=s.max_abs_diff))
+    else:
+        st.warning(T("check_bad", diff=s.max_abs_diff))

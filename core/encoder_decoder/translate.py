@@ -1,0 +1,125 @@
+"""The trained encoder-decoder translating, with every attention kept: the encoder's self-attention once, then the
+decoder writing one token at a time until </s> (free generation), or all positions at once from the reference
+under the look-ahead mask (teacher forcing).
+
+Where each kind of attention sits (L layers, H heads, S source tokens, T decoder positions):
+    encoder self-attention  (L, H, S, S)   every source token sees every source token (padding aside)
+    decoder self-attention  (L, H, T, T)   position t sees decoder inputs 0..t only (look-ahead mask)
+    cross-attention         (L, H, T, S)   Q from the decoder (its self-attention sublayer's output),
+                                           K and V from the encoder stack's OUTPUT (the same for every layer)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from . import model as ed
+
+TOP_K = 5
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decoder position: what it read, what it attended to, what it predicted."""
+
+    input_token: str  # the decoder input at this position (the start token, then the tokens written so far)
+    self_attention: torch.Tensor  # (L, H, t + 1) over decoder inputs 0..t
+    cross_attention: torch.Tensor  # (L, H, S) over the source tokens
+    top: list[tuple[str, float]]  # the TOP_K most likely next tokens with their probabilities
+    chosen: str  # the token written (free generation) or the reference token (teacher forcing)
+    chosen_probability: float  # the model's probability of `chosen`
+
+
+@dataclass(frozen=True)
+class Translation:
+    source_tokens: list[str]  # S tokens as the encoder reads them (language tag first, </s> last)
+    unknown_words: list[str]  # source words outside the vocabulary (read as <unk>)
+    encoder_attention: torch.Tensor  # (L, H, S, S)
+    steps: list[Step]
+    output: list[str]  # the written tokens, without </s>
+    teacher_forced: bool
+
+    @property
+    def finished(self) -> bool:
+        """Did the decoder write </s> (rather than stop at the length limit)?"""
+        return bool(self.steps) and self.steps[-1].chosen == "</s>"
+
+
+def source_text(sentence: str, language: str) -> str:
+    """The encoder's input for an English sentence: the language tag, lower-case words, the full stop split off."""
+    from .grammar import LANGUAGE_TAGS
+
+    words = sentence.lower().replace(".", " . ").split()
+    return " ".join([LANGUAGE_TAGS[language]] + words)
+
+
+def _encode_source(tokenizer, text: str):
+    ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=ed.MAX_LENGTH)["input_ids"][0]
+    ids = torch.cat([ids, torch.tensor([tokenizer.eos_token_id])])[None]  # (1, S) ending in </s>
+    return ids, tokenizer.convert_ids_to_tokens(ids[0])
+
+
+def _unknown(tokenizer, text: str) -> list[str]:
+    vocab = tokenizer.get_vocab()
+    return [w for w in text.split() if w not in vocab]
+
+
+@torch.no_grad()
+def _decode(model, encoder_out, source_ids, decoder_ids):
+    out = model(
+        encoder_outputs=encoder_out,
+        attention_mask=torch.ones_like(source_ids),
+        decoder_input_ids=decoder_ids,
+        output_attentions=True,
+    )
+    self_att = torch.stack([a[0] for a in out.decoder_attentions])  # (L, H, T, T)
+    cross_att = torch.stack([a[0] for a in out.cross_attentions])  # (L, H, T, S)
+    return torch.softmax(out.logits[0].float(), -1), self_att, cross_att  # probs (T, V)
+
+
+def _top(tokenizer, probs: torch.Tensor) -> list[tuple[str, float]]:
+    values, ids = probs.topk(TOP_K)
+    return list(zip(tokenizer.convert_ids_to_tokens(ids.tolist()), values.tolist()))
+
+
+@torch.no_grad()
+def translate(model, tokenizer, text: str, reference: list[str] | None = None) -> Translation:
+    """Free generation (greedy, until </s> or MAX_LENGTH tokens) when reference is None; teacher forcing (the
+    reference tokens fed in at once, under the look-ahead mask) otherwise. `text` is the encoder input
+    (see source_text)."""
+    source_ids, source_tokens = _encode_source(tokenizer, text)
+    encoder_out = model.get_encoder()(input_ids=source_ids, output_attentions=True)
+    enc_att = torch.stack([a[0] for a in encoder_out.attentions])  # (L, H, S, S)
+    start = model.config.decoder_start_token_id
+    steps: list[Step] = []
+    if reference is not None:
+        targets = tokenizer.convert_tokens_to_ids(list(reference)) + [tokenizer.eos_token_id]
+        decoder_ids = torch.tensor([[start] + targets[:-1]])
+        probs, self_att, cross_att = _decode(model, encoder_out, source_ids, decoder_ids)
+        inputs = tokenizer.convert_ids_to_tokens(decoder_ids[0])
+        for t, target in enumerate(targets):
+            steps.append(Step(inputs[t], self_att[:, :, t, : t + 1], cross_att[:, :, t], _top(tokenizer, probs[t]),
+                              tokenizer.convert_ids_to_tokens(target), float(probs[t, target])))  # fmt: skip
+        output = list(reference)
+    else:
+        decoder_ids = torch.tensor([[start]])
+        output = []
+        for _ in range(ed.MAX_LENGTH):
+            probs, self_att, cross_att = _decode(model, encoder_out, source_ids, decoder_ids)
+            t = decoder_ids.shape[1] - 1
+            best = int(probs[t].argmax())
+            token = tokenizer.convert_ids_to_tokens(best)
+            steps.append(Step(tokenizer.convert_ids_to_tokens(int(decoder_ids[0, t])), self_att[:, :, t, : t + 1],
+                              cross_att[:, :, t], _top(tokenizer, probs[t]), token, float(probs[t, best])))  # fmt: skip
+            if best == tokenizer.eos_token_id:
+                break
+            output.append(token)
+            decoder_ids = torch.cat([decoder_ids, torch.tensor([[best]])], dim=1)
+    return Translation(source_tokens, _unknown(tokenizer, text), enc_att, steps, output, reference is not None)
+
+
+def greedy_translate(model, tokenizer, text: str) -> list[str]:
+    """Just the greedy output tokens (what the training report scores)."""
+    return translate(model, tokenizer, text).output

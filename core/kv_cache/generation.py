@@ -1,0 +1,225 @@
+"""Generation with the KV cache, one step per new token, everything the page shows recorded on the way.
+
+Step k feeds one token, the one at position p = prompt_length - 1 + k (step 0 feeds the prompt's last token,
+whose cache of p = prompt_length - 1 entries was filled by one prefill pass), on top of the cache of positions
+0 .. p-1. Its query attends to p + 1 keys (its own included); its output is the distribution of the next token,
+which is picked (greedy, or temperature + top-k with a seed) and fed at step k + 1.
+
+The query and keys of every layer are recorded by the model wrapper's attention hook (core/models/hf.py: exactly
+what transformers' SDPA receives, after RoPE, before K/V are repeated for GQA); the weights shown are recomputed
+from them, softmax(q k^T * scale), so the forward pass itself is the model's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from transformers import DynamicCache
+
+from core.models import hf
+from core.models.tokens import display_tokens
+from core.sdpa_gqa.kv_cache import kv_cache_bytes
+
+from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs, sliced_cache
+
+TOP = 5  # next-token candidates kept per step
+
+
+@dataclass
+class GenerationStep:
+    """One new token. Arrays are numpy; positions count from the first prompt token."""
+
+    position: int  # where the fed token sits; its query sees positions 0 .. position
+    fed_id: int
+    chosen_id: int  # the token picked from this step's distribution (fed at the next step)
+    attention: np.ndarray  # (layers, heads, position + 1) float16: the fed token's weights over every position
+    top_ids: list[int]  # TOP most likely next tokens under the full cache
+    top_tokens: list[str]  # their display labels
+    top_probs: list[float]
+    cache_bytes: int  # bytes of every layer's K and V tensors after this step (measured on the tensors)
+    policies: dict[str, dict] = field(default_factory=dict)  # policy -> kept, evicted, kl, top_ids, top_probs
+
+
+@dataclass
+class Generation:
+    prompt_ids: list[int]
+    tokens: list[str]  # display labels of prompt + generated tokens
+    steps: list[GenerationStep]
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    bytes_per_value: int
+    window: int
+    sinks: int
+    stopped_at_eos: bool
+
+    @property
+    def generated_ids(self) -> list[int]:
+        return [s.chosen_id for s in self.steps]
+
+    def formula_bytes(self, context: int, kv_heads: int | None = None) -> float:
+        """2 * layers * kv_heads * head_dim * context * bytes (core/sdpa_gqa/kv_cache.py); kv_heads = heads is
+        what multi-head attention would store."""
+        kv = self.kv_heads if kv_heads is None else kv_heads
+        return kv_cache_bytes(self.layers, kv, self.head_dim, context, self.bytes_per_value)
+
+
+def _pick(logits: torch.Tensor, temperature: float, top_k: int, generator: torch.Generator) -> int:
+    """Greedy when temperature == 0, else a sample from softmax(logits / T) over the top_k most likely (top_k = 0:
+    the whole vocabulary)."""
+    if temperature <= 0:
+        return int(logits.argmax())
+    scaled = logits.double() / temperature
+    if 0 < top_k < scaled.numel():
+        cut = torch.topk(scaled, top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < cut, float("-inf"))
+    return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
+
+
+def _weights(kept: dict, layers: int) -> np.ndarray:
+    """(layers, heads, n) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer."""
+    rows = []
+    for layer in range(layers):
+        q, k, scaling = kept[layer]
+        q, k = q[0, :, -1].float(), k[0].float()  # (H, d), (H_kv, n, d)
+        k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (H, n, d): head h reads kv head h // group
+        scale = scaling if scaling is not None else q.shape[-1] ** -0.5
+        rows.append(torch.softmax(torch.einsum("hd,hnd->hn", q, k) * scale, dim=-1))
+    return torch.stack(rows).numpy().astype(np.float16)
+
+
+def _cache_bytes(cache: DynamicCache) -> int:
+    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+
+
+@torch.no_grad()
+def _step(model, cache: DynamicCache, token_id: int, position: int, layers: int):
+    """Feed one token with attention recording on; returns (logits (vocab,), weights (layers, H, position + 1))."""
+    record = hf._Recording()
+    handle = hf._recording.set(record)
+    try:
+        out = model(
+            input_ids=torch.tensor([[token_id]]),
+            past_key_values=cache,
+            position_ids=torch.tensor([[position]]),
+            use_cache=True,
+        )
+    finally:
+        hf._recording.reset(handle)
+    return out.logits[0, -1], _weights(record.kept, layers)
+
+
+def prompt_ids(wrapper, prompt: str, max_prompt_tokens: int) -> tuple[list[int], int]:
+    """Token ids of the prompt (no special tokens added), keeping the LAST max_prompt_tokens (the end is what
+    is continued), and how many tokens the whole prompt had. Raises ValueError when it gives no token."""
+    ids = wrapper.tokenizer(str(prompt or ""), add_special_tokens=False)["input_ids"]
+    if not ids:
+        raise ValueError("the prompt gives no tokens")
+    return ids[-max_prompt_tokens:], len(ids)
+
+
+@torch.no_grad()
+def generate(
+    wrapper,
+    ids: list[int],
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    top_k: int = 0,
+    seed: int = 0,
+    window: int = 16,
+    sinks: int = 4,
+    policies: tuple[str, ...] = POLICIES,
+) -> Generation:
+    """Continue `ids` by up to max_new_tokens tokens with the KV cache (stops after the end-of-sequence token).
+    wrapper: an HFAttentionModel (core/models/hf.py) around a causal LM. For every step and policy, the next-token
+    distribution with the evicted cache and its KL divergence from the full cache's."""
+    if not ids or max_new_tokens < 1:
+        raise ValueError("need at least one prompt token and one new token")
+    model, cfg = wrapper.model, wrapper.model.config
+    layers, heads, kv_heads = wrapper.n_layers, wrapper.n_heads, wrapper.n_kv_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    generator = torch.Generator().manual_seed(int(seed))
+    eos = cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else None
+    cache = DynamicCache(config=cfg)
+    if len(ids) > 1:  # prefill: every prompt token but the last, in one pass
+        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+    sequence, steps, token = list(ids), [], ids[-1]
+
+    def labels(token_ids: list[int]) -> list[str]:
+        return display_tokens(wrapper.tokenizer, token_ids, [i == eos for i in token_ids])
+
+    for _ in range(max_new_tokens):
+        position = len(sequence) - 1
+        logits, weights = _step(model, cache, token, position, layers)
+        logp = torch.log_softmax(logits.double(), dim=-1)
+        top = torch.topk(logp, TOP)
+        chosen = _pick(logits, temperature, top_k, generator)
+        step = GenerationStep(
+            position=position,
+            fed_id=token,
+            chosen_id=chosen,
+            attention=weights,
+            top_ids=top.indices.tolist(),
+            top_tokens=labels(top.indices.tolist()),
+            top_probs=top.values.exp().tolist(),
+            cache_bytes=_cache_bytes(cache),
+        )
+        for policy in policies:
+            step.policies[policy] = _evicted(model, cache, policy, position, token, window, sinks, logp)
+            step.policies[policy]["top_tokens"] = labels(step.policies[policy]["top_ids"])
+        steps.append(step)
+        sequence.append(chosen)
+        token = chosen
+        if chosen == eos:
+            break
+    tokens = display_tokens(wrapper.tokenizer, sequence, [i == eos for i in sequence])
+    return Generation(
+        prompt_ids=list(ids),
+        tokens=tokens,
+        steps=steps,
+        layers=layers,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        bytes_per_value=next(model.parameters()).element_size(),
+        window=window,
+        sinks=sinks,
+        stopped_at_eos=bool(steps) and steps[-1].chosen_id == eos,
+    )
+
+
+def _evicted(model, cache, policy, position, token, window, sinks, full_logp) -> dict:
+    """The next-token distribution at this step had the cache (positions 0 .. position-1, before this step's
+    token joined it) kept only `policy`'s positions. Nothing evicted: the full distribution, KL exactly 0."""
+    keep = kept_positions(policy, position, window, sinks)
+    evicted = position - len(keep)
+    if evicted == 0:
+        logq = full_logp
+    else:
+        # the full cache now also holds this step's token (position `position`): keep it out of the slice
+        logq = next_token_logprobs(model, sliced_cache(cache, keep, model.config), token, position)
+    top = torch.topk(logq, TOP)
+    return {
+        "kept": len(keep) + 1,  # + the fed token itself
+        "evicted": evicted,
+        "kl": 0.0 if evicted == 0 else kl_divergence(full_logp, logq),
+        "top_ids": top.indices.tolist(),
+        "top_probs": top.values.exp().tolist(),
+    }
+
+
+@torch.no_grad()
+def greedy_uncached(model, ids: list[int], max_new_tokens: int, eos: int | None = None) -> list[int]:
+    """The reference: greedy decoding that reruns the whole sequence at every step, no cache at all."""
+    sequence, out = list(ids), []
+    for _ in range(max_new_tokens):
+        logits = model(input_ids=torch.tensor([sequence]), use_cache=False).logits[0, -1]
+        token = int(logits.argmax())
+        out.append(token)
+        sequence.append(token)
+        if token == eos:
+            break
+    return out

@@ -1,0 +1,204 @@
+"""What each part of /linear-attention draws, computed once: the counted costs of the two product orders, the
+attention matrices softmax and linear attention imply on the same Q and K, measured times with their fitted slopes,
+and generation speeds. Pages read widgets, call one function here and hand the result to viz/linear_attention.py."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from core.masks import causal_mask
+from core.sdpa import attention_scores, entropy, masked_softmax
+
+from .decoding import MODES
+from .kernel import associativity_costs, causal_linear_attention, implied_linear_weights, linear_attention
+from .measure import KINDS, fit_slopes, large_n_slopes, local_slopes, timed_rows
+
+# --- 1. which product first -------------------------------------------------------------------------------------
+
+
+def cost_curves(sizes: list[int], d: int, d_v: int | None = None) -> dict[str, list[int]]:
+    """Multiply-adds of both orders of phi(Q) phi(K)^T V for each n (core.linear_attention.associativity_costs)."""
+    costs = [associativity_costs(n, d, d_v) for n in sizes]
+    return {order: [c[order]["multiply_adds"] for c in costs] for order in ("quadratic", "linear")}
+
+
+def associativity_crossover(d: int, d_v: int | None = None) -> int:
+    """The smallest n at which computing phi(K)^T V first takes fewer multiply-adds than phi(Q) phi(K)^T first.
+    Found by doubling then bisection on the counted costs (no closed form assumed)."""
+
+    def linear_cheaper(n: int) -> bool:
+        c = associativity_costs(n, d, d_v)
+        return c["linear"]["multiply_adds"] < c["quadratic"]["multiply_adds"]
+
+    hi = 1
+    while not linear_cheaper(hi):
+        hi *= 2
+    lo = hi // 2  # linear_cheaper(lo) is False (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if linear_cheaper(mid) else (mid, hi)
+    return hi
+
+
+@dataclass(frozen=True)
+class AssociativityView:
+    """Both orders of phi(Q) phi(K)^T V at one (n, d), and their multiply-adds over a range of n."""
+
+    n: int
+    d: int
+    costs: dict[str, dict]  # associativity_costs(n, d): {"quadratic": {...}, "linear": {...}}
+    ratio: float  # multiply-adds of the n x n order / those of the d x d order
+    crossover: int  # smallest n where the d x d order is cheaper
+    sizes: list[int]
+    curves: dict[str, list[int]]  # {"quadratic": [...], "linear": [...]} over sizes
+
+
+def associativity_view(n: int, d: int, sizes: list[int]) -> AssociativityView:
+    costs = associativity_costs(n, d)
+    ratio = costs["quadratic"]["multiply_adds"] / costs["linear"]["multiply_adds"]
+    return AssociativityView(n, d, costs, ratio, associativity_crossover(d), list(sizes), cost_curves(sizes, d))
+
+
+# --- 2. the implied matrix --------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def implied_matrices(n: int, d: int, spread: float = 1.0, causal: bool = False, seed: int = 0) -> dict:
+    """Softmax attention and linear attention on the SAME random q, k, v (entries ~ N(0, spread^2)), n x d.
+
+    softmax: softmax(QK^T / sqrt(d)) (core.sdpa); linear: phi(q_i).phi(k_j) / sum_j' phi(q_i).phi(k_j')
+    with phi = elu + 1 and no 1/sqrt(d) (the paper's form). Returns both (n, n) matrices as numpy, each one's mean
+    row entropy (nats; log n = uniform) and mean largest weight per row, and how far weights @ V is from each
+    method's own output (SDPA for softmax, linear_attention for linear): the matrices shown are the ones the
+    outputs use.
+    row_max_*: the largest weight of each row, averaged over rows (1 = every query looks at one key only)."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float64) * spread for _ in range(3))
+    mask = causal_mask(n, n) if causal else None
+    soft = masked_softmax(attention_scores(q, k), mask)  # float64 throughout
+    lin = implied_linear_weights(q, k, causal=causal)
+    soft_out = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
+    lin_out = causal_linear_attention(q, k, v) if causal else linear_attention(q, k, v)
+    return {
+        "softmax": soft.numpy(),
+        "linear": lin.numpy(),
+        "mask": None if mask is None else (~mask).numpy(),
+        "entropy_softmax": float(entropy(soft).mean()),
+        "entropy_linear": float(entropy(lin).mean()),
+        "row_max_softmax": float(soft.max(-1).values.mean()),
+        "row_max_linear": float(lin.max(-1).values.mean()),
+        "check_softmax": float((soft @ v - soft_out).abs().max()),
+        "check_linear": float((lin @ v - lin_out).abs().max()),
+    }
+
+
+@dataclass(frozen=True)
+class ImpliedView:
+    """implied_matrices with what the figures label: query and key names, and ln n (the entropy of a uniform row)."""
+
+    n: int
+    causal: bool
+    softmax: np.ndarray  # (n, n)
+    linear: np.ndarray  # (n, n)
+    mask: np.ndarray | None  # (n, n), True where a query may not look (causal)
+    queries: list[str]
+    keys: list[str]
+    stats: dict[str, float]  # entropy_*, row_max_*, check_* of implied_matrices
+    uniform_entropy: float
+
+
+def implied_view(n: int, d: int, spread: float, causal: bool, seed: int) -> ImpliedView:
+    r = implied_matrices(n, d, spread, causal, seed)
+    stats = {k: v for k, v in r.items() if k not in ("softmax", "linear", "mask")}
+    return ImpliedView(
+        n,
+        causal,
+        r["softmax"],
+        r["linear"],
+        r["mask"],
+        [f"q{i}" for i in range(n)],
+        [f"k{j}" for j in range(n)],
+        stats,
+        math.log(n),
+    )
+
+
+# --- 4. time against n ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimingView:
+    """Measured times with three readings of their growth: the fit over n >= largest/8 (what the benchmark
+    records), the fit over the upper half of the sizes, and the slope between neighbouring sizes."""
+
+    sizes: list[int]
+    ms: dict[str, list[float | None]]  # {"softmax": [...], "linear": [...]}, None where skipped
+    skipped: list[bool]
+    ratio: list[float | None]  # softmax ms / linear ms
+    local: dict[str, list[float | None]]  # local_slopes per kind
+    slopes: dict  # fit_slopes: fit_from, softmax, softmax_intercept, linear, linear_intercept
+    large: dict  # large_n_slopes, the same keys
+    steepest: dict | None  # where linear's time grows fastest: n0, n1, slope, time_ratio, size_ratio
+    last: dict | None  # the largest timed row
+    heads: int
+    head_dim: int
+    causal: bool
+
+
+def timing_view(
+    rows: list[dict], slopes: dict | None = None, heads: int = 1, head_dim: int = 64, causal: bool = False
+) -> TimingView:
+    """`slopes`: the fit stored with committed results (recomputed with fit_slopes when None)."""
+    done = timed_rows(rows)
+    local = {kind: local_slopes(rows, kind) for kind in KINDS}
+    timed = [(r["n"], r["linear_ms"]) for r in rows if not r.get("skipped") and r.get("linear_ms")]
+    steps = [
+        {"n0": n0, "n1": n1, "slope": s, "time_ratio": t1 / t0, "size_ratio": n1 / n0}
+        for (n0, t0), (n1, t1), s in zip(timed, timed[1:], [s for s in local["linear"] if s is not None])
+    ]
+    return TimingView(
+        sizes=[r["n"] for r in rows],
+        ms={kind: [None if r.get("skipped") else r.get(f"{kind}_ms") for r in rows] for kind in KINDS},
+        skipped=[bool(r.get("skipped")) for r in rows],
+        ratio=[r["softmax_ms"] / r["linear_ms"] if not r.get("skipped") and r.get("linear_ms") else None for r in rows],
+        local=local,
+        slopes=slopes if slopes is not None else fit_slopes(rows),
+        large=large_n_slopes(rows),
+        steepest=max(steps, key=lambda p: p["slope"]) if steps else None,
+        last=done[-1] if done else None,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+    )
+
+
+# --- 5. generation ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationView:
+    """Tokens/s per mode (core.linear_attention.decoding.MODES) against the context."""
+
+    contexts: list[int]
+    tok_s: dict[str, list[float | None]]
+    skipped: dict[str, list[bool]]  # a mode not run at a context (deadline), shown as such
+    rnn_over_kv: list[float | None]
+    kv_over_none: list[float | None]
+    last: dict | None  # the largest context where every mode ran
+
+
+def generation_view(rows: list[dict]) -> GenerationView:
+    full = [r for r in rows if r.get("rnn_over_kv_cache") and r.get("kv_cache_over_no_cache")]
+    return GenerationView(
+        contexts=[r["context"] for r in rows],
+        tok_s={m: [r.get(f"{m}_tok_s") for r in rows] for m in MODES},
+        skipped={m: [bool(r.get("skipped") or r.get(f"{m}_skipped")) for r in rows] for m in MODES},
+        rnn_over_kv=[r.get("rnn_over_kv_cache") for r in rows],
+        kv_over_none=[r.get("kv_cache_over_no_cache") for r in rows],
+        last=full[-1] if full else None,
+    )

@@ -1,0 +1,355 @@
+"""Fused Triton kernels for core.long_maps.pooled: the same two passes, but no score tile ever leaves the chip.
+
+    _row_lse_kernel   one program per (block of BLOCK_M queries, batch x head): streams the keys in tiles of
+                      BLOCK_N, keeps an online max and sum (as FlashAttention does, without the V product) and
+                      writes lse2_i = log2 sum_j 2^(s_ij), with s = scale * log2(e) * q . k (base 2: exp2 is the
+                      GPU's native exponential).
+    _pooled_kernel    one program per (query bin a, batch x head): for each key bin b, computes that cell's tiles,
+                      w_ij = 2^(s_ij - lse2_i) (exact softmax weights), and reduces them to the cell's sum and max;
+                      the host divides the sums by the cell sizes. When a query bin fits in one row tile
+                      (ONE_ROW_TILE), its queries are loaded once for all key bins.
+
+Scores are accumulated in float32 by tl.dot whatever the input type (float32 inputs use IEEE float32, never
+TF32). Extra memory: the (B, H, n) float32 log-sum-exp and the two (B, H, s, s) outputs, nothing of size n x n.
+Tested against the torch implementation on a GPU, and on CPU through Triton's interpreter (TRITON_INTERPRET=1).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the CPU-only install: core.long_maps.pooled falls back to torch
+    triton = None
+
+LOG2E = 1.4426950408889634
+
+
+def interpreted() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def available(q: torch.Tensor) -> bool:
+    """Can the kernels run on q's device here?"""
+    return triton is not None and (q.is_cuda or interpreted())
+
+
+def _pow2(x: int, lo: int = 16) -> int:
+    return max(lo, 1 << max(0, math.ceil(math.log2(max(1, x)))))
+
+
+if triton is not None:
+
+    @triton.jit
+    def _row_lse_kernel(
+        Q,
+        K,
+        LSE,
+        sqb,
+        sqh,
+        sqn,
+        sqd,
+        skb,
+        skh,
+        skn,
+        skd,
+        n_q,
+        n_k,
+        H,
+        REP,
+        head_dim,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        D_PAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        pid_m = tl.program_id(0)
+        bh = tl.program_id(1)
+        b = bh // H
+        h = bh % H
+        hk = h // REP
+        rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        dims = tl.arange(0, D_PAD)
+        row_ok = rows < n_q
+        q = tl.load(
+            Q + b * sqb + h * sqh + rows[:, None] * sqn + dims[None, :] * sqd,
+            mask=row_ok[:, None] & (dims[None, :] < head_dim),
+            other=0.0,
+        )
+        m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
+        l_i = tl.zeros([BLOCK_M], tl.float32)
+        end = n_k
+        if CAUSAL:
+            end = tl.minimum(n_k, (pid_m + 1) * BLOCK_M)
+        for start in range(0, end, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            col_ok = cols < n_k
+            k = tl.load(
+                K + b * skb + hk * skh + cols[:, None] * skn + dims[None, :] * skd,
+                mask=col_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
+            s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
+            ok = col_ok[None, :]
+            if CAUSAL:
+                ok = ok & (cols[None, :] <= rows[:, None])
+            s = tl.where(ok, s, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
+            m_i = m_new
+        tl.store(LSE + bh * n_q + rows, m_i + tl.log2(l_i), mask=row_ok)
+
+    @triton.jit
+    def _cell_tiles(
+        q,
+        lse,
+        rows,
+        row_ok,
+        k_base,
+        skn,
+        skd,
+        dims,
+        head_dim,
+        c0,
+        c1,
+        qk_scale,
+        acc_sum,
+        acc_max,
+        CAUSAL: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        """Add the tiles of key columns c0..c1 (one key bin) for the rows loaded in q to the column-wise
+        accumulators."""
+        for start in range(c0, c1, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            col_ok = cols < c1
+            k = tl.load(
+                k_base + cols[:, None] * skn + dims[None, :] * skd,
+                mask=col_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
+            s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
+            ok = row_ok[:, None] & col_ok[None, :]
+            if CAUSAL:
+                ok = ok & (cols[None, :] <= rows[:, None])
+            w = tl.where(ok, tl.exp2(s - lse[:, None]), 0.0)
+            acc_sum += tl.sum(w, 0)
+            acc_max = tl.maximum(acc_max, tl.max(w, 0))
+        return acc_sum, acc_max
+
+    @triton.jit
+    def _pooled_kernel(
+        Q,
+        K,
+        LSE,
+        ROW_EDGES,
+        COL_EDGES,
+        COL_END,
+        OUT_SUM,
+        OUT_MAX,
+        sqb,
+        sqh,
+        sqn,
+        sqd,
+        skb,
+        skh,
+        skn,
+        skd,
+        n_q,
+        H,
+        REP,
+        head_dim,
+        s_q,
+        s_k,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        ONE_ROW_TILE: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        D_PAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        a = tl.program_id(0)
+        bh = tl.program_id(1)
+        b = bh // H
+        h = bh % H
+        hk = h // REP
+        r0 = tl.load(ROW_EDGES + a)
+        r1 = tl.load(ROW_EDGES + a + 1)
+        last_bin = tl.load(COL_END + a)  # key bins >= last_bin are all in the future (causal): zeros
+        dims = tl.arange(0, D_PAD)
+        q_base = Q + b * sqb + h * sqh
+        k_base = K + b * skb + hk * skh
+        lse_base = LSE + bh * n_q
+        out = bh * s_q * s_k + a * s_k
+        if ONE_ROW_TILE:
+            rows = r0 + tl.arange(0, BLOCK_M)
+            row_ok = rows < r1
+            q = tl.load(
+                q_base + rows[:, None] * sqn + dims[None, :] * sqd,
+                mask=row_ok[:, None] & (dims[None, :] < head_dim),
+                other=0.0,
+            )
+            lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
+            for cb in range(0, last_bin):
+                c0 = tl.load(COL_EDGES + cb)
+                c1 = tl.load(COL_EDGES + cb + 1)
+                acc_sum = tl.zeros([BLOCK_N], tl.float32)
+                acc_max = tl.zeros([BLOCK_N], tl.float32)
+                acc_sum, acc_max = _cell_tiles(
+                    q,
+                    lse,
+                    rows,
+                    row_ok,
+                    k_base,
+                    skn,
+                    skd,
+                    dims,
+                    head_dim,
+                    c0,
+                    c1,
+                    qk_scale,
+                    acc_sum,
+                    acc_max,
+                    CAUSAL,
+                    BLOCK_N,
+                    PRECISION,
+                )
+                tl.store(OUT_SUM + out + cb, tl.sum(acc_sum, 0))
+                tl.store(OUT_MAX + out + cb, tl.max(acc_max, 0))
+        else:
+            for cb in range(0, last_bin):
+                c0 = tl.load(COL_EDGES + cb)
+                c1 = tl.load(COL_EDGES + cb + 1)
+                acc_sum = tl.zeros([BLOCK_N], tl.float32)
+                acc_max = tl.zeros([BLOCK_N], tl.float32)
+                for start in range(r0, r1, BLOCK_M):
+                    rows = start + tl.arange(0, BLOCK_M)
+                    row_ok = rows < r1
+                    q = tl.load(
+                        q_base + rows[:, None] * sqn + dims[None, :] * sqd,
+                        mask=row_ok[:, None] & (dims[None, :] < head_dim),
+                        other=0.0,
+                    )
+                    lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
+                    acc_sum, acc_max = _cell_tiles(
+                        q,
+                        lse,
+                        rows,
+                        row_ok,
+                        k_base,
+                        skn,
+                        skd,
+                        dims,
+                        head_dim,
+                        c0,
+                        c1,
+                        qk_scale,
+                        acc_sum,
+                        acc_max,
+                        CAUSAL,
+                        BLOCK_N,
+                        PRECISION,
+                    )
+                tl.store(OUT_SUM + out + cb, tl.sum(acc_sum, 0))
+                tl.store(OUT_MAX + out + cb, tl.max(acc_max, 0))
+
+
+def default_config(q: torch.Tensor, row_edges: np.ndarray, col_edges: np.ndarray) -> dict:
+    """Block sizes: the row tile covers a whole query bin when that takes at most 128 rows; 64-key tiles (32
+    for a head size over 128, to keep registers in bounds). Not tuned on hardware; see benchmarks/bench_pooled.py
+    --sweep for measuring others."""
+    d_pad = _pow2(q.shape[-1])
+    largest_row_bin = int(np.diff(row_edges).max())
+    block_m = _pow2(largest_row_bin) if largest_row_bin <= 128 else 64
+    block_n = min(64 if d_pad <= 128 else 32, _pow2(int(np.diff(col_edges).max())))
+    return {
+        "lse_block_m": 64,
+        "lse_block_n": 64 if d_pad <= 128 else 32,
+        "block_m": block_m,
+        "block_n": block_n,
+        "num_warps": 8 if block_m * block_n >= 128 * 64 else 4,
+        "num_stages": 2,
+    }
+
+
+def pooled_attention(
+    q, k, row_edges: np.ndarray, col_edges: np.ndarray, causal: bool, scale: float, config: dict | None = None
+):
+    """(mean, max), each (B, H, s_q, s_k) float32, for core.long_maps.pooled.pooled_attention."""
+    if triton is None:
+        raise RuntimeError("Triton is not installed")
+    b, h, n_q, d = q.shape
+    h_kv, n_k = k.shape[1], k.shape[2]
+    cfg = {**default_config(q, row_edges, col_edges), **(config or {})}
+    d_pad = _pow2(d)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"  # ignored for 16-bit inputs
+    qk_scale = float(scale) * LOG2E
+    lse = torch.empty(b * h, n_q, dtype=torch.float32, device=q.device)
+    launch = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+    _row_lse_kernel[(triton.cdiv(n_q, cfg["lse_block_m"]), b * h)](
+        q,
+        k,
+        lse,
+        *q.stride(),
+        *k.stride(),
+        n_q,
+        n_k,
+        h,
+        h // h_kv,
+        d,
+        qk_scale,
+        CAUSAL=causal,
+        BLOCK_M=cfg["lse_block_m"],
+        BLOCK_N=cfg["lse_block_n"],
+        D_PAD=d_pad,
+        PRECISION=precision,
+        **launch,
+    )
+    s_q, s_k = len(row_edges) - 1, len(col_edges) - 1
+    if causal:  # key bins starting after a query bin's last row are all future keys: skipped, left at 0
+        last_bin = np.searchsorted(col_edges[:-1], row_edges[1:], side="left")
+    else:
+        last_bin = np.full(s_q, s_k)
+    device = q.device
+    as_int = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.int32, device=device)  # noqa: E731
+    out_sum = torch.zeros(b * h, s_q, s_k, dtype=torch.float32, device=device)
+    out_max = torch.zeros_like(out_sum)
+    largest_row_bin = int(np.diff(row_edges).max())
+    _pooled_kernel[(s_q, b * h)](
+        q,
+        k,
+        lse,
+        as_int(row_edges),
+        as_int(col_edges),
+        as_int(last_bin),
+        out_sum,
+        out_max,
+        *q.stride(),
+        *k.stride(),
+        n_q,
+        h,
+        h // h_kv,
+        d,
+        s_q,
+        s_k,
+        qk_scale,
+        CAUSAL=causal,
+        ONE_ROW_TILE=largest_row_bin <= cfg["block_m"],
+        BLOCK_M=cfg["block_m"],
+        BLOCK_N=cfg["block_n"],
+        D_PAD=d_pad,
+        PRECISION=precision,
+        **launch,
+    )
+    counts = torch.as_tensor(np.outer(np.diff(row_edges), np.diff(col_edges)), dtype=torch.float32, device=device)
+    return (out_sum / counts).view(b, h, s_q, s_k), out_max.view(b, h, s_q, s_k)

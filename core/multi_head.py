@@ -1,0 +1,266 @@
+"""Multi-head attention end to end on one real encoder layer (MiniLM's BertLayer), every intermediate kept.
+
+Read top to bottom as the layer computes (Vaswani et al. 2017, section 3.2.2; BERT's post-LayerNorm block):
+
+    X (n, D)                                   the layer's input: the residual stream entering layer l
+    Q_i = X W_i^Q + b_i^Q,  K_i, V_i likewise  (n, d_k) per head; W_i^Q is columns i*d_k:(i+1)*d_k of W^Q
+    A_i = softmax(Q_i K_i^T / sqrt(d_k) + M)   (n, n)  M = -inf on padding keys
+    Z_i = A_i V_i                              (n, d_k)
+    Concat(Z_1 ... Z_h)                        (n, D)  heads side by side, D = h * d_k
+    attention_out = Concat W^O + b^O           (n, D)
+    post_attention = LayerNorm(X + attention_out)
+    ffn_out = GELU(post_attention W_1 + b_1) W_2 + b_2       (n, D_ff) -> (n, D)
+    output = LayerNorm(post_attention + ffn_out)             (n, D) = the input of layer l + 1
+
+Everything is computed here with explicit matrix products from the layer's parameters, never by calling the
+module's forward, so tests/test_multi_head.py can hold it against transformers' own BertLayer.
+
+Also here: what changes with the number of heads h at a fixed d_model (`head_count_rows`), and the
+permutation check (`permutation_check`): attention without positions is permutation-equivariant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
+PAPER_D_MODEL, PAPER_HEADS = 512, 8  # "Attention Is All You Need": d_model = 512, h = 8, d_k = 64
+HEAD_COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class LayerWalk:
+    """Every intermediate of one BertLayer on one sequence of n real tokens (H heads of size d_k, D = H d_k)."""
+
+    layer: int
+    tokens: list[str]  # n display tokens
+    x: torch.Tensor  # (n, D) layer input
+    w_q: torch.Tensor  # (H, D, d_k) each head's slice of W^Q (as x @ w_q[i]); w_k, w_v likewise
+    w_k: torch.Tensor
+    w_v: torch.Tensor
+    q: torch.Tensor  # (H, n, d_k)
+    k: torch.Tensor  # (H, n, d_k)
+    v: torch.Tensor  # (H, n, d_k)
+    weights: torch.Tensor  # (H, n, n) rows = queries, columns = keys; each row sums to 1
+    z: torch.Tensor  # (H, n, d_k) Z_i = A_i V_i
+    concat: torch.Tensor  # (n, D) [Z_1 ... Z_H]
+    attention_out: torch.Tensor  # (n, D) Concat W^O + b^O
+    post_attention: torch.Tensor  # (n, D) LayerNorm(X + attention_out)
+    ffn_hidden: torch.Tensor  # (n, D_ff) GELU(post_attention W_1 + b_1)
+    ffn_out: torch.Tensor  # (n, D)
+    output: torch.Tensor  # (n, D) LayerNorm(post_attention + ffn_out)
+    reference: torch.Tensor | None = None  # (n, D) the model's own output of this layer, when known
+    truncated: bool = False  # the text had more than the page's token limit
+
+    @property
+    def n_heads(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def head_dim(self) -> int:
+        return self.q.shape[-1]
+
+    @property
+    def max_reference_error(self) -> float | None:
+        """max |output - the model's own layer output|: float rounding when the chain above is the layer."""
+        return None if self.reference is None else float((self.output - self.reference).abs().max())
+
+    def shapes(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(step, shape) in order, for the page's diagram; steps are keys the page names in its language."""
+        return [
+            ("x", tuple(self.x.shape)),
+            ("w_qkv", tuple(self.w_q[0].shape)),
+            ("qkv", tuple(self.q[0].shape)),
+            ("a", tuple(self.weights[0].shape)),
+            ("z", tuple(self.z[0].shape)),
+            ("concat", tuple(self.concat.shape)),
+            ("w_o", (self.concat.shape[-1], self.attention_out.shape[-1])),
+            ("add_norm", tuple(self.post_attention.shape)),
+            ("ffn_hidden", tuple(self.ffn_hidden.shape)),
+            ("ffn_out", tuple(self.ffn_out.shape)),
+            ("output", tuple(self.output.shape)),
+        ]
+
+
+def _layer_norm(x: torch.Tensor, norm: torch.nn.LayerNorm) -> torch.Tensor:
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=False, keepdim=True)
+    return (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
+
+
+def _head_slices(linear: torch.nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """nn.Linear stores W as (out, in) and computes x W^T + b; per head: (H, D, d_k) and (H, d_k)."""
+    weight = linear.weight.detach()  # (D_out, D_in)
+    d_out, d_in = weight.shape
+    d_k = d_out // n_heads
+    return weight.T.reshape(d_in, n_heads, d_k).permute(1, 0, 2), linear.bias.detach().reshape(n_heads, d_k)
+
+
+@torch.no_grad()
+def walk_bert_layer(
+    bert_layer, x: torch.Tensor, n_heads: int, key_mask: torch.Tensor | None = None, activation: str = "gelu"
+) -> LayerWalk:
+    """Run one transformers BertLayer by hand on x (n, D). key_mask (n,) bool: True = a real key (padding keys get
+    weight exactly 0). activation: BERT's 'gelu' is the exact erf form."""
+    if activation != "gelu":
+        raise ValueError(f"only BERT's exact GELU is implemented, not {activation!r}")
+    attention = bert_layer.attention
+    x = x.float()
+    w_q, b_q = _head_slices(attention.self.query, n_heads)
+    w_k, b_k = _head_slices(attention.self.key, n_heads)
+    w_v, b_v = _head_slices(attention.self.value, n_heads)
+    q = torch.einsum("nd,hdk->hnk", x, w_q) + b_q[:, None]  # (H, n, d_k)
+    k = torch.einsum("nd,hdk->hnk", x, w_k) + b_k[:, None]
+    v = torch.einsum("nd,hdk->hnk", x, w_v) + b_v[:, None]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (H, n, n)
+    if key_mask is not None:
+        scores = scores.masked_fill(~key_mask.bool()[None, None, :], float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    z = weights @ v  # (H, n, d_k)
+    concat = z.permute(1, 0, 2).reshape(x.shape[0], -1)  # (n, H d_k): head i in columns i*d_k:(i+1)*d_k
+    dense = attention.output.dense
+    attention_out = concat @ dense.weight.T + dense.bias
+    post_attention = _layer_norm(x + attention_out, attention.output.LayerNorm)
+    up, down = bert_layer.intermediate.dense, bert_layer.output.dense
+    ffn_hidden = F.gelu(post_attention @ up.weight.T + up.bias)  # exact (erf) GELU, as BERT's "gelu"
+    ffn_out = ffn_hidden @ down.weight.T + down.bias
+    output = _layer_norm(post_attention + ffn_out, bert_layer.output.LayerNorm)
+    return LayerWalk(
+        layer=-1,
+        tokens=[],
+        x=x,
+        w_q=w_q,
+        w_k=w_k,
+        w_v=w_v,
+        q=q,
+        k=k,
+        v=v,
+        weights=weights,
+        z=z,
+        concat=concat,
+        attention_out=attention_out,
+        post_attention=post_attention,
+        ffn_hidden=ffn_hidden,
+        ffn_out=ffn_out,
+        output=output,
+    )
+
+
+def bert_layers(model) -> list:
+    """The transformers BertLayer modules of an encoder behind the model contract (core/models/hf.py)."""
+    base = model.model.base_model
+    encoder = getattr(base, "encoder", None)
+    if encoder is None or not hasattr(encoder, "layer"):
+        raise ValueError(f"{model.name} is not a BERT-style encoder: this page walks BertLayer")
+    return list(encoder.layer)
+
+
+@torch.no_grad()
+def layer_walk(model, text: str, layer: int, max_tokens: int = MAX_TOKENS) -> LayerWalk:
+    """The walk through layer `layer` of an encoder (MiniLM) on `text` (cut to max_tokens tokens, specials
+    included), with the model's own output of that layer as `reference`. Raises ValueError for a text that
+    gives no tokens or a layer out of range."""
+    layers = bert_layers(model)
+    if not 0 <= layer < len(layers):
+        raise ValueError(f"{model.name} has layers 0..{len(layers) - 1}, not {layer}")
+    batch = model.tokenize([text], max_tokens)
+    trace = model.run(batch, logits=False, hidden_states=True)
+    n = int(batch.attention_mask[0].sum())
+    x = trace.hidden_states[layer][0, :n]  # (n, D): the residual stream entering the layer
+    walk = walk_bert_layer(layers[layer], x, model.n_heads, activation=model.config.hidden_act)
+    return LayerWalk(
+        **{
+            **walk.__dict__,
+            "layer": layer,
+            "tokens": batch.tokens[0][:n],
+            "reference": trace.hidden_states[layer + 1][0, :n],
+            "truncated": bool(batch.truncated[0]),
+        }
+    )
+
+
+# --- the number of heads at a fixed d_model -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadCountRow:
+    heads: int
+    head_dim: int  # d_k = d_model / h
+    parameters: int  # W^Q, W^K, W^V, W^O with biases: 4 D^2 + 4 D, whatever h is
+    flops: int  # one forward over n tokens, multiply-adds counted as 2
+    score_rank: int  # the largest possible rank of one head's n x n score matrix: min(n, d_k)
+
+
+def attention_parameters(d_model: int) -> int:
+    """Q, K, V and output projections, D x D each, with biases."""
+    return 4 * d_model * d_model + 4 * d_model
+
+
+def attention_flops(d_model: int, n: int, heads: int) -> int:
+    """Matrix-product FLOPs of one multi-head attention forward on n tokens: four projections 4 * 2 n D^2; per
+    head scores 2 n^2 d_k and weighted sum 2 n^2 d_k, summed over h heads 4 n^2 D. h cancels: splitting D
+    into heads changes the shape of the work, not its amount."""
+    d_k = d_model // heads
+    return 4 * 2 * n * d_model * d_model + heads * (2 * n * n * d_k + 2 * n * n * d_k)
+
+
+def head_count_rows(d_model: int = PAPER_D_MODEL, n: int = 64, counts=HEAD_COUNTS) -> list[HeadCountRow]:
+    """One row per h that divides d_model."""
+    return [
+        HeadCountRow(
+            h, d_model // h, attention_parameters(d_model), attention_flops(d_model, n, h), min(n, d_model // h)
+        )
+        for h in counts
+        if d_model % h == 0
+    ]
+
+
+def score_ranks(d_model: int, n: int, heads: int, seed: int = 0) -> list[int]:
+    """The measured rank of each head's score matrix Q_i K_i^T on random X (n, D) and random projections: never
+    above d_k (Q_i K_i^T is a product through a d_k-wide middle)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d_model, generator=g, dtype=torch.float64)
+    w_q = torch.randn(heads, d_model, d_model // heads, generator=g, dtype=torch.float64)
+    w_k = torch.randn(heads, d_model, d_model // heads, generator=g, dtype=torch.float64)
+    scores = torch.einsum("nd,hdk->hnk", x, w_q) @ torch.einsum("nd,hdk->hnk", x, w_k).transpose(-1, -2)
+    return [int(torch.linalg.matrix_rank(s)) for s in scores]
+
+
+# --- permutation equivariance ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PermutationCheck:
+    permutation: list[int]
+    error_without_positions: float  # max |layer(X[P]) - layer(X)[P]|: rounding, attention ignores order
+    error_with_positions: float  # the same with position vectors added by position: order now matters
+
+
+@torch.no_grad()
+def permutation_check(model, text: str, seed: int = 0, max_tokens: int = MAX_TOKENS) -> PermutationCheck:
+    """Shuffle the tokens of `text` and run layer 0 of the encoder on word embeddings alone (no positions) and on
+    word + position embeddings. Without positions the outputs are the unshuffled outputs, shuffled the same way;
+    with positions they are not. A text of one token has only the identity permutation (both errors 0)."""
+    layer0 = bert_layers(model)[0]
+    batch = model.tokenize([text], max_tokens)
+    n = int(batch.attention_mask[0].sum())
+    ids = batch.input_ids[0, :n]
+    embeddings = model.model.base_model.embeddings
+    words = embeddings.word_embeddings(ids).float()  # (n, D)
+    positions = embeddings.position_embeddings(torch.arange(n)).float()  # (n, D)
+    g = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(n, generator=g)
+    if n > 1 and torch.equal(perm, torch.arange(n)):
+        perm = torch.roll(perm, 1)  # a shuffle that moves something
+
+    def out(x: torch.Tensor) -> torch.Tensor:
+        return walk_bert_layer(layer0, x, model.n_heads).output
+
+    without = float((out(words[perm]) - out(words)[perm]).abs().max())
+    # With positions: position p is added to whatever token now sits at p.
+    with_pos = float((out(words[perm] + positions) - out(words + positions)[perm]).abs().max())
+    return PermutationCheck(perm.tolist(), without, with_pos)

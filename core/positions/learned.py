@@ -1,0 +1,63 @@
+"""Learned absolute position embeddings (BERT, GPT-2, MiniLM): one trained vector per position, added to the
+token embedding. Nothing forces neighbouring positions to look alike; whatever structure the similarity matrix
+shows was learned from data. Positions past the table (512 for MiniLM) simply do not exist. The table comes from
+the model wrapper (core.models.minilm.minilm_position_embeddings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..models.minilm import minilm_position_embeddings
+from ..pooling import block_mean
+
+MAX_DRAWN = 256  # positions per side drawn at full resolution; beyond, 2 x 2 block means
+
+
+def cosine_similarity_matrix(vectors: torch.Tensor) -> np.ndarray:
+    """(n, n) cosine similarity between rows."""
+    v = vectors.double()
+    v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    return (v @ v.T).numpy()
+
+
+def similarity_by_distance(sim: np.ndarray) -> dict[str, np.ndarray]:
+    """Mean, min and max of sim[i, i + k] over all i, for each distance k = 0 .. n-1: does similarity fall off with
+    distance, and does it depend on where the pair sits (a wide min-max range says it does)?"""
+    n = sim.shape[0]
+    mean, lo, hi = np.empty(n), np.empty(n), np.empty(n)
+    for k in range(n):
+        diag = np.diagonal(sim, offset=k)
+        mean[k], lo[k], hi[k] = diag.mean(), diag.min(), diag.max()
+    return {"distance": np.arange(n), "mean": mean, "min": lo, "max": hi}
+
+
+@dataclass(frozen=True)
+class SimilarityView:
+    n: int  # positions compared (at most the table's length)
+    factor: int  # block size of the drawn matrix (1: every position)
+    shown: np.ndarray  # (n / factor, n / factor) cosine similarity, block means when factor > 1
+    axis: np.ndarray  # (n / factor,) the position at the centre of each drawn block
+    by_distance: dict[str, np.ndarray]  # similarity_by_distance of the full (n, n) matrix
+
+    def mean_at(self, distance: int) -> float:
+        """Mean similarity of positions `distance` apart (the largest distance there is, if beyond)."""
+        return float(self.by_distance["mean"][min(distance, self.n - 1)])
+
+
+def table_view(table: torch.Tensor, n: int) -> SimilarityView:
+    """Cosine similarity of the first n rows of a position table (n_positions, d), pooled 2 x 2 past MAX_DRAWN."""
+    n = max(2, min(n, table.shape[0]))
+    sim = cosine_similarity_matrix(table[:n])
+    factor = 2 if n > MAX_DRAWN else 1
+    shown = block_mean(torch.from_numpy(sim), None, n // factor)[0].double().numpy() if factor > 1 else sim
+    axis = np.arange(0, n, factor) + (factor - 1) / 2
+    return SimilarityView(n, factor, shown, axis, similarity_by_distance(sim))
+
+
+def similarity_view(model, n: int) -> SimilarityView:
+    """table_view of MiniLM's learned position table."""
+    return table_view(minilm_position_embeddings(model), n)

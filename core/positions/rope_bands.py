@@ -1,0 +1,83 @@
+"""RoPE in a real model: how much each frequency pair of SmolLM2's rotated q and k contributes to its scores.
+
+In the rotate_half layout that transformers stores, pair i (i = 0 .. d/2 - 1, fastest first) is dimensions
+(i, i + d/2), so q . k splits exactly into d/2 per-pair parts, and contiguous runs of pairs into bands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..pooling import indexed_labels
+
+
+def frequency_band_contributions(q: torch.Tensor, k: torch.Tensor, n_bands: int) -> torch.Tensor:
+    """Split q . k (rotate_half layout, as transformers stores it) into the part each frequency band contributes.
+    q (n_q, d), k (n_k, d) already rotated. Pair i is dimensions (i, i + d/2); bands are contiguous runs of pairs,
+    band 0 the fastest-rotating. Returns (n_bands, n_q, n_k); the bands sum to q @ k.T exactly."""
+    half = q.shape[-1] // 2
+    per_pair = q[:, None, :half] * k[None, :, :half] + q[:, None, half:] * k[None, :, half:]  # (n_q, n_k, d/2)
+    return torch.stack([per_pair[..., a:b].sum(-1) for a, b in band_edges(half, n_bands)])
+
+
+def band_edges(half: int, n_bands: int) -> list[tuple[int, int]]:
+    """The [start, end) pair indices of each band used by frequency_band_contributions."""
+    n_bands = max(1, min(n_bands, half))
+    edges = torch.linspace(0, half, n_bands + 1).round().long().tolist()
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def mean_share(parts: torch.Tensor, visible: torch.Tensor) -> np.ndarray:
+    """parts (p, n_q, n_k) signed pieces of one score matrix -> (p,): each piece's share of the summed |pieces|,
+    averaged over the visible (query, key) cells."""
+    share = parts.abs() / parts.abs().sum(0).clamp_min(1e-30)
+    return share[:, visible].mean(-1).numpy()
+
+
+@dataclass(frozen=True)
+class BandsView:
+    layer: int
+    head: int
+    kv_head: int  # the key/value head this query head reads (grouped-query attention)
+    labels: list[str]  # (n,) '3 cat': each token with its position (unique, for the axes)
+    q: np.ndarray  # (n, d) rotated queries, rotate_half layout
+    k: np.ndarray  # (n, d) rotated keys
+    visible: np.ndarray  # (n, n) bool: causal mask of the sequence
+    pair_share: np.ndarray  # (d/2,) each pair's mean share of |score|
+    band_pairs: list[tuple[int, int]]  # (n_bands,) first and last pair of each band (inclusive)
+    band_scores: np.ndarray  # (n_bands, n, n) each band's part of the scaled score q.k * scale
+    band_share: np.ndarray  # (n_bands,) each band's mean share of |score|
+    max_diff: float  # |sum of bands - the model's scaled scores| over visible cells: ~0
+
+
+def bands_view(trace, layer: int, head: int, n_bands: int) -> BandsView:
+    """Split one head's scaled scores q.k * scale (sequence 0 of a Trace) by frequency pair and into n_bands
+    bands. Layer and head are clipped to what the model has."""
+    layer = min(max(layer, 0), trace.n_layers - 1)
+    head = min(max(head, 0), trace.n_heads - 1)
+    q = trace.queries[layer][0, head].double()  # (n, d)
+    g = trace.kv_head(head)
+    k = trace.keys[layer][0, g].double()  # (n, d)
+    visible = trace.mask(0)
+    half = q.shape[-1] // 2
+    per_pair = frequency_band_contributions(q, k, half) * trace.scale  # (d/2, n, n)
+    bands = frequency_band_contributions(q, k, n_bands) * trace.scale  # (bands, n, n)
+    edges = band_edges(half, n_bands)
+    full = (q @ k.T) * trace.scale
+    return BandsView(
+        layer,
+        head,
+        g,
+        indexed_labels(trace.batch.tokens[0]),
+        q.numpy(),
+        k.numpy(),
+        visible.numpy(),
+        mean_share(per_pair, visible),
+        [(a, b - 1) for a, b in edges],
+        bands.numpy(),
+        mean_share(bands, visible),
+        float((bands.sum(0) - full)[visible].abs().max()),
+    )

@@ -1,0 +1,24 @@
+"""Traces of random queries and keys, for testing what is built on the model contract without loading a model."""
+
+import torch
+
+from core.models.base import Batch, Trace
+
+
+def fake_trace(
+    lengths=(7, 5), n_layers=3, n_heads=4, n_kv_heads=2, d=8, causal=False, special_at=(0,), seed=0, tokens=None
+) -> Trace:
+    """A Trace with random q/k: right-padded batch, GQA, specials at `special_at` (and the last real token)."""
+    g = torch.Generator().manual_seed(seed)
+    B, n = len(lengths), max(lengths)
+    mask = torch.tensor([[1] * m + [0] * (n - m) for m in lengths])
+    special = mask == 0
+    for b, m in enumerate(lengths):
+        for s in special_at:
+            special[b, s] = True
+        special[b, m - 1] = True
+    toks = tokens or [[f"t{j}" if mask[b, j] else "[PAD]" for j in range(n)] for b in range(B)]
+    batch = Batch(torch.zeros(B, n, dtype=torch.long), mask, toks, special, [False] * B, ["x"] * B)
+    q = [torch.randn(B, n_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
+    k = [torch.randn(B, n_kv_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
+    return Trace(batch=batch, queries=q, keys=k, scale=d**-0.5, is_causal=causal)

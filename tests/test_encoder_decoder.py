@@ -1,0 +1,191 @@
+"""core/encoder_decoder: the generated pairs and their alignments, the step-by-step translation against the model's
+own modules, and the alignment measurement. A small random-weight model (seeded) keeps these independent of the
+shipped weights; tests of the shipped model skip when it is absent."""
+
+import functools
+
+import pytest
+import torch
+
+from core.encoder_decoder import alignment as al
+from core.encoder_decoder import grammar
+from core.encoder_decoder import model as ed
+from core.encoder_decoder import translate as tr
+
+
+@functools.cache
+def random_model():
+    from transformers import MarianMTModel
+
+    torch.manual_seed(0)
+    config = ed.make_config(ed.Shape(d_model=32, layers=2, heads=4, ffn=64))
+    config._attn_implementation = "eager"
+    return MarianMTModel(config).eval(), ed.make_tokenizer()
+
+
+# --- the generated data ---------------------------------------------------------------------------------------------
+
+
+def test_a_pair_reads_as_its_grammar_says():
+    m = grammar.Meaning(subject=0, subject_plural=False, subject_adjective=0, verb=0, transitive=True, past=False,
+                        obj=len(grammar.ANIMATE), obj_plural=False, obj_adjective=None, place=0)  # fmt: skip
+    ja = grammar.make_pair(m, "ja")
+    assert ja.source_text == "<2ja> the big cat sees the ball in the park ."
+    assert ja.target_text == "大きい 猫 は 公園 で ボール を 見る 。"
+    words = dict((ja.source[s], ja.target[t]) for s, t in ja.alignment)
+    assert words == {
+        "big": "大きい",
+        "cat": "猫",
+        "sees": "見る",
+        "ball": "ボール",
+        "in": "で",
+        "park": "公園",
+        ".": "。",
+    }
+    ko = grammar.make_pair(m, "ko")
+    assert ko.target_text == "큰 고양이 는 공원 에서 공 을 본다 ."  # 고양이 ends in a vowel: 는; 공 in ㅇ: 을
+
+
+def test_korean_particles_follow_the_final_consonant():
+    assert grammar._korean_particle("topic", "고양이") == "는" and grammar._korean_particle("topic", "책") == "은"
+    assert grammar._korean_particle("object", "사과") == "를" and grammar._korean_particle("object", "공") == "을"
+
+
+def test_alignments_cross_because_the_verb_moves_to_the_end():
+    pairs = grammar.generate(200, 3)
+    crossing = 0
+    for p in pairs:
+        for s, t in p.alignment:
+            assert 0 < s < len(p.source) and 0 <= t < len(p.target)
+        crossing += any(s1 < s2 and t1 > t2 for s1, t1 in p.alignment for s2, t2 in p.alignment)
+    assert crossing > 150  # every transitive or placed sentence crosses
+
+
+def test_held_out_sentences_never_appear_in_training_and_generation_is_deterministic():
+    train = grammar.generate(3000, 0)
+    held = grammar.generate(300, 1, held_out=True)
+    assert not {p.source_text[6:] for p in train} & {p.source_text[6:] for p in held}
+    assert [p.source_text for p in grammar.generate(50, 0)] == [p.source_text for p in train[:50]]
+
+
+def test_parse_reads_back_every_generated_sentence_and_names_unknown_words():
+    for p in grammar.generate(300, 2, held_out=True):
+        meaning, unknown = grammar.parse(p.source_text.split(" ", 1)[1])
+        assert not unknown and grammar.make_pair(meaning, p.language).target == p.target
+    assert grammar.parse("The cat sees the xylophone.") == (None, ["xylophone"])
+    assert grammar.parse("") == (None, [])
+    assert grammar.parse("the the the") == (None, [])
+
+
+def test_the_vocabulary_covers_every_generated_token_once():
+    vocab = grammar.vocabulary()
+    assert len(vocab) == len(set(vocab)) and vocab[: len(grammar.SPECIAL_TOKENS)] == grammar.SPECIAL_TOKENS
+    tokens = {w for p in grammar.generate(500, 4) for w in p.source + p.target}
+    assert tokens <= set(vocab)
+
+
+# --- translating, step by step --------------------------------------------------------------------------------------
+
+
+def test_every_attention_has_its_shape_and_rows_sum_to_one():
+    model, tok = random_model()
+    pair = grammar.generate(1, 7, held_out=True)[0]
+    result = tr.translate(model, tok, pair.source_text, reference=pair.target)
+    S, T = len(pair.source) + 1, len(pair.target) + 1  # + </s>
+    assert result.encoder_attention.shape == (2, 4, S, S) and len(result.steps) == T
+    for t, step in enumerate(result.steps):
+        assert step.self_attention.shape == (2, 4, t + 1)  # the look-ahead mask: inputs 0..t only
+        assert step.cross_attention.shape == (2, 4, S)
+        assert torch.allclose(step.self_attention.sum(-1), torch.ones(2, 4), atol=1e-5)
+        assert torch.allclose(step.cross_attention.sum(-1), torch.ones(2, 4), atol=1e-5)
+
+
+def test_cross_attention_takes_q_from_the_decoder_and_k_from_the_encoder_output():
+    """Recompute layer 1's cross-attention from its own projections: Q from the decoder's self-attention sublayer
+    output (after its LayerNorm), K from the encoder stack's last hidden state."""
+    model, tok = random_model()
+    pair = grammar.generate(1, 8, held_out=True)[0]
+    captured = {}
+    layer = model.model.decoder.layers[1]
+    hook = layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: captured.__setitem__("q_in", o))
+    try:
+        result = tr.translate(model, tok, pair.source_text, reference=pair.target)
+    finally:
+        hook.remove()
+    source_ids, _ = tr._encode_source(tok, pair.source_text)
+    with torch.no_grad():
+        memory = model.get_encoder()(input_ids=source_ids).last_hidden_state[0]  # (S, D)
+        att = layer.encoder_attn
+        d = att.head_dim
+        q = (att.q_proj(captured["q_in"][0]) * att.scaling).view(-1, 4, d).transpose(0, 1)  # (H, T, d)
+        k = att.k_proj(memory).view(-1, 4, d).transpose(0, 1)  # (H, S, d)
+        weights = torch.softmax(q @ k.transpose(-1, -2), -1)  # (H, T, S)
+    for t, step in enumerate(result.steps):
+        assert torch.allclose(step.cross_attention[1], weights[:, t], atol=1e-5)
+
+
+def test_teacher_forcing_is_causal_and_agrees_with_free_generation():
+    model, tok = random_model()
+    pair = grammar.generate(1, 9, held_out=True)[0]
+    free = tr.translate(model, tok, pair.source_text)
+    forced = tr.translate(model, tok, pair.source_text, reference=free.output)
+    for a, b in zip(free.steps, forced.steps):  # the same inputs give the same predictions, all at once
+        assert a.chosen == b.chosen and a.chosen_probability == pytest.approx(b.chosen_probability, abs=1e-5)
+    changed = list(pair.target)
+    changed[-1] = "猫"
+    a = tr.translate(model, tok, pair.source_text, reference=pair.target)
+    b = tr.translate(model, tok, pair.source_text, reference=changed)
+    for t in range(len(changed)):  # positions before the change cannot see it
+        assert torch.allclose(a.steps[t].cross_attention, b.steps[t].cross_attention, atol=1e-6)
+
+
+def test_unknown_words_are_named_and_translation_still_runs():
+    model, tok = random_model()
+    result = tr.translate(model, tok, tr.source_text("The cat sees the <script> 😺.", "ja"))
+    assert result.unknown_words == ["<script>", "😺"] and len(result.steps) >= 1
+
+
+# --- alignment ------------------------------------------------------------------------------------------------------
+
+
+def test_diagonal_guess_walks_along_the_sentence():
+    assert [al.diagonal_guess(t, 5, 5) for t in range(5)] == [1, 2, 3, 4, 5]
+    assert al.diagonal_guess(0, 9, 7) == 1 and al.diagonal_guess(6, 9, 7) == 9
+
+
+def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(monkeypatch):
+    model, tok = random_model()
+    pairs = grammar.generate(5, 10, held_out=True)
+    report = al.measure(model, tok, pairs)
+    words = sum(len(p.alignment) for p in pairs)
+    assert all(h.words == words for h in report.heads) and len(report.heads) == 2 * 4
+    assert 0 < report.chance < 0.5 and report.pairs == 5
+
+    real_translate = al.translate
+
+    def oracle(model, tok, text, reference):  # a head 0 of layer 0 that always looks at the aligned word
+        result = real_translate(model, tok, text, reference=reference)
+        pair = next(p for p in pairs if p.source_text == text)
+        for s, t in pair.alignment:
+            result.steps[t].cross_attention[0, 0] = torch.nn.functional.one_hot(
+                torch.tensor(s), len(result.source_tokens)
+            )
+        return result
+
+    monkeypatch.setattr(al, "translate", oracle)
+    perfect = al.measure(model, tok, pairs)
+    assert perfect.heads[0].accuracy == 1.0 and perfect.best(1)[0] == perfect.heads[0]
+    assert perfect.verdict() == "aligns"
+
+
+# --- the shipped model ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_shipped_model_translates_held_out_sentences():
+    if ed.status():
+        pytest.skip(ed.status())
+    model, tok = ed.load()
+    pairs = grammar.generate(20, 99, held_out=True)
+    exact = sum(tr.greedy_translate(model, tok, p.source_text) == p.target for p in pairs)
+    assert exact >= 16  # the report's held-out exact match is measured on 1,000 pairs

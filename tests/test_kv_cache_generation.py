@@ -1,0 +1,141 @@
+"""Generation with the KV cache (core/kv_cache/): cached = uncached greedy decoding token for token, the cache's
+bytes against the formula and the tensors, the recorded attention against a full uncached pass, eviction
+policies' kept positions and KL = 0 when nothing is evicted."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from core import kv_cache as kc
+from core.kv_cache import eviction, views
+from core.models import registry
+
+PROMPT = "The cat sat on the mat because it"
+
+
+def test_kept_positions_hand_worked():
+    assert kc.kept_positions("window", 10, 3) == [7, 8, 9]
+    assert kc.kept_positions("sinks_window", 10, 3, sinks=2) == [0, 1, 7, 8, 9]
+    assert kc.kept_positions("sinks_window", 4, 3, sinks=2) == [0, 1, 2, 3]  # overlap: nothing evicted
+    assert kc.kept_positions("window", 2, 5) == [0, 1]
+    assert kc.kept_positions("window", 0, 1) == []
+    assert kc.kept_positions("sinks_window", 10, 1, sinks=0) == kc.kept_positions("window", 10, 1) == [9]
+    with pytest.raises(ValueError):
+        kc.kept_positions("window", 5, 0)
+    with pytest.raises(ValueError):
+        kc.kept_positions("lru", 5, 2)
+
+
+def test_kl_divergence_hand_worked():
+    p = torch.tensor([0.5, 0.5], dtype=torch.float64).log()
+    q = torch.tensor([0.25, 0.75], dtype=torch.float64).log()
+    expect = 0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75)
+    assert kc.kl_divergence(p, q) == pytest.approx(expect, rel=1e-12)
+    assert kc.kl_divergence(p, p) == 0.0
+    zero = torch.tensor([1.0, 0.0], dtype=torch.float64).log()  # 0 log 0 = 0
+    assert kc.kl_divergence(zero, q) == pytest.approx(math.log(4.0))
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    if registry.model_status()["smollm2"] is not None:
+        pytest.skip(registry.model_status()["smollm2"])
+    return registry.LOADERS["smollm2"]()
+
+
+@pytest.fixture(scope="module")
+def greedy(smollm2):
+    ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
+    return ids, kc.generate(smollm2, ids, 5, window=2, sinks=1)
+
+
+def test_cached_generation_equals_uncached_greedy_token_for_token(smollm2, greedy):
+    ids, gen = greedy
+    reference = kc.greedy_uncached(smollm2.model, ids, 5, smollm2.model.config.eos_token_id)
+    assert gen.generated_ids == reference
+    assert [s.position for s in gen.steps] == list(range(len(ids) - 1, len(ids) - 1 + len(gen.steps)))
+
+
+def test_cache_bytes_formula_equals_the_tensors(greedy):
+    _, gen = greedy
+    per_token = 2 * 30 * 3 * 64 * 4  # K and V, 30 layers, 3 kv heads, head size 64, float32
+    for s in gen.steps:
+        assert s.cache_bytes == per_token * (s.position + 1) == gen.formula_bytes(s.position + 1)
+    curves = views.memory_curves(gen)
+    assert curves["mha"] == [3 * g for g in curves["gqa"]]  # 9 query heads: MHA would store 9 kv heads, not 3
+
+
+def test_recorded_attention_equals_a_full_uncached_pass(smollm2, greedy):
+    ids, gen = greedy
+    step = gen.steps[-1]
+    sequence = ids + gen.generated_ids[:-1]  # every token fed so far; the last one is the query of the last step
+    batch = smollm2.tokenize([smollm2.tokenizer.decode(sequence)])
+    assert batch.input_ids[0].tolist() == sequence
+    trace = smollm2.run(batch, logits=False, hidden_states=False)
+    for layer in (0, 14, 29):
+        full = trace.layer_attention(layer, rows=[step.position])[:, 0].numpy()  # (heads, n)
+        np.testing.assert_allclose(step.attention[layer].astype(np.float32), full, atol=2e-3)
+    assert np.allclose(step.attention.astype(np.float32).sum(-1), 1.0, atol=1e-2)
+
+
+def test_kl_is_zero_when_nothing_is_evicted(smollm2):
+    ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
+    gen = kc.generate(smollm2, ids, 2, window=64, sinks=4)
+    for s in gen.steps:
+        for policy in kc.POLICIES:
+            assert s.policies[policy]["evicted"] == 0 and s.policies[policy]["kl"] == 0.0
+
+
+def test_a_slice_that_keeps_every_position_changes_nothing(smollm2):
+    """The eviction path itself (slice the cache, feed the token again) is exact: keeping all gives KL ~ 0."""
+    from transformers import DynamicCache
+
+    ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
+    model = smollm2.model
+    cache = DynamicCache(config=model.config)
+    with torch.no_grad():
+        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+    p = len(ids) - 1
+    full = eviction.next_token_logprobs(model, eviction.sliced_cache(cache, list(range(p)), model.config), ids[-1], p)
+    again = eviction.next_token_logprobs(model, cache, ids[-1], p)
+    assert kc.kl_divergence(full, again) < 1e-9
+    assert cache.get_seq_length() == p + 1  # the original cache grew by the fed token only
+
+
+def test_evicting_moves_the_distribution_and_sinks_help_here(greedy):
+    _, gen = greedy
+    window = [s.policies["window"] for s in gen.steps]
+    sinks = [s.policies["sinks_window"] for s in gen.steps]
+    assert all(w["evicted"] > 0 and w["kl"] > 0 for w in window)
+    assert all(s["kept"] == min(1 + 2, gen.steps[0].position) + 1 for s in sinks[:1])
+    # StreamingLLM's finding on this prompt: keeping the first token makes the window far less harmful
+    assert np.mean([s["kl"] for s in sinks]) < np.mean([w["kl"] for w in window])
+
+
+def test_sampling_is_reproducible_and_top_k_1_is_greedy(smollm2, greedy):
+    ids, gen = greedy
+    a = kc.generate(smollm2, ids, 3, temperature=1.0, top_k=20, seed=7, policies=())
+    b = kc.generate(smollm2, ids, 3, temperature=1.0, top_k=20, seed=7, policies=())
+    assert a.generated_ids == b.generated_ids
+    one = kc.generate(smollm2, ids, 3, temperature=1.5, top_k=1, seed=3, policies=())
+    assert one.generated_ids == gen.generated_ids[:3]
+
+
+def test_views_pool_long_rows_and_mask_the_future(greedy):
+    _, gen = greedy
+    v = views.step_attention(gen, 99, 3, max_cols=4)  # a step out of range is clamped to the last
+    assert v.step == len(gen.steps) - 1 and v.weights.shape == (9, 4) and v.pooled
+    assert v.kept["window"][-1] > 0 and v.kept["window"][0] == 0 and v.kept["sinks_window"][0] > 0
+    h = views.history(gen, 3, None, max_cols=200)
+    assert h.weights.shape == (len(gen.steps), gen.steps[-1].position + 1)
+    assert h.masked[0, -1] and not h.masked[-1, -1]
+    np.testing.assert_allclose(np.nansum(h.weights, axis=1), 1.0, atol=1e-2)
+
+
+def test_empty_prompt_is_refused(smollm2):
+    with pytest.raises(ValueError):
+        kc.prompt_ids(smollm2, "", 512)
+    ids, total = kc.prompt_ids(smollm2, "word " * 700, 512)
+    assert len(ids) == 512 and total > 512

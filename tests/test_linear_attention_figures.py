@@ -1,0 +1,78 @@
+"""viz/linear_attention.py: every log axis carries major ticks only (checked on the figure's layout: dtick 1 = one
+tick per power of ten, "D2" = 1-2-5), the traces carry the view's numbers, and words come from the catalog."""
+
+import pytest
+
+from app import i18n
+from core.linear_attention import measure
+from core.linear_attention.exp_kernel import exp_kernel_view
+from core.linear_attention.views import associativity_view, generation_view, implied_view, timing_view
+from viz import linear_attention as vl
+
+
+def t(key, /, **fmt):
+    return i18n.text("en", "linear_attention", key, **fmt)
+
+
+def log_axes(fig):
+    axes = [fig.layout.xaxis, fig.layout.yaxis]
+    assert all(a.type == "log" for a in axes)
+    return axes
+
+
+def test_major_log_ticks_rule():
+    assert vl.major_log_ticks([1e5, 1e13]) == {"dtick": 1}
+    assert vl.major_log_ticks([256, 16384]) == {"dtick": "D2"}  # 1.8 decades: 1, 2, 5 per decade
+    assert vl.major_log_ticks([None, float("nan"), 0, -1, 3.0]) == {"dtick": "D2"}
+    assert vl.major_log_ticks([]) == {"dtick": "D2"}
+
+
+def test_cost_figure():
+    sizes = [2**k for k in range(4, 18)]
+    view = associativity_view(4096, 64, sizes)
+    fig = vl.cost_figure(view, t)
+    x, y = log_axes(fig)
+    assert x.dtick == 1 and y.dtick == 1  # n over 3.9 decades, multiply-adds over 9
+    assert list(fig.data[0].y) == view.curves["quadratic"] and list(fig.data[1].y) == view.curves["linear"]
+    assert fig.layout.title.text == t("cost_title", d=64)
+
+
+def test_cost_figure_ticks_follow_the_range():
+    fig = vl.cost_figure(associativity_view(64, 16, [16, 32, 64]), t)
+    assert fig.layout.xaxis.dtick == "D2"
+    wide = vl.cost_figure(associativity_view(64, 16, [2**k for k in range(4, 24)]), t)
+    assert wide.layout.xaxis.dtick == 1
+
+
+def test_timing_figure_draws_the_upper_half_fit():
+    res = measure.load_results()
+    if res is None:
+        pytest.skip("no results/bench_linear.json")
+    view = timing_view(res["scaling"]["rows"], res["scaling"]["slopes"])
+    fig = vl.timing_figure(view, t)
+    for axis in log_axes(fig):
+        assert axis.dtick in (1, "D2")
+    fits = [tr for tr in fig.data if tr.line.dash == "dash"]
+    assert len(fits) == 2
+    assert fits[1].name.endswith(t("fit_label", slope=view.large["linear"], fit_from=view.large["fit_from"]))
+    assert min(fits[1].x) == pytest.approx(view.large["fit_from"]) and max(fits[1].x) == pytest.approx(max(view.sizes))
+
+
+def test_generation_and_exp_kernel_figures():
+    res = measure.load_results()
+    if res is not None:
+        fig = vl.generation_figure(generation_view(res["generation"]["rows"]), t)
+        assert all(a.dtick in (1, "D2") for a in log_axes(fig))
+        assert len(fig.data) == 3
+    view = exp_kernel_view(4, 1.0)
+    fig = vl.exp_kernel_figure(view, t)
+    x, y = log_axes(fig)
+    assert x.dtick == 1 and y.dtick == 1  # counts and errors span many decades
+    assert list(fig.data[0].x) == view.taylor_counts
+    assert fig.data[0].text[3] == t("ek_order", m=3)
+
+
+def test_implied_figures():
+    view = implied_view(5, 4, 1.0, True, 0)
+    soft, lin = vl.implied_figures(view, t)
+    assert soft.layout.title.text == t("softmax_title") and lin.layout.title.text == t("linear_title")

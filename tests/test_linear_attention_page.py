@@ -1,0 +1,192 @@
+"""/linear-attention through AppTest: it renders from the committed results (and without them), the live buttons run
+with tiny sizes, what the page states is the computed figure (costs, entropies, the three slope readings, the exp
+kernel's convergence), and bad links are ignored."""
+
+import json
+import string
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import i18n
+from core.linear_attention import associativity_costs, measure
+from core.linear_attention import views as lviews
+from core.linear_attention.exp_kernel import exp_kernel_view
+from tests.apptest_helpers import figure_bytes, open_view
+from tests.apptest_helpers import shown_text as shown
+
+MAX_VIEW_BYTES = 1_000_000
+PAGE = "linear_attention.py"
+
+
+def open_page(file: str, params: dict | None = None, lang: str = "en") -> AppTest:
+    return open_view(file, params, state={"lang": lang}, timeout=120)
+
+
+def figure_titles(at: AppTest) -> list[str]:
+    return [json.loads(e.proto.spec)["layout"].get("title", {}).get("text", "") for e in at.get("plotly_chart")]
+
+
+# --- linear attention ----------------------------------------------------------------------------------------
+
+
+def test_linear_page_states_the_counted_costs():
+    at = open_page("linear_attention.py", {"n": "16384", "d": "128"})
+    c = associativity_costs(16384, 128)
+    text = shown(at)
+    assert f"takes {c['quadratic']['multiply_adds']:,} multiply-adds" in text
+    assert f"from n = {lviews.associativity_crossover(128):,} on" in text
+    assert figure_bytes(at) < MAX_VIEW_BYTES
+    assert not at.warning, [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"im_n": "48", "spread": "4.0", "causal": "1", "seed": "9999", "im_d": "64"},
+        {"im_n": "2", "spread": "0.25", "im_d": "4"},
+    ],
+    ids=["big", "small"],
+)
+def test_linear_page_implied_matrices(params):
+    at = open_page("linear_attention.py", params)
+    r = lviews.implied_matrices(
+        int(params["im_n"]),
+        int(params["im_d"]),
+        float(params["spread"]),
+        params.get("causal") == "1",
+        int(params.get("seed", 0)),
+    )
+    assert f"softmax {r['entropy_softmax']:.3f} nats, linear {r['entropy_linear']:.3f} nats" in shown(at)
+    assert figure_bytes(at) < MAX_VIEW_BYTES
+
+
+def test_linear_page_shows_committed_slopes():
+    res = measure.load_results()
+    if res is None:
+        pytest.skip("no results/bench_linear.json")
+    at = open_page("linear_attention.py")
+    s = res["scaling"]["slopes"]
+    text = shown(at)
+    assert f"softmax grows with slope {s['softmax']:.2f}, linear with slope {s['linear']:.2f}" in text
+    assert res["command"] in text
+    view = lviews.timing_view(res["scaling"]["rows"], s)
+    big, step = view.large, view.steepest
+    assert (
+        f"(n ≥ {big['fit_from']:,}, the dashed lines): softmax {big['softmax']:.2f}, linear {big['linear']:.2f}" in text
+    )
+    assert (
+        f"from n = {step['n0']:,} to {step['n1']:,} ({step['size_ratio']:,.0f}× n, local slope {step['slope']:.2f})"
+        in text
+    )
+    local = at.dataframe[1].value  # the committed timing table
+    assert list(local["linear slope from previous n"]) == [
+        "" if v is None else f"{v:.2f}" for v in view.local["linear"]
+    ]
+
+
+@pytest.mark.parametrize("params", [{}, {"ek_d": "16", "ek_spread": "1.5"}], ids=["default", "large-scores"])
+def test_linear_page_says_exp_factors_through_infinite_features(params):
+    at = open_page("linear_attention.py", params)
+    text = shown(at)
+    assert "exp does not factor" not in text
+    assert "only through a feature map with infinitely many coordinates" in text
+    v = exp_kernel_view(int(params.get("ek_d", 4)), float(params.get("ek_spread", 1.0)))
+    assert f"scores q·k/√d up to {v.largest_score:.2f} in size" in text
+    if v.order_needed is not None:
+        count = v.taylor_counts[v.order_needed]
+        assert f"within {v.target:g} from order {v.order_needed} on, with {count:,} coordinates" in text
+    assert f"{v.random_counts[-1]:,} random features are still {v.random_error[-1]:.2g} off" in text
+
+
+def test_linear_page_without_results(monkeypatch, tmp_path):
+    monkeypatch.setattr(measure, "RESULT_NAME", tmp_path / "none.json")
+    at = open_page("linear_attention.py")
+    assert "No results file yet" in shown(at)
+
+
+def test_linear_page_live_runs_tiny():
+    at = open_page("linear_attention.py", {"max_n": "512", "max_ctx": "256"})
+    at.button(key="run-timing").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="run-gen").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    titles = figure_titles(at)
+    assert sum("Attention time against n" in t for t in titles) >= 1
+    assert sum("Generation speed" in t for t in titles) >= 1
+    assert "Measured just now" in shown(at)
+    assert figure_bytes(at) < MAX_VIEW_BYTES
+
+
+def test_linear_page_marks_a_generation_mode_skipped_for_time(monkeypatch):
+    """A mode the deadline rule did not start shows as skipped in the live table, not as a number or a gap."""
+
+    def table(contexts, **kwargs):
+        return [
+            {
+                "context": 256,
+                "skipped": False,
+                "rnn_tok_s": 900.0,
+                "rnn_steps": 16,
+                "rnn_skipped": False,
+                "kv_cache_tok_s": 300.0,
+                "kv_cache_steps": 16,
+                "kv_cache_skipped": False,
+                "no_cache_tok_s": None,
+                "no_cache_steps": 0,
+                "no_cache_skipped": True,
+                "rnn_over_kv_cache": 3.0,
+                "kv_cache_over_no_cache": None,
+            }
+        ]
+
+    monkeypatch.setattr(measure, "generation_table", table)
+    at = open_page("linear_attention.py", {"max_ctx": "256"})
+    at.button(key="run-gen").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    live = at.dataframe[-1].value
+    assert list(live.iloc[0, 1:4]) == ["900.00", "300.00", "skipped (time limit)"]
+
+
+def test_linear_page_bad_links_are_ignored():
+    at = open_page(
+        "linear_attention.py",
+        {
+            "n": "3",
+            "max_n": "999999",
+            "spread": "nan",
+            "im_n": "1000",
+            "causal": "yes",
+            "max_ctx": "<b>x</b>",
+            "ek_d": "3",
+            "ek_spread": "1e9",
+        },
+    )
+    assert "Ignored link parameters" in shown(at)
+
+
+# --- languages ----------------------------------------------------------------------------------------------------
+
+
+def page_text(file: str) -> dict:
+    """{key: {lang: text}} of the page's catalog section."""
+    topic = file.removesuffix(".py")
+    return {
+        key: {lang: i18n.text(lang, topic, key) for lang in i18n.languages()}
+        for key in i18n.section("en", topic)
+        if i18n.has(topic, key)
+    }
+
+
+def test_every_language_fills_the_same_numbers():
+    """A translation that drops or renames a {placeholder} would hide a number or crash the page in that language."""
+    for key, entry in page_text(PAGE).items():
+        fields = {lang: {f[1] for f in string.Formatter().parse(s) if f[1]} for lang, s in entry.items()}
+        assert fields["ja"] == fields["en"] == fields["ko"], (key, fields)
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_page_renders_in_japanese_and_korean(lang):
+    at = open_page(PAGE, {"causal": "1", "cfg": "mistral-7b"}, lang=lang)
+    title = page_text(PAGE)["title"][lang]
+    assert title in [t.value for t in at.title]

@@ -1,0 +1,62 @@
+"""viz/masks.py: allowed and masked cells read apart (colour, lightness, mark), the legend names both, the axes
+say rows = queries and columns = keys; read back from the figure's trace data."""
+
+import numpy as np
+import plotly.colors
+
+from core.masks import causal_mask
+from core.masks.batch import mask_steps_view, pad_batch
+from viz.masks import MASKED_MARK, attention_mask_figure, mask_figure, mask_steps_figures
+from viz.style import ALLOWED_COLOUR, MASKED_COLOUR
+
+LABELS = ["0 a", "1 b", "2 c", "3 d"]
+
+
+def texts(**words):
+    return lambda key, /, **fmt: words.get(key, key)
+
+
+def luminance(hex_colour: str) -> float:
+    r, g, b = (c / 255 for c in plotly.colors.hex_to_rgb(hex_colour))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_allowed_cells_have_no_mark_and_masked_cells_a_cross():
+    allowed = causal_mask(4).numpy()
+    fig = mask_figure(allowed, LABELS, LABELS, allowed_name="may attend", masked_name="masked")
+    heat = {t.name: t for t in fig.data if t.type == "heatmap"}
+    assert set(heat) == {"may attend", "masked"}
+    assert heat["may attend"].text is None  # no mark at all on allowed cells
+    marks = np.array(heat["masked"].text)
+    assert (marks[~allowed] == MASKED_MARK).all() and (marks[allowed] == "").all()
+    # each layer covers exactly its cells
+    assert np.isnan(np.array(heat["may attend"].z, dtype=float)[~allowed]).all()
+    assert np.isnan(np.array(heat["masked"].z, dtype=float)[allowed]).all()
+    # the two fills differ in lightness too (they stay apart in greyscale print and for colour-blind readers)
+    assert heat["may attend"].colorscale[0][1] == ALLOWED_COLOUR and heat["masked"].colorscale[0][1] == MASKED_COLOUR
+    assert luminance(MASKED_COLOUR) - luminance(ALLOWED_COLOUR) > 0.2
+
+
+def test_legend_names_both_kinds_of_cell_even_when_one_is_absent():
+    fig = mask_figure(np.ones((2, 2), bool), LABELS[:2], LABELS[:2], allowed_name="may", masked_name="masked")
+    assert [t.name for t in fig.data if t.type == "scatter"] == ["may", "masked (✕)"]
+    assert fig.layout.showlegend
+
+
+def test_axes_and_legend_words_come_from_the_catalog():
+    view = mask_steps_view([["a", "b", "c"], ["d"]], sentence=1, head=0, kind="both")
+    t = texts(key_axis="keys (columns)", query_axis="queries (rows)", may="may attend", masked="masked")
+    figs = mask_steps_figures(view, ["0 d", "1 [PAD]", "2 [PAD]"], t)
+    assert set(figs) == {"padding", "causal", "both", "scores", "applied", "weights"}
+    for fig in figs.values():
+        assert fig.layout.xaxis.title.text == "keys (columns)" and fig.layout.yaxis.title.text == "queries (rows)"
+    np.testing.assert_array_equal(np.isnan(np.array(figs["applied"].data[0].z, dtype=float)), ~view.allowed)
+
+
+def test_attention_mask_figure_writes_the_mask_values():
+    batch = pad_batch([["a", "b", "c"], ["d"]])
+    fig = attention_mask_figure(batch, ["s0", "s1"], texts(real="real (1)", padding="padding (0)"))
+    heat = {t.name: t for t in fig.data if t.type == "heatmap"}
+    assert np.array(heat["real (1)"].text)[batch.real].tolist() == ["1"] * 4
+    assert np.array(heat["padding (0)"].text)[~batch.real].tolist() == ["0"] * 2
+    assert [t.name for t in fig.data if t.type == "scatter"] == ["real (1)", "padding (0)"]

@@ -1,0 +1,70 @@
+"""/masks driven through AppTest beyond 'no exception': what it computes is on screen, the masks read as
+allowed and blocked, and the encoder-decoder demo chains its layers."""
+
+from tests.apptest_helpers import figure_traces, open_view
+
+MASKS = "masks"
+
+
+def test_masks_page_masked_weights_are_exactly_zero_on_screen():
+    at = open_view(MASKS)
+    facts = " ".join(m.value for m in at.markdown if "Measured now" in m.value)
+    assert "largest weight on a masked cell 0;" in facts
+    assert any("Random weights" in w.value for w in at.warning)
+    padded = at.dataframe[0].value
+    assert padded.shape == (3, 10) and padded.iloc[1].tolist()[:3] == ["Dogs", "bark", "."]
+    assert padded.iloc[1].tolist()[3:] == ["[PAD]"] * 7
+
+
+def test_masks_page_line_rules():
+    at = open_view(MASKS, {"text": "a b\nc\nd e f\ng\nh"})
+    assert any("first 4 lines" in i.value for i in at.info)
+    assert at.dataframe[0].value.shape == (4, 3)
+    at = open_view(MASKS, {"text": "only one line"})
+    assert any("at least two sentences" in i.value for i in at.info)
+    at = open_view(MASKS, {"text": "word " * 40 + "\nshort"})
+    assert any("has 40 tokens; the first 12 are used" in i.value for i in at.info)
+
+
+def test_masks_page_shows_user_text_as_text_only():
+    at = open_view(MASKS, {"text": "<script>alert(1)</script>\n<b>bold</b> 猫 😴"})
+    padded = at.dataframe[0].value
+    assert padded.iloc[0].tolist()[:3] == ["<", "script", ">"] and "😴" in padded.iloc[1].tolist()
+    assert not any("<script" in m.value or "<b>" in m.value for m in at.markdown)
+
+
+def test_masks_page_cross_attention_shapes():
+    at = open_view(MASKS, {"text": "a b c d e\nx y", "src": "0", "tgt": "1"})
+    shapes = at.dataframe[1].value
+    cross = shapes.iloc[2]
+    assert cross["Q"] == "(1, 4, 2, 4)" and cross["K"] == "(1, 4, 5, 4)" and cross["softmax(QKᵀ/√d)"] == "(1, 4, 2, 5)"
+
+
+def test_masks_page_mask_cells_read_apart_and_axes_name_rows_and_columns():
+    at = open_view(MASKS)
+    layout_titles = []
+    for index in range(len(at.get("plotly_chart"))):
+        traces = figure_traces(at, index)
+        if traces[0].get("name") != "may attend":  # not a query x key mask
+            continue
+        heat = [t for t in traces if t["type"] == "heatmap"]
+        for t in heat:
+            marks = {c for row in (t.get("text") or []) for c in row if c}
+            assert marks == ({"✕"} if t["name"] == "masked" else set()), (t["name"], marks)
+        legend = [t["name"] for t in traces if t["type"] == "scatter"]
+        assert legend == ["may attend", "masked (✕)"]
+        layout_titles.append(index)
+    assert len(layout_titles) == 4  # the three masks and the applied one
+    shown = " ".join(str(c.proto.spec) for c in at.get("plotly_chart"))
+    assert "queries (rows)" in shown and "keys (columns)" in shown
+
+
+def test_masks_page_cross_attention_reads_the_encoder_output():
+    at = open_view(MASKS, {"text": "a b c d e\nx y", "src": "0", "tgt": "1"})
+    shapes = at.dataframe[1].value
+    cross = shapes.iloc[2]
+    assert cross["queries from (x)"] == "decoder self-attention output (1, 2, 16)"
+    assert cross["keys/values from"] == "encoder output (1, 5, 16)"
+    assert any("/encoder-decoder page" in i.value for i in at.info)
+    flow = " ".join(c.value for c in at.code)
+    assert "encoder output (1, 5, 16)" in flow and "decoder output (1, 2, 16)" in flow

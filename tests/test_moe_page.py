@@ -1,0 +1,56 @@
+"""The /moe page headless: the balance bounds it states (issue #19: N/k and N/k - 1 under top-k routing, not N and
+N - 1) in every language, its figures against core.moe on the same text, and links that keep their settings."""
+
+import numpy as np
+import pytest
+
+from app import i18n
+from core import moe
+from core.models import moe_model
+from core.moe import views
+from tests.apptest_helpers import figure_traces, open_view, plotted_values
+
+TEXT = "The little cat sees a big dog. She runs to the park quickly, and they play together!"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_page_states_the_top_k_bounds(lang):
+    at = open_view("moe", {"layer": "1"}, state={"lang": lang})
+    bounds = moe.balance_bounds(8, 2)
+    assert (bounds.switch_max, bounds.deviation_max) == (4.0, 3.0)  # the issue's hand-worked maxima
+    expected = i18n.text(lang, "moe", "bounds_note", n=8, k=2, load=0.5, switch=4.0, dev=3.0)
+    assert expected in [c.value for c in at.caption]
+    helps = {m.label: m.help for m in at.metric}
+    switch_help = helps[i18n.text(lang, "moe", "m_switch")]
+    dev_help = helps[i18n.text(lang, "moe", "m_dev")]
+    assert switch_help == i18n.text(lang, "moe", "m_switch_help", n=8, k=2, max=4.0) and "= 4" in switch_help
+    assert dev_help == i18n.text(lang, "moe", "m_dev_help", n=8, k=2, max=3.0) and "= 3" in dev_help
+
+
+def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings():
+    params = {"ckpt": "collapsed", "layer": "3", "cf": "0.5", "text": TEXT}
+    at = open_view("moe", params)
+    assert at.slider(key="layer").value == 3 and at.slider(key="cf").value == 0.5
+    assert at.selectbox(key="ckpt").value == "collapsed" and at.text_area(key="text").value == TEXT
+    assert not [w.value for w in at.warning if "Ignored link parameters" in w.value]
+    checkpoints = {v: moe_model.load_moe(v) for v in moe_model.VARIANTS}
+    view = views.text_routing(checkpoints, "collapsed", TEXT, 3, 0.5)
+    # The router heatmap holds the core routing's probabilities (rounded to 3 decimals for the browser).
+    sent = figure_traces(at, 0)[0]["z"]  # {"dtype", "bdata", "shape": "rows, cols"}: the flat array is enough here
+    z = plotted_values({"dtype": sent["dtype"], "bdata": sent["bdata"]}).reshape(view.probs.shape)
+    np.testing.assert_allclose(z, np.round(view.probs, 3), atol=1e-6)
+    # An independent route of the same layer's router logits gives the same load and dropped count.
+    model = checkpoints["collapsed"]
+    logits = model.run(model.tokenize([TEXT])).router_logits[3]
+    r = moe.route_tokens(logits, 2, capacity_factor=0.5)
+    np.testing.assert_allclose(view.load, moe.expert_load(r.top_k_index, 8).numpy())
+    assert view.n_dropped == int((~r.kept).sum()) and view.capacity == r.capacity
+    assert any(m.value == f"{view.n_dropped} / {view.n_assignments}" for m in at.metric)
+    assert view.switch_loss <= view.bounds.switch_max and view.deviation <= view.bounds.deviation_max
+
+
+def test_blank_text_still_shows_the_held_out_parts():
+    at = open_view("moe", {"text": "   "})
+    assert any("Type some text" in i.value for i in at.info)
+    # No figure of the text; the specialisation map, both layer-load maps and the training curves remain.
+    assert [c.key for c in at.get("plotly_chart")] == ["spec", "layer-load-balanced", "layer-load-collapsed", "curves"]

@@ -1,0 +1,181 @@
+"""What the /positions parts draw: each core view against an independent computation (loops, transformers'
+apply_rotary_pos_emb, properties such as 'the RoPE score depends only on m - n'), the figures built from them
+(log axes with major ticks only), and one pair numbering (i = 0 .. d/2 - 1) in code and words."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from app import i18n
+from core.positions import alibi, learned, relative, rope, rope_bands, sinusoidal
+from viz.positions import alibi as alibi_figures
+from viz.positions import rope as rope_figures
+from viz.positions import sinusoidal as sinusoidal_figures
+from viz.positions.log_axis import log_ticks
+
+DT = torch.float64
+
+
+def t(key, **fmt):
+    return i18n.text("en", "positions", key, **fmt)
+
+
+def is_major(value: float) -> bool:
+    """1, 2 or 5 times a power of ten."""
+    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+    return any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5))
+
+
+# --- sinusoidal -------------------------------------------------------------------------------------------------
+
+
+def test_encoding_view_dot_products_depend_on_distance_only():
+    v = sinusoidal.encoding_view(40, 16, 100.0)
+    assert v.pe.shape == (40, 16) and v.diagonal_spread < 1e-10
+    for k in (-39, -3, 0, 5, 39):
+        assert v.dot_by_distance[k + 39] == pytest.approx(np.diagonal(v.dots, offset=k)[0])
+    assert sinusoidal.encoding_view(10, 7).pe.shape == (10, 6)  # odd width from a link: rounded down
+
+
+def test_collision_view_pairs_count_from_zero():
+    v = sinusoidal.collision_view(64, 16, 10000.0, 0)
+    assert v.omega == 1.0  # pair 0 is the fastest: base^0
+    w = sinusoidal.collision_view(64, 16, 10000.0, 3)
+    assert w.omega == pytest.approx(10000.0 ** (-2 * 3 / 16))
+    np.testing.assert_allclose(np.hypot(w.points[:, 0], w.points[:, 1]), 1.0)
+    assert sinusoidal.collision_view(64, 16, 10000.0, 99).pair == 7  # clipped to d/2 - 1
+    so = sinusoidal.sine_only_encoding(64, 16, 10000.0)
+    steps = [float(so[p] @ so[p + 1]) for p in range(63)]
+    assert (w.sine_only_lo, w.sine_only_hi) == pytest.approx((min(steps), max(steps)))
+
+
+def test_sparsity_view_and_its_log_axis():
+    v = sinusoidal.sparsity_view(8192, 512, 10000.0, 0.01)
+    assert v.slow == sinusoidal.slow_dimension_share(8192, 512, 10000.0, 0.01)
+    assert v.least == pytest.approx(v.variation.min())
+    layout = sinusoidal_figures.variation_figure(v, t).to_dict()["layout"]
+    axis = layout["yaxis"]
+    assert axis["type"] == "log" and axis["tickmode"] == "array"
+    assert len(axis["tickvals"]) >= 2 and all(is_major(x) for x in axis["tickvals"])
+    assert len(axis["ticktext"]) == len(axis["tickvals"])
+    positive = v.variation[v.variation > 0]
+    assert min(axis["tickvals"]) <= positive.min() and max(axis["tickvals"]) >= positive.max()
+
+
+@pytest.mark.parametrize(
+    "values,expected",
+    [
+        ([1e-5, 0.9], [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0]),  # >= 2 decades: powers of ten
+        ([0.3, 0.9], [0.2, 0.5, 1.0]),  # under a decade: 1-2-5
+        ([0.004, 0.03], [0.002, 0.005, 0.01, 0.02, 0.05]),
+    ],
+)
+def test_log_ticks_are_major_ticks_only(values, expected):
+    ticks, text = log_ticks(values)
+    assert ticks == pytest.approx(expected)
+    assert len(text) == len(ticks)
+    assert log_ticks([0.0, -1.0, float("nan")]) == ([], [])
+
+
+# --- learned, relative, ALiBi -------------------------------------------------------------------------------
+
+
+def test_learned_table_view_pools_past_256_positions():
+    table = torch.randn(600, 8, generator=torch.Generator().manual_seed(0))
+    v = learned.table_view(table, 512)
+    sim = learned.cosine_similarity_matrix(table[:512])
+    assert v.factor == 2 and v.shown.shape == (256, 256)
+    assert v.shown[3, 5] == pytest.approx(sim[6:8, 10:12].mean(), abs=1e-6)
+    assert v.axis[:2].tolist() == [0.5, 2.5]
+    small = learned.table_view(table, 64)
+    assert small.factor == 1 and small.mean_at(1) == pytest.approx(np.mean([sim[i, i + 1] for i in range(63)]))
+    assert small.mean_at(1000) == small.mean_at(63)
+
+
+def test_shaw_view_against_a_loop():
+    v = relative.shaw_view(9, 4, 2, 7)
+    for i in range(9):
+        for j in range(9):
+            assert v.offsets[i, j] == max(-2, min(2, i - j))
+    assert v.clipped_spread < 1e-6  # one shared vector beyond +-k
+    np.testing.assert_allclose(v.weights.sum(-1), 1.0, rtol=1e-6)
+    assert v.change > 0
+
+
+def test_alibi_view_bias_and_weights():
+    v = alibi.alibi_view(8, 6, 99)
+    assert v.head == 7
+    m = v.slopes[7]
+    for i in range(6):
+        for j in range(6):
+            assert v.future[i, j] == (j > i)
+            assert v.bias[i, j] == pytest.approx(0.0 if j > i else -m * (i - j))
+    np.testing.assert_allclose(v.weights.sum(-1), 1.0)
+    assert v.slope_labels[0] == "2^-1"
+    axis = alibi_figures.slopes_figure(v, t).to_dict()["layout"]["yaxis"]
+    assert axis["type"] == "log" and all(is_major(x) for x in axis["tickvals"])
+
+
+# --- RoPE ---------------------------------------------------------------------------------------------------
+
+
+def test_rope_pairs_count_from_zero_in_code_and_in_words():
+    v = rope.rotation_view(8, 10000.0, 2)
+    assert v.inv_freq.tolist() == pytest.approx([10000.0 ** (-2 * i / 8) for i in range(4)])  # i = 0 .. d/2 - 1
+    ang = rope.angles_view(v.inv_freq, 10, 3)
+    assert ang.theta == pytest.approx(10000.0 ** (-6 / 8))
+    np.testing.assert_allclose(ang.angles[7], np.remainder(7 * v.inv_freq.numpy(), 2 * math.pi))
+    fig = rope_figures.angles_figure(ang, t)
+    assert list(fig.data[0].x) == [0, 1, 2, 3]  # the pair axis starts at 0, as the slider does
+    for lang in i18n.languages():
+        intro = i18n.text(lang, "positions", "rope_intro")
+        assert "base^(−2i/d)" in intro and "i = 0 … d/2 − 1" in intro and "(i−1)" not in intro
+        assert "i = 0 … d/2 − 1" in i18n.text(lang, "positions", "pair_axis")
+        assert "i = 0 … d/2 − 1" in i18n.text(lang, "rope_scaling", "pair")
+
+
+def test_check_view_depends_on_offset_only_and_matches_transformers():
+    d, n = 16, 24
+    inv = rope.rope_inv_freq(d, 500.0)
+    v = rope.check_view(inv, n, 5)
+    assert v.max_spread < 1e-10 and v.score_range > 0.5
+    assert v.layout_diff < 1e-12 and v.layout_nodiff > 0.1
+    # the same q and k rotated by transformers' Llama code (rotate_half layout: dimensions reordered by P)
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(d, generator=g, dtype=DT), torch.randn(d, generator=g, dtype=DT)
+    perm = rope.half_permutation(d)
+    angles = rope.rope_angles(torch.arange(n), inv)
+    emb = torch.cat((angles, angles), -1)[None]  # (1, n, d)
+    q_hf, k_hf = apply_rotary_pos_emb(
+        q[perm].expand(1, 1, n, d), k[perm].expand(1, 1, n, d), torch.cos(emb), torch.sin(emb)
+    )
+    np.testing.assert_allclose(v.scores, (q_hf[0, 0] @ k_hf[0, 0].T).numpy(), atol=1e-12)
+    assert v.permutation == perm.tolist()
+
+
+def test_bands_view_on_a_fake_trace():
+    g = torch.Generator().manual_seed(1)
+    n, d = 7, 16
+    q, k = torch.randn(2, 1, 3, n, d, generator=g), torch.randn(2, 1, 1, n, d, generator=g)
+    mask = torch.ones(n, n, dtype=torch.bool).tril()
+    trace = SimpleNamespace(
+        n_layers=2,
+        n_heads=3,
+        queries=list(q),
+        keys=list(k),
+        scale=0.25,
+        kv_head=lambda h: 0,
+        mask=lambda i: mask,
+        batch=SimpleNamespace(tokens=[[f"t{i}" for i in range(n)]]),
+    )
+    v = rope_bands.bands_view(trace, 5, 2, 3)  # layer clipped to 1
+    assert v.layer == 1 and v.labels[0].startswith("0 ")
+    full = (q[1, 0, 2].double() @ k[1, 0, 0].double().T) * 0.25
+    np.testing.assert_allclose(v.band_scores.sum(0)[mask.numpy()], full[mask].numpy(), atol=1e-12)
+    assert v.max_diff < 1e-12
+    assert v.band_pairs == [(0, 2), (3, 4), (5, 7)]
+    assert v.pair_share.sum() == pytest.approx(1.0) and v.band_share.sum() == pytest.approx(1.0)

@@ -1,0 +1,124 @@
+"""The /rope-scaling page through AppTest: renders within budget, ignores bad links, shows the committed results
+file (and says when there is none or a run is missing), and reruns a small size live."""
+
+import json
+
+import pytest
+
+from core.rope_scaling import experiment
+from tests.apptest_helpers import figure_bytes
+from tests.apptest_helpers import open_view as open_page
+from tests.apptest_helpers import shown_text as shown
+
+MAX_VIEW_BYTES = 1_000_000
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"factor": "32", "maxd": "16384", "measure": "vector"},
+        {"factor": "2", "maxd": "131072", "measure": "slowest_pair", "exp_factor": "all"},
+    ],
+    ids=["default", "s32", "s2"],
+)
+def test_rope_scaling_page_renders_within_budget(params):
+    at = open_page("rope_scaling.py", params)
+    assert figure_bytes(at) < MAX_VIEW_BYTES
+    assert "linear interpolation divides every step by s" in shown(at)
+
+
+def test_rope_scaling_bad_links_are_ignored():
+    at = open_page("rope_scaling.py", {"factor": "3", "maxd": "-1", "live_n": "1e9", "live_method": "<b>x</b>"})
+    assert "Ignored link parameters" in shown(at)
+
+
+def test_rope_scaling_page_shows_the_results_file():
+    by_length = experiment.results_by_length()
+    if not by_length:
+        pytest.skip("no results file")
+    res = by_length[max(by_length)]  # the page opens on the longest run
+    at = open_page("rope_scaling.py")
+    text = shown(at)
+    assert res["command"] in text and res["device"] in text
+    beyond = [r for r in res["runs"] if r["mean_loss_beyond_context"] is not None]
+    if beyond:
+        best = min(beyond, key=lambda r: r["mean_loss_beyond_context"])
+        assert f"{best['mean_loss_beyond_context']:.2f} ({best['label']})" in text
+
+
+def test_rope_scaling_page_without_results(monkeypatch, tmp_path):
+    missing = tmp_path / "none.json"
+    monkeypatch.setattr(experiment, "RESULTS_PATH", missing)
+    assert experiment.load_results(missing) is None
+    (tmp_path / "bad.json").write_text("{not json")
+    assert experiment.load_results(tmp_path / "bad.json") is None
+    (tmp_path / "odd.json").write_text(json.dumps({"runs": "x"}))
+    assert experiment.load_results(tmp_path / "odd.json") is None
+    at = open_page("rope_scaling.py")
+    assert "No results file yet" in shown(at)
+
+
+def fake_results(n: int, runs: list[tuple[str, float]], command: str) -> dict:
+    """A results file in the experiment script's format; losses made up (only the page's reading is tested)."""
+
+    def run(method, factor, i):
+        label = "no scaling" if method == "default" else f"{method} x{factor:g}"
+        beyond = 4.0 - 0.1 * i if n > 8192 else None
+        return {
+            "method": method,
+            "factor": factor,
+            "label": label,
+            "attention_factor": 1.0,
+            "n_tokens": n,
+            "seconds": 1.0,
+            "mean_loss_all": 3.0,
+            "mean_loss_within_context": 2.5 + 0.01 * i,
+            "mean_loss_beyond_context": beyond,
+            "start": [0, n // 2],
+            "end": [n // 2 - 1, n - 2],
+            "mean_loss": [2.5, 3.5],
+            "count": [n // 2, n // 2 - 1],
+        }
+
+    return {
+        "command": command,
+        "date": "2026-11-22",
+        "device": "cpu: test",
+        "torch": "x",
+        "transformers": "y",
+        "model": "SmolLM2-135M-Instruct",
+        "weights_note": "",
+        "n_tokens": n,
+        "bucket": n // 2,
+        "text": {"path": "data/licence_texts.txt", "tokens_available": 43114},
+        "complete": True,
+        "runs": [run(m, f, i) for i, (m, f) in enumerate(runs)],
+    }
+
+
+def test_rope_scaling_page_picks_a_length_and_names_missing_runs(monkeypatch, tmp_path):
+    monkeypatch.setattr(experiment, "RESULTS_PATH", tmp_path / "long_context.json")
+    (tmp_path / "long_context.json").write_text(json.dumps(fake_results(16384, experiment.STANDARD_RUNS, "cmd-16k")))
+    partial = [("default", 1.0), ("yarn", 4.0), ("dynamic", 4.0), ("linear", 4.0)]
+    (tmp_path / "long_context_32k.json").write_text(json.dumps(fake_results(32768, partial, "cmd-32k")))
+    (tmp_path / "long_context_bad.json").write_text("{broken")
+    assert list(experiment.results_by_length()) == [16384, 32768]
+    at = open_page("rope_scaling.py")
+    text = shown(at)
+    assert "cmd-32k" in text and "cmd-16k" not in text
+    warning = " ".join(w.value for w in at.warning)
+    assert "holds 4 of the 10 configurations" in warning
+    assert "linear x2, linear x8, dynamic x2, dynamic x8, yarn x2, yarn x8" in warning
+    at.radio(key="exp_n").set_value("16384").run()
+    assert not at.exception
+    assert "cmd-16k" in shown(at) and "configurations" not in " ".join(w.value for w in at.warning)
+    assert "exp_n" in at.query_params
+
+
+@pytest.mark.slow
+def test_live_rerun_small():
+    at = open_page("rope_scaling.py", {"live_n": "256", "live_method": "yarn", "live_factor": "2"})
+    at.button(key="live-run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Live run" in json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart"))

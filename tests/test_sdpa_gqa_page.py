@@ -1,0 +1,107 @@
+"""/sdpa-gqa through AppTest: it renders from the committed results (and without them), the live button runs with a
+tiny size, what the page states is the computed figure, and bad links are ignored."""
+
+import string
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import i18n
+from core.sdpa_gqa import backends as sb
+from core.sdpa_gqa import kv_cache as kvc
+from tests.apptest_helpers import figure_bytes, open_view
+from tests.apptest_helpers import shown_text as shown
+
+MAX_VIEW_BYTES = 1_000_000
+PAGE = "sdpa_gqa.py"
+
+
+def open_page(file: str, params: dict | None = None, lang: str = "en") -> AppTest:
+    return open_view(file, params, state={"lang": lang}, timeout=120)
+
+
+# --- SDPA backends and GQA -------------------------------------------------------------------------------------
+
+
+def test_sdpa_page_shows_committed_results_and_cuda_note():
+    res = sb.load_results()
+    if res is None:
+        pytest.skip("no results/bench_sdpa.json")
+    at = open_page("sdpa_gqa.py")
+    text = shown(at)
+    assert res["cpu"]["command"] in text
+    if isinstance(res.get("cuda"), str):
+        assert res["cuda"] in text
+    tables = " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert "CUDA only" in tables
+    assert figure_bytes(at) < MAX_VIEW_BYTES
+
+
+def test_sdpa_page_without_results(monkeypatch, tmp_path):
+    monkeypatch.setattr(sb, "RESULT_NAME", tmp_path / "none.json")
+    at = open_page("sdpa_gqa.py")
+    assert "No results file yet" in shown(at)
+
+
+def test_sdpa_page_live_run_tiny():
+    at = open_page("sdpa_gqa.py", {"sd_n": "128", "sd_causal": "1"})
+    at.button(key="run-sdpa").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Measured just now" in shown(at)
+    live = [df.value for df in at.dataframe if "max |out − naive|" in df.value.columns]
+    assert any((df["status"] == "ok").sum() >= 3 for df in live)  # naive, flash, math on CPU
+
+
+@pytest.mark.parametrize("cfg", list(kvc.PRESETS))
+def test_kv_calculator_states_the_formula(cfg):
+    at = open_page("sdpa_gqa.py", {"cfg": cfg, "ctx": "32768", "batch": "2", "dtype": "float16"})
+    c = kvc.PRESETS[cfg]
+    total = kvc.kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, 32768, 2, 2)
+    text = shown(at)
+    assert f"= **{total:,.0f} bytes" in text
+    assert c.source in text
+    assert "GQA is MHA with repeated K/V" in text
+    if c.sliding_window:
+        assert "sliding_window = 4,096" in text
+
+
+def test_kv_calculator_custom_and_bad_heads():
+    at = open_page("sdpa_gqa.py", {"cfg": "custom", "layers": "2", "heads": "6", "kv": "4", "hd": "8"})
+    assert "must be a multiple" in shown(at)
+    at = open_page(
+        "sdpa_gqa.py",
+        {"cfg": "custom", "layers": "2", "heads": "6", "kv": "1", "hd": "8", "ctx": "10", "dtype": "int4"},
+    )
+    assert f"= **{kvc.kv_cache_bytes(2, 1, 8, 10, 0.5):,.0f} bytes" in shown(at)
+
+
+def test_sdpa_page_bad_links_are_ignored():
+    at = open_page("sdpa_gqa.py", {"cfg": "gpt-5", "ctx": "-1", "dtype": "float128", "sd_n": "1e9"})
+    assert "Ignored link parameters" in shown(at)
+
+
+# --- languages ----------------------------------------------------------------------------------------------------
+
+
+def page_text(file: str) -> dict:
+    """{key: {lang: text}} of the page's catalog section."""
+    topic = file.removesuffix(".py")
+    return {
+        key: {lang: i18n.text(lang, topic, key) for lang in i18n.languages()}
+        for key in i18n.section("en", topic)
+        if i18n.has(topic, key)
+    }
+
+
+def test_every_language_fills_the_same_numbers():
+    """A translation that drops or renames a {placeholder} would hide a number or crash the page in that language."""
+    for key, entry in page_text(PAGE).items():
+        fields = {lang: {f[1] for f in string.Formatter().parse(s) if f[1]} for lang, s in entry.items()}
+        assert fields["ja"] == fields["en"] == fields["ko"], (key, fields)
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_page_renders_in_japanese_and_korean(lang):
+    at = open_page(PAGE, {"causal": "1", "cfg": "mistral-7b"}, lang=lang)
+    title = page_text(PAGE)["title"][lang]
+    assert title in [t.value for t in at.title]

@@ -1,0 +1,31 @@
+"""viz/sdpa_steps.py: the step figures carry the view's numbers and labels; the saturation figures its curves."""
+
+import numpy as np
+
+from core.sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, saturation_view, steps_view
+from viz.sdpa_steps import saturation_figures, step_figures
+
+
+def t(key, /, **fmt):
+    return key + "".join(f" {v}" for v in fmt.values())
+
+
+def test_step_figures_show_each_step():
+    view = steps_view(CLASSIC_Q, CLASSIC_K, CLASSIC_V)
+    figs = step_figures(view, t)
+    assert set(figs) == {"scores", "scaled", "weights", "output"}
+    np.testing.assert_allclose(np.array(figs["scores"].data[0].z, dtype=float), view.steps.scores)
+    np.testing.assert_allclose(
+        np.array(figs["weights"].data[0].z, dtype=float), np.round(view.steps.weights, 4), atol=1e-6
+    )
+    assert list(figs["output"].data[0].x) == view.v_labels and list(figs["scores"].data[0].y) == view.q_labels
+    assert figs["scaled"].layout.title.text == "fig_scaled" and figs["scores"].layout.xaxis.title.text == "key"
+
+
+def test_saturation_figures_draw_the_curve_and_the_row():
+    view = saturation_view(64, 8)
+    figs = saturation_figures(view, t)
+    scaled, unscaled = figs["entropy"].data
+    np.testing.assert_allclose(scaled.y, np.round(view.curve.entropy_scaled, 4))
+    np.testing.assert_allclose(unscaled.x, view.curve.d_k)
+    assert figs["row"].layout.title.text == "row_title 64" and list(figs["row"].data[0].x) == view.key_labels

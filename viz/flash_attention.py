@@ -1,0 +1,122 @@
+"""Figures of the FlashAttention page: the tiles over the attention matrix, the running statistics m and l per key
+tile, the partial output, and HBM traffic against n. Data from core.flash_attention in, plotly figures out; words
+come from the `t(key, **fmt)` callable of the page's catalog section."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .heatmap import attention_heatmap, matrix_heatmap
+from .scaling import loglog_figure
+from .style import BLUE, GREEN, ORANGE, RED, base_layout, colour
+
+
+def _rect(fig: go.Figure, rows: tuple[int, int], cols: tuple[int, int], line: str, width: float, fill: str = ""):
+    """Outline cells [rows) x [cols) of a categorical heatmap (cell k spans k - 0.5 .. k + 0.5)."""
+    fig.add_shape(
+        type="rect",
+        x0=cols[0] - 0.5,
+        x1=cols[1] - 0.5,
+        y0=rows[0] - 0.5,
+        y1=rows[1] - 0.5,
+        line=dict(color=line, width=width),
+        fillcolor=fill or None,
+        opacity=1.0 if not fill else 0.18,
+        layer="above",
+    )
+
+
+def tiles_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+    """The finished weights (n x n, masked cells grey) with the tile grid: the walked query tile in orange, the key
+    tiles it has already consumed shaded green, the one arriving at `step` outlined red."""
+    labels = [str(i) for i in range(view.n)]
+    masked = ~view.allowed
+    fig = attention_heatmap(
+        view.weights,
+        labels,
+        labels,
+        masked=masked,
+        title=t("tiles_title", br=view.br, bc=view.bc),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        value_name=t("weight"),
+        show_values=view.n <= 12,
+    )
+    for s, _ in view.key_tiles[1:]:
+        fig.add_vline(x=s - 0.5, line=dict(color="#888", width=1, dash="dot"))
+    for s, _ in view.query_tiles[1:]:
+        fig.add_hline(y=s - 0.5, line=dict(color="#888", width=1, dash="dot"))
+    for past in view.steps[:step]:
+        _rect(fig, view.queries, past.keys, GREEN, 1, fill=GREEN)
+    _rect(fig, view.queries, (0, view.n), ORANGE, 3)
+    _rect(fig, view.queries, view.steps[step].keys, RED, 3)
+    return fig
+
+
+def statistics_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+    """Running max m and running sum l of each row of the query tile after each key tile; the current step
+    marked. A row that has seen no key yet has m = -inf: no point is drawn there."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("m_title"), t("l_title")))
+    steps = list(range(len(view.steps)))
+    for r in range(view.queries[1] - view.queries[0]):
+        name = t("row", i=view.queries[0] + r)
+        m = [float(s.m[r]) if np.isfinite(s.m[r]) else None for s in view.steps]
+        l_ = [float(s.l[r]) for s in view.steps]
+        for col, ys in ((1, m), (2, l_)):
+            fig.add_trace(
+                go.Scatter(
+                    x=steps,
+                    y=ys,
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    line=dict(color=colour(r)),
+                ),
+                row=1,
+                col=col,
+            )
+    for col in (1, 2):
+        fig.add_vline(x=step, line=dict(color=RED, width=2, dash="dash"), row=1, col=col)
+        fig.update_xaxes(title_text=t("step_axis"), dtick=1, row=1, col=col)
+    base_layout(fig, height=340, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def output_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+    """O~ / l of the query tile after `step`: the softmax-weighted mean of the values seen so far."""
+    s, e = view.queries
+    out = view.steps[step].output
+    return matrix_heatmap(
+        out,
+        [str(i) for i in range(s, e)],
+        [str(j) for j in range(out.shape[1])],
+        title=t("output_title", step=step),
+        x_title=t("dim_axis"),
+        y_title=t("query_axis"),
+        value_name="O",
+    )
+
+
+def traffic_figure(view, t: Callable[..., str]) -> go.Figure:
+    """HBM accesses (elements) against n on log-log axes: the two counted algorithms, the FA-2 loop order, and
+    Theorem 2's orders (no constant: the slopes are what to compare); the user's n marked."""
+    series = {
+        t("series_naive"): view.curves["naive"],
+        t("series_flash1", br=view.br, bc=view.bc): view.curves["flash1"],
+        t("series_flash2"): view.curves["flash2"],
+        t("series_theta_naive"): view.curves["theta_naive"],
+        t("series_theta_flash"): view.curves["theta_flash"],
+    }
+    fig = loglog_figure(
+        view.sizes, series, title=t("traffic_title", d=view.d, m=view.m_sram), x_title="n", y_title=t("traffic_axis")
+    )
+    for trace, dash, c in zip(fig.data, ("solid", "solid", "solid", "dot", "dot"), (BLUE, RED, GREEN, BLUE, RED)):
+        trace.line.dash = dash
+        trace.line.color = c
+    fig.add_vline(x=view.n, line=dict(color=ORANGE, width=2, dash="dash"))
+    return fig

@@ -1,0 +1,152 @@
+"""Figures of the /kv-cache page: one generated token's attention (heads x positions, pooled) with what each
+eviction policy keeps, every step's attention, the top-5 next tokens with and without eviction, the cache's bytes
+as it grows, and the KL divergence per step. Data from core.kv_cache.views in, plotly figures out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .heatmap import attention_heatmap
+from .labels import safe_label
+from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
+
+POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
+
+
+def step_figure(view, t: Callable[..., str]) -> go.Figure:
+    """Top: the weights of every head and their mean over the positions (bins when pooled). Bottom: the share of
+    each bin that each eviction policy keeps (1 = kept, 0 = evicted)."""
+    x = [safe_label(s, 40) for s in view.labels]
+    rows = [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
+    z = np.vstack([view.weights, view.mean[None]]).astype(np.float32)
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=x,
+            y=rows,
+            colorscale=WEIGHTS_SCALE,
+            zmin=0,
+            colorbar=dict(title=dict(text=t("weight"), side="right"), thickness=12, len=0.75, y=0.6),
+            hovertemplate="%{y}<br>%{x}<br>" + t("weight") + ": %{z:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    policies = list(view.kept)
+    fig.add_trace(
+        go.Heatmap(
+            z=np.vstack([view.kept[p] for p in policies]).astype(np.float32),
+            x=x,
+            y=[t(f"policy_{p}") for p in policies],
+            colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
+    title = t("step_title", step=view.step, layer=view.layer, n=view.position + 1)
+    base_layout(fig, title=safe_label(title, 120), height=460)
+    fig.update_xaxes(type="category", tickangle=-60, showticklabels=len(x) <= 120, row=2, col=1)
+    fig.update_yaxes(autorange="reversed", type="category")
+    if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
+        fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
+    return fig
+
+
+def history_figure(hist, title: str, t: Callable[..., str]) -> go.Figure:
+    """Every step's query (rows) over the positions (columns): the rows of the attention matrix a decoder
+    computes one at a time while generating; cells after a row's own position did not exist yet."""
+    return attention_heatmap(
+        np.nan_to_num(hist.weights),
+        hist.row_labels,
+        hist.col_labels,
+        masked=hist.masked,
+        title=title,
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        zmax=None,
+        value_name=t("weight"),
+        show_values=False,
+        height=max(260, 120 + 26 * len(hist.row_labels)),
+    )
+
+
+def top_figure(step, policies: dict, t: Callable[..., str]) -> go.Figure:
+    """The five most likely next tokens with the full cache and with each policy's evicted cache."""
+    panels = [("full", step.top_tokens, step.top_probs)] + [
+        (p, d["top_tokens"], d["top_probs"]) for p, d in policies.items()
+    ]
+    titles = [t("full")] + [t("policy_kl", policy=t(f"policy_{p}"), kl=f"{policies[p]['kl']:.3f}") for p in policies]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[safe_label(s, 60) for s in titles])
+    for i, (name, tokens, probs) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Bar(
+                x=[float(p) for p in probs][::-1],
+                y=[f"{r + 1}. {safe_label(tok, 20)}" for r, tok in enumerate(tokens)][::-1],
+                orientation="h",
+                marker_color=POLICY_COLOURS.get(name, BLUE),
+                hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=i,
+        )
+        fig.update_xaxes(range=[0, 1], title_text=t("probability"), row=1, col=i)
+    base_layout(fig, height=300)
+    return fig
+
+
+def memory_figure(curves: dict, t: Callable[..., str]) -> go.Figure:
+    """Cache bytes against the context: measured, the formula (GQA), multi-head attention's, each policy's."""
+    x = curves["context"]
+    fig = go.Figure()
+    lines = [
+        ("mha", t("mem_mha"), ORANGE, "dash", "lines"),
+        ("gqa", t("mem_gqa"), BLUE, "solid", "lines"),
+        ("measured", t("mem_measured"), BLUE, "solid", "markers"),
+    ] + [(p, t(f"policy_{p}"), POLICY_COLOURS[p], "dot", "lines") for p in POLICY_COLOURS if p in curves]
+    for key, name, colour, dash, mode in lines:
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[v / 2**20 for v in curves[key]],
+                name=safe_label(name, 60),
+                mode=mode,
+                line=dict(color=colour, dash=dash),
+                marker=dict(size=7, symbol="circle-open"),
+                hovertemplate="%{x}: %{y:.3f} MiB<extra></extra>",
+            )
+        )
+    base_layout(fig, title=t("mem_title"), height=360, legend=dict(orientation="h", y=-0.25))
+    fig.update_xaxes(title_text=t("context_axis"), gridcolor="#eee")
+    fig.update_yaxes(title_text="MiB", gridcolor="#eee", rangemode="tozero")
+    return fig
+
+
+def kl_figure(kl: dict, step_labels: list[str], t: Callable[..., str]) -> go.Figure:
+    """KL(full || evicted) per generated token, one line per policy (0: nothing evicted yet)."""
+    fig = go.Figure()
+    x = [safe_label(s, 30) for s in step_labels]
+    for policy, values in kl.items():
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                name=t(f"policy_{policy}"),
+                mode="lines+markers",
+                line=dict(color=POLICY_COLOURS.get(policy, BLUE)),
+                hovertemplate="%{x}: %{y:.4f}<extra></extra>",
+            )
+        )
+    base_layout(fig, title=t("kl_title"), height=320, legend=dict(orientation="h", y=-0.3))
+    fig.update_xaxes(type="category", title_text=t("query_axis"))
+    fig.update_yaxes(title_text=t("kl_axis"), rangemode="tozero", gridcolor="#eee")
+    return fig

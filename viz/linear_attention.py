@@ -1,0 +1,114 @@
+"""Figures of /linear-attention: counted costs, the implied attention matrices, how finite feature maps approach
+softmax's exp kernel, measured time against n with fitted slopes, and generation speed. Each takes the view
+dataclass of core/linear_attention/views.py (or exp_kernel.py) and `t(key, **fmt)` for its words (the page's catalog
+section); it draws and does not compute.
+
+Log axes carry major ticks only: powers of ten over wide ranges, 1-2-5 over narrow ones (plotly's default labels
+every digit of a short log axis, which reads as clutter)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from .heatmap import attention_heatmap
+from .labels import safe_label
+from .style import MARGIN, colour
+
+if TYPE_CHECKING:
+    from core.linear_attention.exp_kernel import ExpKernelView
+    from core.linear_attention.views import AssociativityView, GenerationView, ImpliedView, TimingView
+
+Text = Callable[..., str]
+DECADES_FOR_POWERS_OF_TEN = 2.5  # wider axes get a tick per power of ten; narrower ones 1, 2, 5, 10, 20, ...
+
+
+def major_log_ticks(values: Sequence) -> dict:
+    """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): {"dtick": 1} (every power
+    of ten) over more than DECADES_FOR_POWERS_OF_TEN decades, else {"dtick": "D2"} (1, 2, 5 in each decade)."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
+    wide = bool(v) and math.log10(max(v) / min(v)) > DECADES_FOR_POWERS_OF_TEN
+    return {"dtick": 1} if wide else {"dtick": "D2"}
+
+
+def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> go.Scatter:
+    label = safe_label(name, 60)
+    return go.Scatter(
+        x=list(x),
+        y=[None if v is None or not math.isfinite(v) else float(v) for v in y],
+        mode="lines+markers" if markers else "lines",
+        name=label,
+        line=dict(color=colour(i), dash=dash, width=1.5 if dash else 2),
+        hovertemplate=f"{label}<br>%{{x:,}}: %{{y:.4g}}<extra></extra>",
+    )
+
+
+def _loglog(traces: list[go.Scatter], title: str, x_title: str, y_title: str, height: int = 420) -> go.Figure:
+    fig = go.Figure(traces)
+    xs = [x for tr in traces for x in tr.x]
+    ys = [y for tr in traces for y in tr.y]
+    fig.update_layout(
+        title=dict(text=safe_label(title, 120)),
+        height=height,
+        plot_bgcolor="white",
+        margin=MARGIN,
+        legend=dict(orientation="h", y=-0.2),
+    )
+    fig.update_xaxes(type="log", title_text=x_title, gridcolor="#eee", **major_log_ticks(xs))
+    fig.update_yaxes(type="log", title_text=y_title, gridcolor="#eee", **major_log_ticks(ys))
+    return fig
+
+
+def cost_figure(view: AssociativityView, t: Text) -> go.Figure:
+    traces = [_line(view.sizes, view.curves[o], t(f"order_{o}"), i) for i, o in enumerate(("quadratic", "linear"))]
+    return _loglog(traces, t("cost_title", d=view.d), t("n_axis"), t("multiply_adds"), height=360)
+
+
+def implied_figures(view: ImpliedView, t: Text) -> tuple[go.Figure, go.Figure]:
+    """Softmax's and linear attention's (n x n) weights on the same colour scale, masked cells marked."""
+    return tuple(
+        attention_heatmap(
+            getattr(view, kind),
+            view.queries,
+            view.keys,
+            masked=view.mask,
+            title=t(f"{kind}_title"),
+            x_title=t("key_axis"),
+            y_title=t("query_axis"),
+            zmax=1.0,
+        )
+        for kind in ("softmax", "linear")
+    )
+
+
+def exp_kernel_figure(view: ExpKernelView, t: Text) -> go.Figure:
+    """Error of the attention weights against the number of feature coordinates: Taylor (one point per order)
+    and random features."""
+    taylor = _line(view.taylor_counts, view.taylor_error, t("ek_taylor"), 0)
+    taylor.text = [t("ek_order", m=m) for m in view.orders]
+    taylor.hovertemplate = "%{text}<br>%{x:.3g}: %{y:.2e}<extra></extra>"
+    random = _line(view.random_counts, view.random_error, t("ek_random"), 1)
+    return _loglog([taylor, random], t("ek_title", d=view.d), t("ek_x"), t("ek_y"), height=380)
+
+
+def timing_figure(view: TimingView, t: Text) -> go.Figure:
+    """Measured times; dashed: the power law fitted on the upper half of the sizes, over that range."""
+    traces = []
+    for i, kind in enumerate(("softmax", "linear")):
+        traces.append(_line(view.sizes, view.ms[kind], t(kind), i))
+        slope, intercept, lo = view.large[kind], view.large[f"{kind}_intercept"], view.large["fit_from"]
+        if slope is not None:
+            hi = max(n for n, ms in zip(view.sizes, view.ms[kind]) if ms is not None)
+            xs = [lo * (hi / lo) ** (j / 19) for j in range(20)]
+            label = f"{t(kind)} — {t('fit_label', slope=slope, fit_from=lo)}"
+            traces.append(_line(xs, [math.exp(intercept) * x**slope for x in xs], label, i, "dash", markers=False))
+    title = t("time_title", heads=view.heads, d=view.head_dim, kind=t("kind_causal" if view.causal else "kind_full"))
+    return _loglog(traces, title, t("n_axis"), t("ms_axis"))
+
+
+def generation_figure(view: GenerationView, t: Text) -> go.Figure:
+    traces = [_line(view.contexts, view.tok_s[m], t(m), i) for i, m in enumerate(view.tok_s)]
+    return _loglog(traces, t("gen_title"), t("ctx_axis"), t("tok_axis"))

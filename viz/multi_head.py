@@ -1,0 +1,88 @@
+"""Figures of /multi-head: one layer's chain X -> Q_i, K_i, V_i -> A_i -> Z_i -> Concat -> output, and the
+number of heads at a fixed d_model. Data in (core.multi_head), figures out; words through `t`."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .labels import indexed_labels, safe_label
+from .style import DIVERGING_SCALE, WEIGHTS_SCALE, base_layout, colour
+
+# (panel key, row, column) of the chain figure; the wide (n x D) matrices get whole rows.
+PANELS = [("x", 1, 1), ("q", 2, 1), ("k", 2, 2), ("v", 2, 3), ("a", 3, 1), ("z", 3, 2), ("concat", 4, 1),
+          ("output", 5, 1)]  # fmt: skip
+
+
+def _signed(z: np.ndarray, name: str, labels: list[str], t) -> go.Heatmap:
+    bound = float(np.abs(z).max()) or 1.0
+    return go.Heatmap(
+        z=np.round(z, 3).astype(np.float32), y=labels, colorscale=DIVERGING_SCALE, zmid=0.0, zmin=-bound, zmax=bound,
+        showscale=False, name=name,
+        hovertemplate=f"{name}<br>{t('token')}: %{{y}}<br>{t('column')}: %{{x}}<br>%{{z:.3f}}<extra></extra>",
+    )  # fmt: skip
+
+
+def chain_figure(walk, head: int, t) -> go.Figure:
+    """Every step of one layer for head `head`: rows are tokens (queries), columns are features; A_i's columns are
+    keys. The concatenation marks head boundaries (every d_k columns) and outlines head `head`."""
+    labels = [safe_label(s, 20) for s in indexed_labels(walk.tokens)]
+    d_k, n_heads = walk.head_dim, walk.n_heads
+    titles = {
+        "x": t("panel_x", n=walk.x.shape[0], d=walk.x.shape[1]),
+        "q": t("panel_q", i=head, n=walk.q.shape[1], d=d_k),
+        "k": t("panel_k", i=head, n=walk.k.shape[1], d=d_k),
+        "v": t("panel_v", i=head, n=walk.v.shape[1], d=d_k),
+        "a": t("panel_a", i=head, n=walk.weights.shape[-1]),
+        "z": t("panel_z", i=head, n=walk.z.shape[1], d=d_k),
+        "concat": t("panel_concat", h=n_heads, d=walk.concat.shape[1]),
+        "output": t("panel_output", n=walk.output.shape[0], d=walk.output.shape[1]),
+    }
+    fig = make_subplots(
+        rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
+                               [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
+        subplot_titles=[titles[k] for k, _, _ in PANELS], vertical_spacing=0.06, horizontal_spacing=0.05,
+    )  # fmt: skip
+    data = {
+        "x": walk.x, "q": walk.q[head], "k": walk.k[head], "v": walk.v[head], "z": walk.z[head],
+        "concat": walk.concat, "output": walk.output,
+    }  # fmt: skip
+    for key, row, col in PANELS:
+        if key == "a":
+            weights = np.round(walk.weights[head].numpy(), 3).astype(np.float32)
+            fig.add_trace(
+                go.Heatmap(
+                    z=weights, x=labels, y=labels, colorscale=WEIGHTS_SCALE, zmin=0.0, zmax=1.0, showscale=False,
+                    hovertemplate=f"{t('query')}: %{{y}}<br>{t('key')}: %{{x}}<br>{t('weight')}: %{{z:.3f}}<extra></extra>",
+                ),
+                row=row, col=col,
+            )  # fmt: skip
+            fig.update_xaxes(title_text=t("key_axis"), showticklabels=False, row=row, col=col)
+        else:
+            fig.add_trace(_signed(data[key].numpy(), titles[key], labels, t), row=row, col=col)
+            fig.update_xaxes(title_text=t("feature_axis"), row=row, col=col)
+        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=row, col=col)
+    for i in range(1, n_heads):  # head boundaries in the concatenation
+        fig.add_vline(x=i * d_k - 0.5, line_width=1, line_color="#444", row=4, col=1)
+    fig.add_vrect(x0=head * d_k - 0.5, x1=(head + 1) * d_k - 0.5, line_width=2, line_color=colour(3), row=4, col=1)
+    fig.update_yaxes(title_text=t("query_axis"), row=3, col=1)
+    n = walk.x.shape[0]
+    return base_layout(fig, t("chain_title", l=walk.layer, i=head), height=900 + 12 * max(0, n - 16), showlegend=False)
+
+
+def head_count_figure(rows, t) -> go.Figure:
+    """d_k and the largest rank of one head's score matrix against h (log2 axis), with the (constant) parameter
+    count on a second axis."""
+    heads = [r.heads for r in rows]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=heads, y=[r.head_dim for r in rows], name=t("d_k"), mode="lines+markers",
+                             line=dict(color=colour(0))))  # fmt: skip
+    fig.add_trace(go.Scatter(x=heads, y=[r.score_rank for r in rows], name=t("rank"), mode="lines+markers",
+                             line=dict(color=colour(3), dash="dot")))  # fmt: skip
+    fig.add_trace(go.Scatter(x=heads, y=[r.parameters for r in rows], name=t("params"), mode="lines+markers",
+                             line=dict(color=colour(2))), secondary_y=True)  # fmt: skip
+    fig.update_xaxes(type="log", tickvals=heads, ticktext=[str(h) for h in heads], title_text=t("heads_axis"))
+    fig.update_yaxes(type="log", dtick=np.log10(2), tickformat="d", title_text=t("size_axis"), secondary_y=False)
+    fig.update_yaxes(title_text=t("params"), rangemode="tozero", secondary_y=True)
+    return base_layout(fig, t("heads_title"), height=380)

@@ -1,0 +1,89 @@
+"""Figures of /rope-scaling: wavelengths and interpolation ratio per pair, expected q.k against distance, the angle
+between neighbouring positions as the factor grows, and the loss per position of the long-context experiment.
+Built from core.rope_scaling's view dataclasses; no Streamlit here, so benchmarks/bench_rope_scaling.py times and
+weighs exactly what the page sends. Pairs are numbered i = 0 .. d/2 - 1 (fastest first)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .positions.common import curves
+
+if TYPE_CHECKING:
+    from core.rope_scaling.experiment import LossView
+    from core.rope_scaling.formulas import DecayView, FrequencyView, ResolutionView
+
+
+def wavelength_figure(view: FrequencyView, t) -> go.Figure:
+    return curves(
+        view.pairs,
+        {r["method"]: r["wavelength"] for r in view.rows},
+        title=t("wl_title"),
+        x_title=t("pair"),
+        y_title=t("wavelength"),
+        log_y=True,
+        hlines=[(view.original_context, t("train_ctx"))],
+        markers=True,
+    )
+
+
+def ratio_figure(view: FrequencyView, t) -> go.Figure:
+    return curves(
+        view.pairs,
+        {r["method"]: r["ratio"] for r in view.rows},
+        title=t("ratio_title"),
+        x_title=t("pair"),
+        y_title=t("ratio"),
+        markers=True,
+        hlines=[(view.factor, f"s = {view.factor:g}")],
+    )
+
+
+def decay_figure(view: DecayView, t) -> go.Figure:
+    return curves(
+        None,
+        {m: e["mean"] for m, e in view.envelopes.items()},
+        x_per_series={m: c.astype(np.float32) for m, c in view.centres.items()},  # half-integers: exact in float32
+        bands={m: (e["min"], e["max"]) for m, e in view.envelopes.items()},
+        title=t("decay_title"),
+        x_title=t("distance"),
+        y_title=t("qk"),
+        log_x=True,
+        vlines=[(view.original_context, t("train_ctx"))],
+        height=460,
+    )
+
+
+def resolution_figure(view: ResolutionView, measure: str, t) -> go.Figure:
+    fig = curves(
+        view.factors,
+        {m: v[measure] for m, v in view.angles.items()},
+        title=t("res_title"),
+        x_title=t("factor_axis"),
+        y_title=t("angle"),
+        log_x=True,
+        log_y=True,
+        markers=True,
+    )
+    # scale factors read best as powers of 2; the angles as 1-2-5 ticks within each decade (plotly's "D2")
+    powers = [2.0**k for k in range(7)]
+    fig.update_xaxes(tickmode="array", tickvals=powers, ticktext=[f"{p:g}" for p in powers])
+    fig.update_yaxes(tickmode="linear", tickvals=None, ticktext=None, dtick="D2")
+    return fig
+
+
+def loss_figure(view: LossView, title: str, t) -> go.Figure:
+    return curves(
+        None,
+        {r["label"]: np.asarray(r["mean_loss"]) for r in view.runs},
+        x_per_series=view.midpoints,
+        title=title,
+        x_title=t("position"),
+        y_title=t("loss"),
+        markers=True,
+        vlines=[(view.original_context, "L₀")] if view.reaches_original else None,
+        height=460,
+    )

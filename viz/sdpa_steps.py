@@ -1,0 +1,168 @@
+"""Figures of /sdpa-steps: the four steps of softmax(Q Kᵀ / √d_k) V as labelled matrices, and the √d_k
+saturation demo (entropy against d_k, one row of weights). Views in, plotly figures out.
+
+Words come from `t` (the page's [sdpa_steps] catalog section): keys query, key, dim, fig_scores, fig_scaled,
+fig_weights, fig_output, sat_*, row_*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .heatmap import attention_heatmap, matrix_heatmap
+from .labels import safe_label
+from .style import BLUE, MARGIN, RED
+
+if TYPE_CHECKING:  # types only: viz draws what core computed
+    from core.sdpa_steps import SaturationView, StepsView
+
+SCALED_COLOUR, UNSCALED_COLOUR = BLUE, RED
+
+
+def step_figures(view: StepsView, t: Callable[..., str]) -> dict[str, go.Figure]:
+    """{"scores", "scaled", "weights", "output"}: one heatmap per step, rows = queries."""
+    s = view.steps
+    qk = dict(x_title=t("key"), y_title=t("query"), decimals=4)
+    return {
+        "scores": matrix_heatmap(s.scores, view.q_labels, view.k_labels, title=t("fig_scores"), value_name="QKᵀ", **qk),
+        "scaled": matrix_heatmap(
+            s.scaled, view.q_labels, view.k_labels, title=t("fig_scaled"), value_name="QKᵀ/√d_k", **qk
+        ),
+        "weights": attention_heatmap(s.weights, view.q_labels, view.k_labels, title=t("fig_weights"), zmax=1.0, **qk),
+        "output": matrix_heatmap(
+            s.output,
+            view.q_labels,
+            view.v_labels,
+            title=t("fig_output"),
+            x_title=t("dim"),
+            y_title=t("query"),
+            value_name="output",
+            decimals=4,
+        ),
+    }
+
+
+def saturation_figures(view: SaturationView, t: Callable[..., str]) -> dict[str, go.Figure]:
+    """{"entropy": mean row entropy against d_k, "row": one random row of weights with and without scaling}."""
+    c = view.curve
+    return {
+        "entropy": entropy_vs_dk_figure(
+            c.d_k,
+            c.entropy_scaled,
+            c.entropy_unscaled,
+            c.max_entropy,
+            view.d_k,
+            title=t("sat_title", n=view.n_keys),
+            scaled_name=t("sat_scaled"),
+            unscaled_name=t("sat_unscaled"),
+            max_name=t("sat_max"),
+            y_title=t("sat_y"),
+        ),
+        "row": softmax_row_bars(
+            view.row["weights_scaled"],
+            view.row["weights_unscaled"],
+            view.key_labels,
+            title=t("row_title", dk=view.d_k),
+            scaled_name=t("row_scaled"),
+            unscaled_name=t("row_unscaled"),
+            x_title=t("row_key"),
+            y_title=t("row_weight"),
+        ),
+    }
+
+
+def entropy_vs_dk_figure(
+    d_k,
+    entropy_scaled,
+    entropy_unscaled,
+    max_entropy: float,
+    chosen_d_k: int | None = None,
+    title: str = "",
+    scaled_name: str = "softmax(q·k / √d_k)",
+    unscaled_name: str = "softmax(q·k)",
+    max_name: str = "ln(n): uniform weights",
+    x_title: str = "d_k",
+    y_title: str = "mean entropy of a row (nats)",
+) -> go.Figure:
+    """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference."""
+    d_k = np.asarray(d_k, dtype=np.float64)
+    fig = go.Figure()
+    for values, name, colour in (
+        (entropy_scaled, scaled_name, SCALED_COLOUR),
+        (entropy_unscaled, unscaled_name, UNSCALED_COLOUR),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=d_k,
+                y=np.round(np.asarray(values, dtype=np.float64), 4),
+                mode="lines+markers",
+                name=safe_label(name, 60),
+                line=dict(color=colour),
+                hovertemplate="d_k = %{x}<br>%{y:.3f} nats<extra></extra>",
+            )
+        )
+    fig.add_hline(
+        y=max_entropy,
+        line_dash="dash",
+        line_color="#777",
+        annotation_text=safe_label(f"{max_name} = {max_entropy:.3f}", 80),
+        annotation_position="top left",
+    )
+    if chosen_d_k is not None:
+        fig.add_vline(x=chosen_d_k, line_dash="dot", line_color="#444")
+    fig.update_layout(
+        title=dict(text=safe_label(title, 160)),
+        height=380,
+        plot_bgcolor="white",
+        margin=MARGIN,
+        legend=dict(orientation="h", y=-0.25),
+    )
+    # powers of two only: a log axis would otherwise label every minor tick
+    fig.update_xaxes(
+        type="log", dtick=np.log10(2), tickformat="d", title_text=safe_label(x_title, 60), gridcolor="#eee"
+    )
+    fig.update_yaxes(title_text=safe_label(y_title, 80), gridcolor="#eee", range=[0, max_entropy * 1.12])
+    return fig
+
+
+def softmax_row_bars(
+    weights_scaled,
+    weights_unscaled,
+    key_labels,
+    title: str = "",
+    scaled_name: str = "with 1/√d_k",
+    unscaled_name: str = "without",
+    x_title: str = "key",
+    y_title: str = "weight",
+) -> go.Figure:
+    """One row of weights, with and without scaling, as grouped bars."""
+    x = [safe_label(s, 30) for s in key_labels]
+    fig = go.Figure()
+    for values, name, colour in (
+        (weights_scaled, scaled_name, SCALED_COLOUR),
+        (weights_unscaled, unscaled_name, UNSCALED_COLOUR),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=np.round(np.asarray(values, dtype=np.float64), 4),
+                name=safe_label(name, 60),
+                marker_color=colour,
+                hovertemplate="%{x}: %{y:.4f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title=dict(text=safe_label(title, 160)),
+        height=320,
+        plot_bgcolor="white",
+        margin=MARGIN,
+        legend=dict(orientation="h", y=-0.3),
+    )
+    fig.update_xaxes(title_text=safe_label(x_title, 60), type="category")
+    fig.update_yaxes(title_text=safe_label(y_title, 60), range=[0, 1.05], gridcolor="#eee")
+    return fig
