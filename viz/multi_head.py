@@ -42,7 +42,7 @@ def chain_figure(walk, head: int, t) -> go.Figure:
     fig = make_subplots(
         rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
                                [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
-        subplot_titles=[titles[k] for k, _, _ in PANELS], vertical_spacing=0.06, horizontal_spacing=0.05,
+        subplot_titles=[titles[k] for k, _, _ in PANELS], vertical_spacing=0.08, horizontal_spacing=0.05,
     )  # fmt: skip
     data = {
         "x": walk.x, "q": walk.q[head], "k": walk.k[head], "v": walk.v[head], "z": walk.z[head],
@@ -61,7 +61,8 @@ def chain_figure(walk, head: int, t) -> go.Figure:
             fig.update_xaxes(title_text=t("key_axis"), showticklabels=False, row=row, col=col)
         else:
             fig.add_trace(_signed(data[key].numpy(), titles[key], labels, t), row=row, col=col)
-            fig.update_xaxes(title_text=t("feature_axis"), row=row, col=col)
+            if key == "output":  # one feature-axis title for the stack (the others would collide with titles)
+                fig.update_xaxes(title_text=t("feature_axis"), row=row, col=col)
         fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=row, col=col)
     for i in range(1, n_heads):  # head boundaries in the concatenation
         fig.add_vline(x=i * d_k - 0.5, line_width=1, line_color="#444", row=4, col=1)

@@ -36,6 +36,11 @@ class HeadAlignment:
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.hits, self.words)
 
+    def to_dict(self) -> dict:
+        low, high = self.interval
+        return {"layer": self.layer, "head": self.head, "hits": self.hits, "words": self.words,
+                "accuracy": self.accuracy, "low": low, "high": high}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class AlignmentReport:
@@ -61,6 +66,18 @@ class AlignmentReport:
             return "diagonal"
         return "none"
 
+    def to_dict(self, best: int = 3) -> dict:
+        """The JSON form results/encoder_decoder_alignment.json and the page share."""
+        return {
+            "pairs": self.pairs,
+            "words": self.diagonal.words,
+            "heads": [h.to_dict() for h in self.heads],
+            "diagonal": self.diagonal.to_dict(),
+            "chance": self.chance,
+            "best": [h.to_dict() for h in self.best(best)],
+            "verdict": self.verdict(),
+        }
+
 
 def diagonal_guess(t: int, source_words: int, target_words: int) -> int:
     """The source position (1-based after the language tag) at the same relative place as target word t."""
@@ -85,3 +102,27 @@ def measure(model, tokenizer, pairs) -> AlignmentReport:
             words += 1
     heads = [HeadAlignment(l, h, int(hits[l, h]), words) for l in range(n_layers) for h in range(n_heads)]
     return AlignmentReport(heads, HeadAlignment(-1, -1, int(diag_hits), words), chance / max(words, 1), len(pairs))
+
+
+def is_result(data: dict) -> bool:
+    """Has results/encoder_decoder_alignment.json the shape the page reads? (core.results.load_result's check)"""
+    heads = data["heads"]
+    return (
+        bool(heads)
+        and len(heads) == data["layers"] * data["heads_per_layer"]
+        and all(isinstance(h[k], (int, float)) for h in heads for k in ("layer", "head", "accuracy", "low", "high"))
+        and all(isinstance(data["diagonal"][k], (int, float)) for k in ("accuracy", "low", "high"))
+        and isinstance(data["chance"], (int, float))
+        and data["verdict"] in ("aligns", "diagonal", "none")
+        and bool(data["best"])
+    )
+
+
+def result_grid(data: dict) -> dict[str, list[list[float]]]:
+    """The (layers, heads) accuracy, low and high grids of a results file, for the page's map."""
+    n_layers, n_heads = data["layers"], data["heads_per_layer"]
+    grid = {k: [[0.0] * n_heads for _ in range(n_layers)] for k in ("accuracy", "low", "high")}
+    for h in data["heads"]:
+        for k in grid:
+            grid[k][h["layer"]][h["head"]] = h[k]
+    return grid

@@ -86,7 +86,8 @@ class TrainingLog:
     train_loss: list[float] = field(default_factory=list)
     held_out_steps: list[int] = field(default_factory=list)
     held_out_loss: list[float] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock
+    cpu_seconds: float = 0.0  # process CPU time, all threads together (wall time is inflated on a loaded machine)
 
 
 @torch.no_grad()
@@ -120,7 +121,7 @@ def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_si
         optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))
     )
     rng = random.Random(seed)
-    log, t0, step = TrainingLog(), time.perf_counter(), 0
+    log, t0, cpu0, step = TrainingLog(), time.perf_counter(), time.process_time(), 0
     order = list(range(len(train_pairs)))
     for _ in range(epochs):
         rng.shuffle(order)
@@ -143,21 +144,24 @@ def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_si
         log.held_out_loss.append(mean_loss(model, tokenizer, held_out_pairs))
         model.train()
     log.seconds = time.perf_counter() - t0
+    log.cpu_seconds = time.process_time() - cpu0
     model.eval()
     return model, tokenizer, log
 
 
-def status() -> str | None:
+def status(folder: Path | None = None) -> str | None:
     """None when the shipped weights are there, else why not (with the command that makes them)."""
-    if not (WEIGHTS_DIR / "model.safetensors").is_file() or not (WEIGHTS_DIR / "tokenizer.json").is_file():
-        return f"no trained encoder-decoder at {WEIGHTS_DIR}; make it with: python scripts/train_encoder_decoder.py"
+    folder = folder or WEIGHTS_DIR
+    if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
+        return f"no trained encoder-decoder at {folder}; make it with: python scripts/train_encoder_decoder.py"
     return None
 
 
-def load(folder: Path = WEIGHTS_DIR):
+def load(folder: Path | None = None):
     """(model, tokenizer) from the shipped folder (float32 on the CPU, eval mode)."""
     from transformers import MarianMTModel, PreTrainedTokenizerFast
 
+    folder = folder or WEIGHTS_DIR
     model = MarianMTModel.from_pretrained(
         folder, local_files_only=True, dtype=torch.float32, attn_implementation="eager"
     ).eval()  # eager: the pages read every attention weight

@@ -104,20 +104,40 @@ def translate(model, tokenizer, text: str, reference: list[str] | None = None) -
                               tokenizer.convert_ids_to_tokens(target), float(probs[t, target])))  # fmt: skip
         output = list(reference)
     else:
-        decoder_ids = torch.tensor([[start]])
-        output = []
-        for _ in range(ed.MAX_LENGTH):
-            probs, self_att, cross_att = _decode(model, encoder_out, source_ids, decoder_ids)
-            t = decoder_ids.shape[1] - 1
-            best = int(probs[t].argmax())
-            token = tokenizer.convert_ids_to_tokens(best)
-            steps.append(Step(tokenizer.convert_ids_to_tokens(int(decoder_ids[0, t])), self_att[:, :, t, : t + 1],
-                              cross_att[:, :, t], _top(tokenizer, probs[t]), token, float(probs[t, best])))  # fmt: skip
-            if best == tokenizer.eos_token_id:
-                break
-            output.append(token)
-            decoder_ids = torch.cat([decoder_ids, torch.tensor([[best]])], dim=1)
+        steps, output = _generate(model, tokenizer, encoder_out, source_ids, start)
     return Translation(source_tokens, _unknown(tokenizer, text), enc_att, steps, output, reference is not None)
+
+
+@torch.no_grad()
+def _generate(model, tokenizer, encoder_out, source_ids, start: int) -> tuple[list[Step], list[str]]:
+    """Greedy free generation with the KV cache: each step feeds only the newest token; the cache holds the
+    decoder's earlier keys and values (and cross-attention's K, V of the encoder output, computed once). Each step's
+    attentions are then exactly the newest query's row: self-attention (L, H, t + 1), cross-attention (L, H, S)."""
+    steps: list[Step] = []
+    output: list[str] = []
+    token, past = start, None
+    for t in range(ed.MAX_LENGTH):
+        out = model(
+            encoder_outputs=encoder_out,
+            attention_mask=torch.ones_like(source_ids),
+            decoder_input_ids=torch.tensor([[token]]),
+            past_key_values=past,
+            use_cache=True,
+            output_attentions=True,
+        )
+        past = out.past_key_values
+        probs = torch.softmax(out.logits[0, -1].float(), -1)  # (V,)
+        self_att = torch.stack([a[0, :, -1] for a in out.decoder_attentions])  # (L, H, t + 1)
+        cross_att = torch.stack([a[0, :, -1] for a in out.cross_attentions])  # (L, H, S)
+        best = int(probs.argmax())
+        chosen = tokenizer.convert_ids_to_tokens(best)
+        steps.append(Step(tokenizer.convert_ids_to_tokens(token), self_att, cross_att, _top(tokenizer, probs),
+                          chosen, float(probs[best])))  # fmt: skip
+        if best == tokenizer.eos_token_id:
+            break
+        output.append(chosen)
+        token = best
+    return steps, output
 
 
 def greedy_translate(model, tokenizer, text: str) -> list[str]:

@@ -12,6 +12,7 @@ from them, softmax(q k^T * scale), so the forward pass itself is the model's own
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +40,8 @@ class GenerationStep:
     top_tokens: list[str]  # their display labels
     top_probs: list[float]
     cache_bytes: int  # bytes of every layer's K and V tensors after this step (measured on the tensors)
+    ms: float  # wall time of the step itself: forward with the cache, attention weights, top-5, the pick
+    policy_ms: float = 0.0  # wall time of the eviction comparisons (one extra forward per policy that evicts)
     policies: dict[str, dict] = field(default_factory=dict)  # policy -> kept, evicted, kl, top_ids, top_probs
 
 
@@ -153,6 +156,7 @@ def generate(
 
     for _ in range(max_new_tokens):
         position = len(sequence) - 1
+        start = time.perf_counter()
         logits, weights = _step(model, cache, token, position, layers)
         logp = torch.log_softmax(logits.double(), dim=-1)
         top = torch.topk(logp, TOP)
@@ -166,10 +170,13 @@ def generate(
             top_tokens=labels(top.indices.tolist()),
             top_probs=top.values.exp().tolist(),
             cache_bytes=_cache_bytes(cache),
+            ms=(time.perf_counter() - start) * 1000,
         )
+        start = time.perf_counter()
         for policy in policies:
             step.policies[policy] = _evicted(model, cache, policy, position, token, window, sinks, logp)
             step.policies[policy]["top_tokens"] = labels(step.policies[policy]["top_ids"])
+        step.policy_ms = (time.perf_counter() - start) * 1000
         steps.append(step)
         sequence.append(chosen)
         token = chosen

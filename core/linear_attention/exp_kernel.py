@@ -86,7 +86,7 @@ class ExpKernelView:
     taylor_error: list[float | None]
     random_counts: list[int]
     random_error: list[float | None]
-    order_needed: int | None  # the smallest order with relative error below `target`
+    order_needed: int | None  # the smallest order from which the error stays below `target`
     target: float
 
 
@@ -112,7 +112,9 @@ def exp_kernel_view(
     orders = list(range(max_order + 1))
     taylor_error = [error(taylor_kernel(q, k, m)) for m in orders]
     random_error = [error(random_feature_kernel(q, k, r, seed + 1)) for r in random_counts]
-    needed = next((m for m, e in zip(orders, taylor_error) if e is None or e < target), None)
+    below = [e is None or e < target for e in taylor_error]
+    # the smallest order from which every higher one stays below target (low orders can dip below, then overshoot)
+    needed = next((m for m in orders if all(below[m:])), None)
     return ExpKernelView(
         d=d,
         n=n,

@@ -1,16 +1,17 @@
 """Mixture of Experts, in plain torch: the layer, its balance metrics, what experts specialise in, and what the
 /moe page shows.
 
-    layer.py           router, top-k, capacity, the SwiGLU experts (`moe_forward` = transformers' Mixtral block)
-    balance.py         expert load, Switch loss, deviation from uniform, router entropy, their bounds under top-k
-    specialisation.py  word categories per expert: counts, shares, lift
-    views.py           the data of each part of the /moe page, in one object per part
-    data.py            the labelled simple-English generator the small model is trained on
-    training.py        training and evaluating that model (scripts/train_moe.py)
-    catalog.py         published sizes of real MoE models
+    layer.py             router, top-k, capacity, the SwiGLU experts (`moe_forward` = transformers' Mixtral block)
+    balance.py           expert load, Switch loss, deviation from uniform, router entropy, their bounds under top-k
+    specialisation.py    word categories per expert: counts, shares, lift
+    views.py             the routing of the user's text, as the /moe page shows it (one object)
+    checkpoint_views.py  the page's parts about the checkpoints: specialisation, comparison, real models
+    data.py              the labelled simple-English generator the small model is trained on
+    training.py          training and evaluating that model (scripts/train_moe.py)
+    catalog.py           published sizes of real MoE models
 
 The names of layer, balance and specialisation are re-exported here (`from core import moe; moe.route_tokens`).
-views and training are not imported here: they need core.models, which itself imports core.moe.data.
+checkpoint_views and training are not imported here: they need core.models, which itself imports core.moe.data.
 """
 
 from .balance import (

@@ -5,6 +5,8 @@ Log axes get explicit major ticks (`log_axis.set_log_axis`)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -116,21 +118,29 @@ def curves(
                 line=dict(color=colour, width=1.8),
             )
         )
+    # Annotations are placed by hand: on a log axis plotly reads an annotation's coordinate as log10 of the value
+    # (a line's is the value), so add_vline/add_hline's own annotation lands elsewhere.
     for value, label in vlines or []:
-        fig.add_vline(
-            x=value,
-            line_dash="dash",
-            line_color="#555",
-            annotation_text=safe_label(label, 60),
-            annotation_position="top left",
+        fig.add_vline(x=value, line_dash="dash", line_color="#555")
+        fig.add_annotation(
+            x=math.log10(value) if log_x and value > 0 else value,
+            y=1,
+            yref="paper",
+            text=safe_label(label, 60),
+            showarrow=False,
+            xanchor="right",
+            yanchor="top",
         )
     for value, label in hlines or []:
-        fig.add_hline(
-            y=value,
-            line_dash="dot",
-            line_color="#888",
-            annotation_text=safe_label(label, 60),
-            annotation_position="bottom right",
+        fig.add_hline(y=value, line_dash="dot", line_color="#888")
+        fig.add_annotation(
+            x=1,
+            xref="paper",
+            y=math.log10(value) if log_y and value > 0 else value,
+            text=safe_label(label, 60),
+            showarrow=False,
+            xanchor="right",
+            yanchor="top",
         )
     layout(fig, title, x_title, y_title, height)
     if log_x:

@@ -1,15 +1,14 @@
-"""The prompt, decoding and eviction settings (bound to the URL), and the generation they ask for, kept in the
-session so that moving the display sliders does not generate again."""
+"""The prompt, decoding and eviction settings (bound to the URL), and the generation they ask for (cached in
+app/models.py, so moving the display sliders does not generate again)."""
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core import kv_cache as kc
 
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired. Then it"
 MAX_PROMPT_TOKENS = 512  # the end of a longer prompt is kept: it is what gets continued
 MAX_NEW_TOKENS = 32
-MEMO = "_kv_cache_generation"
 
 
 def read(T) -> dict:
@@ -40,10 +39,6 @@ def generation(T, model, chosen: dict):
     if not chosen["prompt"].strip():
         st.info(T("empty"))
         return None
-    key = tuple(sorted(chosen.items()))
-    memo = st.session_state.get(MEMO)
-    if memo is not None and memo[0] == key:
-        return memo[1]
     try:
         ids, total = kc.prompt_ids(model, chosen["prompt"], MAX_PROMPT_TOKENS)
     except ValueError:
@@ -52,15 +47,13 @@ def generation(T, model, chosen: dict):
     if total > len(ids):
         st.info(T("prompt_cut", n=total, k=len(ids)))
     with st.spinner(T("generating", n=chosen["new"])):
-        gen = kc.generate(
-            model,
+        return models.generate(
+            "smollm2",
             ids,
-            chosen["new"],
+            max_new_tokens=chosen["new"],
             temperature=chosen["temperature"],
             top_k=chosen["top_k"],
             seed=chosen["seed"],
             window=chosen["window"],
             sinks=chosen["sinks"],
         )
-    st.session_state[MEMO] = (key, gen)
-    return gen

@@ -35,7 +35,9 @@ def one_step(T, gen) -> None:
         layer = ui.slider("layer", T("layer"), 0, gen.layers - 1, gen.layers - 1)
     view = views.step_attention(gen, step, layer, MAX_COLS)
     s = gen.steps[view.step]
-    st.markdown(T("step_text", token=code(gen.tokens[s.position]), position=s.position, chosen=code(gen.tokens[s.position + 1])))
+    st.markdown(
+        T("step_text", token=code(gen.tokens[s.position]), position=s.position, chosen=code(gen.tokens[s.position + 1]))
+    )
     if view.pooled:
         st.caption(T("pooled", n=view.position + 1, bins=len(view.labels)))
     ui.show_figure(kv.step_figure(view, T), f"kv-step{view.step}-layer{view.layer}", data=view.weights, key="fig-step")
@@ -44,6 +46,7 @@ def one_step(T, gen) -> None:
         T("kept_line", policy=T(f"policy_{p}"), kept=d["kept"], evicted=d["evicted"]) for p, d in s.policies.items()
     )
     st.caption(T("kl_caption", kept=kept))
+    st.caption(T("timing", ms=f"{s.ms:.0f}", policy_ms=f"{s.policy_ms:.0f}"))
 
 
 def all_steps(T, gen) -> None:

@@ -3,13 +3,14 @@ English, shows for your text where each token goes, how full each expert is, wha
 expert specialises in; a balanced and a collapsed checkpoint side by side; and the sizes of real MoE models.
 
 Parts (one module each): routing (your text), specialisation and comparison (held-out text), real_models.
-Math in core/moe/ (core.moe.views builds each part's data), figures in viz/moe.py."""
+Math in core/moe/ (core.moe.views and core.moe.checkpoint_views build each part's data), figures in
+viz/moe.py."""
 
 import streamlit as st
 
 from app import models, ui
 from core.models import ModelUnavailable, moe_model
-from core.moe import views
+from core.moe import checkpoint_views
 
 from . import comparison, real_models, routing, specialisation
 
@@ -18,8 +19,8 @@ DEFAULT_TEXT = "The little cat sees a big dog. She runs to the park quickly, and
 
 @st.cache_data(show_spinner=False, max_entries=len(moe_model.VARIANTS))
 def held_out(variant: str) -> dict:
-    """core.moe.views.held_out_stats of one checkpoint (a few seconds on CPU; the same for every visitor)."""
-    return views.held_out_stats(models.load_moe_checkpoints()[variant])
+    """checkpoint_views.held_out_stats of one checkpoint (a few seconds on CPU; the same for every visitor)."""
+    return checkpoint_views.held_out_stats(models.load_moe_checkpoints()[variant])
 
 
 def page() -> None:
@@ -42,7 +43,7 @@ def page() -> None:
         with c3:
             cf = ui.slider("cf", T("cf"), 0.25, 4.0, 1.25, step=0.25, help=T("cf_help"))
         st.caption(T("weights", note=model.weights_note))
-        text_view = routing.show(T, checkpoints, variant, text, layer, cf)
+        text_view = routing.show(T, tuple(checkpoints), variant, text, layer, cf)
         stats = {v: held_out(v) for v in moe_model.VARIANTS}
         specialisation.show(T, stats[variant], variant, layer)
         comparison.show(T, checkpoints, stats, text_view)

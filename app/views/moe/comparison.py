@@ -4,13 +4,13 @@ user's text, training curves)."""
 import streamlit as st
 
 from app import ui
-from core.moe import views
+from core.moe import checkpoint_views, views
 from viz import moe as vmoe
 
 
 def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None) -> None:
     """stats: variant -> held-out statistics; text_view: the routing part's view (None for a blank text)."""
-    view = views.comparison(
+    view = checkpoint_views.comparison(
         stats, {v: m.report for v, m in checkpoints.items()}, next(iter(checkpoints.values())).top_k
     )
     experts = vmoe.expert_labels(view.n_experts, T)

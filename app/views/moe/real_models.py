@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.moe import views
+from core.moe import checkpoint_views
 
 
 def _experts(routed: int, shared: int) -> str:
@@ -11,7 +11,7 @@ def _experts(routed: int, shared: int) -> str:
 
 def show(T, model=None) -> None:
     """model: the balanced MoEModel, or None when the checkpoints are missing (the table still shows)."""
-    view = views.real_models(model)
+    view = checkpoint_views.real_models(model)
     table = view.table
     st.subheader(T("real_h"))
     st.caption(T("real_intro"))

@@ -3,7 +3,7 @@ expert load, router entropy, what capacity drops, each expert's first-choice tok
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core.moe import views
 from viz import moe as vmoe
 
@@ -50,9 +50,16 @@ def show_first_choices(T, view: views.TextRouting) -> None:
     st.dataframe(rows, hide_index=True, width="stretch")  # dataframe cells are text, never HTML
 
 
-def show(T, checkpoints: dict, variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
-    """Route the text once (every checkpoint, this layer) and draw; returns the view for the comparison part."""
-    view = views.text_routing(checkpoints, variant, text, layer, cf)
+@st.cache_data(show_spinner=False, max_entries=16)
+def text_run(variant: str, text: str) -> views.TextRun | None:
+    """The checkpoint's forward pass on the text (per checkpoint and text: a new layer or capacity factor only
+    re-routes these router logits)."""
+    return views.run_text(models.load_moe_checkpoints()[variant], text)
+
+
+def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
+    """Route the text once per checkpoint at this layer and draw; returns the view for the comparison part."""
+    view = views.text_routing({v: text_run(v, text) for v in variants}, variant, layer, cf)
     if view is None:
         st.info(T("empty"))
         return None

@@ -3,13 +3,13 @@
 import streamlit as st
 
 from app import ui
-from core.moe import views
+from core.moe import checkpoint_views
 from viz import moe as vmoe
 
 
 def show(T, stats: dict, variant: str, layer: int) -> None:
-    """stats: the checkpoint's held-out statistics (core.moe.views.held_out_stats, cached by the page)."""
-    view = views.specialisation(stats, variant, layer)
+    """stats: the checkpoint's held-out statistics (core.moe.checkpoint_views.held_out_stats, cached by the page)."""
+    view = checkpoint_views.specialisation(stats, variant, layer)
     st.subheader(T("spec_h"))
     st.caption(T("spec_intro", n=view.held_out_tokens))
     ui.show_figure(

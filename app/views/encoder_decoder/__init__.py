@@ -1,0 +1,75 @@
+"""A small encoder-decoder trained in this repo (English -> Japanese / Korean) translating the user's sentence step
+by step: the encoder's self-attention, the decoder's masked self-attention and cross-attention at every step, the
+next-token probabilities, teacher forcing beside free generation (steps.py); the stack with its shapes
+(stack.py); and whether cross-attention heads align words, measured on held-out pairs (alignment.py)."""
+
+import streamlit as st
+
+from app import models, ui
+from core.encoder_decoder import grammar
+from core.encoder_decoder import view as edv
+
+from .alignment import alignment_part
+from .stack import stack_part
+from .steps import steps_part
+
+PARTS = ("steps", "stack", "alignment")
+MAX_NAMED_UNKNOWN = 12  # unknown words listed by name; the rest counted
+
+
+def use_example() -> None:
+    """The example picker fills the text box (before the widget is drawn, so its value can still change)."""
+    choice = st.session_state.get("ed_example")
+    if choice and choice != "own":
+        st.session_state["text"] = choice
+
+
+def vocabulary(T) -> None:
+    with st.expander(T("vocabulary")):
+        for group, words in edv.vocabulary_groups().items():
+            st.markdown(f"**{T('group_' + group)}**: " + ", ".join(f"`{w}`" for w in words))
+        st.caption(T("vocab_note"))
+
+
+def sentence_inputs(T) -> tuple[str, str]:
+    examples = edv.example_sentences()
+    st.selectbox(T("example"), ["own", *examples], key="ed_example", on_change=use_example,
+                 format_func=lambda s: T("own") if s == "own" else s)  # fmt: skip
+    text = ui.text_area("text", T("text"), examples[0], height=70)
+    language = ui.select("target", T("target"), grammar.LANGUAGES, "ja", format_func=lambda c: T("lang_" + c),
+                         radio=True, horizontal=True)  # fmt: skip
+    vocabulary(T)
+    return text, language
+
+
+def say_unknown(T, run: edv.SentenceRun) -> None:
+    """Unknown words named as code (never rendered as markup), at most MAX_NAMED_UNKNOWN of them."""
+    if run.truncated:
+        st.info(T("cut", n=edv.MAX_SOURCE_WORDS))
+    if run.unknown_words:
+        unique = list(dict.fromkeys(run.unknown_words))
+        named = ", ".join("`" + w.replace("`", "'")[:40] + "`" for w in unique[:MAX_NAMED_UNKNOWN])
+        more = T("unknown_more", n=len(unique) - MAX_NAMED_UNKNOWN) if len(unique) > MAX_NAMED_UNKNOWN else ""
+        st.warning(T("unknown", words=named + more))
+
+
+def page() -> None:
+    T = ui.page_setup("encoder_decoder")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    part = ui.select("part", T("part"), PARTS, "steps", format_func=lambda p: T(f"part_{p}"), radio=True,
+                     horizontal=True)  # fmt: skip
+    if part == "alignment":
+        alignment_part(T)
+    else:
+        text, language = sentence_inputs(T)
+        loaded = models.load_encoder_decoder()
+        if loaded is None:
+            pass
+        elif not text.strip():
+            st.info(T("empty"))
+        else:
+            run = models.encoder_decoder_run(text, language)
+            say_unknown(T, run)
+            (steps_part if part == "steps" else stack_part)(T, run, loaded[0].config)
+    ui.page_end()

@@ -1,0 +1,29 @@
+"""The stack with shapes for the user's sentence: where each of the three kinds of attention sits, what its
+queries, keys and values come from, its mask and its shape."""
+
+import streamlit as st
+
+from app import ui
+from core.encoder_decoder import view as edv
+from viz import encoder_decoder as figs
+
+
+def stack_part(T, run: edv.SentenceRun, config) -> None:
+    s, t = len(run.free.source_tokens), len(run.free.steps)
+    h = config.encoder_attention_heads
+    st.markdown(T("stack_intro", s=s, t=t, d=config.d_model, h=h, dk=config.d_model // h, v=config.vocab_size))
+    blocks = edv.stack_blocks(config, s, t)
+    ui.show_figure(figs.stack_figure(blocks, config.encoder_layers, ui.texts("encoder_decoder.figure")), "stack",
+                   key="fig-stack")  # fmt: skip
+    kinds = edv.attention_kinds(config, s, t)
+    st.dataframe(
+        {
+            T("col_kind"): [T("kind_" + k["kind"]) for k in kinds],
+            T("col_q"): [T("from_" + k["q"]) for k in kinds],
+            T("col_kv"): [T("from_" + k["kv"]) for k in kinds],
+            T("col_mask"): [T("mask_" + k["mask"]) for k in kinds],
+            T("col_shape"): [" × ".join(map(str, k["shape"])) for k in kinds],
+        },
+        hide_index=True,
+    )
+    st.caption(T("stack_note"))

@@ -1,0 +1,82 @@
+"""Translate step by step: the encoder's self-attention once, then the decoder at one step (a slider): its masked
+self-attention, its cross-attention over the source and its next-token probabilities; free generation or teacher
+forcing, and the two side by side."""
+
+import streamlit as st
+
+from app import ui
+from core.encoder_decoder import view as edv
+from viz import encoder_decoder as figs
+
+
+def head_picker(T, config) -> tuple[int, int]:
+    c1, c2 = st.columns(2)
+    with c1:
+        layer = ui.number("layer", T("layer"), 0, config.decoder_layers - 1, 0)
+    with c2:
+        head = ui.number("head", T("head"), 0, config.decoder_attention_heads - 1, 0)
+    return layer, head
+
+
+def outputs(T, run: edv.SentenceRun) -> None:
+    """What the model wrote, the reference, and whether they agree: as code text, never markup."""
+    st.markdown(T("free_output", out=f"`{' '.join(run.free.output) or '∅'}`"))
+    if not run.free.finished:
+        st.warning(T("unfinished"))
+    if run.reference is None:
+        st.info(T("no_reference"))
+        return
+    st.markdown(T("reference", ref=f"`{' '.join(run.reference)}`"))
+    (st.success if run.agrees else st.warning)(T("agrees" if run.agrees else "disagrees"))
+
+
+def comparison(T, run: edv.SentenceRun) -> None:
+    rows = edv.comparison_rows(run)
+    if not rows:
+        return
+    st.subheader(T("compare_head"))
+    st.caption(T("compare_note"))
+    st.dataframe(
+        {
+            T("col_position"): [r["position"] for r in rows],
+            T("col_free"): [r["free"] for r in rows],
+            T("col_reference"): [r["reference"] for r in rows],
+            T("col_p"): [round(r["p_reference"], 4) for r in rows],
+            T("col_top"): [r["forced_top"] for r in rows],
+            T("col_same"): ["✓" if r["same"] else "✗" for r in rows],
+        },
+        hide_index=True,
+    )
+
+
+def steps_part(T, run: edv.SentenceRun, config) -> None:
+    outputs(T, run)
+    layer, head = head_picker(T, config)
+    mode = ui.select("mode", T("mode"), edv.MODES, "free", format_func=lambda m: T("mode_" + m), radio=True,
+                     horizontal=True)  # fmt: skip
+    if mode == "forced" and run.forced is None:
+        st.info(T("no_reference"))
+    translation = run.forced if mode == "forced" and run.forced is not None else run.free
+    last = len(translation.steps) - 1
+    step = ui.slider("step", T("step"), 0, last, last) if last > 0 else 0
+    v = edv.step_view(run, mode, step, layer, head)
+    st.caption(T("mode_" + v.mode + "_note"))
+    fig_t = ui.texts("encoder_decoder.figure")
+
+    st.subheader(T("encoder_head"))
+    st.caption(T("encoder_note"))
+    ui.show_figure(figs.encoder_figure(v, fig_t), f"encoder-L{v.layer}-H{v.head}", data=v.encoder,
+                   row_labels=v.source_tokens, col_labels=v.source_tokens, key="fig-encoder")  # fmt: skip
+
+    st.subheader(T("decoder_head", t=v.step, input=v.input_tokens[v.step], output=v.chosen, p=v.chosen_probability))
+    c1, c2 = st.columns(2)
+    with c1:
+        st.caption(T("self_note"))
+        ui.show_figure(figs.self_figure(v, fig_t), f"masked-self-L{v.layer}-H{v.head}-t{v.step}", key="fig-self")
+    with c2:
+        st.caption(T("top_note"))
+        ui.show_figure(figs.top_figure(v, fig_t), f"next-token-t{v.step}", key="fig-top")
+    st.caption(T("cross_note"))
+    ui.show_figure(figs.cross_figure(v, fig_t), f"cross-L{v.layer}-H{v.head}-t{v.step}", data=v.cross,
+                   row_labels=v.input_tokens[: v.step + 1], col_labels=v.source_tokens, key="fig-cross")  # fmt: skip
+    comparison(T, run)

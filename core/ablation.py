@@ -1,0 +1,366 @@
+"""Ablation inside the real model: remove a set of heads and measure the metric a claim about them is about,
+against a placebo of as many random heads from the same layers.
+
+Removing a head. In both Llama (SmolLM2) and BERT (MiniLM) the heads' outputs Z_1 .. Z_H (each (n, d)) are laid
+side by side, (B, n, H d), and go through one linear map W^O (Llama's o_proj, BERT's attention.output.dense).
+A forward pre-hook on that map replaces head h's d columns, h d .. (h+1) d, before W^O:
+    zero ablation  Z_h := 0
+    mean ablation  Z_h := its mean over every real position of the evaluation batch, from a clean pass
+Everything else is transformers' own forward, unchanged.
+
+Claims (CLAIMS), each with its held-out metric:
+    induction        top-k heads on the induction detector    loss on the repeated half of fresh random sequences
+    previous_token   top-k heads on the previous-token detector   the same loss
+    antecedent       top-k heads by accuracy on the selection half of data/antecedent_pairs.json
+                     the model's own held-out accuracy: does "<sentence> In this sentence, '<pronoun>' refers to
+                     the" give the right candidate's first token a higher log-probability than the other's?
+The heads are chosen on other data (detector sequences of another seed; the selection half) than the metric is
+measured on (evaluation sequences; the held-out half).
+
+Verdict (`verdict`): harm = how much worse the metric got (loss up, accuracy down). Removing the heads hurts "far
+more than random heads" when the harm exceeds every placebo draw and twice the placebo mean; "more" when it
+exceeds the upper end of the placebo draws' central 95%; otherwise "no more than random heads". A harm below the
+metric's noise floor (MIN_HARM) is never more than random.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import antecedents, head_detectors
+from .results import load_result
+from .stats import wilson_interval
+
+RESULT_NAME = "ablation"
+CLAIMS = ("induction", "previous_token", "antecedent")
+CLAIM_METRIC = {"induction": "repeated_loss", "previous_token": "repeated_loss", "antecedent": "antecedent_accuracy"}
+MODES = ("zero", "mean")
+EVAL_SETTINGS = {"n_sequences": 8, "half_length": 32, "seed": 1}  # held out: the detectors use seed 0
+DEFAULT_HEADS, DEFAULT_DRAWS, DEFAULT_SEED = 5, 20, 0
+MIN_HARM = {"repeated_loss": 0.05, "antecedent_accuracy": 0.04}  # nats; two sentences of 54
+
+
+def output_projections(model) -> list[torch.nn.Linear]:
+    """Per layer, the linear map W^O that takes the heads' outputs side by side (B, n, H d) -> (B, n, D)."""
+    base = model.model.base_model
+    if hasattr(base, "layers"):  # Llama-style decoders
+        return [layer.self_attn.o_proj for layer in base.layers]
+    if hasattr(getattr(base, "encoder", None), "layer"):  # BERT-style encoders
+        return [layer.attention.output.dense for layer in base.encoder.layer]
+    raise ValueError(f"{model.name}: no per-layer attention output projection found")
+
+
+def by_layer(heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for layer, head in heads:
+        out.setdefault(int(layer), []).append(int(head))
+    return out
+
+
+def check_heads(model, heads: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, de-duplicated (layer, head) pairs; ValueError for one out of range."""
+    out = sorted({(int(a), int(b)) for a, b in heads})
+    for layer, head in out:
+        if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
+            raise ValueError(f"{model.name} has layers 0..{model.n_layers - 1}, heads 0..{model.n_heads - 1}")
+    return out
+
+
+@contextmanager
+def ablated(model, heads: Iterable[tuple[int, int]], mode: str = "zero", means: torch.Tensor | None = None):
+    """Within the block, the model runs with `heads` removed (see the module docstring). means: (L, H, d) for
+    mode "mean". Hooks are registered only on layers with a removed head, and always removed afterwards."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if mode == "mean" and means is None:
+        raise ValueError("mean ablation needs the heads' means (head_means)")
+    handles = []
+    projections = output_projections(model)
+    n_heads = model.n_heads
+
+    def hook_for(layer: int, removed: list[int]):
+        def hook(module, args):
+            x = args[0]  # (B, n, H d)
+            y = x.clone().view(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)  # (B, n, H, d)
+            for h in removed:
+                y[..., h, :] = 0.0 if mode == "zero" else means[layer, h].to(y.dtype)
+            return (y.view_as(x), *args[1:])
+
+        return hook
+
+    try:
+        for layer, removed in by_layer(heads).items():
+            handles.append(projections[layer].register_forward_pre_hook(hook_for(layer, removed)))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@torch.no_grad()
+def head_means(model, batch) -> torch.Tensor:
+    """(L, H, d): each head's output Z_h averaged over every real position of the batch (for mean ablation)."""
+    kept: dict[int, torch.Tensor] = {}
+    real = batch.attention_mask.bool()  # (B, n)
+
+    def recorder(layer: int):
+        def hook(module, args):
+            x = args[0][real]  # (real tokens, H d)
+            kept[layer] = x.mean(0).view(model.n_heads, -1).float()
+
+        return hook
+
+    handles = [p.register_forward_pre_hook(recorder(i)) for i, p in enumerate(output_projections(model))]
+    try:
+        model.model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **_kwargs(model))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return torch.stack([kept[i] for i in range(model.n_layers)])
+
+
+def _kwargs(model) -> dict:
+    return {"use_cache": False} if model.is_causal else {}
+
+
+def _logits_at(model, batch, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """(k, V) logits at positions (rows[i], cols[i]) only: the vocabulary-sized output layer runs on those alone."""
+    head = model.model.get_output_embeddings() if hasattr(model.model, "get_output_embeddings") else None
+    if head is None or not model.is_causal:
+        raise ValueError(f"{model.name} has no language-model head: this metric needs next-token predictions")
+    hidden = model.model.base_model(
+        input_ids=batch.input_ids, attention_mask=batch.attention_mask, **_kwargs(model)
+    ).last_hidden_state  # (B, n, D), after the final norm
+    return head(hidden[rows, cols]).float()
+
+
+# --- evaluation sets and metrics ------------------------------------------------------------------------------
+
+
+@dataclass
+class EvalSet:
+    """What a claim's metric is measured on: a batch and, per metric, where to read it."""
+
+    metric: str
+    batch: object
+    rows: torch.Tensor  # (k,) sequence index of each prediction read
+    cols: torch.Tensor  # (k,) position whose next-token prediction is read
+    targets: torch.Tensor  # repeated_loss: (k,) the next token; antecedent_accuracy: (k, 2) correct, other first ids
+    description: str = ""
+
+
+def repeated_eval_set(model, n_sequences: int, half_length: int, seed: int) -> EvalSet:
+    """Fresh repeated random sequences; predictions from the second copy's positions p+T .. p+2T-2, whose next
+    token the first copy already showed (the first token of the second copy cannot be predicted)."""
+    batch, layout = head_detectors.repeated_random_batch(model, n_sequences, half_length, seed)
+    cols = torch.arange(layout.prefix + layout.half, layout.end - 1)
+    rows = torch.arange(n_sequences).repeat_interleave(len(cols))
+    cols = cols.repeat(n_sequences)
+    return EvalSet("repeated_loss", batch, rows, cols, batch.input_ids[rows, cols + 1])
+
+
+def antecedent_eval_set(model, half: str = "held_out") -> EvalSet:
+    """Every sentence of one half of data/antecedent_pairs.json as a choice prompt (core/antecedents)."""
+    if not model.is_causal:
+        raise ValueError(f"{model.name} has no language-model head: the antecedent claim needs its own choice")
+    selection, held_out = antecedents.split_pairs(antecedents.load_pairs()["pairs"])
+    prompts, targets = [], []
+    for pair in held_out if half == "held_out" else selection:
+        for s in pair["sentences"]:
+            correct = pair["candidates"].index(s["answer"])
+            firsts = [model.tokenizer.encode(" " + c, add_special_tokens=False)[0] for c in pair["candidates"]]
+            prompts.append(antecedents.CHOICE_PROMPT.format(sentence=s["text"], pronoun=pair["pronoun"]))
+            targets.append([firsts[correct], firsts[1 - correct]])
+    batch = model.tokenize(prompts)  # right-padded: each prompt's last real token is at length - 1
+    rows = torch.arange(len(prompts))
+    return EvalSet("antecedent_accuracy", batch, rows, batch.attention_mask.sum(-1) - 1, torch.tensor(targets))
+
+
+@torch.no_grad()
+def measure(model, evalset: EvalSet) -> dict:
+    """{"value": the metric, plus "successes"/"n" for an accuracy} with the model as it is (hooks included)."""
+    logits = _logits_at(model, evalset.batch, evalset.rows, evalset.cols)  # (k, V)
+    if evalset.metric == "repeated_loss":
+        return {"value": float(F.cross_entropy(logits, evalset.targets))}
+    logp = torch.log_softmax(logits.double(), -1)
+    right = logp.gather(1, evalset.targets[:, :1]) > logp.gather(1, evalset.targets[:, 1:])
+    successes, n = int(right.sum()), len(right)
+    return {"value": successes / n, "successes": successes, "n": n}
+
+
+def harm_of(metric: str, clean: float, ablated_value: float) -> float:
+    """How much worse the metric got: loss up, accuracy down (positive = worse)."""
+    return ablated_value - clean if metric == "repeated_loss" else clean - ablated_value
+
+
+# --- placebo and verdict --------------------------------------------------------------------------------------
+
+
+def placebo_sets(heads: list[tuple[int, int]], n_heads: int, draws: int, seed: int) -> list[list[tuple[int, int]]]:
+    """`draws` sets of random heads, as many from each layer as `heads` has there, none of them one of `heads`
+    unless the layer has too few others (then drawn from all of its heads). Seeded: same seed, same draws."""
+    rng = np.random.default_rng(seed)
+    layers = by_layer(heads)
+    out = []
+    for _ in range(draws):
+        drawn = []
+        for layer, chosen in sorted(layers.items()):
+            others = [h for h in range(n_heads) if h not in chosen]
+            pool = others if len(others) >= len(chosen) else list(range(n_heads))
+            drawn += [(layer, int(h)) for h in rng.choice(pool, size=len(chosen), replace=False)]
+        out.append(sorted(drawn))
+    return out
+
+
+def verdict(metric: str, harm: float, placebo: list[float]) -> str:
+    """far_more / more / no_more (see the module docstring), or no_placebo without draws."""
+    if not placebo:
+        return "no_placebo"
+    p = np.asarray(placebo, dtype=np.float64)
+    if harm < MIN_HARM[metric]:
+        return "no_more"
+    if harm > p.max() and harm > 2 * max(float(p.mean()), 0.0):
+        return "far_more"
+    if harm > float(np.percentile(p, 97.5)):
+        return "more"
+    return "no_more"
+
+
+# --- choosing heads -------------------------------------------------------------------------------------------
+
+
+def claim_heads(model_key: str, model, claim: str, k: int) -> tuple[list[tuple[int, int]], list[float], str]:
+    """The top-k heads for a claim, their scores, and where they came from ("committed", "live")."""
+    if claim not in CLAIMS:
+        raise ValueError(f"claim must be one of {CLAIMS}")
+    k = max(0, min(int(k), model.n_layers * model.n_heads))
+    if claim == "antecedent":
+        data = load_result("antecedents", required=lambda d: d["models"][model_key]["per_head"]["selection"])
+        if data is None:
+            raise ValueError("results/antecedents.json has no per-head accuracies for this model")
+        grid = torch.tensor(data["models"][model_key]["per_head"]["selection"]["accuracy"])
+        ranked = sorted(((float(grid[a, b]), a, b) for a in range(grid.shape[0]) for b in range(grid.shape[1])),
+                        key=lambda r: (-r[0], r[1], r[2]))  # fmt: skip
+        return [(a, b) for _, a, b in ranked[:k]], [s for s, _, _ in ranked[:k]], "committed"
+    found = head_detectors.committed_map(model_key)
+    source = "committed"
+    if found is None:
+        found, source = head_detectors.detector_map(model, **head_detectors.LIVE_SETTINGS), "live"
+    top = found.top(claim, k)
+    return [(a, b) for a, b, _ in top], [s for _, _, s in top], source
+
+
+# --- one claim card -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaimCard:
+    claim: str
+    model: str
+    metric: str
+    mode: str
+    heads: list[tuple[int, int]]
+    head_scores: list[float]  # each head's detector score (antecedent: selection-half accuracy)
+    heads_from: str  # "committed" or "live" detector map
+    clean: dict
+    ablated: dict
+    harm: float
+    placebo_harms: list[float]
+    placebo_sets: list[list[tuple[int, int]]]
+    verdict: str
+    seed: int
+    seconds: float
+    notes: list[str] = field(default_factory=list)  # keys: "all_heads_of_layers", "no_heads", "chance"
+
+    @property
+    def detector_score(self) -> float | None:
+        return float(np.mean(self.head_scores)) if self.head_scores else None
+
+    @property
+    def placebo_mean(self) -> float | None:
+        return float(np.mean(self.placebo_harms)) if self.placebo_harms else None
+
+    @property
+    def placebo_interval(self) -> tuple[float, float] | None:
+        """The central 95% of the placebo draws' harms."""
+        if not self.placebo_harms:
+            return None
+        return (float(np.percentile(self.placebo_harms, 2.5)), float(np.percentile(self.placebo_harms, 97.5)))
+
+    def interval(self, which: str) -> tuple[float, float] | None:
+        """95% Wilson interval of an accuracy ("clean" or "ablated"); None for a loss."""
+        d = self.clean if which == "clean" else self.ablated
+        return wilson_interval(d["successes"], d["n"]) if "n" in d else None
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out |= {"detector_score": self.detector_score, "placebo_mean": self.placebo_mean,
+                "placebo_interval": self.placebo_interval}  # fmt: skip
+        if self.metric == "antecedent_accuracy":
+            out |= {"clean_interval": self.interval("clean"), "ablated_interval": self.interval("ablated")}
+        return out
+
+
+def eval_set_for(model, claim: str) -> EvalSet:
+    if CLAIM_METRIC[claim] == "repeated_loss":
+        return repeated_eval_set(model, **EVAL_SETTINGS)
+    return antecedent_eval_set(model)
+
+
+@torch.no_grad()
+def claim_card(
+    model_key: str,
+    model,
+    claim: str,
+    k: int = DEFAULT_HEADS,
+    mode: str = "zero",
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    heads: list[tuple[int, int]] | None = None,
+    evalset: EvalSet | None = None,
+) -> ClaimCard:
+    """Remove the claim's top-k heads (or `heads`), measure the held-out metric, and `draws` placebo sets."""
+    t0 = time.perf_counter()
+    if heads is None:
+        heads, scores, source = claim_heads(model_key, model, claim, k)
+    else:
+        heads, scores, source = check_heads(model, heads), [], "chosen"
+    evalset = evalset or eval_set_for(model, claim)
+    metric = evalset.metric
+    means = head_means(model, evalset.batch) if mode == "mean" else None
+    clean = measure(model, evalset)
+    with ablated(model, heads, mode, means):
+        after = measure(model, evalset)
+    harm = harm_of(metric, clean["value"], after["value"])
+    notes = []
+    sets = placebo_sets(heads, model.n_heads, draws, seed) if heads else []
+    if not heads:
+        notes.append("no_heads")
+    elif all(len(c) >= model.n_heads for c in by_layer(heads).values()):
+        notes.append("all_heads_of_layers")  # every placebo draw is the same set: nothing to compare with
+    placebo = []
+    for drawn in sets:
+        with ablated(model, drawn, mode, means):
+            placebo.append(harm_of(metric, clean["value"], measure(model, evalset)["value"]))
+    if metric == "antecedent_accuracy":
+        lo, hi = wilson_interval(clean["successes"], clean["n"])
+        lo2, hi2 = wilson_interval(after["successes"], after["n"])
+        if lo <= 0.5 <= hi and lo2 <= 0.5 <= hi2:
+            notes.append("chance")
+    decided = "no_placebo" if "all_heads_of_layers" in notes or not heads else verdict(metric, harm, placebo)
+    return ClaimCard(
+        claim, model.name, metric, mode, heads, scores, source, clean, after, harm, placebo, sets, decided, seed,
+        time.perf_counter() - t0, notes,
+    )  # fmt: skip
+
+
+def load_results() -> dict | None:
+    """results/ablation.json, or None when missing or of another shape."""
+    return load_result(RESULT_NAME, required=lambda d: all("verdict" in c for c in d["cards"]))

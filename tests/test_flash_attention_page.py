@@ -1,0 +1,30 @@
+"""The /flash-attention page headless: block sizes larger than n and uneven, fully masked rows, the check against
+SDPA shown, and the traffic table for an extreme on-chip memory."""
+
+from core import flash_attention as fa
+from tests.apptest_helpers import figure_bytes, open_view, shown_text
+
+
+def test_default_view_says_the_tiles_equal_sdpa():
+    at = open_view("flash_attention")
+    text = shown_text(at)
+    assert "Equal up to float64 rounding" in text
+    assert "does not divide n = 10" in text  # Br = 4 and Bc = 3 leave short last tiles
+    assert len(at.get("plotly_chart")) == 4 and figure_bytes(at) < 1_000_000
+
+
+def test_blocks_larger_than_n_and_fully_masked_rows_are_explained():
+    at = open_view("flash_attention", {"n": "6", "br": "40", "bc": "64", "causal": "1", "pad": "2"})
+    text = shown_text(at)
+    assert "Br = 40 is larger than n = 6" in text and "Bc = 64 is larger than n = 6" in text
+    assert "Queries 0, 1 see no key at all" in text and "zeros" in text
+    assert "Equal up to float64 rounding" in text
+
+
+def test_traffic_numbers_on_the_page_are_the_counts():
+    at = open_view("flash_attention", {"tn": "4096", "td": "64", "sram": "192", "bytes": "2"})
+    view = fa.traffic_view(4096, 64, 192 * 1024 // 2)
+    table = at.dataframe[1].value
+    assert f"{view.naive.total:,}" in table.iloc[0].tolist() and f"{view.flash1.total:,}" in table.iloc[1].tolist()
+    ratio = f"{view.naive.total / view.flash1.total:,.1f}"
+    assert f"**{ratio}×**" in shown_text(at)

@@ -1,0 +1,30 @@
+"""The /kv-cache page headless: the continuation with its figures, the cache bytes from the formula, an empty
+prompt and a window of 1."""
+
+import pytest
+
+from core.models import registry
+from tests.apptest_helpers import figure_bytes, open_view, shown_text
+
+pytestmark = pytest.mark.skipif(registry.model_status()["smollm2"] is not None, reason="SmolLM2 is not installed")
+
+
+def test_default_view_generates_and_shows_every_part():
+    at = open_view("kv_cache")
+    text = shown_text(at)
+    assert "45.00 KiB per token" in text  # 2 x 30 layers x 3 kv heads x 64 x 4 bytes = 46,080 bytes
+    assert len(at.get("plotly_chart")) == 5 and figure_bytes(at) < 1_000_000
+    assert at.code and "⟶" in at.code[0].value
+
+
+def test_empty_prompt_says_so():
+    at = open_view("kv_cache", {"prompt": ""})
+    assert "Type a prompt" in shown_text(at) and not at.get("plotly_chart")
+
+
+def test_window_of_one_without_sinks_runs():
+    at = open_view(
+        "kv_cache", {"prompt": "<script>alert(1)</script> 猫 고양이 🐱", "window": "1", "sinks": "0", "new": "2"}
+    )
+    assert len(at.get("plotly_chart")) == 5
+    assert "<script>" not in " ".join(m.value for m in at.markdown if "`" not in m.value)

@@ -1,0 +1,172 @@
+"""Figures of /encoder-decoder: the stack with shapes, the three kinds of attention at one decoding step, the
+next-token candidates, and the cross-attention heads' measured alignment. Data in (core.encoder_decoder.view and
+results/encoder_decoder_alignment.json), figures out; words through `t`."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .heatmap import attention_heatmap
+from .labels import indexed_labels, safe_label
+from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
+
+# One colour per kind of attention, the same in the diagram and in the panels' titles.
+KIND_COLOURS = {"self": PALETTE[0], "masked": PALETTE[1], "cross": PALETTE[2], "ffn": "#e8e8e8", "tensor": "#ffffff"}
+BOX_W, BOX_H, GAP = 3.8, 0.8, 0.35
+COLUMNS = {"encoder": 0.0, "decoder": 5.2, "output": 5.2}
+
+
+def _dims(block) -> str:
+    """'H × S × S = 4 × 9 × 9'."""
+    return " × ".join(block.symbols) + " = " + " × ".join(str(d) for d in block.shape)
+
+
+def stack_figure(blocks, layers: int, t) -> go.Figure:
+    """The encoder (left) and decoder (right) drawn bottom to top as in the paper's figure, each box a sublayer
+    or tensor with its shape; the encoder's output feeds every decoder layer's cross-attention (K and V), the
+    decoder's own stream gives cross-attention its Q. blocks: core.encoder_decoder.view.stack_blocks."""
+    fig = go.Figure()
+    rows: dict[str, int] = {}
+    centres = {}
+    for block in blocks:
+        side = "decoder" if block.side == "output" else block.side
+        row = rows.get(side, 0)
+        rows[side] = row + 1
+        x0, y0 = COLUMNS[block.side], row * (BOX_H + GAP)
+        centres[block.key] = (x0 + BOX_W / 2, y0 + BOX_H / 2)
+        colour = KIND_COLOURS[block.kind]
+        fig.add_shape(type="rect", x0=x0, x1=x0 + BOX_W, y0=y0, y1=y0 + BOX_H, fillcolor=colour, opacity=0.85,
+                      line=dict(color="#444", width=2 if block.kind in ("self", "masked", "cross") else 1))  # fmt: skip
+        fig.add_annotation(x=x0 + BOX_W / 2, y=y0 + BOX_H / 2, showarrow=False, font=dict(size=12),
+                           text=f"{safe_label(t('block_' + block.key), 60)}<br>{_dims(block)}")  # fmt: skip
+        if row:  # the stream flows upwards
+            fig.add_annotation(x=x0 + BOX_W / 2, y=y0, ax=x0 + BOX_W / 2, ay=y0 - GAP, xref="x", yref="y", axref="x",
+                               ayref="y", showarrow=True, arrowhead=2, text="")  # fmt: skip
+    if "memory" in centres and "dec_cross" in centres:  # K and V come from the encoder's output
+        (mx, my), (cx, cy) = centres["memory"], centres["dec_cross"]
+        fig.add_annotation(x=cx - BOX_W / 2, y=cy, ax=mx + BOX_W / 2, ay=my, xref="x", yref="y", axref="x", ayref="y",
+                           showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor=KIND_COLOURS["cross"],
+                           text="")  # fmt: skip
+        fig.add_annotation(x=(mx + cx) / 2 + 0.2, y=(my + cy) / 2 + 0.25, showarrow=False, text=t("kv_from_encoder"),
+                           font=dict(color=KIND_COLOURS["cross"]))  # fmt: skip
+    for side, first, last in (("encoder", "enc_self", "enc_ffn"), ("decoder", "dec_self", "dec_ffn")):
+        if first in centres and last in centres:  # the repeated layer
+            x = COLUMNS[side] - 0.15
+            y0, y1 = centres[first][1] - BOX_H / 2 - 0.1, centres[last][1] + BOX_H / 2 + 0.1
+            fig.add_shape(type="rect", x0=x, x1=x + BOX_W + 0.3, y0=y0, y1=y1, line=dict(color="#888", dash="dot"))
+            fig.add_annotation(x=x, y=y1, xanchor="left", yanchor="bottom", showarrow=False,
+                               text=safe_label(t("times_layers", n=layers), 40))  # fmt: skip
+    top = max(rows.values()) * (BOX_H + GAP)
+    for side in ("encoder", "decoder"):
+        fig.add_annotation(x=COLUMNS[side] + BOX_W / 2, y=top + 0.1, showarrow=False, font=dict(size=14),
+                           text=f"<b>{safe_label(t('side_' + side), 40)}</b>")  # fmt: skip
+    fig.update_xaxes(visible=False, range=[-0.4, COLUMNS["decoder"] + BOX_W + 0.4])
+    fig.update_yaxes(visible=False, range=[-0.3, top + 0.5])
+    return base_layout(fig, t("stack_title"), height=560, showlegend=False)
+
+
+def _with_marks(fig: go.Figure, marks, rows: list[str], cols: list[str], name: str) -> go.Figure:
+    """Open squares on the (row, column) cells the grammar aligns."""
+    if marks:
+        fig.add_trace(go.Scatter(x=[cols[c] for _, c in marks], y=[rows[r] for r, _ in marks], mode="markers",
+                                 marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2)),
+                                 name=name, hoverinfo="skip", showlegend=True))  # fmt: skip
+        fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def encoder_figure(view, t) -> go.Figure:
+    """The encoder's self-attention (S x S) for the view's layer and head."""
+    labels = indexed_labels(view.source_tokens)
+    return attention_heatmap(view.encoder, labels, labels, title=t("encoder_title", l=view.layer, h=view.head),
+                             x_title=t("axis_key_source"), y_title=t("axis_query_source"), value_name=t("weight"),
+                             zmax=1.0)  # fmt: skip
+
+
+def _query_labels(view) -> list[str]:
+    """Decoder position t reads input token t and writes output token t: 'input → output'."""
+    inputs = indexed_labels(view.input_tokens[: view.step + 1])
+    return [f"{i} → {o}" for i, o in zip(inputs, view.output_tokens[: view.step + 1])]
+
+
+def self_figure(view, t) -> go.Figure:
+    """The decoder's masked self-attention up to the view's step: row t is position t's query over the decoder
+    inputs 0..t; the look-ahead mask hides the rest (grey)."""
+    fig = attention_heatmap(view.self_attention, _query_labels(view), indexed_labels(view.input_tokens[: view.step + 1]),
+                            masked=view.look_ahead, title=t("self_title", l=view.layer, h=view.head, t=view.step),
+                            x_title=t("axis_key_decoder"), y_title=t("axis_query_decoder"), value_name=t("weight"),
+                            zmax=1.0)  # fmt: skip
+    return _highlight_row(fig, view.step, view.step + 1)
+
+
+def cross_figure(view, t) -> go.Figure:
+    """Cross-attention up to the view's step: rows are decoder queries, columns the source tokens (keys and values
+    from the encoder's output); open squares mark the word alignments the grammar knows."""
+    rows, cols = _query_labels(view), indexed_labels(view.source_tokens)
+    fig = attention_heatmap(view.cross, rows, cols, title=t("cross_title", l=view.layer, h=view.head, t=view.step),
+                            x_title=t("axis_key_cross"), y_title=t("axis_query_decoder"), value_name=t("weight"),
+                            zmax=1.0)  # fmt: skip
+    _with_marks(
+        fig, view.alignment, [safe_label(s, 40) for s in rows], [safe_label(s, 40) for s in cols], t("aligned_mark")
+    )
+    return _highlight_row(fig, view.step, len(cols))
+
+
+def _highlight_row(fig: go.Figure, row: int, n_cols: int) -> go.Figure:
+    """Outline the current step's row (category axes: cells sit at integer positions)."""
+    fig.add_shape(
+        type="rect", x0=-0.5, x1=n_cols - 0.5, y0=row - 0.5, y1=row + 0.5, line=dict(color=PALETTE[3], width=2)
+    )
+    return fig
+
+
+def top_figure(view, t) -> go.Figure:
+    """The most likely next tokens at the view's step; the one written (or fed in) in a darker colour."""
+    tokens = [safe_label(tok, 30) for tok, _ in view.top]
+    probs = [round(float(p), 4) for _, p in view.top]
+    colours = [PALETTE[2] if tok == view.chosen else MASKED_COLOUR for tok, _ in view.top]
+    fig = go.Figure(go.Bar(x=probs, y=tokens, orientation="h", marker_color=colours, text=[f"{p:.3f}" for p in probs],
+                           textposition="outside", hovertemplate="%{y}: %{x:.4f}<extra></extra>"))  # fmt: skip
+    fig.update_xaxes(title_text=t("axis_probability"), range=[0, 1.15])
+    fig.update_yaxes(autorange="reversed", type="category")
+    return base_layout(fig, t("top_title", t=view.step), height=280)
+
+
+def alignment_map(grid, t) -> go.Figure:
+    """Per-head alignment accuracy (layers x heads) with each cell's 95% interval in its text.
+    grid: {"accuracy": (L, H), "low": (L, H), "high": (L, H)}."""
+    acc = np.asarray(grid["accuracy"], dtype=np.float32)
+    low, high = np.asarray(grid["low"]), np.asarray(grid["high"])
+    text = [[f"{acc[i, j]:.2f}<br>[{low[i, j]:.2f}, {high[i, j]:.2f}]" for j in range(acc.shape[1])]
+            for i in range(acc.shape[0])]  # fmt: skip
+    fig = go.Figure(go.Heatmap(
+        z=acc, x=[t("head_label", h=h) for h in range(acc.shape[1])], y=[t("layer_label", l=i) for i in range(acc.shape[0])],
+        zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL_SCALE, text=text, texttemplate="%{text}",
+        hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=12),
+    ))  # fmt: skip
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
+    return base_layout(fig, t("map_title"), height=160 + 70 * acc.shape[0])
+
+
+def alignment_bars(heads, diagonal, chance: float, t) -> go.Figure:
+    """Every head's accuracy with its interval, best first, against the diagonal baseline (its interval shaded)
+    and chance. heads: [{"layer", "head", "accuracy", "low", "high"}]; diagonal: the same keys without layer/head."""
+    heads = sorted(heads, key=lambda h: -h["accuracy"])
+    labels = [t("head_name", l=h["layer"], h=h["head"]) for h in heads]
+    acc = [h["accuracy"] for h in heads]
+    fig = go.Figure(go.Bar(
+        x=labels, y=acc, marker_color=PALETTE[2],
+        error_y=dict(type="data", symmetric=False, array=[h["high"] - h["accuracy"] for h in heads],
+                     arrayminus=[h["accuracy"] - h["low"] for h in heads]),
+        hovertemplate="%{x}: %{y:.3f}<extra></extra>", name=t("accuracy"),
+    ))  # fmt: skip
+    fig.add_hrect(y0=diagonal["low"], y1=diagonal["high"], fillcolor=PALETTE[1], opacity=0.2, line_width=0)
+    fig.add_hline(y=diagonal["accuracy"], line_color=PALETTE[1], line_dash="dash",
+                  annotation_text=t("diagonal_line", a=diagonal["accuracy"]), annotation_position="top right")  # fmt: skip
+    fig.add_hline(y=chance, line_color="#777", line_dash="dot", annotation_text=t("chance_line", a=chance),
+                  annotation_position="bottom right")  # fmt: skip
+    fig.update_yaxes(range=[0, 1.05], title_text=t("accuracy"))
+    fig.update_xaxes(type="category")
+    return base_layout(fig, t("bars_title"), height=360, showlegend=False)
