@@ -139,3 +139,35 @@ def encoder_decoder_run(sentence: str, language: str):
 
     model, tokenizer = _load_encoder_decoder()
     return run_sentence(model, tokenizer, sentence, language)
+
+
+# --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: cached across sessions) ----------
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def detector_map(key: str, n_sequences: int, half_length: int, seed: int):
+    """core.head_detectors.detector_map on a loaded model (read-only, shared)."""
+    from core import head_detectors
+
+    return head_detectors.detector_map(_load(key), n_sequences, half_length, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def claim_card(key: str, claim: str, k: int, mode: str, draws: int, seed: int, eval_settings: tuple):
+    """core.ablation.claim_card on a loaded model, on the repeated-token evaluation set of `eval_settings`
+    ((n_sequences, half_length, seed); the antecedent claim ignores it)."""
+    from core import ablation
+
+    model = _load(key)
+    evalset = None
+    if ablation.CLAIM_METRIC[claim] == "repeated_loss":
+        evalset = ablation.repeated_eval_set(model, *eval_settings)
+    return ablation.claim_card(key, model, claim, k, mode, draws, seed, evalset=evalset)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def logit_lens(key: str, text: str):
+    """core.logit_lens.logit_lens on a loaded model."""
+    from core import logit_lens as lens
+
+    return lens.logit_lens(_load(key), text)

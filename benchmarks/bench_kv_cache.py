@@ -92,7 +92,7 @@ def main() -> None:
         }
 
     out = {
-        "command": "python benchmarks/bench_kv_cache.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python benchmarks/bench_kv_cache.py", *sys.argv[1:]]),
         "date": before["date"],
         "device": "cpu",
         "device_name": before["device_name"],

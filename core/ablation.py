@@ -25,6 +25,7 @@ metric's noise floor (MIN_HARM) is never more than random.
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -43,8 +44,14 @@ CLAIMS = ("induction", "previous_token", "antecedent")
 CLAIM_METRIC = {"induction": "repeated_loss", "previous_token": "repeated_loss", "antecedent": "antecedent_accuracy"}
 MODES = ("zero", "mean")
 EVAL_SETTINGS = {"n_sequences": 8, "half_length": 32, "seed": 1}  # held out: the detectors use seed 0
+LIVE_EVAL_SETTINGS = {"n_sequences": 4, "half_length": 24, "seed": 1}  # the page's live runs: a smaller set
 DEFAULT_HEADS, DEFAULT_DRAWS, DEFAULT_SEED = 5, 20, 0
 MIN_HARM = {"repeated_loss": 0.05, "antecedent_accuracy": 0.04}  # nats; two sentences of 54
+
+
+# Hooks live on the shared model object, which other sessions (threads) may be running at the same moment: each
+# hook acts only inside the context that registered it, and passes everyone else's forward pass through untouched.
+_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("attention_lab_ablation", default=None)
 
 
 def output_projections(model) -> list[torch.nn.Linear]:
@@ -87,6 +94,8 @@ def ablated(model, heads: Iterable[tuple[int, int]], mode: str = "zero", means: 
 
     def hook_for(layer: int, removed: list[int]):
         def hook(module, args):
+            if _owner.get() is not marker:
+                return None  # another session's forward pass
             x = args[0]  # (B, n, H d)
             y = x.clone().view(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)  # (B, n, H, d)
             for h in removed:
@@ -95,6 +104,8 @@ def ablated(model, heads: Iterable[tuple[int, int]], mode: str = "zero", means: 
 
         return hook
 
+    marker = object()
+    token = _owner.set(marker)
     try:
         for layer, removed in by_layer(heads).items():
             handles.append(projections[layer].register_forward_pre_hook(hook_for(layer, removed)))
@@ -102,6 +113,7 @@ def ablated(model, heads: Iterable[tuple[int, int]], mode: str = "zero", means: 
     finally:
         for handle in handles:
             handle.remove()
+        _owner.reset(token)
 
 
 @torch.no_grad()
@@ -110,17 +122,23 @@ def head_means(model, batch) -> torch.Tensor:
     kept: dict[int, torch.Tensor] = {}
     real = batch.attention_mask.bool()  # (B, n)
 
+    marker = object()
+
     def recorder(layer: int):
         def hook(module, args):
+            if _owner.get() is not marker:
+                return
             x = args[0][real]  # (real tokens, H d)
             kept[layer] = x.mean(0).view(model.n_heads, -1).float()
 
         return hook
 
     handles = [p.register_forward_pre_hook(recorder(i)) for i, p in enumerate(output_projections(model))]
+    token = _owner.set(marker)
     try:
         model.model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **_kwargs(model))
     finally:
+        _owner.reset(token)
         for handle in handles:
             handle.remove()
     return torch.stack([kept[i] for i in range(model.n_layers)])
@@ -189,10 +207,15 @@ def measure(model, evalset: EvalSet) -> dict:
     logits = _logits_at(model, evalset.batch, evalset.rows, evalset.cols)  # (k, V)
     if evalset.metric == "repeated_loss":
         return {"value": float(F.cross_entropy(logits, evalset.targets))}
-    logp = torch.log_softmax(logits.double(), -1)
-    right = logp.gather(1, evalset.targets[:, :1]) > logp.gather(1, evalset.targets[:, 1:])
+    pair = choice_logprobs(logits, evalset)  # (k, 2)
+    right = pair[:, 0] > pair[:, 1]
     successes, n = int(right.sum()), len(right)
     return {"value": successes / n, "successes": successes, "n": n}
+
+
+def choice_logprobs(logits: torch.Tensor, evalset: EvalSet) -> torch.Tensor:
+    """(k, 2) log-probabilities of the correct and the other candidate's first token, from logits (k, V)."""
+    return torch.log_softmax(logits.double(), -1).gather(1, evalset.targets)
 
 
 def harm_of(metric: str, clean: float, ablated_value: float) -> float:

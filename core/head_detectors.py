@@ -146,7 +146,9 @@ def repeated_random_batch(model, n_sequences: int, half_length: int, seed: int) 
     special = torch.tensor([[i in tok.all_special_ids for i in row] for row in rows], dtype=torch.bool)
     tokens = [display_tokens(tok, row, s) for row, s in zip(rows, special.tolist())]
     texts = [tok.decode(row) for row in rows]
-    return Batch(ids, torch.ones_like(ids), tokens, special, [False] * len(rows), texts), Layout(len(before), half_length)
+    return Batch(ids, torch.ones_like(ids), tokens, special, [False] * len(rows), texts), Layout(
+        len(before), half_length
+    )
 
 
 # --- the map over every head ----------------------------------------------------------------------------------

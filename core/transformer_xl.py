@@ -138,3 +138,8 @@ def sinks_finding_holds(mean_past_window: dict[str, float], factor: float = 2.0)
     window_gap = mean_past_window["window"] - full
     sinks_gap = max(mean_past_window["sinks_window"] - full, 0.0)
     return window_gap > factor * sinks_gap and window_gap > 0
+
+
+def xl_beats_independent(mean_past_window: dict[str, float]) -> bool:
+    """Whether XL's memory lowered the loss against independent segments on this run."""
+    return mean_past_window["xl"] < mean_past_window["independent"]

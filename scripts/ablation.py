@@ -40,6 +40,9 @@ def main() -> None:
         for mode in args.modes:
             card = ab.claim_card(args.model, model, claim, args.heads, mode, args.draws, args.seed, evalset=evalset)
             entry = card.to_json() | {"model_key": args.model, "k": args.heads, "draws": args.draws}
+            entry["command"] = "python scripts/ablation.py " + " ".join(
+                f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items()
+            )
             entry["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
             cards.append(entry)
             lo, hi = card.placebo_interval or (float("nan"), float("nan"))
@@ -50,15 +53,19 @@ def main() -> None:
                 f"({card.seconds:.0f} s)"
             )
     result = {
-        "command": "python scripts/ablation.py " + " ".join(
-            f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items()
-        ),
+        "command": "python scripts/ablation.py "
+        + " ".join(f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items()),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "device": machine_info(),
         "eval_settings": ab.EVAL_SETTINGS,
         "definitions": "core/ablation.py",
         "cards": cards,
     }
+    # Cards of other settings from an earlier run are kept (e.g. --claims antecedent leaves the induction cards).
+    same = {(c["claim"], c["mode"], c["k"], c["draws"], c["seed"], c["model_key"]) for c in cards}
+    for old in (ab.load_results() or {}).get("cards", []):
+        if (old["claim"], old["mode"], old["k"], old["draws"], old["seed"], old["model_key"]) not in same:
+            result["cards"].append(old)
     print("wrote", save_result(ab.RESULT_NAME, result))
 
 

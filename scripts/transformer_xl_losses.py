@@ -50,7 +50,7 @@ def main() -> None:
     after = machine_info("cpu")
     past_window = args.window + args.sinks  # from here on the plain window has dropped the first tokens
     out = {
-        "command": "python scripts/transformer_xl_losses.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python scripts/transformer_xl_losses.py", *sys.argv[1:]]),
         "date": before["date"],
         "device": "cpu",
         "device_name": before["device_name"],

@@ -61,7 +61,7 @@ def test_dockerfile_is_the_ordinary_one_with_a_swappable_base_and_a_non_root_use
     users = [ln for ln in lines if ln.startswith("USER ")]
     assert users and users[-1] == "USER lab"
     assert lines.index(users[-1]) < next(i for i, ln in enumerate(lines) if ln.startswith("CMD "))
-    assert "STREAMLIT_SERVER_PORT" in next(ln for ln in lines if ln.startswith("CMD [\"python\", \"-c\""))
+    assert "STREAMLIT_SERVER_PORT" in next(ln for ln in lines if ln.startswith('CMD ["python", "-c"'))
 
 
 def test_parse_log_reads_routes_replicas_and_retries():

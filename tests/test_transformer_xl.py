@@ -115,3 +115,8 @@ def test_sinks_finding_rule():
     assert tx.sinks_finding_holds({"full": 3.0, "window": 3.7, "sinks_window": 3.1})
     assert not tx.sinks_finding_holds({"full": 3.0, "window": 3.2, "sinks_window": 3.15})
     assert not tx.sinks_finding_holds({"full": 3.0, "window": 2.9, "sinks_window": 3.0})
+
+
+def test_xl_against_independent_rule():
+    assert tx.xl_beats_independent({"xl": 3.1, "independent": 3.3})
+    assert not tx.xl_beats_independent({"xl": 3.5, "independent": 3.3})

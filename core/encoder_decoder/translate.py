@@ -116,7 +116,7 @@ def _generate(model, tokenizer, encoder_out, source_ids, start: int) -> tuple[li
     steps: list[Step] = []
     output: list[str] = []
     token, past = start, None
-    for t in range(ed.MAX_LENGTH):
+    for _ in range(ed.MAX_LENGTH):
         out = model(
             encoder_outputs=encoder_out,
             attention_mask=torch.ones_like(source_ids),

@@ -65,7 +65,7 @@ class StepView:
     head: int
     step: int
     steps: int  # T: decoder positions in this translation
-    source_tokens: list[str]  # S (the language tag first, </s> last)
+    source_tokens: list[str]  # S labels (the language tag first, </s> last; an unknown word as "word → <unk>")
     input_tokens: list[str]  # decoder inputs 0..T-1 (the start token, then what was written or fed in)
     output_tokens: list[str]  # what each position wrote (free) or was asked for (forced); T
     encoder: np.ndarray  # (S, S) the encoder's self-attention, query x key
@@ -94,13 +94,22 @@ def step_view(run: SentenceRun, mode: str, step: int, layer: int, head: int) -> 
     # Decoder position t writes target word t, so the grammar's (source s, target t) puts a marker on row t.
     alignment = [(t, s) for s, t in run.alignment if t <= step] if mode == "forced" or run.agrees else []
     return StepView(
-        mode=mode, layer=layer, head=head, step=step, steps=len(steps), source_tokens=list(translation.source_tokens),
+        mode=mode, layer=layer, head=head, step=step, steps=len(steps), source_tokens=_source_labels(run, translation),
         input_tokens=[s.input_token for s in steps], output_tokens=[s.chosen for s in steps],
         encoder=translation.encoder_attention[layer, head].numpy().astype(np.float32), self_attention=self_att,
         look_ahead=np.triu(np.ones((size, size), dtype=bool), k=1), cross=cross.astype(np.float32),
         top=list(steps[step].top), chosen=steps[step].chosen, chosen_probability=steps[step].chosen_probability,
         alignment=sorted(alignment),
     )  # fmt: skip
+
+
+def _source_labels(run: SentenceRun, translation: Translation) -> list[str]:
+    """The encoder's tokens, with the user's own word beside each <unk> (so the maps say which word it was)."""
+    tokens = list(translation.source_tokens)
+    words = source_text(run.sentence, run.language).split() + [tokens[-1]]
+    if len(words) != len(tokens):
+        return tokens
+    return [w if tok != "<unk>" else f"{w} → <unk>" for w, tok in zip(words, tokens)]
 
 
 def comparison_rows(run: SentenceRun) -> list[dict]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..masks import batch_mask
-from ..sdpa import attention_weights
+from ..sdpa import attention_weights, repeat_kv
 
 
 class ModelUnavailable(RuntimeError):
@@ -90,9 +90,12 @@ class Trace:
 
     def layer_attention(self, layer: int, index: int = 0, heads=None, rows=None) -> torch.Tensor:
         """(len(heads), n_rows, n) exact weights of several heads (default all H) of one layer, in one call."""
-        heads = list(range(self.n_heads)) if heads is None else list(heads)
-        q = self.queries[layer][index, heads]  # (h, n, d)
-        k = self.keys[layer][index, [self.kv_head(h) for h in heads]]  # (h, n, d)
+        q, k = self.queries[layer][index], self.keys[layer][index]  # (H, n, d), (H_kv, n, d): views
+        if heads is None:  # every head: each key/value head repeated for its group, as transformers does
+            k = repeat_kv(k[None], self.n_heads // self.n_kv_heads)[0]  # (H, n, d)
+        else:
+            heads = list(heads)
+            q, k = q[heads], k[[self.kv_head(h) for h in heads]]  # (h, n, d)
         m = self.mask(index)
         if rows is not None:
             q, m = q[:, rows], m[rows]

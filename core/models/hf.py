@@ -10,6 +10,7 @@ For long documents, `layer_qk` records one layer only and stops the pass there.
 from __future__ import annotations
 
 import contextvars
+import threading
 
 import torch
 from transformers import AttentionInterface
@@ -20,6 +21,9 @@ from .base import AttentionModel, Batch, Trace
 from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
+# A fast tokenizer keeps its padding and truncation settings in shared state that every call resets: two
+# threads (two visitors of one server) tokenizing at once got unpadded batches ("Unable to create tensor").
+TOKENIZER_LOCK = threading.Lock()
 
 
 class _Recording:
@@ -113,11 +117,12 @@ class HFAttentionModel(AttentionModel):
         texts = ["" if t is None else str(t) for t in texts]
         if not texts:
             raise ValueError("no texts to tokenize")
-        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
+        with TOKENIZER_LOCK:
+            enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
+            # A second pass without the cut tells whether anything was dropped (verbose=False: no length warning).
+            full = self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]
         if int(enc["attention_mask"].sum(-1).min()) == 0:
             raise ValueError(f"{self.name}: a text gives no tokens (is it empty?)")
-        # A second pass without the cut tells whether anything was dropped (verbose=False: no length warning).
-        full = self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]
         truncated = [len(f) > limit for f in full]
         ids, mask = enc["input_ids"], enc["attention_mask"]
         special = torch.tensor([[i in self._special_ids for i in row] for row in ids.tolist()], dtype=torch.bool)

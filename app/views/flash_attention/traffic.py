@@ -55,4 +55,4 @@ def show(T) -> None:
     c1.metric(T("stored_p"), human_bytes(mem.stored_p_bytes))
     c2.metric(T("stats"), human_bytes(mem.statistics_bytes))
     c3.metric(T("lse"), human_bytes(mem.logsumexp_bytes))
-    st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.stored_p_bytes / mem.statistics_bytes:,.0f}"))
+    st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.stored_p_bytes / mem.statistics_bytes:,.1f}"))

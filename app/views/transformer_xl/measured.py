@@ -56,4 +56,5 @@ def show(T) -> None:
         )
     )
     st.markdown(T("holds" if tx.sinks_finding_holds(past) else "fails"))
+    st.markdown(T("xl_helps" if tx.xl_beats_independent(past) else "xl_hurts"))
     st.caption(T("provenance", command=data["command"], date=data["date"], device=data["device_name"]))

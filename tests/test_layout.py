@@ -1,0 +1,70 @@
+"""The house rules, checked: one name per topic in every layer, one direction of flow, thin pages."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from app import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+TOPICS = [p.topic for p in catalog.PAGES if p.topic != "home"]  # the landing page has no math of its own
+
+
+def _exists(folder: str, topic: str) -> bool:
+    return (ROOT / folder / f"{topic}.py").is_file() or (ROOT / folder / topic / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_a_topic_has_one_name_in_every_layer(topic):
+    assert _exists("app/views", topic), f"page app/views/{topic}"
+    assert _exists("core", topic), f"math core/{topic}"
+    assert _exists("viz", topic), f"figures viz/{topic}"
+    assert list((ROOT / "tests").glob(f"test_{topic}*.py")), f"tests tests/test_{topic}*.py"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_the_readme_topic_table_names_each_layer(topic):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    url = topic.replace("_", "-")
+    row = next((line for line in readme.splitlines() if line.startswith(f"| `/{url}`")), None)
+    assert row, f"README topic table has no row for /{url}"
+    assert f"core/{topic}" in row and f"viz/{topic}.py" in row and f"test_{topic}" in row, row
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_core_is_pure_and_viz_draws_only():
+    core = {str(p.relative_to(ROOT)): _imports(p) & {"streamlit", "plotly", "app", "viz"}
+            for p in (ROOT / "core").rglob("*.py")}  # fmt: skip
+    assert not {k: v for k, v in core.items() if v}
+    viz = {str(p.relative_to(ROOT)): _imports(p) & {"streamlit", "app"} for p in (ROOT / "viz").rglob("*.py")}
+    assert not {k: v for k, v in viz.items() if v}
+
+
+def test_pages_are_thin():
+    """A page file reads widgets and calls core and viz: no torch, about 200 lines at most."""
+    for path in (ROOT / "app" / "views").rglob("*.py"):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        assert lines <= 220, f"{path.relative_to(ROOT)} has {lines} lines"
+        assert "torch" not in _imports(path), f"{path.relative_to(ROOT)} imports torch"
+
+
+def test_every_page_module_defines_its_page_function():
+    for topic in [p.topic for p in catalog.PAGES]:
+        module = (
+            ROOT
+            / "app"
+            / "views"
+            / (f"{topic}.py" if (ROOT / "app/views" / f"{topic}.py").is_file() else f"{topic}/__init__.py")
+        )
+        assert re.search(r"^def page\(\)", module.read_text(encoding="utf-8"), re.M), topic

@@ -1,0 +1,56 @@
+"""Logit lens: the last stage is the model's own logits; every stage is W_U · norm(h_l) of transformers' own
+hidden states (stage < L); the first-stage bookkeeping follows its definition."""
+
+import pytest
+import torch
+
+from core import logit_lens as lens
+from core.models import ModelUnavailable, registry
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    try:
+        return registry.LOADERS["smollm2"]()
+    except ModelUnavailable as err:
+        pytest.skip(str(err))
+
+
+def test_last_stage_equals_the_models_logits(smollm2):
+    ids = smollm2.tokenize(["The capital of France is Paris, and the capital of Japan is"]).input_ids
+    streams, logits = lens.residual_streams(smollm2, ids)
+    assert len(streams) == smollm2.n_layers + 1
+    assert torch.allclose(lens.lens_logits(smollm2, streams[-1]), logits.float(), atol=1e-4)
+    # the hooks see the same streams transformers returns (its last one is already normed, so stop before it)
+    hs = smollm2.model(input_ids=ids, output_hidden_states=True, use_cache=False).hidden_states
+    for ours, theirs in zip(streams[:-1], hs[:-1]):
+        assert torch.allclose(ours, theirs, atol=1e-5)
+
+
+def test_view_is_consistent(smollm2):
+    view = lens.logit_lens(smollm2, "One, two, three, four, five, six")
+    S, n, k = view.top_ids.shape
+    assert S == smollm2.n_layers + 1 and k == lens.TOP_K and n == len(view.tokens)
+    assert torch.equal(view.top_ids[-1, :, 0], view.final_ids)
+    assert (view.final_rank[-1] == 0).all()
+    for pos, stage in enumerate(view.first_stage):
+        assert stage is not None  # the last stage always agrees with itself
+        assert (view.final_rank[stage:, pos] == 0).all()
+        assert stage == 0 or view.final_rank[stage - 1, pos] > 0
+    assert torch.all(view.top_probs[..., :-1] >= view.top_probs[..., 1:])
+
+
+def test_hostile_text_and_limits(smollm2):
+    view = lens.logit_lens(smollm2, "<script>alert(1)</script> 😴 猫 고양이 " * 200)
+    assert view.truncated and len(view.tokens) == lens.MAX_TOKENS
+    with pytest.raises(ValueError):
+        lens.logit_lens(smollm2, "")
+
+
+def test_encoder_has_no_lens():
+    try:
+        minilm = registry.LOADERS["minilm"]()
+    except ModelUnavailable as err:
+        pytest.skip(str(err))
+    with pytest.raises(ValueError):
+        lens.logit_lens(minilm, "a cat")

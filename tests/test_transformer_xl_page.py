@@ -1,0 +1,24 @@
+"""The /transformer-xl page headless: the committed run's numbers as the page states them, and the effective
+context sentence."""
+
+from core import transformer_xl as tx
+from core.results import load_result
+from tests.apptest_helpers import open_view, shown_text
+
+
+def test_verdict_numbers_are_the_committed_results():
+    data = load_result("transformer_xl")
+    assert data is not None and data["tokens"] >= 1024 and "command" in data and "date" in data
+    past = data["mean_loss_past_window"]
+    at = open_view("transformer_xl")
+    text = shown_text(at)
+    assert f"window **{past['window'] - past['full']:+.3f}** nats" in text
+    assert f"sinks + window **{past['sinks_window'] - past['full']:+.3f}**" in text
+    assert ("The finding holds here" in text) == tx.sinks_finding_holds(past)
+    assert ("XL's memory does worse" in text) == (not tx.xl_beats_independent(past))
+
+
+def test_effective_context_sentence_follows_the_settings():
+    at = open_view("transformer_xl", {"seg": "8", "win": "8", "sinks": "0"})
+    reach = tx.effective_context(1024, 8, 8, 0, 30)
+    assert f"**{reach['xl'][-1]:,}** positions" in shown_text(at) and reach["xl"][-1] == 8 * 31
