@@ -9,8 +9,8 @@ the stream after every layer l = 0 .. L (stage 0 = the token embeddings, before 
 so stage L is exactly the model's own logits. The streams are taken with forward hooks on the embedding and
 on each decoder layer (transformers' hidden_states would hand back the last one already normed).
 
-Per position we keep the top-k tokens of every stage, the probability and rank of the model's final prediction at
-every stage, and the first stage from which the top token is the final prediction (and stays it).
+Per position we keep the top-k tokens of every stage, the probability of the model's final prediction at every
+stage and whether it is the top token there, and the first stage from which the top token is the final prediction (and stays it).
 Never the (L + 1) x n x V logits: one stage at a time.
 """
 
@@ -26,6 +26,7 @@ import torch
 _owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("attention_lab_logit_lens", default=None)
 MAX_TOKENS = 64
 TOP_K = 5
+CHUNK = 512
 
 
 @dataclass
@@ -36,7 +37,7 @@ class LensView:
     top_probs: torch.Tensor  # (S, n, k) softmax probabilities
     final_ids: torch.Tensor  # (n,) the model's own top prediction at each position
     final_prob: torch.Tensor  # (S, n) probability of that prediction at each stage
-    final_rank: torch.Tensor  # (S, n) its rank at each stage (0 = top)
+    final_is_top: torch.Tensor  # (S, n) bool: is it the lens's top token at that stage?
     first_stage: list[int | None]  # per position: first stage from which the top-1 is the final prediction
     truncated: bool = False
 
@@ -92,30 +93,36 @@ def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -
     batch = model.tokenize([text], max_tokens)
     ids = batch.input_ids[:, : int(batch.attention_mask[0].sum())]  # (1, n) one text: no padding
     streams, _ = residual_streams(model, ids)
-    final_logits = lens_logits(model, streams[-1][0])  # (n, V)
-    final_ids = final_logits.argmax(-1)  # (n,)
-    tops, probs, fprob, frank = [], [], [], []
-    for stream in streams:
-        logits = lens_logits(model, stream[0])  # (n, V)
-        p = torch.softmax(logits, -1)
-        top = p.topk(k, dim=-1)
+    final_ids = lens_logits(model, streams[-1][0]).argmax(-1)  # (n,)
+    n = final_ids.shape[0]
+    rows = torch.cat([stream[0] for stream in streams])  # (S n, D): every stage's stream, one row per position
+    chosen_ids = final_ids.repeat(len(streams))  # (S n,)
+    tops, probs, fprob = [], [], []
+    # The unembedding (D x V, V = 49,152) is nearly all of the time: a few large products run faster than one
+    # per stage; CHUNK rows keep each block of logits at 100 MB.
+    for start in range(0, rows.shape[0], CHUNK):
+        logits = lens_logits(model, rows[start : start + CHUNK])  # (c, V)
+        want = chosen_ids[start : start + CHUNK, None]  # (c, 1)
+        lse = logits.logsumexp(-1, keepdim=True)  # (c, 1): softmax's normaliser, without a (c, V) softmax
+        top = logits.topk(k, dim=-1)
+        chosen = logits.gather(1, want)  # (c, 1)
         tops.append(top.indices)
-        probs.append(top.values)
-        chosen = logits.gather(1, final_ids[:, None])  # (n, 1)
-        fprob.append(p.gather(1, final_ids[:, None])[:, 0])
-        frank.append((logits > chosen).sum(-1))
-    top_ids = torch.stack(tops)  # (S, n, k)
-    rank = torch.stack(frank)  # (S, n)
+        probs.append((top.values - lse).exp())
+        fprob.append((chosen - lse).exp()[:, 0])
+    S = len(streams)
+    top_ids = torch.cat(tops).view(S, n, k)
+    top_probs = torch.cat(probs).view(S, n, k)
+    final_prob = torch.cat(fprob).view(S, n)
+    is_top = top_ids[..., 0] == final_ids  # (S, n)
     first = []
-    for pos in range(rank.shape[1]):
-        hit = (rank[:, pos] == 0).tolist()
+    for pos in range(n):
+        hit = is_top[:, pos].tolist()
         stage = next((s for s in range(len(hit)) if all(hit[s:])), None)
         first.append(stage)
     pieces = model.tokenizer.convert_ids_to_tokens(top_ids.flatten().tolist())
     words = [model.tokenizer.convert_tokens_to_string([p]) for p in pieces]
-    S, n, _ = top_ids.shape
     top_tokens = [[words[(s * n + i) * k : (s * n + i + 1) * k] for i in range(n)] for s in range(S)]
     return LensView(
-        batch.tokens[0][: ids.shape[1]], top_ids, top_tokens, torch.stack(probs), final_ids, torch.stack(fprob),
-        rank, first, batch.truncated[0],
+        batch.tokens[0][:n], top_ids, top_tokens, top_probs, final_ids, final_prob,
+        is_top, first, batch.truncated[0],
     )  # fmt: skip

@@ -218,6 +218,8 @@ def test_step_view_slices_one_head_up_to_a_step_with_the_look_ahead_mask():
     assert np.allclose(v.encoder, run.forced.encoder_attention[1, 2].numpy())
     # the grammar's alignment, as (decoder position, source position), only up to the step
     assert v.alignment == sorted((t, s) for s, t in run.alignment if t <= 3) and (1, 3) in v.alignment  # 猫 <- cat
+    no_stop = edv.run_sentence(model, tok, "the big cat sees the ball in the park", "ja")  # no full stop typed
+    assert no_stop.free.source_tokens == no_stop.forced.source_tokens == run.forced.source_tokens
     # out-of-range requests are clipped, never raise
     far = edv.step_view(run, "forced", 999, 9, -3)
     assert (far.step, far.layer, far.head) == (len(run.forced.steps) - 1, 1, 0)

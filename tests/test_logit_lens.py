@@ -32,12 +32,17 @@ def test_view_is_consistent(smollm2):
     S, n, k = view.top_ids.shape
     assert S == smollm2.n_layers + 1 and k == lens.TOP_K and n == len(view.tokens)
     assert torch.equal(view.top_ids[-1, :, 0], view.final_ids)
-    assert (view.final_rank[-1] == 0).all()
+    assert view.final_is_top[-1].all()
     for pos, stage in enumerate(view.first_stage):
         assert stage is not None  # the last stage always agrees with itself
-        assert (view.final_rank[stage:, pos] == 0).all()
-        assert stage == 0 or view.final_rank[stage - 1, pos] > 0
+        assert view.final_is_top[stage:, pos].all()
+        assert stage == 0 or not view.final_is_top[stage - 1, pos]
     assert torch.all(view.top_probs[..., :-1] >= view.top_probs[..., 1:])
+    # the probabilities are the softmax of the lens logits (checked at one stage against a full softmax)
+    streams, _ = lens.residual_streams(smollm2, smollm2.tokenize(["One, two, three, four, five, six"]).input_ids)
+    p = torch.softmax(lens.lens_logits(smollm2, streams[10][0]), -1)
+    assert torch.allclose(view.top_probs[10], p.gather(1, view.top_ids[10]), atol=1e-5)
+    assert torch.allclose(view.final_prob[10], p.gather(1, view.final_ids[:, None])[:, 0], atol=1e-5)
 
 
 def test_hostile_text_and_limits(smollm2):

@@ -16,6 +16,7 @@ from . import model as ed
 from .translate import Translation, source_text, translate
 
 MODES = ("free", "forced")
+MAX_STEPS = ed.MAX_LENGTH  # decoder positions 0..MAX_STEPS at most: MAX_LENGTH tokens, then </s> when forced
 MAX_SOURCE_WORDS = ed.MAX_LENGTH - 1  # the language tag takes one of the encoder's MAX_LENGTH tokens
 
 
@@ -46,13 +47,13 @@ def run_sentence(model, tokenizer, sentence: str, language: str) -> SentenceRun:
     truncated = len(words) > MAX_SOURCE_WORDS
     words = words[:MAX_SOURCE_WORDS]
     text = " ".join(words)
-    free = translate(model, tokenizer, source_text(text, language))
     meaning, _ = grammar.parse(text)
     forced, reference, alignment = None, None, []
-    if meaning is not None:
+    if meaning is not None:  # both runs read the grammar's sentence (its final full stop added when missing)
         pair = grammar.make_pair(meaning, language)
-        reference, alignment = pair.target, pair.alignment
+        text, reference, alignment = " ".join(pair.source[1:]), pair.target, pair.alignment
         forced = translate(model, tokenizer, pair.source_text, reference=pair.target)
+    free = translate(model, tokenizer, source_text(text, language))
     return SentenceRun(text, language, free.unknown_words, truncated, free, forced, reference, alignment)
 
 

@@ -56,10 +56,10 @@ def steps_part(T, run: edv.SentenceRun, config) -> None:
                      horizontal=True)  # fmt: skip
     if mode == "forced" and run.forced is None:
         st.info(T("no_reference"))
-    translation = run.forced if mode == "forced" and run.forced is not None else run.free
-    last = len(translation.steps) - 1
-    step = ui.slider("step", T("step"), 0, last, last) if last > 0 else 0
+    # Fixed bounds, so a shared link's step stays valid whatever the sentence; past the last step shows the last.
+    step = ui.slider("step", T("step"), 0, edv.MAX_STEPS, edv.MAX_STEPS)
     v = edv.step_view(run, mode, step, layer, head)
+    st.caption(T("step_of", t=v.step, n=v.steps, last=v.steps - 1))
     st.caption(T("mode_" + v.mode + "_note"))
     fig_t = ui.texts("encoder_decoder.figure")
 
