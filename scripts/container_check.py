@@ -316,14 +316,15 @@ def compose_run(base_local: bool) -> dict:
 
     busy = [p for p in (8080, 8601, 8602) if port_in_use(p)]
     assert not busy, f"ports in use on 127.0.0.1: {busy} (compose.yaml needs 8080, 8601, 8602)"
-    env = {**os.environ, "LAB_IMAGE": IMAGE, "APP_THREADS": "1"}
+    # docker-compose's default 60 s per API call is shorter than creating a container on vfs (a full image copy)
+    env = {**os.environ, "LAB_IMAGE": IMAGE, "APP_THREADS": "1", "COMPOSE_HTTP_TIMEOUT": "900"}
     if base_local:
         env |= {"LAB_BASE_IMAGE": BASE_IMAGE, "NGINX_IMAGE": NGINX_IMAGE}
     compose = compose_cmd()
     sh(*compose, "down", "--remove-orphans", env=env, check=False)
     t0 = time.time()
-    sh(*compose, "up", "-d", "--no-build", env=env, timeout=START_S + 120)  # returns once both are healthy
     try:
+        sh(*compose, "up", "-d", "--no-build", env=env, timeout=START_S + 900)  # returns once both are healthy
         ready_s = round(wait_health(PROXY, 120) - t0, 1)
         container = {svc: sh(*compose, "ps", "-q", svc, env=env) for svc in ("app1", "app2")}
         with sync_playwright() as p:
