@@ -23,7 +23,32 @@ from .tokens import display_tokens
 ATTN_IMPLEMENTATION = "attention_lab"
 # A fast tokenizer keeps its padding and truncation settings in shared state that every call resets: two
 # threads (two visitors of one server) tokenizing at once got unpadded batches ("Unable to create tensor").
-TOKENIZER_LOCK = threading.Lock()
+# So every call goes through one lock: the model's `tokenizer` is a LockedTokenizer, whoever calls it.
+TOKENIZER_LOCK = threading.RLock()
+
+
+class LockedTokenizer:
+    """A tokenizer whose encoding calls hold TOKENIZER_LOCK; every other attribute is the tokenizer's own."""
+
+    _LOCKED = ("encode", "encode_plus", "batch_encode_plus", "pad")
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+
+    def __call__(self, *args, **kwargs):
+        with TOKENIZER_LOCK:
+            return self._tokenizer(*args, **kwargs)
+
+    def __getattr__(self, name):
+        value = getattr(self._tokenizer, name)
+        if name in self._LOCKED and callable(value):
+
+            def locked(*args, **kwargs):
+                with TOKENIZER_LOCK:
+                    return value(*args, **kwargs)
+
+            return locked
+        return value
 
 
 class _Recording:
@@ -85,7 +110,7 @@ class HFAttentionModel(AttentionModel):
     ):
         model.set_attn_implementation(ATTN_IMPLEMENTATION)
         self.model = model.eval()
-        self.tokenizer = tokenizer
+        self.tokenizer = LockedTokenizer(tokenizer)
         tokenizer.padding_side = "right"
         if tokenizer.pad_token is None:
             if tokenizer.eos_token is None:
@@ -117,10 +142,9 @@ class HFAttentionModel(AttentionModel):
         texts = ["" if t is None else str(t) for t in texts]
         if not texts:
             raise ValueError("no texts to tokenize")
-        with TOKENIZER_LOCK:
-            enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
-            # A second pass without the cut tells whether anything was dropped (verbose=False: no length warning).
-            full = self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]
+        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
+        # A second pass without the cut tells whether anything was dropped (verbose=False: no length warning).
+        full = self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]
         if int(enc["attention_mask"].sum(-1).min()) == 0:
             raise ValueError(f"{self.name}: a text gives no tokens (is it empty?)")
         truncated = [len(f) > limit for f in full]
