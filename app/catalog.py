@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import ui
 
-SECTIONS = ("start", "basics", "models", "position", "moe", "scale")
+SECTIONS = ("start", "basics", "models", "heads", "generation", "position", "moe", "scale")
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,11 @@ PAGES = [
     Page("attention", "models", ":material/grid_view:"),
     Page("padded_batch", "models", ":material/view_agenda:"),
     Page("antecedents", "models", ":material/link:"),
-    Page("head_detectors", "models", ":material/radar:"),
-    Page("ablation", "models", ":material/content_cut:"),
-    Page("logit_lens", "models", ":material/layers:"),
-    Page("kv_cache", "models", ":material/history_edu:"),
-    Page("transformer_xl", "models", ":material/fast_forward:"),
+    Page("head_detectors", "heads", ":material/radar:"),
+    Page("ablation", "heads", ":material/content_cut:"),
+    Page("logit_lens", "heads", ":material/layers:"),
+    Page("kv_cache", "generation", ":material/history_edu:"),
+    Page("transformer_xl", "generation", ":material/fast_forward:"),
     Page("positions", "position", ":material/pin_drop:"),
     Page("rope_scaling", "position", ":material/open_in_full:"),
     Page("moe", "moe", ":material/call_split:"),

@@ -5,10 +5,12 @@ other page keeps working."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import streamlit as st
 
 from app import ui
+from core import long_maps
 from core.models import ModelUnavailable, registry
 from core.padded_batch import padding_report as _padding_report
 
@@ -171,3 +173,24 @@ def logit_lens(key: str, text: str):
     from core import logit_lens as lens
 
     return lens.logit_lens(_load(key), text)
+
+
+# --- /long-maps: one layer's q and k of a long document, and a GPU copy of SmolLM2 when there is a GPU ---
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
+    """One layer's q and k of the first n tokens of _text (the model forward, cached per text id, n, layer)."""
+
+    batch = long_maps.document_batch(_model, _text, n)
+    t0 = time.perf_counter()
+    q, k, scale = _model.layer_qk(batch, layer)
+    return q, k, scale, batch.tokens[0], time.perf_counter() - t0
+
+
+@st.cache_resource(show_spinner=False)
+def load_gpu_smollm2():
+    """A separate SmolLM2 on the GPU for long documents (the shared one stays on the CPU for the other pages)."""
+    model = registry.LOADERS["smollm2"]()
+    model.model.to("cuda")
+    return model

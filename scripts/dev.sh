@@ -67,7 +67,7 @@ case "$cmd" in
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
   test)  setup; lint; if selects_browser "$@"; then browser; fi
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
-  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser" "$@" ;;
+  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
   bench) setup; exec "$VENV/bin/python" "$@" ;;
   *) echo "usage: bash scripts/dev.sh [setup|run|test|quick|lint|bench SCRIPT]"; exit 2 ;;

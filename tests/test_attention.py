@@ -390,3 +390,14 @@ def test_long_text_is_cut_with_a_notice():
     assert not at.exception
     text = shown_text(at)
     assert "reads at most 512" in text and "block means" in text  # 512 tokens > 256: pooled, and said so
+
+
+@pytest.mark.slow
+def test_the_head_view_shows_the_committed_detector_scores_of_the_head():
+    """MiniLM layer 0 head 2 is the committed map's best previous-token head (results/head_detectors.json)."""
+    from core.head_detectors import detector_scores_for
+
+    scores = detector_scores_for("minilm", 0, 2)
+    at = open_view("attention", {"model": "minilm", "view": "head", "layer": "0", "head": "2"})
+    line = next(line for line in shown_text(at).splitlines() if line.startswith("Head detectors"))
+    assert f"previous token {scores['previous_token']['score']:.2f} (rank {scores['previous_token']['rank']};" in line

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import models, ui
 from core import attention
+from core.head_detectors import detector_scores_for
 from viz import attention as figures
 from viz.grid import tile_of_point
 
@@ -52,8 +53,18 @@ def grid(T, trace, tokens, layer: int, head: int) -> None:
     st.button(T("open", l=layer, h=head), on_click=open_head_view)
 
 
-def head_view(T, model, trace, tokens, layer: int, head: int) -> None:
+def detector_caption(T, key: str, layer: int, head: int) -> None:
+    """What the committed head detectors (/head-detectors) measured for this head, when the model has a map."""
+    scores = detector_scores_for(key, layer, head)
+    if scores:
+        parts = [T("detector", name=ui.t("head_detectors", f"name_{d}"), score=v["score"], rank=v["rank"],
+                   even=v["uniform"]) for d, v in scores.items()]  # fmt: skip
+        st.caption(T("detectors", scores=" · ".join(parts)))
+
+
+def head_view(T, key, model, trace, tokens, layer: int, head: int) -> None:
     show_gqa(T, model, trace, head)
+    detector_caption(T, key, layer, head)
     view = attention.head_view(trace, tokens, layer, head, window=window_start(T, tokens))
     fig = figures.figure(view, ui.texts("attention.figure"))
     labels = view.labels
@@ -118,7 +129,7 @@ def page() -> None:
             if view == "grid":
                 grid(T, trace, tokens, layer, head)
             elif view == "head":
-                head_view(T, model, trace, tokens, layer, head)
+                head_view(T, key, model, trace, tokens, layer, head)
             elif view == "token":
                 token_view(T, trace, tokens)
             else:

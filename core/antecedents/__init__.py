@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import torch
 
 from ..attention import query_weights
+from ..stats import wilson_interval
 
 PAIRS_PATH = Path(__file__).resolve().parents[2] / "data" / "antecedent_pairs.json"
 
@@ -190,17 +190,6 @@ def split_pairs(pairs: list[dict]) -> tuple[list[dict], list[dict]]:
     ordered = sorted(pairs, key=lambda p: hashlib.sha256(p["id"].encode()).hexdigest())
     half = len(ordered) // 2
     return ordered[:half], ordered[half:]
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval for a binomial proportion."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def measure_sentence(model, text: str, pronoun: str, candidates: list[str]) -> torch.Tensor:

@@ -8,7 +8,6 @@ import streamlit as st
 from app import models
 from core import long_maps
 from core.device import default_device
-from core.models import registry
 
 from .settings import Request, on_gpu
 
@@ -19,25 +18,6 @@ class Computed:
     qk: tuple  # (q (1, H, n, d), k (1, H_kv, n, d), scale, ...)
     tokens: list[str] | None  # None for random q and k
     forward_s: float  # seconds of the model forward (0 for random)
-
-
-@st.cache_resource(show_spinner=False, max_entries=2)
-def _smollm2_qk(_model, text_id: str, n: int, layer: int, _text: str):
-    """One layer's q and k of the first n tokens of _text (the model forward, cached per text id, n, layer)."""
-    import time
-
-    batch = long_maps.document_batch(_model, _text, n)
-    t0 = time.perf_counter()
-    q, k, scale = _model.layer_qk(batch, layer)
-    return q, k, scale, batch.tokens[0], time.perf_counter() - t0
-
-
-@st.cache_resource(show_spinner=False)
-def _gpu_smollm2():
-    """A separate SmolLM2 on the GPU for long documents (the shared one stays on the CPU for the other pages)."""
-    model = registry.LOADERS["smollm2"]()
-    model.model.to("cuda")
-    return model
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -56,12 +36,12 @@ def _maps(source: str, text_id: str, n: int, layer: int, seed: int, _qk) -> long
 def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     """The maps of the request, or None (with a message) when nothing can be computed."""
     if req.source == "smollm2":
-        model = _gpu_smollm2() if on_gpu() else models.load("smollm2")
+        model = models.load_gpu_smollm2() if on_gpu() else models.load("smollm2")
         if model is None:
             return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n)):
             try:
-                qk = _smollm2_qk(model, text_id, req.n, req.layer, text)
+                qk = models.layer_qk(model, text_id, req.n, req.layer, text)
             except ValueError as err:
                 st.error(T("bad_input", error=str(err)))
                 return None
