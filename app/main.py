@@ -25,7 +25,7 @@ def run() -> None:
     nav: dict[str, list] = {}
     for page in catalog.PAGES:
         nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
-    st.navigation(nav).run()
+    st.navigation(nav, expanded=True).run()  # every page listed (collapsed, the sidebar hides all but ~10)
     serving.after_run()  # torch threads, frozen heap: app/serving.py says why
 
 

@@ -35,6 +35,9 @@ class LockedTokenizer:
     def __init__(self, tokenizer):
         self._tokenizer = tokenizer
 
+    def __len__(self) -> int:  # the vocabulary size, as the tokenizer's own len()
+        return len(self._tokenizer)
+
     def __call__(self, *args, **kwargs):
         with TOKENIZER_LOCK:
             return self._tokenizer(*args, **kwargs)
