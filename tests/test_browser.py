@@ -186,14 +186,14 @@ def test_page_opened_by_its_url(server, browser, entry):
 
         shot = page.screenshot()  # the first screen, as a visitor sees it
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        (SCREENSHOTS / f"{entry['url']}.png").write_bytes(shot)
+        (SCREENSHOTS / f"{entry.url}.png").write_bytes(shot)
         if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
             # The README's pictures: a taller window, so the first figures show under the controls.
             size = page.viewport_size
             page.set_viewport_size({"width": size["width"], "height": 1500})
             page.wait_for_timeout(1500)  # plotly redraws at the new size; no script rerun
             DOC_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            (DOC_SCREENSHOTS / f"{entry['url']}.png").write_bytes(page.screenshot())
+            (DOC_SCREENSHOTS / f"{entry.url}.png").write_bytes(page.screenshot())
             page.set_viewport_size(size)
 
         areas = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea')
