@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 from app import catalog
 from tests.apptest_helpers import assert_no_exception, run_view
 
+pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
+
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE_TEXTS = {
     "empty": "",

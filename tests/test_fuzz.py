@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from app import catalog
 from tests.apptest_helpers import run_view
 
+pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
+
 FUZZ_EXAMPLES = int(os.environ.get("ATTENTION_LAB_FUZZ_EXAMPLES", "4"))
 FUZZ = settings(
     max_examples=FUZZ_EXAMPLES,

@@ -23,6 +23,8 @@ from test_app_pages import assert_no_exception, run_page  # same harness: open m
 
 from app import catalog, i18n, ui
 
+pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
+
 PAGE_URLS = [p.url for p in catalog.PAGES]
 WIDGETS = ("text_area", "select", "slider", "number", "checkbox")
 LINK_TEXT = "Shared link: the dog chased the cat. 犬が猫を追った。 개가 고양이를 쫓았다."
