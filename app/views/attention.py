@@ -1,6 +1,8 @@
 """Look inside a real pretrained model: every head at once, one head large, one token across heads, and
 aggregates (mean over heads, rollout, entropy). Data from core/attention.py, figures from viz/attention.py."""
 
+import functools
+
 import streamlit as st
 
 from app import models, ui
@@ -49,7 +51,9 @@ def grid(T, trace, tokens, layer: int, head: int) -> None:
     st.caption(T("grid_help"))
     view = attention.grid_view(trace, tokens, highlight=(layer, head))
     fig = figures.figure(view, ui.texts("attention.figure"))
-    ui.show_figure(fig, "all-heads", key="fig-grid", on_select=lambda: open_clicked_tile(trace.n_layers, trace.n_heads))
+    # The callback keeps two ints, not the trace: Streamlit keeps a chart's callback for the session (app/serving.py).
+    select = functools.partial(open_clicked_tile, trace.n_layers, trace.n_heads)
+    ui.show_figure(fig, "all-heads", key="fig-grid", on_select=select)
     st.button(T("open", l=layer, h=head), on_click=open_head_view)
 
 
