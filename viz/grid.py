@@ -36,21 +36,25 @@ def head_grid(
     finite = t[np.isfinite(t)]
     zmax = float(finite.max()) if zmax is None and finite.size else (zmax or 1.0)
     step_x, step_y = 1 + GAP, 1 + GAP
-    fig = go.Figure()
-    for l in range(L):
-        for h in range(H):
-            fig.add_trace(
-                go.Heatmap(
-                    z=t[l, h],
-                    x0=h * step_x + 0.5 / s_k,
-                    dx=1 / s_k,
-                    y0=l * step_y + 0.5 / s_q,
-                    dy=1 / s_q,
-                    coloraxis="coloraxis",
-                    hoverongaps=False,
-                    hovertemplate=f"{layer_label} {l}, {head_label} {h}<br>{value_name} %{{z}}<extra></extra>",
-                )
-            )
+    # Plain trace dicts, not go.Heatmap objects, and no per-property validation: for 72 tiles plotly's validators
+    # were 2/3 of a rerun of /attention's model view under a class's load (py-spy), and that time holds the GIL
+    # that every visitor of the server shares. tests/test_grid.py rebuilds the figure with validation on.
+    tiles = [
+        dict(
+            type="heatmap",
+            z=t[l, h],
+            x0=h * step_x + 0.5 / s_k,
+            dx=1 / s_k,
+            y0=l * step_y + 0.5 / s_q,
+            dy=1 / s_q,
+            coloraxis="coloraxis",
+            hoverongaps=False,
+            hovertemplate=f"{layer_label} {l}, {head_label} {h}<br>{value_name} %{{z}}<extra></extra>",
+        )
+        for l in range(L)
+        for h in range(H)
+    ]
+    fig = go.Figure(data=tiles, _validate=False)
     if highlight is not None:
         l, h = highlight
         fig.add_shape(
