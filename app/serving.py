@@ -45,9 +45,9 @@ def forget_stale_widgets() -> int:
     """Remove the metadata of this session's widgets that hold no value and were not drawn in this run (3. above);
     returns how many. Call at the end of a full script run."""
     ctx = get_script_run_ctx()
-    if ctx is None or ctx.fragment_ids_this_run:
-        return 0
     try:
+        if ctx is None or ctx.fragment_ids_this_run:
+            return 0
         safe = ctx.session_state
         state = safe._state  # SessionState under SafeSessionState, which holds its lock while Streamlit changes it
         drawn = ctx.shared.widget_ids_this_run.snapshot()

@@ -38,7 +38,7 @@ def head_grid(
     step_x, step_y = 1 + GAP, 1 + GAP
     # Plain trace dicts, not go.Heatmap objects, and no per-property validation: for 72 tiles plotly's validators
     # were 2/3 of a rerun of /attention's model view under a class's load (py-spy), and that time holds the GIL
-    # that every visitor of the server shares. tests/test_grid.py rebuilds the figure with validation on.
+    # that every visitor of the server shares. tests/test_attention.py rebuilds the figure with validation on.
     tiles = [
         dict(
             type="heatmap",
