@@ -6,7 +6,7 @@
 For each model: pick the head that best separates correct from wrong antecedent on the selection half of
 data/antecedent_pairs.json, score it on the held-out half, and (decoders) score the model's own next-token
 answer to "<sentence> In this sentence, '<pronoun>' refers to the". The antecedents page shows this file;
-tests/test_antecedents.py recomputes MiniLM's numbers and compares them with it.
+tests/core/test_antecedents.py recomputes MiniLM's numbers and compares them with it.
 """
 
 from __future__ import annotations

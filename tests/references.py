@@ -2,7 +2,8 @@
 
 pool_matrix: block pooling as a Python loop over blocks with numpy's NaN-aware mean (or max); NaN cells (masked)
 are ignored, a block of only NaN stays NaN. Same bins as core.pooling.bin_edges (whose sizes are tested apart).
-numpy_rollout: attention rollout (Abnar & Zuidema 2020) written out in numpy."""
+numpy_rollout: attention rollout (Abnar & Zuidema 2020) written out in numpy.
+assert_close_in_scale: the one comparison of float32 activations, logits and losses against a reference."""
 
 from __future__ import annotations
 
@@ -12,6 +13,26 @@ import numpy as np
 import torch
 
 from core.pooling import bin_edges
+
+# float32 has a 24-bit mantissa (eps 1.2e-7). Two correct implementations that sum in another order (another BLAS
+# kernel, another thread count, another CPU) differ by a few ulps of the largest term, accumulated over the
+# reduction: so an activation's tolerance must follow its magnitude. 1e-5 of the scale leaves ~80 ulps of room.
+FLOAT32_RELATIVE = 1e-5
+
+
+def assert_close_in_scale(ours, reference, relative: float = FLOAT32_RELATIVE, what: str = "") -> None:
+    """|ours - reference| <= relative * max(1, max|reference|), elementwise over the whole tensor.
+
+    The scale is the reference's largest magnitude (not each element's), because rounding errors of a sum are set
+    by its largest terms: an element near zero inside a tensor of hundreds carries the same absolute error as its
+    neighbours. Values of order 1 or less (attention weights, probabilities) keep the absolute bound `relative`.
+    Weights and exact integer results keep their own tight absolute checks; this is for computed activations."""
+    ours = torch.as_tensor(ours, dtype=torch.float64)
+    reference = torch.as_tensor(reference, dtype=torch.float64)
+    assert ours.shape == reference.shape, f"{what}: shape {tuple(ours.shape)} != {tuple(reference.shape)}"
+    scale = max(1.0, float(reference.abs().max())) if reference.numel() else 1.0
+    error = float((ours - reference).abs().max()) if reference.numel() else 0.0
+    assert error <= relative * scale, f"{what}: max |difference| {error:.3g} > {relative:g} x scale {scale:.3g}"
 
 
 def pool_matrix(matrix, max_size: int, reduce: str = "mean"):

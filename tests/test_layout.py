@@ -21,7 +21,7 @@ def test_a_topic_has_one_name_in_every_layer(topic):
     assert _exists("app/views", topic), f"page app/views/{topic}"
     assert _exists("core", topic), f"math core/{topic}"
     assert _exists("viz", topic), f"figures viz/{topic}"
-    assert list((ROOT / "tests").glob(f"test_{topic}*.py")), f"tests tests/test_{topic}*.py"
+    assert list((ROOT / "tests").rglob(f"test_{topic}*.py")), f"tests tests/test_{topic}*.py"
 
 
 @pytest.mark.parametrize("topic", TOPICS)

@@ -2,7 +2,7 @@
 
 import gc
 
-from apptest_helpers import assert_no_exception, open_view
+from tests.apptest_helpers import assert_no_exception, open_view
 
 from core.models.base import Trace
 

@@ -2,7 +2,7 @@
 
 References are independent of the code under test: the full n x n softmax (float64) pooled with numpy's reduceat
 or tests.references.pool_matrix, the Trace of a normal forward pass (itself checked against transformers' eager
-attention in tests/test_models.py), and brute-force loops.
+attention in tests/core/test_models.py), and brute-force loops.
 """
 
 from __future__ import annotations

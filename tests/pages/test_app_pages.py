@@ -10,7 +10,7 @@ from tests.apptest_helpers import assert_no_exception, run_view
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_TEXTS = {
     "empty": "",
     "huge": "The cat sat on the mat because it was tired. " * 450,  # ~20,000 characters

@@ -1,6 +1,6 @@
 """Shareable links: every widget a page binds to the URL can be set by a link, and a bad link never breaks a page.
 
-tests/test_app_pages.py already checks that each page survives a few hostile parameters (lang=xx, a <script> key,
+tests/pages/test_app_pages.py already checks that each page survives a few hostile parameters (lang=xx, a <script> key,
 head=-5, a huge layer). Here every page's own widgets are driven through links, generically: each ui.* widget call
 is recorded (key, kind, options or bounds, default) during a run with default inputs, then
   - a link that sets every widget to another valid value must show exactly those values, keep them in the URL and

@@ -94,7 +94,7 @@ def _experiment_script():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "long_context_experiment.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "long_context_experiment.py"
     spec = importlib.util.spec_from_file_location("long_context_experiment", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -13,7 +13,7 @@ import torch
 
 from core import timing
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_loglog_slope_recovers_exact_power_laws():

@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from core.sdpa_gqa import backends as sb
 
-ATOL = 1e-5  # fp32 tolerance, as in tests/test_attention.py
+ATOL = 1e-5  # fp32 tolerance, as in tests/core/test_attention.py
 
 SHAPES = [
     sb.AttentionShape(2, 3, 37, 16),

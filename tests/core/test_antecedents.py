@@ -14,7 +14,7 @@ from core.antecedents import view
 from core.attention import query_weights
 from tests.apptest_helpers import open_view, shown_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "antecedents.json"
 CAT = "The cat sat on the mat because it was tired."
 

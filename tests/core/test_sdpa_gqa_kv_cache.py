@@ -1,7 +1,7 @@
 """The KV-cache calculator against hand-worked figures, the cache torch would really allocate, and (for SmolLM2) the
-model metadata shipped with its weights. GQA = MHA with repeated K/V is tested in tests/test_attention.py
+model metadata shipped with its weights. GQA = MHA with repeated K/V is tested in tests/core/test_attention.py
 (test_gqa_weights_times_v_equals_sdpa, test_gqa_heads_in_a_group_share_keys) and by core.sdpa_gqa.backends.gqa_check
-in tests/test_sdpa_gqa_backends.py."""
+in tests/core/test_sdpa_gqa_backends.py."""
 
 import pytest
 import torch
