@@ -2,9 +2,8 @@
 
 import gc
 
-from tests.apptest_helpers import assert_no_exception, open_view
-
 from core.models.base import Trace
+from tests.apptest_helpers import assert_no_exception, open_view
 
 
 def widget_metadata(at) -> dict:
