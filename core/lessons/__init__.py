@@ -1,0 +1,360 @@
+"""Lessons as data: an ordered list of steps, each naming a page and its state (the query parameters a shared link
+carries), a short text and optionally a question whose right answer the engine computes from the live state.
+
+A lesson is a TOML file lessons/<id>.toml that a facilitator edits without Python (words per language inline, like
+the page catalogs). A malformed file raises LessonError naming the file and the line, never a crash.
+
+    id = "qkv"
+    title = { en = "...", ja = "...", ko = "..." }
+
+    [[steps]]
+    page = "sdpa-steps"                        # a catalog URL (app/catalog.py BY_URL)
+    state = { sentence = "the cat sat" }       # the page's query parameters
+    text = { en = "...", ja = "...", ko = "..." }
+
+    [steps.question]
+    id = "top-key"
+    kind = "token"                             # token | choice | number | order
+    answer = "sdpa_steps.top_key"              # a key of core.lessons.questions.ANSWER_FUNCTIONS
+    params = { query = 2 }
+    prompt = { en = "...", ja = "...", ko = "..." }
+    hints = [{ en = "nudge" }, { en = "pointer" }, { en = "show me" }]
+    explanation = { en = "...", ja = "...", ko = "..." }
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KINDS = ("token", "choice", "number", "order")
+LANGUAGES = ("en", "ja", "ko")
+DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "lessons"
+ORDER_SEPARATOR = " > "  # an "order" response as one string: items in the learner's order
+MAX_RESPONSE_CHARS = 2000
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str  # unique within the lesson
+    kind: str  # "token" | "choice" | "number" | "order"
+    answer_fn: str  # key in core.lessons.questions.ANSWER_FUNCTIONS
+    params: dict  # fixed params for the answer function
+    prompt: dict[str, str]  # language -> text
+    hints: tuple[dict[str, str], ...]  # the ladder: nudge, pointer, "show me"
+    explanation: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Step:
+    page: str  # URL path of a catalog page, e.g. "attention" (app/catalog.py BY_URL key)
+    state: dict[str, str]  # the query parameters a shared link carries
+    text: dict[str, str]
+    question: Question | None
+    line: int = 0  # line of the step's [[steps]] header in its file (0: unknown)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    title: dict[str, str]
+    steps: tuple[Step, ...]
+    path: str = ""
+    order: int = 0  # place in the material (lessons sort by it, then id)
+
+    @property
+    def questions(self) -> tuple[Question, ...]:
+        return tuple(s.question for s in self.steps if s.question is not None)
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be used: str() names the file and the line."""
+
+    def __init__(self, path: str | Path, line: int | None, message: str):
+        self.path, self.line, self.message = str(path), line, message
+        super().__init__(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
+
+
+@dataclass(frozen=True)
+class Answer:
+    kind: str
+    correct: str | float | tuple[str, ...]
+    options: tuple[str, ...]  # token/choice: what to pick from; order: the items (not in the right order)
+    tolerance: float | None  # number: |response - correct| <= tolerance counts as right
+    detail: dict = field(default_factory=dict)  # numbers the explanation may quote ({name} fields)
+
+
+def text_in(words: dict[str, str], language: str) -> str:
+    """A lesson's text in `language`, else English, else any language it has."""
+    return words.get(language) or words.get("en") or next(iter(words.values()), "")
+
+
+# ---- loading -----------------------------------------------------------------------------------------------
+
+
+def _step_lines(source: str) -> list[int]:
+    return [i + 1 for i, line in enumerate(source.splitlines()) if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
+
+
+def _question_lines(source: str) -> list[int]:
+    return [i + 1 for i, line in enumerate(source.splitlines()) if re.match(r"^\s*\[\s*steps\.question\s*\]", line)]
+
+
+def _words(value, where: str, fail) -> dict[str, str]:
+    if isinstance(value, str):
+        value = {"en": value}
+    if not isinstance(value, dict) or not value:
+        fail(f'{where} must be a table of words per language, e.g. {{ en = "...", ja = "..." }}')
+    bad = [k for k, v in value.items() if not isinstance(v, str)]
+    if bad:
+        fail(f"{where}.{bad[0]} must be text")
+    if "en" not in value:
+        fail(f"{where} has no English (en) text")
+    return dict(value)
+
+
+def _state(value, fail) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        fail("state must be a table of query parameters, e.g. { layer = 3, head = 2 }")
+    out = {}
+    for k, v in value.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        if not isinstance(v, str | int | float) or isinstance(v, float) and not math.isfinite(v):
+            fail(f"state.{k} must be text or a number")
+        out[str(k)] = str(v)
+    return out
+
+
+def _question(raw, fail, registry) -> Question:
+    if not isinstance(raw, dict):
+        fail("question must be a table")
+    unknown = set(raw) - {"id", "kind", "answer", "params", "prompt", "hints", "explanation"}
+    if unknown:
+        fail(f"question has unknown field {sorted(unknown)[0]!r}")
+    qid = raw.get("id")
+    if not isinstance(qid, str) or not _ID.match(qid):
+        fail("question.id must be a short name of letters, digits, '-' or '_'")
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        fail(f"question.kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    fn = raw.get("answer")
+    if not isinstance(fn, str) or fn not in registry:
+        fail(f"question.answer {fn!r} is not a known answer function (core/lessons/questions.py)")
+    if getattr(registry[fn], "kind", kind) != kind:
+        fail(f"question.answer {fn!r} gives a {registry[fn].kind!r} answer, not {kind!r}")
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        fail("question.params must be a table")
+    hints = raw.get("hints", [])
+    if not isinstance(hints, list):
+        fail("question.hints must be a list of words tables (nudge, pointer, show me)")
+    return Question(
+        id=qid,
+        kind=kind,
+        answer_fn=fn,
+        params=dict(params),
+        prompt=_words(raw.get("prompt"), "question.prompt", fail),
+        hints=tuple(_words(h, f"question.hints[{i}]", fail) for i, h in enumerate(hints)),
+        explanation=_words(raw.get("explanation"), "question.explanation", fail),
+    )
+
+
+def load_lesson(path: str | Path, pages: Iterable[str] | None = None) -> Lesson:
+    """One lesson file. `pages`: the catalog URLs a step may name (None: not checked here). Raises LessonError."""
+    from core.lessons.questions import ANSWER_FUNCTIONS
+
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise LessonError(path, None, f"cannot read: {e}") from None
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as e:
+        line = getattr(e, "lineno", None) or _line_of(str(e))
+        raise LessonError(path, line, f"not valid TOML: {getattr(e, 'msg', e)}") from None
+
+    def fail_at(line):
+        def fail(message):
+            raise LessonError(path, line, message)
+
+        return fail
+
+    fail = fail_at(1)
+    unknown = set(data) - {"id", "title", "order", "steps"}
+    if unknown:
+        fail(f"unknown field {sorted(unknown)[0]!r}")
+    lesson_id = data.get("id", path.stem)
+    if not isinstance(lesson_id, str) or not _ID.match(lesson_id):
+        fail("id must be a short name of letters, digits, '-' or '_'")
+    order = data.get("order", 0)
+    if not isinstance(order, int) or isinstance(order, bool):
+        fail("order must be a whole number")
+    title = _words(data.get("title"), "title", fail)
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        fail("a lesson needs at least one [[steps]]")
+    step_lines, question_lines = _step_lines(source), _question_lines(source)
+    known = set(pages) if pages is not None else None
+    steps, ids = [], set()
+    for index, raw in enumerate(raw_steps):
+        line = step_lines[index] if index < len(step_lines) else None
+        fail = fail_at(line)
+        where = f"step {index + 1}: "
+
+        def fail_step(message, fail=fail, where=where):
+            fail(where + message)
+
+        if not isinstance(raw, dict):
+            fail_step("must be a table")
+        unknown = set(raw) - {"page", "state", "text", "question"}
+        if unknown:
+            fail_step(f"unknown field {sorted(unknown)[0]!r}")
+        page = raw.get("page")
+        if not isinstance(page, str) or not page:
+            fail_step('page must name a page, e.g. page = "attention"')
+        page = page.strip("/")
+        if known is not None and page not in known:
+            fail_step(f"page {page!r} is not a page of the app")
+        question = None
+        if "question" in raw:
+            q_line = next((q for q in question_lines if line is None or q > line), line)
+            question = _question(raw["question"], lambda m, q_line=q_line: fail_at(q_line)(where + m), ANSWER_FUNCTIONS)
+            if question.id in ids:
+                fail_at(q_line)(where + f"question id {question.id!r} is used twice in this lesson")
+            ids.add(question.id)
+        steps.append(
+            Step(
+                page,
+                _state(raw.get("state"), fail_step),
+                _words(raw.get("text"), "text", fail_step),
+                question,
+                line or 0,
+            )
+        )
+    return Lesson(lesson_id, title, tuple(steps), str(path), order)
+
+
+def _line_of(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+def load_lessons(folder: str | Path | None = None, pages: Iterable[str] | None = None) -> dict[str, Lesson]:
+    """Every lessons/*.toml, in the material's order (`order`, then id). Raises LessonError on the first bad file."""
+    folder = Path(folder) if folder is not None else DEFAULT_FOLDER
+    lessons = [load_lesson(p, pages) for p in sorted(folder.glob("*.toml"))]
+    seen: dict[str, str] = {}
+    for lesson in lessons:
+        if lesson.id in seen:
+            raise LessonError(lesson.path, 1, f"lesson id {lesson.id!r} is also used by {seen[lesson.id]}")
+        seen[lesson.id] = lesson.path
+    return {x.id: x for x in sorted(lessons, key=lambda x: (x.order, x.id))}
+
+
+# ---- answers -----------------------------------------------------------------------------------------------
+
+
+def answer(question: Question, state: dict[str, str]) -> Answer:
+    """The right answer, computed by the engine from the live state (the step's query parameters as they are now)."""
+    from core.lessons.questions import ANSWER_FUNCTIONS
+
+    result = ANSWER_FUNCTIONS[question.answer_fn](question.params, dict(state))
+    if result.kind != question.kind:
+        raise ValueError(
+            f"answer function {question.answer_fn} gave a {result.kind} answer to a {question.kind} question"
+        )
+    return result
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def parse_response(answer: Answer, raw) -> str | float | tuple[str, ...]:
+    """A learner's response checked against the question's kind; raises ValueError with a clear message.
+    token/choice: one of the options; number: a finite number (full-width digits and ',' decimal accepted);
+    order: every item once, as a sequence or one string joined by ORDER_SEPARATOR."""
+    if isinstance(raw, str) and len(raw) > MAX_RESPONSE_CHARS:
+        raise ValueError(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
+    if answer.kind in ("token", "choice"):
+        if not isinstance(raw, str):
+            raise ValueError("the answer must be one of the options")
+        options = {_normal(o): o for o in answer.options}
+        if _normal(raw) not in options:
+            raise ValueError("the answer is not one of the options")
+        return options[_normal(raw)]
+    if answer.kind == "number":
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            value = float(raw)
+        elif isinstance(raw, str):
+            text = _normal(raw).replace(" ", "").replace("_", "")
+            if text.count(",") == 1 and "." not in text:
+                text = text.replace(",", ".")
+            text = text.replace(",", "")
+            try:
+                value = float(text)
+            except ValueError:
+                raise ValueError("the answer must be a number, e.g. 0.42") from None
+        else:
+            raise ValueError("the answer must be a number, e.g. 0.42")
+        if not math.isfinite(value):
+            raise ValueError("the answer must be a finite number")
+        return value
+    if answer.kind == "order":
+        if isinstance(raw, str):
+            items = [x for x in raw.split(ORDER_SEPARATOR.strip())] if raw.strip() else []
+        elif isinstance(raw, Sequence):
+            items = list(raw)
+        else:
+            raise ValueError("the answer must list the items in order")
+        options = {_normal(o): o for o in answer.options}
+        try:
+            chosen = tuple(options[_normal(str(x))] for x in items)
+        except KeyError:
+            raise ValueError("the answer names an item that is not in the list") from None
+        if sorted(chosen) != sorted(answer.options):
+            raise ValueError(f"put all {len(answer.options)} items in order, each once")
+        return chosen
+    raise ValueError(f"unknown question kind {answer.kind!r}")
+
+
+def format_response(answer: Answer, response) -> str:
+    """A parsed response as one string (what a store keeps; parse_response reads it back)."""
+    if answer.kind == "order":
+        return ORDER_SEPARATOR.join(response)
+    if answer.kind == "number":
+        return f"{float(response):.6g}"
+    return str(response)
+
+
+def is_correct(answer: Answer, response) -> bool:
+    if answer.kind == "number":
+        tolerance = answer.tolerance or 0.0
+        return abs(float(response) - float(answer.correct)) <= tolerance + 1e-12 * max(1.0, abs(float(answer.correct)))
+    if answer.kind == "order":
+        return tuple(response) == tuple(answer.correct)
+    return response == answer.correct
+
+
+def fill(text: str, answer: Answer) -> str:
+    """An explanation with {correct} and the answer's detail fields filled in; other braces left as written."""
+    values = {"correct": format_response(answer, answer.correct), **{k: _show(v) for k, v in answer.detail.items()}}
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _show(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, tuple | list):
+        return ", ".join(_show(v) for v in value)
+    return str(value)
