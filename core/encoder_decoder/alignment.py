@@ -9,6 +9,10 @@ aligned source word. Against two baselines on the same words:
         and just walks along the sentence would score;
     chance: 1 / S_w per word, a head that points anywhere.
 Accuracies come with 95% Wilson intervals (core/stats.py).
+
+Where the word order differs: the same heads scored again on the OFF-DIAGONAL words only, those whose aligned
+source word is not the diagonal guess (the verb that Japanese and Korean put last, the place before the object).
+The diagonal baseline scores 0 there by construction, so a head that finds these words follows meaning, not place.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class AlignmentReport:
     diagonal: HeadAlignment  # the monotone baseline (layer = head = -1)
     chance: float  # mean 1 / S_w over the scored words
     pairs: int
+    off_diagonal: list[HeadAlignment] | None = None  # every head on the off-diagonal words only, layer-major
+    off_chance: float = 0.0  # mean 1 / S_w over the off-diagonal words
 
     def accuracy_grid(self, layers: int, heads: int) -> list[list[float]]:
         """(layers, heads) accuracies for the page's map."""
@@ -66,8 +72,17 @@ class AlignmentReport:
             return "diagonal"
         return "none"
 
+    def off_diagonal_of(self, head: HeadAlignment) -> HeadAlignment | None:
+        """`head`'s score on the off-diagonal words (None when they were not counted)."""
+        if not self.off_diagonal:
+            return None
+        return next(h for h in self.off_diagonal if (h.layer, h.head) == (head.layer, head.head))
+
     def to_dict(self, best: int = 3) -> dict:
         """The JSON form results/encoder_decoder_alignment.json and the page share."""
+        off = self.off_diagonal_of(self.best(1)[0])
+        extra = {} if off is None else {"off_diagonal": {"best_head": off.to_dict(), "chance": self.off_chance,
+                                                          "heads": [h.to_dict() for h in self.off_diagonal]}}  # fmt: skip
         return {
             "pairs": self.pairs,
             "words": self.diagonal.words,
@@ -76,6 +91,7 @@ class AlignmentReport:
             "chance": self.chance,
             "best": [h.to_dict() for h in self.best(best)],
             "verdict": self.verdict(),
+            **extra,
         }
 
 
@@ -89,19 +105,40 @@ def measure(model, tokenizer, pairs) -> AlignmentReport:
     """Score every cross-attention head on `pairs` (grammar.Pair, held out from training)."""
     n_layers, n_heads = model.config.decoder_layers, model.config.decoder_attention_heads
     hits = torch.zeros(n_layers, n_heads, dtype=torch.long)
-    words = diag_hits = 0
-    chance = 0.0
+    off_hits = torch.zeros(n_layers, n_heads, dtype=torch.long)
+    words = diag_hits = off_words = 0
+    chance = off_chance = 0.0
     for pair in pairs:
         result = translate(model, tokenizer, pair.source_text, reference=pair.target)
         source_words, target_words = len(pair.source) - 1, len(pair.target)
         for s, t in pair.alignment:
             cross = result.steps[t].cross_attention  # (L, H, S): the position that outputs target word t
-            hits += (cross.argmax(-1) == s).long()
-            diag_hits += diagonal_guess(t, source_words, target_words) == s
+            hit = (cross.argmax(-1) == s).long()
+            hits += hit
+            on_diagonal = diagonal_guess(t, source_words, target_words) == s
+            diag_hits += on_diagonal
             chance += 1 / source_words
             words += 1
+            if not on_diagonal:
+                off_hits += hit
+                off_chance += 1 / source_words
+                off_words += 1
     heads = [HeadAlignment(l, h, int(hits[l, h]), words) for l in range(n_layers) for h in range(n_heads)]
-    return AlignmentReport(heads, HeadAlignment(-1, -1, int(diag_hits), words), chance / max(words, 1), len(pairs))
+    off = [HeadAlignment(l, h, int(off_hits[l, h]), off_words) for l in range(n_layers) for h in range(n_heads)]
+    diagonal = HeadAlignment(-1, -1, int(diag_hits), words)
+    return AlignmentReport(heads, diagonal, chance / max(words, 1), len(pairs), off, off_chance / max(off_words, 1))
+
+
+def off_diagonal_result(data: dict) -> dict | None:
+    """The best head's off-diagonal score from a results file ({"head", "chance", "words"}), or None when the file
+    predates that measurement or has another shape."""
+    off = data.get("off_diagonal")
+    if not isinstance(off, dict) or not isinstance(off.get("best_head"), dict):
+        return None
+    head = off["best_head"]
+    if not all(isinstance(head.get(k), (int, float)) for k in ("layer", "head", "accuracy", "low", "high", "words")):
+        return None
+    return {"head": head, "chance": float(off.get("chance", 0.0)), "words": int(head["words"])}
 
 
 def is_result(data: dict) -> bool:

@@ -183,6 +183,17 @@ def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(mo
     perfect = al.measure(model, tok, pairs)
     assert perfect.heads[0].accuracy == 1.0 and perfect.best(1)[0] == perfect.heads[0]
     assert perfect.verdict() == "aligns"
+    # off the diagonal: the words whose aligned source is not the diagonal guess, counted here independently
+    off = [(s, t, len(p.source) - 1) for p in pairs for s, t in p.alignment
+           if al.diagonal_guess(t, len(p.source) - 1, len(p.target)) != s]  # fmt: skip
+    assert off and len(off) < words  # the verb-final order puts some words off the diagonal, not all
+    assert all(h.words == len(off) for h in perfect.off_diagonal)
+    assert perfect.off_diagonal[0].accuracy == 1.0 and perfect.off_chance == pytest.approx(
+        sum(1 / n for _, _, n in off) / len(off)
+    )
+    data = perfect.to_dict()
+    assert data["off_diagonal"]["best_head"]["hits"] == len(off) and al.off_diagonal_result(data)["words"] == len(off)
+    assert al.off_diagonal_result({"heads": []}) is None  # a results file from before this measurement
 
 
 # --- the shipped model ------------------------------------------------------------------------------------------------

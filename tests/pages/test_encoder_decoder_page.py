@@ -90,7 +90,8 @@ def _write_result(folder, verdict: str, best: float, diagonal: float):
     data = {"command": "python scripts/encoder_decoder_alignment.py", "date": "2026-01-01", "layers": 2,
             "heads_per_layer": 4, "pairs": 500, "words": 3000, "heads": heads,
             "diagonal": {"accuracy": diagonal, "low": diagonal - 0.02, "high": diagonal + 0.02}, "chance": 0.12,
-            "best": [heads[6]], "verdict": verdict}  # fmt: skip
+            "best": [heads[6]], "verdict": verdict,
+            "off_diagonal": {"best_head": {**heads[6], "words": 700, "accuracy": 0.61}, "chance": 0.13}}  # fmt: skip
     (folder / "encoder_decoder_alignment.json").write_text(json.dumps(data), encoding="utf-8")
 
 
@@ -103,6 +104,7 @@ def test_alignment_panel_reads_the_result_and_says_the_verdict(tmp_path, monkeyp
     at = open_view("encoder_decoder", {"part": "alignment"})
     text = shown_text(at)
     assert phrase in text and "layer 1 head 2" in text and "Diagonal baseline: 35.0%" in text
+    assert "on the 700 words whose aligned source word is NOT the diagonal guess" in text and "61.0%" in text
     assert len(at.get("plotly_chart")) == 2
 
 

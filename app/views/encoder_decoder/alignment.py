@@ -36,4 +36,9 @@ def alignment_part(T) -> None:
                       h=h["head"], a=h["accuracy"], lo=h["low"], hi=h["high"], d=cd["accuracy"]))  # fmt: skip
     verdict = data["verdict"]
     (st.success if verdict == "aligns" else st.warning)(T("verdict_" + verdict))
+    off = al.off_diagonal_result(data)
+    if off is not None:
+        h = off["head"]
+        st.markdown(T("off_diagonal", n=off["words"], l=h["layer"], h=h["head"], a=h["accuracy"], lo=h["low"],
+                      hi=h["high"], c=off["chance"]))  # fmt: skip
     st.caption(T("measured", date=data.get("date", "?"), command=data.get("command", "?")))
