@@ -1,0 +1,256 @@
+"""Heavy work for a whole class: identical requests computed once, the rest waiting their turn in sight (issue 26).
+
+A room follows its facilitator: 30 sessions ask for the same logit lens, the same generation, the same live
+ablation within seconds. `WorkQueue.submit(key, fn)` gives each of them a `Ticket`:
+
+- single flight: a request whose key is already waiting or running joins that job (one computation, every
+  waiter gets its result or its exception); a finished result is kept in a small per-kind LRU, so a request
+  that comes later is answered at once;
+- a bounded FIFO queue run by a fixed number of worker threads (one per process by default: SmolLM2 work is too
+  heavy to share a core fairly), so the other pages of the same process stay responsive;
+- a ticket knows its place (0: running, k: k-th job still waiting) and an estimated wait, from the recent run
+  time of each kind of work;
+- a visitor who leaves (their script is stopped or rerun) calls `Ticket.leave()`: a job nobody waits for any
+  more loses its place before it starts; once started it runs to the end and its result is kept, so it is
+  neither computed twice nor lost;
+- more than `max_waiting` distinct waiting jobs: `submit` raises QueueFull (the page says so), joining an
+  existing job or a kept result always works.
+
+Pure Python (threads only, no Streamlit): tests/test_work_queue.py drives it with threads; app/models.py puts the
+heavy model calls through one process-wide queue and shows the place and wait (app/serving.py's `wait_for`).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_ESTIMATE_S = 5.0  # a kind never run yet
+SMOOTHING = 0.3  # weight of the newest run time in the per-kind estimate
+
+
+class QueueFull(RuntimeError):
+    """Too many distinct jobs are waiting already."""
+
+    def __init__(self, waiting: int):
+        super().__init__(f"{waiting} jobs are waiting")
+        self.waiting = waiting
+
+
+@dataclass(eq=False)
+class _Job:
+    key: Hashable
+    kind: str
+    fn: Callable[[], Any]
+    submitted: float
+    waiters: int = 0
+    started: float | None = None
+    result: Any = None
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class Ticket:
+    """One visitor's claim on a job (or on a kept result, then already done)."""
+
+    def __init__(self, queue: WorkQueue, job: _Job, joined: bool):
+        self._queue = queue
+        self._job = job
+        self._left = False
+        self.joined = joined  # True: someone else's identical request (or a kept result) serves this one
+
+    @property
+    def done(self) -> bool:
+        return self._job.done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job is done or `timeout` seconds passed; True when done."""
+        return self._job.done.wait(timeout)
+
+    def position(self) -> int:
+        """0 when running or done, k >= 1 when k-1 jobs wait ahead of this one."""
+        return self._queue._position(self._job)
+
+    def eta_s(self) -> float:
+        """Estimated seconds until the result is ready (0 when done)."""
+        return self._queue._eta(self._job)
+
+    def result(self) -> Any:
+        """The job's result, or its exception raised again; only once done."""
+        if not self.done:
+            raise RuntimeError("the job is not done")
+        if self._job.error is not None:
+            raise self._job.error
+        return self._job.result
+
+    def leave(self) -> None:
+        """This visitor no longer waits (idempotent). A job nobody waits for leaves the queue if not started."""
+        if self._left:
+            return
+        self._left = True
+        self._queue._leave(self._job)
+
+
+class WorkQueue:
+    def __init__(
+        self,
+        workers: int = 1,
+        max_waiting: int = 64,
+        keep: dict[str, int] | None = None,
+        keep_default: int = 4,
+        estimates_s: dict[str, float] | None = None,
+        name: str = "work",
+    ):
+        self.workers = max(1, workers)
+        self.max_waiting = max_waiting
+        self._keep = dict(keep or {})
+        self._keep_default = keep_default
+        self._estimate = dict(estimates_s or {})
+        self._name = name
+        self._cond = threading.Condition()
+        self._waiting: collections.deque[_Job] = collections.deque()
+        self._running: list[_Job] = []
+        self._jobs: dict[Hashable, _Job] = {}  # waiting or running, by key
+        self._results: dict[str, collections.OrderedDict] = {}  # kind -> key -> _Job (done, no error)
+        self._threads: list[threading.Thread] = []
+        self.computed = 0  # how many times a job's fn ran (tests: N identical requests -> 1)
+        self.abandoned = 0  # jobs dropped from the queue before they started: nobody waited any more
+
+    # --- the visitor's side ----------------------------------------------------------------------------------
+
+    def submit(self, key: Hashable, fn: Callable[[], Any], kind: str = "work") -> Ticket:
+        """A ticket for `fn()`, computed once for every request with the same `key` (which must name everything
+        the result depends on: the kind of work, model, text, settings)."""
+        with self._cond:
+            kept = self._results.get(kind, {})
+            if key in kept:
+                kept.move_to_end(key)
+                return Ticket(self, kept[key], joined=True)
+            job = self._jobs.get(key)
+            joined = job is not None
+            if job is None:
+                if len(self._waiting) >= self.max_waiting:
+                    raise QueueFull(len(self._waiting))
+                job = _Job(key, kind, fn, time.monotonic())
+                self._jobs[key] = job
+                self._waiting.append(job)
+                self._start_workers()
+                self._cond.notify()
+            job.waiters += 1
+            return Ticket(self, job, joined)
+
+    def run(self, key: Hashable, fn: Callable[[], Any], kind: str = "work", on_wait=None, poll_s: float = 0.5):
+        """submit, then wait; `on_wait(ticket)` is called every `poll_s` while not done (it may raise: a stopped
+        script leaves the queue). Returns the result or raises the job's exception."""
+        ticket = self.submit(key, fn, kind)
+        try:
+            if on_wait is None:
+                ticket.wait()
+            while not ticket.wait(poll_s):
+                on_wait(ticket)
+        finally:
+            ticket.leave()
+        return ticket.result()
+
+    def stats(self) -> dict:
+        with self._cond:
+            return {
+                "waiting": len(self._waiting),
+                "running": len(self._running),
+                "computed": self.computed,
+                "abandoned": self.abandoned,
+                "kept": {k: len(v) for k, v in self._results.items()},
+                "estimates_s": {k: round(v, 2) for k, v in self._estimate.items()},
+            }
+
+    # --- inside -------------------------------------------------------------------------------------------------
+
+    def _leave(self, job: _Job) -> None:
+        with self._cond:
+            job.waiters -= 1
+            if job.waiters <= 0 and job.started is None and not job.done.is_set():
+                try:
+                    self._waiting.remove(job)
+                except ValueError:
+                    return
+                del self._jobs[job.key]
+                self.abandoned += 1
+
+    def _position(self, job: _Job) -> int:
+        with self._cond:
+            if job.started is not None or job.done.is_set():
+                return 0
+            try:
+                return self._waiting.index(job) + 1
+            except ValueError:  # abandoned
+                return 0
+
+    def _estimate_of(self, kind: str) -> float:
+        return self._estimate.get(kind, DEFAULT_ESTIMATE_S)
+
+    def _eta(self, job: _Job) -> float:
+        """When this job's result should be ready: the running jobs' remaining estimates, then the waiting jobs up
+        to this one handed to whichever worker frees first."""
+        with self._cond:
+            if job.done.is_set():
+                return 0.0
+            now = time.monotonic()
+            free = sorted(max(0.0, r.started + self._estimate_of(r.kind) - now) for r in self._running)
+            if job.started is not None:
+                return max(0.0, job.started + self._estimate_of(job.kind) - now)
+            free += [0.0] * (self.workers - len(free))
+            free.sort()
+            for ahead in self._waiting:
+                at = free.pop(0) + self._estimate_of(ahead.kind)
+                if ahead is job:
+                    return at
+                free.append(at)
+                free.sort()
+            return 0.0
+
+    def _start_workers(self) -> None:
+        self._threads = [t for t in self._threads if t.is_alive()]
+        for i in range(len(self._threads), self.workers):
+            t = threading.Thread(target=self._work, name=f"{self._name}-queue-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._waiting:
+                    self._cond.wait()
+                job = self._waiting.popleft()
+                job.started = time.monotonic()
+                self._running.append(job)
+                self.computed += 1
+            try:
+                job.result = job.fn()
+            except BaseException as err:  # noqa: BLE001 - handed to every waiter, the worker lives on
+                job.error = err
+            elapsed = time.monotonic() - job.started
+            with self._cond:
+                self._running.remove(job)
+                del self._jobs[job.key]
+                old = self._estimate.get(job.kind)
+                self._estimate[job.kind] = elapsed if old is None else (1 - SMOOTHING) * old + SMOOTHING * elapsed
+                if job.error is None:
+                    kept = self._results.setdefault(job.kind, collections.OrderedDict())
+                    kept[job.key] = job
+                    while len(kept) > self._keep.get(job.kind, self._keep_default):
+                        kept.popitem(last=False)
+                job.fn = None  # what it closed over (a model, a text) is not kept by the result
+                job.done.set()
+
+
+def workers_from_env(default: int = 1) -> int:
+    """ATTENTION_LAB_HEAVY_WORKERS: how many heavy jobs one process runs at a time."""
+    try:
+        return max(1, int(os.environ.get("ATTENTION_LAB_HEAVY_WORKERS", default)))
+    except ValueError:
+        return default

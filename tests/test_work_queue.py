@@ -1,0 +1,192 @@
+"""app/work_queue.py with threads, no Streamlit: identical requests computed once, places and waits in a bounded
+FIFO, a visitor who leaves frees their place, nothing computed twice or lost."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.work_queue import QueueFull, WorkQueue
+
+BIG = 100.0  # an estimate so large that the seconds a test takes do not move the hand-worked waits
+
+
+class Gate:
+    """A job body that blocks until released, counting its calls."""
+
+    def __init__(self, value="done"):
+        self.value = value
+        self.calls = 0
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self):
+        self.calls += 1
+        self.started.set()
+        assert self.release.wait(30)
+        return self.value
+
+
+def test_thirty_identical_requests_are_computed_once():
+    q = WorkQueue(workers=1)
+    gate = Gate(value=object())
+    results, tickets = [], []
+    lock = threading.Lock()
+
+    def visitor():
+        t = q.submit(("lens", "smollm2", "Paris"), gate, kind="lens")
+        with lock:
+            tickets.append(t)
+        assert t.wait(30)
+        with lock:
+            results.append(t.result())
+        t.leave()
+
+    threads = [threading.Thread(target=visitor) for _ in range(30)]
+    for th in threads:
+        th.start()
+    assert gate.started.wait(30)
+    while len(tickets) < 30:  # every visitor holds a ticket before the one computation ends
+        threading.Event().wait(0.01)
+    gate.release.set()
+    for th in threads:
+        th.join(30)
+    assert gate.calls == 1 and q.computed == 1
+    assert len(results) == 30 and all(r is gate.value for r in results)
+    assert sum(not t.joined for t in tickets) == 1  # one submitted, 29 joined
+    # a later identical request is answered from the kept result, at once
+    late = q.submit(("lens", "smollm2", "Paris"), gate, kind="lens")
+    assert late.done and late.joined and late.result() is gate.value and q.computed == 1
+
+
+def test_places_and_estimated_waits_in_order():
+    q = WorkQueue(workers=1, estimates_s={"lens": BIG, "gen": 2 * BIG})
+    a = Gate()
+    ta = q.submit("a", a, kind="lens")
+    assert a.started.wait(30)
+    tb = q.submit("b", Gate(), kind="gen")
+    tc = q.submit("c", Gate(), kind="lens")
+    assert [t.position() for t in (ta, tb, tc)] == [0, 1, 2]
+    # a runs (100 s left), then b (200 s), then c (100 s): ready after about 100, 300 and 400 s
+    assert [round(t.eta_s()) for t in (ta, tb, tc)] == [100, 300, 400]
+    for t in (tb, tc):
+        t.leave()
+    a.release.set()
+    assert ta.wait(30) and ta.result() == "done" and ta.eta_s() == 0
+
+
+def test_two_workers_share_the_waiting_jobs():
+    q = WorkQueue(workers=2, estimates_s={"x": BIG})
+    a, b = Gate(), Gate()
+    ta, tb = q.submit("a", a, kind="x"), q.submit("b", b, kind="x")
+    assert a.started.wait(30) and b.started.wait(30)  # both run at once
+    tc, td = q.submit("c", Gate(), kind="x"), q.submit("d", Gate(), kind="x")
+    assert [t.position() for t in (ta, tb, tc, td)] == [0, 0, 1, 2]
+    assert [round(t.eta_s()) for t in (tc, td)] == [200, 200]  # each takes the next free worker
+    for t in (tc, td):
+        t.leave()
+    a.release.set()
+    b.release.set()
+    assert ta.wait(30) and tb.wait(30)
+
+
+def test_a_visitor_who_leaves_frees_their_place():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    a, b, c = Gate(), Gate(), Gate()
+    q.submit("a", a, kind="x")
+    assert a.started.wait(30)
+    tb, tc = q.submit("b", b, kind="x"), q.submit("c", c, kind="x")
+    tb2 = q.submit("b", b, kind="x")  # a second visitor on b
+    tb.leave()
+    assert tc.position() == 2 and q.stats()["waiting"] == 2  # b still has a visitor
+    tb2.leave()
+    assert tc.position() == 1 and q.stats()["waiting"] == 1 and q.abandoned == 1
+    a.release.set()
+    c.release.set()
+    assert tc.wait(30) and tc.result() == "done"
+    assert b.calls == 0  # nobody waited for it: never computed
+    assert q.computed == 2
+
+
+def test_a_started_job_is_finished_and_kept_when_its_visitor_leaves():
+    q = WorkQueue(workers=1)
+    a = Gate(value=[1, 2, 3])
+    ta = q.submit("a", a, kind="x")
+    assert a.started.wait(30)
+    ta.leave()
+    a.release.set()
+    again = q.submit("a", a, kind="x")  # the visitor comes back, or another one asks: nothing computed twice
+    assert again.wait(30) and again.result() == [1, 2, 3] and a.calls == 1
+
+
+def test_an_error_reaches_every_waiter_and_is_not_kept():
+    q = WorkQueue(workers=1)
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def fails():
+        calls.append(1)
+        started.set()
+        release.wait(30)
+        raise ValueError("text too short")
+
+    t1 = q.submit("k", fails, kind="x")
+    assert started.wait(30)
+    t2 = q.submit("k", fails, kind="x")
+    release.set()
+    for t in (t1, t2):
+        assert t.wait(30)
+        with pytest.raises(ValueError, match="too short"):
+            t.result()
+    t3 = q.submit("k", fails, kind="x")  # tried again, not answered from a kept failure
+    assert t3.wait(30) and len(calls) == 2
+
+
+def test_the_queue_is_bounded_but_joining_always_works():
+    q = WorkQueue(workers=1, max_waiting=2)
+    a = Gate()
+    q.submit("a", a, kind="x")
+    assert a.started.wait(30)  # running: not counted as waiting
+    q.submit("b", Gate(), kind="x")
+    q.submit("c", Gate(), kind="x")
+    with pytest.raises(QueueFull) as err:
+        q.submit("d", Gate(), kind="x")
+    assert err.value.waiting == 2
+    assert q.submit("b", Gate(), kind="x").joined  # an identical request joins the waiting job
+    a.release.set()
+
+
+def test_kept_results_are_bounded_per_kind():
+    q = WorkQueue(workers=1, keep={"big": 2}, keep_default=3)
+    for i in range(4):
+        assert q.submit(("big", i), lambda i=i: i, kind="big").wait(30)
+        assert q.submit(("small", i), lambda i=i: i, kind="small").wait(30)
+    assert q.stats()["kept"] == {"big": 2, "small": 3}
+    assert q.submit(("big", 3), lambda: "again", kind="big").result() == 3  # newest kept
+    assert q.submit(("big", 0), lambda: "again", kind="big").wait(30)
+    assert q.submit(("big", 0), lambda: "again", kind="big").result() == "again"  # oldest was dropped
+
+
+class Stopped(BaseException):
+    """What Streamlit raises in a script whose visitor left (StopException is a BaseException)."""
+
+
+def test_run_leaves_the_queue_when_the_waiting_script_is_stopped():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    a, b = Gate(), Gate()
+    q.submit("a", a, kind="x")
+    assert a.started.wait(30)
+    seen = []
+
+    def on_wait(ticket):
+        seen.append((ticket.position(), round(ticket.eta_s())))
+        raise Stopped
+
+    with pytest.raises(Stopped):
+        q.run("b", b, kind="x", on_wait=on_wait, poll_s=0.01)
+    assert seen == [(1, 200)]
+    assert q.stats()["waiting"] == 0 and q.abandoned == 1
+    a.release.set()
+    assert q.run("c", lambda: 7, kind="x", on_wait=lambda t: None, poll_s=0.01) == 7
+    assert b.calls == 0
