@@ -193,6 +193,7 @@ class HeadCountRow:
     parameters: int  # W^Q, W^K, W^V, W^O with biases: 4 D^2 + 4 D, whatever h is
     flops: int  # one forward over n tokens, multiply-adds counted as 2
     score_rank: int  # the largest possible rank of one head's n x n score matrix: min(n, d_k)
+    score_entries: int  # h n x n score matrices: h n^2 numbers to exponentiate in softmax and to hold as weights
 
 
 def attention_parameters(d_model: int) -> int:
@@ -208,11 +209,23 @@ def attention_flops(d_model: int, n: int, heads: int) -> int:
     return 4 * 2 * n * d_model * d_model + heads * (2 * n * n * d_k + 2 * n * n * d_k)
 
 
+def score_entries(n: int, heads: int) -> int:
+    """The attention weights of one forward on n tokens: one n x n matrix per head. Unlike parameters and
+    matrix-product FLOPs, this grows with h: the softmax exponentiates h n^2 scores and the weights, when kept
+    (for the backward pass, or to draw them), take h n^2 numbers of memory."""
+    return heads * n * n
+
+
 def head_count_rows(d_model: int = PAPER_D_MODEL, n: int = 64, counts=HEAD_COUNTS) -> list[HeadCountRow]:
     """One row per h that divides d_model."""
     return [
         HeadCountRow(
-            h, d_model // h, attention_parameters(d_model), attention_flops(d_model, n, h), min(n, d_model // h)
+            h,
+            d_model // h,
+            attention_parameters(d_model),
+            attention_flops(d_model, n, h),
+            min(n, d_model // h),
+            score_entries(n, h),
         )
         for h in counts
         if d_model % h == 0

@@ -43,6 +43,7 @@ def heads_part(T) -> None:
             T("col_params"): [f"{r.parameters:,}" for r in rows],
             T("col_flops"): [f"{r.flops:,}" for r in rows],
             T("col_rank"): [r.score_rank for r in rows],
+            T("col_scores"): [f"{r.score_entries:,}" for r in rows],
         },
         hide_index=True,
     )

@@ -22,6 +22,8 @@ def test_heads_part_shows_the_papers_split():
     table = at.dataframe[0].value
     assert list(table.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
     assert len(set(table.iloc[:, 2])) == 1  # parameters do not depend on h
+    # ... but the h score matrices of n x n do: h * 100^2 entries, from 10,000 (h = 1) to 320,000 (h = 32)
+    assert list(table.iloc[:, 5]) == [f"{h * 100 * 100:,}" for h in (1, 2, 4, 8, 16, 32)]
 
 
 def test_order_part_shows_the_permutation_check():
