@@ -290,9 +290,16 @@ def theta_naive(n: int, d: int) -> float:
     return float(n * d + n * n)
 
 
-def theta_flash(n: int, d: int, m_sram: int) -> float:
-    """Theorem 2: FlashAttention needs Theta(n^2 d^2 / M) HBM accesses (the order, without constant)."""
-    return n * n * d * d / m_sram
+def theorem2_holds(n: int, d: int, m_sram: int) -> bool:
+    """Theorem 2 is stated for on-chip memory d <= M <= n d: below d not even one row fits; above n d all of
+    Q (or K, V) fits on chip and the bound n^2 d^2 / M would fall below reading the inputs once (n d)."""
+    return d <= m_sram <= n * d
+
+
+def theta_flash(n: int, d: int, m_sram: int) -> float | None:
+    """Theorem 2: FlashAttention needs Theta(n^2 d^2 / M) HBM accesses (the order, without constant), for
+    d <= M <= n d; None outside that range, where the theorem says nothing."""
+    return n * n * d * d / m_sram if theorem2_holds(n, d, m_sram) else None
 
 
 @dataclass
@@ -336,7 +343,7 @@ def traffic_view(n: int, d: int, m_sram: int, bytes_per_element: int = 2) -> Tra
         "flash1": [float(flash1_traffic_closed(s, d, bc).total) for s in sizes],
         "flash2": [float(flash2_traffic_closed(s, d, br).total) for s in sizes],
         "theta_naive": [theta_naive(s, d) for s in sizes],
-        "theta_flash": [theta_flash(s, d, m_sram) for s in sizes],
+        "theta_flash": [theta_flash(s, d, m_sram) or float("nan") for s in sizes],  # a gap outside d <= M <= nd
     }
     return TrafficView(
         n=n,

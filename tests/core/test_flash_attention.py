@@ -158,3 +158,26 @@ def test_backward_memory_hand_worked():
     assert mem.stored_p_bytes == 2 * 1024 * 1024  # 1024^2 weights of 2 bytes
     assert mem.statistics_bytes == 2 * 1024 * 4  # m and l in float32
     assert mem.logsumexp_bytes == 1024 * 4
+
+
+def test_theorem_2_bound_only_inside_its_range():
+    n, d = 1024, 64
+    assert fa.theta_flash(n, d, d - 1) is None and fa.theta_flash(n, d, n * d + 1) is None
+    assert fa.theta_flash(n, d, d) == n * n * d  # M = d: one row on chip
+    assert fa.theta_flash(n, d, n * d) == n * d  # M = nd: the bound meets reading the inputs once
+    # inside the range the order never falls below n d; outside (M > nd) it would, which is why it is not printed
+    assert all(fa.theta_flash(n, d, m) >= n * d for m in (d, 4096, 32_768, n * d))
+    assert n * n * d * d / (4 * n * d) < n * d
+    view = fa.traffic_view(16, 64, 2_097_152)  # 4 MiB of fp16 on chip, 16 tokens: M > nd everywhere up to n = 32k
+    assert all(math.isnan(v) for s, v in zip(view.sizes, view.curves["theta_flash"]) if 2_097_152 > s * 64)
+    assert all(not math.isnan(v) for s, v in zip(view.sizes, view.curves["theta_flash"]) if 2_097_152 <= s * 64)
+
+
+def test_algorithm_1_reads_q_and_writes_only_o_l_m():
+    # per key tile: reads K_j, V_j (2 Bc d) and, for every query row, Q_i, O_i (2 d) and l_i, m_i (2); writes back
+    # O_i, l_i, m_i (d + 2) per row: Q is never written
+    n, d, br, bc = 10, 3, 4, 5
+    one_tile = fa.flash1_traffic(n, d, br, n)  # Tc = 1
+    two_tiles = fa.flash1_traffic(n, d, br, bc)  # Tc = 2
+    assert two_tiles.writes - one_tile.writes == n * (d + 2)
+    assert two_tiles.reads - one_tile.reads == n * (2 * d + 2)

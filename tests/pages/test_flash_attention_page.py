@@ -28,3 +28,12 @@ def test_traffic_numbers_on_the_page_are_the_counts():
     assert f"{view.naive.total:,}" in table.iloc[0].tolist() and f"{view.flash1.total:,}" in table.iloc[1].tolist()
     ratio = f"{view.naive.total / view.flash1.total:,.1f}"
     assert f"**{ratio}×**" in shown_text(at)
+
+
+def test_theorem_2_bound_is_not_printed_outside_its_range():
+    at = open_view("flash_attention", {"tn": "16", "td": "64", "sram": "4096", "bytes": "2"})
+    text = shown_text(at)
+    assert "Theorem 2 is stated for d ≤ M ≤ nd" in text and "nd = 1,024" in text
+    assert at.dataframe[1].value.iloc[1].tolist()[-1] == "— (outside d ≤ M ≤ nd)"
+    inside = open_view("flash_attention", {"tn": "4096", "td": "64", "sram": "192", "bytes": "2"})
+    assert "Theorem 2 is stated" not in shown_text(inside)

@@ -28,6 +28,7 @@ def show(T) -> None:
     view = fa.traffic_view(n, d, m_sram, nbytes)
     st.markdown(T("blocks", m=f"{m_sram:,}", br=view.br, bc=view.bc, d=d))
     rows = [("naive", view.naive), ("flash1", view.flash1), ("flash2", view.flash2)]
+    theta = fa.theta_flash(n, d, m_sram)
     st.dataframe(
         {
             T("col_algorithm"): [T(f"alg_{k}") for k, _ in rows],
@@ -37,7 +38,7 @@ def show(T) -> None:
             T("col_bytes"): [human_bytes(tr.total * nbytes) for _, tr in rows],
             T("col_theta"): [
                 f"{fa.theta_naive(n, d):,.0f}",
-                f"{fa.theta_flash(n, d, m_sram):,.0f}",
+                T("theta_outside") if theta is None else f"{theta:,.0f}",
                 "–",
             ],
         },
@@ -45,6 +46,8 @@ def show(T) -> None:
     )
     st.markdown(T("ratio", ratio=f"{view.naive.total / view.flash1.total:,.1f}", n=f"{n:,}"))
     st.caption(T("theta_caption", c=f"{12 + 16 / d:.2f}"))
+    if theta is None:
+        st.warning(T("theta_range", m=f"{m_sram:,}", d=d, nd=f"{n * d:,}"))
     ui.show_figure(fv.traffic_figure(view, T), "flash-hbm-traffic", data={"n": view.sizes, **view.curves}, key="fig-tr")
 
     st.header(T("backward_header"))

@@ -1,0 +1,266 @@
+"""A study room's rules, without a browser or a database: codes and secrets, what a learner may write (display
+name, gallery sentence), rate limits, expiry, the answer histogram, the board and the CSV of answers.
+
+A room is run by one facilitator who holds a secret control token; learners join with a display name only and get
+a learner token (their identity in the room, carried in the room link, never a cookie). The store (app/room/store.py)
+keeps the state; this module decides what is allowed and summarises what is there.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+import secrets
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from core.lessons import Answer
+
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud and typed from a projector
+CODE_LENGTH = 6
+MAX_NAME_CHARS = 40
+MAX_SENTENCE_CHARS = 300
+MAX_LEARNERS = 200  # per room
+DEFAULT_TTL_H = 24.0
+TTL_ENV = "ATTENTION_LAB_ROOM_TTL_H"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most `count` actions of one kind per learner within `window_s` seconds."""
+
+    count: int
+    window_s: float
+
+
+LIMITS = {
+    "answer": Limit(10, 10.0),  # answers are one per question anyway; this bounds attempts with bad input
+    "lost": Limit(6, 30.0),
+    "gallery": Limit(3, 60.0),
+    "where": Limit(30, 10.0),  # a learner's page reports (following moves them)
+    "join": Limit(30, 60.0),  # per room: joins within a minute
+}
+
+
+class RoomError(ValueError):
+    """A learner's or facilitator's request that is refused; `key` names the message in the [room] words."""
+
+    def __init__(self, key: str, detail: str = ""):
+        self.key = key
+        super().__init__(f"{key}: {detail}" if detail else key)
+
+
+# ---- codes and secrets -------------------------------------------------------------------------------------
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normal_code(raw: str) -> str | None:
+    """A typed code as stored (upper case, spaces and dashes dropped), or None when it cannot be a code."""
+    code = "".join(ch for ch in unicodedata.normalize("NFKC", str(raw)).upper() if ch not in " -")
+    return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else None
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def digest(token: str) -> str:
+    """What a store keeps of a token: its SHA-256 (a leaked database does not hand out control of rooms)."""
+    return hashlib.sha256(str(token).encode("utf-8")).hexdigest()
+
+
+def same_secret(token: str | None, stored_digest: str) -> bool:
+    return bool(token) and hmac.compare_digest(digest(token), stored_digest)
+
+
+def ttl_seconds(environ: dict | None = None) -> float:
+    """Rooms expire this many seconds after they open: $ATTENTION_LAB_ROOM_TTL_H hours (default 24)."""
+    raw = (environ if environ is not None else os.environ).get(TTL_ENV, "")
+    try:
+        hours = float(raw) if raw.strip() else DEFAULT_TTL_H
+    except ValueError:
+        hours = DEFAULT_TTL_H
+    return max(hours, 0.01) * 3600.0 if hours == hours else DEFAULT_TTL_H * 3600.0
+
+
+# ---- what a learner writes ---------------------------------------------------------------------------------
+
+
+def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
+    if not isinstance(raw, str):
+        raise RoomError(empty_key)
+    text = unicodedata.normalize("NFC", raw)
+    # control and format characters (newlines, bidi overrides, zero-width joiners on their own) would let a name
+    # pose as another or break the board's lines
+    text = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = " ".join(text.split())
+    if not text:
+        raise RoomError(empty_key)
+    if len(text) > limit:
+        raise RoomError(long_key, f"{len(text)} > {limit}")
+    return text
+
+
+def clean_name(raw) -> str:
+    """A display name: one line, 1..40 characters after trimming."""
+    return _clean(raw, MAX_NAME_CHARS, "name_empty", "name_long")
+
+
+def clean_sentence(raw) -> str:
+    """A gallery sentence: one line, 1..300 characters (shown to others as plain text only)."""
+    return _clean(raw, MAX_SENTENCE_CHARS, "sentence_empty", "sentence_long")
+
+
+def allowed(times: Iterable[float], now: float, limit: Limit) -> bool:
+    """Whether one more action fits: fewer than limit.count earlier actions within the window."""
+    return sum(1 for t in times if now - limit.window_s < t <= now) < limit.count
+
+
+# ---- answers -----------------------------------------------------------------------------------------------
+
+
+def answer_to_json(answer: Answer) -> str:
+    correct = list(answer.correct) if isinstance(answer.correct, tuple) else answer.correct
+    detail = {k: (list(v) if isinstance(v, tuple) else v) for k, v in answer.detail.items()}
+    return json.dumps(
+        {"kind": answer.kind, "correct": correct, "options": list(answer.options), "tolerance": answer.tolerance,
+         "detail": detail}, default=str, ensure_ascii=False)  # fmt: skip
+
+
+def answer_from_json(text: str) -> Answer:
+    d = json.loads(text)
+    correct = tuple(d["correct"]) if d["kind"] == "order" else d["correct"]
+    return Answer(d["kind"], correct, tuple(d["options"]), d["tolerance"], d.get("detail") or {})
+
+
+@dataclass(frozen=True)
+class Histogram:
+    labels: tuple[str, ...]  # options in their order (number: the distinct responses, sorted)
+    counts: tuple[int, ...]
+    correct: tuple[bool, ...]  # whether each label is a right answer
+    total: int
+
+
+def histogram(answer: Answer, responses: Sequence[str]) -> Histogram:
+    """The room's distribution of (stored, formatted) responses. token/choice: every option, zero included;
+    number and order: each distinct response, most frequent first (numbers within tolerance count as right)."""
+    from core.lessons import is_correct, parse_response
+
+    counts = Counter(responses)
+    if answer.kind in ("token", "choice"):
+        labels = tuple(answer.options)
+    else:
+        labels = tuple(sorted(counts, key=lambda r: (-counts[r], r)))
+    right = []
+    for label in labels:
+        try:
+            right.append(bool(is_correct(answer, parse_response(answer, label))))
+        except ValueError:
+            right.append(False)
+    return Histogram(labels, tuple(counts.get(x, 0) for x in labels), tuple(right), len(responses))
+
+
+# ---- the board and the CSV ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    question: str
+    learner: str  # display name
+    response: str
+    correct: bool
+    at: float  # seconds since the epoch
+
+
+@dataclass(frozen=True)
+class Board:
+    steps: tuple[int, ...]  # how many learners are on each step (index = step)
+    elsewhere: int  # learners exploring a page that is not the room's step
+    rows: tuple[tuple[str, int, bool, int, int], ...]  # facilitator only: name, step, following, answered, right
+    questions: tuple[tuple[str, int, int], ...]  # question id, answers, right
+
+
+def board(n_steps: int, learners: Sequence[tuple[str, int, bool]], answers: Sequence[AnswerRow]) -> Board:
+    """learners: (name, step, following) each; a step outside 0..n_steps-1 counts as elsewhere."""
+    on = [0] * n_steps
+    elsewhere = 0
+    for _, step, _ in learners:
+        if 0 <= step < n_steps:
+            on[step] += 1
+        else:
+            elsewhere += 1
+    per_name = Counter(a.learner for a in answers)
+    right_name = Counter(a.learner for a in answers if a.correct)
+    rows = tuple((name, step, following, per_name[name], right_name[name]) for name, step, following in learners)
+    qs: dict[str, list[int]] = {}
+    for a in answers:
+        qs.setdefault(a.question, [0, 0])
+        qs[a.question][0] += 1
+        qs[a.question][1] += int(a.correct)
+    return Board(tuple(on), elsewhere, rows, tuple((q, n, r) for q, (n, r) in qs.items()))
+
+
+def _cell(value: str) -> str:
+    """A spreadsheet cell that cannot run as a formula (CSV injection): text starting = + - @ gets a quote."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = None) -> str:
+    """question, step, name, response, correct, answered_at (UTC ISO 8601), one row per answer."""
+    import datetime as dt
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["question", "step", "name", "response", "correct", "answered_at"])
+    for a in answers:
+        at = dt.datetime.fromtimestamp(a.at, dt.UTC).isoformat(timespec="seconds")
+        step = "" if steps is None or a.question not in steps else steps[a.question] + 1
+        w.writerow([_cell(a.question), step, _cell(a.learner), _cell(a.response), int(a.correct), at])
+    return out.getvalue()
+
+
+# ---- actions that need the lesson's engine (any store with app/room/store.py's methods) ---------------------
+
+
+def open_question(store, code: str, control: str, lesson, state: dict[str, str] | None = None) -> Answer:
+    """Open the question of the room's current step; its right answer is computed now by the engine from the
+    step's state (or the facilitator's live `state`) and kept with the room, so learners never recompute it."""
+    from core.lessons import answer
+
+    room = store.room(code)
+    if room is None:
+        raise RoomError("unknown_room", code)
+    step = lesson.steps[room.step]
+    if step.question is None:
+        raise RoomError("no_question")
+    right = answer(step.question, dict(step.state if state is None else state))
+    store.open_question(code, control, step.question.id, answer_to_json(right))
+    return right
+
+
+def submit_answer(store, code: str, token: str, raw) -> bool:
+    """A learner's response to the open question, validated against its kind (core.lessons.parse_response):
+    True when kept, False when this learner had already answered. RoomError('bad_answer') for invalid input."""
+    from core.lessons import format_response, is_correct, parse_response
+
+    room = store.room(code)
+    if room is None:
+        raise RoomError("unknown_room", code)
+    if room.phase != "open" or not room.answer:
+        raise RoomError("question_closed")
+    right = answer_from_json(room.answer)
+    try:
+        value = parse_response(right, raw)
+    except ValueError as e:
+        raise RoomError("bad_answer", str(e)) from None
+    return store.answer(code, token, room.question, format_response(right, value), is_correct(right, value))

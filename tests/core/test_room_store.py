@@ -1,0 +1,248 @@
+"""Room stores, each rule tested on SQLite and PostgreSQL alike (tests/room_stores.py): only the control token
+moves the room, reveals or sees names; one answer per learner per question; learner actions rate-limited and
+validated; unknown and expired codes refused; nothing lost when the server restarts; two replicas share a room."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import room as rules
+from core.lessons import Answer, Lesson, Question, Step, format_response, is_correct, parse_response
+from core.room import RoomError
+from tests.room_stores import clock, open_kind, store, store_kind  # noqa: F401 - fixtures
+
+CHOICE = Answer("choice", "it", ("cat", "mat", "it"), None, {})
+NUMBER = Answer("number", 0.25, (), 0.01, {})
+
+
+def open_choice(store, code, control, answer=CHOICE, question="q1"):
+    store.open_question(code, control, question, rules.answer_to_json(answer))
+
+
+def test_create_poll_and_move(store):
+    code, control = store.create("qkv")
+    assert rules.normal_code(code) == code
+    v0, a0 = store.poll(code)
+    store.move(code, control, 2)
+    room = store.room(code)
+    assert room.step == 2 and room.lesson == "qkv" and store.poll(code)[0] == v0 + 1
+    token = store.join(code, "Ana", "ja")
+    assert store.poll(code) == (v0 + 1, a0 + 1)  # a learner's action does not move followers
+    assert store.learner(code, token).step == 2 and store.learner(code, token).lang == "ja"
+
+
+def test_only_the_control_token_moves_reveals_and_sees_names(store):
+    code, control = store.create("qkv")
+    other_code, other_control = store.create("qkv")
+    learner = store.join(code, "Ana", "en")
+    for wrong in (None, "", learner, other_control, control + "x"):
+        with pytest.raises(RoomError, match="not_control"):
+            store.move(code, wrong, 1)
+        with pytest.raises(RoomError, match="not_control"):
+            open_choice(store, code, wrong)
+        with pytest.raises(RoomError, match="not_control"):
+            store.learners(code, wrong)
+        with pytest.raises(RoomError, match="not_control"):
+            store.answers(code, wrong)
+        with pytest.raises(RoomError, match="not_control"):
+            store.gallery(code, wrong, 0)
+        with pytest.raises(RoomError, match="not_control"):
+            store.show(code, wrong, "hi")
+        assert not store.is_control(code, wrong)
+    open_choice(store, code, control)
+    with pytest.raises(RoomError, match="not_control"):
+        store.reveal(code, learner)
+    assert store.room(code).step == 0 and store.room(code).phase == "open"
+    store.reveal(code, control)
+    assert store.room(code).phase == "revealed"
+    assert store.learners(code, control) == [("Ana", 0, True)]
+    assert store.is_control(code, control) and not store.is_control(other_code, control)
+
+
+def test_unknown_and_expired_codes(store, clock):
+    assert store.room("ZZZZZZ") is None and store.poll("ZZZZZZ") is None
+    with pytest.raises(RoomError, match="unknown_room"):
+        store.join("ZZZZZZ", "Ana", "en")
+    code, control = store.create("qkv", ttl_s=60)
+    token = store.join(code, "Ana", "en")
+    clock.now += 61
+    assert store.room(code) is None and store.poll(code) is None
+    with pytest.raises(RoomError, match="unknown_room"):
+        store.join(code, "Bo", "en")
+    with pytest.raises(RoomError, match="unknown_room"):
+        store.move(code, control, 1)
+    with pytest.raises(RoomError, match="unknown_room"):
+        store.set_lost(code, token, True)
+
+
+def test_default_expiry_follows_the_environment(store, clock, monkeypatch):
+    monkeypatch.setenv(rules.TTL_ENV, "2")
+    code, _ = store.create("qkv")
+    assert store.room(code).expires - store.room(code).created == pytest.approx(7200)
+    monkeypatch.delenv(rules.TTL_ENV)
+    code, _ = store.create("qkv")
+    assert store.room(code).expires - store.room(code).created == pytest.approx(24 * 3600)
+
+
+def test_one_answer_per_learner_even_from_two_tabs(store):
+    code, control = store.create("qkv")
+    token = store.join(code, "Ana", "en")
+    with pytest.raises(RoomError, match="question_closed"):
+        rules.submit_answer(store, code, token, "it")
+    open_choice(store, code, control)
+    assert rules.submit_answer(store, code, token, "it") is True
+    # a second tab holds the same token (the same room link): it answers nothing
+    assert rules.submit_answer(store, code, token, "cat") is False
+    assert store.my_answer(code, token, "q1") == ("it", True)
+    assert store.responses(code, "q1") == ["it"]
+    with pytest.raises(RoomError, match="not_learner"):
+        rules.submit_answer(store, code, "forged-token", "it")
+
+
+def test_answers_are_validated_against_the_question_kind(store):
+    code, control = store.create("qkv")
+    token = store.join(code, "Ana", "en")
+    open_choice(store, code, control)
+    for bad in ("dog", "<b>it</b>", "", 3, None, "x" * 5000):
+        with pytest.raises(RoomError, match="bad_answer"):
+            rules.submit_answer(store, code, token, bad)
+    store.move(code, control, 1)
+    open_choice(store, code, control, NUMBER, "q2")
+    for bad in ("a quarter", "nan", "inf", "1e999"):
+        with pytest.raises(RoomError, match="bad_answer"):
+            rules.submit_answer(store, code, token, bad)
+    assert rules.submit_answer(store, code, token, "０.２５５")  # full-width digits; within 0.01 of 0.25
+    assert store.my_answer(code, token, "q2") == ("0.255", True)
+    assert store.responses(code, "q1") == []  # nothing of the bad attempts was kept
+
+
+def test_answers_close_with_the_step(store):
+    code, control = store.create("qkv")
+    token = store.join(code, "Ana", "en")
+    open_choice(store, code, control)
+    store.move(code, control, 1)
+    with pytest.raises(RoomError, match="question_closed"):
+        rules.submit_answer(store, code, token, "it")
+    with pytest.raises(RoomError, match="question_closed"):
+        store.answer(code, token, "q1", "it", True)  # the store checks too, not only the page
+
+
+def test_learner_actions_are_rate_limited(store, clock):
+    code, control = store.create("qkv")
+    token = store.join(code, "Ana", "en")
+    limit = rules.LIMITS["lost"]
+    for i in range(limit.count):
+        store.set_lost(code, token, i % 2 == 0)
+    with pytest.raises(RoomError, match="rate"):
+        store.set_lost(code, token, True)
+    other = store.join(code, "Bo", "en")
+    store.set_lost(code, other, True)  # one learner's limit is theirs alone
+    clock.now += limit.window_s + 1
+    store.set_lost(code, token, True)
+    assert store.lost_count(code) == 2
+    for _ in range(rules.LIMITS["gallery"].count):
+        store.submit(code, token, 0, "The cat sat.")
+    with pytest.raises(RoomError, match="rate"):
+        store.submit(code, token, 0, "The cat sat again.")
+    open_choice(store, code, control)
+    for _ in range(rules.LIMITS["answer"].count):
+        with pytest.raises(RoomError, match="bad_answer"):
+            rules.submit_answer(store, code, token, "dog")  # invalid input never reaches the store
+    assert rules.submit_answer(store, code, token, "it")
+
+
+def test_joins_are_rate_limited_and_names_bounded(store):
+    code, _ = store.create("qkv")
+    for bad, key in (("", "name_empty"), ("   ", "name_empty"), ("x" * 41, "name_long"), (None, "name_empty")):
+        with pytest.raises(RoomError, match=key):
+            store.join(code, bad, "en")
+    assert store.learner(code, store.join(code, "y" * 40, "en")).name == "y" * 40
+    for i in range(rules.LIMITS["join"].count - 1):
+        store.join(code, f"learner {i}", "en")
+    with pytest.raises(RoomError, match="rate"):
+        store.join(code, "one too many", "en")
+
+
+def test_gallery_keeps_text_as_written_and_shows_one(store):
+    code, control = store.create("qkv")
+    token = store.join(code, "Ana", "en")
+    html = "<script>alert(1)</script> **bold** [x](javascript:alert(1))"
+    store.submit(code, token, 0, html)
+    store.submit(code, token, 1, "Another step's sentence.")
+    assert store.gallery(code, control, 0) == [("Ana", html)]
+    store.show(code, control, html)
+    assert store.room(code).shown == html  # kept verbatim; the page shows it with st.text (tests/pages)
+    with pytest.raises(RoomError, match="sentence_long"):
+        store.submit(code, token, 0, "x" * (rules.MAX_SENTENCE_CHARS + 1))
+
+
+def test_board_and_csv_for_the_facilitator(store, clock):
+    code, control = store.create("qkv")
+    a, b = store.join(code, "Ana", "en"), store.join(code, "=cmd|' /C calc'!A0", "ko")
+    open_choice(store, code, control)
+    rules.submit_answer(store, code, a, "it")
+    clock.now += 1
+    rules.submit_answer(store, code, b, "cat")
+    store.where(code, b, -1, False)
+    board = rules.board(3, store.learners(code, control), store.answers(code, control))
+    assert board.steps == (1, 0, 0) and board.elsewhere == 1
+    assert board.questions == (("q1", 2, 1),)
+    assert sorted(store.steps_of_learners(code)) == [-1, 0]
+    csv_text = rules.answers_csv(store.answers(code, control), {"q1": 0})
+    lines = csv_text.splitlines()
+    assert lines[0] == "question,step,name,response,correct,answered_at"
+    assert lines[1].startswith("q1,1,Ana,it,1,") and lines[2].startswith("q1,1,'=cmd|' /C calc'!A0,cat,0,")
+
+
+def test_a_server_restart_loses_no_answer(store_kind, tmp_path, clock):
+    first = open_kind(store_kind, tmp_path, clock)
+    code, control = first.create("qkv")
+    token = first.join(code, "Ana", "en")
+    open_choice(first, code, control)
+    rules.submit_answer(first, code, token, "mat")
+    first.close()  # the process goes away
+    again = open_kind(store_kind, tmp_path, clock)
+    try:
+        assert again.my_answer(code, token, "q1") == ("mat", False)
+        assert [(r.learner, r.response) for r in again.answers(code, control)] == [("Ana", "mat")]
+        assert rules.submit_answer(again, code, token, "it") is False  # still one answer after the restart
+    finally:
+        again.close()
+
+
+def test_two_replicas_share_one_room(store_kind, tmp_path, clock):
+    """The facilitator's replica and the learners' replica: two stores on one database (as two processes)."""
+    facilitator_side, learner_side = open_kind(store_kind, tmp_path, clock), open_kind(store_kind, tmp_path, clock)
+    try:
+        code, control = facilitator_side.create("qkv")
+        token = learner_side.join(code, "Ana", "ja")
+        before = learner_side.poll(code)
+        facilitator_side.move(code, control, 1)
+        open_choice(facilitator_side, code, control, question="q2")
+        assert learner_side.poll(code)[0] == before[0] + 2 and learner_side.room(code).step == 1
+        assert rules.submit_answer(learner_side, code, token, "it")
+        assert facilitator_side.responses(code, "q2") == ["it"]
+        assert facilitator_side.learners(code, control) == [("Ana", 0, True)]
+    finally:
+        facilitator_side.close()
+        learner_side.close()
+
+
+def test_open_question_computes_the_answer_from_the_step_state(store, monkeypatch):
+    """The right answer comes from the engine at opening time (a fake answer function that echoes the state)."""
+    from core.lessons import questions
+
+    def echo(params, state):
+        return Answer("choice", state["pick"], ("a", "b"), None, {})
+
+    monkeypatch.setitem(questions.ANSWER_FUNCTIONS, "test.echo", echo)
+    q = Question("q1", "choice", "test.echo", {}, {"en": "?"}, (), {"en": "."})
+    lesson = Lesson("t", {"en": "t"}, (Step("attention", {"pick": "b"}, {"en": "x"}, q),))
+    code, control = store.create("t")
+    token = store.join(code, "Ana", "en")
+    right = rules.open_question(store, code, control, lesson)
+    assert right.correct == "b" and rules.answer_from_json(store.room(code).answer) == right
+    assert rules.submit_answer(store, code, token, "b")
+    assert store.my_answer(code, token, "q1") == ("b", True)
+    value = parse_response(right, "b")
+    assert is_correct(right, value) and format_response(right, value) == "b"

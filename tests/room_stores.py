@@ -1,0 +1,63 @@
+"""The room store fixture: every room test runs against SQLite (a temporary file) and PostgreSQL.
+
+PostgreSQL comes from DATABASE_URL, else from `bash scripts/postgres.sh start` (installs and starts a local
+cluster; scripts/dev.sh test does the same). A PostgreSQL that cannot be reached FAILS the test: never a skip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.room.store import PostgresStore, SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    """A clock the test moves (expiry, rate-limit windows)."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def postgres_url() -> str:
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if url:
+        return url
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"no PostgreSQL for the room tests: scripts/postgres.sh start said {done.stderr.strip()}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def open_kind(kind: str, tmp_path: Path, clock: Clock):
+    """A store of `kind` ('sqlite' | 'postgres'); a second call with the same arguments reopens the same data."""
+    if kind == "sqlite":
+        return SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock)
+    try:
+        return PostgresStore(postgres_url(), clock=clock)
+    except Exception as e:  # noqa: BLE001 - any failure to reach PostgreSQL fails the test
+        pytest.fail(f"cannot reach PostgreSQL: {type(e).__name__}: {e}")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def store(store_kind, tmp_path, clock):
+    s = open_kind(store_kind, tmp_path, clock)
+    yield s
+    s.close()
