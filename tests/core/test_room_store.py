@@ -9,7 +9,10 @@ import pytest
 from core import room as rules
 from core.lessons import Answer, Lesson, Question, Step, format_response, is_correct, parse_response
 from core.room import RoomError
-from tests.room_stores import clock, open_kind, store, store_kind  # noqa: F401 - fixtures
+from tests import room_stores
+from tests.room_stores import open_kind
+
+clock, store, store_kind = room_stores.clock, room_stores.store, room_stores.store_kind  # the fixtures
 
 CHOICE = Answer("choice", "it", ("cat", "mat", "it"), None, {})
 NUMBER = Answer("number", 0.25, (), 0.01, {})
