@@ -6,8 +6,10 @@ method, then calls transformers' `ROPE_INIT_FUNCTIONS[rope_type]` (or the Llama 
 plot from those two numbers is in `curves`.
 
 - linear (position interpolation, Chen et al. 2023): every theta_i divided by the factor s.
-- dynamic (NTK-aware, /u/bloc97, /u/emozilla): the base is raised for the *current* sequence length L,
+- dynamic (dynamic NTK, /u/emozilla): the base is raised for the *current* sequence length L,
   base * (s*L/L0 - (s - 1))^(d/(d-2)); nothing changes while L <= L0.
+  Static NTK-aware scaling (/u/bloc97) is another method: the base raised once, base * s^(d/(d-2)), for any L;
+  transformers' 'dynamic' type is the dynamic one, whose factor grows with L.
 - yarn (Peng et al. 2023): fast pairs (many turns within L0) kept, slow pairs interpolated by s, a ramp between,
   and cos/sin multiplied by attention_factor = 0.1 ln(s) + 1.
 - longrope (Ding et al. 2024): one searched rescale factor per pair; attention_factor sqrt(1 + ln s / ln L0).

@@ -229,3 +229,15 @@ def test_formula_views_and_their_log_axes():
         layout = fig.to_dict()["layout"][axis]
         assert layout["type"] == "log" and layout["tickmode"] == "array"
         assert len(layout["tickvals"]) >= 2 and all(_major(v) for v in layout["tickvals"])
+
+
+def test_dynamic_ntk_is_not_static_ntk_aware():
+    # static NTK-aware scaling raises the base once: base * s^(d / (d - 2)), whatever the length; transformers'
+    # 'dynamic' type raises it by (s L / L0 - s + 1)^(d / (d - 2)): equal to the static one only at L = L0 (2s - 1) / s
+    s, d, base = 4.0, 64, 100000.0
+    static = 1.0 / (base * s ** (d / (d - 2))) ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    meets = int(L0 * (2 * s - 1) / s)  # 14,336 for L0 = 8,192
+    at_meet, _ = rs.scaled_inv_freq("dynamic", s, seq_len=meets)
+    torch.testing.assert_close(at_meet, static, rtol=1e-5, atol=0)
+    at_l0, _ = rs.scaled_inv_freq("dynamic", s, seq_len=L0)
+    assert at_l0[-1] > 1.5 * static[-1]  # within the training length dynamic NTK changes nothing, static does
