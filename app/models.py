@@ -9,7 +9,7 @@ import time
 
 import streamlit as st
 
-from app import ui
+from app import serving, ui
 from core import long_maps
 from core.models import ModelUnavailable, registry
 from core.padded_batch import padding_report as _padding_report
@@ -94,17 +94,15 @@ def padding_report(key: str, texts: tuple[str, ...], max_tokens: int) -> list[di
     return _padding_report(_load(key), _run(key, texts, max_tokens), max_tokens)
 
 
-@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def _generate(key: str, ids: tuple[int, ...], options: tuple):
+def generate(key: str, ids: list[int], **options):
+    """core.kv_cache.generate (token by token with the KV cache) on a loaded model, through the heavy-work queue
+    (app/serving.py: computed once for every session asking the same, a few kept, read-only): the /kv-cache page's
+    continuation for these prompt ids and settings."""
     from core import kv_cache
 
-    return kv_cache.generate(_load(key), list(ids), **dict(options))
-
-
-def generate(key: str, ids: list[int], **options):
-    """core.kv_cache.generate (token by token with the KV cache) on a loaded model, shared by sessions (a few
-    entries, read-only): the /kv-cache page's continuation for these prompt ids and settings."""
-    return _generate(key, tuple(ids), tuple(sorted(options.items())))
+    model, ids = _load(key), list(ids)
+    job = ("generate", key, tuple(ids), tuple(sorted(options.items())))
+    return serving.heavy(job, lambda: kv_cache.generate(model, ids, **options), "generate")
 
 
 # --- the encoder-decoder this repo trains (/encoder-decoder) ---------------------------------------------------
@@ -143,7 +141,7 @@ def encoder_decoder_run(sentence: str, language: str):
     return run_sentence(model, tokenizer, sentence, language)
 
 
-# --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: cached across sessions) ----------
+# --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: shared across sessions) ----------
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -154,38 +152,55 @@ def detector_map(key: str, n_sequences: int, half_length: int, seed: int):
     return head_detectors.detector_map(_load(key), n_sequences, half_length, seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def claim_card(key: str, claim: str, k: int, mode: str, draws: int, seed: int, eval_settings: tuple):
     """core.ablation.claim_card on a loaded model, on the repeated-token evaluation set of `eval_settings`
-    ((n_sequences, half_length, seed); the antecedent claim ignores it)."""
+    ((n_sequences, half_length, seed); the antecedent claim ignores it); through the heavy-work queue."""
     from core import ablation
 
     model = _load(key)
-    evalset = None
-    if ablation.CLAIM_METRIC[claim] == "repeated_loss":
-        evalset = ablation.repeated_eval_set(model, *eval_settings)
-    return ablation.claim_card(key, model, claim, k, mode, draws, seed, evalset=evalset)
+
+    def card():
+        evalset = None
+        if ablation.CLAIM_METRIC[claim] == "repeated_loss":
+            evalset = ablation.repeated_eval_set(model, *eval_settings)
+        return ablation.claim_card(key, model, claim, k, mode, draws, seed, evalset=evalset)
+
+    return serving.heavy(("claim_card", key, claim, k, mode, draws, seed, tuple(eval_settings)), card, "claim_card")
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def logit_lens(key: str, text: str):
-    """core.logit_lens.logit_lens on a loaded model."""
+    """core.logit_lens.logit_lens on a loaded model, through the heavy-work queue."""
     from core import logit_lens as lens
 
-    return lens.logit_lens(_load(key), text)
+    model = _load(key)
+    return serving.heavy(("logit_lens", key, text), lambda: lens.logit_lens(model, text), "logit_lens")
+
+
+def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: int, max_tokens: int):
+    """core.transformer_xl.live_view (the five methods on the model's own weights, on the reader's text), through
+    the heavy-work queue."""
+    from core import transformer_xl as tx
+
+    model = _load(key)
+    job = ("transformer_xl", key, text, segment, window, sinks, max_tokens)
+    return serving.heavy(job, lambda: tx.live_view(model, text, segment, window, sinks, max_tokens), "transformer_xl")
 
 
 # --- /long-maps: one layer's q and k of a long document, and a GPU copy of SmolLM2 when there is a GPU ---
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
 def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
-    """One layer's q and k of the first n tokens of _text (the model forward, cached per text id, n, layer)."""
+    """One layer's q and k of the first n tokens of _text (the model forward, through the heavy-work queue: once
+    per text id, n, layer and device; two kept)."""
 
-    batch = long_maps.document_batch(_model, _text, n)
-    t0 = time.perf_counter()
-    q, k, scale = _model.layer_qk(batch, layer)
-    return q, k, scale, batch.tokens[0], time.perf_counter() - t0
+    def forward():
+        batch = long_maps.document_batch(_model, _text, n)
+        t0 = time.perf_counter()
+        q, k, scale = _model.layer_qk(batch, layer)
+        return q, k, scale, batch.tokens[0], time.perf_counter() - t0
+
+    device = str(_model.model.device)
+    return serving.heavy(("layer_qk", device, text_id, n, layer), forward, "layer_qk")
 
 
 @st.cache_resource(show_spinner=False)

@@ -23,6 +23,12 @@
    memory in use, not fragmentation; tracemalloc saw nothing, as tensors live outside Python's allocator).
    `forget_stale_widgets()` removes the metadata of widgets that hold no value any more (Streamlit removed it at the
    end of an earlier run) and were not drawn by this run; fragment runs are left alone.
+
+4. Heavy model work goes through one queue per process (`heavy()`, app/work_queue.py, issue 26): identical
+   requests (a room following its facilitator) are computed once, at most ATTENTION_LAB_HEAVY_WORKERS (1) run at
+   a time so the other pages keep a core, and a waiting visitor sees their place and an estimated wait; leaving
+   the page (the script is stopped or rerun) frees the place. Lighter cached calls (st.cache_resource /
+   st.cache_data) are single-flight already: Streamlit holds a lock per cache key while one session computes it.
 """
 
 from __future__ import annotations
@@ -32,8 +38,12 @@ import os
 import sys
 import threading
 
+import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from app import ui
+from app.work_queue import QueueFull, Ticket, WorkQueue, workers_from_env
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
@@ -80,3 +90,51 @@ def after_run() -> None:
             gc.collect()
             gc.freeze()
             _modules_at_freeze = len(sys.modules)
+
+
+# --- heavy work: one queue per process (4. above) ----------------------------------------------------------------
+
+# First guesses of a run's seconds on one core (the queue then learns them): logit lens at 64 tokens 1.6 s
+# (results/), a short generation, a live ablation card of a few draws, one layer of a long document.
+HEAVY = WorkQueue(
+    workers=workers_from_env(),
+    max_waiting=int(os.environ.get("ATTENTION_LAB_QUEUE_MAX", "64")),
+    keep={"logit_lens": 8, "generate": 4, "claim_card": 8, "layer_qk": 2, "transformer_xl": 4},
+    estimates_s={"logit_lens": 2.0, "generate": 3.0, "claim_card": 10.0, "layer_qk": 10.0, "transformer_xl": 10.0},
+    name="heavy",
+)
+POLL_S = 0.5  # how often a waiting visitor's place and wait are refreshed (and a stop request noticed)
+
+
+def heavy(key, fn, kind: str):
+    """fn() computed once for every session asking for `key` (which names the work, model, text and settings),
+    through the process's heavy-work queue. While it waits, the page shows the visitor's place and an estimated
+    wait; a stopped or rerun script leaves the queue. Returns fn's result or raises its exception; when too many
+    jobs wait, says so and stops this run (the other pages keep working)."""
+    box = None
+    shown = None
+
+    def on_wait(ticket: Ticket) -> None:
+        nonlocal box, shown
+        check = getattr(get_script_run_ctx(suppress_warning=True), "yield_check", None)
+        if check is not None:
+            check()  # raises Streamlit's stop or rerun: the visitor left or changed something
+        place, seconds = ticket.position(), max(1, round(ticket.eta_s()))
+        words = (
+            ui.t("models", "queue_running", seconds=seconds)
+            if place == 0
+            else ui.t("models", "queue_waiting", place=place, seconds=seconds)
+        )
+        if words != shown:
+            box = box or st.empty()
+            box.info(words)
+            shown = words
+
+    try:
+        return HEAVY.run(key, fn, kind, on_wait=on_wait, poll_s=POLL_S)
+    except QueueFull as err:
+        st.warning(ui.t("models", "queue_full", n=err.waiting))
+        st.stop()
+    finally:
+        if box is not None:
+            box.empty()

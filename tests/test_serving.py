@@ -32,3 +32,49 @@ def test_new_sentences_leave_no_widgets_or_traces_behind():
     early = {f"Sentence {i}: the cat number {i} sat on mat {i * 7}." for i in range(3)}
     assert "Sentence 7: the cat number 7 sat on mat 49." in texts  # the run cache keeps the newest ones
     assert not texts & early, texts  # nothing keeps the evicted ones
+
+
+def _queued_script():
+    """A page that waits behind another job in app/serving.py's heavy-work queue, with the places on show."""
+    import threading
+
+    import streamlit as st
+
+    from app import serving
+
+    gate = threading.Event()
+    serving.HEAVY.submit(("test-serving-gate", st.session_state.get("n", 0)), gate.wait, "test-gate")
+    shown = []
+    words = serving.ui.t
+
+    def spy(section, key, **fmt):  # what the waiting visitor reads, recorded
+        shown.append(key)
+        if key == "queue_waiting":
+            gate.set()  # the job ahead finishes once the place was shown
+        return words(section, key, **fmt)
+
+    serving.ui.t = spy
+    try:
+        value = serving.heavy(("test-serving-job", st.session_state.get("n", 0)), lambda: 6 * 7, "test-job")
+    finally:
+        serving.ui.t = words
+    st.session_state["shown"] = shown
+    st.write(f"value {value}")
+
+
+def test_a_heavy_job_waits_in_sight_and_is_computed_once():
+    from streamlit.testing.v1 import AppTest
+
+    from app import serving
+
+    computed = serving.HEAVY.computed
+    at = AppTest.from_function(_queued_script, default_timeout=60)
+    at.run()
+    assert_no_exception(at)
+    assert "value 42" in [m.value for m in at.markdown]
+    assert at.session_state["shown"][0] == "queue_waiting"  # place 1 behind the gate job
+    assert not at.info  # the place box is gone once the result is in
+    assert serving.HEAVY.computed == computed + 2  # the gate and the job
+    at.run()  # the same requests again: answered from the kept results, nothing computed, nothing shown
+    assert "value 42" in [m.value for m in at.markdown]
+    assert at.session_state["shown"] == [] and serving.HEAVY.computed == computed + 2
