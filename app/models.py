@@ -21,7 +21,13 @@ RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, sh
 
 
 def model_name(key: str) -> str:
+    """The picker's description of a model, in the reader's language."""
     return ui.t("models", key)
+
+
+def short_name(key: str) -> str:
+    """The model's own name (the registry's title), the same in every language."""
+    return registry.TITLES[key]
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS) -> str:
@@ -39,7 +45,7 @@ def load(key: str):
     message = registry.model_status().get(key)
     if message is None:
         try:
-            with st.spinner(ui.t("models", "loading", name=model_name(key).split(":")[0])):
+            with st.spinner(ui.t("models", "loading", name=short_name(key))):
                 model = _load(key)
         except ModelUnavailable as err:
             message = str(err)
@@ -49,7 +55,7 @@ def load(key: str):
             if model.weights_note:
                 st.caption(ui.t("models", "weights", note=model.weights_note))
             return model
-    st.error(ui.t("models", "missing", name=model_name(key).split(":")[0], message=message))
+    st.error(ui.t("models", "missing", name=short_name(key), message=message))
     return None
 
 
@@ -82,9 +88,7 @@ def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
     trace = _run(key, tuple(texts), limit)
     for text, cut in zip(texts, trace.batch.truncated):
         if cut:
-            st.info(
-                ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=model_name(key).split(":")[0])
-            )
+            st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=short_name(key)))
     return trace
 
 
@@ -139,6 +143,42 @@ def encoder_decoder_run(sentence: str, language: str):
 
     model, tokenizer = _load_encoder_decoder()
     return run_sentence(model, tokenizer, sentence, language)
+
+
+# --- the GRU encoder-decoder with additive attention (/rnn-attention) ----------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def _load_rnn_attention():
+    from core.rnn_attention import model as rm
+
+    return rm.load()
+
+
+def load_rnn_attention():
+    """(model, tokenizer) of the shipped GRU encoder-decoder, or None after saying (with the training command) why
+    not."""
+    from core.rnn_attention import model as rm
+
+    message = rm.status()
+    if message is None:
+        try:
+            with st.spinner(ui.t("models", "loading", name="GRU encoder-decoder")):
+                return _load_rnn_attention()
+        except (OSError, ValueError, KeyError, RuntimeError) as err:  # a broken or partial folder
+            message = str(err)
+    st.error(ui.t("models", "missing", name="GRU encoder-decoder", message=message))
+    return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
+def rnn_attention_run(sentence: str, language: str):
+    """core.rnn_attention.view.sentence_view of one sentence beside the shipped Transformer's run (shared by
+    sessions, a few entries, read-only)."""
+    from core.rnn_attention.view import sentence_view
+
+    model, tokenizer = _load_rnn_attention()
+    return sentence_view(model, tokenizer, encoder_decoder_run(sentence, language))
 
 
 # --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: shared across sessions) ----------
@@ -197,7 +237,7 @@ def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
         batch = long_maps.document_batch(_model, _text, n)
         t0 = time.perf_counter()
         q, k, scale = _model.layer_qk(batch, layer)
-        return q, k, scale, batch.tokens[0], time.perf_counter() - t0
+        return long_maps.LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
 
     device = str(_model.model.device)
     return serving.heavy(("layer_qk", device, text_id, n, layer), forward, "layer_qk")

@@ -15,6 +15,7 @@ The names of maps.py are re-exported here (`from core import long_maps as lm; lm
 from .maps import (
     RANDOM_SHAPE,
     LayerMaps,
+    LayerQK,
     coarsen,
     document_batch,
     full_matrix_bytes,
@@ -29,6 +30,7 @@ from .maps import (
 __all__ = [
     "RANDOM_SHAPE",
     "LayerMaps",
+    "LayerQK",
     "coarsen",
     "document_batch",
     "full_matrix_bytes",

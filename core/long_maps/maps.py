@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -44,6 +45,16 @@ def document_batch(model, text: str, n_tokens: int) -> Batch:
         truncated=[len(all_ids) > n_tokens],
         texts=[str(text)],
     )
+
+
+class LayerQK(NamedTuple):
+    """One layer's queries and keys as the page computes them (a model forward, or random)."""
+
+    q: torch.Tensor  # (1, H, n, d)
+    k: torch.Tensor  # (1, H_kv, n, d)
+    scale: float
+    tokens: list[str] | None = None  # None for random q and k
+    forward_s: float = 0.0  # seconds of the model forward (0 for random)
 
 
 def random_qk(

@@ -9,7 +9,7 @@ from viz import antecedents as figures
 
 
 def name_of(key: str, res: dict) -> str:
-    return models.model_name(key).split(":")[0] if key in models.MODEL_KEYS else res["model"]
+    return models.short_name(key) if key in models.MODEL_KEYS else res["model"]
 
 
 def show_results(T, res: dict, name: str) -> None:
@@ -62,7 +62,7 @@ def stored(T, key: str, results: dict) -> None:
     if res is None:
         st.info(T("not_in_file"))
         return
-    name = models.model_name(key).split(":")[0]
+    name = models.short_name(key)
     acc_map = data.per_head_accuracy(res)
     fig = figures.per_head_figure(acc_map, name, T)
     ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, key="fig-per-head")
@@ -79,7 +79,7 @@ def evaluation(T, key: str, model) -> None:
         st.info(T("no_results"))
     else:
         stored(T, key, results)
-    name = models.model_name(key).split(":")[0]
+    name = models.short_name(key)
     if model is not None and st.button(T("recompute", name=name)):
         bar = st.progress(0.0)
         live = ante.evaluate(model, pairs, progress=bar.progress)

@@ -63,7 +63,7 @@ def page() -> None:
         st.subheader(T("h_heads"))
         bars = heads.show(T, maps, display.head)
         st.subheader(T("h_map"))
-        map_bytes = pooled_map.show(T, maps, req.source, req.layer, display, result.qk[1].shape[1])
+        map_bytes = pooled_map.show(T, maps, req.source, req.layer, display, result.qk.k.shape[1])
         zoom_bytes = zoom.show(T, result.qk, result.tokens, display)
         st.info(
             T(

@@ -15,7 +15,7 @@ from .settings import Request, on_gpu
 @dataclass
 class Computed:
     maps: long_maps.LayerMaps
-    qk: tuple  # (q (1, H, n, d), k (1, H_kv, n, d), scale, ...)
+    qk: long_maps.LayerQK
     tokens: list[str] | None  # None for random q and k
     forward_s: float  # seconds of the model forward (0 for random)
 
@@ -28,7 +28,7 @@ def _random_qk(n: int, seed: int):
 @st.cache_data(show_spinner=False, max_entries=4)
 def _maps(source: str, text_id: str, n: int, layer: int, seed: int, _qk) -> long_maps.LayerMaps:
     """Pooled mean and max of every head (cached per source, text, n, layer, seed; _qk is not hashed)."""
-    q, k, scale = _qk[:3]
+    q, k, scale = _qk.q, _qk.k, _qk.scale
     device = default_device()
     return long_maps.layer_maps(q.to(device), k.to(device), scale, causal=True)
 
@@ -45,10 +45,8 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
             except ValueError as err:
                 st.error(T("bad_input", error=str(err)))
                 return None
-        tokens, forward_s = qk[3], qk[4]
     else:
-        qk = _random_qk(req.n, req.seed)
-        tokens, forward_s = None, 0.0
-    with st.spinner(T("running_pool", heads=qk[0].shape[1], n=qk[0].shape[2])):
+        qk = long_maps.LayerQK(*_random_qk(req.n, req.seed))
+    with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
         maps = _maps(req.source, text_id, req.n, req.layer, req.seed, qk)
-    return Computed(maps, qk, tokens, forward_s)
+    return Computed(maps, qk, qk.tokens, qk.forward_s)

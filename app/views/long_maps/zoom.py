@@ -3,17 +3,18 @@
 import streamlit as st
 
 from app import ui
+from core import long_maps
 from core.long_maps import views
 from viz.long_maps import payload_bytes, zoom_figure
 
 from .settings import Display
 
 
-def show(T, qk: tuple, tokens: list[str] | None, display: Display) -> int:
+def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display) -> int:
     """Draws the window; returns the bytes the figure sends to the browser."""
     st.subheader(T("h_zoom"))
     st.caption(T("zoom_intro"))
-    q, k, scale = qk[:3]
+    q, k, scale = qk.q, qk.k, qk.scale
     view = views.zoom_view(q, k, scale, tokens, display.head, display.zoom_q0, display.zoom_k0, display.zoom_size)
     fig = zoom_figure(view, T, display.log_scale)
     ui.show_figure(
