@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for newcomers and CI:  bash scripts/dev.sh run   |   bash scripts/dev.sh test
 #   run          the app on http://localhost:8501
+#   serve [ARGS] a class: one server per core behind nginx on http://localhost:8080 (scripts/serve_class.py)
 #   test [ARGS]  lint (ruff check, ruff format --check), then pytest on 2 workers; ARGS go to pytest. Debian's
 #                chromium is installed (as root) only when the selection includes the browser tests.
 #   quick [ARGS] the developer loop: no lint, no slow or browser tests (under 2 minutes)
@@ -65,10 +66,11 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
   setup) setup ;;
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
+  serve) setup; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
   test)  setup; lint; if selects_browser "$@"; then browser; fi
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
   quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
   bench) setup; exec "$VENV/bin/python" "$@" ;;
-  *) echo "usage: bash scripts/dev.sh [setup|run|test|quick|lint|bench SCRIPT]"; exit 2 ;;
+  *) echo "usage: bash scripts/dev.sh [setup|run|serve|test|quick|lint|bench SCRIPT]"; exit 2 ;;
 esac
