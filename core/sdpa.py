@@ -31,9 +31,22 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     return weights.masked_fill(~mask, 0.0)
 
 
-def attention_weights(q, k, mask=None, scale=None) -> torch.Tensor:
-    """softmax(QK^T / sqrt(d_k) + mask), computed in float32 for display."""
-    return masked_softmax(attention_scores(q.float(), k.float(), scale), mask)
+def attention_weights(q, k, mask=None, scale=None, softcap=None, sinks=None) -> torch.Tensor:
+    """softmax(QK^T / sqrt(d_k) + mask), computed in float32 for display.
+
+    Two features some models add (both as transformers' eager attention computes them):
+    softcap c (Gemma 2): scores -> c * tanh(scores / c) before the mask, so no score exceeds c in size.
+    sinks (gpt-oss): one learned logit per head (shape (H,), broadcast over the leading head dimension of q) joins
+    every row's softmax as an extra column that attends to nothing and is then dropped, so a row sums to < 1."""
+    scores = attention_scores(q.float(), k.float(), scale)
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
+    if sinks is None:
+        return masked_softmax(scores, mask)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    sink = sinks.float().reshape(-1, 1, 1).expand(*scores.shape[:-1], 1)  # (H, n_q, 1)
+    return torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
 
 
 def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:

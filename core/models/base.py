@@ -43,6 +43,18 @@ class Batch:
         return self.attention_mask.sum(-1).tolist()
 
 
+@dataclass(frozen=True)
+class LayerFeatures:
+    """What one layer's attention adds to softmax(QK^T * scale + mask), as the model itself passed it to the
+    attention function: a sliding window of `window` keys (the query's own included: key j is seen from query i
+    when i - window < j <= i, as transformers' sliding_window_overlay), soft-capping of the scores at `softcap`,
+    and learned `sinks` (one logit per query head). None: the layer has no such feature."""
+
+    window: int | None = None
+    softcap: float | None = None
+    sinks: torch.Tensor | None = None  # (H,)
+
+
 @dataclass
 class Trace:
     """What one forward pass produced, kept on the server."""
@@ -55,6 +67,7 @@ class Trace:
     hidden_states: list[torch.Tensor] = field(default_factory=list)  # (L + 1) x (B, n, d_model)
     logits: torch.Tensor | None = None  # (B, n, vocab) for decoders
     router_logits: list[torch.Tensor] | None = None  # per layer (B * n, n_experts), MoE only
+    features: list[LayerFeatures] = field(default_factory=list)  # per layer; empty: plain attention everywhere
 
     @property
     def n_layers(self) -> int:
@@ -97,9 +110,17 @@ class Trace:
             heads = list(heads)
             q, k = q[heads], k[[self.kv_head(h) for h in heads]]  # (h, n, d)
         m = self.mask(index)
+        feature = self.features[layer] if self.features else LayerFeatures()
+        if feature.window is not None:
+            n = m.shape[-1]
+            offset = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # i - j
+            m = m & (offset < feature.window)
+        sinks = feature.sinks
+        if sinks is not None and heads is not None:
+            sinks = sinks[heads]
         if rows is not None:
             q, m = q[:, rows], m[rows]
-        return attention_weights(q, k, m, self.scale)
+        return attention_weights(q, k, m, self.scale, softcap=feature.softcap, sinks=sinks)
 
 
 class AttentionModel(ABC):

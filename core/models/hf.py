@@ -10,17 +10,21 @@ For long documents, `layer_qk` records one layer only and stops the pass there.
 from __future__ import annotations
 
 import contextvars
+import sys
 import threading
 
 import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
-from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
 
-from .base import AttentionModel, Batch, Trace
+from .base import AttentionModel, Batch, LayerFeatures, Trace
 from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
+# Soft-capping (Gemma 2) and learned sinks (gpt-oss) cannot run under SDPA: such models run their own eager
+# attention function, which wants an additive float mask, so they get an implementation name of their own.
+ATTN_IMPLEMENTATION_EAGER = "attention_lab_eager"
 # A fast tokenizer keeps its padding and truncation settings in shared state that every call resets: two
 # threads (two visitors of one server) tokenizing at once got unpadded batches ("Unable to create tensor").
 # So every call goes through one lock: the model's `tokenizer` is a LockedTokenizer, whoever calls it.
@@ -65,6 +69,7 @@ class _Recording:
         self.stop_after = stop_after
         self.calls = 0
         self.kept: dict[int, tuple] = {}  # layer -> (query, key, scaling)
+        self.features: dict[int, LayerFeatures] = {}  # every layer's, recorded or not (cheap)
 
 
 class _StopForward(Exception):
@@ -75,20 +80,50 @@ class _StopForward(Exception):
 _recording: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar("attention_lab_recording", default=None)
 
 
-def _recording_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
-    record = _recording.get()
-    if record is not None:
-        layer = record.calls
-        record.calls += 1
-        if record.record_layers is None or layer in record.record_layers:
-            record.kept[layer] = (query.detach(), key.detach(), scaling)
-        if layer == record.stop_after:
-            raise _StopForward
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
+def layer_features(module, kwargs) -> LayerFeatures:
+    """The features the model's attention module passed for this call (transformers' own keyword names)."""
+    sinks = getattr(module, "sinks", None)
+    return LayerFeatures(
+        window=kwargs.get("sliding_window"),
+        softcap=kwargs.get("softcap"),
+        sinks=None if sinks is None else sinks.detach().float().cpu(),
+    )
 
 
-AttentionInterface.register(ATTN_IMPLEMENTATION, _recording_attention)
+def _models_own_eager(module, query, key, value, attention_mask, **kwargs):
+    """The eager attention function of the module's own modeling file (every model family has one)."""
+    own = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
+    if own is None:
+        raise RuntimeError(f"{type(module).__name__}: its modeling file has no eager_attention_forward")
+    return own(module, query, key, value, attention_mask, **kwargs)
+
+
+def _recorder(forward):
+    def recording_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
+        record = _recording.get()
+        if record is not None:
+            layer = record.calls
+            record.calls += 1
+            record.features[layer] = layer_features(module, kwargs)
+            if record.record_layers is None or layer in record.record_layers:
+                record.kept[layer] = (query.detach(), key.detach(), scaling)
+            if layer == record.stop_after:
+                raise _StopForward
+        return forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
+
+    return recording_attention
+
+
+AttentionInterface.register(ATTN_IMPLEMENTATION, _recorder(sdpa_attention_forward))
 AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
+AttentionInterface.register(ATTN_IMPLEMENTATION_EAGER, _recorder(_models_own_eager))
+AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
+
+
+def needs_eager(config) -> bool:
+    """Soft-capped scores or learned sinks: transformers' SDPA path refuses or drops them."""
+    text = getattr(config, "get_text_config", lambda: config)()
+    return getattr(text, "attn_logit_softcapping", None) is not None or text.model_type == "gpt_oss"
 
 
 class HFAttentionModel(AttentionModel):
@@ -111,7 +146,8 @@ class HFAttentionModel(AttentionModel):
         weights_note: str = "",
         random_init: bool = False,
     ):
-        model.set_attn_implementation(ATTN_IMPLEMENTATION)
+        self.attn_implementation = ATTN_IMPLEMENTATION_EAGER if needs_eager(model.config) else ATTN_IMPLEMENTATION
+        model.set_attn_implementation(self.attn_implementation)
         self.model = model.eval()
         self.tokenizer = LockedTokenizer(tokenizer)
         tokenizer.padding_side = "right"
@@ -192,6 +228,7 @@ class HFAttentionModel(AttentionModel):
             hidden_states=[h.float().cpu() for h in (getattr(out, "hidden_states", None) or [])],
             logits=None if out_logits is None else out_logits.float().cpu(),
             router_logits=None if router is None else [r.float().cpu() for r in router],
+            features=[record.features[layer] for layer in range(self.n_layers)],
         )
 
     @torch.no_grad()

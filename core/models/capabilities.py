@@ -1,0 +1,155 @@
+"""What a model offers the pages, read from its transformers config: the contract's `capabilities`.
+
+Pages ask for a capability ("a decoder with RoPE", "per-layer sliding windows"), never for a model by name. Read
+from the config only (no weights), so a folder can be described before it is loaded; `HFAttentionModel` checks
+the same facts against what its modules pass to the attention function on the first run.
+
+Config names differ by family (GPT-2's n_head, GPT-NeoX's rotary_pct, Mistral's sliding_window on every layer,
+Gemma 2's layer_types): transformers' attribute maps resolve most; the rest is spelled out below, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Families whose position information is a learned table added to the embeddings.
+_LEARNED = {"bert", "roberta", "xlm-roberta", "electra", "gpt2", "gpt_neo", "opt", "bart", "mbart", "whisper"}
+_SINUSOIDAL = {"marian", "pegasus", "fsmt"}
+_ALIBI = {"bloom", "mpt"}
+_RELATIVE_BUCKETS = {"t5", "mt5", "umt5"}
+_ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "modernbert"}
+
+
+@dataclass(frozen=True)
+class Positions:
+    kind: str  # "learned", "sinusoidal", "rope", "alibi", "relative-buckets", "none"
+    rope_theta: float | None = None
+    rope_scaling: str | None = None  # rope_type other than "default": "linear", "dynamic", "yarn", "llama3", ...
+    rope_factor: float | None = None
+    rotary_fraction: float = 1.0  # GPT-NeoX / Phi rotate only part of each head
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    model_type: str
+    kind: str  # "encoder", "decoder", "encoder-decoder"
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_model: int
+    positions: Positions
+    max_positions: int | None
+    vocab_size: int
+    sliding_window: tuple[int | None, ...] = field(default_factory=tuple)  # per layer: window in keys, or None
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
+    sinks: bool = False
+    n_experts: int | None = None  # mixture of experts: experts per layer
+    experts_per_token: int | None = None
+
+    @property
+    def is_causal(self) -> bool:
+        return self.kind == "decoder"
+
+    @property
+    def kv_groups(self) -> list[list[int]]:
+        """The query heads that share each key/value head (GQA; consecutive heads, as transformers' repeat_kv)."""
+        per = self.n_heads // self.n_kv_heads
+        return [list(range(g * per, (g + 1) * per)) for g in range(self.n_kv_heads)]
+
+    def parameters_estimate(self) -> int:
+        """A lower bound on the parameter count from the sizes alone (attention, a 4x feed-forward or the
+        config's, embeddings), for refusing an enormous config before anything is allocated."""
+        attention = self.d_model * self.head_dim * (2 * self.n_heads + 2 * self.n_kv_heads)
+        return self.n_layers * (attention + 2 * self.d_model * 4 * self.d_model) + self.vocab_size * self.d_model
+
+
+def _text_config(config):
+    get = getattr(config, "get_text_config", None)
+    return get() if callable(get) else config
+
+
+def _rope(config) -> Positions:
+    params = getattr(config, "rope_parameters", None) or {}
+    legacy = getattr(config, "rope_scaling", None) or {}
+    theta = params.get("rope_theta", getattr(config, "rope_theta", None))
+    rope_type = params.get("rope_type") or legacy.get("rope_type") or legacy.get("type") or "default"
+    factor = params.get("factor", legacy.get("factor"))
+    fraction = params.get("partial_rotary_factor") or getattr(config, "partial_rotary_factor", None) or 1.0
+    return Positions(
+        "rope",
+        rope_theta=None if theta is None else float(theta),
+        rope_scaling=None if rope_type == "default" else rope_type,
+        rope_factor=None if factor is None else float(factor),
+        rotary_fraction=float(fraction),
+    )
+
+
+def positions_of(config) -> Positions:
+    kind = config.model_type
+    if kind in _LEARNED or getattr(config, "position_embedding_type", None) == "absolute":
+        return Positions("learned")
+    if kind == "distilbert":
+        return Positions("sinusoidal" if getattr(config, "sinusoidal_pos_embds", False) else "learned")
+    if kind in _SINUSOIDAL:
+        return Positions("sinusoidal")
+    if kind in _ALIBI or getattr(config, "alibi", False):
+        return Positions("alibi")
+    if kind in _RELATIVE_BUCKETS:
+        return Positions("relative-buckets")
+    if getattr(config, "rope_parameters", None) or getattr(config, "rope_theta", None) is not None:
+        return _rope(config)
+    return Positions("none")
+
+
+def _sliding_windows(config, n_layers: int) -> tuple[int | None, ...]:
+    window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if types:
+        return tuple(window if t == "sliding_attention" else None for t in types)
+    if window is not None and getattr(config, "use_sliding_window", True):
+        return (window,) * n_layers
+    return (None,) * n_layers
+
+
+def _kind(config) -> str:
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    if config.model_type in _ENCODERS and not getattr(config, "is_decoder", False):
+        return "encoder"
+    return "decoder"
+
+
+def capabilities_of(config) -> Capabilities:
+    """Read a transformers config (PretrainedConfig) into Capabilities; raises ValueError when it lacks sizes."""
+    text = _text_config(config)
+    try:
+        n_layers = int(text.num_hidden_layers)
+        n_heads = int(text.num_attention_heads)
+        d_model = int(text.hidden_size)
+    except (AttributeError, TypeError) as err:
+        raise ValueError(f"the config of '{text.model_type}' names no layer, head or width count ({err})") from err
+    n_kv_heads = int(getattr(text, "num_key_value_heads", None) or n_heads)
+    if n_layers < 1 or n_heads < 1 or d_model < 1 or n_heads % n_kv_heads:
+        raise ValueError(f"inconsistent sizes: {n_layers} layers, {n_heads} heads over {n_kv_heads} key/value heads")
+    head_dim = int(getattr(text, "head_dim", None) or d_model // n_heads)
+    experts = getattr(text, "num_local_experts", None) or getattr(text, "num_experts", None)
+    return Capabilities(
+        model_type=text.model_type,
+        kind=_kind(config),
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        head_dim=head_dim,
+        d_model=d_model,
+        positions=positions_of(text),
+        max_positions=getattr(text, "max_position_embeddings", None),
+        vocab_size=int(getattr(text, "vocab_size", 0) or 0),
+        sliding_window=_sliding_windows(text, n_layers),
+        attn_softcap=getattr(text, "attn_logit_softcapping", None),
+        final_softcap=getattr(text, "final_logit_softcapping", None),
+        sinks=text.model_type == "gpt_oss",
+        n_experts=None if experts is None else int(experts),
+        experts_per_token=getattr(text, "num_experts_per_tok", None),
+    )

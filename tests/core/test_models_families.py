@@ -1,0 +1,281 @@
+"""A learner's own checkpoint (core/models/local.py) on many architectures, with no download: tiny random-weight
+models built from transformers' own config classes, saved to a temporary folder, loaded through the same path as
+a user's folder. For each family: capabilities read right from the config; every layer's weights equal
+transformers' eager attention within 1e-5 (GQA, sliding windows, soft-capping and sinks included); a padded batch
+leaves each text's weights as when it runs alone. Bad folders get a clear message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import transformers
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+from core.models import local
+from core.models.capabilities import capabilities_of
+from core.sdpa import attention_weights
+
+WORDS = "the cat sat on a mat because it was tired and then dog ran far away from home".split()
+TEXTS = ["the cat sat on a mat because it was tired and then the dog ran far away from home", "a dog ran"]
+SIZES = dict(vocab_size=len(WORDS) + 4, hidden_size=32, intermediate_size=48, num_hidden_layers=3)
+SIZES_4 = dict(SIZES, num_attention_heads=4)
+
+
+def tokenizer(encoder: bool) -> PreTrainedTokenizerFast:
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    if encoder:
+        tk.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
+        )
+    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[SEP]", bos_token="[CLS]")
+
+
+# family -> (config class, model class, config kwargs, what capabilities must say)
+FAMILIES = {
+    "bert": ("BertConfig", "BertModel", dict(SIZES_4, max_position_embeddings=64), dict(kind="encoder", pos="learned")),
+    "roberta": (
+        "RobertaConfig",
+        "RobertaModel",
+        dict(SIZES_4, max_position_embeddings=64, pad_token_id=0),
+        dict(kind="encoder", pos="learned"),
+    ),
+    "gpt2": (
+        "GPT2Config",
+        "GPT2LMHeadModel",
+        dict(vocab_size=len(WORDS) + 4, n_embd=32, n_layer=3, n_head=4, n_positions=64),
+        dict(kind="decoder", pos="learned"),
+    ),
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        "GPTNeoXForCausalLM",
+        dict(SIZES_4, max_position_embeddings=64, rotary_pct=0.5),
+        dict(kind="decoder", pos="rope"),
+    ),
+    "llama": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        dict(SIZES, num_attention_heads=6, num_key_value_heads=2, hidden_size=48, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2),
+    ),
+    "mistral": (
+        "MistralConfig",
+        "MistralForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, sliding_window=4, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2, windows=(4, 4, 4)),
+    ),
+    "qwen2": (
+        "Qwen2Config",
+        "Qwen2ForCausalLM",
+        dict(SIZES_4, num_key_value_heads=1, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=1),
+    ),
+    "gemma2": (
+        "Gemma2Config",
+        "Gemma2ForCausalLM",
+        dict(
+            SIZES_4,
+            num_key_value_heads=2,
+            head_dim=8,
+            sliding_window=4,
+            attn_logit_softcapping=2.0,
+            final_logit_softcapping=30.0,
+            max_position_embeddings=64,
+        ),
+        dict(kind="decoder", pos="rope", kv=2, windows=(4, None, 4), softcap=2.0),
+    ),
+    "phi3": (
+        "Phi3Config",
+        "Phi3ForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0),
+        dict(kind="decoder", pos="rope", kv=2),
+    ),
+    "mixtral": (
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2, experts=4),
+    ),
+    "gpt_oss": (
+        "GptOssConfig",
+        "GptOssForCausalLM",
+        dict(
+            SIZES_4,
+            num_key_value_heads=2,
+            head_dim=8,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            sliding_window=4,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+            max_position_embeddings=64,
+        ),
+        dict(kind="decoder", pos="rope", kv=2, sinks=True, windows=(4, None, 4), experts=4),
+    ),
+    "marian": (
+        "MarianConfig",
+        "MarianMTModel",
+        dict(
+            vocab_size=len(WORDS) + 4,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=48,
+            decoder_ffn_dim=48,
+            max_position_embeddings=64,
+            pad_token_id=0,
+            decoder_start_token_id=0,
+        ),
+        dict(kind="encoder-decoder", pos="sinusoidal"),
+    ),
+}
+
+
+def build(family: str, folder) -> None:
+    config_name, model_name, kwargs, _ = FAMILIES[family]
+    torch.manual_seed(0)
+    config = getattr(transformers, config_name)(**kwargs)
+    model = getattr(transformers, model_name)(config).eval()
+    if family == "gpt_oss":  # sinks start at zero: make them matter
+        for layer in model.model.layers:
+            layer.self_attn.sinks.data.normal_(0, 1)
+    model.save_pretrained(folder)
+    encoder = FAMILIES[family][3]["kind"] != "decoder"
+    tokenizer(encoder).save_pretrained(folder)
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def family_folder(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(request.param)
+    build(request.param, folder)
+    return request.param, folder
+
+
+def test_capabilities_are_read_from_the_config(family_folder):
+    family, folder = family_folder
+    caps = local.describe_folder(folder)
+    want = FAMILIES[family][3]
+    assert caps.kind == want["kind"]
+    assert caps.positions.kind == want["pos"]
+    assert caps.n_kv_heads == want.get("kv", caps.n_heads)
+    assert caps.kv_groups == [list(range(g * caps.n_heads // caps.n_kv_heads, (g + 1) * caps.n_heads // caps.n_kv_heads)) for g in range(caps.n_kv_heads)]  # fmt: skip
+    if "windows" in want:
+        assert caps.sliding_window == want["windows"]
+    else:
+        assert set(caps.sliding_window) <= {None}
+    assert caps.attn_softcap == want.get("softcap")
+    assert caps.sinks == want.get("sinks", False)
+    assert caps.n_experts == want.get("experts")
+    if family == "gpt_neox":
+        assert caps.positions.rotary_fraction == 0.5
+
+
+def test_every_layer_equals_transformers_eager_attention(family_folder):
+    family, folder = family_folder
+    model = local.load_folder(folder)
+    result = local.parity(model, TEXTS)
+    assert result.layers == model.n_layers
+    assert result.exact, f"{family}: max difference {result.max_difference:.2e}"
+
+
+def test_padding_leaves_each_text_as_alone(family_folder):
+    family, folder = family_folder
+    model = local.load_folder(folder)
+    trace = model.run(model.tokenize(TEXTS))
+    for index, text in enumerate(TEXTS):
+        alone = model.run(model.tokenize([text]))
+        m = trace.length(index)
+        for layer in range(model.n_layers):
+            torch.testing.assert_close(
+                trace.layer_attention(layer, index)[:, :m, :m], alone.layer_attention(layer, 0), atol=1e-5, rtol=0
+            )
+
+
+def test_the_run_records_the_features_the_modules_pass(family_folder):
+    """What the attention modules really passed (window, soft-cap, sinks) agrees with the config's reading."""
+    family, folder = family_folder
+    model = local.load_folder(folder)
+    caps = local.describe_folder(folder)
+    trace = model.run(model.tokenize(TEXTS[:1]))
+    assert [f.window for f in trace.features] == list(caps.sliding_window)[: model.n_layers]
+    assert {f.softcap for f in trace.features} == {caps.attn_softcap}
+    assert all((f.sinks is not None) == caps.sinks for f in trace.features)
+
+
+def test_softcap_and_sinks_follow_their_definitions():
+    """core.sdpa.attention_weights' two extras against the formulas written out: c·tanh(s/c), and a softmax over
+    [scores, sink] whose sink column is dropped, so a row sums to 1 - its sink's share."""
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 5, 8) * 3, torch.randn(2, 5, 8) * 3
+    scores = q @ k.transpose(-1, -2) / 8**0.5
+    capped = attention_weights(q, k, softcap=1.5)
+    torch.testing.assert_close(capped, torch.softmax(1.5 * torch.tanh(scores / 1.5), -1))
+    sinks = torch.tensor([0.5, -1.0])
+    with_sinks = attention_weights(q, k, sinks=sinks)
+    exp = scores.exp()
+    share = exp / (exp.sum(-1, keepdim=True) + sinks.exp()[:, None, None])
+    torch.testing.assert_close(with_sinks, share)
+    assert bool((with_sinks.sum(-1) < 1).all())
+
+
+def test_a_config_is_read_without_weights():
+    caps = capabilities_of(transformers.LlamaConfig(num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2))
+    assert (caps.kind, caps.n_layers, caps.n_heads, caps.n_kv_heads, caps.is_causal) == ("decoder", 2, 8, 2, True)
+    assert caps.positions.rope_theta == 10000.0 and caps.positions.rope_scaling is None
+
+
+# --- bad folders: a clear message, never a stack trace -----------------------------------------------------------
+
+
+def test_bad_folders_get_a_clear_message(tmp_path):
+    cases = {}
+    cases["missing"] = tmp_path / "nowhere"
+    (tmp_path / "file.bin").write_bytes(b"\x00\x01")
+    cases["a file"] = tmp_path / "file.bin"
+    (tmp_path / "empty").mkdir()
+    cases["no config"] = tmp_path / "empty"
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "config.json").write_text("{not json", encoding="utf-8")
+    cases["not json"] = tmp_path / "garbage"
+    (tmp_path / "unknown").mkdir()
+    (tmp_path / "unknown" / "config.json").write_text(json.dumps({"model_type": "no-such-arch"}), encoding="utf-8")
+    cases["unknown architecture"] = tmp_path / "unknown"
+    (tmp_path / "huge").mkdir()
+    huge = transformers.LlamaConfig(hidden_size=16384, num_hidden_layers=120, num_attention_heads=128)
+    huge.save_pretrained(tmp_path / "huge")
+    cases["enormous"] = tmp_path / "huge"
+    messages = {}
+    for what, folder in cases.items():
+        with pytest.raises(local.ModelFolderError) as err:
+            local.load_folder(folder)
+        messages[what] = str(err.value)
+    assert "no such folder" in messages["missing"]
+    assert "not a model folder" in messages["a file"]
+    assert "no config.json" in messages["no config"]
+    assert "not valid JSON" in messages["not json"]
+    assert "does not know this architecture" in messages["unknown architecture"]
+    assert "billion parameters" in messages["enormous"]
+    with pytest.raises(local.ModelFolderError, match="hub id"):
+        local.load_folder("someone/some-model")
+
+
+def test_missing_tokenizer_and_paths_outside_the_allowed_list(tmp_path):
+    folder = tmp_path / "allowed" / "llama"
+    build("llama", folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    with pytest.raises(local.ModelFolderError, match="tokenizer"):
+        local.load_folder(folder)
+    with pytest.raises(local.ModelFolderError, match="not in the list"):
+        local.describe_folder(folder, allowed=[tmp_path / "elsewhere"])
+    assert local.describe_folder(folder, allowed=[tmp_path / "allowed"]).kind == "decoder"
+    with pytest.raises(local.ModelFolderError, match="not in the list"):
+        local.describe_folder(tmp_path / "allowed" / ".." / "x", allowed=[tmp_path / "allowed"])
