@@ -3,12 +3,17 @@ came after, as attention masks over one long text, measured on SmolLM2.
 
 A model that reads a long text in segments of L tokens can
   - "independent": read each segment alone (every segment starts from nothing);
-  - "xl": keep the previous segment's keys and values as memory (Transformer-XL; in training no gradient flows
-    into the memory). Token i of segment s sees all of segment s - 1 and segment s up to itself. The memory's own
-    states saw the segment before it, so information travels one more segment back per layer: the effective
-    context grows as L x layers, although each attention sees at most 2L - 1 keys;
-  - "window": see the last W tokens (a sliding window; a cache that evicts the oldest entry);
-  - "sinks_window": see the first S tokens and the last W (StreamingLLM, Xiao et al. 2023, arXiv:2309.17453);
+  - "xl": keep the previous segment as memory (Transformer-XL). Token i of segment s sees all of segment s - 1 and
+    segment s up to itself: at most 2L keys (the last token of a segment: L of memory, L of its own, itself
+    included). The memory's own states saw the segment before it, so information travels one more segment back
+    per layer: the effective context grows as L x layers.
+    What XL caches is the previous segment's hidden states (each layer's input), with the gradient stopped; each
+    layer computes the memory's keys and values from them with its current W_K and W_V. In training that is not the
+    same as caching K and V: W_K and W_V get a gradient through the memory. At inference, with fixed weights, the
+    two give the same keys and values, which is why a key/value cache of the previous segment reproduces it here;
+  - "window" and "sinks_window": core/kv_cache/eviction.py's rule, the one of /kv-cache: W keys, the query's own
+    included (the last W tokens), plus the first S for sinks + window (StreamingLLM, Xiao et al. 2023,
+    arXiv:2309.17453). Positions are kept (the true ones); StreamingLLM renumbers them inside its cache;
   - "full": see every earlier token (the reference).
 
 Every method is a boolean mask (n x n, True = may attend) on ONE forward pass with positions 0 .. n-1. That is not
@@ -17,6 +22,9 @@ as the recurrence with a cache would (tests check "xl" against segment-by-segmen
 holding the previous segment, and "independent" against separate passes). RoPE scores depend only on the distance
 between positions, so continuing positions across segments (as XL does) or restarting them changes nothing but
 rounding.
+
+The page's panels are view objects built here (MasksView, LinesView, MeasuredView, LiveView), verdicts included;
+viz/transformer_xl.py draws them.
 """
 
 from __future__ import annotations
@@ -26,11 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .kv_cache.eviction import POLICIES, policy_mask
+from .results import load_result
+
+RESULT_NAME = "transformer_xl"
 METHODS = ("independent", "xl", "window", "sinks_window", "full")
 
 
 def method_mask(method: str, n: int, segment: int = 256, window: int = 256, sinks: int = 4) -> torch.Tensor:
-    """Bool (n, n): query i may attend to key j under `method` (always causal, always j = i)."""
+    """Bool (n, n): query i may attend to key j under `method` (always causal, always j = i). "window" and
+    "sinks_window" are the eviction policies of core/kv_cache/eviction.py (W keys, the query's own included)."""
     if n < 1 or segment < 1 or window < 1 or sinks < 0:
         raise ValueError("n, the segment length and the window must be >= 1, sinks >= 0")
     i = torch.arange(n)[:, None]
@@ -42,10 +55,8 @@ def method_mask(method: str, n: int, segment: int = 256, window: int = 256, sink
         return causal & (i // segment == j // segment)
     if method == "xl":
         return causal & (j // segment >= i // segment - 1)
-    if method == "window":
-        return causal & (i - j < window)
-    if method == "sinks_window":
-        return causal & ((i - j < window) | (j < sinks))
+    if method in POLICIES:
+        return policy_mask(method, n, window, sinks)
     raise ValueError(f"unknown method {method!r}; known: {METHODS}")
 
 
@@ -143,3 +154,154 @@ def sinks_finding_holds(mean_past_window: dict[str, float], factor: float = 2.0)
 def xl_beats_independent(mean_past_window: dict[str, float]) -> bool:
     """Whether XL's memory lowered the loss against independent segments on this run."""
     return mean_past_window["xl"] < mean_past_window["independent"]
+
+
+# --- the views: what each panel of /transformer-xl draws and says ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class MasksView:
+    """The five masks at a size where every cell shows."""
+
+    masks: dict[str, np.ndarray]  # method -> (n, n) bool, True = may attend
+    n: int
+    segment: int
+    window: int
+    sinks: int
+
+
+def masks_view(n: int = 12, segment: int = 4, window: int = 4, sinks: int = 1) -> MasksView:
+    return MasksView(small_masks(n, segment, window, sinks), n, segment, window, sinks)
+
+
+@dataclass(frozen=True)
+class LinesView:
+    """One line per method against x. kind names the figure ("reach", "by_block", "by_segment"): its title and
+    axes; title_fields fills the title's numbers; vlines are dashed markers (the window's end)."""
+
+    kind: str
+    x: tuple[float, ...]
+    series: dict[str, tuple[float, ...]]  # method -> values (NaN = none)
+    title_fields: dict
+    vlines: tuple[int, ...] = ()
+
+    def table(self) -> dict[str, list[float]]:
+        """The numbers behind the figure, for the CSV download."""
+        x_name = "layers" if self.kind == "reach" else "position"
+        return {x_name: list(self.x), **{m: list(v) for m, v in self.series.items()}}
+
+
+@dataclass(frozen=True)
+class ReachView:
+    """How many positions can reach the last of n tokens through 1 .. layers layers, per method."""
+
+    lines: LinesView
+    segment: int
+    layers: int
+    xl: int  # through every layer, with XL's memory
+    window: int  # ... with a window
+
+
+def reach_view(n: int, segment: int, window: int, sinks: int, layers: int) -> ReachView:
+    reach = effective_context(n, segment, window, sinks, layers)
+    lines = LinesView(
+        "reach",
+        tuple(range(1, layers + 1)),
+        {m: tuple(reach[m]) for m in METHODS},
+        {"n": n, "layers": layers},
+    )
+    return ReachView(lines, segment, layers, reach["xl"][-1], reach["window"][-1])
+
+
+def _block_centres(block: int, count: int) -> tuple[float, ...]:
+    return tuple(block * (k + 0.5) for k in range(count))
+
+
+@dataclass(frozen=True)
+class MeasuredView:
+    """The committed run of scripts/transformer_xl_losses.py, with its verdicts."""
+
+    tokens: int
+    segment: int
+    window: int
+    sinks: int
+    past_from: int  # the first position where a plain window has dropped the first tokens
+    mean: dict[str, float]  # method -> mean loss (nats)
+    mean_past: dict[str, float]  # method -> mean loss from past_from on
+    gap: dict[str, float]  # method -> mean_past - full's mean_past (the excess loss)
+    by_block: LinesView
+    by_segment: LinesView
+    sinks_verdict: str  # "holds" / "fails": StreamingLLM's finding on this run (sinks_finding_holds)
+    xl_verdict: str  # "xl_helps" / "xl_hurts" (xl_beats_independent)
+    command: str
+    date: str
+    device: str
+
+
+def _valid(data: dict) -> bool:
+    return all(m in data["loss_by_block"] and m in data["mean_loss_past_window"] for m in METHODS)
+
+
+def measured_view() -> MeasuredView | None:
+    """results/transformer_xl.json as the page shows it; None when missing or of another shape."""
+    data = load_result(RESULT_NAME, required=_valid)
+    if data is None:
+        return None
+    past, block, segment = data["mean_loss_past_window"], data["block"], data["segment"]
+    by_block = {m: tuple(data["loss_by_block"][m]) for m in METHODS}
+    return MeasuredView(
+        tokens=data["tokens"],
+        segment=segment,
+        window=data["window"],
+        sinks=data["sinks"],
+        past_from=data["past_window_from"],
+        mean={m: data["mean_loss"][m] for m in METHODS},
+        mean_past={m: past[m] for m in METHODS},
+        gap={m: past[m] - past["full"] for m in METHODS},
+        by_block=LinesView(
+            "by_block", _block_centres(block, len(by_block["full"])), by_block, {"block": block}, (data["window"],)
+        ),
+        by_segment=LinesView(
+            "by_segment",
+            tuple(range(segment)),
+            {m: tuple(v) for m, v in data["loss_by_position_in_segment"].items()},
+            {},
+        ),
+        sinks_verdict="holds" if sinks_finding_holds(past) else "fails",
+        xl_verdict="xl_helps" if xl_beats_independent(past) else "xl_hurts",
+        command=data["command"],
+        date=data["date"],
+        device=data["device_name"],
+    )
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """The five methods on the reader's text: status "ok", or "too_short" (fewer than two tokens)."""
+
+    status: str
+    total: int  # tokens of the whole text
+    n: int  # tokens used (the first max_tokens)
+    by_block: LinesView | None
+    mean: dict[str, float]  # method -> mean loss (nats), rounded to 4 places for the table
+
+    @property
+    def cut(self) -> bool:
+        return self.total > self.n
+
+
+LIVE_BLOCKS = 16  # the live curve: about this many blocks over the text
+
+
+def live_view(wrapper, text: str, segment: int, window: int, sinks: int, max_tokens: int) -> LiveView:
+    """Per-token losses of every method on the first max_tokens tokens of `text` (wrapper: an HFAttentionModel
+    around a causal LM), averaged over blocks of about n / LIVE_BLOCKS tokens."""
+    ids = wrapper.tokenizer(text, add_special_tokens=False)["input_ids"]
+    used = ids[:max_tokens]
+    if len(used) < 2:
+        return LiveView("too_short", len(ids), len(used), None, {})
+    result = compare(wrapper.model, used, segment, window, sinks)
+    block = max(1, len(used) // LIVE_BLOCKS)
+    curves = {m: tuple(float(v) for v in result.by_block(m, block)) for m in METHODS}
+    lines = LinesView("by_block", _block_centres(block, len(curves["full"])), curves, {"block": block})
+    return LiveView("ok", len(ids), len(used), lines, {m: round(result.mean(m), 4) for m in METHODS})

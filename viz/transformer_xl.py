@@ -1,5 +1,6 @@
-"""Figures of the /transformer-xl page: the five masks side by side, the effective context through the layers,
-and loss against position (in the text, or within a segment). Data in, plotly figures out."""
+"""Figures of the /transformer-xl page: the five masks side by side, and one line per method (the effective context
+through the layers, loss against position in the text or within a segment). View objects of core/transformer_xl.py
+in, plotly figures out; words through `t`, the [transformer_xl.figure] catalog section."""
 
 from __future__ import annotations
 
@@ -9,17 +10,26 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.transformer_xl import LinesView, MasksView
+
 from .style import ALLOWED_COLOUR, MASKED_COLOUR, base_layout, colour
 
+Words = Callable[..., str]
+AXES = {  # kind -> (x axis, y axis) words
+    "reach": ("layers_axis", "reach_axis"),
+    "by_block": ("position_axis", "loss_axis"),
+    "by_segment": ("in_segment_axis", "loss_axis"),
+}
 
-def masks_figure(masks: dict[str, np.ndarray], t: Callable[..., str]) -> go.Figure:
+
+def masks_figure(view: MasksView, t: Words) -> go.Figure:
     """One small n x n mask per method (blue = may attend, grey = hidden), queries down, keys across."""
-    names = list(masks)
+    names = list(view.masks)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[t(f"method_{m}") for m in names])
     for k, name in enumerate(names, start=1):
         fig.add_trace(
             go.Heatmap(
-                z=masks[name].astype(np.float32),
+                z=view.masks[name].astype(np.float32),
                 colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
                 zmin=0,
                 zmax=1,
@@ -37,13 +47,13 @@ def masks_figure(masks: dict[str, np.ndarray], t: Callable[..., str]) -> go.Figu
     return fig
 
 
-def lines_figure(x, series: dict[str, list], title: str, x_title: str, y_title: str, t, vlines=()) -> go.Figure:
-    """One line per method (names are method keys, translated by t('method_<key>')); dashed markers at vlines."""
+def lines_figure(view: LinesView, t: Words) -> go.Figure:
+    """One line per method (full attention thick and dotted); dashed markers at view.vlines."""
     fig = go.Figure()
-    for k, (name, values) in enumerate(series.items()):
+    for k, (name, values) in enumerate(view.series.items()):
         fig.add_trace(
             go.Scatter(
-                x=list(x),
+                x=list(view.x),
                 y=[None if v is None or not np.isfinite(v) else float(v) for v in values],
                 mode="lines",
                 name=t(f"method_{name}"),
@@ -51,9 +61,11 @@ def lines_figure(x, series: dict[str, list], title: str, x_title: str, y_title: 
                 hovertemplate="%{x}: %{y:.3f}<extra></extra>",
             )
         )
-    for x0 in vlines:
+    for x0 in view.vlines:
         fig.add_vline(x=x0, line=dict(color="#999", width=1, dash="dash"))
+    x_title, y_title = AXES[view.kind]
+    title = t(f"{view.kind}_title", **view.title_fields)
     base_layout(fig, title=title, height=380, legend=dict(orientation="h", y=-0.25))
-    fig.update_xaxes(title_text=x_title, gridcolor="#eee")
-    fig.update_yaxes(title_text=y_title, gridcolor="#eee")
+    fig.update_xaxes(title_text=t(x_title), gridcolor="#eee")
+    fig.update_yaxes(title_text=t(y_title), gridcolor="#eee")
     return fig

@@ -9,7 +9,7 @@ views.py       what the page draws: the attention of one step pooled to a few co
                step, the cache bytes as it grows next to multi-head attention's (H_kv = H)
 """
 
-from .eviction import POLICIES, kept_positions, kl_divergence
+from .eviction import POLICIES, kept_positions, kl_divergence, policy_mask, visible_positions
 from .generation import Generation, GenerationStep, generate, greedy_uncached, prompt_ids
 
 __all__ = [
@@ -20,5 +20,7 @@ __all__ = [
     "greedy_uncached",
     "kept_positions",
     "kl_divergence",
+    "policy_mask",
     "prompt_ids",
+    "visible_positions",
 ]

@@ -1,16 +1,18 @@
-"""Evicting from the KV cache, and what it does to the next token.
+"""Evicting from the KV cache, and what it does to the next token: the one eviction rule of the app (/kv-cache
+evicts with it, /transformer-xl draws and measures it as a mask).
 
-A cache of p positions (0 .. p-1, every earlier token) is cut to the positions a policy keeps:
+The window W counts keys, the query's own included: the query at position p sees positions p - W + 1 .. p
+(W = 1: only itself), as Mistral's sliding window and `i - j < W` in a mask. A cache therefore keeps W - 1
+earlier entries, and the new token's own key and value join it in the same step.
   - "window":       the last W positions (a sliding window, as Mistral's rolling buffer);
   - "sinks_window": the first S positions (the "attention sinks") and the last W (StreamingLLM, Xiao et al. 2023,
                     arXiv:2309.17453: models put much weight on the first tokens whatever they say, and dropping
                     them is what breaks a plain window).
-The new token always sees itself (its own key joins the cache in the same step).
 
 Positions: the kept keys keep the rotation (RoPE) of their original position and the query keeps its own, so
 the distances between kept tokens are the true ones. StreamingLLM instead renumbers positions inside the cache
-so that a stream can run past the training length; within SmolLM2's 8,192 positions that is not needed, and
-this page does not do it.
+(0 .. cache size - 1, whatever a token's place in the text) so that a stream can run past the training length;
+within SmolLM2's 8,192 positions that is not needed, and this app does not do it.
 
 The effect is measured for one step: the entries kept are the full cache's own (computed while nothing was
 evicted), the query sees only those, and KL(full || evicted) of the next-token distributions says how much the
@@ -25,22 +27,46 @@ from transformers import DynamicCache
 POLICIES = ("window", "sinks_window")
 
 
-def kept_positions(policy: str, cached: int, window: int, sinks: int = 0) -> list[int]:
-    """The cached positions (of 0 .. cached-1) that `policy` keeps, in order."""
+def _check(window: int, sinks: int) -> None:
     if window < 1 or sinks < 0:
         raise ValueError("the window must be >= 1 and the number of sinks >= 0")
-    recent = list(range(max(0, cached - window), cached))
+
+
+def visible_positions(policy: str, query: int, window: int, sinks: int = 0) -> list[int]:
+    """The positions (of 0 .. query) the query at position `query` attends to under `policy`, in order: the last
+    `window` positions, its own included, and for sinks_window the first `sinks` as well."""
+    _check(window, sinks)
+    recent = list(range(max(0, query - window + 1), query + 1))
     if policy == "window":
         return recent
     if policy == "sinks_window":
-        first = list(range(min(sinks, cached)))
-        return sorted(set(first) | set(recent))
+        return sorted(set(range(min(sinks, query + 1))) | set(recent))
     raise ValueError(f"unknown eviction policy {policy!r}; known: {POLICIES}")
+
+
+def policy_mask(policy: str, n: int, window: int, sinks: int = 0) -> torch.Tensor:
+    """Bool (n, n): query i may attend to key j under `policy`; row i is visible_positions(policy, i, ...)."""
+    _check(window, sinks)
+    if policy not in POLICIES:
+        raise ValueError(f"unknown eviction policy {policy!r}; known: {POLICIES}")
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    recent = (j <= i) & (i - j < window)
+    return recent | ((j <= i) & (j < sinks)) if policy == "sinks_window" else recent
+
+
+def kept_positions(policy: str, cached: int, window: int, sinks: int = 0) -> list[int]:
+    """The cached positions (of 0 .. cached-1) that `policy` keeps when the token at position `cached` is fed: what
+    it sees, less its own key (which joins the cache in the same step)."""
+    return visible_positions(policy, cached, window, sinks)[:-1]
 
 
 def sliced_cache(cache: DynamicCache, keep: list[int], config) -> DynamicCache:
     """A new DynamicCache holding only the positions `keep` of every layer (copies: the full cache stays as it
-    is). Each layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d)."""
+    is). Each layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d). Nothing kept: an empty
+    cache (the window of 1, no sinks: the new token sees only itself)."""
+    if not keep:
+        return DynamicCache(config=config)
     index = torch.as_tensor(keep, dtype=torch.long)
     layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
     return DynamicCache(ddp_cache_data=layers, config=config)

@@ -55,9 +55,10 @@ class Generation:
     kv_heads: int
     head_dim: int
     bytes_per_value: int
-    window: int
+    window: int  # W: keys a query sees under eviction, its own included (core/kv_cache/eviction.py)
     sinks: int
     stopped_at_eos: bool
+    greedy: bool = True  # temperature 0: the most likely token at every step (else sampled)
 
     @property
     def generated_ids(self) -> list[int]:
@@ -195,6 +196,7 @@ def generate(
         window=window,
         sinks=sinks,
         stopped_at_eos=bool(steps) and steps[-1].chosen_id == eos,
+        greedy=temperature <= 0,
     )
 
 
@@ -210,7 +212,7 @@ def _evicted(model, cache, policy, position, token, window, sinks, full_logp) ->
         logq = next_token_logprobs(model, sliced_cache(cache, keep, model.config), token, position)
     top = torch.topk(logq, TOP)
     return {
-        "kept": len(keep) + 1,  # + the fed token itself
+        "kept": len(keep) + 1,  # the keys the fed token sees: the kept cache and its own
         "evicted": evicted,
         "kl": 0.0 if evicted == 0 else kl_divergence(full_logp, logq),
         "top_ids": top.indices.tolist(),

@@ -10,18 +10,20 @@ import torch
 
 from core import kv_cache as kc
 from core.kv_cache import eviction, views
-from core.models import registry
 
 PROMPT = "The cat sat on the mat because it"
 
 
 def test_kept_positions_hand_worked():
-    assert kc.kept_positions("window", 10, 3) == [7, 8, 9]
-    assert kc.kept_positions("sinks_window", 10, 3, sinks=2) == [0, 1, 7, 8, 9]
+    """W counts keys, the query's own included: at position 10 a window of 3 sees 8, 9, 10 and keeps 8, 9 cached."""
+    assert kc.visible_positions("window", 10, 3) == [8, 9, 10]
+    assert kc.kept_positions("window", 10, 3) == [8, 9]
+    assert kc.kept_positions("sinks_window", 10, 3, sinks=2) == [0, 1, 8, 9]
     assert kc.kept_positions("sinks_window", 4, 3, sinks=2) == [0, 1, 2, 3]  # overlap: nothing evicted
     assert kc.kept_positions("window", 2, 5) == [0, 1]
     assert kc.kept_positions("window", 0, 1) == []
-    assert kc.kept_positions("sinks_window", 10, 1, sinks=0) == kc.kept_positions("window", 10, 1) == [9]
+    assert kc.kept_positions("sinks_window", 10, 1, sinks=0) == kc.kept_positions("window", 10, 1) == []
+    assert kc.visible_positions("window", 10, 1) == [10]  # W = 1: the new token sees only itself
     with pytest.raises(ValueError):
         kc.kept_positions("window", 5, 0)
     with pytest.raises(ValueError):
@@ -36,13 +38,6 @@ def test_kl_divergence_hand_worked():
     assert kc.kl_divergence(p, p) == 0.0
     zero = torch.tensor([1.0, 0.0], dtype=torch.float64).log()  # 0 log 0 = 0
     assert kc.kl_divergence(zero, q) == pytest.approx(math.log(4.0))
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    if registry.model_status()["smollm2"] is not None:
-        pytest.skip(registry.model_status()["smollm2"])
-    return registry.LOADERS["smollm2"]()
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +104,22 @@ def test_evicting_moves_the_distribution_and_sinks_help_here(greedy):
     window = [s.policies["window"] for s in gen.steps]
     sinks = [s.policies["sinks_window"] for s in gen.steps]
     assert all(w["evicted"] > 0 and w["kl"] > 0 for w in window)
-    assert all(s["kept"] == min(1 + 2, gen.steps[0].position) + 1 for s in sinks[:1])
+    assert all(s["kept"] == 3 for s in sinks)  # W = 2 keys (the fed token and the one before) + S = 1 sink
     # StreamingLLM's finding on this prompt: keeping the first token makes the window far less harmful
     assert np.mean([s["kl"] for s in sinks]) < np.mean([w["kl"] for w in window])
+
+
+def test_a_window_of_one_sees_only_the_new_token(smollm2):
+    """W = 1, no sinks: nothing of the cache is kept, and the prediction is the token's own, alone at its
+    position (a pass of that one token with no cache at all)."""
+    ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
+    gen = kc.generate(smollm2, ids, 1, window=1, sinks=0, policies=("window",))
+    step = gen.steps[0]
+    assert step.policies["window"]["kept"] == 1 and step.policies["window"]["evicted"] == step.position
+    with torch.no_grad():
+        alone = smollm2.model(input_ids=torch.tensor([[step.fed_id]]), position_ids=torch.tensor([[step.position]]))
+    logq = torch.log_softmax(alone.logits[0, -1].double(), -1)
+    assert step.policies["window"]["top_ids"] == torch.topk(logq, 5).indices.tolist()
 
 
 def test_sampling_is_reproducible_and_top_k_1_is_greedy(smollm2, greedy):

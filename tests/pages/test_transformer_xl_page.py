@@ -21,4 +21,14 @@ def test_verdict_numbers_are_the_committed_results():
 def test_effective_context_sentence_follows_the_settings():
     at = open_view("transformer_xl", {"seg": "8", "win": "8", "sinks": "0"})
     reach = tx.effective_context(1024, 8, 8, 0, 30)
-    assert f"**{reach['xl'][-1]:,}** positions" in shown_text(at) and reach["xl"][-1] == 8 * 31
+    text = shown_text(at)
+    assert f"**{reach['xl'][-1]:,}** positions" in text and reach["xl"][-1] == 8 * 31
+    assert "at most 2L keys" in text and "2L − 1" not in text  # the last token of a segment: L + L keys
+    assert "StreamingLLM renumbers positions inside its cache" in text and "hidden states" in text
+
+
+def test_live_part_runs_on_a_short_text_and_refuses_one_token():
+    at = open_view("transformer_xl", {"live": "1", "text": "The cat sat on the mat. The cat sat.", "lseg": "4"})
+    assert len(at.get("plotly_chart")) == 5  # masks, reach, the two committed curves, the live curve
+    at = open_view("transformer_xl", {"live": "1", "text": "Hi"})
+    assert "at least two tokens" in shown_text(at)

@@ -17,7 +17,7 @@ def show(T) -> None:
     with c1:
         segment = ui.number("lseg", T("segment"), 1, MAX_TOKENS, 32)
     with c2:
-        window = ui.number("lwin", T("window"), 1, MAX_TOKENS, 32)
+        window = ui.number("lwin", T("window"), 1, MAX_TOKENS, 32, help=T("window_help"))
     with c3:
         sinks = ui.number("lsinks", T("sinks"), 0, 64, 4)
     with c4:
@@ -30,24 +30,16 @@ def show(T) -> None:
     model = models.load("smollm2")
     if model is None:
         return
-    ids = model.tokenizer(text, add_special_tokens=False)["input_ids"]
-    if len(ids) < 2:
+    with st.spinner(T("running")):
+        view = tx.live_view(model, text, segment, window, sinks, MAX_TOKENS)
+    if view.status == "too_short":
         st.info(T("too_short"))
         return
-    if len(ids) > MAX_TOKENS:
-        st.info(T("cut", n=len(ids), k=MAX_TOKENS))
-        ids = ids[:MAX_TOKENS]
-    with st.spinner(T("running")):
-        result = tx.compare(model.model, ids, segment, window, sinks)
-    block = max(1, len(ids) // 16)
-    curves = {m: result.by_block(m, block).tolist() for m in tx.METHODS}
-    x = [block * (k + 0.5) for k in range(len(curves["full"]))]
-    fig = vx.lines_figure(x, curves, T("by_block_title", block=block), T("position_axis"), T("loss_axis"), T)
-    ui.show_figure(fig, "xl-live-loss", data={"position": x, **curves}, key="fig-live")
+    if view.cut:
+        st.info(T("cut", n=view.total, k=view.n))
+    fig = vx.lines_figure(view.by_block, ui.texts("transformer_xl.figure"))
+    ui.show_figure(fig, "xl-live-loss", data=view.by_block.table(), key="fig-live")
     st.dataframe(
-        {
-            T("col_method"): [T(f"method_{m}") for m in tx.METHODS],
-            T("col_mean"): [round(result.mean(m), 4) for m in tx.METHODS],
-        },
+        {T("col_method"): [T(f"method_{m}") for m in view.mean], T("col_mean"): list(view.mean.values())},
         hide_index=True,
     )

@@ -1,0 +1,29 @@
+"""viz/transformer_xl.py read back: the five masks as drawn, and a lines figure's title, axes and lines from the
+[transformer_xl.figure] words."""
+
+import numpy as np
+
+from app import i18n
+from core import transformer_xl as tx
+from viz import transformer_xl as vx
+
+
+def words(key, **fmt):
+    return i18n.text("en", "transformer_xl.figure", key, **fmt)
+
+
+def test_masks_figure_draws_each_mask_cell_for_cell():
+    view = tx.masks_view()
+    fig = vx.masks_figure(view, words)
+    assert [a.text for a in fig.layout.annotations] == [words(f"method_{m}") for m in tx.METHODS]
+    for trace, m in zip(fig.data, tx.METHODS):
+        np.testing.assert_array_equal(np.asarray(trace.z), view.masks[m].astype(np.float32))
+
+
+def test_lines_figure_reads_back_its_view():
+    view = tx.reach_view(1024, 16, 16, 4, 30)
+    fig = vx.lines_figure(view.lines, words)
+    assert fig.layout.title.text == "Positions that can reach the last of 1,024 tokens, through 1 … 30 layers"
+    assert fig.layout.xaxis.title.text == words("layers_axis") and fig.layout.yaxis.title.text == words("reach_axis")
+    assert [t.name for t in fig.data] == [words(f"method_{m}") for m in tx.METHODS]
+    assert list(fig.data[1].y) == list(view.lines.series["xl"]) and list(fig.data[1].x) == list(range(1, 31))
