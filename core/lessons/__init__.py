@@ -333,7 +333,7 @@ def format_response(answer: Answer, response) -> str:
     if answer.kind == "order":
         return ORDER_SEPARATOR.join(response)
     if answer.kind == "number":
-        return f"{float(response):.6g}"
+        return _show_number(float(response), 6)
     return str(response)
 
 
@@ -352,9 +352,18 @@ def fill(text: str, answer: Answer) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
+def _show_number(value: float, digits: int) -> str:
+    """Whole numbers in full (16777216, not 1.68e+07); others to `digits` significant digits."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    if abs(value) >= 10**digits:
+        return str(round(value))
+    return f"{value:.{digits}g}"
+
+
 def _show(value) -> str:
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return _show_number(value, 4)
     if isinstance(value, tuple | list):
         return ", ".join(_show(v) for v in value)
     return str(value)
