@@ -106,8 +106,3 @@ BUILDERS = {MatrixView: matrix_figure, GridView: grid_figure, TokenView: token_f
 def figure(view, t: Words) -> go.Figure:
     """The figure of any view of core/attention.py."""
     return BUILDERS[type(view)](view, t)
-
-
-def figure_bytes(fig: go.Figure) -> int:
-    """What the browser receives for a figure: the length of its plotly JSON."""
-    return len(fig.to_json())

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from core.long_maps.maps import log_colour_range
 
@@ -30,11 +29,6 @@ Translate = Callable[..., str]
 def bin_range_labels(edges: np.ndarray) -> list[str]:
     """'16–31' for the tokens a bin covers (first and last index, inclusive), '7' for a bin of one token."""
     return [f"{a}" if b - a == 1 else f"{a}–{b - 1}" for a, b in zip(edges[:-1], edges[1:])]
-
-
-def payload_bytes(fig: go.Figure) -> int:
-    """Bytes of the JSON Streamlit sends to the browser for this figure."""
-    return len(pio.to_json(fig, validate=False).encode("utf-8"))
 
 
 def long_heatmap(

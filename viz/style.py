@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 # Categorical colours (plotly's default order, colour-blind-safe enough for 2-4 series).
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
@@ -18,6 +19,11 @@ MARGIN = dict(l=10, r=10, t=50, b=10)
 def colour(i: int) -> str:
     """The i-th categorical colour, cycling."""
     return PALETTE[i % len(PALETTE)]
+
+
+def figure_bytes(fig: go.Figure) -> int:
+    """Bytes of the plotly JSON Streamlit sends to the browser for this figure (the budget is 1 MB per view)."""
+    return len(pio.to_json(fig, validate=False).encode("utf-8"))
 
 
 def base_layout(fig: go.Figure, title: str = "", height: int | None = None, **layout) -> go.Figure:

@@ -20,6 +20,7 @@ from tests.fake_traces import fake_trace
 from tests.references import numpy_rollout, pool_matrix
 from viz import attention as figures
 from viz.grid import tile_of_point
+from viz.style import figure_bytes
 
 
 def english(key: str, /, **fmt) -> str:
@@ -327,7 +328,7 @@ def test_every_view_stays_under_one_megabyte_at_512_tokens(shape):
         "rollout": attention.rollout_view(t, tokens, 1),
         "entropy": attention.entropy_view(t, tokens),
     }
-    sizes = {name: figures.figure_bytes(figures.figure(v, english)) for name, v in views.items()}
+    sizes = {name: figure_bytes(figures.figure(v, english)) for name, v in views.items()}
     assert max(sizes.values()) <= 1_000_000, sizes
 
 

@@ -22,7 +22,8 @@ from core.models.hf import HFAttentionModel
 from core.pooling import block_mean
 from tests.apptest_helpers import figure_traces, open_view, plotted_values
 from tests.references import pool_matrix
-from viz.long_maps import bin_range_labels, long_heatmap, payload_bytes
+from viz.long_maps import bin_range_labels, long_heatmap
+from viz.style import figure_bytes
 
 WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
 
@@ -225,7 +226,7 @@ def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
     assert np.isnan(z[masked]).all() and np.isfinite(z[~masked]).all()
     np.testing.assert_allclose(z[~masked], np.log10(values[~masked]), atol=1e-5)
     assert all("<script>" not in x and "&lt;script&gt;" in x for x in fig.data[0].x)
-    assert payload_bytes(fig) < 1_000_000
+    assert figure_bytes(fig) < 1_000_000
     linear = long_heatmap(values, labels, labels, masked=masked, log_scale=False)
     np.testing.assert_allclose(np.asarray(linear.data[0].z, dtype=np.float64)[~masked], values[~masked], rtol=1e-6)
 

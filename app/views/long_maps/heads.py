@@ -4,7 +4,8 @@ import streamlit as st
 
 from app import ui
 from core.long_maps import LayerMaps, views
-from viz.long_maps import head_shares_figure, payload_bytes
+from viz.long_maps import head_shares_figure
+from viz.style import figure_bytes
 
 
 def show(T, maps: LayerMaps, head: int) -> int:
@@ -22,4 +23,4 @@ def show(T, maps: LayerMaps, head: int) -> int:
         key="fig-shares",
     )
     st.caption(T("shares_note", err=view.row_sum_error))
-    return payload_bytes(fig)
+    return figure_bytes(fig)

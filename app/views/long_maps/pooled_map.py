@@ -4,7 +4,8 @@ import streamlit as st
 
 from app import ui
 from core.long_maps import LayerMaps, views
-from viz.long_maps import bin_range_labels, map_figure, payload_bytes
+from viz.long_maps import bin_range_labels, map_figure
+from viz.style import figure_bytes
 
 from .settings import Display
 
@@ -25,4 +26,4 @@ def show(T, maps: LayerMaps, source: str, layer: int, display: Display, n_kv_hea
         st.caption(T("map_note", rows=view.cell_rows, cols=view.cell_cols, low=view.log_low))
     else:
         st.caption(T("map_note_linear", rows=view.cell_rows, cols=view.cell_cols))
-    return payload_bytes(fig)
+    return figure_bytes(fig)

@@ -5,7 +5,8 @@ import streamlit as st
 from app import ui
 from core import long_maps
 from core.long_maps import views
-from viz.long_maps import payload_bytes, zoom_figure
+from viz.long_maps import zoom_figure
+from viz.style import figure_bytes
 
 from .settings import Display
 
@@ -29,4 +30,4 @@ def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display) -
     if view.text is not None:
         with st.expander(T("zoom_text")):
             st.text(view.text)  # st.text: shown as plain text, never as HTML
-    return payload_bytes(fig)
+    return figure_bytes(fig)
