@@ -32,6 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 KINDS = ("token", "choice", "number", "order")
 LANGUAGES = ("en", "ja", "ko")
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "lessons"
@@ -367,3 +369,100 @@ def _show(value) -> str:
     if isinstance(value, tuple | list):
         return ", ".join(_show(v) for v in value)
     return str(value)
+
+
+# ---- a room's (or one learner's) answers, counted ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Responses to one question counted per bar, ready to draw (viz.lessons.histogram). Number answers are
+    binned; order answers are counted per distinct order (the most common first, the rest as 'other')."""
+
+    kind: str
+    labels: tuple[str, ...]  # one per bar
+    counts: tuple[int, ...]
+    right: tuple[bool, ...]  # bars that count as right; all False until revealed
+    total: int  # responses counted
+    n_right: int  # of them right (0 until revealed)
+    revealed: bool
+    mine: int | None = None  # the bar of the viewer's own response, when given
+
+
+OTHER = "…"  # label of the bar that gathers the least common order responses
+
+
+def distribution(answer: Answer, responses: Iterable, reveal: bool = False, mine=None,
+                 max_bars: int = 12) -> Distribution:  # fmt: skip
+    """Count parsed responses (parse_response values; anything invalid is skipped). reveal=False hides which bars
+    are right (what learners see before the facilitator reveals). `mine`: the viewer's own response."""
+    parsed = []
+    for r in responses:
+        try:
+            parsed.append(parse_response(answer, r))
+        except (ValueError, TypeError):
+            continue
+    own = None
+    if mine is not None:
+        try:
+            own = parse_response(answer, mine)
+        except (ValueError, TypeError):
+            own = None
+    if answer.kind == "number":
+        labels, counts, right, own_bar = _number_bars(answer, parsed, own, max_bars)
+    else:
+        keys = [format_response(answer, p) for p in parsed]
+        tally: dict[str, int] = {}
+        for k in keys:
+            tally[k] = tally.get(k, 0) + 1
+        correct = format_response(answer, answer.correct)
+        if answer.kind in ("token", "choice"):
+            shown = [
+                o for o in answer.options if o in tally or (reveal and o == correct) or len(answer.options) <= max_bars
+            ]
+        else:
+            shown = sorted(tally, key=lambda k: (-tally[k], k))
+        if len(shown) > max_bars:
+            keep = shown[: max_bars - 1]
+            if correct in shown and correct not in keep:
+                keep[-1] = correct
+            rest = sum(tally.get(k, 0) for k in shown if k not in keep)
+            labels = [*keep, OTHER]
+            counts = [tally.get(k, 0) for k in keep] + [rest]
+        else:
+            labels, counts = list(shown), [tally.get(k, 0) for k in shown]
+        right = [lab == correct for lab in labels]
+        own_key = None if own is None else format_response(answer, own)
+        own_bar = (
+            labels.index(own_key)
+            if own_key in labels
+            else (labels.index(OTHER) if own_key and OTHER in labels else None)
+        )
+    n_right = sum(is_correct(answer, p) for p in parsed) if reveal else 0
+    return Distribution(answer.kind, tuple(labels), tuple(counts), tuple(bool(r) and reveal for r in right),
+                        len(parsed), n_right, reveal, own_bar)  # fmt: skip
+
+
+def _number_bars(answer: Answer, values: list, own, max_bars: int):
+    """Equal-width bins over the responses and the right answer; a bin is right when it overlaps the tolerance."""
+    c, tol = float(answer.correct), float(answer.tolerance or 0.0)
+    points = [float(v) for v in values]
+    if not points:
+        return [], [], [], None
+    distinct = sorted(set(points))
+    if len(distinct) <= max_bars:
+        labels = [_show_number(v, 4) for v in distinct]
+        counts = [points.count(v) for v in distinct]
+        right = [abs(v - c) <= tol + 1e-12 * max(1.0, abs(c)) for v in distinct]
+        own_bar = distinct.index(float(own)) if own is not None and float(own) in distinct else None
+        return labels, counts, right, own_bar
+    lo, hi = min(points), max(points)
+    edges = np.linspace(lo, hi, max_bars + 1)
+    index = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, max_bars - 1)
+    counts = np.bincount(index, minlength=max_bars).tolist()
+    labels = [f"{_show_number(float(a), 3)}–{_show_number(float(b), 3)}" for a, b in zip(edges[:-1], edges[1:])]
+    right = [bool(a <= c + tol and b >= c - tol) for a, b in zip(edges[:-1], edges[1:])]
+    own_bar = None
+    if own is not None:
+        own_bar = int(np.clip(np.searchsorted(edges, [float(own)], side="right")[0] - 1, 0, max_bars - 1))
+    return labels, counts, right, own_bar
