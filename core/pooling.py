@@ -67,9 +67,14 @@ def indexed_labels(tokens: list[str]) -> list[str]:
     return [f"{i} {clip_label(str(t).replace(chr(10), '⏎'))}" for i, t in enumerate(tokens)]
 
 
+def bin_ranges(edges: np.ndarray) -> list[str]:
+    """The token indices each bin covers: '7' for a bin of one token, else 'i–j' (first and last, inclusive)."""
+    return [f"{a}" if b - a == 1 else f"{a}–{b - 1}" for a, b in zip(edges[:-1], edges[1:])]
+
+
 def bin_labels(labels: list[str], edges: np.ndarray) -> list[str]:
     """Labels of pooled bins: the token itself for a bin of one, else 'first…last (i–j)'."""
-    out = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        out.append(labels[a] if b - a == 1 else f"{labels[a]}…{labels[b - 1]} ({a}–{b - 1})")
-    return out
+    return [
+        labels[a] if b - a == 1 else f"{labels[a]}…{labels[b - 1]} ({span})"
+        for a, b, span in zip(edges[:-1], edges[1:], bin_ranges(edges))
+    ]

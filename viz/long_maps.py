@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.long_maps.maps import log_colour_range
+from core.pooling import bin_ranges
 
 from .labels import safe_label
 from .style import MARGIN, MASKED_COLOUR, RED
@@ -24,11 +25,6 @@ if TYPE_CHECKING:
     from core.long_maps.views import HeadShares, MapView, ZoomView
 
 Translate = Callable[..., str]
-
-
-def bin_range_labels(edges: np.ndarray) -> list[str]:
-    """'16–31' for the tokens a bin covers (first and last index, inclusive), '7' for a bin of one token."""
-    return [f"{a}" if b - a == 1 else f"{a}–{b - 1}" for a, b in zip(edges[:-1], edges[1:])]
 
 
 def long_heatmap(
@@ -139,8 +135,8 @@ def map_figure(view: MapView, t: Translate, source: str, layer: int, log_scale: 
     )
     return long_heatmap(
         view.values,
-        bin_range_labels(view.row_edges),
-        bin_range_labels(view.col_edges),
+        bin_ranges(view.row_edges),
+        bin_ranges(view.col_edges),
         masked=view.masked,
         log_scale=log_scale,
         title=title,

@@ -19,10 +19,10 @@ from core.long_maps import pooled as pa
 from core.long_maps import views
 from core.models import registry
 from core.models.hf import HFAttentionModel
-from core.pooling import block_mean
+from core.pooling import bin_ranges, block_mean
 from tests.apptest_helpers import figure_traces, open_view, plotted_values
 from tests.references import pool_matrix
-from viz.long_maps import bin_range_labels, long_heatmap
+from viz.long_maps import long_heatmap
 from viz.style import figure_bytes
 
 WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
@@ -217,7 +217,7 @@ def test_measured_smollm2_rows_come_from_the_committed_results():
 
 
 def test_heatmap_masks_escapes_and_stays_under_a_megabyte():
-    assert bin_range_labels(np.array([0, 1, 3, 7])) == ["0", "1–2", "3–6"]
+    assert bin_ranges(np.array([0, 1, 3, 7])) == ["0", "1–2", "3–6"]
     values = np.random.default_rng(0).random((256, 256)) * 1e-3
     masked = np.triu(np.ones((256, 256), dtype=bool), 1)
     labels = [f"{i} <script>" for i in range(256)]

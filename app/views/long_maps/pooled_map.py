@@ -4,7 +4,8 @@ import streamlit as st
 
 from app import ui
 from core.long_maps import LayerMaps, views
-from viz.long_maps import bin_range_labels, map_figure
+from core.pooling import bin_ranges
+from viz.long_maps import map_figure
 from viz.style import figure_bytes
 
 from .settings import Display
@@ -18,8 +19,8 @@ def show(T, maps: LayerMaps, source: str, layer: int, display: Display, n_kv_hea
         fig,
         f"long-maps-{source}-l{layer}-h{view.head}-{view.stat}",
         data=view.values,
-        row_labels=bin_range_labels(view.row_edges),
-        col_labels=bin_range_labels(view.col_edges),
+        row_labels=bin_ranges(view.row_edges),
+        col_labels=bin_ranges(view.col_edges),
         key="fig-map",
     )
     if display.log_scale:
