@@ -1,4 +1,4 @@
-"""Process-wide settings for one server process that a whole class shares (issue 20). app/main.py calls
+"""Process-wide settings for one server process that a whole class shares. app/main.py calls
 `after_run()` at the end of every script run; both steps below are cheap after their first time.
 
 1. torch runs each model call on one thread (unless OMP_NUM_THREADS says otherwise). Every visitor's script runs
@@ -24,7 +24,7 @@
    `forget_stale_widgets()` removes the metadata of widgets that hold no value any more (Streamlit removed it at the
    end of an earlier run) and were not drawn by this run; fragment runs are left alone.
 
-4. Heavy model work goes through one queue per process (`heavy()`, app/work_queue.py, issue 26): identical
+4. Heavy model work goes through one queue per process (`heavy()`, app/work_queue.py): identical
    requests (a room following its facilitator) are computed once, at most ATTENTION_LAB_HEAVY_WORKERS (1) run at
    a time so the other pages keep a core, and a waiting visitor sees their place and an estimated wait; leaving
    the page (the script is stopped or rerun) frees the place. Lighter cached calls (st.cache_resource /

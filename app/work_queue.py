@@ -1,4 +1,4 @@
-"""Heavy work for a whole class: identical requests computed once, the rest waiting their turn in sight (issue 26).
+"""Heavy work for a whole class: identical requests computed once, the rest waiting their turn in sight.
 
 A room follows its facilitator: 30 sessions ask for the same logit lens, the same generation, the same live
 ablation within seconds. `WorkQueue.submit(key, fn)` gives each of them a `Ticket`:

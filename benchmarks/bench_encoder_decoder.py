@@ -1,5 +1,5 @@
 """Milliseconds to translate one sentence with the shipped encoder-decoder, free generation (greedy) with every
-attention kept, as the /encoder-decoder page does it (issue 16's target: p50 <= 300 ms on the 2-core CPU).
+attention kept, as the /encoder-decoder page does it (the target: p50 <= 300 ms on the 2-core CPU).
 
     python benchmarks/bench_encoder_decoder.py                 # writes results/bench_encoder_decoder.json
     python benchmarks/bench_encoder_decoder.py --sentences 10 --repeats 1

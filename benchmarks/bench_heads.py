@@ -1,4 +1,5 @@
-"""Speed of issue 18's three live computations on this machine -> results/bench_heads.json.
+"""Speed of the three live head computations (/head-detectors, /ablation, /logit-lens) on this machine
+-> results/bench_heads.json.
 
     python benchmarks/bench_heads.py                 # one torch thread (see scripts/head_detectors.py)
     python benchmarks/bench_heads.py --threads 2

@@ -1,4 +1,4 @@
-"""Milliseconds per generated token of SmolLM2-135M with the KV cache at a 512-token context (issue 17's target:
+"""Milliseconds per generated token of SmolLM2-135M with the KV cache at a 512-token context (the target:
 p50 <= 150 ms on the 2-core CPU), as the /kv-cache page generates them.
 
     python benchmarks/bench_kv_cache.py                  # writes results/bench_kv_cache.json

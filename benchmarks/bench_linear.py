@@ -1,4 +1,4 @@
-"""Softmax against linear attention (issue 7): time against sequence length up to 16k with the fitted log-log slopes
+"""Softmax against linear attention: time against sequence length up to 16k with the fitted log-log slopes
 (about 2 for softmax, about 1 for linear), and generation tokens/s up to an 8k context for the RNN form of linear
 attention, softmax with a KV cache and softmax without one, with their ratios.
 

@@ -15,7 +15,7 @@ and per length (p50 of --reps runs, after one warm-up):
                 of every head (core.attention.thumbnails, 24 px tiles, 16 when there are > 100 heads, as the
                 grid view draws them) + attention rollout through all layers (core.attention.rollout)
   text->arrays  tokenize + run lean + displayed: everything before the figure is built
-Targets (issue 4, 2-core CPU, text -> figures at 128 tokens): MiniLM <= 300 ms, SmolLM2 <= 1.5 s. The figure
+Targets (2-core CPU, text -> figures at 128 tokens): MiniLM <= 300 ms, SmolLM2 <= 1.5 s. The figure
 building and browser bytes are measured by benchmarks/bench_views.py, which can reuse `text_to_arrays`.
 """
 

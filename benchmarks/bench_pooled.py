@@ -11,7 +11,7 @@ same shape.
 Timings on a shared machine are noisy: each part of the JSON records its own date and load average, and every
 row keeps all its timed calls (ms_all) and the fastest (ms_min) next to the median (ms, the reported figure).
 
-Targets (issue 7):
+Targets:
   CPU:  B=1, H=8, n=8,192, d=64, float32: <= 5 s and <= 1 GB extra memory (causal and not).
   CUDA: B=1, H=32, n=65,536, d=128, bfloat16: <= 2 x one cuDNN SDPA forward of the same shape (114 ms measured on
         an H100, non-causal) and <= 4 GB extra memory.

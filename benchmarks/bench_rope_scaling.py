@@ -1,4 +1,4 @@
-"""Speed and payload of the scaled-RoPE formula plots (issue 5: plots up to 131,072 positions render in < 1 s,
+"""Speed and payload of the scaled-RoPE formula plots (target: plots up to 131,072 positions render in < 1 s,
 and what goes to the browser is downsampled).
 
     python benchmarks/bench_rope_scaling.py            # prints a table, writes results/bench_rope_scaling.json

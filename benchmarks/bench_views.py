@@ -9,7 +9,7 @@ Per model and length it prints:
                 (core/attention.py: select_tokens, then the view) + its figure (viz/attention.py) +
                 fig.to_json() (what Streamlit serialises and sends), warm
   <view> KB     bytes of that JSON: what the browser receives for the view's figure
-Targets (issue 4, 2-core CPU): <= 300 ms p50 at 128 tokens for MiniLM, <= 1.5 s for SmolLM2 (the slowest view
+Targets (2-core CPU): <= 300 ms p50 at 128 tokens for MiniLM, <= 1.5 s for SmolLM2 (the slowest view
 counts), <= 1 MB per view at 512 tokens.
 """
 

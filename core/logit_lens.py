@@ -13,7 +13,7 @@ Per position we keep the top-k tokens of every stage, the probability of the mod
 stage and whether it is the top token there, and the first stage from which the top token is the final prediction (and stays it).
 Never the (L + 1) x n x V logits: a block of rows at a time.
 
-Speed (issue 18: 64 tokens in at most 2 s on the 2-core CPU): the unembedding of L = 30 stages x 64 positions is
+Speed (target: 64 tokens in at most 2 s on the 2-core CPU): the unembedding of L = 30 stages x 64 positions is
 1,920 x 576 x 49,152, about 109 GFLOP, three quarters of the time. The server runs torch on one thread per call
 (app/serving.py), so the blocks are split over WORKERS threads of our own (torch releases the GIL): a lone visitor
 gets both cores, and under a class's load the work simply queues like any other visitor's. The last stage is not

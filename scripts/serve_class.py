@@ -1,4 +1,4 @@
-"""Serve a class from one host with every core busy: one `streamlit run` per core behind nginx (issue 26).
+"""Serve a class from one host with every core busy: one `streamlit run` per core behind nginx.
 
     bash scripts/dev.sh serve                      # one server per core, nginx on http://<host>:8080
     bash scripts/dev.sh serve --processes 2 --port 8080 --first-port 8601

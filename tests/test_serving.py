@@ -1,4 +1,4 @@
-"""app/serving.py: what one server process does after every script run (issue 20)."""
+"""app/serving.py: what one server process does after every script run."""
 
 import gc
 
