@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import ui
 
-SECTIONS = ("start", "basics", "models", "heads", "generation", "position", "moe", "scale")
+SECTIONS = ("start", "basics", "models", "heads", "generation", "position", "moe", "scale", "study")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ PAGES = [
     Page("sdpa_gqa", "scale", ":material/memory:"),
     Page("flash_attention", "scale", ":material/grid_on:"),
     Page("long_maps", "scale", ":material/zoom_in:"),
+    Page("room", "study", ":material/groups:"),
 ]
 BY_URL = {p.url: p for p in PAGES}
 

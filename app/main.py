@@ -6,6 +6,7 @@ Run with `bash scripts/dev.sh run` (or `streamlit run app/main.py` inside the se
 import streamlit as st
 
 from app import catalog, serving, ui
+from app.views.room import follow as room_follow
 
 
 def sidebar() -> None:
@@ -17,6 +18,7 @@ def sidebar() -> None:
         st.selectbox(ui.t("common", "language"), list(ui.LANGS), key="lang", format_func=ui.LANGS.get)
         st.query_params["lang"] = st.session_state["lang"]
         st.radio(ui.t("common", "figure_format"), ["png", "svg"], key="fig_format", horizontal=True)
+    room_follow.sidebar()  # a learner in a study room: the room's panel, following the facilitator (/room)
 
 
 def run() -> None:

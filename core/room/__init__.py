@@ -143,6 +143,13 @@ def answer_from_json(text: str) -> Answer:
     return Answer(d["kind"], correct, tuple(d["options"]), d["tolerance"], d.get("detail") or {})
 
 
+def answer_to_text(answer: Answer) -> str:
+    """The right answer as a learner reads it (an order as 'a > b > c', a number to 6 significant digits)."""
+    from core.lessons import format_response
+
+    return format_response(answer, answer.correct)
+
+
 @dataclass(frozen=True)
 class Histogram:
     labels: tuple[str, ...]  # options in their order (number: the distinct responses, sorted)

@@ -1,0 +1,102 @@
+"""/room: a study group learns together. A facilitator opens a room on a lesson and gets a short code, a join link
+with a QR code and a secret control link; learners join with a display name only and follow the facilitator from
+step to step (the sidebar panel, app/views/room/follow.py), answer the questions whose right answers the engine
+computes (core/lessons), and see the room's distribution after the reveal. Rules: core/room; store: app/room/store.
+
+Links: /room (start), /room?room=CODE (join), /room?room=CODE&me=TOKEN (a learner's seat: a second tab is the same
+learner), /room?room=CODE&key=CONTROL (the facilitator; keep it secret)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import ui
+from app.views.room import facilitator, follow
+from core import room as rules
+from core.lessons import LessonError, text_in
+from core.room import RoomError
+
+PARAMS = ("room", "me", "key")  # this page's own query parameters (no widget mirrors them)
+
+
+def create(T, lessons: dict) -> None:
+    with st.form("room-create", border=True):
+        st.subheader(T("open_header"))
+        pick = st.selectbox(T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()))
+        if st.form_submit_button(T("open"), type="primary"):
+            code, control = follow.store().create(pick)
+            st.query_params.update({"room": code, "key": control})
+            st.rerun()
+
+
+def join(T, code: str | None) -> None:
+    with st.form("room-join", border=True):
+        st.subheader(T("join_header"))
+        typed = st.text_input(T("code"), value=code or "", max_chars=12)
+        name = st.text_input(T("name"), max_chars=rules.MAX_NAME_CHARS)
+        if not st.form_submit_button(T("join"), type="primary"):
+            return
+    normal = rules.normal_code(typed)
+    try:
+        if normal is None:
+            raise RoomError("unknown_room")
+        token = follow.store().join(normal, name, ui.lang())
+    except RoomError as e:
+        st.error(T(e.key))
+        return
+    follow.take_seat(normal, token, rules.clean_name(name))
+    st.query_params.update({"room": normal, "me": token})
+    st.rerun()  # the sidebar panel takes the learner to the room's step
+
+
+def seat(T, code: str, token: str) -> None:
+    """A learner's room link (a second tab, a reload): the same seat, never a second learner."""
+    learner = follow.store().learner(code, token)
+    if learner is None:
+        st.error(T("not_learner"))
+        join(T, code)
+        return
+    s = follow.seat()
+    if s is None or s["code"] != code or s["token"] != token:
+        s = follow.take_seat(code, token, learner.name)
+    st.success(T("seated", code=code, name=learner.name))
+    st.caption(T("seat_link"))
+    if st.button(T("go_step"), type="primary"):
+        room = follow.store().room(code)
+        s["following"], s["step"] = True, room.step
+        follow.go_to_step(follow.lessons()[room.lesson], room.step)
+
+
+def page() -> None:
+    T = ui.page_setup("room")
+    st.session_state["_ui_params"].update(PARAMS)  # kept in the URL by ui.page_end
+    st.title(T("title"))
+    try:
+        lessons = follow.lessons()
+    except LessonError as e:
+        st.error(T("no_lessons"))
+        st.code(str(e), language=None)
+        ui.page_end()
+        return
+    raw = st.query_params.get("room")
+    code = rules.normal_code(raw) if raw is not None else None
+    if raw is not None and (code is None or follow.store().room(code) is None):
+        st.error(T("unknown_room"))
+        join(T, None)
+    elif code and "key" in st.query_params:
+        if follow.store().is_control(code, st.query_params["key"]):
+            facilitator.show(T, code, st.query_params["key"], lessons)
+        else:
+            st.error(T("not_control"))
+    elif code and "me" in st.query_params:
+        seat(T, code, st.query_params["me"])
+    elif code:
+        join(T, code)
+    else:
+        st.markdown(T("intro"))
+        c1, c2 = st.columns(2)
+        with c1:
+            join(T, None)
+        with c2:
+            create(T, lessons)
+    ui.page_end()

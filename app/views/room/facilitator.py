@@ -1,0 +1,150 @@
+"""The facilitator's side of a room (the page opened with the secret control link): the join link and its QR
+code, moving the room through the lesson's steps, opening and revealing questions, and a live panel (a fragment
+that polls the room's two counters and redraws only from the store when they changed): the histogram of answers,
+"I'm lost", the board with names, the gallery, the CSV of answers."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import ui
+from app.views.room import follow
+from core import room as rules
+from core.lessons import fill, text_in
+from core.room import RoomError
+from viz import room as figures
+
+LIVE_S = 1.5  # the facilitator's panel checks the room this often
+
+
+def move(code: str, control: str, step: int) -> None:
+    follow.store().move(code, control, step)
+
+
+def move_to_picked(code: str, control: str) -> None:
+    move(code, control, st.session_state["room-go"])
+
+
+def open_question(code: str, control: str, lesson) -> None:
+    try:
+        rules.open_question(follow.store(), code, control, lesson)
+    except (RoomError, ValueError) as e:
+        st.session_state["room-error"] = str(e)
+
+
+def reveal(code: str, control: str) -> None:
+    follow.store().reveal(code, control)
+
+
+def join_panel(T, code: str) -> None:
+    url = follow.link("room", {"room": code})
+    with st.expander(T("join_header_f"), expanded=True):
+        c1, c2 = st.columns([3, 1])
+        with c1:
+            st.markdown(T("join_how", code=code))
+            st.code(url, language=None)
+        with c2:
+            st.image(figures.join_qr(url), width=180)
+
+
+def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
+    n, lang = len(lesson.steps), ui.lang()
+    c1, c2, c3 = st.columns([1, 1, 4])
+    c1.button(T("prev"), on_click=move, args=(code, control, step - 1), disabled=step == 0, key="room-prev")
+    c2.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1, key="room-next")
+    st.session_state["room-go"] = step
+    labels = {i: T("step_label", i=i + 1, text=text_in(s.text, lang)[:60]) for i, s in enumerate(lesson.steps)}
+    c3.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
+                 args=(code, control), label_visibility="collapsed")  # fmt: skip
+
+
+def question_controls(T, code: str, control: str, room, lesson) -> None:
+    q = lesson.steps[room.step].question
+    if q is None:
+        st.caption(T("no_question"))
+        return
+    st.markdown(text_in(q.prompt, ui.lang()))
+    if room.question != q.id:
+        st.button(T("open_question"), on_click=open_question, args=(code, control, lesson), type="primary")
+    elif room.phase == "open":
+        st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary")
+    else:
+        right = rules.answer_from_json(room.answer)
+        st.success(T("right_answer", answer=rules.answer_to_text(right)))
+        st.markdown(fill(text_in(q.explanation, ui.lang()), right))
+    if "room-error" in st.session_state:
+        st.error(st.session_state.pop("room-error"))
+
+
+def snapshot(code: str, control: str, lesson, polled) -> dict:
+    store = follow.store()
+    room = store.room(code)
+    learners = store.learners(code, control)
+    answers = store.answers(code, control)
+    hist = None
+    if room.question and room.answer:
+        hist = rules.histogram(rules.answer_from_json(room.answer), store.responses(code, room.question))
+    return {"polled": polled, "room": room, "learners": learners, "answers": answers, "hist": hist,
+            "board": rules.board(len(lesson.steps), learners, answers), "lost": store.lost_count(code),
+            "gallery": store.gallery(code, control, room.step)}  # fmt: skip
+
+
+def show_sentence(code: str, control: str, sentence: str) -> None:
+    follow.store().show(code, control, sentence)
+
+
+@st.fragment(run_every=LIVE_S)
+def live(code: str, control: str, lesson) -> None:
+    T = ui.texts("room")
+    polled = follow.store().poll(code)
+    if polled is None:
+        st.warning(T("room_closed"))
+        return
+    snap = st.session_state.get("room-live")
+    if snap is None or snap["polled"] != polled or snap["room"].code != code:
+        snap = st.session_state["room-live"] = snapshot(code, control, lesson, polled)
+    room, board, hist = snap["room"], snap["board"], snap["hist"]
+    c1, c2, c3 = st.columns(3)
+    c1.metric(T("learners_n"), len(snap["learners"]))
+    c2.metric(T("answered_n"), hist.total if hist else 0)
+    c3.metric(T("lost_n"), snap["lost"])
+    if hist is not None:
+        fig = figures.histogram(hist, ui.texts("room.figure"), reveal=room.phase == "revealed")
+        st.plotly_chart(fig, key="room-hist", config={"displayModeBar": False})
+    with st.expander(T("board"), expanded=False):
+        st.caption(T("board_steps", on=", ".join(f"{i + 1}: {n}" for i, n in enumerate(board.steps)),
+                     away=board.elsewhere))  # fmt: skip
+        columns = [T("col_name"), T("col_step"), T("col_following"), T("col_answered"), T("col_right")]
+        rows = [
+            [name, step + 1 if step >= 0 else "–", following, n, right]
+            for name, step, following, n, right in board.rows
+        ]
+        st.dataframe({c: [r[i] for r in rows] for i, c in enumerate(columns)}, hide_index=True)  # text, not HTML
+    with st.expander(T("gallery_header", n=len(snap["gallery"])), expanded=bool(snap["gallery"])):
+        if room.shown:
+            st.caption(T("shown"))
+            st.text(room.shown)
+            st.button(T("hide"), on_click=show_sentence, args=(code, control, ""), key="room-hide")
+        for i, (name, sentence) in enumerate(snap["gallery"][-20:]):
+            c1, c2 = st.columns([5, 1])
+            c1.text(f"{name}: {sentence}")  # learners' words: plain text
+            c2.button(T("show"), on_click=show_sentence, args=(code, control, sentence), key=f"room-show-{i}")
+
+
+def show(T, code: str, control: str, lessons: dict) -> None:
+    store = follow.store()
+    room = store.room(code)
+    lesson = lessons[room.lesson]
+    st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
+    st.warning(T("control_warning"))
+    join_panel(T, code)
+    steps_nav(T, code, control, lesson, room.step)
+    step = lesson.steps[room.step]
+    st.markdown(text_in(step.text, ui.lang()))
+    page, params = follow.step_target(lesson, room.step)
+    st.link_button(T("open_step"), follow.link(page.url_path, params), icon=":material/open_in_new:")
+    question_controls(T, code, control, room, lesson)
+    live(code, control, lesson)
+    st.download_button(T("csv"), lambda: rules.answers_csv(store.answers(code, control),
+                       {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}),
+                       file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")  # fmt: skip

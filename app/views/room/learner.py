@@ -1,0 +1,103 @@
+"""A learner's room panel (in the sidebar of every page while they have a seat): the step's text, follow or
+explore, the open question and their own answer, after the reveal the right answer and the room's distribution,
+"I'm lost", and the gallery. Nothing another learner wrote is shown except the sentence the facilitator chose,
+as plain text."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import ui
+from app.views.room import follow
+from core import room as rules
+from core.lessons import ORDER_SEPARATOR, fill, text_in
+from core.room import RoomError
+from viz import room as figures
+
+
+def toggle_follow(s: dict) -> None:
+    s["following"] = st.session_state["room-follow"]
+    try:
+        follow.store().where(s["code"], s["token"], s["step"] if s["following"] else -1, s["following"])
+    except RoomError:
+        pass  # the board is a little behind; following itself does not depend on it
+    if s["following"]:
+        s["step"] = None  # the next poll opens the room's step
+
+
+def answer_form(T, s: dict, room, right) -> None:
+    with st.form("room-answer", clear_on_submit=False, border=False):
+        if right.kind in ("token", "choice"):
+            raw = st.radio(T("pick"), right.options, index=None, key="room-pick")
+        elif right.kind == "order":
+            raw = ORDER_SEPARATOR.join(st.multiselect(T("order_help"), right.options, key="room-order"))
+        else:
+            raw = st.text_input(T("number_help"), key="room-number", max_chars=40)
+        sent = st.form_submit_button(T("submit"))
+    if sent:
+        try:
+            kept = rules.submit_answer(follow.store(), s["code"], s["token"], raw if raw is not None else "")
+            st.toast(T("answer_kept") if kept else T("answered_before"))
+        except RoomError as e:
+            st.warning(T(e.key))
+
+
+def question(T, s: dict, room, lesson) -> None:
+    step = lesson.steps[room.step]
+    if not room.question or step.question is None or step.question.id != room.question:
+        st.caption(T("waiting"))
+        return
+    q, lang, right = step.question, ui.lang(), rules.answer_from_json(room.answer)
+    st.markdown(text_in(q.prompt, lang))
+    mine = follow.store().my_answer(s["code"], s["token"], room.question)
+    if mine is None and room.phase == "open":
+        for i, hint in enumerate(q.hints):
+            with st.expander(T(f"hint_{min(i, 2)}")):
+                st.markdown(text_in(hint, lang))
+        answer_form(T, s, room, right)
+    elif mine is not None:
+        st.text(T("your_answer", answer=mine[0]))
+    if room.phase == "revealed":
+        st.success(T("right_answer", answer=rules.answer_to_text(right)))
+        if mine is not None:
+            st.write(T("right") if mine[1] else T("wrong"))
+        st.markdown(fill(text_in(q.explanation, lang), right))
+        if s.get("responses") is None:
+            s["responses"] = follow.store().responses(s["code"], room.question)
+        view = rules.histogram(right, s["responses"])
+        st.plotly_chart(figures.histogram(view, ui.texts("room.figure"), reveal=True), key="room-hist-learner",
+                        config={"displayModeBar": False})  # fmt: skip
+
+
+def panel(T, s: dict, room, lesson) -> None:
+    st.markdown(f"**{T('seat', code=room.code, step=room.step + 1, n=len(lesson.steps))}**")
+    st.text(s["name"])
+    st.toggle(T("follow"), value=s["following"], key="room-follow", on_change=toggle_follow, args=(s,))
+    page, params = follow.step_target(lesson, room.step)
+    st.page_link(page, label=T("back"), icon=":material/undo:", query_params=params)
+    st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
+    question(T, s, room, lesson)
+    if room.shown:
+        st.caption(T("shown"))
+        st.text(room.shown)  # a learner's sentence: plain text, never markdown or HTML
+    lost = st.toggle(T("lost"), value=bool(s.get("lost")), key="room-lost", help=T("lost_help"))
+    if lost != bool(s.get("lost")):
+        try:
+            follow.store().set_lost(s["code"], s["token"], lost)
+            s["lost"] = lost
+        except RoomError as e:
+            st.warning(T(e.key))
+    with st.popover(T("gallery_submit")):
+        with st.form("room-gallery", clear_on_submit=True, border=False):
+            sentence = st.text_input(T("sentence"), max_chars=rules.MAX_SENTENCE_CHARS, key="room-sentence")
+            if st.form_submit_button(T("send")):
+                try:
+                    follow.store().submit(s["code"], s["token"], room.step, sentence)
+                    st.toast(T("sent"))
+                except RoomError as e:
+                    st.warning(T(e.key))
+    st.page_link(follow.room_page(), label=T("room_page"), icon=":material/groups:",
+                 query_params={"room": room.code, "me": s["token"]})  # fmt: skip
+    if st.button(T("leave"), key="room-leave"):
+        follow.leave()
+        st.rerun()
