@@ -61,13 +61,22 @@ browser() {
   fi
 }
 
+postgres() {
+  # The room tests run on SQLite and on PostgreSQL (tests/room_stores.py): a local cluster, installed (as root,
+  # Debian's package) and started by scripts/postgres.sh. Without it those tests fail; they never skip.
+  if [ -z "${DATABASE_URL:-}" ]; then
+    DATABASE_URL=$(bash scripts/postgres.sh start) || echo "could not start PostgreSQL: the room tests on it will fail"
+    export DATABASE_URL
+  fi
+}
+
 cmd=${1:-run}; shift || true
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
   setup) setup ;;
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
   serve) setup; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
-  test)  setup; lint; if selects_browser "$@"; then browser; fi
+  test)  setup; lint; if selects_browser "$@"; then browser; fi; postgres
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
   quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
