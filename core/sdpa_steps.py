@@ -317,3 +317,106 @@ def saturation_view(d_k: int, n_keys: int, seed: int = 0) -> SaturationView:
         row=example_row(d_k, n_keys, seed),
         variance=dot_product_variance(d_k, VAR_SAMPLES, seed),
     )
+
+
+# --- Q, K, V as a lookup: a dict's hard lookup beside attention's soft one ------------------------------------
+
+# Four keys of width d_k = 4, unit length, in two similar pairs (0 ~ 1, 2 ~ 3), each with a number as its value.
+# A dict finds the key equal to the query and returns its value; attention scores the query against every key
+# and returns the softmax-weighted mix of all values. Unit keys make the exact match the best score (q·k <= 1
+# with equality only for k = q), so a low temperature turns the soft lookup into the hard one.
+LOOKUP_KEYS = (
+    (1.0, 0.6, 0.0, 0.0),
+    (0.6, 1.0, 0.0, 0.0),
+    (0.0, 0.0, 1.0, 0.6),
+    (0.0, 0.0, 0.6, 1.0),
+)
+LOOKUP_VALUES = (3.0, 5.0, 20.0, 40.0)
+LOOKUP_OTHER = (1.0, 0.8, 0.1, 0.0)  # a query equal to no key: between keys 0 and 1, a little towards key 2
+LOOKUP_TAUS = tuple(float(x) for x in np.round(np.logspace(-2, 1, 61), 6))  # 0.01 .. 10 for the curve
+
+
+def _unit(rows) -> np.ndarray:
+    a = np.asarray(rows, dtype=np.float64)
+    return a / np.linalg.norm(a, axis=-1, keepdims=True)
+
+
+def soft_lookup(query, keys, values, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scores q·k_j, weights softmax(scores / tau), result weights · values) for one query (d_k,), keys
+    (n, d_k), values (n,) or (n, d_v). tau = sqrt(d_k) is attention's scaling; tau -> 0 gives the argmax key."""
+    if not tau > 0:
+        raise ValueError("tau must be > 0")
+    q, k, v = (torch.tensor(np.asarray(m, dtype=np.float64)) for m in (query, keys, values))
+    scores = k @ q  # (n,)
+    weights = torch.softmax(scores / tau, dim=-1)
+    return scores.numpy(), weights.numpy(), (weights @ v).numpy()
+
+
+def hard_lookup(query, keys, values):
+    """What a dict does: the value of the key equal to the query (exact equality, no similarity), else None
+    (Python raises KeyError)."""
+    table = {tuple(np.asarray(k, dtype=np.float64).tolist()): v for k, v in zip(keys, values)}
+    return table.get(tuple(np.asarray(query, dtype=np.float64).tolist()))
+
+
+@dataclass(frozen=True)
+class LookupView:
+    """The lookup part of /sdpa-steps for one query and one temperature."""
+
+    names: list[str]  # the keys' names (words from the page)
+    keys: np.ndarray  # (n, d_k) unit rows
+    values: np.ndarray  # (n,)
+    query: np.ndarray  # (d_k,)
+    query_index: int | None  # the key the query equals, None for a query in no key
+    tau: float
+    d_k: int
+    scores: np.ndarray  # (n,) q·k_j
+    weights: np.ndarray  # (n,) softmax(scores / tau)
+    hard_weights: np.ndarray  # (n,) one-hot on the matching key, zeros when none matches
+    soft: float  # weights · values
+    hard: float | None  # the dict's answer, None = KeyError
+    sdpa: float  # torch's scaled_dot_product_attention(q, K, V, scale=1/tau): the same soft result
+    taus: np.ndarray  # (m,) temperatures of the curve
+    soft_by_tau: np.ndarray  # (m,) the soft result at each
+    code: str  # the dict and the lookup as Python, with the names
+    mix: str  # the soft result written out
+
+
+def lookup_view(query_index: int | None, tau: float, names) -> LookupView:
+    """query_index: the key the query equals (0 .. 3), or None for LOOKUP_OTHER, a query equal to no key."""
+    names = [str(n) for n in names]
+    if len(names) != len(LOOKUP_KEYS):
+        raise ValueError(f"need {len(LOOKUP_KEYS)} names")
+    keys, values = _unit(LOOKUP_KEYS), np.array(LOOKUP_VALUES)
+    query = keys[query_index] if query_index is not None else _unit(LOOKUP_OTHER)
+    scores, weights, soft = soft_lookup(query, keys, values, tau)
+    hard = hard_lookup(query, keys, values)
+    hard_weights = np.zeros(len(keys))
+    if query_index is not None:
+        hard_weights[query_index] = 1.0
+    q, k, v = (torch.tensor(m)[None, None] for m in (query[None], keys, values[:, None]))
+    sdpa = F.scaled_dot_product_attention(q, k, v, scale=1.0 / tau)[0, 0, 0, 0].item()
+    curve = np.array([soft_lookup(query, keys, values, t)[2] for t in LOOKUP_TAUS])
+    entries = ", ".join(f'"{n}": {_fmt(x)}' for n, x in zip(names, values))
+    asked = f'"{names[query_index]}"' if query_index is not None else "q"  # q: a vector equal to no key
+    answer = f"# → {_fmt(hard)}" if hard is not None else "# KeyError"
+    mix = " + ".join(f"{w:.4f}×{_fmt(x)}" for w, x in zip(weights, values))
+    return LookupView(
+        names=names,
+        keys=keys,
+        values=values,
+        query=query,
+        query_index=query_index,
+        tau=float(tau),
+        d_k=keys.shape[1],
+        scores=scores,
+        weights=weights,
+        hard_weights=hard_weights,
+        soft=float(soft),
+        hard=None if hard is None else float(hard),
+        sdpa=sdpa,
+        taus=np.array(LOOKUP_TAUS),
+        soft_by_tau=curve,
+        code=f"table = {{{entries}}}\ntable[{asked}]  {answer}",
+        mix=f"softmax(q·K / {tau:g}) · V = {mix} = {_fmt(soft)}",
+    )

@@ -18,7 +18,7 @@ from .labels import safe_label
 from .style import BLUE, MARGIN, RED
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
-    from core.sdpa_steps import SaturationView, StepsView
+    from core.sdpa_steps import LookupView, SaturationView, StepsView
 
 SCALED_COLOUR, UNSCALED_COLOUR = BLUE, RED
 
@@ -166,3 +166,69 @@ def softmax_row_bars(
     fig.update_xaxes(title_text=safe_label(x_title, 60), type="category")
     fig.update_yaxes(title_text=safe_label(y_title, 60), range=[0, 1.05], gridcolor="#eee")
     return fig
+
+
+def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figure]:
+    """{"weights": the dict's one-hot weights beside attention's softmax weights, one bar pair per key;
+    "curve": the soft result against the temperature (log axis), with the dict's value and sqrt(d_k) marked}."""
+    weights = softmax_row_bars(
+        view.weights,
+        view.hard_weights,
+        view.names,
+        title=t("lookup_fig_weights", tau=view.tau),
+        scaled_name=t("lookup_soft"),
+        unscaled_name=t("lookup_hard"),
+        x_title=t("lookup_key"),
+        y_title=t("row_weight"),
+    )
+    curve = go.Figure(
+        go.Scatter(
+            x=view.taus,
+            y=np.round(view.soft_by_tau, 5),
+            mode="lines",
+            name=safe_label(t("lookup_soft"), 60),
+            line=dict(color=SCALED_COLOUR),
+            hovertemplate="τ = %{x:.3g}<br>%{y:.4f}<extra></extra>",
+        )
+    )
+    if view.hard is not None:
+        curve.add_hline(
+            y=view.hard,
+            line_dash="dash",
+            line_color=UNSCALED_COLOUR,
+            annotation_text=safe_label(t("lookup_hard_value", value=view.hard), 80),
+            annotation_position="bottom right",
+        )
+    # the chosen tau as a point on the curve, sqrt(d_k) as a vertical segment: traces, not shapes, so they sit
+    # at the data values on the log axis
+    curve.add_trace(
+        go.Scatter(
+            x=[view.tau],
+            y=[round(view.soft, 5)],
+            mode="markers",
+            name=safe_label(t("lookup_chosen", tau=view.tau), 60),
+            marker=dict(color="#444", size=10),
+            hovertemplate="τ = %{x:.3g}<br>%{y:.4f}<extra></extra>",
+        )
+    )
+    low, high = float(view.soft_by_tau.min()), float(view.soft_by_tau.max())
+    curve.add_trace(
+        go.Scatter(
+            x=[view.d_k**0.5] * 2,
+            y=[low, high],
+            mode="lines",
+            name=safe_label(t("lookup_sqrt_dk", root=view.d_k**0.5), 60),
+            line=dict(color="#999", dash="dash"),
+            hoverinfo="skip",
+        )
+    )
+    curve.update_layout(
+        title=dict(text=safe_label(t("lookup_fig_curve"), 160)),
+        height=340,
+        plot_bgcolor="white",
+        margin=MARGIN,
+        legend=dict(orientation="h", y=-0.3),
+    )
+    curve.update_xaxes(type="log", title_text=safe_label(t("lookup_tau"), 60), gridcolor="#eee")
+    curve.update_yaxes(title_text=safe_label(t("lookup_result"), 60), gridcolor="#eee")
+    return {"weights": weights, "curve": curve}
