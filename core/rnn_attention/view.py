@@ -1,0 +1,183 @@
+"""What the /rnn-attention page draws, ready to draw (lists and numbers, verdicts included):
+
+    sentence_view   one sentence: the GRU's greedy output with its alignment (target x source), beside the shipped
+                    Transformer's output and the grammar's reference
+    scores_view     the two models side by side: held-out exact match and chrF (their training reports), alignment
+                    (the GRU's one attention, the Transformer's best cross-attention head, measured the same way)
+    gradient_view   results/rnn_attention.json's gradient by distance, with and without attention
+    timing_view     results/rnn_attention.json's time per sentence against length
+(compare.cost_view: path length and cost per layer, computed live.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..stats import wilson_interval
+from . import model as rm
+from .translate import translate_batch
+
+RESULT = "rnn_attention"  # results/rnn_attention.json (scripts/rnn_attention_compare.py)
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    source: list[str]  # encoder tokens: language tag, words, </s>
+    output: list[str]  # the GRU's written tokens
+    rows: list[str]  # output tokens and </s>: the rows of `attention`
+    attention: list[list[float]]  # (len(rows), len(source))
+    marks: list[tuple[int, int]]  # (row, source column) the grammar aligns, when the GRU wrote the reference
+    reference: list[str] | None
+    transformer_output: list[str]
+    verdict: str  # both_right, gru_only, transformer_only, neither, no_reference
+
+
+def sentence_view(model: rm.RNNSearch, tokenizer, run) -> SentenceView:
+    """run: core.encoder_decoder.view.SentenceRun of the same sentence (the Transformer's translation, the
+    grammar's reference and alignment)."""
+    from ..encoder_decoder.translate import source_text
+
+    t = translate_batch(model, tokenizer, [source_text(run.sentence, run.language)])[0]
+    rows = t.output + (["</s>"] if t.finished else [])
+    gru_ok = run.reference is not None and t.output == run.reference
+    tr_ok = run.reference is not None and run.free.output == run.reference
+    if run.reference is None:
+        verdict = "no_reference"
+    else:
+        verdict = {(True, True): "both_right", (True, False): "gru_only", (False, True): "transformer_only",
+                   (False, False): "neither"}[(gru_ok, tr_ok)]  # fmt: skip
+    marks = [(tgt, src) for src, tgt in run.alignment] if gru_ok else []
+    return SentenceView(t.source_tokens, t.output, rows, t.attention[: len(rows)].tolist(), marks, run.reference,
+                        list(run.free.output), verdict)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    key: str  # which number: exact_all, exact_ja, exact_ko, chrf, alignment, diagonal, chance, parameters, cpu
+    gru: float
+    transformer: float
+    gru_interval: tuple[float, float] | None = None  # 95 % Wilson interval of a rate
+    transformer_interval: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class ScoresView:
+    rows: list[ScoreRow]
+    held_out_pairs: int
+    alignment_pairs: int
+    alignment_words: int
+    transformer_head: tuple[int, int]  # (layer, head) of the Transformer's best head
+    exact: str  # "similar" (intervals overlap) or "gru_better" / "transformer_better"
+    alignment: str  # the same for the alignment accuracy
+    gru_alignment_verdict: str  # aligns / diagonal / none, core.encoder_decoder.alignment's rule
+
+
+def _compare(a: tuple[float, float], b: tuple[float, float]) -> str:
+    """'gru_better' when the GRU's interval lies above the Transformer's, 'transformer_better' when below."""
+    if a[0] > b[1]:
+        return "gru_better"
+    if b[0] > a[1]:
+        return "transformer_better"
+    return "similar"
+
+
+def scores_view(gru_report: dict, transformer_report: dict, transformer_alignment: dict) -> ScoresView:
+    """From data/rnn_attention/report.json, data/encoder_decoder/report.json and results/encoder_decoder_alignment.json."""
+    rows = []
+    for language in ("all", "ja", "ko"):
+        g, t = gru_report["held_out"][language], transformer_report["held_out"][language]
+        gi = wilson_interval(round(g["exact_match"] * g["pairs"]), g["pairs"])
+        ti = wilson_interval(round(t["exact_match"] * t["pairs"]), t["pairs"])
+        rows.append(ScoreRow(f"exact_{language}", g["exact_match"], t["exact_match"], gi, ti))
+    rows.append(ScoreRow("chrf", gru_report["held_out"]["all"]["chrf"], transformer_report["held_out"]["all"]["chrf"]))
+    ga = gru_report["alignment"]
+    g_head, t_head = ga["heads"][0], transformer_alignment["best"][0]
+    rows.append(ScoreRow("alignment", g_head["accuracy"], t_head["accuracy"], (g_head["low"], g_head["high"]),
+                         (t_head["low"], t_head["high"])))  # fmt: skip
+    gd, td = ga["diagonal"], transformer_alignment["diagonal"]
+    rows.append(ScoreRow("diagonal", gd["accuracy"], td["accuracy"], (gd["low"], gd["high"]), (td["low"], td["high"])))
+    rows.append(ScoreRow("chance", ga["chance"], transformer_alignment["chance"]))
+    rows.append(ScoreRow("parameters", gru_report["parameters"], transformer_report["parameters"]))
+    rows.append(ScoreRow("cpu", gru_report["train_cpu_seconds"], transformer_report["train_cpu_seconds"]))
+    return ScoresView(
+        rows, gru_report["held_out"]["all"]["pairs"], ga["pairs"], ga["words"], (t_head["layer"], t_head["head"]),
+        _compare(rows[0].gru_interval, rows[0].transformer_interval),
+        _compare(rows[4].gru_interval, rows[4].transformer_interval), ga["verdict"],
+    )  # fmt: skip
+
+
+def committed_scores() -> tuple[ScoresView, dict] | None:
+    """scores_view of the committed reports (and the GRU's report, for its command and date), or None when one of
+    them is missing or of another shape."""
+    from ..encoder_decoder import alignment as al
+    from ..encoder_decoder import model as ed
+    from ..results import load_result
+
+    gru = load_result(rm.WEIGHTS_DIR / "report.json")
+    transformer = load_result(ed.WEIGHTS_DIR / "report.json")
+    alignment = load_result("encoder_decoder_alignment", required=al.is_result)
+    if gru is None or transformer is None or alignment is None:
+        return None
+    try:
+        return scores_view(gru, transformer, alignment), gru
+    except (KeyError, TypeError, IndexError):
+        return None
+
+
+def is_result(data: dict) -> bool:
+    """Has results/rnn_attention.json the shape the page reads? (core.results.load_result's check)"""
+    g, rows = data["gradient"], data["timing"]["rows"]
+    return (
+        len(g["distances"]) == len(g["with_attention"]) == len(g["recurrence_only"]) > 1
+        and all(isinstance(r[k], (int, float)) for r in rows for k in ("n", "gru_ms", "transformer_ms"))
+        and len(rows) > 1
+    )
+
+
+@dataclass(frozen=True)
+class GradientPanel:
+    distances: list[int]
+    with_attention: list[float]
+    recurrence_only: list[float]
+    decay: float  # recurrence only: farthest / nearest
+    decay_attention: float
+    pairs: int
+    length: int | None  # source length of the long-input measurement, None for held-out sentences
+    verdict: str  # "vanishes" (recurrence-only decays at least 10x more than with attention), "weaker", "flat"
+
+
+def _gradient_panel(g: dict, length: int | None) -> GradientPanel:
+    ratio = g["decay_attention"] / g["decay"] if g["decay"] > 0 else math.inf
+    verdict = "vanishes" if ratio >= 10 else ("weaker" if g["decay"] < g["decay_attention"] else "flat")
+    return GradientPanel(g["distances"], g["with_attention"], g["recurrence_only"], g["decay"], g["decay_attention"],
+                         g["pairs"], length, verdict)  # fmt: skip
+
+
+def gradient_panels(data: dict) -> list[GradientPanel]:
+    """Held-out sentences first, then the long random inputs when measured."""
+    panels = [_gradient_panel(data["gradient"], None)]
+    if isinstance(data.get("gradient_long"), dict):
+        panels.append(_gradient_panel(data["gradient_long"], data["gradient_long"]["length"]))
+    return panels
+
+
+@dataclass(frozen=True)
+class TimingView:
+    lengths: list[int]
+    gru_ms: list[float]
+    transformer_ms: list[float]
+    gru_steps: list[int]  # cell steps one after another (both directions)
+    transformer_steps: list[int]  # layers one after another
+    device: str
+    ratio_at_longest: float  # GRU time / Transformer time at the longest length
+    faster_at_longest: str  # "transformer" or "gru"
+
+
+def timing_view(data: dict) -> TimingView:
+    rows = data["timing"]["rows"]
+    last = rows[-1]
+    ratio = last["gru_ms"] / last["transformer_ms"]
+    return TimingView([r["n"] for r in rows], [r["gru_ms"] for r in rows], [r["transformer_ms"] for r in rows],
+                      [r["gru_sequential_steps"] for r in rows], [r["transformer_sequential_steps"] for r in rows],
+                      data["timing"]["device"], ratio, "transformer" if ratio > 1 else "gru")  # fmt: skip

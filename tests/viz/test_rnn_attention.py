@@ -1,0 +1,68 @@
+"""viz/rnn_attention: each figure read back: the numbers it was given are the numbers it draws, tokens escaped, the
+crossover and the alignment marks where the view puts them."""
+
+import numpy as np
+
+from core.rnn_attention import compare as cmp
+from core.rnn_attention import view as rv
+from viz import rnn_attention as figs
+
+
+def T(key, **fmt):
+    return key + "".join(f" {k}={v}" for k, v in sorted(fmt.items()))
+
+
+def sentence():
+    return rv.SentenceView(
+        source=["<2ja>", "the", "<b>cat</b>", "sleeps", ".", "</s>"],
+        output=["猫", "は", "眠る", "。"],
+        rows=["猫", "は", "眠る", "。", "</s>"],
+        attention=np.eye(5, 6, 2).tolist(),
+        marks=[(0, 2), (2, 3), (3, 4)],
+        reference=["猫", "は", "眠る", "。"],
+        transformer_output=["猫", "は", "眠る", "。"],
+        verdict="both_right",
+    )
+
+
+def test_alignment_figure_draws_the_weights_and_marks_the_grammars_alignment():
+    fig = figs.alignment_figure(sentence(), T)
+    heat, marks = fig.data[0], fig.data[-1]
+    z = np.asarray(heat.z, dtype=np.float64)
+    assert z.shape == (5, 6) and np.allclose(z, np.eye(5, 6, 2))
+    assert all("<b>" not in str(x) for x in heat.x) and any("&lt;b&gt;" in str(x) for x in heat.x)
+    assert list(marks.x) == [heat.x[2], heat.x[3], heat.x[4]]  # on the heatmap's (escaped) categories
+    assert list(marks.y) == [heat.y[0], heat.y[2], heat.y[3]]
+
+
+def test_alignment_figure_without_marks_draws_only_the_heatmap():
+    view = sentence()
+    view = rv.SentenceView(**{**view.__dict__, "marks": []})
+    assert [t.type for t in figs.alignment_figure(view, T).data] == ["heatmap"]
+
+
+def test_gradient_figure_draws_both_series_on_a_log_axis():
+    panel = rv.GradientPanel([0, 1, 2], [1.0, 0.9, 0.8], [1.0, 0.1, 0.01], 0.01, 0.8, 10, None, "vanishes")
+    fig = figs.gradient_figure(panel, T)
+    assert [list(t.y) for t in fig.data] == [[1.0, 0.9, 0.8], [1.0, 0.1, 0.01]]
+    assert list(fig.data[0].x) == [0, 1, 2] and fig.layout.yaxis.type == "log"
+    assert fig.layout.title.text == "gradient_title"
+    long = rv.GradientPanel([0, 1], [1.0, 1.0], [1.0, 0.5], 0.5, 1.0, 4, 60, "weaker")
+    assert figs.gradient_figure(long, T).layout.title.text == "gradient_long_title n=60"
+
+
+def test_timing_figure_draws_the_measured_times_and_steps():
+    view = rv.TimingView([8, 16], [1.0, 2.0], [0.5, 0.6], [16, 32], [2, 2], "cpu", 3.3, "transformer")
+    fig = figs.timing_figure(view, T)
+    assert [list(t.y) for t in fig.data] == [[1.0, 2.0], [0.5, 0.6]]
+    assert [list(t.customdata) for t in fig.data] == [[16, 32], [2, 2]]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+def test_cost_figure_draws_both_counts_and_the_crossover_at_d():
+    view = cmp.cost_view(32, 64)
+    fig = figs.cost_figure(view, T)
+    assert list(fig.data[0].y) == view.recurrent and list(fig.data[1].y) == view.attention
+    lines = [s for s in fig.layout.shapes]
+    assert [s.x0 for s in lines] == [64, 32]
+    assert any(a.text == "crossover d=64" for a in fig.layout.annotations)

@@ -1,0 +1,78 @@
+"""Figures of /rnn-attention: the GRU's alignment for one sentence (core.rnn_attention.view.SentenceView), the
+gradient that reaches a source word against its distance (GradientPanel), the time per sentence against length
+(TimingView), and the cost of one layer against length (core.rnn_attention.compare.CostView). Views in, figures out;
+words through `t`."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .heatmap import attention_heatmap
+from .labels import indexed_labels, safe_label
+from .style import BLUE, GREEN, ORANGE, PALETTE, base_layout
+
+
+def alignment_figure(view, t) -> go.Figure:
+    """The GRU's attention: one row per written token (and </s>), one column per source token; open squares on
+    the words the grammar aligns when the GRU wrote the reference (labels escaped as the heatmap's, so they land on
+    its cells)."""
+    rows, cols = indexed_labels(view.rows), indexed_labels(view.source)
+    fig = attention_heatmap(view.attention, rows, cols, title=t("alignment_title"), x_title=t("axis_source"),
+                            y_title=t("axis_output"), value_name=t("weight"))  # fmt: skip
+    if view.marks:
+        fig.add_trace(go.Scatter(x=[safe_label(cols[c], 40) for _, c in view.marks],
+                                 y=[safe_label(rows[r], 40) for r, _ in view.marks],
+                                 mode="markers", name=safe_label(t("grammar_alignment"), 60), hoverinfo="skip",
+                                 marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2))))  # fmt: skip
+        fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def gradient_figure(panel, t) -> go.Figure:
+    """Mean |d loss / d x_j| against the distance of word j from the last source token, log scale: with attention
+    and through the recurrence only."""
+    fig = go.Figure()
+    for values, name, colour in ((panel.with_attention, t("with_attention"), BLUE),
+                                 (panel.recurrence_only, t("recurrence_only"), ORANGE)):  # fmt: skip
+        label = safe_label(name, 60)
+        fig.add_trace(go.Scatter(x=panel.distances, y=values, mode="lines+markers", name=label,
+                                 line=dict(color=colour),
+                                 hovertemplate=f"{label}<br>%{{x}}: %{{y:.3g}}<extra></extra>"))  # fmt: skip
+    title = t("gradient_title") if panel.length is None else t("gradient_long_title", n=panel.length)
+    fig.update_xaxes(title=t("axis_distance"))
+    fig.update_yaxes(title=t("axis_gradient"), type="log")
+    return base_layout(fig, safe_label(title, 120), height=380, legend=dict(orientation="h", y=-0.25))
+
+
+def timing_figure(view, t) -> go.Figure:
+    """Time to encode one sentence against its length, log-log."""
+    fig = go.Figure()
+    for values, steps, name, colour in ((view.gru_ms, view.gru_steps, t("gru"), ORANGE),
+                                        (view.transformer_ms, view.transformer_steps, t("transformer"), BLUE)):  # fmt: skip
+        label = safe_label(name, 60)
+        fig.add_trace(go.Scatter(x=view.lengths, y=values, customdata=steps, mode="lines+markers", name=label,
+                                 line=dict(color=colour),
+                                 hovertemplate=f"{label}<br>n = %{{x}}: %{{y:.3g}} ms<br>"
+                                 + safe_label(t("steps_in_sequence"), 60) + ": %{customdata}<extra></extra>"))  # fmt: skip
+    fig.update_xaxes(title=t("axis_length"), type="log")
+    fig.update_yaxes(title=t("axis_ms"), type="log")
+    return base_layout(fig, safe_label(t("timing_title", device=view.device), 120), height=380,
+                       legend=dict(orientation="h", y=-0.25))  # fmt: skip
+
+
+def cost_figure(view, t) -> go.Figure:
+    """Floating-point operations of one layer against n at width d, the crossover n = d and the chosen n marked."""
+    fig = go.Figure()
+    for values, name, colour in ((view.recurrent, t("cost_recurrent"), ORANGE),
+                                 (view.attention, t("cost_attention"), BLUE)):  # fmt: skip
+        label = safe_label(name, 60)
+        fig.add_trace(go.Scatter(x=view.lengths, y=values, mode="lines", name=label, line=dict(color=colour),
+                                 hovertemplate=f"{label}<br>n = %{{x}}: %{{y:.3g}}<extra></extra>"))  # fmt: skip
+    fig.add_vline(x=view.crossover, line=dict(color=GREEN, dash="dash"))
+    fig.add_annotation(x=view.crossover, y=1, yref="paper", showarrow=False, yanchor="bottom",
+                       text=safe_label(t("crossover", d=view.d), 60), font=dict(color=GREEN))  # fmt: skip
+    fig.add_vline(x=view.n, line=dict(color="#666", dash="dot"))
+    fig.update_xaxes(title=t("axis_length"))
+    fig.update_yaxes(title=t("axis_flops"))
+    return base_layout(fig, safe_label(t("cost_title", d=view.d), 120), height=380,
+                       legend=dict(orientation="h", y=-0.25))  # fmt: skip
