@@ -35,3 +35,34 @@ def smollm2():
 def moe():
     """The tiny MoE trained by this repository (its default, balanced variant)."""
     return load_or_skip("moe")
+
+
+@pytest.fixture(scope="session")
+def moe_variants(moe):
+    """Every shipped MoE checkpoint by variant name (balanced, collapsed, ...): the `moe` fixture's balanced one
+    plus the others, each loaded once per test process."""
+    from core.models import moe_model
+
+    return {v: moe if v == moe.variant else moe_model.load_moe(v) for v in moe_model.VARIANTS}
+
+
+@pytest.fixture(scope="session")
+def encoder_decoder():
+    """(model, tokenizer) of the small encoder-decoder trained by this repository (data/encoder_decoder)."""
+    from core.encoder_decoder import model as ed
+
+    reason = ed.status()
+    if reason:
+        pytest.skip(f"encoder_decoder: {reason}")
+    return ed.load()
+
+
+# Any test that uses one of these, directly or through another fixture, loads a real model: it is marked `slow`
+# (so `bash scripts/dev.sh quick` never loads one); explicit marks elsewhere stay as they are.
+REAL_MODEL_FIXTURES = frozenset({"minilm", "smollm2", "moe", "moe_variants", "encoder_decoder"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if REAL_MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

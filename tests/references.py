@@ -27,8 +27,8 @@ def assert_close_in_scale(ours, reference, relative: float = FLOAT32_RELATIVE, w
     by its largest terms: an element near zero inside a tensor of hundreds carries the same absolute error as its
     neighbours. Values of order 1 or less (attention weights, probabilities) keep the absolute bound `relative`.
     Weights and exact integer results keep their own tight absolute checks; this is for computed activations."""
-    ours = torch.as_tensor(ours, dtype=torch.float64)
-    reference = torch.as_tensor(reference, dtype=torch.float64)
+    ours = torch.as_tensor(ours).detach().to(torch.float64)
+    reference = torch.as_tensor(reference).detach().to(torch.float64)
     assert ours.shape == reference.shape, f"{what}: shape {tuple(ours.shape)} != {tuple(reference.shape)}"
     scale = max(1.0, float(reference.abs().max())) if reference.numel() else 1.0
     error = float((ours - reference).abs().max()) if reference.numel() else 0.0

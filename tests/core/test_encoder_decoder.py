@@ -200,10 +200,8 @@ def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(mo
 
 
 @pytest.mark.slow
-def test_the_shipped_model_translates_held_out_sentences():
-    if ed.status():
-        pytest.skip(ed.status())
-    model, tok = ed.load()
+def test_the_shipped_model_translates_held_out_sentences(encoder_decoder):
+    model, tok = encoder_decoder
     pairs = grammar.generate(20, 99, held_out=True)
     exact = sum(tr.greedy_translate(model, tok, p.source_text) == p.target for p in pairs)
     assert exact >= 16  # the report's held-out exact match is measured on 1,000 pairs

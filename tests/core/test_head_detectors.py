@@ -5,7 +5,6 @@ import pytest
 import torch
 
 from core import head_detectors as hd
-from core.models import ModelUnavailable, registry
 
 LAYOUT = hd.Layout(prefix=1, half=16)  # [CLS] r_1..r_16 r_1..r_16 [SEP]
 N = LAYOUT.end + 1
@@ -80,14 +79,6 @@ def test_batched_scores_match_one_by_one():
         for b in range(3):
             for h in range(4):
                 assert float(batched[name][b, h]) == pytest.approx(float(hd.score_all(w[b, h], LAYOUT)[name]))
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    try:
-        return registry.LOADERS["minilm"]()
-    except ModelUnavailable as err:
-        pytest.skip(str(err))
 
 
 def test_random_batch_is_seeded_and_repeated(minilm):

@@ -5,26 +5,20 @@ import pytest
 import torch
 
 from core import logit_lens as lens
-from core.models import ModelUnavailable, registry
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    try:
-        return registry.LOADERS["smollm2"]()
-    except ModelUnavailable as err:
-        pytest.skip(str(err))
+from tests.references import assert_close_in_scale
 
 
 def test_last_stage_equals_the_models_logits(smollm2):
-    ids = smollm2.tokenize(["The capital of France is Paris, and the capital of Japan is"]).input_ids
-    streams, logits = lens.residual_streams(smollm2, ids)
+    batch = smollm2.tokenize(["The capital of France is Paris, and the capital of Japan is"])
+    ids = batch.input_ids
+    streams, logits = lens.residual_streams(smollm2, batch)
     assert len(streams) == smollm2.n_layers + 1
-    assert torch.allclose(lens.lens_logits(smollm2, streams[-1]), logits.float(), atol=1e-4)
+    # logits and SmolLM2's hidden states reach tens to hundreds: tolerances follow their scale
+    assert_close_in_scale(lens.lens_logits(smollm2, streams[-1]), logits.float(), what="last stage")
     # the hooks see the same streams transformers returns (its last one is already normed, so stop before it)
     hs = smollm2.model(input_ids=ids, output_hidden_states=True, use_cache=False).hidden_states
-    for ours, theirs in zip(streams[:-1], hs[:-1]):
-        assert torch.allclose(ours, theirs, atol=1e-5)
+    for layer, (ours, theirs) in enumerate(zip(streams[:-1], hs[:-1])):
+        assert_close_in_scale(ours, theirs, what=f"stream {layer}")
 
 
 def test_view_is_consistent(smollm2):
@@ -39,7 +33,7 @@ def test_view_is_consistent(smollm2):
         assert stage == 0 or not view.final_is_top[stage - 1, pos]
     assert torch.all(view.top_probs[..., :-1] >= view.top_probs[..., 1:])
     # the probabilities are the softmax of the lens logits (checked at one stage against a full softmax)
-    streams, _ = lens.residual_streams(smollm2, smollm2.tokenize(["One, two, three, four, five, six"]).input_ids)
+    streams, _ = lens.residual_streams(smollm2, smollm2.tokenize(["One, two, three, four, five, six"]))
     p = torch.softmax(lens.lens_logits(smollm2, streams[10][0]), -1)
     assert torch.allclose(view.top_probs[10], p.gather(1, view.top_ids[10]), atol=1e-5)
     assert torch.allclose(view.final_prob[10], p.gather(1, view.final_ids[:, None])[:, 0], atol=1e-5)
@@ -52,10 +46,6 @@ def test_hostile_text_and_limits(smollm2):
         lens.logit_lens(smollm2, "")
 
 
-def test_encoder_has_no_lens():
-    try:
-        minilm = registry.LOADERS["minilm"]()
-    except ModelUnavailable as err:
-        pytest.skip(str(err))
+def test_encoder_has_no_lens(minilm):
     with pytest.raises(ValueError):
         lens.logit_lens(minilm, "a cat")

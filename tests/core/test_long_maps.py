@@ -274,14 +274,12 @@ SMOLLM2_MISSING = registry.model_status().get("smollm2")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
-def test_smollm2_layer_path_equals_pooling_the_models_full_attention():
+def test_smollm2_layer_path_equals_pooling_the_models_full_attention(smollm2):
     """The page's path (document_batch -> layer_qk -> pooled maps) against the normal full run's Trace: its
     block means (core.pooling.block_mean, masked cells as 0) and pool_matrix of Trace.attention per head, at n = 96."""
-    from core.models.smollm2 import load_smollm2
     from core.rope_scaling.long_context import load_long_text
 
-    model = load_smollm2()
+    model = smollm2
     batch = lm.document_batch(model, load_long_text(), 96)
     trace = model.run(batch, logits=False, hidden_states=False)
     thumbs = [block_mean(trace.layer_attention(layer), None, 12)[0] for layer in range(trace.n_layers)]  # (H, 12, 12)
@@ -310,11 +308,9 @@ def test_page_runs_smollm2_on_the_long_document():
 @pytest.mark.parametrize(
     "text", ["Hi", "<script>alert(1)</script> 猫が座った。고양이 🐱 " * 3, "The cat sat on the mat. " * 900]
 )
-def test_page_reads_the_users_own_text(text):
+def test_page_reads_the_users_own_text(text, smollm2):
     """A short text gives maps over all of its tokens (and says so); a 20,000+-character one is cut with a notice;
     markup is shown as text. The maps equal those of the same text computed directly."""
-    from core.models.smollm2 import load_smollm2
-
     at = compute(
         open_page({"src": "smollm2", "doc": "own", "n": "512", "layer": "3", "zsize": "16", "text": text[:1500]})
     )
@@ -324,7 +320,7 @@ def test_page_reads_the_users_own_text(text):
     assert len(at.get("plotly_chart")) == 3
     shown = "\n".join(c.value for c in at.caption) + "\n".join(i.value for i in at.info)
     used = text[:20_000]
-    model = load_smollm2()
+    model = smollm2
     n_tokens = len(lm.document_batch(model, used, 512).tokens[0])
     assert f"first {n_tokens:,} SmolLM2 tokens" in shown
     assert ("fewer than the 512 chosen" in shown) == (n_tokens < 512)

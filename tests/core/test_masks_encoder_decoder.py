@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from core.masks.encoder_decoder import encoder_decoder, three_kinds
 from core.masks.layers import embed
+from tests.references import assert_close_in_scale
 
 ENC, DEC = ["le", "chat", "dort", "bien", "."], ["the", "cat", "sleeps"]
 
@@ -56,19 +57,19 @@ def test_every_step_matches_torch_multihead_attention():
         enc = torch_mha(ed.layers["encoder_self"])
         att, w = enc(ed.x_src, ed.x_src, ed.x_src, need_weights=True, average_attn_weights=False)
         memory = ln(ed.x_src + att)
-        torch.testing.assert_close(ed.memory, memory, atol=1e-5, rtol=1e-5)
+        assert_close_in_scale(ed.memory, memory, what="memory")
         np.testing.assert_allclose(kinds["encoder_self"].weights, w[0].numpy(), atol=1e-6)
         # decoder self-attention: torch's boolean attn_mask is True where attention is NOT allowed
         blocked = torch.triu(torch.ones(len(DEC), len(DEC), dtype=torch.bool), diagonal=1)
         dec = torch_mha(ed.layers["decoder_self"])
         att, w = dec(ed.x_tgt, ed.x_tgt, ed.x_tgt, attn_mask=blocked, need_weights=True, average_attn_weights=False)
         h = ln(ed.x_tgt + att)
-        torch.testing.assert_close(ed.decoder_self_output, h, atol=1e-5, rtol=1e-5)
+        assert_close_in_scale(ed.decoder_self_output, h, what="decoder self-attention output")
         np.testing.assert_allclose(kinds["decoder_self"].weights, w[0].numpy(), atol=1e-6)
         # cross-attention: queries from the decoder's self-attention output, keys and values from the encoder's
         cross = torch_mha(ed.layers["cross"])
         att, w = cross(h, memory, memory, need_weights=True, average_attn_weights=False)
-        torch.testing.assert_close(ed.output, ln(h + att), atol=1e-5, rtol=1e-5)
+        assert_close_in_scale(ed.output, ln(h + att), what="output")
         np.testing.assert_allclose(kinds["cross"].weights, w[0].numpy(), atol=1e-6)
         # and the same cross-attention through F.scaled_dot_product_attention, head by head
         layer = ed.layers["cross"]
@@ -76,7 +77,7 @@ def test_every_step_matches_torch_multihead_attention():
         k = layer.w_k(memory).view(1, len(ENC), layer.n_heads, -1).transpose(1, 2)
         v = layer.w_v(memory).view(1, len(ENC), layer.n_heads, -1).transpose(1, 2)
         heads = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(1, len(DEC), d)
-        torch.testing.assert_close(ed.output, ln(h + layer.w_o(heads)), atol=1e-5, rtol=1e-5)
+        assert_close_in_scale(ed.output, ln(h + layer.w_o(heads)), what="output through SDPA")
 
 
 def test_cross_attention_reads_the_encoder_output_not_the_embeddings():

@@ -14,6 +14,7 @@ from core.models import moe_model
 from core.moe import catalog as moe_catalog
 from core.moe import data as moe_data
 from core.moe import training as moe_training
+from tests.references import assert_close_in_scale
 
 # --- the MoE layer -------------------------------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def test_moe_forward_reproduces_mixtral_block(top_k):
         expected = block(x)
         got, routing = moe.moe_forward(x, top_k=top_k, **_weights(block))
         logits, scores, index = block.gate(x)
-    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    assert_close_in_scale(got, expected, what="MoE block output")
     torch.testing.assert_close(routing.logits, logits)
     torch.testing.assert_close(routing.gates, scores, atol=1e-6, rtol=1e-6)
     assert torch.equal(routing.top_k_index, index)
@@ -317,18 +318,13 @@ def test_a_few_training_steps_lower_the_loss():
 
 
 @pytest.fixture(scope="module")
-def shipped():
-    return {v: moe_model.load_moe(v) for v in moe_model.VARIANTS}
-
-
-@pytest.fixture(scope="module")
-def held_out_metrics(shipped):
+def held_out_metrics(moe_variants):
     batch = moe_training.held_out_batch()
-    return {v: moe_training.evaluate(m.model, batch) for v, m in shipped.items()}
+    return {v: moe_training.evaluate(m.model, batch) for v, m in moe_variants.items()}
 
 
-def test_shipped_weights_reproduce_reported_held_out_loss(shipped, held_out_metrics):
-    for variant in shipped:
+def test_shipped_weights_reproduce_reported_held_out_loss(moe_variants, held_out_metrics):
+    for variant in moe_variants:
         report = moe_model.load_report(variant)
         assert held_out_metrics[variant]["held_out_loss"] == pytest.approx(report["held_out_loss"], abs=2e-3)
         # It learned context: clearly below the unigram entropy of the held-out tokens (what a model that ignores
@@ -361,9 +357,9 @@ def test_collapsed_checkpoint_is_more_imbalanced(held_out_metrics):
     assert min_share("collapsed") < 0.05 <= min_share("balanced")
 
 
-def test_core_layer_reproduces_the_trained_block(shipped):
+def test_core_layer_reproduces_the_trained_block(moe_variants):
     """moe_forward from the trained layer's weights equals the Mixtral block's output inside the real model."""
-    m = shipped["balanced"]
+    m = moe_variants["balanced"]
     captured = {}
     block = m.moe_block(2)
     handle = block.register_forward_hook(lambda mod, inp, out: captured.update(x=inp[0].detach(), y=out.detach()))
@@ -372,19 +368,19 @@ def test_core_layer_reproduces_the_trained_block(shipped):
     finally:
         handle.remove()
     got, routing = moe.moe_forward(captured["x"], top_k=m.top_k, **m.expert_weights(2))
-    torch.testing.assert_close(got, captured["y"], atol=1e-5, rtol=1e-5)
+    assert_close_in_scale(got, captured["y"], what="trained block output")
     # The router logits the trace carries are the ones this layer used.
-    torch.testing.assert_close(trace.router_logits[2], routing.logits, atol=1e-5, rtol=1e-5)
+    assert_close_in_scale(trace.router_logits[2], routing.logits, what="router logits")
     assert len(trace.router_logits) == m.n_layers and trace.router_logits[0].shape == (
         trace.batch.input_ids.numel(),
         m.n_experts,
     )
 
 
-def test_moe_model_plugs_into_the_model_contract(shipped):
+def test_moe_model_plugs_into_the_model_contract(moe_variants):
     from core.sdpa import sdpa
 
-    m = shipped["collapsed"]
+    m = moe_variants["collapsed"]
     assert (m.position_kind, m.is_causal, m.n_heads, m.n_kv_heads) == ("rope", True, 4, 2)
     assert "trained by this repo" in m.weights_note and "WITHOUT" in m.weights_note
     batch = m.tokenize(["Tom likes the red ball.", "Does she sing?"])
@@ -397,7 +393,7 @@ def test_moe_model_plugs_into_the_model_contract(shipped):
     q, k = trace.queries[1][:1], trace.keys[1][:1]
     v = torch.randn_like(k)
     out = sdpa(q, k, v, trace.mask(0)[None, None], trace.scale)
-    torch.testing.assert_close(trace.attention(1, 3, 0) @ v[0, trace.kv_head(3)], out[0, 3], atol=1e-5, rtol=1e-5)
+    assert_close_in_scale(trace.attention(1, 3, 0) @ v[0, trace.kv_head(3)], out[0, 3], what="head output")
     assert trace.router_logits[0].shape == (batch.input_ids.numel(), m.n_experts)
 
 

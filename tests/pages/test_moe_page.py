@@ -6,7 +6,6 @@ import pytest
 
 from app import i18n
 from core import moe
-from core.models import moe_model
 from core.moe import views
 from tests.apptest_helpers import figure_traces, open_view, plotted_values
 
@@ -27,21 +26,20 @@ def test_page_states_the_top_k_bounds(lang):
     assert dev_help == i18n.text(lang, "moe", "m_dev_help", n=8, k=2, max=3.0) and "= 3" in dev_help
 
 
-def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings():
+def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings(moe_variants):
     params = {"ckpt": "collapsed", "layer": "3", "cf": "0.5", "text": TEXT}
     at = open_view("moe", params)
     assert at.slider(key="layer").value == 3 and at.slider(key="cf").value == 0.5
     assert at.selectbox(key="ckpt").value == "collapsed" and at.text_area(key="text").value == TEXT
     assert not [w.value for w in at.warning if "Ignored link parameters" in w.value]
-    checkpoints = {v: moe_model.load_moe(v) for v in moe_model.VARIANTS}
-    runs = {v: views.run_text(m, TEXT) for v, m in checkpoints.items()}
+    runs = {v: views.run_text(m, TEXT) for v, m in moe_variants.items()}
     view = views.text_routing(runs, "collapsed", 3, 0.5)
     # The router heatmap holds the core routing's probabilities (rounded to 3 decimals for the browser).
     sent = figure_traces(at, 0)[0]["z"]  # {"dtype", "bdata", "shape": "rows, cols"}: the flat array is enough here
     z = plotted_values({"dtype": sent["dtype"], "bdata": sent["bdata"]}).reshape(view.probs.shape)
     np.testing.assert_allclose(z, np.round(view.probs, 3), atol=1e-6)
     # An independent route of the same layer's router logits gives the same load and dropped count.
-    model = checkpoints["collapsed"]
+    model = moe_variants["collapsed"]
     logits = model.run(model.tokenize([TEXT])).router_logits[3]
     r = moe.route_tokens(logits, 2, capacity_factor=0.5)
     np.testing.assert_allclose(view.load, moe.expert_load(r.top_k_index, 8).numpy())
@@ -49,7 +47,7 @@ def test_page_figures_are_core_routing_of_the_text_and_links_keep_their_settings
     assert any(m.value == f"{view.n_dropped} / {view.n_assignments}" for m in at.metric)
     assert view.switch_loss <= view.bounds.switch_max and view.deviation <= view.bounds.deviation_max
     # The comparison bars: each checkpoint's load on the same text and layer, from its own routing.
-    other = checkpoints["balanced"]
+    other = moe_variants["balanced"]
     index = moe.route_tokens(other.run(other.tokenize([TEXT])).router_logits[3], 2).top_k_index
     np.testing.assert_allclose(view.load_by_variant["balanced"], moe.expert_load(index, 8).numpy())
     assert (
