@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import ui
 
-SECTIONS = ("start", "basics", "models", "heads", "generation", "position", "moe", "scale", "study")
+SECTIONS = ("start", "study", "basics", "models", "heads", "generation", "position", "moe", "scale")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Page:
 
 PAGES = [
     Page("home", "start", ":material/home:"),
+    Page("lessons", "study", ":material/school:"),
     Page("sdpa_steps", "basics", ":material/calculate:"),
     Page("masks", "basics", ":material/filter_alt:"),
     Page("multi_head", "basics", ":material/view_column:"),

@@ -1,0 +1,80 @@
+"""/lessons: walk a lesson alone, step by step. Each step shows its text, opens its page with the step's state,
+and may ask a question whose right answer the engine computes (core/lessons/questions.py); a hint ladder before
+answering, then right or wrong, the explanation and the view that shows why. Position and answers live in the
+session and in the URL. Lessons are files in lessons/ (core/lessons)."""
+
+import streamlit as st
+
+from app import ui
+from core import lessons as core
+
+from . import progress, question
+from .text import plain
+
+CURRENT = "_lesson_on_screen"
+
+
+def go(step: int) -> None:
+    st.session_state["lstep"] = step
+
+
+def navigation(T, lesson: core.Lesson, index: int) -> None:
+    n = len(lesson.steps)
+    c1, c2, _ = st.columns([1, 1, 3])
+    with c1:
+        st.button(T("prev"), on_click=go, args=(index,), disabled=index == 0, icon=":material/arrow_back:")
+    with c2:
+        st.button(T("next"), on_click=go, args=(index + 2,), disabled=index == n - 1, icon=":material/arrow_forward:")
+
+
+def summary(T, lesson: core.Lesson, given: dict[str, str]) -> None:
+    """How the walk went so far: questions answered, and right."""
+    right = 0
+    for step in lesson.steps:
+        q = step.question
+        if q is None or q.id not in given:
+            continue
+        try:
+            answer = progress.right_answer(q, step.state)
+            right += core.is_correct(answer, core.parse_response(answer, given[q.id]))
+        except (ValueError, RuntimeError, OSError, KeyError):
+            continue
+    st.caption(T("score", answered=len(given), right=right, n=len(lesson.questions)))
+
+
+def page() -> None:
+    T = ui.page_setup("lessons")
+    st.title(T("title"))
+    st.markdown(T("intro"))
+    try:
+        lessons = progress.load_lessons()
+    except core.LessonError as err:
+        st.error(T("bad_file"))
+        st.code(str(err), language=None)
+        ui.page_end()
+        return
+    if not lessons:
+        st.info(T("none"))
+        ui.page_end()
+        return
+    lang = ui.lang()
+    lesson_id = ui.select(
+        "lesson", T("lesson"), list(lessons), format_func=lambda i: core.text_in(lessons[i].title, lang)
+    )
+    lesson = lessons[lesson_id]
+    if st.session_state.get(CURRENT, lesson_id) != lesson_id:
+        st.session_state["lstep"] = 1  # another lesson starts at its first step
+    st.session_state[CURRENT] = lesson_id
+    n = len(lesson.steps)
+    index = ui.number("lstep", T("step"), 1, n, 1) - 1
+    step = lesson.steps[index]
+    given = progress.answers(lesson)
+    st.progress((index + 1) / n, text=T("where", i=index + 1, n=n))
+    summary(T, lesson, given)
+    st.markdown(plain(core.text_in(step.text, lang)))
+    progress.step_links(T, step, f"step-{index}")
+    if step.question is not None:
+        question.show(T, lesson, step, given)
+    navigation(T, lesson, index)
+    progress.mirror_answers(lesson, given)
+    ui.page_end()

@@ -1,0 +1,94 @@
+"""One question of a lesson: the widget for its kind, the hint ladder, then right or wrong, the right answer, the
+explanation and the view that shows why. Learner-visible data (tokens, answers) is shown as text, never markup."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import ui
+from core import lessons as core
+from viz.lessons import histogram
+
+from . import progress
+from .text import plain
+
+MAX_RADIO = 8  # more options than this: a select box
+
+
+def _widget(T, answer: core.Answer, key: str):
+    """The input for the answer's kind; returns the raw response (None when nothing was given)."""
+    if answer.kind in ("token", "choice"):
+        pick = st.radio if len(answer.options) <= MAX_RADIO else st.selectbox
+        return pick(T(f"pick_{answer.kind}"), answer.options, index=None, key=key)
+    if answer.kind == "number":
+        return st.text_input(T("type_number"), key=key, max_chars=64) or None
+    chosen = st.multiselect(T("put_in_order"), answer.options, key=key)
+    return list(chosen) or None
+
+
+def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer) -> None:
+    shown = progress.hints_shown(lesson, question)
+    for i, hint in enumerate(question.hints[:shown]):
+        st.caption(T(f"hint_{min(i, 2)}"))
+        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), answer)))
+    if shown < len(question.hints):
+        st.button(T(f"ask_hint_{min(shown, 2)}"), key=f"hint-{lesson.id}-{question.id}", icon=":material/lightbulb:",
+                  on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
+
+
+def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
+    question = step.question
+    try:
+        mine = core.parse_response(answer, raw)
+    except ValueError:  # an answer from an old link that no longer fits (the lesson file changed)
+        st.warning(T("stale_answer"))
+        progress.forget(lesson.id, question.id)
+        return
+    right = core.is_correct(answer, mine)
+    (st.success if right else st.error)(T("right" if right else "wrong"), icon=":material/check:" if right else None)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.caption(T("your_answer"))
+        st.code(core.format_response(answer, mine), language=None)
+    with c2:
+        st.caption(T("right_answer") if answer.tolerance in (None, 0) else T("right_within", tol=answer.tolerance))
+        st.code(core.format_response(answer, answer.correct), language=None)
+    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), answer)))
+    view = core.distribution(answer, [mine], reveal=True, mine=mine)
+    if answer.kind != "number" and view.labels:
+        ui.show_figure(histogram(view, ui.texts("lessons")), f"lesson-{lesson.id}-{question.id}",
+                       key=f"fig-{lesson.id}-{question.id}")  # fmt: skip
+    st.markdown(T("why_view"))
+    progress.step_links(T, step, f"why-{question.id}")
+    st.button(T("again"), key=f"again-{lesson.id}-{question.id}", on_click=progress.forget,
+              args=(lesson.id, question.id))  # fmt: skip
+
+
+def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None:
+    question = step.question
+    st.subheader(T("question"))
+    st.markdown(plain(core.text_in(question.prompt, ui.lang())))
+    try:
+        answer = progress.right_answer(question, step.state)
+    except (ValueError, RuntimeError, OSError, KeyError) as err:  # a model that is not installed here, ...
+        st.warning(T("no_answer"))
+        st.code(str(err)[:500], language=None)
+        return
+    if question.id in given:
+        _feedback(T, lesson, step, answer, given[question.id])
+        return
+    with st.form(f"form-{lesson.id}-{question.id}"):
+        raw = _widget(T, answer, f"input-{lesson.id}-{question.id}")
+        sent = st.form_submit_button(T("check"), icon=":material/task_alt:")
+    if sent:
+        if raw is None:
+            st.warning(T("empty_answer"))
+        else:
+            try:
+                response = core.parse_response(answer, raw)
+            except ValueError:
+                st.warning(T(f"bad_{answer.kind}"))
+            else:
+                given[question.id] = core.format_response(answer, response)
+                st.rerun()
+    _hints(T, lesson, question, answer)

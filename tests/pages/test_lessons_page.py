@@ -1,0 +1,98 @@
+"""/lessons headless: walk a lesson, answer each kind of question, the hint ladder, answers kept in the URL, and a
+broken lesson file reported with its file and line instead of a crash."""
+
+import pytest
+
+from core import lessons as core
+from tests.apptest_helpers import assert_no_exception, open_view, shown_text
+
+LESSON = "qkv-softmax"
+
+
+def _submit(at):
+    next(b for b in at.button if b.label == "Check my answer").click().run()
+
+
+def open_step(step: int, **params):
+    return open_view("lessons", {"lesson": LESSON, "lstep": str(step), **params})
+
+
+def test_the_page_opens_on_the_first_lesson():
+    at = open_view("lessons")
+    assert at.title[0].value
+    assert at.query_params["lesson"] == next(iter(core.load_lessons()))
+
+
+def test_a_right_number_answer_is_confirmed_and_kept_in_the_url():
+    at = open_step(1)
+    at.text_input[0].input("14")  # q0 · k0 = 1·4 + 2·5 of the classic example
+    _submit(at)
+    assert_no_exception(at)
+    assert at.success, shown_text(at)
+    assert at.query_params["a.score-q0-k0"] == "14"
+    assert "14" in [c.value for c in at.code]
+
+
+def test_a_wrong_answer_says_so_and_shows_the_right_one():
+    at = open_step(1)
+    at.text_input[0].input("13")
+    _submit(at)
+    assert_no_exception(at)
+    assert at.error and not at.success
+    assert "14" in [c.value for c in at.code]
+
+
+def test_an_answer_in_the_link_comes_back():
+    at = open_step(1, **{"a.score-q0-k0": "14"})
+    assert at.success and not at.text_input
+
+
+def test_a_malformed_number_is_refused_with_a_message():
+    at = open_step(1)
+    at.text_input[0].input("fourteen")
+    _submit(at)
+    assert_no_exception(at)
+    assert at.warning and not at.success and not at.error
+    assert "a.score-q0-k0" not in at.query_params
+
+
+def test_the_hint_ladder_gives_three_hints_then_stops():
+    at = open_step(1)
+    for n in range(1, 4):
+        at.button(key=f"hint-{LESSON}-score-q0-k0").click().run()
+        assert len([c for c in at.caption if c.value in ("Nudge", "Pointer", "Show me")]) == n
+    assert not [b for b in at.button if b.key == f"hint-{LESSON}-score-q0-k0"]
+
+
+def test_a_choice_and_an_order_question():
+    at = open_step(3)
+    at.radio[0].set_value("k2")
+    _submit(at)
+    assert at.success, shown_text(at)
+    at = open_step(4)
+    at.multiselect[0].set_value(["k0", "k1", "k2"])  # the wrong order: k2 has the largest weight
+    _submit(at)
+    assert at.error
+    assert "k2 > k1 > k0" in [c.value for c in at.code]
+
+
+def test_next_and_previous_move_through_the_steps():
+    at = open_step(1)
+    at.button[[b.label for b in at.button].index("Next step")].click().run()
+    assert at.query_params["lstep"] == "2"
+    assert at.number_input(key="lstep").value == 2
+
+
+def test_a_broken_lesson_file_is_reported_with_file_and_line(tmp_path, monkeypatch):
+    good = (core.DEFAULT_FOLDER / f"{LESSON}.toml").read_text(encoding="utf-8")
+    (tmp_path / "broken.toml").write_text(good.replace('page = "attention"', 'page = "attention'), encoding="utf-8")
+    monkeypatch.setattr(core, "DEFAULT_FOLDER", tmp_path)
+    at = open_view("lessons")
+    assert at.error
+    assert any("broken.toml:" in c.value for c in at.code), [c.value for c in at.code]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_walk_in_japanese_and_korean(lang):
+    at = open_step(2, lang=lang)
+    assert at.markdown and not at.exception
