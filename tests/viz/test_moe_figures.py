@@ -1,0 +1,105 @@
+"""viz/moe.py: the routing figures built from core.moe.views.text_routing on hand-made router logits (no model),
+and the checkpoint figures from small core Specialisation / Comparison views, read back from the figures: router
+probabilities with marks on the top-k and dropped choices, loads against 1/E and the capacity line, entropies
+against log E, the dropped-share curve, the category and layer maps, the loss curves."""
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from app import i18n
+from core.moe import balance_bounds, views
+from core.moe import checkpoint_views as cv
+from viz import moe as vmoe
+
+t = functools.partial(i18n.text, "en", "moe")
+E, K, T = 4, 2, 5
+
+
+def run(seed: int) -> views.TextRun:
+    logits = torch.randn(T, E, generator=torch.Generator().manual_seed(seed)) * 2
+    tokens = ["[BOS]", "the", "<b>cat</b>", "sees", "the"]
+    return views.TextRun(tokens, T, False, [logits, logits.flip(-1)], E, K, 64)
+
+
+VIEW = views.text_routing({"balanced": run(0), "collapsed": run(1)}, "balanced", 0, 0.5)
+
+
+def test_router_heatmap_marks_chosen_and_dropped_experts():
+    fig = vmoe.router_heatmap(VIEW, t)
+    (heat,) = fig.data
+    z = np.array(heat.z, dtype=float)
+    assert z.shape == (T, E)
+    np.testing.assert_allclose(z, np.round(VIEW.probs, 3), atol=1e-6)
+    marks = np.array(heat.text)
+    assert (marks[VIEW.dropped] == vmoe.DROPPED_MARK).all()
+    assert (marks[VIEW.chosen & ~VIEW.dropped] == vmoe.CHOSEN_MARK).all() and (marks[~VIEW.chosen] == "").all()
+    assert VIEW.dropped.any()  # capacity factor 0.5 drops some choices here
+    assert list(heat.y)[2] == "2 &lt;b&gt;cat&lt;/b&gt;" and len(set(heat.y)) == T  # unique, escaped token labels
+    assert list(heat.x) == vmoe.expert_labels(E, t)
+    assert fig.layout.xaxis.title.text.startswith(t("expert_axis")) and fig.layout.yaxis.title.text == t("token_axis")
+
+
+def test_load_figure_has_the_uniform_and_capacity_lines():
+    fig = vmoe.load_figure(VIEW, t)
+    (bar,) = fig.data
+    np.testing.assert_allclose(bar.y, np.round(VIEW.load, 4))
+    assert bar.name == t("balanced_short") and sum(bar.y) == np.round(VIEW.load, 4).sum()
+    lines = sorted(s.y0 for s in fig.layout.shapes)
+    assert lines == sorted([1 / E, VIEW.capacity_share])
+    assert fig.layout.yaxis.title.text == t("share_axis")
+    assert fig.layout.title.text == t("load_title", layer=0, k=K)
+
+
+def test_compare_figure_one_series_per_checkpoint():
+    fig = vmoe.compare_figure(VIEW, t)
+    assert [b.name for b in fig.data] == [t("balanced_short"), t("collapsed_short")]
+    np.testing.assert_allclose(fig.data[1].y, np.round(VIEW.load_by_variant["collapsed"], 4))
+    assert fig.layout.barmode == "group"
+
+
+def test_entropy_bars_stop_at_log_e():
+    fig = vmoe.entropy_bars(VIEW, t)
+    (bar,) = fig.data
+    np.testing.assert_allclose(bar.x, np.round(VIEW.entropy, 3))
+    assert bar.orientation == "h" and len(bar.y) == T
+    (line,) = fig.layout.shapes
+    assert math.isclose(line.x0, math.log(E))
+    assert fig.layout.xaxis.title.text == t("entropy_axis")
+
+
+def test_dropped_curve_over_capacity_factors():
+    fig = vmoe.dropped_curve(VIEW, t)
+    (curve,) = fig.data
+    np.testing.assert_allclose(curve.x, np.round(VIEW.factors, 3))
+    np.testing.assert_allclose(curve.y, np.round(VIEW.dropped_by_factor, 4))
+    assert [s.x0 for s in fig.layout.shapes] == [0.5]
+    assert fig.layout.xaxis.title.text == t("drop_x") and fig.layout.yaxis.title.text == t("drop_y")
+
+
+def test_category_heatmap_is_expert_rows_by_category_columns():
+    shares = np.array([[0.5, 0.5], [1.0, 0.0], [0.2, 0.8], [0.0, 0.0]])
+    view = cv.Specialisation("collapsed", 1, ["noun", "<verb>"], shares, shares * 2, [], [0.25] * 4, 10)
+    fig = vmoe.category_heatmap(view, t)
+    (heat,) = fig.data
+    np.testing.assert_allclose(np.array(heat.z, dtype=float), shares, atol=1e-6)
+    assert list(heat.x) == ["noun", "&lt;verb&gt;"] and list(heat.y) == vmoe.expert_labels(4, t)
+    assert fig.layout.xaxis.title.text == t("category_axis") and fig.layout.yaxis.title.text == t("expert_axis")
+    assert fig.layout.title.text == t("spec_title", ckpt=t("collapsed_short"), layer=1)
+
+
+def test_layer_load_heatmap_and_loss_curves():
+    loads = np.array([[0.25, 0.25, 0.25, 0.25], [0.5, 0.0, 0.5, 0.0], [0.4, 0.1, 0.3, 0.2]])
+    summary = cv.CheckpointSummary(2.1, loads, 0.0, 0.5, [0, 10, 20], [3.0, 2.5, 2.2])
+    view = cv.Comparison({"balanced": summary}, E, 1 / E, balance_bounds(E, K))
+    fig = vmoe.layer_load_heatmap(view, "balanced", t)
+    (heat,) = fig.data
+    np.testing.assert_allclose(np.array(heat.z, dtype=float), loads, atol=1e-6)
+    assert list(heat.y) == vmoe.layer_labels(3, t) and heat.zmax == 1 / K  # top-k routing caps a share at 1/k
+    assert fig.layout.xaxis.title.text == t("expert_axis") and fig.layout.yaxis.title.text == t("layer_axis")
+    curves = vmoe.loss_curves(view, t)
+    (line,) = curves.data
+    assert list(line.x) == [0, 10, 20] and list(line.y) == [3.0, 2.5, 2.2] and line.name == t("balanced_short")
+    assert curves.layout.xaxis.title.text == t("step_axis") and curves.layout.yaxis.title.text == t("loss_axis")
