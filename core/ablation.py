@@ -25,7 +25,6 @@ metric's noise floor (MIN_HARM) is never more than random.
 
 from __future__ import annotations
 
-import contextvars
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -49,19 +48,9 @@ DEFAULT_HEADS, DEFAULT_DRAWS, DEFAULT_SEED = 5, 20, 0
 MIN_HARM = {"repeated_loss": 0.05, "antecedent_accuracy": 0.04}  # nats; two sentences of 54
 
 
-# Hooks live on the shared model object, which other sessions (threads) may be running at the same moment: each
-# hook acts only inside the context that registered it, and passes everyone else's forward pass through untouched.
-_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("attention_lab_ablation", default=None)
-
-
-def output_projections(model) -> list[torch.nn.Linear]:
+def output_projections(model) -> list[torch.nn.Module]:
     """Per layer, the linear map W^O that takes the heads' outputs side by side (B, n, H d) -> (B, n, D)."""
-    base = model.model.base_model
-    if hasattr(base, "layers"):  # Llama-style decoders
-        return [layer.self_attn.o_proj for layer in base.layers]
-    if hasattr(getattr(base, "encoder", None), "layer"):  # BERT-style encoders
-        return [layer.attention.output.dense for layer in base.encoder.layer]
-    raise ValueError(f"{model.name}: no per-layer attention output projection found")
+    return model.output_projections()
 
 
 def by_layer(heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
@@ -83,37 +72,24 @@ def check_heads(model, heads: Iterable[tuple[int, int]]) -> list[tuple[int, int]
 @contextmanager
 def ablated(model, heads: Iterable[tuple[int, int]], mode: str = "zero", means: torch.Tensor | None = None):
     """Within the block, the model runs with `heads` removed (see the module docstring). means: (L, H, d) for
-    mode "mean". Hooks are registered only on layers with a removed head, and always removed afterwards."""
+    mode "mean". Through the model's one hook layer (model.hooked): only this thread's passes are changed."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if mode == "mean" and means is None:
         raise ValueError("mean ablation needs the heads' means (head_means)")
-    handles = []
-    projections = output_projections(model)
-    n_heads = model.n_heads
 
-    def hook_for(layer: int, removed: list[int]):
-        def hook(module, args):
-            if _owner.get() is not marker:
-                return None  # another session's forward pass
-            x = args[0]  # (B, n, H d)
-            y = x.clone().view(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)  # (B, n, H, d)
+    def edit_for(layer: int, removed: list[int]):
+        def edit(z):  # (B, n, H, d)
+            z = z.clone()
             for h in removed:
-                y[..., h, :] = 0.0 if mode == "zero" else means[layer, h].to(y.dtype)
-            return (y.view_as(x), *args[1:])
+                z[..., h, :] = 0.0 if mode == "zero" else means[layer, h].to(z.dtype)
+            return z
 
-        return hook
+        return edit
 
-    marker = object()
-    token = _owner.set(marker)
-    try:
-        for layer, removed in by_layer(heads).items():
-            handles.append(projections[layer].register_forward_pre_hook(hook_for(layer, removed)))
+    edits = {layer: edit_for(layer, removed) for layer, removed in by_layer(heads).items()}
+    with model.hooked(head_edits=edits):
         yield
-    finally:
-        for handle in handles:
-            handle.remove()
-        _owner.reset(token)
 
 
 @torch.no_grad()
@@ -122,41 +98,23 @@ def head_means(model, batch) -> torch.Tensor:
     kept: dict[int, torch.Tensor] = {}
     real = batch.attention_mask.bool()  # (B, n)
 
-    marker = object()
+    def reader(layer: int):
+        def read(z):  # (B, n, H, d); returns None: the pass goes on unchanged
+            kept[layer] = z[real].mean(0).float()
 
-    def recorder(layer: int):
-        def hook(module, args):
-            if _owner.get() is not marker:
-                return
-            x = args[0][real]  # (real tokens, H d)
-            kept[layer] = x.mean(0).view(model.n_heads, -1).float()
+        return read
 
-        return hook
-
-    handles = [p.register_forward_pre_hook(recorder(i)) for i, p in enumerate(output_projections(model))]
-    token = _owner.set(marker)
-    try:
-        model.model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **_kwargs(model))
-    finally:
-        _owner.reset(token)
-        for handle in handles:
-            handle.remove()
+    with model.hooked(head_edits={layer: reader(layer) for layer in range(model.n_layers)}):
+        model.forward(batch, logits=False)
     return torch.stack([kept[i] for i in range(model.n_layers)])
-
-
-def _kwargs(model) -> dict:
-    return {"use_cache": False} if model.is_causal else {}
 
 
 def _logits_at(model, batch, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
     """(k, V) logits at positions (rows[i], cols[i]) only: the vocabulary-sized output layer runs on those alone."""
-    head = model.model.get_output_embeddings() if hasattr(model.model, "get_output_embeddings") else None
-    if head is None or not model.is_causal:
+    if not model.is_causal:
         raise ValueError(f"{model.name} has no language-model head: this metric needs next-token predictions")
-    hidden = model.model.base_model(
-        input_ids=batch.input_ids, attention_mask=batch.attention_mask, **_kwargs(model)
-    ).last_hidden_state  # (B, n, D), after the final norm
-    return head(hidden[rows, cols]).float()
+    hidden = model.forward(batch, logits=False).last_hidden_state  # (B, n, D), after the final norm
+    return model.lm_head(hidden[rows, cols])
 
 
 # --- evaluation sets and metrics ------------------------------------------------------------------------------

@@ -22,16 +22,12 @@ recomputed: it is the forward pass's own logits.
 
 from __future__ import annotations
 
-import contextvars
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
 
-# The hooks sit on the shared model: they record only the pass of the context that registered them (other
-# sessions' threads may run the same model meanwhile).
-_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("attention_lab_logit_lens", default=None)
 MAX_TOKENS = 64
 TOP_K = 5
 CHUNK = 256  # at most this many rows per block: 50 MB of logits
@@ -56,45 +52,20 @@ class LensView:
         return self.top_ids.shape[0]
 
 
-def _parts(model):
-    hf = model.model
-    head = hf.get_output_embeddings() if hasattr(hf, "get_output_embeddings") else None
-    base = hf.base_model
-    norm = getattr(base, "norm", None)
-    if head is None or norm is None or not hasattr(base, "layers") or not model.is_causal:
-        raise ValueError(f"{model.name} is not a decoder with a final norm and unembedding: no logit lens")
-    return base, norm, head
-
-
 @torch.no_grad()
-def residual_streams(model, input_ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """([h_0 .. h_L] each (B, n, D), the model's logits (B, n, V)) for a batch of ids (no padding)."""
-    base, _, _ = _parts(model)
-    streams: list[torch.Tensor] = []
-    marker = object()
-
-    def keep(module, args, out):
-        if _owner.get() is marker:
-            streams.append(out[0] if isinstance(out, tuple) else out)
-
-    hooks = [base.embed_tokens.register_forward_hook(keep)] + [
-        layer.register_forward_hook(keep) for layer in base.layers
-    ]
-    token = _owner.set(marker)
-    try:
-        logits = model.model(input_ids=input_ids, use_cache=False).logits
-    finally:
-        _owner.reset(token)
-        for h in hooks:
-            h.remove()
-    return streams, logits
+def residual_streams(model, batch) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """([h_0 .. h_L] each (B, n, D), the model's logits (B, n, V)) for a batch without padding, through the
+    model's one hook layer (model.hooked: only this thread's pass is read)."""
+    if not model.is_causal:
+        raise ValueError(f"{model.name} is not a decoder with a final norm and unembedding: no logit lens")
+    streams, out = model.residual_streams(batch)
+    return streams, out.logits
 
 
 @torch.no_grad()
 def lens_logits(model, stream: torch.Tensor) -> torch.Tensor:
     """W_U · norm(h): (..., D) -> (..., V)."""
-    _, norm, head = _parts(model)
-    return head(norm(stream)).float()
+    return model.unembed(stream)
 
 
 @torch.no_grad()
@@ -114,9 +85,8 @@ def _lens_block(model, rows: torch.Tensor, want: torch.Tensor, k: int):
 @torch.no_grad()
 def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -> LensView:
     """The lens of `text` (first max_tokens tokens). ValueError for a text that gives no token."""
-    batch = model.tokenize([text], max_tokens)
-    ids = batch.input_ids[:, : int(batch.attention_mask[0].sum())]  # (1, n) one text: no padding
-    streams, logits = residual_streams(model, ids)
+    batch = model.tokenize([text], max_tokens)  # one text: no padding
+    streams, logits = residual_streams(model, batch)
     last = logits[0].float()  # (n, V) = lens_logits(streams[-1][0]): the model's own output
     final_ids = last.argmax(-1)  # (n,)
     n = final_ids.shape[0]

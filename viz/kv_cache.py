@@ -1,6 +1,7 @@
 """Figures of the /kv-cache page: one generated token's attention (heads x positions, pooled) with what each
 eviction policy keeps, every step's attention, the top-5 next tokens with and without eviction, the cache's bytes
-as it grows, and the KL divergence per step. Data from core.kv_cache.views in, plotly figures out."""
+as it grows, and the KL divergence per step. View objects of core/kv_cache/views.py in, plotly figures out; words
+through `t`, the [kv_cache.figure] catalog section."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.kv_cache.views import Eviction, History, Memory, NextTokens, StepAttention
+
 from .heatmap import attention_heatmap
 from .labels import safe_label
 from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
+Words = Callable[..., str]
 
 
-def step_figure(view, t: Callable[..., str]) -> go.Figure:
+def step_figure(view: StepAttention, t: Words) -> go.Figure:
     """Top: the weights of every head and their mean over the positions (bins when pooled). Bottom: the share of
     each bin that each eviction policy keeps (1 = kept, 0 = evicted)."""
     x = [safe_label(s, 40) for s in view.labels]
@@ -52,7 +56,7 @@ def step_figure(view, t: Callable[..., str]) -> go.Figure:
         row=2,
         col=1,
     )
-    title = t("step_title", step=view.step, layer=view.layer, n=view.position + 1)
+    title = t("step_title", step=view.step, layer=view.layer, n=view.n)
     base_layout(fig, title=safe_label(title, 120), height=460)
     fig.update_xaxes(type="category", tickangle=-60, showticklabels=len(x) <= 120, row=2, col=1)
     fig.update_yaxes(autorange="reversed", type="category")
@@ -61,9 +65,11 @@ def step_figure(view, t: Callable[..., str]) -> go.Figure:
     return fig
 
 
-def history_figure(hist, title: str, t: Callable[..., str]) -> go.Figure:
+def history_figure(hist: History, t: Words) -> go.Figure:
     """Every step's query (rows) over the positions (columns): the rows of the attention matrix a decoder
     computes one at a time while generating; cells after a row's own position did not exist yet."""
+    head = t("mean") if hist.head is None else t("head", h=hist.head)
+    title = t("history_title", layer=hist.layer, head=head)
     return attention_heatmap(
         np.nan_to_num(hist.weights),
         hist.row_labels,
@@ -79,12 +85,12 @@ def history_figure(hist, title: str, t: Callable[..., str]) -> go.Figure:
     )
 
 
-def top_figure(step, policies: dict, t: Callable[..., str]) -> go.Figure:
+def top_figure(view: NextTokens, t: Words) -> go.Figure:
     """The five most likely next tokens with the full cache and with each policy's evicted cache."""
-    panels = [("full", step.top_tokens, step.top_probs)] + [
-        (p, d["top_tokens"], d["top_probs"]) for p, d in policies.items()
+    panels = [("full", view.top_tokens, view.top_probs)] + [
+        (o.policy, o.top_tokens, o.top_probs) for o in view.policies
     ]
-    titles = [t("full")] + [t("policy_kl", policy=t(f"policy_{p}"), kl=f"{policies[p]['kl']:.3f}") for p in policies]
+    titles = [t("full")] + [t("policy_kl", policy=t(f"policy_{o.policy}"), kl=o.kl) for o in view.policies]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[safe_label(s, 60) for s in titles])
     for i, (name, tokens, probs) in enumerate(panels, start=1):
         fig.add_trace(
@@ -104,8 +110,9 @@ def top_figure(step, policies: dict, t: Callable[..., str]) -> go.Figure:
     return fig
 
 
-def memory_figure(curves: dict, t: Callable[..., str]) -> go.Figure:
+def memory_figure(view: Memory, t: Words) -> go.Figure:
     """Cache bytes against the context: measured, the formula (GQA), multi-head attention's, each policy's."""
+    curves = view.curves
     x = curves["context"]
     fig = go.Figure()
     lines = [
@@ -131,11 +138,11 @@ def memory_figure(curves: dict, t: Callable[..., str]) -> go.Figure:
     return fig
 
 
-def kl_figure(kl: dict, step_labels: list[str], t: Callable[..., str]) -> go.Figure:
+def kl_figure(view: Eviction, t: Words) -> go.Figure:
     """KL(full || evicted) per generated token, one line per policy (0: nothing evicted yet)."""
     fig = go.Figure()
-    x = [safe_label(s, 30) for s in step_labels]
-    for policy, values in kl.items():
+    x = [safe_label(s, 30) for s in view.step_labels]
+    for policy, values in view.kl.items():
         fig.add_trace(
             go.Scatter(
                 x=x,

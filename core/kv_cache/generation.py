@@ -5,7 +5,7 @@ whose cache of p = prompt_length - 1 entries was filled by one prefill pass), on
 0 .. p-1. Its query attends to p + 1 keys (its own included); its output is the distribution of the next token,
 which is picked (greedy, or temperature + top-k with a seed) and fed at step k + 1.
 
-The query and keys of every layer are recorded by the model wrapper's attention hook (core/models/hf.py: exactly
+The query and keys of every layer are recorded by the model's one hook layer (core/models/hooks.py: exactly
 what transformers' SDPA receives, after RoPE, before K/V are repeated for GQA); the weights shown are recomputed
 from them, softmax(q k^T * scale), so the forward pass itself is the model's own.
 """
@@ -19,7 +19,6 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from core.models import hf
 from core.models.tokens import display_tokens
 from core.sdpa_gqa.kv_cache import kv_cache_bytes
 
@@ -100,19 +99,16 @@ def _cache_bytes(cache: DynamicCache) -> int:
 
 
 @torch.no_grad()
-def _step(model, cache: DynamicCache, token_id: int, position: int, layers: int):
-    """Feed one token with attention recording on; returns (logits (vocab,), weights (layers, H, position + 1))."""
-    record = hf._Recording()
-    handle = hf._recording.set(record)
-    try:
-        out = model(
+def _step(wrapper, cache: DynamicCache, token_id: int, position: int, layers: int):
+    """Feed one token with attention recording on (the contract's hook layer); returns (logits (vocab,), weights
+    (layers, H, position + 1))."""
+    with wrapper.hooked(record_qk=True) as record:
+        out = wrapper.model(
             input_ids=torch.tensor([[token_id]]),
             past_key_values=cache,
             position_ids=torch.tensor([[position]]),
             use_cache=True,
         )
-    finally:
-        hf._recording.reset(handle)
     return out.logits[0, -1], _weights(record.kept, layers)
 
 
@@ -158,7 +154,7 @@ def generate(
     for _ in range(max_new_tokens):
         position = len(sequence) - 1
         start = time.perf_counter()
-        logits, weights = _step(model, cache, token, position, layers)
+        logits, weights = _step(wrapper, cache, token, position, layers)
         logp = torch.log_softmax(logits.double(), dim=-1)
         top = torch.topk(logp, TOP)
         chosen = _pick(logits, temperature, top_k, generator)

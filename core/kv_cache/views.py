@@ -1,4 +1,7 @@
-"""What the /kv-cache page draws, computed from a Generation: small arrays, pooled when long (core/pooling.py)."""
+"""What the /kv-cache page draws and says, computed from a Generation: one view object per panel (the
+continuation, one step's attention, its next-token candidates, every step's attention, the cache's memory, the
+KL divergence of eviction), numbers of the captions included; small arrays, pooled when long (core/pooling.py).
+viz/kv_cache.py draws them."""
 
 from __future__ import annotations
 
@@ -8,12 +11,32 @@ import numpy as np
 import torch
 
 from core.pooling import bin_labels, block_mean, indexed_labels
+from core.timing import human_bytes
 
-from .eviction import POLICIES, kept_positions
+from .eviction import POLICIES, visible_positions
 from .generation import Generation
 
 
-@dataclass
+@dataclass(frozen=True)
+class Continuation:
+    """The prompt and what was generated after it."""
+
+    prompt: str
+    generated: str
+    n_prompt: int
+    n_new: int
+    greedy: bool  # greedy decoding: the same tokens as decoding without any cache (a test checks it)
+    stopped_at_eos: bool
+
+
+def continuation(gen: Generation) -> Continuation:
+    n = len(gen.prompt_ids)
+    return Continuation(
+        "".join(gen.tokens[:n]), "".join(gen.tokens[n:]), n, len(gen.steps), gen.greedy, gen.stopped_at_eos
+    )
+
+
+@dataclass(frozen=True)
 class StepAttention:
     """One step's query over every position, for one layer: all heads and their mean, columns pooled to at most
     max_cols bins (each the mean of its positions' weights); which bins each policy keeps (fraction)."""
@@ -21,12 +44,19 @@ class StepAttention:
     step: int
     layer: int
     position: int  # the query's position; columns cover 0 .. position
+    fed: str  # the token fed at this step (its display label)
+    chosen: str  # the token its output picked
     weights: np.ndarray  # (heads, bins)
     mean: np.ndarray  # (bins,) mean over heads
     labels: list[str]  # one per bin
     pooled: bool
     kept: dict[str, np.ndarray]  # policy -> (bins,) fraction of the bin's positions the policy keeps
     prompt_length: int
+
+    @property
+    def n(self) -> int:
+        """Positions the query sees (before pooling)."""
+        return self.position + 1
 
 
 def _clamp(value: int, lo: int, hi: int) -> int:
@@ -47,13 +77,14 @@ def step_attention(gen: Generation, step: int, layer: int, max_cols: int = 96) -
     kept = {}
     for policy in POLICIES:
         mask = np.zeros(n)
-        mask[kept_positions(policy, s.position, gen.window, gen.sinks)] = 1.0
-        mask[s.position] = 1.0  # the fed token always sees itself
+        mask[visible_positions(policy, s.position, gen.window, gen.sinks)] = 1.0  # the fed token sees itself
         kept[policy] = membership @ mask
     return StepAttention(
         step=step,
         layer=layer,
         position=s.position,
+        fed=gen.tokens[s.position],
+        chosen=gen.tokens[s.position + 1],
         weights=weights,
         mean=weights.mean(axis=0),
         labels=bin_labels(indexed_labels(gen.tokens[:n]), edges),
@@ -63,11 +94,50 @@ def step_attention(gen: Generation, step: int, layer: int, max_cols: int = 96) -
     )
 
 
-@dataclass
+@dataclass(frozen=True)
+class PolicyOutcome:
+    """One eviction policy at one step: keys the new token sees, entries evicted, the next-token candidates."""
+
+    policy: str
+    kept: int
+    evicted: int
+    kl: float  # KL(full || evicted) in nats
+    top_tokens: list[str]
+    top_probs: list[float]
+
+
+@dataclass(frozen=True)
+class NextTokens:
+    """The TOP most likely next tokens at one step, with the full cache and with each policy's evicted one."""
+
+    step: int
+    top_tokens: list[str]
+    top_probs: list[float]
+    policies: tuple[PolicyOutcome, ...]
+    ms: float  # the step's wall time
+    policy_ms: float  # the eviction comparisons' wall time
+
+    def outcome(self, policy: str) -> PolicyOutcome:
+        return next(o for o in self.policies if o.policy == policy)
+
+
+def next_tokens(gen: Generation, step: int) -> NextTokens:
+    step = _clamp(step, 0, len(gen.steps) - 1)
+    s = gen.steps[step]
+    outcomes = tuple(
+        PolicyOutcome(p, d["kept"], d["evicted"], float(d["kl"]), list(d["top_tokens"]), list(d["top_probs"]))
+        for p, d in s.policies.items()
+    )
+    return NextTokens(step, list(s.top_tokens), list(s.top_probs), outcomes, s.ms, s.policy_ms)
+
+
+@dataclass(frozen=True)
 class History:
     """Every step's query (rows) over every position (columns, pooled), for one layer and one head or the mean
     over heads; cells right of a row's own position are masked (that token did not exist yet)."""
 
+    layer: int
+    head: int | None  # None: the mean over heads
     weights: np.ndarray  # (steps, bins), NaN where masked
     masked: np.ndarray  # (steps, bins) bool
     row_labels: list[str]
@@ -88,6 +158,8 @@ def history(gen: Generation, layer: int, head: int | None, max_cols: int = 96) -
     pooled, _, edges = block_mean(rows, hidden, len(gen.steps), max_cols)
     labels = indexed_labels(gen.tokens[:n])
     return History(
+        layer=layer,
+        head=None if head is None else _clamp(head, 0, gen.heads - 1),
         weights=pooled.numpy(),
         masked=np.isnan(pooled.numpy()),
         row_labels=[labels[s.position] for s in gen.steps],
@@ -110,6 +182,55 @@ def memory_curves(gen: Generation) -> dict[str, list[float]]:
     return curves
 
 
+@dataclass(frozen=True)
+class Memory:
+    """The cache's bytes as it grows (curves), and after the last step: measured and by the formula."""
+
+    curves: dict[str, list[float]]  # see memory_curves
+    measured: str  # human-readable bytes
+    formula_gqa: str
+    formula_mha: str
+    per_token: str
+    layers: int
+    kv_heads: int
+    heads: int
+    head_dim: int
+    bytes_per_value: int
+    n: int  # positions in the cache after the last step
+
+
+def memory(gen: Generation) -> Memory:
+    last = gen.steps[-1]
+    n = last.position + 1
+    return Memory(
+        curves=memory_curves(gen),
+        measured=human_bytes(last.cache_bytes),
+        formula_gqa=human_bytes(gen.formula_bytes(n)),
+        formula_mha=human_bytes(gen.formula_bytes(n, gen.heads)),
+        per_token=human_bytes(gen.formula_bytes(1)),
+        layers=gen.layers,
+        kv_heads=gen.kv_heads,
+        heads=gen.heads,
+        head_dim=gen.head_dim,
+        bytes_per_value=gen.bytes_per_value,
+        n=n,
+    )
+
+
 def kl_curves(gen: Generation) -> dict[str, list[float]]:
     """KL(full || evicted) of the next-token distribution per step, per policy (0 where nothing was evicted)."""
     return {p: [float(s.policies[p]["kl"]) if p in s.policies else np.nan for s in gen.steps] for p in POLICIES}
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """KL(full || evicted) per generated token and policy, with the window and sinks it was measured with."""
+
+    kl: dict[str, list[float]]  # see kl_curves
+    step_labels: list[str]  # the token fed at each step
+    window: int
+    sinks: int
+
+
+def eviction(gen: Generation) -> Eviction:
+    return Eviction(kl_curves(gen), [gen.tokens[s.position] for s in gen.steps], gen.window, gen.sinks)

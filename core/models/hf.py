@@ -9,16 +9,18 @@ For long documents, `layer_qk` records one layer only and stops the pass there.
 
 from __future__ import annotations
 
-import contextvars
 import sys
 import threading
+from contextlib import contextmanager
 
 import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
 
+from . import hooks
 from .base import AttentionModel, Batch, LayerFeatures, Trace
+from .capabilities import Capabilities, capabilities_of
 from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
@@ -58,28 +60,6 @@ class LockedTokenizer:
         return value
 
 
-class _Recording:
-    """What one forward pass keeps. The i-th call of the attention function is layer i (layers run in order).
-    record_layers: the layers whose q and k are kept (None: all). stop_after: end the pass right after that
-    layer's q and k are recorded, before its attention runs: the layers above it cannot change them, and
-    skipping them saves their time (layer 4 of SmolLM2's 30 costs a sixth of a full pass)."""
-
-    def __init__(self, record_layers=None, stop_after: int | None = None):
-        self.record_layers = None if record_layers is None else frozenset(int(l) for l in record_layers)
-        self.stop_after = stop_after
-        self.calls = 0
-        self.kept: dict[int, tuple] = {}  # layer -> (query, key, scaling)
-        self.features: dict[int, LayerFeatures] = {}  # every layer's, recorded or not (cheap)
-
-
-class _StopForward(Exception):
-    """Raised by the attention function to end a forward pass early (caught by HFAttentionModel.layer_qk)."""
-
-
-# One recorder per running forward pass. A ContextVar keeps concurrent Streamlit sessions (threads) apart.
-_recording: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar("attention_lab_recording", default=None)
-
-
 def layer_features(module, kwargs) -> LayerFeatures:
     """The features the model's attention module passed for this call (transformers' own keyword names)."""
     sinks = getattr(module, "sinks", None)
@@ -100,15 +80,7 @@ def _models_own_eager(module, query, key, value, attention_mask, **kwargs):
 
 def _recorder(forward):
     def recording_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
-        record = _recording.get()
-        if record is not None:
-            layer = record.calls
-            record.calls += 1
-            record.features[layer] = layer_features(module, kwargs)
-            if record.record_layers is None or layer in record.record_layers:
-                record.kept[layer] = (query.detach(), key.detach(), scaling)
-            if layer == record.stop_after:
-                raise _StopForward
+        hooks.attention_call(module, query, key, scaling, layer_features(module, kwargs))
         return forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
 
     return recording_attention
@@ -118,6 +90,11 @@ AttentionInterface.register(ATTN_IMPLEMENTATION, _recorder(sdpa_attention_forwar
 AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
 AttentionInterface.register(ATTN_IMPLEMENTATION_EAGER, _recorder(_models_own_eager))
 AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
+
+
+def scale_of(scaling: float | None, head_dim: int) -> float:
+    """The scale the model passed to its attention function, or 1/sqrt(d) when it passed none (SDPA's default)."""
+    return float(scaling if scaling is not None else head_dim**-0.5)
 
 
 def needs_eager(config) -> bool:
@@ -195,35 +172,42 @@ class HFAttentionModel(AttentionModel):
         ]
         return Batch(ids, mask, tokens, special, truncated, texts)
 
+    @contextmanager
+    def hooked(self, **asked):
+        """The contract's one way into a forward pass (core/models/hooks.py): record q and k per layer
+        (record_qk, record_layers, stop_after), replace or read heads' outputs before W^O (head_edits), read the
+        residual stream (residual). Session-safe: only this thread's passes inside the block are touched."""
+        with hooks.hooked(self.model, self.model.base_model, self.n_heads, **asked) as run:
+            yield run
+
+    def forward(self, batch: Batch, logits: bool = True, **kwargs):
+        """One plain forward pass of the wrapped model on a batch (the one place that builds its inputs)."""
+        model = self.model if logits else self.model.base_model
+        return model(
+            input_ids=batch.input_ids.to(self.model.device),
+            attention_mask=batch.attention_mask.to(self.model.device),
+            **self._run_kwargs(),
+            **kwargs,
+        )
+
     @torch.no_grad()
     def run(self, batch: Batch, logits: bool = True, hidden_states: bool = True) -> Trace:
         """One forward pass (SDPA). logits=False skips the vocabulary-sized output layer (about a fifth of
         SmolLM2's time and 200 KB per token) when only attention is wanted; hidden_states=False drops the
         (L + 1) residual-stream tensors."""
-        model = self.model if logits else self.model.base_model
-        record = _Recording()
-        token = _recording.set(record)
-        try:
-            out = model(
-                input_ids=batch.input_ids.to(self.model.device),
-                attention_mask=batch.attention_mask.to(self.model.device),
-                output_hidden_states=hidden_states,
-                **self._run_kwargs(),
-            )
-        finally:
-            _recording.reset(token)
+        with self.hooked(record_qk=True) as record:
+            out = self.forward(batch, logits=logits, output_hidden_states=hidden_states)
         self._check_calls(record.calls)
         kept = [record.kept[layer] for layer in range(self.n_layers)]
         queries = [q.float().cpu() for q, _, _ in kept]
         keys = [k.float().cpu() for _, k, _ in kept]
-        scale = kept[0][2] if kept[0][2] is not None else queries[0].shape[-1] ** -0.5
         out_logits = getattr(out, "logits", None)
         router = getattr(out, "router_logits", None)
         return Trace(
             batch=batch,
             queries=queries,
             keys=keys,
-            scale=float(scale),
+            scale=scale_of(kept[0][2], queries[0].shape[-1]),
             is_causal=self.is_causal,
             hidden_states=[h.float().cpu() for h in (getattr(out, "hidden_states", None) or [])],
             logits=None if out_logits is None else out_logits.float().cpu(),
@@ -239,26 +223,58 @@ class HFAttentionModel(AttentionModel):
         so the layers above it never run. Weights from these equal `run(batch).layer_attention(layer)`."""
         if not 0 <= layer < self.n_layers:
             raise ValueError(f"{self.name} has layers 0..{self.n_layers - 1}, not {layer}")
-        record = _Recording(record_layers=[layer], stop_after=layer)
-        token = _recording.set(record)
-        try:
-            self.model.base_model(
-                input_ids=batch.input_ids.to(self.model.device),
-                attention_mask=batch.attention_mask.to(self.model.device),
-                output_hidden_states=False,
-                **self._run_kwargs(),
-            )
-        except _StopForward:
-            pass
-        finally:
-            _recording.reset(token)
+        with self.hooked(record_qk=True, record_layers=frozenset([layer]), stop_after=layer) as record:
+            try:
+                self.forward(batch, logits=False, output_hidden_states=False)
+            except hooks.StopForward:
+                pass
         if layer not in record.kept:
             raise RuntimeError(
                 f"{self.name}: the pass recorded attention in {record.calls} layers and never reached "
                 f"layer {layer}; does this model call transformers' attention interface?"
             )
         q, k, scaling = record.kept[layer]
-        return q.float().cpu(), k.float().cpu(), float(scaling if scaling is not None else q.shape[-1] ** -0.5)
+        return q.float().cpu(), k.float().cpu(), scale_of(scaling, q.shape[-1])
+
+    @torch.no_grad()
+    def residual_streams(self, batch: Batch) -> tuple[list[torch.Tensor], object]:
+        """([h_0 .. h_L] each (B, n, D): the input of every block and the output of the last, before the final
+        norm) and the pass's output (its logits for a decoder)."""
+        with self.hooked(residual=True) as run:
+            out = self.forward(batch, logits=True)
+        return run.streams, out
+
+    @torch.no_grad()
+    def unembed(self, residual: torch.Tensor) -> torch.Tensor:
+        """(..., D) residual stream -> (..., V) logits: the final norm, then lm_head, so the last stage equals the
+        model's own logits. ValueError for a model without them."""
+        norm = hooks.final_norm(self.model.base_model)
+        if norm is None:
+            raise ValueError(f"{self.name} is not a decoder with a final norm and unembedding")
+        return self.lm_head(norm(residual))
+
+    @torch.no_grad()
+    def lm_head(self, normed: torch.Tensor) -> torch.Tensor:
+        """(..., D) after the final norm -> (..., V) logits, with the final soft-cap where the model has one
+        (Gemma 2)."""
+        head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
+        if head is None or not self.is_causal:
+            raise ValueError(f"{self.name} has no language-model head")
+        logits = head(normed).float()
+        cap = self.capabilities.final_softcap
+        return logits if cap is None else torch.tanh(logits / cap) * cap
+
+    def output_projections(self) -> list[torch.nn.Module]:
+        """Per layer, W^O (its input: the heads' outputs side by side)."""
+        return hooks.output_projections(self.model.base_model)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this model offers the pages (core/models/capabilities.py), read from its config."""
+        caps = getattr(self, "_capabilities", None)
+        if caps is None:
+            caps = self._capabilities = capabilities_of(self.model.config)
+        return caps
 
     def _check_calls(self, calls: int) -> None:
         if calls != self.n_layers:

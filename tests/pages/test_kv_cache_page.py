@@ -28,3 +28,11 @@ def test_window_of_one_without_sinks_runs():
     )
     assert len(at.get("plotly_chart")) == 5
     assert "<script>" not in " ".join(m.value for m in at.markdown if "`" not in m.value)
+
+
+def test_no_cache_claim_only_in_greedy_mode_and_the_window_is_defined_once():
+    greedy = shown_text(open_view("kv_cache", {"new": "1"}))
+    assert "without any cache" in greedy and "StreamingLLM instead renumbers positions" in greedy
+    assert "its own included" in greedy  # W counts the keys the new token sees, as on /transformer-xl
+    sampled = shown_text(open_view("kv_cache", {"new": "1", "decode": "sample", "seed": "3"}))
+    assert "without any cache" not in sampled
