@@ -6,6 +6,7 @@ import streamlit as st
 
 from app import models, ui
 from core import multi_head as mh
+from core import slips
 from viz import multi_head as figs
 
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -30,6 +31,7 @@ def layer_part(T, model) -> None:
     ui.show_figure(figs.chain_figure(walk, head, ui.texts("multi_head.figure")), f"layer{layer}-head{head}",
                    key="fig-chain")  # fmt: skip
     st.success(T("reference", l=layer, err=walk.max_reference_error))
+    st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head)))
 
 
 def heads_part(T) -> None:

@@ -77,6 +77,36 @@ REAL_MOE_MODELS = [
 ]
 
 
+# huggingface.co/mistralai/Mixtral-8x22B-v0.1 config.json (the fields that count parameters).
+MIXTRAL_8X22B_CONFIG = {
+    "vocab_size": 32000,
+    "hidden_size": 6144,
+    "intermediate_size": 16384,
+    "num_hidden_layers": 56,
+    "num_attention_heads": 48,
+    "num_key_value_heads": 8,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "tie_word_embeddings": False,
+}
+
+
+def mixtral_parameters(cfg: dict) -> tuple[int, int]:
+    """(total, active per token) parameters of a Mixtral config, counted: token embedding and output head (V d
+    each, unless tied); per layer the attention (W^Q, W^O: d x d; W^K, W^V: d x H_kv d_k), the router (d x E),
+    E experts of three d x d_ff matrices (gate, up, down) and two RMSNorm weights; a final norm. Active: only
+    k of the E experts per layer. Not 8 x 22B = 176B: the experts share everything but their feed-forward."""
+    d, ff, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    head_dim = d // cfg["num_attention_heads"]
+    kv = cfg["num_key_value_heads"] * head_dim
+    experts, k = cfg["num_local_experts"], cfg["num_experts_per_tok"]
+    embed = cfg["vocab_size"] * d * (1 if cfg["tie_word_embeddings"] else 2)
+    attention = 2 * d * d + 2 * d * kv
+    expert = 3 * d * ff
+    shared = embed + d + layers * (attention + d * experts + 2 * d)
+    return shared + layers * experts * expert, shared + layers * k * expert
+
+
 def moe_table(models: list[RealMoE] = REAL_MOE_MODELS) -> dict[str, list]:
     """Columns for display: experts, active experts per token, parameters and the computed fractions."""
     return {

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from core import slips
 from core.moe import checkpoint_views
 
 
@@ -29,6 +30,10 @@ def show(T, model=None) -> None:
         hide_index=True,
         width="stretch",
     )
+    mixtral = slips.mixtral_8x22b()
+    st.caption(T("slip_mixtral", wrong=mixtral["wrong_b"], total=mixtral["total_b"], active=mixtral["active_b"]))
+    low, high = slips.moe_active_shares()
+    st.caption(T("slip_active", low=low, high=high))
     if view.ours_total is not None:
         st.caption(
             T(

@@ -4,6 +4,7 @@ and which columns barely move over a long context."""
 import streamlit as st
 
 from app import ui
+from core import slips
 from core.positions import sinusoidal
 from viz.positions import sinusoidal as figures
 
@@ -27,6 +28,10 @@ def part(T) -> None:
     with c3:
         base = 10 ** ui.slider("base", T("base"), 1.0, 6.0, 4.0, step=0.1)
     st.caption(T("base_now", base=base))
+    ex = slips.sinusoidal_exponent(d, base)
+    st.markdown(T("exponent_note", longest=ex["right_longest"], limit=ex["limit"]))
+    st.caption(T("slip_sinusoidal", d=d, ratio=ex["pair_ratio"], typo=ex["typo_longest"], right=ex["right_longest"],
+                 share=ex["typo_beyond"]))  # fmt: skip
     enc = sinusoidal.encoding_view(n, d, base)
     ui.show_figure(figures.encoding_figure(enc, T), "sinusoidal-pe", data=enc.pe, key="fig-pe")
     c1, c2 = st.columns(2)

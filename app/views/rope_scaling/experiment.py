@@ -4,6 +4,7 @@ short live rerun."""
 import streamlit as st
 
 from app import models, ui
+from core import slips
 from core.rope_scaling import experiment
 from viz import rope_scaling as figures
 
@@ -66,6 +67,9 @@ def committed(T) -> None:
     )
     if view.best is not None:
         st.info(T("exp_best", **view.best))
+    unscaled = slips.rope_unscaled(runs)
+    if unscaled is not None:
+        st.caption(T("slip_rope", l0=res["original_context"], **unscaled))
     with st.expander(T("exp_meta")):
         st.markdown(
             T(

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import ui
+from core import slips
 from core.sdpa_gqa import kv_cache as kvc
 from core.sdpa_gqa.views import kv_cache_view
 from core.timing import human_bytes
@@ -54,6 +55,7 @@ def model_config(T) -> kvc.ModelConfig | None:
 def part(T) -> None:
     st.subheader(T("h_gqa"))
     st.markdown(T("gqa"))
+    st.caption(T("slip_gqa", ratios="; ".join(f"{name} {r}" for name, r in slips.gqa_ratios().items())))
     cfg = model_config(T)
     c1, c2, c3 = st.columns(3)
     with c1:

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import ui
 from core import sdpa_steps as core
+from core import slips
 from viz.sdpa_steps import step_figures
 
 from .editor import edit_qkv, reset
@@ -47,6 +48,8 @@ def show_steps(T) -> None:
         st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
         st.code(view.lines["scale"], language=None)
         ui.show_figure(figs["scaled"], "sdpa-step2-scaled", data=s.scaled, key="fig-scaled", **labels)
+        row = "[" + ", ".join(f"{x:g}" for x in slips.qkt_second_row()) + "]"
+        st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row))
     left, right = st.columns(2)
     with left:
         st.subheader(T("step3"))
@@ -70,6 +73,7 @@ def show_steps(T) -> None:
     st.markdown(T("check_text"))
     st.dataframe(pd.DataFrame(s.sdpa_output, index=view.q_labels, columns=view.v_labels))
     if s.max_abs_diff <= 1e-9:
+        st.caption(T("slip_v"))
         st.success(T("check_ok", diff=s.max_abs_diff))
     else:
         st.warning(T("check_bad", diff=s.max_abs_diff))

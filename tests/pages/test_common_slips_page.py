@@ -1,0 +1,42 @@
+"""The "common slip" notes on their pages, with the numbers core/slips.py computes (tests/core/test_slips.py checks
+those against independent references)."""
+
+import pytest
+
+from core import slips
+from tests.apptest_helpers import open_view, shown_text
+
+
+def test_sdpa_steps_names_the_qkt_row_and_v():
+    text = shown_text(open_view("sdpa_steps"))
+    assert "second row of QKᵀ" in text and "as [38, 56, 74]. It is [32, 46, 60]" in text
+    assert 'V is not "the similarity score"' in text
+
+
+def test_positions_explains_the_exponent_and_the_typo():
+    text = shown_text(open_view("positions", {"part": "sinusoidal", "d": "64"}))
+    ex = slips.sinusoidal_exponent(64)
+    assert "i counts sin/cos PAIRS" in text and f"{ex['right_longest']:,.0f} positions" in text
+    assert f"the longest wavelength becomes {ex['typo_longest']:,.0f} positions" in text
+
+
+def test_sdpa_gqa_gives_the_ratio_per_model():
+    text = shown_text(open_view("sdpa_gqa", timeout=120))
+    assert "Llama-3-8B 32:8 = 4:1" in text and "SmolLM2-135M 9:3 = 3:1" in text
+
+
+def test_rope_scaling_quotes_the_measured_unscaled_loss():
+    text = shown_text(open_view("rope_scaling"))
+    assert '"RoPE extrapolates well."' in text and "within its 8,192 training positions" in text
+
+
+def test_moe_counts_mixtral_and_the_active_shares():
+    text = shown_text(open_view("moe"))
+    assert "Mixtral 8x22B as 176B" in text and "140.6B parameters, 39.2B active" in text
+    assert "the share is 5.5% to 27.7%" in text
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_multi_head_shows_q_k_v_differ_on_the_text():
+    text = shown_text(open_view("multi_head", {"layer": "0", "head": "1"}))
+    assert '"Q, K and V start equal."' in text and "for head 1 on your text, ‖Q − K‖/‖Q‖ = " in text
