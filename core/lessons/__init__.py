@@ -284,7 +284,7 @@ def _normal(text: str) -> str:
 
 def parse_response(answer: Answer, raw) -> str | float | tuple[str, ...]:
     """A learner's response checked against the question's kind; raises ValueError with a clear message.
-    token/choice: one of the options; number: a finite number (full-width digits and ',' decimal accepted);
+    token/choice: one of the options; number: a finite number (full-width digits and thousands separators accepted);
     order: every item once, as a sequence or one string joined by ORDER_SEPARATOR."""
     if isinstance(raw, str) and len(raw) > MAX_RESPONSE_CHARS:
         raise ValueError(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
@@ -300,9 +300,10 @@ def parse_response(answer: Answer, raw) -> str | float | tuple[str, ...]:
             value = float(raw)
         elif isinstance(raw, str):
             text = _normal(raw).replace(" ", "").replace("_", "")
-            if text.count(",") == 1 and "." not in text:
-                text = text.replace(",", ".")
-            text = text.replace(",", "")
+            if "," in text:  # a thousands separator (1,024), as English, Japanese and Korean write it
+                if not re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):
+                    raise ValueError("write the number without commas, e.g. 1024 or 0.5")
+                text = text.replace(",", "")
             try:
                 value = float(text)
             except ValueError:

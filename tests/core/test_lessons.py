@@ -1,0 +1,183 @@
+"""Lessons as data (core/lessons): the loader reports a malformed file with its file and line, responses are
+validated per kind, answers compared with their tolerance, answers counted for the histogram."""
+
+import math
+import textwrap
+
+import pytest
+
+from core import lessons as core
+
+GOOD = textwrap.dedent(
+    """\
+    order = 3
+    title = { en = "A lesson", ja = "レッスン", ko = "레슨" }
+
+    [[steps]]
+    page = "sdpa-steps"
+    state = { dk = 2, dv = 3, causal = true, spread = 1.5 }
+    text = { en = "Read." }
+
+    [[steps]]
+    page = "sdpa-steps"
+    text = { en = "Predict." }
+
+    [steps.question]
+    id = "q1"
+    kind = "number"
+    answer = "sdpa_steps.cell"
+    params = { matrix = "scores", row = 0, col = 0 }
+    prompt = { en = "QKᵀ[0, 0]?" }
+    hints = [{ en = "a" }, { en = "b" }, { en = "{correct}" }]
+    explanation = { en = "It is {correct} (d_k = {d_k}), not {unknown}." }
+    """
+)
+
+
+def write(tmp_path, text, name="lesson.toml"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(tmp_path, text, pages=None) -> core.LessonError:
+    with pytest.raises(core.LessonError) as info:
+        core.load_lesson(write(tmp_path, text), pages)
+    return info.value
+
+
+def test_a_good_lesson_loads_with_its_state_as_strings(tmp_path):
+    lesson = core.load_lesson(write(tmp_path, GOOD), pages={"sdpa-steps"})
+    assert lesson.id == "lesson" and lesson.order == 3 and len(lesson.steps) == 2
+    assert lesson.steps[0].state == {"dk": "2", "dv": "3", "causal": "true", "spread": "1.5"}
+    assert lesson.steps[0].question is None and lesson.steps[1].question.kind == "number"
+    assert [s.line for s in lesson.steps] == [4, 9]
+    assert len(lesson.steps[1].question.hints) == 3
+
+
+def test_a_toml_syntax_error_names_the_file_and_the_line(tmp_path):
+    broken = GOOD.replace(
+        'page = "sdpa-steps"\ntext = { en = "Predict." }', 'page = "sdpa-steps\ntext = { en = "Predict." }'
+    )
+    err = error_of(tmp_path, broken)
+    assert err.line == 10 and str(err).startswith(f"{tmp_path / 'lesson.toml'}:10:")
+
+
+@pytest.mark.parametrize(
+    "old, new, line, words",
+    [
+        (
+            'page = "sdpa-steps"\ntext = { en = "Predict." }',
+            'page = "nowhere"\ntext = { en = "Predict." }',
+            9,
+            "not a page",
+        ),
+        ('answer = "sdpa_steps.cell"', 'answer = "no.such"', 13, "not a known answer function"),
+        ('kind = "number"', 'kind = "choice"', 13, "gives a 'number' answer"),
+        ('kind = "number"', 'kind = "essay"', 13, "kind must be one of"),
+        ('text = { en = "Read." }', 'text = { ja = "読む" }', 4, "no English"),
+        ("state = { dk = 2, dv = 3, causal = true, spread = 1.5 }", "state = [1, 2]", 4, "state must be a table"),
+        ('text = { en = "Read." }', 'text = { en = "Read." }\ncolour = "red"', 4, "unknown field 'colour'"),
+        ('id = "q1"', 'id = "no spaces allowed"', 13, "question.id"),
+    ],
+)
+def test_a_schema_error_names_the_step_and_its_line(tmp_path, old, new, line, words):
+    assert old in GOOD
+    err = error_of(tmp_path, GOOD.replace(old, new, 1), pages={"sdpa-steps"})
+    assert err.line == line, str(err)
+    assert words in err.message and f":{line}:" in str(err)
+
+
+def test_a_lesson_needs_steps_and_unique_question_ids(tmp_path):
+    assert "at least one" in error_of(tmp_path, 'title = { en = "x" }\n').message
+    twice = GOOD + GOOD[GOOD.index('[[steps]]\npage = "sdpa-steps"\ntext = { en = "Predict." }') :]
+    err = error_of(tmp_path, twice)
+    second = [i + 1 for i, line in enumerate(twice.splitlines()) if line == "[steps.question]"][1]
+    assert "used twice" in err.message and err.line == second
+
+
+def test_unreadable_and_duplicate_lessons(tmp_path):
+    (tmp_path / "bad.toml").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(core.LessonError, match="cannot read"):
+        core.load_lessons(tmp_path)
+    (tmp_path / "bad.toml").unlink()
+    write(tmp_path, GOOD, "a.toml")
+    write(tmp_path, 'id = "a"\n' + GOOD, "b.toml")
+    with pytest.raises(core.LessonError, match="also used by"):
+        core.load_lessons(tmp_path)
+
+
+def test_lessons_come_in_the_material_order(tmp_path):
+    write(tmp_path, GOOD.replace("order = 3", "order = 9"), "a.toml")
+    write(tmp_path, GOOD.replace("order = 3", "order = 1"), "z.toml")
+    assert list(core.load_lessons(tmp_path)) == ["z", "a"]
+
+
+def answer(kind, correct, options=(), tolerance=None, **detail):
+    return core.Answer(kind, correct, tuple(options), tolerance, detail)
+
+
+def test_parse_and_check_a_number():
+    a = answer("number", 14.0, tolerance=0.01)
+    assert core.parse_response(a, "14") == 14.0
+    assert core.parse_response(a, "１４．００") == 14.0  # full-width digits, as a Japanese keyboard types them
+    assert core.parse_response(a, "1,024") == 1024.0 and core.parse_response(a, "１，０２４．５") == 1024.5
+    assert core.parse_response(a, " 1_000 ") == 1000.0 and core.parse_response(a, 3) == 3.0
+    for bad in ("", "1,5", "fourteen", "nan", "inf", "1e999", "x" * 3000, None, True):
+        with pytest.raises(ValueError):
+            core.parse_response(a, bad)
+    assert core.is_correct(a, 14.009) and not core.is_correct(a, 14.02)
+    assert core.format_response(a, 16777216.0) == "16777216" and core.format_response(a, 1 / 3) == "0.333333"
+
+
+def test_parse_and_check_a_choice_and_a_token():
+    a = answer("choice", "k2", ("k0", "k1", "k2"))
+    assert core.parse_response(a, " k2 ") == "k2" and core.is_correct(a, "k2") and not core.is_correct(a, "k1")
+    with pytest.raises(ValueError, match="not one of the options"):
+        core.parse_response(a, "k3")
+    t = answer("token", "1 cat", ("0 the", "1 cat", "2 the"))
+    assert core.parse_response(t, "2 the") == "2 the" and not core.is_correct(t, "2 the")
+
+
+def test_parse_and_check_an_order():
+    a = answer("order", ("k2", "k1", "k0"), ("k0", "k1", "k2"))
+    assert core.parse_response(a, "k2 > k1 > k0") == ("k2", "k1", "k0")
+    assert core.parse_response(a, ["k2", "k0", "k1"]) == ("k2", "k0", "k1")
+    assert core.is_correct(a, ("k2", "k1", "k0")) and not core.is_correct(a, ("k2", "k0", "k1"))
+    for bad in ("k2 > k1", "k2 > k2 > k1", "k2 > k1 > k9", 5):
+        with pytest.raises(ValueError):
+            core.parse_response(a, bad)
+    assert core.parse_response(a, core.format_response(a, a.correct)) == a.correct
+
+
+def test_fill_quotes_the_answer_and_leaves_unknown_fields():
+    a = answer("number", 14.0, tolerance=0.01, d_k=2, w=0.98563)
+    assert core.fill("{correct} at d_k = {d_k}, w = {w}, {other}", a) == "14 at d_k = 2, w = 0.9856, {other}"
+
+
+def test_distribution_counts_and_hides_the_right_bar_until_revealed():
+    a = answer("choice", "b", ("a", "b", "c"))
+    hidden = core.distribution(a, ["a", "b", "b", "not an option"], mine="a")
+    assert hidden.labels == ("a", "b", "c") and hidden.counts == (1, 2, 0) and hidden.total == 3
+    assert not any(hidden.right) and hidden.n_right == 0 and hidden.mine == 0
+    shown = core.distribution(a, ["a", "b", "b"], reveal=True)
+    assert shown.right == (False, True, False) and shown.n_right == 2
+
+
+def test_distribution_bins_numbers_around_the_tolerance():
+    a = answer("number", 3.0, tolerance=0.1)
+    few = core.distribution(a, ["3", "3.05", "2"], reveal=True, mine="2")
+    assert few.labels == ("2", "3", "3.05") and few.counts == (1, 1, 1) and few.right == (False, True, True)
+    assert few.mine == 0 and few.n_right == 2
+    many = core.distribution(a, [str(x) for x in range(40)], reveal=True, max_bars=8)
+    assert len(many.labels) == 8 and sum(many.counts) == 40 and sum(many.right) == 1 and many.right[0]
+
+
+def test_distribution_of_orders_keeps_the_most_common():
+    a = answer("order", ("x", "y", "z"), ("z", "y", "x"))
+    import itertools
+
+    responses = [" > ".join(p) for p in itertools.permutations("xyz")] + ["x > y > z"] * 3
+    d = core.distribution(a, responses, reveal=True, max_bars=3)
+    assert d.labels[0] == "x > y > z" and d.counts[0] == 4 and d.right[0]
+    assert d.labels[-1] == core.OTHER and sum(d.counts) == 9 and math.isclose(d.n_right, 4)
