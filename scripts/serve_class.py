@@ -51,9 +51,9 @@ def nginx_config(template: str, ports: list[int], listen: int, run_dir: Path) ->
     return f"pid {run_dir / 'nginx.pid'};\n" + text.replace("http {", "http {" + temps, 1)
 
 
-def streamlit_command(port: int) -> list[str]:
+def streamlit_command(port: int, script: str = "app/main.py") -> list[str]:
     return [
-        sys.executable, "-m", "streamlit", "run", "app/main.py",
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer",
     ]  # fmt: skip
@@ -73,8 +73,9 @@ def healthy(port: int) -> bool:
 class Class:
     """The running servers and nginx; stop() ends every process it started (each in its own group)."""
 
-    def __init__(self, ports: list[int], listen: int, run_dir: Path, log_dir: Path):
+    def __init__(self, ports: list[int], listen: int, run_dir: Path, log_dir: Path, script: str = "app/main.py"):
         self.ports, self.listen, self.run_dir, self.log_dir = ports, listen, run_dir, log_dir
+        self.script = script  # what each server runs (scripts/load_pages.py also serves its one-line app)
         self.procs: list[subprocess.Popen] = []
 
     def start(self, timeout_s: float = 180) -> None:
@@ -88,7 +89,7 @@ class Class:
             log = open(self.log_dir / f"streamlit-{port}.log", "w")  # noqa: SIM115 - open while it runs
             self.procs.append(
                 subprocess.Popen(
-                    streamlit_command(port),
+                    streamlit_command(port, self.script),
                     cwd=ROOT,
                     env=env,
                     stdout=log,
@@ -130,8 +131,9 @@ class Class:
                 raise SystemExit(f"nginx did not start; see {self.log_dir / 'nginx.log'}")
             time.sleep(0.2)
 
-    def pids(self) -> list[int]:
-        return [p.pid for p in self.procs]
+    def server_pids(self) -> list[int]:
+        """The Streamlit servers' pids (nginx, started last, left out)."""
+        return [p.pid for p in self.procs[: len(self.ports)]]
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

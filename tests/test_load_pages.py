@@ -1,0 +1,54 @@
+"""scripts/load_pages.py: what a visitor does to any page (a new sentence, else a slider, else a rerun)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.TextArea_pb2 import TextArea
+
+from scripts import load_pages as lp
+from scripts import load_test as lt
+
+
+class FakeSession(lt.StreamlitSession):
+    def __init__(self, widgets: dict):
+        super().__init__(port=0, timeout_s=1)
+        self.widgets = widgets
+        self.sent = []
+
+    async def rerun(self, client_state):
+        self.sent.append(client_state)
+        return lt.RunResult(ms=1.0)
+
+
+def act(widgets: dict, seed: int = 0):
+    s = FakeSession(widgets)
+    asyncio.run(lp.page_action(s, random.Random(seed), 3, 7))
+    (state,) = s.sent
+    return list(state.widget_states.widgets)
+
+
+def slider(wid: str, lo: float, hi: float, step: float, data_type: int = 0, options=()) -> Slider:
+    return Slider(id=wid, min=lo, max=hi, step=step, data_type=data_type, default=[lo], options=list(options))
+
+
+def test_a_text_area_gets_a_new_sentence_first():
+    (w,) = act({"$$ID-a-layer": slider("$$ID-a-layer", 0, 5, 1), "$$ID-b-text": TextArea(id="$$ID-b-text")})
+    assert w.id == "$$ID-b-text" and w.string_value.endswith("(3.7)")  # fresh: never answered from a cache
+
+
+def test_else_a_slider_moves_to_a_value_on_its_grid():
+    for seed in range(20):
+        (w,) = act({"$$ID-a-layer": slider("$$ID-a-layer", 0.5, 2.0, 0.25, data_type=1)}, seed)
+        (value,) = w.double_array_value.data
+        assert 0.5 <= value <= 2.0 and ((value - 0.5) / 0.25).is_integer()
+        (w,) = act({"$$ID-s-pick": slider("$$ID-s-pick", 0, 0, 0, options=["a", "b", "c"])}, seed)
+        assert w.double_array_value.data[0] in (0, 1, 2)  # a select_slider's value is an option's index
+
+
+def test_else_the_page_is_rerun_as_it_is():
+    assert act({}) == []
+    assert lp.name_of(lp.ONE_LINE, "") == lp.FLOOR and lp.name_of("app/main.py", "masks") == "/masks"
+    assert "" in lp.catalog_pages() and "masks" in lp.catalog_pages()
