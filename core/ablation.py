@@ -11,7 +11,10 @@ Everything else is transformers' own forward, unchanged.
 Claims (CLAIMS), each with its held-out metric:
     induction        top-k heads on the induction detector    loss on the repeated half of fresh random sequences
     previous_token   top-k heads on the previous-token detector   the same loss
-    antecedent       top-k heads by accuracy on the selection half of data/antecedent_pairs.json
+    antecedent       top-k candidate heads: those above chance (50%) on the selection half of
+                     data/antecedent_pairs.json, best first. A model with none (SmolLM2: every head ties at 50%)
+                     has no antecedent heads to test, and its card says so instead of removing heads by index
+                     (that would compare random heads with random heads)
                      the model's own held-out accuracy: does "<sentence> In this sentence, '<pronoun>' refers to
                      the" give the right candidate's first token a higher log-probability than the other's?
 The heads are chosen on other data (detector sequences of another seed; the selection half) than the metric is
@@ -46,6 +49,7 @@ EVAL_SETTINGS = {"n_sequences": 8, "half_length": 32, "seed": 1}  # held out: th
 LIVE_EVAL_SETTINGS = {"n_sequences": 4, "half_length": 24, "seed": 1}  # the page's live runs: a smaller set
 DEFAULT_HEADS, DEFAULT_DRAWS, DEFAULT_SEED = 5, 20, 0
 MIN_HARM = {"repeated_loss": 0.05, "antecedent_accuracy": 0.04}  # nats; two sentences of 54
+CHANCE = 0.5  # the antecedent choice is between two candidates
 
 
 def output_projections(model) -> list[torch.nn.Module]:
@@ -223,19 +227,32 @@ def claim_heads(model_key: str, model, claim: str, k: int) -> tuple[list[tuple[i
         raise ValueError(f"claim must be one of {CLAIMS}")
     k = max(0, min(int(k), model.n_layers * model.n_heads))
     if claim == "antecedent":
-        data = load_result("antecedents", required=lambda d: d["models"][model_key]["per_head"]["selection"])
-        if data is None:
-            raise ValueError("results/antecedents.json has no per-head accuracies for this model")
-        grid = torch.tensor(data["models"][model_key]["per_head"]["selection"]["accuracy"])
-        ranked = sorted(((float(grid[a, b]), a, b) for a in range(grid.shape[0]) for b in range(grid.shape[1])),
-                        key=lambda r: (-r[0], r[1], r[2]))  # fmt: skip
-        return [(a, b) for _, a, b in ranked[:k]], [s for s, _, _ in ranked[:k]], "committed"
+        heads, scores = antecedent_candidates(model_key)
+        return heads[:k], scores[:k], "committed"
     found = head_detectors.committed_map(model_key)
     source = "committed"
     if found is None:
         found, source = head_detectors.detector_map(model, **head_detectors.LIVE_SETTINGS), "live"
     top = found.top(claim, k)
     return [(a, b) for a, b, _ in top], [s for _, _, s in top], source
+
+
+def selection_accuracy(model_key: str) -> torch.Tensor:
+    """(L, H) each head's accuracy on the selection half of the pronoun pairs (results/antecedents.json)."""
+    data = load_result("antecedents", required=lambda d: d["models"][model_key]["per_head"]["selection"])
+    if data is None:
+        raise ValueError("results/antecedents.json has no per-head accuracies for this model")
+    return torch.tensor(data["models"][model_key]["per_head"]["selection"]["accuracy"])
+
+
+def antecedent_candidates(model_key: str) -> tuple[list[tuple[int, int]], list[float]]:
+    """The candidate antecedent heads: those whose selection-half accuracy is above chance, best first (ties to
+    the lower layer, then head), with their accuracies. Empty when no head is above chance."""
+    grid = selection_accuracy(model_key)
+    ranked = sorted(((float(grid[a, b]), a, b) for a in range(grid.shape[0]) for b in range(grid.shape[1])),
+                    key=lambda r: (-r[0], r[1], r[2]))  # fmt: skip
+    above = [(s, a, b) for s, a, b in ranked if s > CHANCE]
+    return [(a, b) for _, a, b in above], [s for s, _, _ in above]
 
 
 # --- one claim card -------------------------------------------------------------------------------------------
@@ -258,7 +275,7 @@ class ClaimCard:
     verdict: str
     seed: int
     seconds: float
-    notes: list[str] = field(default_factory=list)  # keys: "all_heads_of_layers", "no_heads", "chance"
+    notes: list[str] = field(default_factory=list)  # "all_heads_of_layers", "no_heads", "no_candidates", "chance"
 
     @property
     def detector_score(self) -> float | None:
@@ -311,6 +328,9 @@ def claim_card(
     t0 = time.perf_counter()
     if heads is None:
         heads, scores, source = claim_heads(model_key, model, claim, k)
+        if claim == "antecedent" and not heads and k > 0:  # no head to test: nothing is run
+            return ClaimCard(claim, model.name, CLAIM_METRIC[claim], mode, [], [], source, {}, {}, 0.0, [], [],
+                             "no_candidates", seed, time.perf_counter() - t0, ["no_candidates"])  # fmt: skip
     else:
         heads, scores, source = check_heads(model, heads), [], "chosen"
     evalset = evalset or eval_set_for(model, claim)
@@ -345,3 +365,102 @@ def claim_card(
 def load_results() -> dict | None:
     """results/ablation.json, or None when missing or of another shape."""
     return load_result(RESULT_NAME, required=lambda d: all("verdict" in c for c in d["cards"]))
+
+
+# --- the page's view of a card ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardView:
+    """One claim card as /ablation shows it, verdict included. status: "tested"; "no_heads" (k = 0); or
+    "no_candidates" (the antecedent claim on a model with no head above chance: no claim is tested, even where
+    a committed card removed heads chosen by index among ties)."""
+
+    key: str  # "<claim>-<mode>"
+    claim: str
+    mode: str
+    metric: str
+    model: str
+    status: str
+    heads: tuple[tuple[int, int], ...]
+    heads_text: str  # "L17H3, L18H6"
+    score: float | None  # mean detector score of the heads (antecedent: selection-half accuracy)
+    clean: float | None
+    after: float | None
+    harm: float | None
+    intervals: tuple[tuple[float, float], tuple[float, float]] | None  # 95% Wilson, before and after (accuracy)
+    n: int | None  # sentences the accuracy is over
+    placebo_harms: tuple[float, ...]
+    placebo_mean: float | None
+    placebo_interval: tuple[float, float] | None  # the central 95% of the draws
+    verdict: str  # far_more / more / no_more / no_placebo / no_candidates
+    notes: tuple[str, ...]
+    candidates: dict | None  # no_candidates: {"reason": "tied" or "below_chance", "n": heads, "best": accuracy}
+    provenance: dict | None  # a committed card: command, date, device, seconds, draws, load
+
+    @property
+    def strong(self) -> bool:
+        return self.verdict == "far_more"
+
+
+def _candidates_note(model_key: str) -> dict:
+    grid = selection_accuracy(model_key)
+    best, worst = float(grid.max()), float(grid.min())
+    return {"reason": "tied" if best == worst else "below_chance", "n": int(grid.numel()), "best": best}
+
+
+def card_view(card, model_key: str = "smollm2", provenance: dict | None = None) -> CardView:
+    """The view of a ClaimCard, or of its JSON (a committed card of results/ablation.json)."""
+    c = card.to_json() if isinstance(card, ClaimCard) else card
+    heads = tuple((int(a), int(b)) for a, b in c["heads"])
+    scores = c.get("head_scores") or []
+    untested = c["claim"] == "antecedent" and (
+        "no_candidates" in c["notes"] or (heads and max(scores, default=0.0) <= CHANCE)
+    )
+    status = "no_candidates" if untested else "no_heads" if not heads else "tested"
+    tested = status == "tested"
+    intervals = (tuple(c["clean_interval"]), tuple(c["ablated_interval"])) if c.get("clean_interval") else None
+    return CardView(
+        key=f"{c['claim']}-{c['mode']}",
+        claim=c["claim"],
+        mode=c["mode"],
+        metric=c["metric"],
+        model=c["model"],
+        status=status,
+        heads=heads if tested else (),
+        heads_text=", ".join(f"L{a}H{b}" for a, b in heads),
+        score=c.get("detector_score"),
+        clean=c["clean"].get("value") if tested else None,
+        after=c["ablated"].get("value") if tested else None,
+        harm=c["harm"] if tested else None,
+        intervals=intervals if tested else None,
+        n=c["clean"].get("n") if tested else None,
+        placebo_harms=tuple(c["placebo_harms"]) if tested else (),
+        placebo_mean=c.get("placebo_mean") if tested else None,
+        placebo_interval=tuple(c["placebo_interval"]) if tested and c.get("placebo_interval") else None,
+        verdict="no_candidates" if untested else c["verdict"],
+        notes=tuple(n for n in c["notes"] if n != "no_candidates") if tested else (),
+        candidates=_candidates_note(model_key) if untested else None,
+        provenance=provenance,
+    )
+
+
+def committed_cards() -> dict[str, CardView] | None:
+    """The committed cards (results/ablation.json) by key, in file order; None when there are none."""
+    data = load_results()
+    if data is None:
+        return None
+    device = data["device"]
+    out = {}
+    for c in data["cards"]:
+        provenance = {
+            "command": c.get("command", data["command"]),
+            "date": device.get("date", data["date"]),
+            "device": device.get("device_name", "?"),
+            "seconds": c["seconds"],
+            "draws": c["draws"],
+            "load": c.get("load_average", "?"),
+        }
+        view = card_view(c, c.get("model_key", "smollm2"), provenance)
+        out[view.key] = view
+    return out

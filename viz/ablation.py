@@ -1,20 +1,23 @@
 """Figures of /ablation: a claim card's harm (how much worse the metric got when the heads were removed) next to
-the placebo draws' harms. Data in (a card from core.ablation, as JSON), figure out; words through `t`."""
+the placebo draws' harms. A core.ablation.CardView in, figure out; words through `t`, the [ablation.figure] catalog
+section."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
+from core.ablation import CardView
+
 from .style import PALETTE, base_layout
 
 
-def claim_figure(card: dict, t) -> go.Figure:
+def claim_figure(view: CardView, t) -> go.Figure:
     """One row: every placebo draw as a grey dot, their central 95% as a band, the claim's heads as a red diamond."""
-    placebo = np.asarray(card["placebo_harms"], dtype=np.float64)
+    placebo = np.asarray(view.placebo_harms, dtype=np.float64)
     fig = go.Figure()
     if len(placebo):
-        lo, hi = np.percentile(placebo, [2.5, 97.5])
+        lo, hi = view.placebo_interval
         fig.add_vrect(x0=float(lo), x1=float(hi), fillcolor=PALETTE[7], opacity=0.15, line_width=0)
         fig.add_trace(
             go.Scatter(
@@ -28,14 +31,14 @@ def claim_figure(card: dict, t) -> go.Figure:
         )
     fig.add_trace(
         go.Scatter(
-            x=[round(float(card["harm"]), 4)],
+            x=[round(float(view.harm), 4)],
             y=[t("chosen")],
             mode="markers",
             marker=dict(color=PALETTE[3], size=14, symbol="diamond"),
-            name=t("chosen_name", k=len(card["heads"])),
+            name=t("chosen_name", k=len(view.heads)),
             hovertemplate=f"{t('harm')}: %{{x:.3f}}<extra></extra>",
         )
     )
     fig.add_vline(x=0.0, line_color="black", line_width=1)
-    fig.update_xaxes(title=t(f"harm_{card['metric']}"), zeroline=False)
+    fig.update_xaxes(title=t(f"harm_{view.metric}"), zeroline=False)
     return base_layout(fig, t("figure_title"), height=260, showlegend=True)

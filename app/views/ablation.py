@@ -1,7 +1,8 @@
 """Ablation claim cards: remove the heads a claim is about (induction, previous-token, antecedent heads) inside
 SmolLM2 and measure the held-out metric the claim is about, against a placebo of as many random heads from the same
 layers. Part `cards`: the committed cards (scripts/ablation.py -> results/ablation.json); part `live`: any
-number of heads, zero or mean ablation, seeded placebo draws, recomputed on a smaller evaluation set."""
+number of heads, zero or mean ablation, seeded placebo draws, recomputed on a smaller evaluation set. Each card is
+one core.ablation.CardView, verdict included."""
 
 import streamlit as st
 
@@ -14,49 +15,42 @@ PARTS = ("cards", "live")
 MAX_LIVE_DRAWS = 10
 
 
-def heads_text(heads) -> str:
-    return ", ".join(f"L{a}H{b}" for a, b in heads)
-
-
-def show_card(T, card: dict) -> None:
-    metric, claim = card["metric"], card["claim"]
-    st.subheader(T(f"claim_{claim}"))
-    if "no_heads" in card["notes"]:
+def show_card(T, view: ab.CardView) -> None:
+    st.subheader(T(f"claim_{view.claim}"))
+    if view.status == "no_heads":
         st.info(T("no_heads"))
         return
-    st.markdown(T("heads_line", k=len(card["heads"]), heads=heads_text(card["heads"]), mode=T(f"mode_{card['mode']}"),
-                  score=T(f"score_{claim}", s=card["detector_score"])))  # fmt: skip
-    st.markdown(T(f"effect_{metric}", clean=card["clean"]["value"], after=card["ablated"]["value"],
-                  harm=card["harm"]))  # fmt: skip
-    if card.get("clean_interval"):
-        (lo, hi), (lo2, hi2) = card["clean_interval"], card["ablated_interval"]
-        st.caption(T("accuracy_intervals", lo=lo, hi=hi, lo2=lo2, hi2=hi2, n=card["clean"]["n"]))
-    if card["placebo_harms"]:
-        lo, hi = card["placebo_interval"]
-        st.markdown(T(f"placebo_line_{metric}", n=len(card["placebo_harms"]), mean=card["placebo_mean"], lo=lo, hi=hi))
-    verdict = T(f"verdict_{card['verdict']}")
-    (st.success if card["verdict"] == "far_more" else st.info)(verdict)
-    for note in card["notes"]:
+    if view.status == "no_candidates":
+        c = view.candidates
+        st.info(T(f"no_candidates_{c['reason']}", model=view.model, n=c["n"], best=c["best"]))
+        return
+    st.markdown(T("heads_line", k=len(view.heads), heads=view.heads_text, mode=T(f"mode_{view.mode}"),
+                  score=T(f"score_{view.claim}", s=view.score)))  # fmt: skip
+    st.markdown(T(f"effect_{view.metric}", clean=view.clean, after=view.after, harm=view.harm))
+    if view.intervals:
+        (lo, hi), (lo2, hi2) = view.intervals
+        st.caption(T("accuracy_intervals", lo=lo, hi=hi, lo2=lo2, hi2=hi2, n=view.n))
+    if view.placebo_harms:
+        lo, hi = view.placebo_interval
+        st.markdown(T(f"placebo_line_{view.metric}", n=len(view.placebo_harms), mean=view.placebo_mean, lo=lo, hi=hi))
+    (st.success if view.strong else st.info)(T(f"verdict_{view.verdict}"))
+    for note in view.notes:
         st.warning(T(f"note_{note}"))
-    ui.show_figure(figures.claim_figure(card, ui.texts("ablation.figure")), f"ablation-{claim}-{card['mode']}",
-                   data={"placebo_harm": card["placebo_harms"]}, key=f"fig-{claim}")  # fmt: skip
+    ui.show_figure(figures.claim_figure(view, ui.texts("ablation.figure")), f"ablation-{view.key}",
+                   data={"placebo_harm": list(view.placebo_harms)}, key=f"fig-{view.claim}")  # fmt: skip
 
 
 def cards_part(T) -> None:
-    data = ab.load_results()
-    if data is None:
+    cards = ab.committed_cards()
+    if cards is None:
         st.warning(T("missing"))
         return
-    cards = {f"{c['claim']}-{c['mode']}": c for c in data["cards"]}
     choice = ui.select("card", T("card"), list(cards), next(iter(cards)),
-                       format_func=lambda c: T("card_name", claim=T(f"claim_{cards[c]['claim']}"),
-                                               mode=T(f"mode_{cards[c]['mode']}")))  # fmt: skip
-    card = cards[choice]
-    device = data["device"]
-    st.caption(T("provenance", command=card.get("command", data["command"]), date=device.get("date", data["date"]),
-                 device=device.get("device_name", "?"), seconds=card["seconds"], draws=card["draws"],
-                 load=card.get("load_average", "?")))  # fmt: skip
-    show_card(T, card)
+                       format_func=lambda c: T("card_name", claim=T(f"claim_{cards[c].claim}"),
+                                               mode=T(f"mode_{cards[c].mode}")))  # fmt: skip
+    view = cards[choice]
+    st.caption(T("provenance", **view.provenance))
+    show_card(T, view)
 
 
 def live_part(T) -> None:
@@ -84,8 +78,10 @@ def live_part(T) -> None:
     except ValueError as err:
         st.warning(T("cannot", reason=str(err)))
         return
-    st.caption(T("live_seconds", seconds=card.seconds, runs=draws + 2))
-    show_card(T, card.to_json())
+    view = ab.card_view(card, MODEL)
+    if view.status == "tested":
+        st.caption(T("live_seconds", seconds=card.seconds, runs=draws + 2))
+    show_card(T, view)
 
 
 def page() -> None:

@@ -9,6 +9,7 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from core import ablation as ab
 from core.models.hf import HFAttentionModel
+from core.results import load_result
 from tests.references import assert_close_in_scale
 
 N_HEADS, N_KV, D_HEAD, LAYERS = 4, 2, 8, 2
@@ -155,3 +156,52 @@ def test_batched_antecedent_choice_equals_core_antecedents(smollm2):
         own = antecedents.next_token_choice(smol, s["text"], p["pronoun"], p["candidates"])
         correct = p["candidates"].index(s["answer"])
         assert pair[i].tolist() == pytest.approx([own[correct], own[1 - correct]], abs=1e-3)
+
+
+# --- candidates and the page's view of a card -------------------------------------------------------------------
+
+
+def _selection_grid(model_key: str) -> list[list[float]]:
+    data = load_result("antecedents")
+    return data["models"][model_key]["per_head"]["selection"]["accuracy"]
+
+
+def test_antecedent_candidates_are_the_heads_above_chance():
+    """SmolLM2: every head ties at 50% on the selection half, so there is no candidate; MiniLM: the heads above
+    50%, best first (read straight from results/antecedents.json)."""
+    assert {v for row in _selection_grid("smollm2") for v in row} == {0.5}
+    assert ab.antecedent_candidates("smollm2") == ([], [])
+    grid = _selection_grid("minilm")
+    heads, scores = ab.antecedent_candidates("minilm")
+    expect = sorted((-v, a, b) for a, row in enumerate(grid) for b, v in enumerate(row) if v > 0.5)
+    assert heads == [(a, b) for _, a, b in expect] and scores == sorted(scores, reverse=True)
+
+
+class _NoModel:
+    """claim_card must not run a model when there is nothing to test: only these attributes are read."""
+
+    name, n_layers, n_heads = "SmolLM2-135M-Instruct", 30, 9
+
+
+def test_antecedent_card_without_candidates_tests_no_claim():
+    card = ab.claim_card("smollm2", _NoModel(), "antecedent", k=5)
+    assert card.verdict == "no_candidates" and card.heads == [] and card.placebo_harms == []
+    view = ab.card_view(card)
+    assert view.status == "no_candidates" and view.verdict == "no_candidates" and not view.placebo_harms
+    assert view.candidates == {"reason": "tied", "n": 270, "best": 0.5}
+
+
+def test_committed_card_views():
+    """The committed antecedent card removed heads chosen among ties (by index): its view tests no claim. The
+    others show the committed numbers and verdict as they are."""
+    views = ab.committed_cards()
+    data = ab.load_results()
+    for c in data["cards"]:
+        view = views[f"{c['claim']}-{c['mode']}"]
+        assert view.provenance["draws"] == c["draws"]
+        if c["claim"] == "antecedent":
+            assert view.status == "no_candidates" and view.harm is None and view.placebo_interval is None
+        else:
+            assert view.status == "tested" and view.verdict == c["verdict"] and view.harm == c["harm"]
+            assert view.placebo_interval == tuple(c["placebo_interval"]) and view.heads_text.startswith("L")
+            assert view.strong == (c["verdict"] == "far_more")

@@ -7,17 +7,28 @@ from core import ablation as ab
 from tests.apptest_helpers import open_view, shown_text
 
 
-def test_committed_card_shows_its_verdict():
+@pytest.mark.parametrize("index", [1, 3])
+def test_committed_card_shows_its_verdict(index):
     data = ab.load_results()
     if data is None:
         pytest.skip("results/ablation.json not written yet")
-    card = data["cards"][0]
+    card = data["cards"][index]
     at = open_view("ablation", {"part": "cards", "card": f"{card['claim']}-{card['mode']}"})
     text = shown_text(at)
     assert f"{card['clean']['value']:.3f}" in text or f"{card['clean']['value']:.1%}" in text
     words = {"far_more": "far more than removing random heads", "more": "more than removing random heads",
              "no_more": "no more than removing random heads", "no_placebo": "no placebo"}  # fmt: skip
-    assert words[card["verdict"]] in text
+    assert words[card["verdict"]] in text and len(at.get("plotly_chart")) == 1
+
+
+def test_antecedent_card_says_smollm2_has_no_candidate_heads():
+    """Every SmolLM2 head ties at 50% on the selection half: no claim is tested, no random-vs-random verdict."""
+    at = open_view("ablation", {"part": "cards", "card": "antecedent-zero"})
+    text = shown_text(at)
+    assert "has no candidate antecedent heads" in text and "all 270 of its heads tie at 50%" in text
+    assert "not supported" not in text and "Verdict" not in text and not at.get("plotly_chart")
+    live = shown_text(open_view("ablation", {"part": "live", "claim": "antecedent", "k": "5"}))
+    assert "has no candidate antecedent heads" in live and "Verdict" not in live
 
 
 def test_live_no_head_is_a_message():
