@@ -30,6 +30,60 @@ CLASSIC_V = [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0], [16.0, 17.0, 18.0]]
 MAX_ABS_INPUT = 1e6  # larger entries would let Q K^T overflow the display and hide the point of the page
 
 
+# --- the classic walkthroughs, preloaded (each selectable on the page and in its link) -------------------------
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Q, K, V of one walkthrough, with the tokens its rows stand for (None: rows are just numbered)."""
+
+    q: np.ndarray  # (n, d_k)
+    k: np.ndarray  # (n, d_k)
+    v: np.ndarray  # (n, d_v)
+    tokens: tuple[str, ...] | None = None
+
+    @property
+    def dims(self) -> tuple[int, int]:
+        return self.q.shape[1], self.v.shape[1]
+
+
+STUDENT_TOKENS = ("i", "am", "a", "student")
+STUDENT_KEY_ONES = (64, 48, 32, 56)  # key t is 1 on its first STUDENT_KEY_ONES[t] of 64 dimensions, 0 after
+NINE_TOKENS = ("the", "student", "reads", "a", "book", "in", "the", "quiet", "library")
+
+
+def student_preset() -> Preset:
+    """The walkthrough "i am a student" at the paper's width d_k = d_v = 64. Every query is twice its token's key, so
+    q_i · k_j = 2 min(ones_i, ones_j): q_i · k_i = 2 x 64 = 128 and 128 / sqrt(64) = 16; the row of "i" scales to
+    [16, 12, 8, 14]. Value t is t + 1 in every dimension, so the output shows the reweighting as one number."""
+    k = np.array([[1.0] * m + [0.0] * (64 - m) for m in STUDENT_KEY_ONES])
+    v = np.array([[t + 1.0] * 64 for t in range(4)])
+    return Preset(q=2 * k, k=k, v=v, tokens=STUDENT_TOKENS)
+
+
+def nine_preset(seed: int = 0) -> Preset:
+    """A 9-token sentence at d_k = d_v = 64: 9 queries, 81 scores, each row one product (1 x 64)(64 x 9). Entries
+    drawn from N(0, 1) with a fixed seed, rounded to one decimal so they can be typed and checked."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(9, 64, generator=g, dtype=torch.float64).mul(10).round().div(10).numpy() for _ in range(3))
+    return Preset(q=q, k=k, v=v, tokens=NINE_TOKENS)
+
+
+def ones_preset() -> Preset:
+    """The all-ones embedding at d_k = 4 (W_Q = W_K = W_V = identity): every score is 4, scaled 4 / sqrt(4) = 2,
+    every weight 1/4, and the output is ones again: identical tokens cannot tell each other apart."""
+    ones = np.ones((4, 4))
+    return Preset(q=ones, k=ones.copy(), v=ones.copy(), tokens=STUDENT_TOKENS)
+
+
+PRESETS = {
+    "classic": lambda: Preset(q=np.array(CLASSIC_Q), k=np.array(CLASSIC_K), v=np.array(CLASSIC_V)),
+    "student": student_preset,
+    "nine": nine_preset,
+    "ones": ones_preset,
+}
+
+
 @dataclass(frozen=True)
 class SdpaSteps:
     q: np.ndarray
@@ -112,6 +166,9 @@ def sdpa_steps(q, k, v) -> SdpaSteps:
     )
 
 
+MAX_TERMS_WRITTEN = 8  # wider dot products are written with their first and last products only
+
+
 def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
@@ -119,14 +176,20 @@ def _fmt(x: float) -> str:
 def worked_lines(s: SdpaSteps) -> dict[str, str]:
     """The numbers of query 0 (and key 0) written out, one line per step: what the page prints under each step
     so the reader can redo it by hand. Math notation only, no words: the same in every language."""
-    terms = " + ".join(f"{_fmt(a)}×{_fmt(b)}" for a, b in zip(s.q[0], s.k[0]))
+    products = [f"{_fmt(a)}×{_fmt(b)}" for a, b in zip(s.q[0], s.k[0])]
+    if len(products) > MAX_TERMS_WRITTEN:  # d_k = 64: the first and last products, and how many in all
+        products = [*products[:3], f"… ({len(products)} products) …", *products[-2:]]
+    terms = " + ".join(products)
     row = ", ".join(_fmt(x) for x in s.scaled[0])
     mix = " + ".join(f"{w:.4f}×v{j}" for j, w in enumerate(s.weights[0]))
+    out = [_fmt(x) for x in s.output[0]]
+    if len(out) > MAX_TERMS_WRITTEN:
+        out = [*out[:3], f"… ({len(out)} numbers) …", *out[-2:]]
     return {
         "dot": f"score[q0, k0] = q0 · k0 = {terms} = {_fmt(s.scores[0, 0])}",
         "scale": f"{_fmt(s.scores[0, 0])} × {s.scale:.6f} = {_fmt(s.scaled[0, 0])}",
         "softmax": f"softmax([{row}]) = [{', '.join(f'{w:.6f}' for w in s.weights[0])}]",
-        "mix": f"out[q0] = {mix} = [{', '.join(_fmt(x) for x in s.output[0])}]",
+        "mix": f"out[q0] = {mix} = [{', '.join(out)}]",
     }
 
 
@@ -145,15 +208,25 @@ class StepsView:
     lines: dict[str, str] = field(default_factory=dict)  # worked_lines
     row_sums: np.ndarray | None = None  # (n_q,) every row of the weights sums to 1
 
+    @property
+    def n_scores(self) -> int:
+        """n_q x n_k dot products: one per (query, key) pair; one query's row is (1 x d_k)(d_k x n_k)."""
+        return 0 if self.steps is None else self.steps.scores.size
+
+
+def _token(tokens, i: int) -> str:
+    return f" {tokens[i]}" if tokens is not None and i < len(tokens) else ""
+
 
 def _shape(m) -> tuple[int, int]:
     shape = np.shape(m)
     return (shape[0], shape[1]) if len(shape) == 2 else (0, 0)
 
 
-def steps_view(q, k, v, max_rows: int = 12) -> StepsView:
+def steps_view(q, k, v, max_rows: int = 12, tokens=None) -> StepsView:
     """The step-by-step view of Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v), cut to max_rows rows each (the
-    matrices stay readable). Never raises on bad input: the problems are returned for the page to explain."""
+    matrices stay readable). Never raises on bad input: the problems are returned for the page to explain.
+    `tokens` (one per row, as in a preset) are added to the row labels: q0 i, k0 i, ..."""
     truncated = max(len(q), len(k), len(v)) > max_rows
     q, k, v = q[:max_rows], k[:max_rows], v[:max_rows]
     (_, q_w), (k_rows, k_w), (v_rows, _) = _shape(q), _shape(k), _shape(v)
@@ -168,8 +241,8 @@ def steps_view(q, k, v, max_rows: int = 12) -> StepsView:
         truncated=truncated,
         d_k=q_w,
         steps=s,
-        q_labels=[f"q{i}" for i in range(n_q)],
-        k_labels=[f"k{j}" for j in range(n_k)],
+        q_labels=[f"q{i}" + _token(tokens, i) for i in range(n_q)],
+        k_labels=[f"k{j}" + _token(tokens, j) for j in range(n_k)],
         v_labels=[f"V·{j}" for j in range(s.output.shape[1])],
         lines=worked_lines(s),
         row_sums=s.weights.sum(1),

@@ -1,5 +1,5 @@
 """The Q, K, V editors of /sdpa-steps: three st.data_editor tables that keep the user's numbers when d_k or d_v
-changes, and a button back to the classic example."""
+changes, the preloaded walkthroughs (core.PRESETS), and a button back to the chosen one."""
 
 import numpy as np
 import pandas as pd
@@ -10,28 +10,39 @@ from core import sdpa_steps as core
 STATE = "sdpa_editor"  # base matrices of the editors, and a generation counter that renews the editors' keys
 
 
-def classic_state() -> dict:
-    return {
-        "gen": 0,
-        "dims": (2, 3),
-        "q": np.array(core.CLASSIC_Q),
-        "k": np.array(core.CLASSIC_K),
-        "v": np.array(core.CLASSIC_V),
-    }
+def preset_state(name: str = "classic", gen: int = 0) -> dict:
+    p = core.PRESETS[name]()
+    return {"gen": gen, "preset": name, "dims": p.dims, "q": p.q, "k": p.k, "v": p.v, "tokens": p.tokens}
 
 
 def reset() -> None:
-    gen = st.session_state.get(STATE, classic_state())["gen"] + 1
-    st.session_state[STATE] = {**classic_state(), "gen": gen}
+    """The button: the current preset's numbers again, at its own widths."""
+    name = st.session_state.get("preset", "classic")
+    gen = st.session_state.get(STATE, preset_state())["gen"] + 1
+    st.session_state[STATE] = preset_state(name, gen)
     st.session_state.pop(STATE + "_last", None)
-    st.session_state["dk"], st.session_state["dv"] = 2, 3
+    st.session_state["dk"], st.session_state["dv"] = st.session_state[STATE]["dims"]
+
+
+def load_preset(name: str) -> tuple[int, int]:
+    """Before the width widgets: when the chosen preset is not the one in the editors, load it (and set d_k, d_v
+    to its widths, unless this is the session's first run, where a link's d_k and d_v win). Returns the preset's
+    widths, the widgets' defaults."""
+    state = st.session_state.get(STATE)
+    if state is None:
+        st.session_state[STATE] = preset_state(name)
+    elif state.get("preset", "classic") != name:
+        st.session_state[STATE] = preset_state(name, state["gen"] + 1)
+        st.session_state.pop(STATE + "_last", None)
+        st.session_state["dk"], st.session_state["dv"] = st.session_state[STATE]["dims"]
+    return core.PRESETS[name]().dims
 
 
 def editor_bases(d_k: int, d_v: int) -> dict:
     """The matrices the editors start from. When d_k or d_v changes, the user's current numbers are cut or
     zero-padded to the new width and the editors start afresh (new keys) from them: an editor's stored edits
     only make sense against the exact table it was created with."""
-    state = st.session_state.setdefault(STATE, classic_state())
+    state = st.session_state.setdefault(STATE, preset_state())
     if state["dims"] != (d_k, d_v):
         q, k, v = st.session_state.get(STATE + "_last", (state["q"], state["k"], state["v"]))
         state.update(

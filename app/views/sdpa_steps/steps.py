@@ -8,25 +8,28 @@ from core import sdpa_steps as core
 from core import slips
 from viz.sdpa_steps import step_figures
 
-from .editor import edit_qkv, reset
+from .editor import STATE, edit_qkv, load_preset, reset
 
-MAX_WIDTH = 8  # d_k and d_v
+MAX_WIDTH = 64  # d_k and d_v: the paper's d_k = d_v = 64
 MAX_ROWS = 12  # rows of Q, K, V used: matrices stay readable
 
 
 def show_steps(T) -> None:
     st.subheader(T("inputs"))
+    preset = ui.select("preset", T("preset"), list(core.PRESETS), "classic", format_func=lambda p: T(f"preset_{p}"))
+    st.markdown(T(f"preset_{preset}_text"))
+    dk0, dv0 = load_preset(preset)
     c1, c2, c3 = st.columns([1, 1, 2])
     with c1:
-        d_k = ui.number("dk", T("dk"), 1, MAX_WIDTH, 2)
+        d_k = ui.number("dk", T("dk"), 1, MAX_WIDTH, dk0)
     with c2:
-        d_v = ui.number("dv", T("dv"), 1, MAX_WIDTH, 3)
+        d_v = ui.number("dv", T("dv"), 1, MAX_WIDTH, dv0)
     with c3:
         st.button(T("reset"), on_click=reset)
     st.caption(T("editor_help"))
     q, k, v = edit_qkv(T, d_k, d_v)
 
-    view = core.steps_view(q, k, v, max_rows=MAX_ROWS)
+    view = core.steps_view(q, k, v, max_rows=MAX_ROWS, tokens=st.session_state[STATE].get("tokens"))
     if view.truncated:
         st.info(T("too_many_rows", k=MAX_ROWS))
     for code, a, b in view.problems:
@@ -34,6 +37,8 @@ def show_steps(T) -> None:
     if view.steps is None:
         return
     s = view.steps
+    n_q, n_k = s.scores.shape
+    st.markdown(T("shapes", nq=n_q, nk=n_k, dk=view.d_k, dv=s.output.shape[1], n=view.n_scores))
     figs = step_figures(view, T)
     labels = dict(row_labels=view.q_labels, col_labels=view.k_labels)
 
@@ -43,13 +48,13 @@ def show_steps(T) -> None:
         st.markdown(T("step1_text"))
         st.code(view.lines["dot"], language=None)
         ui.show_figure(figs["scores"], "sdpa-step1-scores", data=s.scores, key="fig-scores", **labels)
+        row = "[" + ", ".join(f"{x:g}" for x in slips.qkt_second_row()) + "]"
+        st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row))
     with right:
         st.subheader(T("step2"))
         st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
         st.code(view.lines["scale"], language=None)
         ui.show_figure(figs["scaled"], "sdpa-step2-scaled", data=s.scaled, key="fig-scaled", **labels)
-        row = "[" + ", ".join(f"{x:g}" for x in slips.qkt_second_row()) + "]"
-        st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row))
     left, right = st.columns(2)
     with left:
         st.subheader(T("step3"))
@@ -68,12 +73,12 @@ def show_steps(T) -> None:
             col_labels=view.v_labels,
             key="fig-output",
         )
+        st.caption(T("slip_v"))
 
     st.subheader(T("check"))
     st.markdown(T("check_text"))
     st.dataframe(pd.DataFrame(s.sdpa_output, index=view.q_labels, columns=view.v_labels))
     if s.max_abs_diff <= 1e-9:
-        st.caption(T("slip_v"))
         st.success(T("check_ok", diff=s.max_abs_diff))
     else:
         st.warning(T("check_bad", diff=s.max_abs_diff))
