@@ -21,8 +21,21 @@ RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, sh
 
 
 def model_name(key: str) -> str:
-    """The picker's description of a model, in the reader's language."""
-    return ui.t("models", key)
+    """The picker's description of a model, in the reader's language (a learner's folder: from its
+    capabilities)."""
+    caps = registry.CAPABILITIES.get(key)
+    if caps is None:
+        return ui.t("models", key)
+    return ui.t(
+        "models",
+        "own_model",
+        name=registry.TITLES[key],
+        kind=ui.t("models", f"kind_{caps.kind}"),
+        layers=caps.n_layers,
+        heads=caps.n_heads,
+        kv=caps.n_kv_heads,
+        positions=caps.positions.kind,
+    )
 
 
 def short_name(key: str) -> str:
@@ -30,12 +43,14 @@ def short_name(key: str) -> str:
     return registry.TITLES[key]
 
 
-def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS) -> str:
-    """The model picker (bound to the URL), MiniLM first."""
-    return ui.select(key, ui.t("models", "model"), options, DEFAULT_MODEL, format_func=model_name)
+def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
+    """The model picker (bound to the URL), MiniLM first, then the learner's own folders that the page can use:
+    needs(capabilities) -> bool says which (None: any model the contract loads)."""
+    own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
+    return ui.select(key, ui.t("models", "model"), options + own, DEFAULT_MODEL, format_func=model_name)
 
 
-@st.cache_resource(show_spinner=False, max_entries=len(MODEL_KEYS))  # one per model: bounded by design
+@st.cache_resource(show_spinner=False, max_entries=len(MODEL_KEYS) + 2)  # shipped models and two own folders
 def _load(key: str):
     return registry.LOADERS[key]()
 
@@ -47,13 +62,17 @@ def load(key: str):
         try:
             with st.spinner(ui.t("models", "loading", name=short_name(key))):
                 model = _load(key)
-        except ModelUnavailable as err:
+        except (ModelUnavailable, ValueError) as err:  # ValueError: a folder that turned out not to load
             message = str(err)
         else:
             if model.random_init:
                 st.warning(ui.t("models", "random"))
             if model.weights_note:
                 st.caption(ui.t("models", "weights", note=model.weights_note))
+            parity = getattr(model, "parity", None)
+            if parity is not None:
+                word = "parity_exact" if parity.exact else "parity_approximate"
+                st.caption(ui.t("models", word, difference=parity.max_difference, layers=parity.layers))
             return model
     st.error(ui.t("models", "missing", name=short_name(key), message=message))
     return None

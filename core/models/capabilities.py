@@ -153,3 +153,36 @@ def capabilities_of(config) -> Capabilities:
         n_experts=None if experts is None else int(experts),
         experts_per_token=getattr(text, "num_experts_per_tok", None),
     )
+
+
+CAPABILITY_FIELDS = ("kind", "layers", "heads", "groups", "head_dim", "positions", "max_positions", "windows",
+                     "softcap", "sinks", "experts", "vocabulary")  # fmt: skip
+
+
+def capability_rows(caps: Capabilities) -> list[tuple[str, str]]:
+    """(field, value) for the table a page shows: fields are catalog keys (cap_<field>), values numbers or the
+    config's own names, the same in every language."""
+    pos = caps.positions
+    position = pos.kind
+    if pos.kind == "rope":
+        position += f" (θ = {pos.rope_theta:g}" if pos.rope_theta else " ("
+        position += f", {pos.rope_scaling} × {pos.rope_factor:g}" if pos.rope_scaling and pos.rope_factor else ""
+        position += f", {pos.rotary_fraction:.0%} of each head" if pos.rotary_fraction < 1 else ""
+        position += ")"
+    windows = sorted({w for w in caps.sliding_window if w is not None})
+    sliding = sum(w is not None for w in caps.sliding_window)
+    values = {
+        "kind": caps.kind,
+        "layers": str(caps.n_layers),
+        "heads": f"{caps.n_heads} query / {caps.n_kv_heads} key-value",
+        "groups": " | ".join(",".join(map(str, g)) for g in caps.kv_groups),
+        "head_dim": str(caps.head_dim),
+        "positions": position,
+        "max_positions": "–" if caps.max_positions is None else f"{caps.max_positions:,}",
+        "windows": "–" if not windows else f"{sliding}/{caps.n_layers} layers: {', '.join(map(str, windows))} keys",
+        "softcap": "–" if caps.attn_softcap is None else f"{caps.attn_softcap:g} (final {caps.final_softcap or '–'})",
+        "sinks": "yes" if caps.sinks else "–",
+        "experts": "–" if caps.n_experts is None else f"{caps.experts_per_token} of {caps.n_experts}",
+        "vocabulary": f"{caps.vocab_size:,}",
+    }
+    return [(name, values[name]) for name in CAPABILITY_FIELDS]

@@ -34,9 +34,48 @@ class ModelFolderError(ValueError):
 
 @dataclass(frozen=True)
 class Parity:
-    max_difference: float  # largest |ours - eager| over every layer, head and real query row
-    layers: int
-    exact: bool  # max_difference <= EXACT
+    per_layer: tuple[float, ...]  # per layer, the largest |ours - eager| over its heads and real query rows
+
+    @property
+    def max_difference(self) -> float:
+        return max(self.per_layer)
+
+    @property
+    def layers(self) -> int:
+        return len(self.per_layer)
+
+    @property
+    def exact(self) -> bool:
+        return self.max_difference <= EXACT
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What running a text of n tokens costs, from the sizes alone (float32): the weights, the q and k the Trace
+    keeps for every layer, and one layer's weights recomputed for display. The Trace never holds L·H·n² weights."""
+
+    n_tokens: int
+    weights_bytes: int
+    trace_bytes: int
+    layer_map_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.trace_bytes + self.layer_map_bytes
+
+    def mib(self) -> dict[str, float]:
+        """The three parts in MiB, as a page prints them."""
+        return {
+            "weights": self.weights_bytes / 2**20,
+            "trace": self.trace_bytes / 2**20,
+            "layer": self.layer_map_bytes / 2**20,
+        }
+
+
+def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
+    n = max(1, int(n_tokens))
+    trace = caps.n_layers * (caps.n_heads + caps.n_kv_heads) * n * caps.head_dim * 4
+    return Estimate(n, caps.parameters_estimate() * 4, trace, caps.n_heads * n * n * 4)
 
 
 def _inside(path: Path, roots) -> bool:
@@ -165,10 +204,12 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
     eager = out.attentions
     if eager is None or len(eager) != trace.n_layers:
         raise ModelFolderError(f"{model.name}: transformers' eager run returned no attention weights")
-    worst = 0.0
+    per_layer = []
     for layer, theirs in enumerate(eager):
+        worst = 0.0
         for index in range(len(texts)):
             m = trace.length(index)
             ours = trace.layer_attention(layer, index)[:, :m]
             worst = max(worst, float((ours - theirs[index, :, :m].float()).abs().max()))
-    return Parity(max_difference=worst, layers=trace.n_layers, exact=worst <= EXACT)
+        per_layer.append(worst)
+    return Parity(tuple(per_layer))

@@ -7,17 +7,33 @@
 model_status() only looks for packages and files, it never reads weights, so a page can call it on every
 run. A new model is one `register(...)` call in `_register_builtin` below, with a loader and a cheap status check
 in its own module.
+
+A learner's own folder is registered with `register_folder` (key "folder:<name>"): on a laptop from the /models
+page (kept in models.toml under the cache folder), on a hosted server from the TOML file that
+$ATTENTION_LAB_MODELS names (the only folders visitors can use there). Its capabilities are read at registration
+(config only); loading runs the parity check against transformers' eager attention (core/models/local.py).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import threading
+import tomllib
 from collections.abc import Callable
+from pathlib import Path
 
 from .base import AttentionModel
+from .capabilities import Capabilities
 
 LOADERS: dict[str, Callable[[], AttentionModel]] = {}
 TITLES: dict[str, str] = {}
 STATUS_CHECKS: dict[str, Callable[[], str | None]] = {}
+FOLDERS: dict[str, Path] = {}  # key -> folder, for models registered from a folder
+CAPABILITIES: dict[str, Capabilities] = {}  # key -> capabilities, known without loading (folders)
+FOLDER_PREFIX = "folder:"
+HOSTED_LIST = "ATTENTION_LAB_MODELS"  # a TOML file: [[model]] path = "...", title = "..."
+_lock = threading.Lock()
 
 
 def register(key: str, title: str, load: Callable[[], AttentionModel], status: Callable[[], str | None]) -> None:
@@ -41,6 +57,68 @@ def available() -> list[str]:
     return [key for key, reason in model_status().items() if reason is None]
 
 
+def hosted() -> bool:
+    """A hosted server lists its models in a file; visitors cannot add folders there."""
+    return bool(os.environ.get(HOSTED_LIST)) or os.environ.get("ATTENTION_LAB_HOSTED") == "1"
+
+
+def _user_list() -> Path:
+    from .cache import cache_root
+
+    return Path(os.environ[HOSTED_LIST]) if os.environ.get(HOSTED_LIST) else cache_root() / "models.toml"
+
+
+def register_folder(path, title: str | None = None, allowed=None, remember: bool = False) -> str:
+    """Describe a folder (config only) and register it; returns its key. Raises local.ModelFolderError."""
+    from . import local
+
+    caps = local.describe_folder(path, allowed)
+    folder = Path(str(path).strip()).expanduser().resolve()
+    key = FOLDER_PREFIX + folder.name[:60]
+
+    def status() -> str | None:
+        return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
+
+    def load() -> AttentionModel:
+        model = local.load_folder(folder, allowed, name=title or folder.name)
+        model.parity = local.parity(model)
+        return model
+
+    with _lock:
+        register(key, title or folder.name, load, status)
+        FOLDERS[key], CAPABILITIES[key] = folder, caps
+        if remember:
+            _save_user_list()
+    return key
+
+
+def _save_user_list() -> None:
+    target = _user_list()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # JSON strings are valid TOML basic strings (the same escapes), whatever the path holds
+    lines = [f"[[model]]\npath = {json.dumps(str(f))}\ntitle = {json.dumps(TITLES[k])}\n" for k, f in FOLDERS.items()]
+    target.write_text("\n".join(lines), encoding="utf-8")
+
+
+def load_user_list() -> list[str]:
+    """Register every folder of the models file (the host's list, or the laptop's remembered folders); a broken
+    entry is reported in the returned messages, never raised: one bad folder must not stop the app."""
+    path = _user_list()
+    if not path.is_file():
+        return []
+    problems = []
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("model", [])
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        return [f"{path}: {err}"]
+    for entry in entries:
+        try:
+            register_folder(entry["path"], entry.get("title"))
+        except (KeyError, TypeError, ValueError) as err:
+            problems.append(f"{path}: {err}")
+    return problems
+
+
 def _register_builtin() -> None:
     from . import minilm, moe_model, smollm2
 
@@ -50,3 +128,4 @@ def _register_builtin() -> None:
 
 
 _register_builtin()
+USER_LIST_PROBLEMS = load_user_list()

@@ -1,0 +1,74 @@
+"""/models: a learner adds a folder (laptop), sees its capabilities and its parity with eager attention; the folder
+then appears in the picker of the pages that can use it, which run on it; bad folders get a clear message and
+the app keeps running; a hosted server offers no folder box."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.models import registry
+from tests.apptest_helpers import assert_no_exception, run_view
+from tests.tiny_models import build
+
+
+@pytest.fixture()
+def own_list(tmp_path, monkeypatch):
+    """The laptop's remembered-folders file in a temporary place; registrations undone afterwards."""
+    monkeypatch.setattr(registry, "_user_list", lambda: tmp_path / "models.toml")
+    monkeypatch.delenv(registry.HOSTED_LIST, raising=False)
+    before = set(registry.LOADERS)
+    yield tmp_path / "models.toml"
+    for key in set(registry.LOADERS) - before:
+        for table in (
+            registry.LOADERS,
+            registry.TITLES,
+            registry.STATUS_CHECKS,
+            registry.FOLDERS,
+            registry.CAPABILITIES,
+        ):
+            table.pop(key, None)
+
+
+def _add(folder) -> object:
+    at = run_view("models")
+    at.text_input[0].input(str(folder))
+    at.button[0].click().run()
+    return at
+
+
+def test_a_folder_is_added_checked_and_used_by_the_pages(tmp_path, own_list):
+    folder = tmp_path / "my-llama"
+    build("llama", folder)
+    at = _add(folder)
+    assert_no_exception(at)
+    assert at.success, "no confirmation"
+    key = registry.FOLDER_PREFIX + "my-llama"
+    assert key in registry.CAPABILITIES and str(folder) in own_list.read_text(encoding="utf-8")
+    at = run_view("models", params={"pick": key, "check": "1"})
+    assert_no_exception(at)
+    assert any("eager attention" in c.value and "equal" in c.value for c in at.caption), "no parity caption"
+    assert at.dataframe, "no capability table"
+    for topic in ("attention", "padded-batch", "head-detectors"):
+        page = run_view(topic, params={"model": key})
+        assert_no_exception(page)
+        assert not page.error, (topic, [e.value for e in page.error])
+
+
+def test_bad_folders_get_a_message_and_the_app_keeps_running(tmp_path, own_list):
+    (tmp_path / "not-a-model").mkdir()
+    (tmp_path / "not-a-model" / "config.json").write_text('{"model_type": "nothing-known"}', encoding="utf-8")
+    for bad in (tmp_path / "nowhere", tmp_path / "not-a-model", "<script>alert(1)</script>"):
+        at = _add(bad)
+        assert_no_exception(at)
+        assert at.error, bad
+        reason = " ".join(t.value for t in at.text)  # the reason, as plain text (st.text), never markdown
+        assert "no such folder" in reason or "does not know this architecture" in reason, reason
+        assert not any("<script>" in m.value for m in at.markdown)
+    assert not registry.CAPABILITIES.keys() & {registry.FOLDER_PREFIX + "not-a-model"}
+
+
+def test_a_hosted_server_offers_no_folder_box(tmp_path, monkeypatch, own_list):
+    monkeypatch.setenv(registry.HOSTED_LIST, str(tmp_path / "allowed.toml"))
+    at = run_view("models")
+    assert_no_exception(at)
+    assert not at.text_input and at.info

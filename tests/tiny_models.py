@@ -1,0 +1,142 @@
+"""Tiny random-weight models of many transformers families, saved as a folder a learner could add: the same
+path as a user's checkpoint, with no download (tests of core/models/local.py and of the /models page)."""
+
+from __future__ import annotations
+
+import torch
+import transformers
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+WORDS = "the cat sat on a mat because it was tired and then dog ran far away from home".split()
+TEXTS = ["the cat sat on a mat because it was tired and then the dog ran far away from home", "a dog ran"]
+SIZES = dict(vocab_size=len(WORDS) + 4, hidden_size=32, intermediate_size=48, num_hidden_layers=3)
+SIZES_4 = dict(SIZES, num_attention_heads=4)
+
+
+def tokenizer(encoder: bool) -> PreTrainedTokenizerFast:
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    if encoder:
+        tk.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
+        )
+    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[SEP]", bos_token="[CLS]")
+
+
+# family -> (config class, model class, config kwargs, what capabilities must say)
+FAMILIES = {
+    "bert": ("BertConfig", "BertModel", dict(SIZES_4, max_position_embeddings=64), dict(kind="encoder", pos="learned")),
+    "roberta": (
+        "RobertaConfig",
+        "RobertaModel",
+        dict(SIZES_4, max_position_embeddings=64, pad_token_id=0),
+        dict(kind="encoder", pos="learned"),
+    ),
+    "gpt2": (
+        "GPT2Config",
+        "GPT2LMHeadModel",
+        dict(vocab_size=len(WORDS) + 4, n_embd=32, n_layer=3, n_head=4, n_positions=64),
+        dict(kind="decoder", pos="learned"),
+    ),
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        "GPTNeoXForCausalLM",
+        dict(SIZES_4, max_position_embeddings=64, rotary_pct=0.5),
+        dict(kind="decoder", pos="rope"),
+    ),
+    "llama": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        dict(SIZES, num_attention_heads=6, num_key_value_heads=2, hidden_size=48, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2),
+    ),
+    "mistral": (
+        "MistralConfig",
+        "MistralForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, sliding_window=4, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2, windows=(4, 4, 4)),
+    ),
+    "qwen2": (
+        "Qwen2Config",
+        "Qwen2ForCausalLM",
+        dict(SIZES_4, num_key_value_heads=1, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=1),
+    ),
+    "gemma2": (
+        "Gemma2Config",
+        "Gemma2ForCausalLM",
+        dict(
+            SIZES_4,
+            num_key_value_heads=2,
+            head_dim=8,
+            sliding_window=4,
+            attn_logit_softcapping=2.0,
+            final_logit_softcapping=30.0,
+            max_position_embeddings=64,
+        ),
+        dict(kind="decoder", pos="rope", kv=2, windows=(4, None, 4), softcap=2.0),
+    ),
+    "phi3": (
+        "Phi3Config",
+        "Phi3ForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0),
+        dict(kind="decoder", pos="rope", kv=2),
+    ),
+    "mixtral": (
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        dict(SIZES_4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=64),
+        dict(kind="decoder", pos="rope", kv=2, experts=4),
+    ),
+    "gpt_oss": (
+        "GptOssConfig",
+        "GptOssForCausalLM",
+        dict(
+            SIZES_4,
+            num_key_value_heads=2,
+            head_dim=8,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            sliding_window=4,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+            max_position_embeddings=64,
+        ),
+        dict(kind="decoder", pos="rope", kv=2, sinks=True, windows=(4, None, 4), experts=4),
+    ),
+    "marian": (
+        "MarianConfig",
+        "MarianMTModel",
+        dict(
+            vocab_size=len(WORDS) + 4,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=48,
+            decoder_ffn_dim=48,
+            max_position_embeddings=64,
+            pad_token_id=0,
+            decoder_start_token_id=0,
+        ),
+        dict(kind="encoder-decoder", pos="sinusoidal"),
+    ),
+}
+
+
+def build(family: str, folder) -> None:
+    config_name, model_name, kwargs, _ = FAMILIES[family]
+    torch.manual_seed(0)
+    config = getattr(transformers, config_name)(**kwargs)
+    model = getattr(transformers, model_name)(config).eval()
+    if family == "gpt_oss":  # sinks start at zero: make them matter
+        for layer in model.model.layers:
+            layer.self_attn.sinks.data.normal_(0, 1)
+    model.save_pretrained(folder)
+    encoder = FAMILIES[family][3]["kind"] != "decoder"
+    tokenizer(encoder).save_pretrained(folder)
