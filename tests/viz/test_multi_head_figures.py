@@ -1,0 +1,31 @@
+"""viz/multi_head.py: the chain of one layer (MiniLM's walk from core.multi_head) and the head-count figure, read
+back: every step drawn, key-token axes, head boundaries, escaped user tokens, one tick per head count."""
+
+from app import i18n
+from core import multi_head as mh
+from viz import multi_head as figs
+
+
+def english(key, /, **fmt):
+    return i18n.text("en", "multi_head.figure", key, **fmt)
+
+
+def test_chain_figure_draws_every_step_with_labelled_axes_and_escaped_tokens(minilm):
+    walk = mh.layer_walk(minilm, "<script>alert(1)</script> the cat", 0)
+    fig = figs.chain_figure(walk, 3, english)
+    assert len(fig.data) == 8
+    layout = fig.to_dict()["layout"]
+    titles = [a["text"] for a in layout["annotations"]]
+    assert any("A_3" in t for t in titles) and any("Concat" in t for t in titles)
+    assert any(
+        ax.get("title", {}).get("text", "").startswith("key token") for k, ax in layout.items() if k.startswith("xaxis")
+    )
+    assert "<script>" not in fig.to_json()  # user tokens are escaped in labels
+    shapes = layout["shapes"]
+    assert len(shapes) == 12  # 11 head boundaries + the outline of head 3
+
+
+def test_head_count_figure_marks_every_h():
+    fig = figs.head_count_figure(mh.head_count_rows(512, 64), english)
+    assert list(fig.data[0].x) == list(mh.HEAD_COUNTS) and list(fig.data[0].y) == [512, 256, 128, 64, 32, 16]
+    assert fig.layout.xaxis.tickvals == tuple(mh.HEAD_COUNTS)  # one tick per h, no minor-tick labels
