@@ -1,8 +1,17 @@
 """Query x key heatmaps. Rows (y, top to bottom) are queries, columns (x) are keys. Masked cells are drawn
-grey with a cross: they are not small weights, they are not there."""
+grey with a cross: they are not small weights, they are not there.
+
+Built as plain trace and layout dicts handed to `go.Figure(..., _validate=False)`, as viz/grid.head_grid does:
+plotly's per-property validation and update_layout's path parsing were half of /masks' rerun time under load,
+holding the interpreter lock every visitor of the server shares (py-spy --gil, issue 26). tests/viz/test_heatmap.py
+rebuilds each figure with validation and checks it is identical.
+"""
+
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
+from _plotly_utils.basevalidators import ColorscaleValidator
 
 from .labels import safe_label
 from .style import MASKED_COLOUR  # noqa: F401  (re-exported: older imports)
@@ -37,9 +46,8 @@ def attention_heatmap(
     if show_values is None:
         show_values = n_q * n_k <= 12 * 12
     hover = f"query: %{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>"
-    fig = go.Figure()
-    fig.add_trace(
-        go.Heatmap(
+    traces = [
+        _heatmap(
             z=z,
             x=x,
             y=y,
@@ -51,13 +59,13 @@ def attention_heatmap(
             colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
             texttemplate=f"%{{z:.{min(decimals, 2)}f}}" if show_values else None,
         )
-    )
+    ]
     if masked.any():
         # A constant texttemplate would be drawn on every cell, the unmasked ones (NaN here) included: the cross
         # comes from per-cell text instead, empty where the key is visible.
         mark = n_q * n_k <= 40 * 40
-        fig.add_trace(
-            go.Heatmap(
+        traces.append(
+            _heatmap(
                 z=np.where(masked, 1.0, np.nan).astype(np.float32),
                 x=x,
                 y=y,
@@ -71,8 +79,7 @@ def attention_heatmap(
                 name="masked",
             )
         )
-    _axes(fig, title, x_title, y_title, n_q, n_k, height)
-    return fig
+    return figure(traces, layout(title, x_title, y_title, n_q, n_k, height))
 
 
 def matrix_heatmap(
@@ -94,37 +101,49 @@ def matrix_heatmap(
     n_r, n_c = z.shape
     if show_values is None:
         show_values = n_r * n_c <= 12 * 12
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[safe_label(s, 40) for s in col_labels],
-            y=[safe_label(s, 40) for s in row_labels],
-            colorscale=colorscale,
-            zmid=zmid,
-            hoverongaps=False,
-            hovertemplate=f"row: %{{y}}<br>column: %{{x}}<br>{value_name}: %{{z}}<extra></extra>",
-            texttemplate="%{z}" if show_values else None,
-            colorbar=dict(thickness=12),
-        )
+    trace = _heatmap(
+        z=z,
+        x=[safe_label(s, 40) for s in col_labels],
+        y=[safe_label(s, 40) for s in row_labels],
+        colorscale=colorscale,
+        zmid=zmid,
+        hoverongaps=False,
+        hovertemplate=f"row: %{{y}}<br>column: %{{x}}<br>{value_name}: %{{z}}<extra></extra>",
+        texttemplate="%{z}" if show_values else None,
+        colorbar=dict(thickness=12),
     )
-    _axes(fig, title, x_title, y_title, n_r, n_c, height)
-    return fig
+    return figure([trace], layout(title, x_title, y_title, n_r, n_c, height))
 
 
-def _axes(fig: go.Figure, title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height) -> None:
+@lru_cache(maxsize=32)
+def _scale(name: str) -> tuple:
+    """A named plotly.py colorscale as its list of stops, as validation would write it: plotly.js has scales of the
+    same names that look different (its "Blues" is not plotly.py's)."""
+    return tuple(tuple(stop) for stop in ColorscaleValidator("colorscale", "heatmap").validate_coerce(name))
+
+
+def _heatmap(**props) -> dict:
+    """A heatmap trace as a plain dict; None means "not set", as in go.Heatmap."""
+    if isinstance(props.get("colorscale"), str):
+        props["colorscale"] = [list(stop) for stop in _scale(props["colorscale"])]
+    return {"type": "heatmap", **{k: v for k, v in props.items() if v is not None}}
+
+
+def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height=None) -> dict:
+    """The layout of a query x key heatmap as a plain dict: categorical axes, rows top to bottom."""
     side = max(n_rows, n_cols)
-    height = height or int(min(720, max(260, 120 + 22 * side)))
-    fig.update_layout(
-        title=dict(text=safe_label(title, 120)),
-        height=height,
-        margin=dict(l=10, r=10, t=50, b=10),
-        plot_bgcolor="white",
-    )
-    fig.update_xaxes(
-        title_text=x_title,
-        type="category",
-        tickangle=-60 if n_cols > 6 else 0,
-        showticklabels=n_cols <= 200,
-        side="bottom",
-    )
-    fig.update_yaxes(title_text=y_title, type="category", autorange="reversed", showticklabels=n_rows <= 200)
+    return {
+        "title": {"text": safe_label(title, 120)},
+        "height": height or int(min(720, max(260, 120 + 22 * side))),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "plot_bgcolor": "white",
+        "xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": -60 if n_cols > 6 else 0,
+                  "showticklabels": n_cols <= 200, "side": "bottom"},
+        "yaxis": {"title": {"text": y_title}, "type": "category", "autorange": "reversed",
+                  "showticklabels": n_rows <= 200},
+    }  # fmt: skip
+
+
+def figure(traces: list[dict], layout: dict) -> go.Figure:
+    """A Figure of plain trace and layout dicts, unvalidated (its tests rebuild it with validation)."""
+    return go.Figure(data=traces, layout=layout, _validate=False)

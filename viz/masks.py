@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from .heatmap import _axes, attention_heatmap, matrix_heatmap
+from .heatmap import attention_heatmap, figure, layout, matrix_heatmap
 from .labels import safe_label
 from .style import ALLOWED_COLOUR, MASKED_COLOUR
 
@@ -48,7 +48,7 @@ def mask_figure(
     x = [safe_label(s, 40) for s in key_labels]
     y = [safe_label(s, 40) for s in query_labels]
     small = n_q * n_k <= 40 * 40
-    fig = go.Figure()
+    traces = []  # plain dicts, unvalidated (viz/heatmap.py; tests/viz/test_heatmap_unvalidated.py rebuilds them)
     for value, colour, name, mark in (
         (True, ALLOWED_COLOUR, allowed_name, marks[0]),
         (False, MASKED_COLOUR, masked_name, marks[1]),
@@ -56,28 +56,29 @@ def mask_figure(
         cells = allowed == value
         label = safe_label(name, 40)
         if cells.any():
-            fig.add_trace(
-                go.Heatmap(
-                    z=np.where(cells, 1.0, np.nan).astype(np.float32),
-                    x=x,
-                    y=y,
-                    showscale=False,
-                    showlegend=False,
-                    hoverongaps=False,
-                    colorscale=[[0, colour], [1, colour]],
-                    xgap=1,
-                    ygap=1,
-                    name=label,
-                    text=np.where(cells, mark, "").tolist() if small and mark else None,
-                    texttemplate="%{text}" if small and mark else None,
-                    textfont=dict(color=MARK_COLOURS[value], size=14),
-                    hovertemplate=f"query: %{{y}}<br>key: %{{x}}<br>{label}<extra></extra>",
-                )
+            cell = dict(
+                type="heatmap",
+                z=np.where(cells, 1.0, np.nan).astype(np.float32),
+                x=x,
+                y=y,
+                showscale=False,
+                showlegend=False,
+                hoverongaps=False,
+                colorscale=[[0, colour], [1, colour]],
+                xgap=1,
+                ygap=1,
+                name=label,
+                textfont=dict(color=MARK_COLOURS[value], size=14),
+                hovertemplate=f"query: %{{y}}<br>key: %{{x}}<br>{label}<extra></extra>",
             )
+            if small and mark:
+                cell |= dict(text=np.where(cells, mark, "").tolist(), texttemplate="%{text}")
+            traces.append(cell)
         # the legend entry: a square of the cell's colour (heatmaps have none of their own)
         shown = f"{label} ({mark})" if mark and mark not in label else label
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            dict(
+                type="scatter",
                 x=[None],
                 y=[None],
                 mode="markers",
@@ -86,16 +87,14 @@ def mask_figure(
                 hoverinfo="skip",
             )
         )
-    _axes(fig, title, x_title, y_title, n_q, n_k, height)
+    lay = layout(title, x_title, y_title, n_q, n_k, height)
     # legend just above the cells, the title above it at the top of the figure: in a narrow column the legend
     # wraps to two rows and would otherwise run into the title
-    fig.update_layout(
-        showlegend=True,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"),
-        title=dict(y=0.99, yanchor="top", yref="container", font=dict(size=13)),
-        margin=dict(t=100),
-    )
-    return fig
+    lay["showlegend"] = True
+    lay["legend"] = dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left")
+    lay["title"] |= dict(y=0.99, yanchor="top", yref="container", font=dict(size=13))
+    lay["margin"] = lay["margin"] | dict(t=100)
+    return figure(traces, lay)
 
 
 def attention_mask_figure(batch: PaddedBatch, row_labels: list[str], t: Callable[..., str]) -> go.Figure:
