@@ -1,0 +1,28 @@
+"""viz/lessons.histogram read back: one bar per answer with its count, one colour before the reveal, right bars
+green after it, the viewer's own bar outlined, labels escaped (an answer is data, never markup)."""
+
+from core import lessons as core
+from viz import lessons as figures
+from viz.style import GREEN, PALETTE
+
+
+def words(key, **fmt):
+    return key + "".join(f" {k}={v}" for k, v in sorted(fmt.items()))
+
+
+ANSWER = core.Answer("token", "1 cat", ("0 <script>", "1 cat", "2 sat"), None, {})
+
+
+def test_bars_and_counts_before_the_reveal():
+    view = core.distribution(ANSWER, ["1 cat", "2 sat", "2 sat"], mine="2 sat")
+    bar = figures.histogram(view, words).data[0]
+    assert list(bar.x) == [0, 1, 2] and list(bar.y) == ["0 &lt;script&gt;", "1 cat", "2 sat"]
+    assert set(bar.marker.color) == {PALETTE[0]}  # nobody can tell the right bar yet
+    assert list(bar.marker.line.width) == [0, 0, 3]
+
+
+def test_right_bars_are_green_after_the_reveal():
+    view = core.distribution(ANSWER, ["1 cat", "2 sat", "2 sat"], reveal=True)
+    fig = figures.histogram(view, words)
+    assert list(fig.data[0].marker.color).index(GREEN) == 1 and list(fig.data[0].marker.color).count(GREEN) == 1
+    assert "hist_right n=3 right=1" in fig.layout.title.text
