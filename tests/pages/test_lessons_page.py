@@ -96,3 +96,18 @@ def test_a_broken_lesson_file_is_reported_with_file_and_line(tmp_path, monkeypat
 def test_the_walk_in_japanese_and_korean(lang):
     at = open_step(2, lang=lang)
     assert at.markdown and not at.exception
+
+
+def test_open_here_takes_the_step_state_over_earlier_settings():
+    at = open_view("lessons", {"lesson": "scaling", "lstep": "4"}, state={"sdk": 16})  # a d_k set earlier
+    at.button(key="here-step-3").click().run()
+    assert_no_exception(at)
+    assert at.query_params["sdk"] == "256" and at.slider(key="sdk").value == 256
+
+
+def test_learner_text_is_escaped():
+    from app.views.lessons.text import plain
+
+    assert plain("[x](javascript:alert(1)) <b>*hi*</b> $x$") == (
+        r"\[x\]\(javascript:alert\(1\)\) \<b\>\*hi\*\</b\> \$x\$"
+    )
