@@ -19,6 +19,7 @@ from .labels import safe_label
 from .style import MARGIN, colour
 
 if TYPE_CHECKING:
+    from core.linear_attention.copy_task import QualityView
     from core.linear_attention.exp_kernel import ExpKernelView
     from core.linear_attention.views import AssociativityView, GenerationView, ImpliedView, TimingView
 
@@ -112,3 +113,42 @@ def timing_figure(view: TimingView, t: Text) -> go.Figure:
 def generation_figure(view: GenerationView, t: Text) -> go.Figure:
     traces = [_line(view.contexts, view.tok_s[m], t(m), i) for i, m in enumerate(view.tok_s)]
     return _loglog(traces, t("gen_title"), t("ctx_axis"), t("tok_axis"))
+
+
+def quality_figures(view: QualityView, t: Text) -> dict[str, go.Figure]:
+    """{"steps": training loss against steps, "time": against training seconds (wall clock)}, both kinds, log
+    loss axis, with chance (ln of the number of symbols) and the "copies" threshold as dashed lines."""
+    figs = {}
+    for name, x_key, x_title in (("steps", "step", t("q_x_steps")), ("time", "wall_s", t("q_x_time"))):
+        traces = [
+            _line(view.curves[kind][x_key], view.curves[kind]["loss"], t(f"q_{kind}"), i, markers=False)
+            for i, kind in enumerate(("softmax", "linear"))
+        ]
+        # chance and the threshold as traces (a shape's annotation would sit at 10^y on a log axis)
+        xs = [x for tr in traces for x in tr.x]
+        for y, label, dash in (
+            (view.chance, t("q_chance", v=view.chance), "dash"),
+            (view.threshold, t("q_threshold", v=view.threshold), "dot"),
+        ):
+            traces.append(
+                go.Scatter(
+                    x=[min(xs), max(xs)],
+                    y=[y, y],
+                    mode="lines",
+                    name=safe_label(label, 80),
+                    line=dict(color="#999", dash=dash, width=1),
+                    hoverinfo="skip",
+                )
+            )
+        fig = go.Figure(traces)
+        fig.update_layout(
+            title=dict(text=safe_label(t(f"q_fig_{name}"), 120)),
+            height=380,
+            plot_bgcolor="white",
+            margin=MARGIN,
+            legend=dict(orientation="h", y=-0.25),
+        )
+        fig.update_xaxes(title_text=safe_label(x_title, 60), gridcolor="#eee")
+        fig.update_yaxes(type="log", title_text=safe_label(t("q_y"), 60), gridcolor="#eee")
+        figs[name] = fig
+    return figs

@@ -1,0 +1,64 @@
+"""Part 6: linear attention's quality, not only its speed. Softmax and linear (elu + 1) attention trained on the
+copy task of Katharopoulos et al. 2020 (scripts/train_linear_quality.py, committed results/linear_quality.json):
+loss against steps and against training time, and what the paper's "4000x" measures."""
+
+import streamlit as st
+
+from app import ui
+from core.linear_attention import copy_task
+from viz.linear_attention import quality_figures
+
+from .common import number, results_meta
+
+
+def part(T) -> None:
+    st.subheader(T("h_quality"))
+    data = copy_task.load_quality()
+    if data is None:
+        st.info(T("q_no_results"))
+        st.markdown(T("q_paper"))
+        return
+    view = copy_task.quality_view(data)
+    c = view.config
+    st.markdown(
+        T(
+            "q_intro",
+            symbols=c["n_symbols"],
+            length=c["length"],
+            n=2 * c["length"] + 2,
+            layers=c["n_layers"],
+            heads=c["n_heads"],
+            d=c["d_model"],
+            batch=c["batch"],
+            steps=view.curves["softmax"]["step"][-1],
+            seed=c["seed"],
+        )
+    )
+    figs = quality_figures(view, T)
+    left, right = st.columns(2)
+    for col, name in ((left, "steps"), (right, "time")):
+        with col:
+            data_cols = {
+                f"{kind}_{field}": view.curves[kind][field]
+                for kind in ("softmax", "linear")
+                for field in ("step", "loss", "wall_s", "cpu_s")
+            }
+            ui.show_figure(figs[name], f"linear-quality-{name}", data=data_cols, key=f"fig-quality-{name}")
+    st.dataframe(
+        {
+            T("q_col_kind"): [T("q_softmax"), T("q_linear")],
+            T("q_col_solved"): [number(view.solved_step[k], ",") for k in ("softmax", "linear")],
+            T("q_col_solved_s"): [number(view.solved_cpu_s[k], ".1f") for k in ("softmax", "linear")],
+            T("q_col_ms"): [number(view.ms_per_step[k], ".1f") for k in ("softmax", "linear")],
+            T("q_col_loss"): [number(view.final[k]["held_out_loss"], ".4f") for k in ("softmax", "linear")],
+            T("q_col_acc"): [
+                number(100 * view.final[k]["held_out_copy_accuracy"], ".1f") for k in ("softmax", "linear")
+            ],
+        },
+        hide_index=True,
+    )
+    steps = {f"{k}_steps": view.solved_step[k] or 0 for k in ("softmax", "linear")}
+    st.markdown(T(f"q_verdict_{view.verdict}", threshold=view.threshold, ratio=view.step_ratio or 0.0, **steps))
+    st.markdown(T("q_cost", slowdown=view.slowdown, n=2 * c["length"] + 2))
+    st.markdown(T("q_paper"))
+    results_meta(T, data)
