@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from .models.base import Batch
@@ -246,3 +247,66 @@ def detector_scores_for(model_key: str, layer: int, head: int) -> dict | None:
         score = float(grid[layer, head])
         out[k] = {"score": score, "uniform": entry["uniform"][k], "rank": int((grid > score).sum()) + 1}
     return out
+
+
+# --- the page's view of one detector ------------------------------------------------------------------------
+
+STRONG_SCORE, STRONG_FACTOR = 0.5, 5.0  # a clear head: the best scores >= 0.5 and >= 5 x an evenly spreading head's
+
+
+@dataclass(frozen=True)
+class DetectorView:
+    """One detector's score on every head of one model, its best heads and the finding (verdict)."""
+
+    model_key: str
+    detector: str
+    scores: np.ndarray  # (L, H) in [0, 1]
+    uniform: float  # what an evenly spreading head scores: the level to beat
+    top_layers: list[int]  # the best heads, best first (ties to the lower layer, then head)
+    top_heads: list[int]
+    top_scores: list[float]  # rounded to 3 places
+    best: float  # 0 when the map has no head
+    finding: str  # "finding_strong" or "finding_weak"
+    settings: dict  # n_sequences, half_length, seed
+    seconds: float
+    provenance: dict | None = None  # a committed map: command, date, device, threads, seconds, load
+
+
+def detector_view(found: DetectorMap, detector: str, model_key: str, top: int = 8,
+                  provenance: dict | None = None) -> DetectorView:  # fmt: skip
+    best_heads = found.top(detector, top)
+    best = best_heads[0][2] if best_heads else 0.0
+    uniform = found.uniform[detector]
+    strong = best >= max(STRONG_SCORE, STRONG_FACTOR * uniform)
+    return DetectorView(
+        model_key=model_key,
+        detector=detector,
+        scores=found.scores[detector].numpy(),
+        uniform=uniform,
+        top_layers=[a for a, _, _ in best_heads],
+        top_heads=[b for _, b, _ in best_heads],
+        top_scores=[round(s, 3) for _, _, s in best_heads],
+        best=best,
+        finding="finding_strong" if strong else "finding_weak",
+        settings={k: found.settings[k] for k in ("n_sequences", "half_length", "seed")},
+        seconds=found.seconds,
+        provenance=provenance,
+    )
+
+
+def committed_view(model_key: str, detector: str, top: int = 8) -> DetectorView | None:
+    """The committed map's view (results/head_detectors.json), with where and how it was measured; None when
+    there is no committed map for the model."""
+    data = load_results()
+    entry = None if data is None else data["models"].get(model_key)
+    if entry is None:
+        return None
+    provenance = {
+        "command": data["command"],
+        "date": data["date"],
+        "device": data["device"].get("device_name", "?"),
+        "threads": data.get("torch_threads", "?"),
+        "seconds": entry["seconds"],
+        "load": entry.get("load_average", "?"),
+    }
+    return detector_view(from_json(entry), detector, model_key, top, provenance)

@@ -35,7 +35,7 @@ WORKERS = min(2, os.cpu_count() or 1)
 _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="logit-lens")
 
 
-@dataclass
+@dataclass(frozen=True)
 class LensView:
     tokens: list[str]  # n display tokens of the input
     top_ids: torch.Tensor  # (S, n, k) S = L + 1 stages: embeddings, after layer 0, ..., after layer L-1
@@ -116,3 +116,42 @@ def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -
         batch.tokens[0][:n], top_ids, top_tokens, top_probs, final_ids, final_prob,
         is_top, first, batch.truncated[0],
     )  # fmt: skip
+
+
+# --- the page's table and finding ---------------------------------------------------------------------------
+
+LATE_LAYERS = 4  # "late": the final prediction becomes (and stays) the top token only in the last 4 layers
+
+
+@dataclass(frozen=True)
+class LensTable:
+    """Per position: the token, the model's final prediction and the first stage from which it is the lens's top
+    token (and stays it), as (catalog key, format fields); and the finding: do most positions get it late?"""
+
+    tokens: list[str]
+    final: list[str]
+    first_stage: list[tuple[str, dict]]  # ("stage_embed", {}), ("stage_layer", {"l": layer}) or ("stage_none", {})
+    late: int  # positions whose first stage comes after one of the last LATE_LAYERS layers
+    n: int
+    from_layer: int  # the first of those layers
+    finding: str  # "finding_late" (most positions) or "finding_early"
+
+
+def _stage_words(stage: int | None) -> tuple[str, dict]:
+    if stage is None:
+        return ("stage_none", {})
+    return ("stage_embed", {}) if stage == 0 else ("stage_layer", {"l": stage - 1})
+
+
+def lens_table(view: LensView) -> LensTable:
+    n, S = len(view.tokens), view.n_stages
+    late = sum(1 for s in view.first_stage if s is not None and s >= S - LATE_LAYERS)
+    return LensTable(
+        tokens=list(view.tokens),
+        final=[view.top_tokens[-1][i][0] for i in range(n)],
+        first_stage=[_stage_words(s) for s in view.first_stage],
+        late=late,
+        n=n,
+        from_layer=S - 1 - LATE_LAYERS,
+        finding="finding_late" if 2 * late > n else "finding_early",
+    )

@@ -1,17 +1,20 @@
-"""Figures of /head-detectors: one detector's score for every head, layers down, heads across. Data in
-(core.head_detectors), figure out; words through `t`."""
+"""Figures of /head-detectors: one detector's score for every head, layers down, heads across. A
+core.head_detectors.DetectorView in, figure out; words through `t`, the [head_detectors.figure] catalog section."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
+from core.head_detectors import DetectorView
+
 from .style import WEIGHTS_SCALE, base_layout
 
 
-def detector_grid(scores, uniform: float, detector_name: str, t) -> go.Figure:
-    """scores (L, H) in [0, 1]; uniform: what an evenly spreading head scores (in the title, the level to beat)."""
-    z = np.round(np.asarray(scores, dtype=np.float64), 3).astype(np.float32)
+def detector_grid(view: DetectorView, t) -> go.Figure:
+    """Scores (L, H) in [0, 1]; the title names the detector and what an evenly spreading head scores (the level
+    to beat)."""
+    z = np.round(np.asarray(view.scores, dtype=np.float64), 3).astype(np.float32)
     n_layers, n_heads = z.shape
     fig = go.Figure(
         go.Heatmap(
@@ -28,4 +31,5 @@ def detector_grid(scores, uniform: float, detector_name: str, t) -> go.Figure:
     fig.update_xaxes(title=t("head"), dtick=1)
     fig.update_yaxes(title=t("layer"), autorange="reversed", dtick=1 if n_layers <= 12 else 2)
     height = 160 + 18 * n_layers
-    return base_layout(fig, t("grid_title", detector=detector_name, uniform=uniform), height=height)
+    title = t("grid_title", detector=t(f"name_{view.detector}"), uniform=view.uniform)
+    return base_layout(fig, title, height=height)

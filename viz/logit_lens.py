@@ -1,17 +1,19 @@
 """Figures of /logit-lens: stages (embeddings, then after each layer) down, positions across; colour = the
 probability the lens gives the model's final prediction, text = the lens's own top token. Data in
-(core.logit_lens.LensView), figure out; words through `t`."""
+(core.logit_lens.LensView), figure out; words through `t`, the [logit_lens.figure] catalog section."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
+from core.logit_lens import LensView
+
 from .labels import safe_label
 from .style import WEIGHTS_SCALE, base_layout
 
 
-def lens_figure(view, t) -> go.Figure:
+def lens_figure(view: LensView, t) -> go.Figure:
     S, n, k = view.top_ids.shape
     z = np.round(view.final_prob.numpy().astype(np.float64), 3).astype(np.float32)  # (S, n)
     text = [[safe_label(view.top_tokens[s][i][0], 8) for i in range(n)] for s in range(S)]

@@ -12,30 +12,14 @@ PRETRAINED = ("minilm", "smollm2")
 TOP = 8
 
 
-def provenance(T, data: dict, entry: dict) -> None:
-    device = data["device"]
-    st.caption(T("provenance", command=data["command"], date=data["date"], device=device.get("device_name", "?"),
-                 threads=data.get("torch_threads", "?"), seconds=entry["seconds"],
-                 load=entry.get("load_average", "?")))  # fmt: skip
-
-
-def show_map(T, found: hd.DetectorMap, detector: str, key: str) -> None:
-    name = T(f"name_{detector}")
-    fig = figures.detector_grid(
-        found.scores[detector], found.uniform[detector], name, ui.texts("head_detectors.figure")
-    )
-    ui.show_figure(fig, f"{key}-{detector}", data=found.scores[detector].numpy(), key=f"fig-{detector}")
-    top = found.top(detector, TOP)
-    st.markdown(T("top_heads", k=len(top), detector=name))
-    st.dataframe(
-        {T("col_layer"): [a for a, _, _ in top], T("col_head"): [b for _, b, _ in top],
-         T("col_score"): [round(s, 3) for _, _, s in top]},
-        hide_index=True,
-    )  # fmt: skip
-    best = top[0][2] if top else 0.0
-    uniform = found.uniform[detector]
-    st.markdown(T("finding_strong" if best >= max(0.5, 5 * uniform) else "finding_weak", detector=name, best=best,
-                  uniform=uniform))  # fmt: skip
+def show_map(T, view: hd.DetectorView) -> None:
+    name = T(f"name_{view.detector}")
+    fig = figures.detector_grid(view, ui.texts("head_detectors.figure"))
+    ui.show_figure(fig, f"{view.model_key}-{view.detector}", data=view.scores, key=f"fig-{view.detector}")
+    st.markdown(T("top_heads", k=len(view.top_scores), detector=name))
+    st.dataframe({T("col_layer"): view.top_layers, T("col_head"): view.top_heads, T("col_score"): view.top_scores},
+                 hide_index=True)  # fmt: skip
+    st.markdown(T(view.finding, detector=name, best=view.best, uniform=view.uniform))
 
 
 def page() -> None:
@@ -52,18 +36,17 @@ def page() -> None:
         if models.load(key) is not None:
             with st.spinner(T("computing")):
                 found = models.detector_map(key, s["n_sequences"], s["half_length"], s["seed"])
-            st.caption(T("live_seconds", seconds=found.seconds))
-            show_map(T, found, detector, key)
+            view = hd.detector_view(found, detector, key, TOP)
+            st.caption(T("live_seconds", seconds=view.seconds))
+            show_map(T, view)
     else:
-        data = hd.load_results()
-        entry = None if data is None else data["models"].get(key)
-        if entry is None:
+        view = hd.committed_view(key, detector, TOP)
+        if view is None:
             st.warning(T("missing"))
         else:
-            found = hd.from_json(entry)
-            st.markdown(T("committed_note", b=found.settings["n_sequences"], t=found.settings["half_length"],
-                          seed=found.settings["seed"]))  # fmt: skip
-            provenance(T, data, entry)
-            show_map(T, found, detector, key)
+            s = view.settings
+            st.markdown(T("committed_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]))
+            st.caption(T("provenance", **view.provenance))
+            show_map(T, view)
     st.markdown(T("next"))
     ui.page_end()

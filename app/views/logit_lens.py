@@ -12,12 +12,6 @@ MODEL = "smollm2"
 DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. The capital of Italy is"
 
 
-def stage_name(T, stage) -> str:
-    if stage is None:
-        return "—"
-    return T("stage_embed") if stage == 0 else T("stage_layer", l=stage - 1)
-
-
 def page() -> None:
     T = ui.page_setup("logit_lens")
     st.title(T("title"))
@@ -39,20 +33,12 @@ def page() -> None:
                 st.info(T("cut", limit=lens.MAX_TOKENS))
             ui.show_figure(figures.lens_figure(view, ui.texts("logit_lens.figure")), "logit-lens",
                            data=view.final_prob.numpy(), key="fig-lens")  # fmt: skip
-            final = [view.top_tokens[-1][i][0] for i in range(len(view.tokens))]
+            table = lens.lens_table(view)
             st.dataframe(
-                {T("col_pos"): list(range(len(view.tokens))), T("col_token"): view.tokens, T("col_final"): final,
-                 T("col_first"): [stage_name(T, s) for s in view.first_stage]},
+                {T("col_pos"): list(range(table.n)), T("col_token"): table.tokens, T("col_final"): table.final,
+                 T("col_first"): [T(key, **fields) for key, fields in table.first_stage]},
                 hide_index=True,
             )  # fmt: skip
-            late = sum(1 for s in view.first_stage if s is not None and s >= view.n_stages - 4)
-            st.markdown(
-                T(
-                    "finding_late" if 2 * late > len(view.tokens) else "finding_early",
-                    late=late,
-                    n=len(view.tokens),
-                    last=view.n_stages - 5,
-                )
-            )
+            st.markdown(T(table.finding, late=table.late, n=table.n, last=table.from_layer))
     st.markdown(T("method"))
     ui.page_end()

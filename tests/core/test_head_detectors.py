@@ -126,3 +126,30 @@ def test_committed_results_are_read_per_head():
     assert hd.detector_scores_for(key, best_layer, best_head)["induction"]["rank"] == 1
     assert hd.detector_scores_for(key, entry["n_layers"], 0) is None
     assert hd.detector_scores_for("no-such-model", 0, 0) is None
+
+
+def _map(best: float, uniform: float) -> "hd.DetectorMap":
+    scores = torch.full((2, 3), 0.01)
+    scores[1, 2] = best
+    return hd.DetectorMap("m", {"induction": scores}, {"induction": uniform}, {"n_sequences": 1, "half_length": 2,
+                          "seed": 0}, 1.5)  # fmt: skip
+
+
+def test_detector_view_finds_a_clear_head_only_above_both_levels():
+    """Clear: the best head scores at least 0.5 and at least 5 x what an evenly spreading head scores."""
+    view = hd.detector_view(_map(0.6, 0.1), "induction", "m", top=2)
+    assert (view.top_layers, view.top_heads, view.top_scores) == ([1, 0], [2, 0], [0.6, 0.01])
+    assert view.finding == "finding_strong" and view.best == pytest.approx(0.6)
+    assert hd.detector_view(_map(0.45, 0.01), "induction", "m").finding == "finding_weak"  # below 0.5
+    assert hd.detector_view(_map(0.6, 0.13), "induction", "m").finding == "finding_weak"  # below 5 x 0.13
+
+
+def test_committed_view_is_the_committed_map():
+    data = hd.load_results()
+    if data is None:
+        pytest.skip("results/head_detectors.json not written yet")
+    view = hd.committed_view("smollm2", "induction")
+    entry = data["models"]["smollm2"]
+    assert view.scores.tolist() == torch.tensor(entry["scores"]["induction"]).tolist()
+    assert [view.top_layers[0], view.top_heads[0]] == entry["top"]["induction"][0][:2]
+    assert view.provenance["seconds"] == entry["seconds"] and view.uniform == entry["uniform"]["induction"]

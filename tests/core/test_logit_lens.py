@@ -49,3 +49,27 @@ def test_hostile_text_and_limits(smollm2):
 def test_encoder_has_no_lens(minilm):
     with pytest.raises(ValueError):
         lens.logit_lens(minilm, "a cat")
+
+
+def _view_with_first_stages(first_stage: list, stages: int = 31):
+    from core.logit_lens import LensView
+
+    n = len(first_stage)
+    return LensView(
+        tokens=[f"t{i}" for i in range(n)], top_ids=torch.zeros(stages, n, 1, dtype=torch.long),
+        top_tokens=[[[f"s{s}p{i}"] for i in range(n)] for s in range(stages)],
+        top_probs=torch.ones(stages, n, 1), final_ids=torch.zeros(n, dtype=torch.long),
+        final_prob=torch.ones(stages, n), final_is_top=torch.ones(stages, n, dtype=torch.bool),
+        first_stage=first_stage,
+    )  # fmt: skip
+
+
+def test_lens_table_names_stages_and_finds_late_predictions():
+    """31 stages (SmolLM2: embeddings + 30 layers): stages 27 .. 30 come after layers 26 .. 29, the last 4."""
+    table = lens.lens_table(_view_with_first_stages([0, 27, 30, None, 26]))
+    assert table.first_stage == [("stage_embed", {}), ("stage_layer", {"l": 26}), ("stage_layer", {"l": 29}),
+                                 ("stage_none", {}), ("stage_layer", {"l": 25})]  # fmt: skip
+    assert (table.late, table.n, table.from_layer) == (2, 5, 26) and table.finding == "finding_early"
+    assert table.final == [f"s30p{i}" for i in range(5)]  # the last stage's top token: the model's own
+    assert lens.lens_table(_view_with_first_stages([27, 28, 5])).finding == "finding_late"  # 2 of 3
+    assert lens.lens_table(_view_with_first_stages([27, 5])).finding == "finding_early"  # half is not most

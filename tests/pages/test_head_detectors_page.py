@@ -19,6 +19,7 @@ def test_committed_map_is_drawn_as_committed():
     assert "token that came *after* its first occurrence" in text
     best = data["models"]["smollm2"]["top"]["induction"][0]
     assert f"{best[2]:.2f}" in text
+    assert ("a clear induction head" in text) == (hd.committed_view("smollm2", "induction").finding == "finding_strong")
 
 
 def test_live_map_runs_in_japanese():
