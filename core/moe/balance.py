@@ -101,6 +101,59 @@ def uniform_deviation_loss(fractions: torch.Tensor) -> torch.Tensor:
     return n * ((fractions - 1.0 / n) ** 2).sum(-1)
 
 
+def probability_balance_loss(probs: torch.Tensor, token_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """sum_e (P_e - 1/E)^2 with P_e the router probability of expert e averaged over tokens: 0 when the mean
+    probabilities are uniform. It sees only probabilities, never which k experts each token is dispatched to
+    (the top-k choice has no gradient), so a router can score 0 while every token goes to the same k experts:
+    `dispatch_blind_example`. The Switch loss N sum_i f_i P_i puts the dispatched share f_i beside P_i, and its
+    gradient N f_i pushes probability away from exactly the experts that were chosen."""
+    p = mean_router_probs(probs, token_mask)
+    return ((p - 1.0 / probs.shape[-1]) ** 2).sum()
+
+
+@dataclass(frozen=True)
+class DispatchBlind:
+    """Every token with almost uniform router probabilities, a little higher on experts 0 .. k-1 (by eps): top-k
+    sends every token to those same k experts, yet the mean probabilities are almost uniform."""
+
+    n_experts: int
+    top_k: int
+    eps: float
+    load: list[float]  # f_i: all assignments on the first k experts
+    probability_loss: float  # sum_e (P_e - 1/E)^2: close to 0, "balanced"
+    switch_loss: float  # N sum f_i P_i: close to 1 in value too, but ...
+    probability_grad: list[float]  # d(probability loss)/d P_e: about 2 eps, almost no push
+    switch_grad: list[float]  # d(Switch loss)/d P_e = N f_e: a push of N/k on each chosen expert
+    deviation: float  # N sum (f_i - 1/N)^2 = N/k - 1: the dispatch is as uneven as top-k allows
+
+
+def dispatch_blind_example(n_experts: int = 8, top_k: int = 2, eps: float = 0.01, tokens: int = 16) -> DispatchBlind:
+    if not 0 < eps < 1.0 / n_experts or not 1 <= top_k < n_experts:
+        raise ValueError("need 0 < eps < 1/E and 1 <= k < E")
+    row = torch.full((n_experts,), 1.0 / n_experts, dtype=torch.float64)
+    row[:top_k] += eps
+    row[top_k:] -= eps * top_k / (n_experts - top_k)  # still sums to 1
+    probs = row.expand(tokens, n_experts).clone()
+    top = probs.detach().topk(top_k, dim=-1).indices
+    p_loss = probability_balance_loss(probs)
+    s_loss = switch_balance_loss(probs, top)
+    load = expert_load(top, n_experts)
+    p = mean_router_probs(probs).detach().clone().requires_grad_(True)  # the gradients with respect to P_e
+    p_grad = torch.autograd.grad(((p - 1.0 / n_experts) ** 2).sum(), p)[0]
+    s_grad = torch.autograd.grad(n_experts * (load * p).sum(), p)[0]
+    return DispatchBlind(
+        n_experts=n_experts,
+        top_k=top_k,
+        eps=eps,
+        load=load.tolist(),
+        probability_loss=float(p_loss),
+        switch_loss=float(s_loss),
+        probability_grad=p_grad.tolist(),
+        switch_grad=s_grad.tolist(),
+        deviation=float(uniform_deviation_loss(load)),
+    )
+
+
 def router_entropy(probs: torch.Tensor) -> torch.Tensor:
     """(T,) entropy in nats of each token's router distribution: 0 = certain, log E = undecided."""
     return entropy(probs.float())

@@ -22,9 +22,12 @@ import torch
 
 from .balance import (
     BalanceBounds,
+    DispatchBlind,
     balance_bounds,
+    dispatch_blind_example,
     expert_counts,
     expert_load,
+    probability_balance_loss,
     router_entropy,
     switch_balance_loss,
     uniform_deviation_loss,
@@ -59,6 +62,8 @@ class TextRouting:
     counts: np.ndarray  # (E,) assignments per expert
     switch_loss: float
     deviation: float
+    probability_loss: float  # sum_e (mean P_e - 1/E)^2 on the same routing: blind to the top-k dispatch
+    blind: DispatchBlind  # a router it calls balanced while every token goes to the same k experts
     mean_entropy: float
     capacity: int  # assignments an expert may take at this capacity factor
     capacity_share: float | None  # capacity / all assignments, None when >= 1 (no expert can overflow)
@@ -150,6 +155,8 @@ def text_routing(
         counts=expert_counts(routing.top_k_index, n_experts).numpy(),
         switch_loss=float(switch_balance_loss(routing.probs, routing.top_k_index)),
         deviation=float(uniform_deviation_loss(load)),
+        probability_loss=float(probability_balance_loss(routing.probs)),
+        blind=dispatch_blind_example(n_experts, top_k),
         mean_entropy=float(entropy.mean()),
         capacity=int(routing.capacity),
         capacity_share=routing.capacity / n_assignments if routing.capacity < n_assignments else None,

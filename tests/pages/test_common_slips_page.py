@@ -4,6 +4,7 @@ those against independent references)."""
 import pytest
 
 from core import slips
+from core.moe import balance
 from tests.apptest_helpers import open_view, shown_text
 
 
@@ -40,3 +41,11 @@ def test_moe_counts_mixtral_and_the_active_shares():
 def test_multi_head_shows_q_k_v_differ_on_the_text():
     text = shown_text(open_view("multi_head", {"layer": "0", "head": "1"}))
     assert '"Q, K and V start equal."' in text and "for head 1 on your text, ‖Q − K‖/‖Q‖ = " in text
+
+
+def test_moe_shows_the_probability_loss_beside_switch():
+    text = shown_text(open_view("moe"))
+    b = balance.dispatch_blind_example(8, 2)
+    assert "Load-balancing loss on the mean probabilities" in text and "beside the Switch loss" in text
+    assert f"Σ_e (mean P_e − 1/E)² = {b.probability_loss:.5f}" in text and "N·f_i = 4 pushes" in text
+    assert b.deviation == 3.0

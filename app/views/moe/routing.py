@@ -31,6 +31,10 @@ def show_metrics(T, view: views.TextRouting) -> None:
         f"{view.n_dropped} / {view.n_assignments}",
         help=T("m_dropped_help", tokens=view.tokens_lost, k=view.top_k, cap=view.capacity),
     )
+    b = view.blind
+    st.caption(T("prob_loss", loss=view.probability_loss, switch=view.switch_loss))
+    st.caption(T("prob_blind", n=b.n_experts, k=b.top_k, eps=b.eps, p_loss=b.probability_loss, s_loss=b.switch_loss,
+                 p_grad=max(b.probability_grad), s_grad=max(b.switch_grad), dev=b.deviation))  # fmt: skip
     st.caption(
         T(
             "bounds_note",
