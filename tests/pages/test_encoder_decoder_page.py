@@ -73,6 +73,9 @@ def test_stack_part_shows_the_shapes_of_the_sentence():
     table = at.dataframe[0].value
     assert len(table) == 3 and table.iloc[0, 4] == "4 × 6 × 6"  # H × S × S
     assert len(figure_traces(at, 0)) == 0  # the diagram is shapes and annotations only
+    # the original Transformer's sizes, counted as torch.nn.Transformer builds them (tests/core/..._original.py)
+    assert "6 self-attention, 6 masked self-attention and 6 cross-attention sublayers (18 in all)" in text
+    assert "44,140,544 for the whole stack" in text and "about 63.1M" in text and "65M" in text
 
 
 @pytest.mark.slow

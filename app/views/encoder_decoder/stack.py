@@ -4,6 +4,7 @@ queries, keys and values come from, its mask and its shape."""
 import streamlit as st
 
 from app import ui
+from core.encoder_decoder import original
 from core.encoder_decoder import view as edv
 from viz import encoder_decoder as figs
 
@@ -27,3 +28,9 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
         hide_index=True,
     )
     st.caption(T("stack_note"))
+    o = original.original_transformer()
+    st.markdown(T("original", n=o.layers, d=o.d_model, h=o.heads, dk=o.d_k, ff=f"{o.d_ff:,}", s=o.sublayers["self"],
+                  m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,
+                  att=f"{o.attention_params:,}", enc=f"{o.encoder_layer_params:,}", dec=f"{o.decoder_layer_params:,}",
+                  stack=f"{o.stack_params:,}", emb=f"{o.embedding_params:,}", all=o.with_embeddings / 1e6,
+                  paper=original.PAPER_TOTAL_M))  # fmt: skip
