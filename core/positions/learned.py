@@ -61,3 +61,40 @@ def table_view(table: torch.Tensor, n: int) -> SimilarityView:
 def similarity_view(model, n: int) -> SimilarityView:
     """table_view of MiniLM's learned position table."""
     return table_view(minilm_position_embeddings(model), n)
+
+
+# --- past the table: a learned position that was never trained does not exist ----------------------------------
+
+
+@dataclass(frozen=True)
+class PastTableView:
+    """What a lookup of one position in a learned table returns: its vector, or torch's error past the table."""
+
+    position: int
+    table_size: int  # rows of the table (MiniLM: 512, positions 0 .. 511)
+    width: int  # numbers per row (MiniLM: 384)
+    exists: bool
+    head: np.ndarray | None  # the first numbers of the row (None past the table)
+    norm: float | None  # the row's length
+    error: str | None  # torch's own message for the lookup past the table
+
+
+HEAD_NUMBERS = 6  # numbers of the row shown
+
+
+def lookup_table(table: torch.Tensor, position: int) -> PastTableView:
+    """Look position up in the (n_positions, d) table as the model does (an embedding lookup by index). Past the
+    last row torch raises IndexError: there is no vector, so no token can sit there; a longer input must be cut."""
+    n, d = table.shape
+    try:
+        row = torch.nn.functional.embedding(torch.tensor([int(position)]), table)[0]
+    except IndexError as e:
+        return PastTableView(int(position), n, d, False, None, None, str(e))
+    return PastTableView(
+        int(position), n, d, True, row[:HEAD_NUMBERS].double().numpy(), float(row.double().norm()), None
+    )
+
+
+def past_table_view(model, position: int) -> PastTableView:
+    """lookup_table on MiniLM's learned position table."""
+    return lookup_table(minilm_position_embeddings(model), position)

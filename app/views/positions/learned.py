@@ -26,3 +26,13 @@ def part(T) -> None:
         )
     far = min(100, view.n - 1)
     st.info(T("learned_result", s1=view.mean_at(1), s10=view.mean_at(10), far=far, sfar=view.mean_at(far)))
+    st.markdown(T("past_intro"))
+    pos = ui.number("pastpos", T("past_position"), 0, 4 * 512, 512)
+    past = learned.past_table_view(model, pos)
+    if past.exists:
+        numbers = ", ".join(f"{x:.4f}" for x in past.head)
+        st.code(f"position_embeddings[{past.position}] = [{numbers}, …]  # |v| = {past.norm:.3f}", language=None)
+        st.success(T("past_exists", pos=past.position, n=past.table_size, d=past.width))
+    else:
+        st.code(f"position_embeddings[{past.position}]  # IndexError: {past.error}", language=None)
+        st.error(T("past_missing", pos=past.position, n=past.table_size, last=past.table_size - 1))
