@@ -12,7 +12,8 @@ On lengths of up to --gradient-length tokens the same is measured on random toke
 distribution: longer than any training sentence, which has at most 14 source tokens).
 
 Time: one sentence of n tokens (batch 1) through the trained GRU encoder (2 directions x n cell steps, one after
-another) and through a Transformer encoder of the shipped model's shape (2 layers, d_model 128, 4 heads, ffn 256:
+another; core's cell, a Python loop like any step-by-step decoder), through torch.nn.GRU with the same weights (the
+same steps, looped in C++: no per-step Python overhead) and through a Transformer encoder of the shipped model's shape (2 layers, d_model 128, 4 heads, ffn 256:
 every position at once), random weights (the time does not depend on their values). Median wall time and median
 CPU time per call on one thread (CPU time is what the call costs on a shared machine; wall time is inflated by
 other processes).
@@ -58,13 +59,16 @@ def timed(fn, device, reps: int) -> tuple[float, float]:
 def timing(model, lengths, device, reps) -> dict:
     model = model.to(device)
     transformer = cmp.transformer_encoder().to(device)
+    torch_gru = cmp.torch_gru(model).to(device)
     rows = []
     for n in lengths:
         ids = torch.randint(5, model.shape.vocab, (1, n), device=device)
         x = torch.randn(1, n, 128, device=device)
         gru_wall, gru_cpu = timed(lambda: model.encode(ids), device, reps)
         tr_wall, tr_cpu = timed(lambda: transformer(x), device, reps)
-        rows.append({"n": n, "gru_ms": gru_wall, "gru_cpu_ms": gru_cpu, "transformer_ms": tr_wall,
+        tg_wall, tg_cpu = timed(lambda: torch_gru(model.embed(ids)), device, reps)
+        rows.append({"n": n, "gru_ms": gru_wall, "gru_cpu_ms": gru_cpu, "torch_gru_ms": tg_wall,
+                     "torch_gru_cpu_ms": tg_cpu, "transformer_ms": tr_wall,
                      "transformer_cpu_ms": tr_cpu, "gru_sequential_steps": 2 * n, "transformer_sequential_steps": 2})  # fmt: skip
         print(rows[-1], flush=True)
     return {"device": str(device), "reps": reps, "rows": rows}

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap
 from .labels import indexed_labels, safe_label
-from .style import BLUE, GREEN, ORANGE, PALETTE, base_layout
+from .style import BLUE, GREEN, ORANGE, PALETTE, RED, base_layout
 
 
 def alignment_figure(view, t) -> go.Figure:
@@ -45,17 +45,21 @@ def gradient_figure(panel, t) -> go.Figure:
 
 
 def timing_figure(view, t) -> go.Figure:
-    """Time to encode one sentence against its length, log-log."""
+    """Time to encode one sentence against its length, log-log: core's GRU loop, torch.nn.GRU (when measured) and
+    the Transformer encoder."""
     fig = go.Figure()
-    for values, steps, name, colour in ((view.gru_ms, view.gru_steps, t("gru"), ORANGE),
-                                        (view.transformer_ms, view.transformer_steps, t("transformer"), BLUE)):  # fmt: skip
+    series = [(view.gru_ms, view.gru_steps, t("gru"), ORANGE)]
+    if any(v is not None for v in view.torch_gru_ms):
+        series.append((view.torch_gru_ms, view.gru_steps, t("torch_gru"), RED))
+    series.append((view.transformer_ms, view.transformer_steps, t("transformer"), BLUE))
+    for values, steps, name, colour in series:
         label = safe_label(name, 60)
         fig.add_trace(go.Scatter(x=view.lengths, y=values, customdata=steps, mode="lines+markers", name=label,
                                  line=dict(color=colour),
                                  hovertemplate=f"{label}<br>n = %{{x}}: %{{y:.3g}} ms<br>"
                                  + safe_label(t("steps_in_sequence"), 60) + ": %{customdata}<extra></extra>"))  # fmt: skip
     fig.update_xaxes(title=t("axis_length"), type="log")
-    fig.update_yaxes(title=t("axis_ms"), type="log")
+    fig.update_yaxes(title=t("axis_cpu_ms" if view.cpu_time else "axis_ms"), type="log")
     return base_layout(fig, safe_label(t("timing_title", device=view.device), 120), height=380,
                        legend=dict(orientation="h", y=-0.25))  # fmt: skip
 

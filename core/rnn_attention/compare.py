@@ -118,6 +118,18 @@ def gradient_view(model, tokenizer, pairs) -> GradientView:
 # --- timing (scripts/rnn_attention_compare.py times these) -------------------------------------------------------------
 
 
+def torch_gru(model: rm.RNNSearch) -> torch.nn.GRU:
+    """torch.nn.GRU (bidirectional, one layer) holding the model's encoder weights: the same steps as
+    RNNSearch.encode on an unpadded sentence, looped in C++ instead of Python."""
+    H = model.shape.hidden
+    gru = torch.nn.GRU(model.shape.embed, H, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for suffix, cell in (("", model.enc_fwd), ("_reverse", model.enc_bwd)):
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(gru, f"{name}_l0{suffix}").copy_(getattr(cell, name))
+    return gru.eval()
+
+
 def transformer_encoder(d: int = 128, heads: int = 4, ffn: int = 256, layers: int = 2) -> torch.nn.Module:
     """A Transformer encoder of the shipped model's shape (timing only: the values of the weights do not matter)."""
     layer = torch.nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, batch_first=True)

@@ -68,6 +68,7 @@ class ScoresView:
     alignment_pairs: int
     alignment_words: int
     transformer_head: tuple[int, int]  # (layer, head) of the Transformer's best head
+    transformer_heads: int  # cross-attention heads the best was chosen from
     exact: str  # "similar" (intervals overlap) or "gru_better" / "transformer_better"
     alignment: str  # the same for the alignment accuracy
     gru_alignment_verdict: str  # aligns / diagonal / none, core.encoder_decoder.alignment's rule
@@ -102,7 +103,7 @@ def scores_view(gru_report: dict, transformer_report: dict, transformer_alignmen
     rows.append(ScoreRow("cpu", gru_report["train_cpu_seconds"], transformer_report["train_cpu_seconds"]))
     return ScoresView(
         rows, gru_report["held_out"]["all"]["pairs"], ga["pairs"], ga["words"], (t_head["layer"], t_head["head"]),
-        _compare(rows[0].gru_interval, rows[0].transformer_interval),
+        len(transformer_alignment["heads"]), _compare(rows[0].gru_interval, rows[0].transformer_interval),
         _compare(rows[4].gru_interval, rows[4].transformer_interval), ga["verdict"],
     )  # fmt: skip
 
@@ -130,7 +131,7 @@ def is_result(data: dict) -> bool:
     g, rows = data["gradient"], data["timing"]["rows"]
     return (
         len(g["distances"]) == len(g["with_attention"]) == len(g["recurrence_only"]) > 1
-        and all(isinstance(r[k], (int, float)) for r in rows for k in ("n", "gru_ms", "transformer_ms"))
+        and all(isinstance(r[k], (int, float)) for r in rows for k in ("n", "gru_ms", "torch_gru_ms", "transformer_ms"))
         and len(rows) > 1
     )
 
@@ -165,19 +166,35 @@ def gradient_panels(data: dict) -> list[GradientPanel]:
 @dataclass(frozen=True)
 class TimingView:
     lengths: list[int]
-    gru_ms: list[float]
+    gru_ms: list[float]  # core's GRU encoder (a Python loop over the cell)
+    torch_gru_ms: list[float | None]  # torch.nn.GRU with the same weights (the loop in C++); None if not measured
     transformer_ms: list[float]
     gru_steps: list[int]  # cell steps one after another (both directions)
     transformer_steps: list[int]  # layers one after another
     device: str
-    ratio_at_longest: float  # GRU time / Transformer time at the longest length
-    faster_at_longest: str  # "transformer" or "gru"
+    cpu_time: bool  # CPU time per call (one thread) rather than wall time
+    ratio_at_longest: float  # core's GRU time / Transformer time at the longest length
+    torch_ratio_at_longest: float | None  # torch.nn.GRU's time / Transformer time
+    faster_at_longest: str  # "transformer" or "gru" (by torch.nn.GRU when measured: the fairer recurrent timing)
+    torch_ratio_at_shortest: float | None  # torch.nn.GRU's time / Transformer time at the shortest length
+    faster_at_shortest: str  # "transformer" or "gru", by torch.nn.GRU when measured
 
 
 def timing_view(data: dict) -> TimingView:
+    """CPU time per call when the results hold it (one thread: what the call costs, whatever else the machine
+    runs), wall time otherwise."""
     rows = data["timing"]["rows"]
-    last = rows[-1]
-    ratio = last["gru_ms"] / last["transformer_ms"]
-    return TimingView([r["n"] for r in rows], [r["gru_ms"] for r in rows], [r["transformer_ms"] for r in rows],
-                      [r["gru_sequential_steps"] for r in rows], [r["transformer_sequential_steps"] for r in rows],
-                      data["timing"]["device"], ratio, "transformer" if ratio > 1 else "gru")  # fmt: skip
+    cpu = all("gru_cpu_ms" in r and "transformer_cpu_ms" in r for r in rows)
+    suffix = "_cpu_ms" if cpu else "_ms"
+    gru = [r["gru" + suffix] for r in rows]
+    tr = [r["transformer" + suffix] for r in rows]
+    tg = [r.get("torch_gru" + suffix) for r in rows]
+    ratio = gru[-1] / tr[-1]
+    torch_ratio = tg[-1] / tr[-1] if tg[-1] is not None else None
+    deciding = torch_ratio if torch_ratio is not None else ratio
+    shortest = tg[0] / tr[0] if tg[0] is not None else None
+    short_deciding = shortest if shortest is not None else gru[0] / tr[0]
+    return TimingView([r["n"] for r in rows], gru, tg, tr, [r["gru_sequential_steps"] for r in rows],
+                      [r["transformer_sequential_steps"] for r in rows], data["timing"]["device"], cpu, ratio,
+                      torch_ratio, "transformer" if deciding > 1 else "gru", shortest,
+                      "transformer" if short_deciding > 1 else "gru")  # fmt: skip

@@ -15,6 +15,7 @@ from core.encoder_decoder import model as ed
 from core.rnn_attention import compare as cmp
 from core.rnn_attention import model as rm
 from core.rnn_attention import translate as rt
+from core.rnn_attention import view as rv
 from tests.references import assert_close_in_scale
 
 
@@ -58,6 +59,8 @@ def test_the_encoder_runs_torchs_bidirectional_gru_and_padding_changes_nothing()
         reference, _ = gru(model.embed(source[i : i + 1, :n]))  # no padding at all
         assert_close_in_scale(enc.annotations[i, :n], reference[0], what=f"pair {i}")
         assert_close_in_scale(enc.forward_states[i, -1], reference[0, n - 1, :6], what="last forward state")
+        timed, _ = cmp.torch_gru(model)(model.embed(source[i : i + 1, :n]))  # what the timing script runs
+        assert_close_in_scale(timed[0], reference[0], what="compare.torch_gru")
 
 
 # --- additive attention, and that it is cross-attention ---------------------------------------------------------------
@@ -284,3 +287,44 @@ def test_the_layers_cost_the_same_at_n_equals_d_and_the_view_says_which_is_cheap
     assert view.cheaper == cmp.ATTENTION and view.crossover == 128 and 128 in view.lengths and 32 in view.lengths
     assert cmp.cost_view(256, 128).cheaper == cmp.RECURRENT and cmp.cost_view(128, 128).cheaper == "equal"
     assert view.path_recurrent == 31 and view.path_attention == 1
+
+
+# --- the page's views of the committed numbers --------------------------------------------------------------------
+
+
+def _report(exact, hits):
+    held = {k: {"pairs": n, "exact_match": exact, "chrf": 99.0} for k, n in (("all", 1000), ("ja", 500), ("ko", 500))}
+    head = {"layer": 0, "head": 0, "hits": hits, "words": 1000, "accuracy": hits / 1000}
+    low, high = al.HeadAlignment(0, 0, hits, 1000).interval
+    diagonal = {"accuracy": 0.25, "low": 0.22, "high": 0.28}
+    alignment = {"pairs": 500, "words": 1000, "heads": [{**head, "low": low, "high": high}], "diagonal": diagonal,
+                 "chance": 0.14, "verdict": "aligns"}  # fmt: skip
+    return {"held_out": held, "alignment": alignment, "parameters": 10, "train_cpu_seconds": 5.0}
+
+
+def test_scores_view_compares_intervals_and_picks_the_transformers_best_head():
+    gru = _report(1.0, 760)
+    transformer = {**_report(0.90, 0), "parameters": 20, "train_cpu_seconds": 9.0}
+    heads = [{"layer": l, "head": h, "accuracy": a, "low": a - 0.02, "high": a + 0.02} for l, h, a in
+             ((0, 0, 0.3), (1, 1, 0.65))]  # fmt: skip
+    t_align = {"heads": heads, "best": [heads[1]], "diagonal": gru["alignment"]["diagonal"], "chance": 0.14}
+    view = rv.scores_view(gru, transformer, t_align)
+    assert [r.key for r in view.rows][:5] == ["exact_all", "exact_ja", "exact_ko", "chrf", "alignment"]
+    assert view.exact == "gru_better" and view.alignment == "gru_better" and view.transformer_head == (1, 1)
+    assert view.transformer_heads == 2 and view.rows[4].transformer == 0.65
+    lo, hi = view.rows[0].gru_interval
+    assert (lo, hi) == al.HeadAlignment(0, 0, 1000, 1000).interval  # Wilson interval of 1000 / 1000
+    same = rv.scores_view(gru, gru, {**t_align, "best": [{**heads[1], "accuracy": 0.76, "low": 0.73, "high": 0.79}]})
+    assert same.exact == "similar" and same.alignment == "similar"
+
+
+def test_timing_view_prefers_cpu_time_and_judges_by_torchs_gru():
+    rows = [{"n": n, "gru_ms": 50.0, "gru_cpu_ms": 2.0 * n, "torch_gru_ms": 50.0, "torch_gru_cpu_ms": 0.5 * n,
+             "transformer_ms": 1.0, "transformer_cpu_ms": 8.0, "gru_sequential_steps": 2 * n,
+             "transformer_sequential_steps": 2} for n in (8, 64)]  # fmt: skip
+    view = rv.timing_view({"timing": {"device": "cpu", "rows": rows}})
+    assert view.cpu_time and view.gru_ms == [16.0, 128.0] and view.transformer_ms == [8.0, 8.0]
+    assert (
+        view.ratio_at_longest == 16.0 and view.torch_ratio_at_longest == 4.0 and view.faster_at_longest == "transformer"
+    )
+    assert view.torch_ratio_at_shortest == 0.5 and view.faster_at_shortest == "gru"

@@ -52,11 +52,16 @@ def test_gradient_figure_draws_both_series_on_a_log_axis():
 
 
 def test_timing_figure_draws_the_measured_times_and_steps():
-    view = rv.TimingView([8, 16], [1.0, 2.0], [0.5, 0.6], [16, 32], [2, 2], "cpu", 3.3, "transformer")
+    view = rv.TimingView([8, 16], [1.0, 2.0], [0.2, 0.3], [0.5, 0.6], [16, 32], [2, 2], "cpu", True, 3.3, 0.5, "gru",
+                         0.4, "gru")  # fmt: skip
     fig = figs.timing_figure(view, T)
-    assert [list(t.y) for t in fig.data] == [[1.0, 2.0], [0.5, 0.6]]
-    assert [list(t.customdata) for t in fig.data] == [[16, 32], [2, 2]]
+    assert [list(t.y) for t in fig.data] == [[1.0, 2.0], [0.2, 0.3], [0.5, 0.6]]
+    assert [list(t.customdata) for t in fig.data] == [[16, 32], [16, 32], [2, 2]]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.title.text == "axis_cpu_ms"
+    older = rv.TimingView([8, 16], [1.0, 2.0], [None, None], [0.5, 0.6], [16, 32], [2, 2], "cpu", False, 3.3, None,
+                          "transformer", None, "transformer")  # fmt: skip
+    assert len(figs.timing_figure(older, T).data) == 2
 
 
 def test_cost_figure_draws_both_counts_and_the_crossover_at_d():
