@@ -44,7 +44,7 @@ LIMITS = {
     "lost": Limit(6, 30.0),
     "gallery": Limit(3, 60.0),
     "where": Limit(30, 10.0),  # a learner's page reports (following moves them)
-    "join": Limit(30, 60.0),  # per room: joins within a minute
+    "join": Limit(120, 60.0),  # per room: joins within a minute (a class arriving together)
 }
 
 

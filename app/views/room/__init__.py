@@ -61,7 +61,7 @@ def seat(T, code: str, token: str) -> None:
         s = follow.take_seat(code, token, learner.name)
     st.success(T("seated", code=code, name=learner.name))
     st.caption(T("seat_link"))
-    if st.button(T("go_step"), type="primary"):
+    if st.button(T("go_step"), type="primary", key="room-go-step"):
         room = follow.store().room(code)
         s["following"], s["step"] = True, room.step
         follow.go_to_step(follow.lessons()[room.lesson], room.step)

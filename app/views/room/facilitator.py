@@ -65,9 +65,11 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         return
     st.markdown(text_in(q.prompt, ui.lang()))
     if room.question != q.id:
-        st.button(T("open_question"), on_click=open_question, args=(code, control, lesson), type="primary")
+        st.button(
+            T("open_question"), on_click=open_question, args=(code, control, lesson), type="primary", key="room-open-q"
+        )
     elif room.phase == "open":
-        st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary")
+        st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary", key="room-reveal")
     else:
         right = rules.answer_from_json(room.answer)
         st.success(T("right_answer", answer=rules.answer_to_text(right)))

@@ -33,7 +33,7 @@ def answer_form(T, s: dict, room, right) -> None:
             raw = ORDER_SEPARATOR.join(st.multiselect(T("order_help"), right.options, key="room-order"))
         else:
             raw = st.text_input(T("number_help"), key="room-number", max_chars=40)
-        sent = st.form_submit_button(T("submit"))
+        sent = st.form_submit_button(T("submit"), key="room-submit")
     if sent:
         try:
             kept = rules.submit_answer(follow.store(), s["code"], s["token"], raw if raw is not None else "")

@@ -1,0 +1,372 @@
+"""Load test of a study room (/room): one facilitator and N following learners on one `streamlit run` server,
+each a session speaking Streamlit's websocket protocol (scripts/load_test.py's client; no browser), localhost only.
+
+A session here stays open like a browser tab: a reader handles every ForwardMsg, and each fragment with
+`run_every` is rerun on its timer as the frontend does (BackMsg rerun_script with the fragment's id). Learners'
+sidebar panels poll the room (app/views/room/follow.py), the facilitator's live panel polls it too.
+
+Stages, on a room of the lesson --lesson in a temporary SQLite store (--postgres: DATABASE_URL instead):
+  join    the facilitator opens the control link; N learners open their seat links (over --ramp s) and press
+          "Go to the room's step": all are on step 1's page, following.
+  idle    --idle-seconds with nothing happening: the server's CPU (what following costs: every panel's poll).
+  follow  --steps times: the facilitator presses "Next step"; time from that click to each learner's page drawn
+          (the end of the full run on the step's page that their panel's poll started): p50 and max per change.
+  answer  the facilitator opens the current step's question; once a learner's panel shows it, the learner answers
+          (within --answer-spread s); time from each answer's click to the facilitator's histogram counting it.
+
+    python scripts/load_test_room.py --learners 30                     # -> results/load_test_room.json
+    python scripts/load_test_room.py --learners 5 --idle-seconds 10 --steps 2 --out /tmp/room.json   # a quick one
+
+Targets (issue 25): a step reaches all 30 within 3 s; an answer shows on the histogram within 2 s; an idle room of
+30 costs at most a fifth of one core. The JSON records the machine's cores and load (/proc/loadavg) around each
+stage: on a shared machine, load from elsewhere shows there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from core import room as rules
+from scripts.app_server import free_port, start_server, stop_server
+from scripts.load_test import HOST, StreamlitSession, cpu_s, git_version, loadavg, percentiles, process_tree, rss_mb
+
+ROOT = Path(__file__).resolve().parents[1]
+DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+        ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}  # fmt: skip
+
+
+class LiveSession(StreamlitSession):
+    """A tab that stays open: one reader for all messages, fragment timers, actions that wait for their run."""
+
+    def __init__(self, port: int, timeout_s: float, name: str):
+        super().__init__(port, timeout_s)
+        self.name = name
+        self.fragments: dict[str, float] = {}  # fragment id -> interval (s), from auto_rerun messages
+        self.registered: dict[str, float] = {}  # fragments the run in progress registered
+        self.run_widgets: dict[str, object] = {}  # widgets the run in progress drew
+        self.in_flight = False
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.pages: list[tuple[float, str]] = []  # (time, query string) of every finished full run
+        self.histogram: list[tuple[float, int]] = []  # (time, total) of the facilitator's histogram, per run
+        self.exceptions: list[str] = []
+        self.fragment_runs = 0
+        self.tasks: list[asyncio.Task] = []
+        self.chart_total: int | None = None
+
+    # -- messages --------------------------------------------------------------------------------------------
+
+    def handle(self, raw: bytes) -> None:
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "delta":
+            self.delta(msg.delta)
+        elif kind == "new_session":  # every run starts with one, a fragment's run too
+            self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self.registered = {}
+            self.run_widgets: dict[str, object] = {}
+        elif kind == "navigation":
+            self.page_hash = msg.navigation.page_script_hash or self.page_hash
+            self.pages_by_url = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
+        elif kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif kind == "auto_rerun":  # sent by full runs, for each fragment with run_every they drew
+            self.registered[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        elif kind == "script_finished" and msg.script_finished in DONE:
+            now = time.monotonic()
+            if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                self.fragment_runs += 1
+            else:  # a full run: a page drawn (after a page switch too); its fragments replace the last page's
+                self.pages.append((now, self.query))
+                self.fragments = dict(self.registered)
+                self.widgets = dict(self.run_widgets)  # what this page drew, not what an earlier page did
+            if self.chart_total is not None:
+                self.histogram.append((now, self.chart_total))
+            self.in_flight = False
+            self.idle.set()
+
+    def delta(self, delta) -> None:
+        if delta.WhichOneof("type") != "new_element":
+            return
+        element = delta.new_element
+        kind = element.WhichOneof("type")
+        if kind == "exception" and not element.exception.is_warning:
+            self.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
+        elif kind == "plotly_chart" and element.plotly_chart.id.endswith("-room-hist"):
+            data = json.loads(element.plotly_chart.spec)["data"]
+            self.chart_total = int(sum(data[0]["x"])) if data and data[0].get("x") else 0
+        inner = getattr(element, kind) if kind else None
+        wid = getattr(inner, "id", "") if inner is not None else ""
+        if wid:
+            self.widgets[wid] = inner
+            self.run_widgets[wid] = inner
+
+    async def reader(self) -> None:
+        try:
+            async for raw in self.ws:
+                self.handle(raw)
+        except websockets.ConnectionClosed:
+            pass
+
+    # -- runs ------------------------------------------------------------------------------------------------
+
+    async def send(self, client_state: ClientState) -> None:
+        """Send a rerun once no run is in flight, and wait for it to finish (a page switch included)."""
+        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        client_state.context_info.timezone = "UTC"
+        client_state.context_info.locale = "en-US"
+        client_state.context_info.url = f"http://{HOST}:{self.port}/"
+        msg = BackMsg()
+        msg.rerun_script.CopyFrom(client_state)
+        self.in_flight = True
+        self.idle.clear()
+        await self.ws.send(msg.SerializeToString())
+        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+
+    async def start(self, url: str, query: str) -> None:
+        """Open the link as a browser does (the page, the websocket, the first run), the reader handling it all."""
+        await asyncio.to_thread(self._get, f"http://{HOST}:{self.port}/{url}" + (f"?{query}" if query else ""))
+        self.ws = await websockets.connect(
+            f"ws://{HOST}:{self.port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=self.timeout_s,
+            ping_interval=None,
+            proxy=None,  # 127.0.0.1 only, never through a proxy from the environment
+        )
+        self.query = query
+        self.tasks = [asyncio.create_task(self.reader()), asyncio.create_task(self.timers())]
+        await self.send(ClientState(query_string=query, page_name=url))
+
+    async def timers(self) -> None:
+        """Rerun each fragment every `interval` seconds, as the frontend's timer does."""
+        due: dict[str, float] = {}
+        while True:
+            now = time.monotonic()
+            for fid, interval in list(self.fragments.items()):
+                due.setdefault(fid, now + interval)
+            for fid in [f for f in due if f not in self.fragments]:
+                del due[fid]
+            if not due:
+                await asyncio.sleep(0.2)
+                continue
+            fid = min(due, key=due.get)
+            await asyncio.sleep(max(0.0, due[fid] - time.monotonic()))
+            if fid not in self.fragments:
+                continue
+            due[fid] = time.monotonic() + self.fragments[fid]
+            try:
+                await self.send(ClientState(query_string=self.query, page_script_hash=self.page_hash,
+                                            fragment_id=fid, is_auto_rerun=True))  # fmt: skip
+            except (TimeoutError, websockets.ConnectionClosed):
+                return
+
+    async def click(self, key: str, fragment: str = "", **also) -> float:
+        """Press the button (or form submit) with this key; `also`: other widget states {key: WidgetState kwargs}.
+        Returns the time the click was sent."""
+        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        cs = ClientState(query_string=self.query, page_script_hash=self.page_hash, fragment_id=fragment)
+        wid, _ = self.widget(key)
+        cs.widget_states.widgets.append(WidgetState(id=wid, trigger_value=True))
+        for other, kwargs in also.items():
+            oid, _ = self.widget(other)
+            cs.widget_states.widgets.append(WidgetState(id=oid, **kwargs))
+        sent = time.monotonic()
+        await self.send(cs)
+        return sent
+
+    def has(self, key: str) -> bool:
+        return any(w.endswith(f"-{key}") for w in self.widgets)
+
+    async def close(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        await super().close()
+
+
+# --- the stages ----------------------------------------------------------------------------------------------
+
+
+async def wait_for(check, timeout_s: float, every_s: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        await asyncio.sleep(every_s)
+    return check()
+
+
+def server_cpu(server) -> float:
+    return sum(cpu_s(p) for p in process_tree(server.pid))
+
+
+async def measure(args, server, port: int, store, code: str, control: str) -> dict:
+    out: dict = {}
+    facilitator = LiveSession(port, args.timeout, "facilitator")
+    await facilitator.start("room", f"room={code}&key={control}")
+    learners = [LiveSession(port, args.timeout, f"learner{i}") for i in range(args.learners)]
+    tokens = [
+        store.join(code, f"Learner {i}", random.Random(i).choice(["en", "ja", "ko"])) for i in range(args.learners)
+    ]
+
+    async def arrive(i: int, s: LiveSession) -> None:
+        await asyncio.sleep(args.ramp * i / max(1, args.learners))
+        await s.start("room", f"room={code}&me={tokens[i]}")
+        await s.click("room-go-step")  # the seat page's button: opens the room's step (a page switch)
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(arrive(i, s) for i, s in enumerate(learners)))
+    on_step = await wait_for(lambda: all(s.fragments and s.pages for s in learners), args.timeout)
+    out["join"] = {"learners": args.learners, "all_following": on_step, "seconds": round(time.monotonic() - t0, 1)}
+    print(f"join: {out['join']}", flush=True)
+    await asyncio.sleep(3)
+
+    load0, cpu0, w0 = loadavg(), server_cpu(server), time.monotonic()
+    runs0 = sum(s.fragment_runs for s in learners) + facilitator.fragment_runs
+    await asyncio.sleep(args.idle_seconds)
+    wall = time.monotonic() - w0
+    used = server_cpu(server) - cpu0
+    runs = sum(s.fragment_runs for s in learners) + facilitator.fragment_runs - runs0
+    out["idle"] = {"seconds": round(wall, 1), "server_cpu_s": round(used, 2), "server_cores_used": round(used / wall, 3),
+                   "fragment_runs": runs, "server_cpu_ms_per_poll": round(1000 * used / runs, 2) if runs else None,
+                   "loadavg_before": load0, "loadavg_after": loadavg(), "rss_mb": rss_mb(server.pid)}  # fmt: skip
+    print(f"idle: {out['idle']}", flush=True)
+
+    changes = []
+    for _ in range(args.steps):
+        before = [len(s.pages) for s in learners]
+        sent = await facilitator.click("room-next")
+        reached = await wait_for(lambda: all(len(s.pages) > b for s, b in zip(learners, before)), args.timeout)
+        lat = [s.pages[b][0] - sent for s, b in zip(learners, before) if len(s.pages) > b]
+        changes.append({"reached": len(lat), "all": reached, "ms": [round(1000 * x) for x in sorted(lat)]})
+        print(f"step change: {len(lat)}/{len(learners)} learners, p50 {percentiles([1000 * x for x in lat])}",
+              flush=True)  # fmt: skip
+        await asyncio.sleep(args.settle)
+    every = [ms for c in changes for ms in c["ms"]]
+    out["follow"] = {"changes": changes, "all_ms": percentiles(every),
+                     "max_per_change_ms": [max(c["ms"]) if c["ms"] else None for c in changes]}  # fmt: skip
+
+    out["answer"] = await answers(args, facilitator, learners, store, code)
+    out["exception_boxes"] = facilitator.exceptions + [e for s in learners for e in s.exceptions]
+    for s in [facilitator, *learners]:
+        await s.close()
+    return out
+
+
+async def answers(args, facilitator: LiveSession, learners: list[LiveSession], store, code: str) -> dict:
+    if not facilitator.has("room-open-q"):
+        return {"skipped": "the current step has no question (choose --steps so that it lands on one)"}
+    await facilitator.click("room-open-q")
+    shown = await wait_for(lambda: all(s.has("room-submit") for s in learners), args.timeout)
+    right = rules.answer_from_json(store.room(code).answer)  # its kind says which widget a learner fills
+    rng = random.Random(0)
+    sent_at: list[float] = []
+
+    async def answer(s: LiveSession) -> None:
+        await asyncio.sleep(rng.uniform(0, args.answer_spread))
+        fid = next(iter(s.fragments), "")  # the sidebar panel: the answer form lives in it
+        if right.kind == "number":
+            widget = {"room-number": {"string_value": "1"}}
+        elif right.kind == "order":
+            widget = {"room-order": {"string_array_value": {"data": list(right.options)}}}
+        else:
+            widget = {"room-pick": {"string_value": rng.choice(right.options)}}  # radios send the option
+        sent_at.append(await s.click("room-submit", fid, **widget))
+
+    await asyncio.gather(*(answer(s) for s in learners if s.has("room-submit")))
+    n = len(sent_at)
+    kept = len(store.responses(code, store.room(code).question))
+    await wait_for(lambda: facilitator.chart_total is not None and facilitator.chart_total >= kept, args.timeout)
+    sent_at.sort()
+    lat = []
+    for k, t in enumerate(sent_at, start=1):
+        seen = next((when for when, total in facilitator.histogram if total >= k and when >= t), None)
+        if seen is not None:
+            lat.append(1000 * (seen - t))
+    result = {"question_shown_to_all": shown, "answers": n, "kept": kept, "on_histogram": facilitator.chart_total,
+              "answer_to_histogram_ms": percentiles(lat)}  # fmt: skip
+    print(f"answers: {result}", flush=True)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--learners", type=int, default=30)
+    parser.add_argument("--lesson", default="qkv-softmax", help="a lesson whose first steps are light pages")
+    parser.add_argument("--idle-seconds", type=float, default=60)
+    parser.add_argument("--steps", type=int, default=3, help="step changes to time")
+    parser.add_argument("--settle", type=float, default=3.0, help="s between step changes")
+    parser.add_argument("--ramp", type=float, default=10.0, help="learners arrive over this many seconds")
+    parser.add_argument("--answer-spread", type=float, default=5.0, help="learners answer within this many s")
+    parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--postgres", action="store_true", help="the store at DATABASE_URL (default: a temp SQLite)")
+    parser.add_argument("--server-log", default="/tmp/attention-lab-room-load-test.log")
+    parser.add_argument("--out", default=str(ROOT / "results" / "load_test_room.json"))
+    args = parser.parse_args(argv)
+    if args.learners > 200:
+        raise SystemExit("at most 200 learners (a room's limit)")
+
+    from app.room.store import PostgresStore, SQLiteStore
+    from core.results import save_result
+    from core.timing import machine_info
+
+    tmp = tempfile.TemporaryDirectory(prefix="room-load-")
+    if args.postgres:
+        store = PostgresStore(os.environ["DATABASE_URL"])
+    else:
+        os.environ.pop("DATABASE_URL", None)
+        os.environ["ATTENTION_LAB_ROOMS"] = str(Path(tmp.name) / "rooms.sqlite3")
+        store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
+    code, control = store.create(args.lesson)
+    result: dict = {
+        "command": " ".join(["python", "scripts/load_test_room.py", *(argv if argv is not None else sys.argv[1:])]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "git": git_version(),
+        "machine": machine_info("cpu"),
+        "store": "postgresql" if args.postgres else "sqlite",
+        "client": "asyncio + websockets, Streamlit's protocol, fragment timers emulated; one process, same cores",
+        "config": {
+            k: getattr(args, k) for k in ("learners", "lesson", "idle_seconds", "steps", "ramp", "answer_spread")
+        },
+        "loadavg_before": loadavg(),
+    }
+    port = free_port()
+    with open(args.server_log, "w") as log:
+        server = start_server(port, log)
+        try:
+            result |= asyncio.run(measure(args, server, port, store, code, control))
+        finally:
+            stop_server(server)
+            store.close()
+            tmp.cleanup()
+    result["loadavg_after"] = loadavg()
+    follow_max = result["follow"]["all_ms"].get("max_ms")
+    hist_max = result["answer"].get("answer_to_histogram_ms", {}).get("max_ms")
+    result["targets"] = {
+        "step_to_all_within_3s": follow_max is not None and follow_max <= 3000,
+        "answer_to_histogram_within_2s": hist_max is not None and hist_max <= 2000,
+        "idle_under_a_fifth_of_a_core": result["idle"]["server_cores_used"] <= 0.2,
+    }
+    path = save_result(Path(args.out), result)
+    print(f"targets: {result['targets']}\nwrote {path}")
+    return 1 if result["exception_boxes"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
