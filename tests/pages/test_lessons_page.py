@@ -92,10 +92,13 @@ def test_a_broken_lesson_file_is_reported_with_file_and_line(tmp_path, monkeypat
     assert any("broken.toml:" in c.value for c in at.code), [c.value for c in at.code]
 
 
-@pytest.mark.parametrize("lang", ["ja", "ko"])
-def test_the_walk_in_japanese_and_korean(lang):
-    at = open_step(2, lang=lang)
-    assert at.markdown and not at.exception
+@pytest.mark.parametrize("lang, title", [("ja", "レッスン"), ("ko", "레슨")])
+def test_the_walk_in_japanese_and_korean(lang, title):
+    at = open_view("lessons", {"lesson": LESSON, "lstep": "2"}, state={"lang": lang})
+    assert at.title[0].value == title
+    step = core.load_lessons()[LESSON].steps[1]
+    shown = [m.value.replace("\\", "") for m in at.markdown]
+    assert step.text[lang] in shown and step.question.prompt[lang] in shown
 
 
 def test_open_here_takes_the_step_state_over_earlier_settings():
