@@ -3,10 +3,12 @@
 pool_matrix: block pooling as a Python loop over blocks with numpy's NaN-aware mean (or max); NaN cells (masked)
 are ignored, a block of only NaN stays NaN. Same bins as core.pooling.bin_edges (whose sizes are tested apart).
 numpy_rollout: attention rollout (Abnar & Zuidema 2020) written out in numpy.
-assert_close_in_scale: the one comparison of float32 activations, logits and losses against a reference."""
+assert_close_in_scale: the one comparison of float32 activations, logits and losses against a reference.
+is_major_tick: 1, 2 or 5 times a power of ten (what a log axis should label)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -61,3 +63,9 @@ def numpy_rollout(trace, index: int, last: int) -> np.ndarray:
         a /= a.sum(axis=1, keepdims=True)
         result = a @ result
     return result
+
+
+def is_major_tick(value: float) -> bool:
+    """1, 2 or 5 times a power of ten."""
+    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+    return any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5))

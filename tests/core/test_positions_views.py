@@ -1,6 +1,6 @@
 """What the /positions parts draw: each core view against an independent computation (loops, transformers'
-apply_rotary_pos_emb, properties such as 'the RoPE score depends only on m - n'), the figures built from them
-(log axes with major ticks only), and one pair numbering (i = 0 .. d/2 - 1) in code and words."""
+apply_rotary_pos_emb, properties such as "the RoPE score depends only on m - n"), and one pair numbering
+(i = 0 .. d/2 - 1) in code and words; the figures are tested in tests/viz/test_positions_*.py."""
 
 import math
 from types import SimpleNamespace
@@ -12,22 +12,12 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from app import i18n
 from core.positions import alibi, learned, relative, rope, rope_bands, sinusoidal
-from viz.positions import alibi as alibi_figures
-from viz.positions import rope as rope_figures
-from viz.positions import sinusoidal as sinusoidal_figures
-from viz.positions.log_axis import log_ticks
 
 DT = torch.float64
 
 
 def t(key, **fmt):
     return i18n.text("en", "positions", key, **fmt)
-
-
-def is_major(value: float) -> bool:
-    """1, 2 or 5 times a power of ten."""
-    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
-    return any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5))
 
 
 # --- sinusoidal -------------------------------------------------------------------------------------------------
@@ -53,32 +43,10 @@ def test_collision_view_pairs_count_from_zero():
     assert (w.sine_only_lo, w.sine_only_hi) == pytest.approx((min(steps), max(steps)))
 
 
-def test_sparsity_view_and_its_log_axis():
+def test_sparsity_view():
     v = sinusoidal.sparsity_view(8192, 512, 10000.0, 0.01)
     assert v.slow == sinusoidal.slow_dimension_share(8192, 512, 10000.0, 0.01)
     assert v.least == pytest.approx(v.variation.min())
-    layout = sinusoidal_figures.variation_figure(v, t).to_dict()["layout"]
-    axis = layout["yaxis"]
-    assert axis["type"] == "log" and axis["tickmode"] == "array"
-    assert len(axis["tickvals"]) >= 2 and all(is_major(x) for x in axis["tickvals"])
-    assert len(axis["ticktext"]) == len(axis["tickvals"])
-    positive = v.variation[v.variation > 0]
-    assert min(axis["tickvals"]) <= positive.min() and max(axis["tickvals"]) >= positive.max()
-
-
-@pytest.mark.parametrize(
-    "values,expected",
-    [
-        ([1e-5, 0.9], [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0]),  # >= 2 decades: powers of ten
-        ([0.3, 0.9], [0.2, 0.5, 1.0]),  # under a decade: 1-2-5
-        ([0.004, 0.03], [0.002, 0.005, 0.01, 0.02, 0.05]),
-    ],
-)
-def test_log_ticks_are_major_ticks_only(values, expected):
-    ticks, text = log_ticks(values)
-    assert ticks == pytest.approx(expected)
-    assert len(text) == len(ticks)
-    assert log_ticks([0.0, -1.0, float("nan")]) == ([], [])
 
 
 # --- learned, relative, ALiBi -------------------------------------------------------------------------------
@@ -116,8 +84,6 @@ def test_alibi_view_bias_and_weights():
             assert v.bias[i, j] == pytest.approx(0.0 if j > i else -m * (i - j))
     np.testing.assert_allclose(v.weights.sum(-1), 1.0)
     assert v.slope_labels[0] == "2^-1"
-    axis = alibi_figures.slopes_figure(v, t).to_dict()["layout"]["yaxis"]
-    assert axis["type"] == "log" and all(is_major(x) for x in axis["tickvals"])
 
 
 # --- RoPE ---------------------------------------------------------------------------------------------------
@@ -129,8 +95,6 @@ def test_rope_pairs_count_from_zero_in_code_and_in_words():
     ang = rope.angles_view(v.inv_freq, 10, 3)
     assert ang.theta == pytest.approx(10000.0 ** (-6 / 8))
     np.testing.assert_allclose(ang.angles[7], np.remainder(7 * v.inv_freq.numpy(), 2 * math.pi))
-    fig = rope_figures.angles_figure(ang, t)
-    assert list(fig.data[0].x) == [0, 1, 2, 3]  # the pair axis starts at 0, as the slider does
     for lang in i18n.languages():
         intro = i18n.text(lang, "positions", "rope_intro")
         assert "base^(−2i/d)" in intro and "i = 0 … d/2 − 1" in intro and "(i−1)" not in intro
@@ -179,13 +143,3 @@ def test_bands_view_on_a_fake_trace():
     assert v.max_diff < 1e-12
     assert v.band_pairs == [(0, 2), (3, 4), (5, 7)]
     assert v.pair_share.sum() == pytest.approx(1.0) and v.band_share.sum() == pytest.approx(1.0)
-
-
-def test_threshold_label_sits_on_its_line_on_a_log_axis():
-    """plotly reads an annotation's y on a log axis as log10(value): the label must be placed there by hand."""
-    v = sinusoidal.sparsity_view(128, 512, 10000.0, 0.001)
-    fig = sinusoidal_figures.variation_figure(v, t).to_dict()["layout"]
-    (line,) = fig["shapes"]
-    (note,) = fig["annotations"]
-    assert line["y0"] == line["y1"] == 0.001
-    assert note["y"] == pytest.approx(-3.0) and note["text"] == t("threshold")

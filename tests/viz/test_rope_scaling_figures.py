@@ -1,12 +1,11 @@
 """viz/rope_scaling.py: figures from core.rope_scaling.formulas views, read back: the computed angles on
 power-of-two ticks, and log axes that carry major ticks (1, 2, 5 x 10^k) only."""
 
-import math
-
 import numpy as np
 import pytest
 
 from core.rope_scaling import formulas
+from tests.references import is_major_tick
 from viz import rope_scaling as figures
 
 
@@ -27,14 +26,9 @@ def test_resolution_figure_plots_the_computed_angles_on_power_of_two_ticks():
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.dtick == "D2"
 
 
-def _major(value: float) -> bool:
-    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
-    return any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5))
-
-
 def test_wavelength_and_decay_figures_have_major_log_ticks():
     freq, decay = formulas.frequency_view(4.0, 4 * 8192), formulas.decay_view(4.0, 20000)
     for fig, axis in ((figures.wavelength_figure(freq, t), "yaxis"), (figures.decay_figure(decay, t), "xaxis")):
         layout = fig.to_dict()["layout"][axis]
         assert layout["type"] == "log" and layout["tickmode"] == "array"
-        assert len(layout["tickvals"]) >= 2 and all(_major(v) for v in layout["tickvals"])
+        assert len(layout["tickvals"]) >= 2 and all(is_major_tick(v) for v in layout["tickvals"])

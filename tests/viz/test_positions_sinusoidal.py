@@ -1,0 +1,42 @@
+"""viz/positions/sinusoidal.py: figures from core.positions.sinusoidal views, read back: the encoding matrix, the
+variation per dimension on a log axis with major ticks only and its threshold label on its line."""
+
+import numpy as np
+import pytest
+
+from app import i18n
+from core.positions import sinusoidal
+from tests.references import is_major_tick
+from viz.positions import sinusoidal as figures
+
+
+def t(key, **fmt):
+    return i18n.text("en", "positions", key, **fmt)
+
+
+def test_variation_figure_log_axis_covers_the_values_with_major_ticks():
+    v = sinusoidal.sparsity_view(8192, 512, 10000.0, 0.01)
+    axis = figures.variation_figure(v, t).to_dict()["layout"]["yaxis"]
+    assert axis["type"] == "log" and axis["tickmode"] == "array"
+    assert len(axis["tickvals"]) >= 2 and all(is_major_tick(x) for x in axis["tickvals"])
+    assert len(axis["ticktext"]) == len(axis["tickvals"])
+    positive = v.variation[v.variation > 0]
+    assert min(axis["tickvals"]) <= positive.min() and max(axis["tickvals"]) >= positive.max()
+
+
+def test_threshold_label_sits_on_its_line_on_a_log_axis():
+    """plotly reads an annotation's y on a log axis as log10(value): the label must be placed there by hand."""
+    v = sinusoidal.sparsity_view(128, 512, 10000.0, 0.001)
+    fig = figures.variation_figure(v, t).to_dict()["layout"]
+    (line,) = fig["shapes"]
+    (note,) = fig["annotations"]
+    assert line["y0"] == line["y1"] == 0.001
+    assert note["y"] == pytest.approx(-3.0) and note["text"] == t("threshold")
+
+
+def test_pair_circle_figure_is_one_sin_cos_pair():
+    v = sinusoidal.collision_view(20, 16, 10000.0, 1)
+    fig = figures.pair_circle_figure(v, t)
+    path = fig.data[1]
+    np.testing.assert_allclose(np.hypot(path.x, path.y), 1.0, atol=1e-6)  # (sin, cos) of one frequency: radius 1
+    assert len(path.x) == 20
