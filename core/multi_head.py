@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
+ATTENTION_DROPOUT = 0.1  # all-MiniLM-L6-v2 config.json: attention_probs_dropout_prob (also the paper's P_drop)
 PAPER_D_MODEL, PAPER_HEADS = 512, 8  # "Attention Is All You Need": d_model = 512, h = 8, d_k = 64
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32)
 
@@ -277,3 +278,36 @@ def permutation_check(model, text: str, seed: int = 0, max_tokens: int = MAX_TOK
     # With positions: position p is added to whatever token now sits at p.
     with_pos = float((out(words[perm] + positions) - out(words + positions)[perm]).abs().max())
     return PermutationCheck(perm.tolist(), without, with_pos)
+
+
+# --- attention dropout ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DropoutRow:
+    """One query's attention weights in evaluation and in one training step with attention dropout."""
+
+    query: int
+    p: float  # dropout probability (MiniLM's attention_probs_dropout_prob is 0.1)
+    seed: int
+    evaluation: list[float]  # model.eval(): dropout is the identity, the row sums to 1
+    training: list[float]  # each weight zeroed with probability p, the survivors divided by (1 - p)
+    dropped: list[bool]
+
+    @property
+    def training_sum(self) -> float:
+        """No longer 1: it is 1 only on average over the random draws."""
+        return float(sum(self.training))
+
+
+def dropout_row(weights: torch.Tensor, query: int, p: float, seed: int = 0) -> DropoutRow:
+    """Attention dropout (as in BERT, and SDPA's dropout_p) on one row of softmax weights: applied AFTER the softmax,
+    with torch's dropout semantics (inverted dropout: survivors scaled by 1 / (1 - p), so the expected row is
+    unchanged); in evaluation nothing is dropped. weights: (n, n) one head's weights."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError("p must be in [0, 1)")
+    row = weights[query].detach().float()
+    g = torch.Generator().manual_seed(seed)
+    keep = torch.rand(row.shape, generator=g) >= p
+    trained = torch.where(keep, row / (1.0 - p), torch.zeros_like(row))
+    return DropoutRow(query, p, seed, row.tolist(), trained.tolist(), (~keep).tolist())

@@ -32,6 +32,10 @@ def layer_part(T, model) -> None:
                    key="fig-chain")  # fmt: skip
     st.success(T("reference", l=layer, err=walk.max_reference_error))
     st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head)))
+    drop = mh.dropout_row(walk.weights[head], len(walk.tokens) - 1, mh.ATTENTION_DROPOUT)
+    st.markdown(T("dropout", p=drop.p, token=walk.tokens[drop.query], total=drop.training_sum))
+    st.dataframe({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
+                  T("col_train"): [f"{x:.3f}" for x in drop.training]}, hide_index=True)  # fmt: skip
 
 
 def heads_part(T) -> None:

@@ -49,3 +49,12 @@ def test_moe_shows_the_probability_loss_beside_switch():
     assert "Load-balancing loss on the mean probabilities" in text and "beside the Switch loss" in text
     assert f"Σ_e (mean P_e − 1/E)² = {b.probability_loss:.5f}" in text and "N·f_i = 4 pushes" in text
     assert b.deviation == 3.0
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_multi_head_shows_attention_dropout_in_training_and_evaluation():
+    at = open_view("multi_head", {"layer": "0", "head": "1"})
+    assert "Attention dropout: during training" in shown_text(at)
+    table = at.dataframe[-1].value
+    evaluation = table.iloc[:, 1].astype(float)
+    assert abs(evaluation.sum() - 1) < 0.01 and len(table) == len(evaluation)
