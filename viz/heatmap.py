@@ -115,6 +115,11 @@ def matrix_heatmap(
     return figure([trace], layout(title, x_title, y_title, n_r, n_c, height))
 
 
+def scale(name: str) -> list:
+    """A named plotly.py colour scale as the list of stops validation would write (for unvalidated figures)."""
+    return [list(stop) for stop in _scale(name)]
+
+
 @lru_cache(maxsize=32)
 def _scale(name: str) -> tuple:
     """A named plotly.py colorscale as its list of stops, as validation would write it: plotly.js has scales of the
@@ -125,7 +130,7 @@ def _scale(name: str) -> tuple:
 def _heatmap(**props) -> dict:
     """A heatmap trace as a plain dict; None means "not set", as in go.Heatmap."""
     if isinstance(props.get("colorscale"), str):
-        props["colorscale"] = [list(stop) for stop in _scale(props["colorscale"])]
+        props["colorscale"] = scale(props["colorscale"])
     return {"type": "heatmap", **{k: v for k, v in props.items() if v is not None}}
 
 

@@ -3,25 +3,46 @@ number of heads at a fixed d_model. Data in (core.multi_head), figures out; word
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .heatmap import figure, scale
 from .labels import indexed_labels, safe_label
-from .style import DIVERGING_SCALE, WEIGHTS_SCALE, base_layout, colour
+from .style import DIVERGING_SCALE, MARGIN, WEIGHTS_SCALE, base_layout, colour
 
 # (panel key, row, column) of the chain figure; the wide (n x D) matrices get whole rows.
 PANELS = [("x", 1, 1), ("q", 2, 1), ("k", 2, 2), ("v", 2, 3), ("a", 3, 1), ("z", 3, 2), ("concat", 4, 1),
           ("output", 5, 1)]  # fmt: skip
+GRID = dict(
+    rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
+                           [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
+    vertical_spacing=0.08, horizontal_spacing=0.05,
+)  # fmt: skip
 
 
-def _signed(z: np.ndarray, name: str, labels: list[str], t) -> go.Heatmap:
+def _signed(z: np.ndarray, name: str, labels: list[str], t) -> dict:
     bound = float(np.abs(z).max()) or 1.0
-    return go.Heatmap(
-        z=np.round(z, 3).astype(np.float32), y=labels, colorscale=DIVERGING_SCALE, zmid=0.0, zmin=-bound, zmax=bound,
-        showscale=False, name=name,
+    return dict(
+        type="heatmap", z=np.round(z, 3).astype(np.float32), y=labels, colorscale=scale(DIVERGING_SCALE), zmid=0.0,
+        zmin=-bound, zmax=bound, showscale=False, name=name,
         hovertemplate=f"{name}<br>{t('token')}: %{{y}}<br>{t('column')}: %{{x}}<br>%{{z:.3f}}<extra></extra>",
     )  # fmt: skip
+
+
+@lru_cache(maxsize=16)
+def _grid(panel_titles: tuple[str, ...]) -> tuple[dict, dict]:
+    """The chain figure's subplot layout (make_subplots, the same for every head of one sentence) and the layout
+    names of each panel's axes ("xaxis4", "yaxis4") by (row, column). Callers copy the layout."""
+    fig = make_subplots(**GRID, subplot_titles=list(panel_titles))
+    axes = {}
+    for _, row, col in PANELS:
+        sub = fig.get_subplot(row, col)
+        axes[row, col] = (sub.xaxis.plotly_name, sub.yaxis.plotly_name)
+    return fig.layout.to_plotly_json(), axes
 
 
 def chain_figure(walk, head: int, t) -> go.Figure:
@@ -39,37 +60,45 @@ def chain_figure(walk, head: int, t) -> go.Figure:
         "concat": t("panel_concat", h=n_heads, d=walk.concat.shape[1]),
         "output": t("panel_output", n=walk.output.shape[0], d=walk.output.shape[1]),
     }
-    fig = make_subplots(
-        rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
-                               [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
-        subplot_titles=[titles[k] for k, _, _ in PANELS], vertical_spacing=0.08, horizontal_spacing=0.05,
-    )  # fmt: skip
+    grid, axes = _grid(tuple(titles[k] for k, _, _ in PANELS))
     data = {
         "x": walk.x, "q": walk.q[head], "k": walk.k[head], "v": walk.v[head], "z": walk.z[head],
         "concat": walk.concat, "output": walk.output,
     }  # fmt: skip
+    # Traces, axes and shapes as plain dicts in one unvalidated figure (issue 26: plotly's add_vline re-walks
+    # every shape and axis per call, and validation took most of this page's rerun under load);
+    # tests/viz/test_multi_head_figures.py rebuilds it the validated way and compares.
+    layout = copy.deepcopy(grid)
+    traces = []
     for key, row, col in PANELS:
+        xname, yname = axes[row, col]
+        refs = dict(xaxis=xname.replace("axis", ""), yaxis=yname.replace("axis", ""))
         if key == "a":
             weights = np.round(walk.weights[head].numpy(), 3).astype(np.float32)
-            fig.add_trace(
-                go.Heatmap(
-                    z=weights, x=labels, y=labels, colorscale=WEIGHTS_SCALE, zmin=0.0, zmax=1.0, showscale=False,
-                    hovertemplate=f"{t('query')}: %{{y}}<br>{t('key')}: %{{x}}<br>{t('weight')}: %{{z:.3f}}<extra></extra>",
-                ),
-                row=row, col=col,
-            )  # fmt: skip
-            fig.update_xaxes(title_text=t("key_axis"), showticklabels=False, row=row, col=col)
+            traces.append(dict(
+                type="heatmap", z=weights, x=labels, y=labels, colorscale=scale(WEIGHTS_SCALE), zmin=0.0, zmax=1.0,
+                showscale=False,
+                hovertemplate=f"{t('query')}: %{{y}}<br>{t('key')}: %{{x}}<br>{t('weight')}: %{{z:.3f}}<extra></extra>",
+                **refs,
+            ))  # fmt: skip
+            layout[xname] |= {"title": {"text": t("key_axis")}, "showticklabels": False}
         else:
-            fig.add_trace(_signed(data[key].numpy(), titles[key], labels, t), row=row, col=col)
+            traces.append(_signed(data[key].numpy(), titles[key], labels, t) | refs)
             if key == "output":  # one feature-axis title for the stack (the others would collide with titles)
-                fig.update_xaxes(title_text=t("feature_axis"), row=row, col=col)
-        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=row, col=col)
-    for i in range(1, n_heads):  # head boundaries in the concatenation
-        fig.add_vline(x=i * d_k - 0.5, line_width=1, line_color="#444", row=4, col=1)
-    fig.add_vrect(x0=head * d_k - 0.5, x1=(head + 1) * d_k - 0.5, line_width=2, line_color=colour(3), row=4, col=1)
-    fig.update_yaxes(title_text=t("query_axis"), row=3, col=1)
+                layout[xname] |= {"title": {"text": t("feature_axis")}}
+        layout[yname] |= {"autorange": "reversed", "showticklabels": col == 1}
+    layout[axes[3, 1][1]] |= {"title": {"text": t("query_axis")}}
+    xname, yname = axes[4, 1]
+    on = dict(xref=xname.replace("axis", ""), yref=yname.replace("axis", "") + " domain", y0=0, y1=1)
+    # head boundaries in the concatenation, then the chosen head's outline: one shapes list
+    layout["shapes"] = [
+        dict(type="line", x0=i * d_k - 0.5, x1=i * d_k - 0.5, line=dict(width=1, color="#444"), **on)
+        for i in range(1, n_heads)
+    ] + [dict(type="rect", x0=head * d_k - 0.5, x1=(head + 1) * d_k - 0.5, line=dict(width=2, color=colour(3)), **on)]
     n = walk.x.shape[0]
-    return base_layout(fig, t("chain_title", l=walk.layer, i=head), height=900 + 12 * max(0, n - 16), showlegend=False)
+    layout |= dict(title={"text": t("chain_title", l=walk.layer, i=head)}, margin=MARGIN, plot_bgcolor="white",
+                   height=900 + 12 * max(0, n - 16), showlegend=False)  # fmt: skip
+    return figure(traces, layout)
 
 
 def head_count_figure(rows, t) -> go.Figure:
