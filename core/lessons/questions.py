@@ -775,3 +775,48 @@ def sdpa_gqa_variant_order(params, state):
     view = _kv_view(state)
     size = {r["variant"]: r["bytes"] for r in view.variants}
     return Answer("order", tuple(sorted(size, key=lambda v: -size[v])), _mixed(size), None, size)
+
+
+# ---- /transformer-xl: evicting from the KV cache ---------------------------------------------------------------
+
+
+@register("transformer_xl.visible_keys", "number")
+def transformer_xl_visible_keys(params, state):
+    """Keys the token at position `query` still sees when the cache keeps the last W (the page's window, its own
+    key included) and, with policy sinks_window, the first S (the page's sinks)."""
+    from core.kv_cache.eviction import visible_positions
+
+    window, sinks = _int(state, "win", 16, 1, 1024), _int(state, "sinks", 4, 0, 64)
+    policy = params.get("policy", "sinks_window")
+    query = int(params.get("query", 100))
+    return _number(len(visible_positions(policy, query, window, sinks)), params, 0, window=window, sinks=sinks,
+                   query=query)  # fmt: skip
+
+
+def _measured():
+    from core import transformer_xl as tx
+
+    view = tx.measured_view()
+    if view is None:
+        raise ValueError("no committed results/transformer_xl.json")
+    return view
+
+
+@register("transformer_xl.window_loss_rises", "choice")
+def transformer_xl_window_loss_rises(params, state):
+    """In the committed SmolLM2 run: once the first tokens have left a plain window, is its mean loss above full
+    attention's? 'yes' or 'no'."""
+    view = _measured()
+    window, full = view.mean_past["window"], view.mean_past["full"]
+    return Answer("choice", "yes" if window > full else "no", ("yes", "no"), None,
+                  {"window": window, "full": full, "past_from": view.past_from})  # fmt: skip
+
+
+@register("transformer_xl.best_after_eviction", "choice")
+def transformer_xl_best_after_eviction(params, state):
+    """In the committed run: of the methods that evict or cut (not full attention), the lowest mean loss once the
+    first tokens have left the window."""
+    view = _measured()
+    options = tuple(m for m in view.mean_past if m != "full")
+    best = min(options, key=view.mean_past.get)
+    return Answer("choice", best, options, None, {"loss": view.mean_past[best], "full": view.mean_past["full"]})

@@ -438,3 +438,30 @@ def test_every_answer_function_is_tested_here():
     source = pathlib.Path(__file__).read_text(encoding="utf-8")
     assert not [name for name in ANSWER_FUNCTIONS if f'"{name}"' not in source]
     assert all(ANSWER_FUNCTIONS[n].kind in core.KINDS for n in ANSWER_FUNCTIONS)
+
+
+# ---- /transformer-xl: eviction ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("window, sinks, query", [(16, 4, 100), (16, 4, 10), (1, 0, 5), (8, 20, 12)])
+def test_visible_keys_by_a_loop(window, sinks, query):
+    state = {"win": window, "sinks": sinks}
+    plain = sum(1 for j in range(query + 1) if query - j < window)
+    with_sinks = sum(1 for j in range(query + 1) if query - j < window or j < sinks)
+    assert ans("transformer_xl.visible_keys", state, policy="window", query=query).correct == plain
+    assert ans("transformer_xl.visible_keys", state, policy="sinks_window", query=query).correct == with_sinks
+
+
+def test_eviction_verdicts_from_the_committed_run():
+    import json
+    import pathlib
+
+    data = json.loads((pathlib.Path(__file__).parents[2] / "results" / "transformer_xl.json").read_text())
+    past = data["mean_loss_past_window"]
+    rises = "yes" if past["window"] > past["full"] else "no"
+    assert ans("transformer_xl.window_loss_rises").correct == rises
+    lowest, best = math.inf, None
+    for method, loss in past.items():
+        if method != "full" and loss < lowest:
+            lowest, best = loss, method
+    assert ans("transformer_xl.best_after_eviction").correct == best
