@@ -130,3 +130,39 @@ def test_learner_words_are_plain_text_for_others(store):
     learner.run()  # the sidebar panel appears once the seat is taken
     assert any(t.value == evil for t in learner.text)
     assert not any("<script>" in m.value for m in learner.markdown)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_facilitator_on_one_replica_learners_on_the_other(kind, tmp_path, monkeypatch):
+    """Two replicas = two processes with their own store connection to one database: the facilitator's clicks on
+    one reach the learner served by the other (the learner's session never touches the facilitator's replica)."""
+    import time
+
+    from tests.room_stores import open_kind
+
+    replica_a, replica_b = open_kind(kind, tmp_path, time.time), open_kind(kind, tmp_path, time.time)
+    try:
+        monkeypatch.setattr(store_module, "_store", replica_a)
+        code, control = replica_a.create(LESSON)
+        fac = run_view("room", {"room": code, "key": control})
+        monkeypatch.setattr(store_module, "_store", replica_b)
+        learner = run_view("room", {"room": code})
+        learner.text_input[1].input("Ana")
+        learner.get("form_submit_button")[0].click()
+        learner.run()
+        assert_no_exception(learner)
+        monkeypatch.setattr(store_module, "_store", replica_a)
+        next(b for b in fac.button if b.label == "Next step").click().run()
+        next(b for b in fac.button if b.label == "Open the question").click().run()
+        assert_no_exception(fac)
+        monkeypatch.setattr(store_module, "_store", replica_b)
+        learner.run()  # the panel's poll: the room moved on the other replica
+        assert_no_exception(learner)
+        assert learner.session_state[follow.SEAT]["step"] == 1
+        assert any("step 2 of" in m.value for m in learner.markdown)
+        assert any(m.value == lesson().steps[1].question.prompt["en"] for m in learner.markdown)
+        monkeypatch.setattr(store_module, "_store", replica_a)
+        assert [name for name, _, _ in replica_a.learners(code, control)] == ["Ana"]
+    finally:
+        replica_a.close()
+        replica_b.close()
