@@ -18,8 +18,9 @@ MAX_RADIO = 8  # more options than this: a select box
 def _widget(T, answer: core.Answer, key: str):
     """The input for the answer's kind; returns the raw response (None when nothing was given)."""
     if answer.kind in ("token", "choice"):
-        pick = st.radio if len(answer.options) <= MAX_RADIO else st.selectbox
-        return pick(T(f"pick_{answer.kind}"), answer.options, index=None, key=key)
+        if len(answer.options) <= MAX_RADIO:  # a radio's labels are markdown: a token is shown escaped
+            return st.radio(T(f"pick_{answer.kind}"), answer.options, index=None, key=key, format_func=plain)
+        return st.selectbox(T(f"pick_{answer.kind}"), answer.options, index=None, key=key)  # plain text
     if answer.kind == "number":
         return st.text_input(T("type_number"), key=key, max_chars=64) or None
     chosen = st.multiselect(T("put_in_order"), answer.options, key=key)
