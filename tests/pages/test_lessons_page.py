@@ -114,3 +114,19 @@ def test_learner_text_is_escaped():
     assert plain("[x](javascript:alert(1)) <b>*hi*</b> $x$") == (
         r"\[x\]\(javascript:alert\(1\)\) \<b\>\*hi\*\</b\> \$x\$"
     )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"a.score-q0-k0": "<script>alert(1)</script>"},
+        {"lstep": "99"},
+        {"lesson": "no-such-lesson"},
+        {"a.unknown": "1", "lstep": "-3"},
+    ],
+)
+def test_a_bad_link_never_breaks_the_walk(params):
+    at = open_view("lessons", {"lesson": LESSON, "lstep": "1", **params})
+    assert_no_exception(at)
+    assert not at.success  # nothing counts as answered
+    assert "<script>" not in "".join(m.value for m in at.markdown)
