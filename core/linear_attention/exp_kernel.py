@@ -128,3 +128,57 @@ def exp_kernel_view(
         order_needed=needed,
         target=target,
     )
+
+
+# --- the kernel trick run backwards: when does a feature map exist? ----------------------------------------------------
+
+
+PSD_SIMILARITIES = ("exp", "elu", "square", "tanh", "relu_dot")  # the page names them
+
+
+def similarity_matrix(x: torch.Tensor, kind: str) -> torch.Tensor:
+    """(n, n) s(x_i, x_j) for the points x (n, d), the same set as queries and keys:
+    exp       exp(q·k / sqrt(d))       softmax's kernel: PSD, feature map infinite-dimensional
+    elu       phi(q)·phi(k), phi = elu + 1   linear attention's: PSD by construction (a Gram of features)
+    square    (q·k)^2                   PSD: phi(x) = the d^2 products x_a x_b
+    tanh      tanh(q·k)                 not PSD: no feature map gives it
+    relu_dot  max(q·k, 0)               not PSD (unlike phi = relu applied to q and k separately)"""
+    s = x @ x.T
+    if kind == "exp":
+        return torch.exp(s / math.sqrt(x.shape[-1]))
+    if kind == "elu":
+        f = torch.nn.functional.elu(x) + 1
+        return f @ f.T
+    if kind == "square":
+        return s**2
+    if kind == "tanh":
+        return torch.tanh(s)
+    if kind == "relu_dot":
+        return s.clamp_min(0)
+    raise ValueError(f"kind must be one of {PSD_SIMILARITIES}")
+
+
+@dataclass(frozen=True)
+class PsdRow:
+    kind: str
+    min_eigenvalue: float
+    max_eigenvalue: float
+
+    @property
+    def psd(self) -> bool:
+        """All eigenvalues >= 0 up to float64 rounding (relative to the largest)."""
+        return self.min_eigenvalue >= -1e-10 * max(abs(self.max_eigenvalue), 1.0)
+
+
+def psd_view(n: int = 12, d: int = 4, seed: int = 0) -> list[PsdRow]:
+    """Mercer's condition, checked on one Gram matrix per similarity: a feature map phi with s(q, k) = phi(q)·phi(k)
+    exists only if every Gram matrix [s(x_i, x_j)] is positive semi-definite (no negative eigenvalue). One negative
+    eigenvalue on some points is enough to rule a similarity out; a PSD matrix on some points is evidence, the
+    proof is the formula (exp = sum of PSD powers; a Gram of features is PSD)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    rows = []
+    for kind in PSD_SIMILARITIES:
+        eig = torch.linalg.eigvalsh(similarity_matrix(x, kind))
+        rows.append(PsdRow(kind, float(eig.min()), float(eig.max())))
+    return rows

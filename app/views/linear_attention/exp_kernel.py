@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import ui
-from core.linear_attention.exp_kernel import exp_kernel_view
+from core.linear_attention.exp_kernel import exp_kernel_view, psd_view
 from viz.linear_attention import exp_kernel_figure
 
 EK_D = ["2", "4", "8", "16", "64"]
@@ -39,4 +39,15 @@ def part(T) -> None:
             r=view.random_counts[-1],
             rerr=view.random_error[-1] or 0.0,
         )
+    )
+    st.markdown(T("psd"))
+    rows = psd_view()
+    st.dataframe(
+        {
+            T("psd_col_kind"): [T(f"psd_{r.kind}") for r in rows],
+            T("psd_col_min"): [f"{r.min_eigenvalue:.3g}" for r in rows],
+            T("psd_col_max"): [f"{r.max_eigenvalue:.3g}" for r in rows],
+            T("psd_col_ok"): [T("psd_yes") if r.psd else T("psd_no") for r in rows],
+        },
+        hide_index=True,
     )
