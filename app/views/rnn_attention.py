@@ -68,6 +68,8 @@ def scores_part(T) -> None:
     st.markdown(T("exact_" + view.exact))
     st.markdown(T("align_" + view.alignment))
     st.markdown(T("gru_verdict_" + view.gru_alignment_verdict))
+    if view.off_diagonal is not None:
+        st.markdown(T("off_" + view.off_diagonal))
     st.caption(T("trained", command=gru.get("command", "?"), date=gru.get("date", "?"),
                  cpu=gru.get("train_cpu_seconds", 0.0)))  # fmt: skip
 

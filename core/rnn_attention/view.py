@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..encoder_decoder import alignment as al
 from ..stats import wilson_interval
 from . import model as rm
 from .translate import translate_batch
@@ -54,7 +55,8 @@ def sentence_view(model: rm.RNNSearch, tokenizer, run) -> SentenceView:
 
 @dataclass(frozen=True)
 class ScoreRow:
-    key: str  # which number: exact_all, exact_ja, exact_ko, chrf, alignment, diagonal, chance, parameters, cpu
+    key: str  # which number: exact_all, exact_ja, exact_ko, chrf, alignment, alignment_off (when measured for both),
+    # diagonal, chance, parameters, cpu
     gru: float
     transformer: float
     gru_interval: tuple[float, float] | None = None  # 95 % Wilson interval of a rate
@@ -72,6 +74,7 @@ class ScoresView:
     exact: str  # "similar" (intervals overlap) or "gru_better" / "transformer_better"
     alignment: str  # the same for the alignment accuracy
     gru_alignment_verdict: str  # aligns / diagonal / none, core.encoder_decoder.alignment's rule
+    off_diagonal: str | None  # the same comparison on the off-diagonal words; None when not measured for both
 
 
 def _compare(a: tuple[float, float], b: tuple[float, float]) -> str:
@@ -96,6 +99,11 @@ def scores_view(gru_report: dict, transformer_report: dict, transformer_alignmen
     g_head, t_head = ga["heads"][0], transformer_alignment["best"][0]
     rows.append(ScoreRow("alignment", g_head["accuracy"], t_head["accuracy"], (g_head["low"], g_head["high"]),
                          (t_head["low"], t_head["high"])))  # fmt: skip
+    g_off = ga.get("off_diagonal", {}).get("best_head")
+    t_off = al.off_diagonal_result(transformer_alignment)
+    if g_off is not None and t_off is not None:  # the words whose aligned source is not the diagonal guess
+        rows.append(ScoreRow("alignment_off", g_off["accuracy"], t_off["head"]["accuracy"],
+                             (g_off["low"], g_off["high"]), (t_off["head"]["low"], t_off["head"]["high"])))  # fmt: skip
     gd, td = ga["diagonal"], transformer_alignment["diagonal"]
     rows.append(ScoreRow("diagonal", gd["accuracy"], td["accuracy"], (gd["low"], gd["high"]), (td["low"], td["high"])))
     rows.append(ScoreRow("chance", ga["chance"], transformer_alignment["chance"]))
@@ -105,13 +113,13 @@ def scores_view(gru_report: dict, transformer_report: dict, transformer_alignmen
         rows, gru_report["held_out"]["all"]["pairs"], ga["pairs"], ga["words"], (t_head["layer"], t_head["head"]),
         len(transformer_alignment["heads"]), _compare(rows[0].gru_interval, rows[0].transformer_interval),
         _compare(rows[4].gru_interval, rows[4].transformer_interval), ga["verdict"],
+        _compare(rows[5].gru_interval, rows[5].transformer_interval) if rows[5].key == "alignment_off" else None,
     )  # fmt: skip
 
 
 def committed_scores() -> tuple[ScoresView, dict] | None:
     """scores_view of the committed reports (and the GRU's report, for its command and date), or None when one of
     them is missing or of another shape."""
-    from ..encoder_decoder import alignment as al
     from ..encoder_decoder import model as ed
     from ..results import load_result
 

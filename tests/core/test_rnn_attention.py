@@ -316,6 +316,12 @@ def test_scores_view_compares_intervals_and_picks_the_transformers_best_head():
     assert (lo, hi) == al.HeadAlignment(0, 0, 1000, 1000).interval  # Wilson interval of 1000 / 1000
     same = rv.scores_view(gru, gru, {**t_align, "best": [{**heads[1], "accuracy": 0.76, "low": 0.73, "high": 0.79}]})
     assert same.exact == "similar" and same.alignment == "similar"
+    assert view.off_diagonal is None and "alignment_off" not in [r.key for r in view.rows]  # not measured: no row
+    off = {"best_head": {"layer": 0, "head": 0, "words": 700, "accuracy": 0.9, "low": 0.88, "high": 0.92}}
+    gru["alignment"]["off_diagonal"] = off
+    t_off = {**t_align, "off_diagonal": {"best_head": {**heads[1], "words": 700, "accuracy": 0.5}, "chance": 0.1}}
+    view = rv.scores_view(gru, transformer, t_off)
+    assert view.rows[5].key == "alignment_off" and view.rows[5].transformer == 0.5 and view.off_diagonal == "gru_better"
 
 
 def test_timing_view_prefers_cpu_time_and_judges_by_torchs_gru():

@@ -48,6 +48,7 @@ def test_the_reports_alignment_comes_from_the_committed_weights(shipped):
     measured = rt.measure_alignment(model, tok, pairs).to_dict(best=1)
     assert measured["heads"][0]["hits"] == a["heads"][0]["hits"] and measured["words"] == a["words"]
     assert measured["diagonal"] == a["diagonal"] and measured["verdict"] == a["verdict"]
+    assert measured["off_diagonal"]["best_head"] == a["off_diagonal"]["best_head"]
 
 
 @pytest.mark.slow

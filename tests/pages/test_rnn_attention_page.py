@@ -42,8 +42,9 @@ def test_scores_part_reads_the_committed_reports():
     skip_without_weights()
     at = open_view("rnn_attention", {"part": "scores"})
     table = at.dataframe[0].value
-    assert len(table) == 9 and table.iloc[0, 0] == "held-out exact match (all)"
-    assert "Exact match:" in shown_text(at) and "Alignment:" in shown_text(at)
+    assert len(table) == 10 and table.iloc[0, 0] == "held-out exact match (all)"
+    text = shown_text(at)
+    assert "Exact match:" in text and "Alignment:" in text and "Where Japanese and Korean move the words" in text
 
 
 def _write_result(folder, decay_rec: float, decay_att: float, gru_ms: float):
