@@ -19,8 +19,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from core.models.tokens import display_tokens
-from core.sdpa_gqa.kv_cache import kv_cache_bytes
+from .memory import kv_cache_bytes
 
 from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs, sliced_cache
 
@@ -64,7 +63,7 @@ class Generation:
         return [s.chosen_id for s in self.steps]
 
     def formula_bytes(self, context: int, kv_heads: int | None = None) -> float:
-        """2 * layers * kv_heads * head_dim * context * bytes (core/sdpa_gqa/kv_cache.py); kv_heads = heads is
+        """2 * layers * kv_heads * head_dim * context * bytes (core/kv_cache/memory.py); kv_heads = heads is
         what multi-head attention would store."""
         kv = self.kv_heads if kv_heads is None else kv_heads
         return kv_cache_bytes(self.layers, kv, self.head_dim, context, self.bytes_per_value)
