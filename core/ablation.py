@@ -64,6 +64,11 @@ def by_layer(heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     return out
 
 
+def removable_heads(model) -> int:
+    """How many heads there are to remove: every head of every layer."""
+    return model.n_layers * model.n_heads
+
+
 def check_heads(model, heads: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted, de-duplicated (layer, head) pairs; ValueError for one out of range."""
     out = sorted({(int(a), int(b)) for a, b in heads})
@@ -155,7 +160,7 @@ def antecedent_eval_set(model, half: str = "held_out") -> EvalSet:
     for pair in held_out if half == "held_out" else selection:
         for s in pair["sentences"]:
             correct = pair["candidates"].index(s["answer"])
-            firsts = [model.tokenizer.encode(" " + c, add_special_tokens=False)[0] for c in pair["candidates"]]
+            firsts = [model.encode(" " + c)[0] for c in pair["candidates"]]
             prompts.append(antecedents.CHOICE_PROMPT.format(sentence=s["text"], pronoun=pair["pronoun"]))
             targets.append([firsts[correct], firsts[1 - correct]])
     batch = model.tokenize(prompts)  # right-padded: each prompt's last real token is at length - 1

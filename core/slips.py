@@ -17,7 +17,7 @@ import numpy as np
 
 from .moe.catalog import MIXTRAL_8X22B_CONFIG, REAL_MOE_MODELS, mixtral_parameters
 from .positions.sinusoidal import sinusoidal_frequencies
-from .sdpa_gqa.kv_cache import PRESETS
+from .sdpa_gqa.configs import PRESETS
 from .sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, sdpa_steps
 
 WRONG_QKT_SECOND_ROW = (38, 56, 74)  # as printed in notes in circulation

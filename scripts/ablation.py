@@ -45,6 +45,9 @@ def main() -> None:
             )
             entry["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
             cards.append(entry)
+            if card.verdict == "no_candidates":  # no head above chance (SmolLM2's antecedents): nothing was run
+                print(f"{claim} ({mode}): no candidate heads above chance, no claim tested")
+                continue
             lo, hi = card.placebo_interval or (float("nan"), float("nan"))
             print(
                 f"{claim} ({mode}): heads {card.heads} score {card.detector_score:.3f}  "

@@ -61,9 +61,8 @@ def live_part(T) -> None:
     model = models.load(MODEL)
     if model is None:
         return
-    total = model.n_layers * model.n_heads
     with c2:
-        k = ui.slider("k", T("k"), 0, total, ab.DEFAULT_HEADS)
+        k = ui.slider("k", T("k"), 0, ab.removable_heads(model), ab.DEFAULT_HEADS)
         draws = ui.slider("draws", T("draws"), 1, MAX_LIVE_DRAWS, 5)
         seed = ui.number("seed", T("seed"), 0, 9999, ab.DEFAULT_SEED)
     if k == 0:

@@ -737,7 +737,8 @@ def flash_attention_running_max(params, state):
 
 
 def _kv_view(state):
-    from core.sdpa_gqa import kv_cache as kvc
+    from core.kv_cache.memory import DTYPE_BYTES
+    from core.sdpa_gqa import configs as kvc
     from core.sdpa_gqa.views import kv_cache_view
 
     key = _str(state, "cfg", "llama-3-8b", [*kvc.PRESETS, "custom"])
@@ -749,7 +750,7 @@ def _kv_view(state):
                               max_context=0, dtype="bfloat16", source="")  # fmt: skip
     else:
         cfg = kvc.PRESETS[key]
-    dtype = _str(state, "dtype", "bfloat16", list(kvc.DTYPE_BYTES))
+    dtype = _str(state, "dtype", "bfloat16", list(DTYPE_BYTES))
     return kv_cache_view(cfg, _int(state, "ctx", 8192, 1, 10_000_000), _int(state, "batch", 1, 1, 4096), dtype)
 
 

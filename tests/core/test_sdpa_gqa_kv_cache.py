@@ -6,23 +6,24 @@ in tests/core/test_sdpa_gqa_backends.py."""
 import pytest
 import torch
 
-from core.sdpa_gqa import kv_cache as kvc
+from core.kv_cache import memory
+from core.sdpa_gqa import configs as kvc
 
 
 def test_llama3_8b_hand_worked():
     # 2 (K, V) * 32 layers * 8 kv heads * 128 dims * 2 bytes = 131,072 bytes = 128 KiB per token;
     # 8,192 tokens -> 1,073,741,824 bytes = exactly 1 GiB
     cfg = kvc.PRESETS["llama-3-8b"]
-    assert kvc.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 1, 2) == 131_072
-    assert kvc.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 2) == 2**30
+    assert memory.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 1, 2) == 131_072
+    assert memory.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 2) == 2**30
     # batch 4 in float32: 4 * 2 (bytes ratio) = 8 GiB
-    assert kvc.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 4, batch=4) == 8 * 2**30
+    assert memory.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 4, batch=4) == 8 * 2**30
 
 
 def test_smollm2_hand_worked():
     # 2 * 30 * 3 * 64 * 2 bytes = 23,040 bytes per token; 8,192 tokens -> 188,743,680 bytes = 180 MiB
     cfg = kvc.PRESETS["smollm2-135m"]
-    assert kvc.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 2) == 188_743_680 == 180 * 2**20
+    assert memory.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 8192, 2) == 188_743_680 == 180 * 2**20
 
 
 def test_equals_bytes_of_real_cache_tensors():
@@ -38,7 +39,7 @@ def test_equals_bytes_of_real_cache_tensors():
         ]
         real = sum(t.untyped_storage().nbytes() for kv in cache for t in kv)
         size = torch.finfo(dtype).bits // 8
-        assert kvc.kv_cache_bytes(layers, kv_heads, head_dim, context, size, batch) == real
+        assert memory.kv_cache_bytes(layers, kv_heads, head_dim, context, size, batch) == real
 
 
 def test_variants_saving_is_heads_over_kv_heads():
@@ -58,13 +59,13 @@ def test_variants_saving_is_heads_over_kv_heads():
 
 def test_sliding_window_and_budget():
     cfg = kvc.PRESETS["mistral-7b"]
-    assert kvc.cached_positions(32768, cfg.sliding_window) == 4096
-    assert kvc.cached_positions(100, cfg.sliding_window) == 100
-    assert kvc.cached_positions(32768) == 32768
-    per_token = kvc.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 1, 2)
-    n = kvc.max_context_for_budget(2**30, cfg.layers, cfg.kv_heads, cfg.head_dim, 2)
+    assert memory.cached_positions(32768, cfg.sliding_window) == 4096
+    assert memory.cached_positions(100, cfg.sliding_window) == 100
+    assert memory.cached_positions(32768) == 32768
+    per_token = memory.kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 1, 2)
+    n = memory.max_context_for_budget(2**30, cfg.layers, cfg.kv_heads, cfg.head_dim, 2)
     assert n * per_token <= 2**30 < (n + 1) * per_token
-    assert kvc.kv_cache_bytes(1, 1, 64, 10, kvc.DTYPE_BYTES["int4"]) == 640  # half a byte per number
+    assert memory.kv_cache_bytes(1, 1, 64, 10, memory.DTYPE_BYTES["int4"]) == 640  # half a byte per number
 
 
 @pytest.mark.parametrize("bad", [dict(heads=9, kv_heads=2), dict(heads=4, kv_heads=0), dict(heads=0, kv_heads=1)])
@@ -77,11 +78,11 @@ def test_bad_heads_are_refused(bad):
 
 def test_bad_sizes_are_refused():
     with pytest.raises(ValueError):
-        kvc.kv_cache_bytes(0, 1, 64, 10, 2)
+        memory.kv_cache_bytes(0, 1, 64, 10, 2)
     with pytest.raises(ValueError):
-        kvc.kv_cache_bytes(1, 1, 64, -1, 2)
+        memory.kv_cache_bytes(1, 1, 64, -1, 2)
     with pytest.raises(ValueError):
-        kvc.kv_cache_bytes(1, 1, 64, 10, 0)
+        memory.kv_cache_bytes(1, 1, 64, 10, 0)
 
 
 def test_presets_are_self_consistent():

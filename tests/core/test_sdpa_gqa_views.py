@@ -6,7 +6,7 @@ import pytest
 
 from app import i18n
 from core.sdpa_gqa import backends as sb
-from core.sdpa_gqa import kv_cache as kvc
+from core.sdpa_gqa import configs as kvc
 from core.sdpa_gqa.views import MIB, backends_view, kv_cache_view, short_labels
 from viz.sdpa_gqa import backend_figures, grouped_bars, kv_cache_figure
 

@@ -5,8 +5,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import i18n
+from core.kv_cache import memory
 from core.sdpa_gqa import backends as sb
-from core.sdpa_gqa import kv_cache as kvc
+from core.sdpa_gqa import configs as kvc
 from tests.apptest_helpers import figure_bytes, open_view
 from tests.apptest_helpers import shown_text as shown
 
@@ -54,7 +55,7 @@ def test_sdpa_page_live_run_tiny():
 def test_kv_calculator_states_the_formula(cfg):
     at = open_page("sdpa_gqa.py", {"cfg": cfg, "ctx": "32768", "batch": "2", "dtype": "float16"})
     c = kvc.PRESETS[cfg]
-    total = kvc.kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, 32768, 2, 2)
+    total = memory.kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, 32768, 2, 2)
     text = shown(at)
     assert f"= **{total:,.0f} bytes" in text
     assert c.source in text
@@ -70,7 +71,7 @@ def test_kv_calculator_custom_and_bad_heads():
         "sdpa_gqa.py",
         {"cfg": "custom", "layers": "2", "heads": "6", "kv": "1", "hd": "8", "ctx": "10", "dtype": "int4"},
     )
-    assert f"= **{kvc.kv_cache_bytes(2, 1, 8, 10, 0.5):,.0f} bytes" in shown(at)
+    assert f"= **{memory.kv_cache_bytes(2, 1, 8, 10, 0.5):,.0f} bytes" in shown(at)
 
 
 def test_sdpa_page_bad_links_are_ignored():

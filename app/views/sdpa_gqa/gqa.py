@@ -4,13 +4,14 @@ import streamlit as st
 
 from app import ui
 from core import slips
-from core.sdpa_gqa import kv_cache as kvc
+from core.kv_cache.memory import DTYPE_BYTES
+from core.sdpa_gqa import configs as kvc
 from core.sdpa_gqa.views import kv_cache_view
 from core.timing import human_bytes
 from viz.sdpa_gqa import kv_cache_figure, variant_labels
 
 PRESET_KEYS = [*kvc.PRESETS, "custom"]
-DTYPES = list(kvc.DTYPE_BYTES)
+DTYPES = list(DTYPE_BYTES)
 
 
 def model_config(T) -> kvc.ModelConfig | None:

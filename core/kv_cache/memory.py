@@ -1,0 +1,42 @@
+"""How much memory a decoder's key/value cache takes: the one formula, used by /kv-cache (the cache of a real
+generation, next to the tensors it measures) and /sdpa-gqa (the calculator for published model configs).
+
+While generating, a decoder keeps the key and the value vector of every earlier token, in every layer and every
+key/value head, so that a new token only has to compute its own:
+
+    bytes = 2 (K and V) * layers * kv_heads * head_dim * context * bytes_per_value * batch
+
+Pure arithmetic: no torch.
+"""
+
+from __future__ import annotations
+
+# Bytes per stored number. fp8 and int8 caches exist in serving stacks (vLLM, TensorRT-LLM); int4 caches
+# (KIVI-style quantisation) store half a byte per number plus small per-group scales, ignored here.
+DTYPE_BYTES = {"float32": 4.0, "bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+
+
+def kv_cache_bytes(
+    layers: int, kv_heads: int, head_dim: int, context: int, bytes_per_value: float, batch: int = 1
+) -> float:
+    """2 * layers * kv_heads * head_dim * context * bytes_per_value * batch: keys and values of `context` tokens
+    for `batch` sequences. A float, because 4-bit caches store half a byte per number."""
+    for name, value in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim), ("batch", batch)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1")
+    if context < 0 or bytes_per_value <= 0:
+        raise ValueError("context must be >= 0 and bytes_per_value > 0")
+    return 2.0 * layers * kv_heads * head_dim * context * bytes_per_value * batch
+
+
+def cached_positions(context: int, sliding_window: int | None = None) -> int:
+    """Positions a cache must hold: all of them, or the last `sliding_window` with a rolling buffer (Mistral)."""
+    return context if sliding_window is None else min(context, sliding_window)
+
+
+def max_context_for_budget(
+    budget_bytes: float, layers: int, kv_heads: int, head_dim: int, bytes_per_value: float, batch: int = 1
+) -> int:
+    """The longest context whose cache fits in `budget_bytes` (the formula solved for context, rounded down)."""
+    per_token = kv_cache_bytes(layers, kv_heads, head_dim, 1, bytes_per_value, batch)
+    return int(budget_bytes // per_token) if budget_bytes > 0 else 0
