@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from transformers import DynamicCache
 
+from benchmarks.cli import add_run_options, apply_run_options
 from core import kv_cache as kc
 from core.models import registry
 from core.results import results_path, save_result
@@ -61,11 +62,9 @@ def main() -> None:
     ap.add_argument("--context", type=int, default=512, help="positions the first generated token attends to")
     ap.add_argument("--tokens", type=int, default=16, help="generated tokens per trial")
     ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
-    ap.add_argument("--out", default=str(results_path(RESULT_NAME)))
+    add_run_options(ap, results_path(RESULT_NAME), device=False)
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_run_options(args)
     wrapper = registry.LOADERS["smollm2"]()
     ids = wrapper.tokenizer(TEXT.read_text(encoding="utf-8"), add_special_tokens=False)["input_ids"][: args.context]
     if len(ids) < args.context:

@@ -22,8 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-import torch
-
+from benchmarks.cli import add_run_options, apply_run_options
 from core.linear_attention import measure as ls
 from core.results import results_path, save_result
 from core.timing import machine_info
@@ -44,7 +43,6 @@ def progress(frac: float, label: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--min-n", type=int, default=256)
     ap.add_argument("--max-n", type=int, default=16384)
     ap.add_argument("--heads", type=int, default=1)
@@ -55,14 +53,9 @@ def main() -> None:
     ap.add_argument("--max-context", type=int, default=None, help="drop contexts above this")
     ap.add_argument("--steps", type=int, default=32, help="tokens generated per trial")
     ap.add_argument("--trials", type=int, default=5, help="generation runs per cell (median; fewer past --budget-s)")
-    ap.add_argument("--budget-s", type=float, default=2.0, help="per measurement: stop repeating after this long")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    add_run_options(ap, RESULTS, budget_s=2.0)
     args = ap.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("--device cuda: no CUDA device is available here")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_run_options(args)
     contexts = [c for c in args.contexts if args.max_context is None or c <= args.max_context]
 
     before = machine_info(args.device)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.cli import add_run_options, apply_run_options
 from core.long_maps import pooled as pa
 from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info, peak_memory_delta, time_ms
@@ -386,7 +387,6 @@ PARTS = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument(
         "--parts",
         nargs="+",
@@ -395,7 +395,6 @@ def main() -> None:
         help="what to measure; parts not measured keep their earlier entry in --out",
     )
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--budget-s", type=float, default=60.0, help="stop repeating one measurement after this long")
     ap.add_argument(
         "--sizes",
         type=int,
@@ -403,17 +402,13 @@ def main() -> None:
         default=None,
         help="further sequence lengths (CPU default 2048 4096 16384; CUDA default 16384 131072)",
     )
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--sweep", action="store_true", help="CUDA: also try Triton block sizes")
     ap.add_argument("--smollm2", action="store_true", help="same as adding smollm2 to --parts")
     ap.add_argument("--smollm2-lengths", type=int, nargs="+", default=[2048, 4096, 8192])
     ap.add_argument("--smollm2-layers", type=int, nargs="+", default=[12, 29])
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    add_run_options(ap, RESULTS, budget_s=60.0)
     args = ap.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("--device cuda: no CUDA device is available here")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_run_options(args)
     if args.sizes is None:
         args.sizes = [2048, 4096, 16384] if args.device == "cpu" else [16384, 131072]
     parts = list(dict.fromkeys(args.parts + (["smollm2"] if args.smollm2 else [])))

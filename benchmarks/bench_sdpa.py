@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.cli import add_run_options, apply_run_options
 from core.results import load_result, results_path, save_result
 from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info
@@ -63,16 +64,10 @@ def print_table(rows: list[dict]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--budget-s", type=float, default=10.0, help="stop repeating one measurement after this long")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    add_run_options(ap, RESULTS, budget_s=10.0)
     args = ap.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("--device cuda: no CUDA device is available here")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_run_options(args)
 
     before = machine_info(args.device)
     avail = sb.availability(args.device)
