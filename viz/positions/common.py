@@ -12,7 +12,27 @@ import plotly.graph_objects as go
 
 from ..labels import safe_label
 from ..style import MARGIN, PALETTE
-from .log_axis import set_log_axis
+from .log_axis import log_ticks, set_log_axis
+
+
+def layout_dict(title: str, x_title: str, y_title: str, height: int = 380) -> dict:
+    """What `layout` sets, as a plain layout dict (for figures built unvalidated)."""
+    axis = dict(gridcolor="#eee", zeroline=False)
+    return {
+        "title": {"text": safe_label(title, 160)},
+        "height": height,
+        "plot_bgcolor": "white",
+        "margin": dict(MARGIN),
+        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": {"title": {"text": safe_label(x_title, 80)}, **axis},
+        "yaxis": {"title": {"text": safe_label(y_title, 80)}, **axis},
+    }
+
+
+def log_axis(values) -> dict:
+    """What `log_axis.set_log_axis` sets on an axis, as a dict."""
+    ticks, text = log_ticks(values)
+    return {"type": "log", "tickmode": "array", "tickvals": ticks, "ticktext": text}
 
 
 def layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int = 380) -> go.Figure:
@@ -90,14 +110,18 @@ def curves(
 ) -> go.Figure:
     """One line per named series over x (or x_per_series[name]); bands[name] = (low, high) shades a min-max range
     around that series (used for downsampled curves: the band shows every value the bin holds)."""
-    fig = go.Figure()
+    # Plain trace, shape and annotation dicts in one unvalidated figure (issue 26: plotly's per-property validation
+    # and add_vline's re-walk of every shape were two thirds of /rope-scaling's rerun under load);
+    # tests/viz/test_positions_unvalidated.py rebuilds it the validated way and compares.
+    traces, shapes, notes = [], [], []
     for k, (name, ys) in enumerate(series.items()):
         colour = PALETTE[k % len(PALETTE)]
         xs = np.asarray(x if x_per_series is None or name not in x_per_series else x_per_series[name])
         if bands and name in bands:
             lo, hi = (np.asarray(b, dtype=np.float32) for b in bands[name])
-            fig.add_trace(
-                go.Scatter(
+            traces.append(
+                dict(
+                    type="scatter",
                     x=np.concatenate([xs, xs[::-1]]),
                     y=np.concatenate([hi, lo[::-1]]),
                     fill="toself",
@@ -109,8 +133,9 @@ def curves(
                     name=safe_label(name, 40),
                 )
             )
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            dict(
+                type="scatter",
                 x=xs,
                 y=np.asarray(ys, dtype=np.float32),
                 name=safe_label(name, 40),
@@ -121,36 +146,44 @@ def curves(
     # Annotations are placed by hand: on a log axis plotly reads an annotation's coordinate as log10 of the value
     # (a line's is the value), so add_vline/add_hline's own annotation lands elsewhere.
     for value, label in vlines or []:
-        fig.add_vline(x=value, line_dash="dash", line_color="#555")
-        fig.add_annotation(
-            x=math.log10(value) if log_x and value > 0 else value,
-            y=1,
-            yref="paper",
-            text=safe_label(label, 60),
-            showarrow=False,
-            xanchor="right",
-            yanchor="top",
+        shapes.append(dict(type="line", x0=value, x1=value, xref="x", y0=0, y1=1, yref="y domain",
+                           line=dict(color="#555", dash="dash")))  # fmt: skip
+        notes.append(
+            dict(
+                x=math.log10(value) if log_x and value > 0 else value,
+                y=1,
+                yref="paper",
+                text=safe_label(label, 60),
+                showarrow=False,
+                xanchor="right",
+                yanchor="top",
+            )  # fmt: skip
         )
     for value, label in hlines or []:
-        fig.add_hline(y=value, line_dash="dot", line_color="#888")
-        fig.add_annotation(
-            x=1,
-            xref="paper",
-            y=math.log10(value) if log_y and value > 0 else value,
-            text=safe_label(label, 60),
-            showarrow=False,
-            xanchor="right",
-            yanchor="top",
+        shapes.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=value, y1=value, yref="y",
+                           line=dict(color="#888", dash="dot")))  # fmt: skip
+        notes.append(
+            dict(
+                x=1,
+                xref="paper",
+                y=math.log10(value) if log_y and value > 0 else value,
+                text=safe_label(label, 60),
+                showarrow=False,
+                xanchor="right",
+                yanchor="top",
+            )  # fmt: skip
         )
-    layout(fig, title, x_title, y_title, height)
+    lay = layout_dict(title, x_title, y_title, height)
+    if shapes:
+        lay["shapes"], lay["annotations"] = shapes, notes
     if log_x:
         xs = [np.asarray(x if x_per_series is None or n not in x_per_series else x_per_series[n]) for n in series]
-        set_log_axis(fig, "x", np.concatenate([a.ravel() for a in xs] + [np.array([v for v, _ in vlines or []])]))
+        lay["xaxis"] |= log_axis(np.concatenate([a.ravel() for a in xs] + [np.array([v for v, _ in vlines or []])]))
     if log_y:
         ys = [np.asarray(v, dtype=np.float64).ravel() for v in series.values()]
         ys += [np.asarray(b, dtype=np.float64).ravel() for pair in (bands or {}).values() for b in pair]
-        set_log_axis(fig, "y", np.concatenate(ys + [np.array([v for v, _ in hlines or []])]))
-    return fig
+        lay["yaxis"] |= log_axis(np.concatenate(ys + [np.array([v for v, _ in hlines or []])]))
+    return go.Figure(data=traces, layout=lay, _validate=False)
 
 
 def bars(
