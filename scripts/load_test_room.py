@@ -292,7 +292,7 @@ async def answers(args, facilitator: LiveSession, learners: list[LiveSession], s
     await asyncio.gather(*(answer(s) for s in learners if s.has("room-submit")))
     n = len(sent_at)
     kept = len(store.responses(code, store.room(code).question))
-    await wait_for(lambda: facilitator.chart_total is not None and facilitator.chart_total >= kept, args.timeout)
+    await wait_for(lambda: any(total >= kept for _, total in facilitator.histogram), args.timeout)  # drawn, not sent
     sent_at.sort()
     lat = []
     for k, t in enumerate(sent_at, start=1):

@@ -36,6 +36,11 @@ def reveal(code: str, control: str) -> None:
     follow.store().reveal(code, control)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def join_qr(url: str) -> bytes:
+    return figures.join_qr(url)  # drawn once per link, not on every rerun of the facilitator's page
+
+
 def join_panel(T, code: str) -> None:
     url = follow.link("room", {"room": code})
     with st.expander(T("join_header_f"), expanded=True):
@@ -44,7 +49,7 @@ def join_panel(T, code: str) -> None:
             st.markdown(T("join_how", code=code))
             st.code(url, language=None)
         with c2:
-            st.image(figures.join_qr(url), width=180)
+            st.image(join_qr(url), width=180)
 
 
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:

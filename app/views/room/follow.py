@@ -12,7 +12,9 @@ from app.room.store import open_store
 from core.lessons import load_lessons
 from core.room import RoomError
 
-POLL_S = 2.0  # a follower's check; a step reaches everyone within about this (scripts/load_test_room.py)
+POLL_S = (
+    1.5  # a follower's check: a step reaches everyone within about this plus a page run (scripts/load_test_room.py)
+)
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 
 

@@ -1,0 +1,92 @@
+"""core/room's rules without a store: codes, names and sentences, rate limits, expiry, histograms, board, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from core import room as rules
+from core.lessons import Answer
+from core.room import AnswerRow, Limit, RoomError
+
+
+def test_codes_are_short_unambiguous_and_typed_loosely():
+    codes = {rules.new_code() for _ in range(200)}
+    assert len(codes) > 190 and all(len(c) == 6 and set(c) <= set(rules.CODE_ALPHABET) for c in codes)
+    assert not set("01ILO") & set(rules.CODE_ALPHABET)
+    assert rules.normal_code(" ab-c 23d ") == "ABC23D" and rules.normal_code("ＡＢＣ２３Ｄ") == "ABC23D"
+    for bad in ("ABC", "ABC23DE", "ABC10D", "<b>x</b>", ""):
+        assert rules.normal_code(bad) is None
+
+
+def test_secrets_are_kept_as_digests_and_compared_whole():
+    token = rules.new_token()
+    assert rules.same_secret(token, rules.digest(token))
+    assert not rules.same_secret(token[:-1], rules.digest(token))
+    assert not rules.same_secret(None, rules.digest(token)) and not rules.same_secret("", rules.digest(""))
+    assert len(rules.digest(token)) == 64 and token not in rules.digest(token)
+
+
+def test_names_are_one_bounded_line():
+    assert rules.clean_name("  Ana \n Bo\t") == "Ana Bo"
+    assert rules.clean_name("Ana\u202eoB") == "AnaoB"  # a right-to-left override cannot disguise a name
+    assert rules.clean_name("猫" * 40) == "猫" * 40
+    for bad, key in (("", "name_empty"), ("\u200b\u200b", "name_empty"), ("x" * 41, "name_long"), (3, "name_empty")):
+        with pytest.raises(RoomError, match=key):
+            rules.clean_name(bad)
+    with pytest.raises(RoomError, match="sentence_long"):
+        rules.clean_sentence("x" * 301)
+
+
+def test_rate_limit_counts_the_window_only():
+    limit = Limit(3, 10.0)
+    assert rules.allowed([], 100.0, limit)
+    assert rules.allowed([91.0, 95.0], 100.0, limit)
+    assert not rules.allowed([91.0, 95.0, 99.0], 100.0, limit)
+    assert rules.allowed([89.0, 90.0, 95.0, 99.0], 100.0, limit)  # 89 and 90 fell out of (90, 100]
+
+
+def test_ttl_from_the_environment():
+    assert rules.ttl_seconds({}) == 24 * 3600
+    assert rules.ttl_seconds({rules.TTL_ENV: "1.5"}) == 5400
+    assert rules.ttl_seconds({rules.TTL_ENV: "soon"}) == 24 * 3600
+    assert rules.ttl_seconds({rules.TTL_ENV: "nan"}) == 24 * 3600
+
+
+def test_histogram_of_options_and_of_numbers():
+    choice = Answer("token", "it", ("cat", "it", "mat"), None, {})
+    h = rules.histogram(choice, ["it", "cat", "it"])
+    assert h.labels == ("cat", "it", "mat") and h.counts == (1, 2, 0) and h.correct == (False, True, False)
+    assert h.total == 3
+    number = Answer("number", 0.5, (), 0.01, {})
+    h = rules.histogram(number, ["0.5", "0.505", "0.7", "0.5"])
+    assert h.labels == ("0.5", "0.505", "0.7") and h.counts == (2, 1, 1) and h.correct == (True, True, False)
+    order = Answer("order", ("a", "b"), ("b", "a"), None, {})
+    h = rules.histogram(order, ["a > b", "b > a", "a > b"])
+    assert dict(zip(h.labels, h.correct)) == {"a > b": True, "b > a": False}
+
+
+def test_answers_survive_json():
+    for a in (Answer("order", ("a", "b"), ("b", "a"), None, {"n": (1, 2)}), Answer("number", 1.5, (), 0.1, {})):
+        back = rules.answer_from_json(rules.answer_to_json(a))
+        assert back.kind == a.kind and back.correct == a.correct and back.options == a.options
+        assert back.tolerance == a.tolerance
+
+
+def test_csv_neutralises_formulas_and_round_trips():
+    rows = [AnswerRow("q1", '=HYPERLINK("x")', "+1", True, 0.0), AnswerRow("q1", 'Ana, "A"', "@x", False, 60.0)]
+    parsed = list(csv.reader(io.StringIO(rules.answers_csv(rows, {"q1": 2}))))
+    assert parsed[0] == ["question", "step", "name", "response", "correct", "answered_at"]
+    assert parsed[1] == ["q1", "3", '\'=HYPERLINK("x")', "'+1", "1", "1970-01-01T00:00:00+00:00"]
+    assert parsed[2] == ["q1", "3", 'Ana, "A"', "'@x", "0", "1970-01-01T00:01:00+00:00"]
+
+
+def test_board_counts_steps_and_questions():
+    answers = [AnswerRow("q1", "Ana", "1", True, 0), AnswerRow("q1", "Bo", "2", False, 1),
+               AnswerRow("q2", "Ana", "x", True, 2)]  # fmt: skip
+    board = rules.board(3, [("Ana", 1, True), ("Bo", -1, False), ("Cy", 1, True)], answers)
+    assert board.steps == (0, 2, 0) and board.elsewhere == 1
+    assert board.rows == (("Ana", 1, True, 2, 2), ("Bo", -1, False, 1, 0), ("Cy", 1, True, 0, 0))
+    assert board.questions == (("q1", 2, 1), ("q2", 1, 1))
