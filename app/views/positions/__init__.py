@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import ui
 
-from . import alibi, learned, relative, rope, sinusoidal
+from . import alibi, extrapolation, learned, relative, rope, sinusoidal
 
 PARTS = {
     "sinusoidal": sinusoidal.part,
@@ -14,6 +14,7 @@ PARTS = {
     "relative": relative.part,
     "alibi": alibi.part,
     "rope": rope.part,
+    "extrapolation": extrapolation.part,
 }
 
 

@@ -1,0 +1,20 @@
+"""/positions, part "extrapolation" through AppTest: the committed run's figure, table and verdict from a link."""
+
+from core.positions.extrapolation import extrapolation_view, load_extrapolation
+from tests.apptest_helpers import open_view, shown_text
+
+
+def test_extrapolation_part_from_a_link():
+    at = open_view("positions", {"part": "extrapolation"})
+    text = shown_text(at)
+    assert "the answer is the most recent marker so far" in text
+    data = load_extrapolation()
+    if data is None:
+        assert "No committed run yet (results/position_extrapolation.json)" in text
+        return
+    view = extrapolation_view(data)
+    best = {"sinusoidal": "sinusoidal (absolute)", "alibi": "ALiBi (relative)", "rope": "RoPE (relative)"}
+    assert f"the best is {best[view.best_past]}, {100 * view.past[view.best_past]:.1f} % right" in text
+    assert data["command"] in text
+    table = at.dataframe[0].value
+    assert table.iloc[:, 2].tolist()[1] == "no vector: cannot run"  # learned, past its table
