@@ -1,30 +1,18 @@
 """/attention: its view data (core/attention.py) checked against plain loops over Trace.attention, the pooling
-reference (tests/references.py) and hand-worked examples; its figures (viz/attention.py) on what they carry;
-payloads within 1 MB per view; the page headless (slow: loads MiniLM once per session)."""
+reference (tests/references.py) and hand-worked examples. Its figures: tests/viz/test_attention_figures.py and
+test_grid.py; the page: tests/pages/test_attention_page.py."""
 
-import json
 import math
 
 import numpy as np
-import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 import torch
 
-from app import i18n
 from core import attention
 from core.models.base import Trace
 from core.sdpa import attention_weights, repeat_kv
-from tests.apptest_helpers import open_view, shown_text
 from tests.fake_traces import fake_trace
 from tests.references import numpy_rollout, pool_matrix
-from viz import attention as figures
-from viz.grid import tile_of_point
-from viz.style import figure_bytes
-
-
-def english(key: str, /, **fmt) -> str:
-    return i18n.text("en", "attention.figure", key, **fmt)
 
 
 @pytest.fixture(params=[False, True], ids=["encoder", "decoder"])
@@ -250,96 +238,7 @@ def test_thumbnails_of_short_texts_are_the_exact_weights():
     torch.testing.assert_close(thumbs[1, 3], t.attention(1, 3, 0))
 
 
-# --- figures and payload -----------------------------------------------------------------------------------------------
-
-
-def head_figure(t, layer, head, hide=False, window=None):
-    view = attention.head_view(t, tokens_of(t, 0, hide), layer, head, window)
-    return figures.figure(view, english), view
-
-
-def test_grid_figure_carries_the_thumbnails_and_names_each_tile():
-    t = fake_trace(lengths=(30,), n_layers=2, n_heads=3, n_kv_heads=1)
-    fig = figures.figure(attention.grid_view(t, tokens_of(t)), english)
-    assert len(fig.data) == 6
-    thumbs = attention.thumbnails(t, tokens_of(t), attention.TILE)
-    tile = fig.data[4]  # layer 1, head 1
-    assert "layer 1, head 1" in tile.hovertemplate
-    np.testing.assert_allclose(np.asarray(tile.z, dtype=float), np.round(thumbs[1, 1].numpy(), 3), atol=1e-6)
-    assert "kv0" in fig.layout.xaxis.ticktext[2]  # GQA: which key/value head each query head reads
-    # head_grid skips plotly's validators for speed: with them on, the same figure is accepted and unchanged
-    checked = go.Figure(fig.to_dict())  # raises ValueError on an unknown property or a bad value
-    assert json.loads(pio.to_json(checked, validate=False)) == json.loads(pio.to_json(fig, validate=False))
-
-
-def test_a_click_on_a_tile_opens_that_head():
-    """Streamlit reports a click on the model view as a selection point: its x, y (tile units) or its trace
-    number map back to the tile's (layer, head); points outside every tile map to nothing."""
-    t = fake_trace(lengths=(30,), n_layers=2, n_heads=3, n_kv_heads=1)
-    fig = figures.figure(attention.grid_view(t, tokens_of(t)), english)
-    for curve, trace_ in enumerate(fig.data):
-        x = trace_.x0 + 5 * trace_.dx  # a cell inside the tile
-        y = trace_.y0 + 7 * trace_.dy
-        expected = divmod(curve, 3)
-        assert tile_of_point({"curve_number": curve, "x": x, "y": y}, 2, 3) == expected
-        assert tile_of_point({"curve_number": curve}, 2, 3) == expected
-    assert tile_of_point({"x": 1.1, "y": 0.5}, 2, 3) is None  # in the gap between tiles 0 and 1
-    assert tile_of_point({"x": 99.0, "y": 0.5}, 2, 3) is None
-    assert tile_of_point({}, 2, 3) is None
-
-
-def test_head_figure_titles_axes_and_escapes_tokens():
-    toks = [["<script>alert(1)</script>", "b", "c", "d", "e"]]
-    t = fake_trace(lengths=(5,), tokens=toks)
-    fig, view = head_figure(t, 0, 1)
-    assert fig.layout.yaxis.title.text.startswith("query token") and "rows" in fig.layout.yaxis.title.text
-    assert fig.layout.xaxis.title.text.startswith("key token") and "columns" in fig.layout.xaxis.title.text
-    assert "query" in fig.data[0].hovertemplate and "key" in fig.data[0].hovertemplate
-    assert "<script>" not in fig.to_json() and "&lt;script&gt;" in fig.data[0].y[0]
-    torch.testing.assert_close(torch.as_tensor(view.weights), t.attention(0, 1, 0))
-
-
-def test_long_head_view_is_block_means_or_a_full_resolution_window():
-    t = fake_trace(lengths=(300,), n_layers=1, n_heads=1, n_kv_heads=1, causal=True)
-    pooled, view = head_figure(t, 0, 0)
-    assert np.asarray(pooled.data[0].z).shape == (attention.FULL_RES_MAX, attention.FULL_RES_MAX)
-    assert view.pooled == attention.FULL_RES_MAX and "block means" in pooled.layout.title.text
-    window, view = head_figure(t, 0, 0, window=10)
-    assert view.window == (10, 10 + attention.FULL_RES_MAX - 1)
-    z = np.asarray(window.data[0].z, dtype=float)
-    exact = t.attention(0, 0, 0)[10 : 10 + attention.FULL_RES_MAX, 10 : 10 + attention.FULL_RES_MAX].numpy()
-    ok = ~np.isnan(z)
-    np.testing.assert_allclose(z[ok], np.round(exact, 3)[ok], atol=1e-6)
-    assert np.isnan(z[~(t.mask(0)[10:266, 10:266].numpy())]).all()  # masked = grey gaps, not zeros
-    assert attention.last_window_start(tokens_of(t)) == 300 - attention.FULL_RES_MAX
-
-
-@pytest.mark.parametrize("shape", [(6, 12, 12), (30, 9, 3)], ids=["minilm-shape", "smollm2-shape"])
-def test_every_view_stays_under_one_megabyte_at_512_tokens(shape):
-    L, H, K = shape
-    t = fake_trace(lengths=(512,), n_layers=L, n_heads=H, n_kv_heads=K, d=4, causal=K < H)
-    tokens = tokens_of(t)
-    views = {
-        "grid": attention.grid_view(t, tokens),
-        "head": attention.head_view(t, tokens, 1, 1),
-        "window": attention.head_view(t, tokens, 1, 1, window=100),
-        "token": attention.token_view(t, tokens, 200),
-        "mean": attention.mean_view(t, tokens, 1),
-        "rollout": attention.rollout_view(t, tokens, 1),
-        "entropy": attention.entropy_view(t, tokens),
-    }
-    sizes = {name: figure_bytes(figures.figure(v, english)) for name, v in views.items()}
-    assert max(sizes.values()) <= 1_000_000, sizes
-
-
-def test_token_figure_rows_are_every_head_and_masks_the_future():
-    t = fake_trace(lengths=(6,), n_layers=2, n_heads=3, n_kv_heads=3, causal=True)
-    view = attention.token_view(t, tokens_of(t), 2)
-    fig = figures.figure(view, english)
-    assert view.head_labels == [f"L{l} H{h}" for l in range(2) for h in range(3)]
-    z = np.asarray(fig.data[0].z, dtype=float)
-    assert np.isnan(z[:, 3:]).all()  # keys after the query: masked in a decoder
-    np.testing.assert_allclose(z[:, :3], np.round(view.weights[:, :3], 3), atol=1e-6)
+# --- the default query ---------------------------------------------------------------------------------------------
 
 
 def test_default_query_is_the_first_pronoun_else_the_middle():
@@ -348,63 +247,3 @@ def test_default_query_is_the_first_pronoun_else_the_middle():
     assert attention.default_query(t, tokens_of(t)) == 5
     t = fake_trace(lengths=(5,))
     assert attention.default_query(t, tokens_of(t, 0, True)) == 2  # shown 1, 2, 3: the middle one
-
-
-def test_figure_text_accepts_a_format_field_named_key(monkeypatch):
-    """Catalog keys are positional, so a string may use {key} as a field (ui.tr had this bug)."""
-    monkeypatch.setitem(i18n.section("en", "attention.figure"), "probe", "head {key} of {text}")
-    assert english("probe", key="3.7", text="it") == "head 3.7 of it"
-
-
-# --- the page, headless (MiniLM) ----------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"view": "grid"},
-        {"view": "head", "layer": "5", "head": "11"},
-        {"view": "token"},
-        {"view": "aggregate", "agg": "mean"},
-        {"view": "aggregate", "agg": "rollout", "nospecial": "1"},
-        {"view": "aggregate", "agg": "entropy"},
-        {"view": "head", "nospecial": "1"},
-    ],
-    ids=lambda p: "-".join(p.values()),
-)
-def test_every_attention_view_renders(params):
-    at = open_view("attention", params)
-    assert len(at.get("plotly_chart")) == 1
-    if params.get("nospecial"):
-        assert "Special tokens hidden" in shown_text(at)
-    if params.get("agg") == "rollout":
-        assert "R = A_l ⋯ A₁·A₀" in shown_text(at)
-
-
-@pytest.mark.slow
-def test_head_view_opens_from_the_grid():
-    at = open_view("attention", {"view": "grid", "layer": "2", "head": "3"})
-    at.button[0].click().run()
-    assert at.radio(key="view").value == "head"
-    assert at.number_input(key="layer").value == 2 and at.number_input(key="head").value == 3
-
-
-@pytest.mark.slow
-def test_long_text_is_cut_with_a_notice():
-    at = open_view("attention", {"view": "head"})
-    at.text_area(key="text").set_value("word " * 2000).run()
-    assert not at.exception
-    text = shown_text(at)
-    assert "reads at most 512" in text and "block means" in text  # 512 tokens > 256: pooled, and said so
-
-
-@pytest.mark.slow
-def test_the_head_view_shows_the_committed_detector_scores_of_the_head():
-    """MiniLM layer 0 head 2 is the committed map's best previous-token head (results/head_detectors.json)."""
-    from core.head_detectors import detector_scores_for
-
-    scores = detector_scores_for("minilm", 0, 2)
-    at = open_view("attention", {"model": "minilm", "view": "head", "layer": "0", "head": "2"})
-    line = next(line for line in shown_text(at).splitlines() if line.startswith("Head detectors"))
-    assert f"previous token {scores['previous_token']['score']:.2f} (rank {scores['previous_token']['rank']};" in line

@@ -1,0 +1,48 @@
+"""viz/grid.py: the model view's grid of head thumbnails (through viz.attention.figure of core.attention.grid_view
+on a fake trace), read back: one tile per head with its block means and name, the key/value head of each query
+head, the same figure through plotly's validators; and a click on a tile maps back to its (layer, head)."""
+
+import functools
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from app import i18n
+from core import attention
+from tests.fake_traces import fake_trace
+from viz import attention as figures
+from viz.grid import tile_of_point
+
+english = functools.partial(i18n.text, "en", "attention.figure")
+
+
+def test_grid_figure_carries_the_thumbnails_and_names_each_tile():
+    t = fake_trace(lengths=(30,), n_layers=2, n_heads=3, n_kv_heads=1)
+    fig = figures.figure(attention.grid_view(t, attention.select_tokens(t)), english)
+    assert len(fig.data) == 6
+    thumbs = attention.thumbnails(t, attention.select_tokens(t), attention.TILE)
+    tile = fig.data[4]  # layer 1, head 1
+    assert "layer 1, head 1" in tile.hovertemplate
+    np.testing.assert_allclose(np.asarray(tile.z, dtype=float), np.round(thumbs[1, 1].numpy(), 3), atol=1e-6)
+    assert "kv0" in fig.layout.xaxis.ticktext[2]  # GQA: which key/value head each query head reads
+    # head_grid skips plotly's validators for speed: with them on, the same figure is accepted and unchanged
+    checked = go.Figure(fig.to_dict())  # raises ValueError on an unknown property or a bad value
+    assert json.loads(pio.to_json(checked, validate=False)) == json.loads(pio.to_json(fig, validate=False))
+
+
+def test_a_click_on_a_tile_opens_that_head():
+    """Streamlit reports a click on the model view as a selection point: its x, y (tile units) or its trace
+    number map back to the tile's (layer, head); points outside every tile map to nothing."""
+    t = fake_trace(lengths=(30,), n_layers=2, n_heads=3, n_kv_heads=1)
+    fig = figures.figure(attention.grid_view(t, attention.select_tokens(t)), english)
+    for curve, trace_ in enumerate(fig.data):
+        x = trace_.x0 + 5 * trace_.dx  # a cell inside the tile
+        y = trace_.y0 + 7 * trace_.dy
+        expected = divmod(curve, 3)
+        assert tile_of_point({"curve_number": curve, "x": x, "y": y}, 2, 3) == expected
+        assert tile_of_point({"curve_number": curve}, 2, 3) == expected
+    assert tile_of_point({"x": 1.1, "y": 0.5}, 2, 3) is None  # in the gap between tiles 0 and 1
+    assert tile_of_point({"x": 99.0, "y": 0.5}, 2, 3) is None
+    assert tile_of_point({}, 2, 3) is None
