@@ -14,9 +14,15 @@ from torch import nn
 from .masks import causal_mask, combine_masks
 
 
+def scale_or_default(scale: float | None, head_dim: int) -> float:
+    """The scale a model passes to its attention (a float), or 1/sqrt(d_k) when it passes none: the default of the
+    paper, of torch's SDPA and of transformers' attention functions. The one place this fallback is written."""
+    return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
+
+
 def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
     """QK^T * scale, with scale = 1/sqrt(d_k) by default. q (..., n_q, d), k (..., n_k, d) -> (..., n_q, n_k)."""
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scale = scale_or_default(scale, q.shape[-1])
     return (q @ k.transpose(-2, -1)) * scale
 
 

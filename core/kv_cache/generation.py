@@ -19,9 +19,8 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from core.models.tokens import display_tokens
-
-from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs, sliced_cache
+from ..sdpa import scale_or_default
+from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
 from .memory import kv_cache_bytes
 
 TOP = 5  # next-token candidates kept per step
@@ -89,7 +88,7 @@ def _weights(kept: dict, layers: int) -> np.ndarray:
         q, k, scaling = kept[layer]
         q, k = q[0, :, -1].float(), k[0].float()  # (H, d), (H_kv, n, d)
         k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (H, n, d): head h reads kv head h // group
-        scale = scaling if scaling is not None else q.shape[-1] ** -0.5
+        scale = scale_or_default(scaling, q.shape[-1])
         rows.append(torch.softmax(torch.einsum("hd,hnd->hn", q, k) * scale, dim=-1))
     return torch.stack(rows).numpy().astype(np.float16)
 

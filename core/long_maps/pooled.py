@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from ..pooling import bin_edges
+from ..sdpa import scale_or_default
 
 DEFAULT_TILE_ELEMENTS = {"cpu": 2**23, "cuda": 2**27}  # scores held at once: 32 MB on CPU, 512 MB on CUDA
 MAX_OUT_SIZE = 512
@@ -119,7 +120,7 @@ def row_logsumexp(
 ) -> torch.Tensor:
     """(B, H, n_q) float32 log sum_j exp(scale q_i . k_j) over the keys each query may see, block by block."""
     _check(q, k, causal)
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scale = scale_or_default(scale, q.shape[-1])
     b, h, n_q, _ = q.shape
     n_k = k.shape[2]
     tile = tile_elements or DEFAULT_TILE_ELEMENTS.get(q.device.type, DEFAULT_TILE_ELEMENTS["cpu"])
@@ -167,7 +168,7 @@ def pooled_attention(
     _check(q, k, causal)
     if not 1 <= out_size <= 4096:
         raise ValueError("out_size must be in [1, 4096]")
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    scale = scale_or_default(scale, q.shape[-1])
     row_edges, col_edges = bin_edges(q.shape[2], out_size), bin_edges(k.shape[2], out_size)
     if backend not in ("auto", "torch", "triton"):
         raise ValueError("backend must be auto, torch or triton")
@@ -229,7 +230,7 @@ def zoom(
     log-sum-exp over ALL the keys they see (or `lse` from row_logsumexp, reused), then only the window's scores.
     At most MAX_ZOOM cells."""
     _check(q, k, causal)
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    scale = scale_or_default(scale, q.shape[-1])
     r0, r1, _ = rows.indices(q.shape[2])
     c0, c1, _ = cols.indices(k.shape[2])
     if r1 <= r0 or c1 <= c0:

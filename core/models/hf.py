@@ -18,6 +18,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
 
+from ..sdpa import scale_or_default
 from . import hooks
 from .base import AttentionModel, Batch, LayerFeatures, Trace
 from .capabilities import Capabilities, capabilities_of
@@ -94,7 +95,7 @@ AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
 
 def scale_of(scaling: float | None, head_dim: int) -> float:
     """The scale the model passed to its attention function, or 1/sqrt(d) when it passed none (SDPA's default)."""
-    return float(scaling if scaling is not None else head_dim**-0.5)
+    return scale_or_default(scaling, head_dim)
 
 
 def needs_eager(config) -> bool:
