@@ -19,8 +19,10 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
+from core.models.tokens import display_tokens
+
 from ..sdpa import scale_or_default
-from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
+from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs, sliced_cache
 from .memory import kv_cache_bytes
 
 TOP = 5  # next-token candidates kept per step
