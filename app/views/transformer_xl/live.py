@@ -3,7 +3,6 @@
 import streamlit as st
 
 from app import models, ui
-from core import transformer_xl as tx
 from viz import transformer_xl as vx
 
 MAX_TOKENS = 256
@@ -31,7 +30,7 @@ def show(T) -> None:
     if model is None:
         return
     with st.spinner(T("running")):
-        view = tx.live_view(model, text, segment, window, sinks, MAX_TOKENS)
+        view = models.transformer_xl_live("smollm2", text, segment, window, sinks, MAX_TOKENS)  # queued, shared
     if view.status == "too_short":
         st.info(T("too_short"))
         return
