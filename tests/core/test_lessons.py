@@ -181,3 +181,19 @@ def test_distribution_of_orders_keeps_the_most_common():
     d = core.distribution(a, responses, reveal=True, max_bars=3)
     assert d.labels[0] == "x > y > z" and d.counts[0] == 4 and d.right[0]
     assert d.labels[-1] == core.OTHER and sum(d.counts) == 9 and math.isclose(d.n_right, 4)
+
+
+def test_the_lesson_format_guide_lists_every_answer_function():
+    from core.lessons.questions import ANSWER_FUNCTIONS
+
+    guide = (core.DEFAULT_FOLDER / "README.md").read_text(encoding="utf-8")
+    assert not [name for name in ANSWER_FUNCTIONS if f"| `{name}` | {ANSWER_FUNCTIONS[name].kind} |" not in guide]
+
+
+def test_the_guides_example_is_a_lesson_that_loads(tmp_path):
+    from app import catalog
+
+    guide = (core.DEFAULT_FOLDER / "README.md").read_text(encoding="utf-8")
+    example = guide.split("```toml\n", 1)[1].split("```", 1)[0]
+    lesson = core.load_lesson(write(tmp_path, example, "mine.toml"), pages=catalog.BY_URL)
+    assert lesson.id == "mine" and lesson.steps[0].question.answer_fn == "attention.top_key"
