@@ -1,0 +1,121 @@
+"""A study room in a real browser (Debian's chromium): a facilitator and two learners, one in Japanese, each in
+their own browser context (their own session). They join by the link, follow a step, answer, the facilitator sees
+the histogram and reveals. Screenshots go to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs
+also docs/screenshots/, the README's "Run a study group" pictures). The server's rooms live in a temporary SQLite
+file that this test reads too."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from scripts.app_server import free_port, start_server, stop_server
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, exception_texts, sync_api, wait_for_run
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = [ROOT / "artifacts" / "screenshots"]
+if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
+    SHOTS.append(ROOT / "docs" / "screenshots")
+FOLLOW_MS = 30_000
+LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join", "A number, e.g. 0.42", "Answer"),
+            "ja": ("ハナ", "表示名（進行役にだけ見えます）", "参加する", "数（例：0.42）", "答える")}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def room_server():
+    folder = tempfile.TemporaryDirectory(prefix="room-browser-")
+    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL")}
+    os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")
+    os.environ.pop("DATABASE_URL", None)
+    port = free_port()
+    with open(Path(folder.name) / "server.log", "w+") as log:
+        try:
+            proc = start_server(port, log, SERVER_START_S)
+        except RuntimeError as err:
+            log.seek(0)
+            pytest.fail(f"{err}:\n{log.read()[-3000:]}")
+        try:
+            from app.room.store import SQLiteStore
+
+            store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
+            yield f"http://127.0.0.1:{port}", store
+            store.close()
+        finally:
+            stop_server(proc)
+            for k, v in before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            folder.cleanup()
+
+
+def shot(page, name: str) -> None:
+    for folder in SHOTS:
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"room-{name}.png"), full_page=False)
+
+
+def test_facilitator_and_two_learners(room_server):
+    base, store = room_server
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            fac = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            fac.goto(f"{base}/room")
+            wait_for_run(fac)
+            fac.get_by_role("button", name="Open a room").click()
+            fac.wait_for_url("**/room?*key=*", timeout=FOLLOW_MS)
+            wait_for_run(fac)
+            query = parse_qs(urlsplit(fac.url).query)
+            code, control = query["room"][0], query["key"][0]
+            assert store.is_control(code, control)
+            shot(fac, "facilitator")
+
+            learners = {}
+            for lang, (name, name_label, join, _, _) in LEARNERS.items():
+                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+                page.goto(f"{base}/room?room={code}&lang={lang}")
+                wait_for_run(page)
+                page.get_by_label(name_label).fill(name)
+                page.get_by_role("button", name=join).click()
+                page.wait_for_url("**/sdpa-steps?*", timeout=FOLLOW_MS)  # following: the room's first step
+                wait_for_run(page)
+                learners[lang] = page
+            assert sorted(n for n, _, _ in store.learners(code, control)) == ["Ana", "ハナ"]
+
+            fac.get_by_role("button", name="Next step").click()
+            wait_for_run(fac)
+            for lang, page in learners.items():
+                marker = "step 2 of 5" if lang == "en" else "ステップ 2／5"
+                page.get_by_text(marker).wait_for(timeout=FOLLOW_MS)
+            fac.get_by_role("button", name="Open the question").click()
+            wait_for_run(fac)
+            for lang, page in learners.items():
+                _, _, _, number, answer = LEARNERS[lang]
+                box = page.get_by_label(number)
+                box.wait_for(timeout=FOLLOW_MS)
+                box.fill("0.5")
+                page.get_by_role("button", name=answer, exact=True).click()
+                page.wait_for_timeout(500)
+                wait_for_run(page)
+            question = store.room(code).question
+            assert len(store.responses(code, question)) == 2
+            fac.get_by_text("The room's answers (2)").wait_for(timeout=FOLLOW_MS)
+            shot(fac, "histogram")
+            fac.get_by_role("button", name="Reveal the answer").click()
+            wait_for_run(fac)
+            learners["ja"].get_by_text("正解：").first.wait_for(timeout=FOLLOW_MS)
+            learners["en"].get_by_text("Right answer:").first.wait_for(timeout=FOLLOW_MS)
+            shot(learners["ja"], "learner-ja")
+            shot(learners["en"], "learner-en")
+            for page in (fac, *learners.values()):
+                assert not exception_texts(page)
+        finally:
+            browser.close()
