@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import indexed_labels, safe_label
-from .style import BLUE, PALETTE, RED, base_layout
+from .style import BLUE, MARGIN, PALETTE, RED, base_layout
 
 if TYPE_CHECKING:
     from core.moe.checkpoint_views import Comparison, Specialisation
@@ -78,40 +78,44 @@ def _load_bars(
     loads: dict[str, np.ndarray], t: Translate, title: str, capacity_share: float | None = None
 ) -> go.Figure:
     """Grouped bars: for each series (name -> (E,) shares), each expert's share; a dashed line at 1/E."""
-    fig = go.Figure()
+    # Plain dicts, one unvalidated figure (issue 26: validation and add_hline were a fifth of /moe's rerun under
+    # load); tests/viz/test_moe_unvalidated.py compares it with plotly's own add_hline and a validated rebuild.
+    traces, shapes, notes = [], [], []
     n = 0
     for i, (name, values) in enumerate(loads.items()):
         v = np.asarray(values, dtype=np.float64)
         n = len(v)
-        fig.add_trace(
-            go.Bar(
+        traces.append(
+            dict(
+                type="bar",
                 x=[safe_label(s) for s in expert_labels(n, t)],
                 y=np.round(v, 4).tolist(),
                 name=safe_label(name, 40),
-                marker_color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)],
+                marker=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
                 hovertemplate=f"{safe_label(name, 40)}<br>%{{x}}: %{{y:.1%}}<extra></extra>",
             )
         )
-    if n:
-        fig.add_hline(
-            y=1 / n,
-            line_dash="dash",
-            line_color="#555",
-            annotation_text=safe_label(f"{t('uniform')} 1/{n}", 40),
-            annotation_position="top left",
-        )
+    lines = [(1 / n, "dash", "#555", f"{t('uniform')} 1/{n}", "left")] if n else []
     if capacity_share is not None:
-        fig.add_hline(
-            y=capacity_share,
-            line_dash="dot",
-            line_color=RED,
-            annotation_text=safe_label(t("capacity_line"), 40),
-            annotation_position="top right",
-        )
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
-    fig.update_yaxes(title_text=t("share_axis"), tickformat=".0%", gridcolor="#eee", rangemode="tozero")
-    fig.update_xaxes(type="category")
-    return _layout(fig, title, 340)
+        lines.append((capacity_share, "dot", RED, t("capacity_line"), "right"))
+    for y, dash, colour, words, side in lines:  # what add_hline(annotation_position="top <side>") draws
+        shapes.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y",
+                           line=dict(color=colour, dash=dash)))  # fmt: skip
+        notes.append(dict(text=safe_label(words, 40), x=0 if side == "left" else 1, xanchor=side, xref="x domain",
+                          y=y, yanchor="bottom", yref="y", showarrow=False))  # fmt: skip
+    layout = dict(
+        barmode="group",
+        legend=dict(orientation="h", y=-0.2),
+        yaxis=dict(title=dict(text=t("share_axis")), tickformat=".0%", gridcolor="#eee", rangemode="tozero"),
+        xaxis=dict(type="category"),
+        title=dict(text=safe_label(title, 140)),
+        margin=MARGIN,
+        plot_bgcolor="white",
+        height=340,
+    )
+    if shapes:
+        layout |= dict(shapes=shapes, annotations=notes)
+    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def load_figure(view: TextRouting, t: Translate) -> go.Figure:
