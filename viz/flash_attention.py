@@ -4,7 +4,9 @@ come from the `t(key, **fmt)` callable of the page's catalog section."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
@@ -12,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from .heatmap import attention_heatmap, matrix_heatmap
 from .scaling import loglog_figure
-from .style import BLUE, GREEN, ORANGE, RED, base_layout, colour
+from .style import BLUE, GREEN, MARGIN, ORANGE, RED, colour
 
 
 def _rect(fig: go.Figure, rows: tuple[int, int], cols: tuple[int, int], line: str, width: float, fill: str = ""):
@@ -60,31 +62,35 @@ def tiles_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
 def statistics_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
     """Running max m and running sum l of each row of the query tile after each key tile; the current step
     marked. A row that has seen no key yet has m = -inf: no point is drawn there."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("m_title"), t("l_title")))
+    # Plain dicts on a cached subplot grid, one unvalidated figure (issue 26: validation and add_vline were most of
+    # this page's interpreter time under load); tests/viz/test_flash_attention_unvalidated.py compares it with
+    # plotly's own add_vline and a validated rebuild.
+    layout = copy.deepcopy(_pair_grid(t("m_title"), t("l_title")))
     steps = list(range(len(view.steps)))
+    traces = []
     for r in range(view.queries[1] - view.queries[0]):
         name = t("row", i=view.queries[0] + r)
         m = [float(s.m[r]) if np.isfinite(s.m[r]) else None for s in view.steps]
         l_ = [float(s.l[r]) for s in view.steps]
         for col, ys in ((1, m), (2, l_)):
-            fig.add_trace(
-                go.Scatter(
-                    x=steps,
-                    y=ys,
-                    mode="lines+markers",
-                    name=name,
-                    legendgroup=name,
-                    showlegend=col == 1,
-                    line=dict(color=colour(r)),
-                ),
-                row=1,
-                col=col,
-            )
+            traces.append(dict(type="scatter", x=steps, y=ys, mode="lines+markers", name=name, legendgroup=name,
+                               showlegend=col == 1, line=dict(color=colour(r)), xaxis=f"x{col if col > 1 else ''}",
+                               yaxis=f"y{col if col > 1 else ''}"))  # fmt: skip
+    layout["shapes"] = []
     for col in (1, 2):
-        fig.add_vline(x=step, line=dict(color=RED, width=2, dash="dash"), row=1, col=col)
-        fig.update_xaxes(title_text=t("step_axis"), dtick=1, row=1, col=col)
-    base_layout(fig, height=340, legend=dict(orientation="h", y=-0.25))
-    return fig
+        x, y = ("x2", "y2") if col == 2 else ("x", "y")
+        layout["shapes"].append(dict(type="line", x0=step, x1=step, xref=x, y0=0, y1=1, yref=f"{y} domain",
+                                     line=dict(color=RED, width=2, dash="dash")))  # fmt: skip
+        layout["xaxis2" if col == 2 else "xaxis"] |= dict(title=dict(text=t("step_axis")), dtick=1)
+    layout |= dict(title=dict(text=""), margin=MARGIN, plot_bgcolor="white", height=340,
+                   legend=dict(orientation="h", y=-0.25))  # fmt: skip
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+@lru_cache(maxsize=8)
+def _pair_grid(left: str, right: str) -> dict:
+    """make_subplots(1, 2)'s layout with these panel titles (callers copy it)."""
+    return make_subplots(rows=1, cols=2, subplot_titles=(left, right)).layout.to_plotly_json()
 
 
 def output_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
