@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import models, ui
+from app.measured import progress_bar
 from core import antecedents as ante
 from core.antecedents import view as data
 from viz import antecedents as figures
@@ -81,8 +82,8 @@ def evaluation(T, key: str, model) -> None:
         stored(T, key, results)
     name = models.short_name(key)
     if model is not None and st.button(T("recompute", name=name)):
-        bar = st.progress(0.0)
-        live = ante.evaluate(model, pairs, progress=bar.progress)
+        bar, progress = progress_bar(T)
+        live = ante.evaluate(model, pairs, progress=progress)
         st.subheader(T("recomputed"))
         show_results(T, live, name)
         d = data.largest_difference((results or {}).get("models", {}).get(key), live)

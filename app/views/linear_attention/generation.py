@@ -3,21 +3,13 @@
 import streamlit as st
 
 from app import ui
+from app.measured import live_meta, number, progress_bar
 from core.linear_attention import measure
 from core.linear_attention.decoding import MODES
 from core.linear_attention.views import GenerationView, generation_view
 from viz.linear_attention import generation_figure
 
-from .common import (
-    LIVE_BUDGET_S,
-    LIVE_DEADLINE_S,
-    LIVE_MIN,
-    RESULTS_FILE,
-    live_meta,
-    number,
-    progress_bar,
-    results_meta,
-)
+from .common import LIVE_BUDGET_S, LIVE_DEADLINE_S, LIVE_MIN, RESULTS_FILE, results_meta
 
 GEN_MAX = ["256", "512", "1024", "2048", "4096", "8192"]
 

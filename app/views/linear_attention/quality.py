@@ -5,10 +5,11 @@ loss against steps and against training time, and what the paper's "4000x" measu
 import streamlit as st
 
 from app import ui
+from app.measured import number
 from core.linear_attention import copy_task
 from viz.linear_attention import quality_figures
 
-from .common import number, results_meta
+from .common import results_meta
 
 
 def part(T) -> None:

@@ -3,20 +3,12 @@
 import streamlit as st
 
 from app import ui
+from app.measured import live_meta, number, progress_bar
 from core.linear_attention import measure
 from core.linear_attention.views import TimingView, timing_view
 from viz.linear_attention import timing_figure
 
-from .common import (
-    LIVE_BUDGET_S,
-    LIVE_DEADLINE_S,
-    LIVE_MIN,
-    RESULTS_FILE,
-    live_meta,
-    number,
-    progress_bar,
-    results_meta,
-)
+from .common import LIVE_BUDGET_S, LIVE_DEADLINE_S, LIVE_MIN, RESULTS_FILE, results_meta
 
 TIMING_MAX = ["512", "1024", "2048", "4096", "8192", "16384"]
 HEADS, HEAD_DIM = 1, 64  # the timing shape, as in benchmarks/bench_linear.py

@@ -4,6 +4,7 @@ short live rerun."""
 import streamlit as st
 
 from app import models, ui
+from app.measured import progress_bar
 from core import slips
 from core.rope_scaling import experiment
 from viz import rope_scaling as figures
@@ -93,11 +94,7 @@ def _live(model, n: int, method: str, factor: float, T) -> list[dict]:
     store = st.session_state.setdefault("_rope_live_runs", {})
     key = (n, method, factor)
     if key not in store:
-        bar = st.progress(0.0)
-
-        def progress(frac, label):
-            bar.progress(min(1.0, max(0.0, frac)), text=T("running", label=label))
-
+        bar, progress = progress_bar(T)
         store[key] = experiment.live_runs(model.model, model.tokenizer, n, method, factor, LIVE_BUCKET, progress)
         bar.empty()
     return store[key]

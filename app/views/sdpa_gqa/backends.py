@@ -3,17 +3,14 @@
 import streamlit as st
 
 from app import ui
+from app.measured import live_meta, number, progress_bar
 from core.sdpa_gqa import backends as sb
 from core.sdpa_gqa.views import BackendsView, backends_view, live_run
-from core.timing import human_bytes, machine_info
+from core.timing import human_bytes
 from viz.sdpa_gqa import backend_figures
 
 LIVE_N = ["128", "256", "512", "1024"]
 LIVE_HEADS, LIVE_D, LIVE_BUDGET_S = 4, 64, 1.0
-
-
-def number(x, spec: str) -> str:
-    return "–" if x is None else format(x, spec)
 
 
 def show(T, view: BackendsView, name: str, key: str) -> None:
@@ -105,24 +102,14 @@ def live(T) -> None:
         with c2:
             causal = ui.checkbox("sd_causal", T("sd_causal"))
         if st.button(T("run"), key="run-sdpa"):
-            bar = st.progress(0.0)
-            progress = lambda f, label: bar.progress(min(1.0, f), text=T("running", label=label))  # noqa: E731
+            bar, progress = progress_bar(T)
             st.session_state["_sdpa_live"] = live_run(n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S, progress)
             bar.empty()
         run = st.session_state.get("_sdpa_live")
         if run:
             availability(T, run["availability"])
             show(T, backends_view(run["rows"]), "sdpa-cpu-live", "fig-sdpa-live")
-            info = machine_info("cpu")
-            st.caption(
-                T(
-                    "live_meta",
-                    device_name=info["device_name"],
-                    torch=info["torch"],
-                    threads=info["torch_threads"],
-                    load=info["loadavg_1min"],
-                )
-            )
+            live_meta(T)
 
 
 def part(T) -> None:
