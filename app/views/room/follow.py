@@ -64,6 +64,16 @@ def sidebar() -> None:
     if seat() is not None:
         with st.sidebar:
             panel()
+            controls()
+
+
+@st.fragment
+def controls() -> None:
+    from app.views.room import learner
+
+    s = seat()
+    if s is not None and s.get("room") is not None:
+        learner.controls(ui.texts("room"), s)
 
 
 @st.fragment(run_every=POLL_S)
@@ -84,7 +94,7 @@ def panel() -> None:
     room = s.get("room")
     if polled[0] != s["version"] or room is None:
         room = store().room(s["code"])
-        s.update(version=polled[0], room=room, responses=None)
+        s.update(version=polled[0], room=room, responses=None, mine_q=None)
     if s["following"] and s["step"] != room.step:
         s["step"] = room.step
         try:

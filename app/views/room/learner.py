@@ -40,6 +40,9 @@ def answer_form(T, s: dict, room, right) -> None:
             st.toast(T("answer_kept") if kept else T("answered_before"))
         except RoomError as e:
             st.warning(T(e.key))
+            return
+        s["mine_q"] = None
+        st.rerun(scope="fragment")  # show the kept answer now, not at the next poll
 
 
 def question(T, s: dict, room, lesson) -> None:
@@ -49,7 +52,9 @@ def question(T, s: dict, room, lesson) -> None:
         return
     q, lang, right = step.question, ui.lang(), rules.answer_from_json(room.answer)
     st.markdown(text_in(q.prompt, lang))
-    mine = follow.store().my_answer(s["code"], s["token"], room.question)
+    if s.get("mine_q") != room.question:  # read once per question (and after each version change)
+        s["mine"], s["mine_q"] = follow.store().my_answer(s["code"], s["token"], room.question), room.question
+    mine = s["mine"]
     if mine is None and room.phase == "open":
         for i, hint in enumerate(q.hints):
             with st.expander(T(f"hint_{min(i, 2)}")):
@@ -70,9 +75,9 @@ def question(T, s: dict, room, lesson) -> None:
 
 
 def panel(T, s: dict, room, lesson) -> None:
+    """What changes with the room (redrawn by every poll): where it is, the step, the question, the shown sentence."""
     st.markdown(f"**{T('seat', code=room.code, step=room.step + 1, n=len(lesson.steps))}**")
     st.text(s["name"])
-    st.toggle(T("follow"), value=s["following"], key="room-follow", on_change=toggle_follow, args=(s,))
     page, params = follow.step_target(lesson, room.step)
     st.page_link(page, label=T("back"), icon=":material/undo:", query_params=params)
     st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
@@ -80,19 +85,32 @@ def panel(T, s: dict, room, lesson) -> None:
     if room.shown:
         st.caption(T("shown"))
         st.text(room.shown)  # a learner's sentence: plain text, never markdown or HTML
-    lost = st.toggle(T("lost"), value=bool(s.get("lost")), key="room-lost", help=T("lost_help"))
-    if lost != bool(s.get("lost")):
-        try:
-            follow.store().set_lost(s["code"], s["token"], lost)
-            s["lost"] = lost
-        except RoomError as e:
-            st.warning(T(e.key))
+
+
+def toggle_lost(s: dict) -> None:
+    try:
+        follow.store().set_lost(s["code"], s["token"], st.session_state["room-lost"])
+        s["lost"] = st.session_state["room-lost"]
+    except RoomError as e:
+        s["notice"] = e.key
+
+
+def controls(T, s: dict) -> None:
+    """What the learner does that the room does not change (its own fragment: not redrawn by the polls, and a
+    click reruns only this, not the step's page)."""
+    room = s["room"]
+    st.toggle(T("follow"), value=s["following"], key="room-follow", on_change=toggle_follow, args=(s,))
+    st.toggle(T("lost"), value=bool(s.get("lost")), key="room-lost", help=T("lost_help"), on_change=toggle_lost,
+              args=(s,))  # fmt: skip
+    if s.get("notice"):
+        st.warning(T(s.pop("notice")))
     with st.popover(T("gallery_submit")):
         with st.form("room-gallery", clear_on_submit=True, border=False):
             sentence = st.text_input(T("sentence"), max_chars=rules.MAX_SENTENCE_CHARS, key="room-sentence")
             if st.form_submit_button(T("send")):
                 try:
-                    follow.store().submit(s["code"], s["token"], room.step, sentence)
+                    follow.store().submit(s["code"], s["token"], s["step"] if s["step"] is not None else room.step,
+                                          sentence)  # fmt: skip
                     st.toast(T("sent"))
                 except RoomError as e:
                     st.warning(T(e.key))
