@@ -29,7 +29,6 @@ import numpy as np
 import torch
 
 from .models.base import Batch
-from .models.tokens import display_tokens
 from .results import load_result
 
 RESULT_NAME = "head_detectors"
@@ -111,45 +110,18 @@ def uniform_scores(layout: Layout, n: int, causal: bool) -> dict[str, float]:
 # --- inputs ---------------------------------------------------------------------------------------------------
 
 
-def random_token_pool(tokenizer) -> torch.Tensor:
-    """Ids the random sequences draw from: every vocabulary id that is not a special or unused/control token."""
-    special = set(tokenizer.all_special_ids)
-    pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    keep = [
-        i
-        for i, p in enumerate(pieces)
-        if i not in special and p and not p.startswith("[unused") and not (p.startswith("<") and p.endswith(">"))
-    ]
-    return torch.tensor(keep, dtype=torch.long)
-
-
-def special_affixes(tokenizer) -> tuple[list[int], list[int]]:
-    """The special ids the tokenizer puts before and after a text (MiniLM: [CLS] and [SEP]; SmolLM2: none)."""
-    bare = tokenizer("a", add_special_tokens=False)["input_ids"]
-    full = tokenizer("a")["input_ids"]
-    p = next(p for p in range(len(full) - len(bare) + 1) if full[p : p + len(bare)] == bare)
-    return full[:p], full[p + len(bare) :]
-
-
 def repeated_random_batch(model, n_sequences: int, half_length: int, seed: int) -> tuple[Batch, Layout]:
     """B sequences [prefix] r_1..r_T r_1..r_T [suffix] of random ids (seeded: the same seed gives the same batch)."""
     if n_sequences < 1 or half_length < 2:
         raise ValueError("need at least one sequence of at least two random tokens")
-    tok = model.tokenizer
-    pool = random_token_pool(tok)
+    pool = model.ordinary_ids()
     gen = torch.Generator().manual_seed(int(seed))
     halves = pool[torch.randint(len(pool), (n_sequences, half_length), generator=gen)]  # (B, T)
-    before, after = special_affixes(tok)
+    before, after = model.affixes()
     rows = [before + half + half + after for half in halves.tolist()]
     if len(rows[0]) > model.max_positions:
         raise ValueError(f"{2 * half_length} tokens do not fit {model.name}'s {model.max_positions} positions")
-    ids = torch.tensor(rows, dtype=torch.long)  # (B, n)
-    special = torch.tensor([[i in tok.all_special_ids for i in row] for row in rows], dtype=torch.bool)
-    tokens = [display_tokens(tok, row, s) for row, s in zip(rows, special.tolist())]
-    texts = [tok.decode(row) for row in rows]
-    return Batch(ids, torch.ones_like(ids), tokens, special, [False] * len(rows), texts), Layout(
-        len(before), half_length
-    )
+    return model.batch_of_ids(rows), Layout(len(before), half_length)
 
 
 # --- the map over every head ----------------------------------------------------------------------------------

@@ -109,8 +109,7 @@ def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -
         hit = is_top[:, pos].tolist()
         stage = next((s for s in range(len(hit)) if all(hit[s:])), None)
         first.append(stage)
-    pieces = model.tokenizer.convert_ids_to_tokens(top_ids.flatten().tolist())
-    words = [model.tokenizer.convert_tokens_to_string([p]) for p in pieces]
+    words = model.token_strings(top_ids.flatten().tolist())
     top_tokens = [[words[(s * n + i) * k : (s * n + i + 1) * k] for i in range(n)] for s in range(S)]
     return LensView(
         batch.tokens[0][:n], top_ids, top_tokens, top_probs, final_ids, final_prob,

@@ -296,7 +296,7 @@ LIVE_BLOCKS = 16  # the live curve: about this many blocks over the text
 def live_view(wrapper, text: str, segment: int, window: int, sinks: int, max_tokens: int) -> LiveView:
     """Per-token losses of every method on the first max_tokens tokens of `text` (wrapper: an HFAttentionModel
     around a causal LM), averaged over blocks of about n / LIVE_BLOCKS tokens."""
-    ids = wrapper.tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = wrapper.encode(text)
     used = ids[:max_tokens]
     if len(used) < 2:
         return LiveView("too_short", len(ids), len(used), None, {})

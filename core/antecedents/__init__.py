@@ -76,12 +76,12 @@ def token_spans(model, batch, index: int = 0) -> list[tuple[int, int] | None]:
     text = batch.texts[index]
     n_real = int(batch.attention_mask[index].sum())
     ids = batch.input_ids[index, :n_real].tolist()
-    enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=n_real)
-    if list(enc["input_ids"])[:n_real] != ids:
+    enc_ids, enc_offsets = model.offsets(text, n_real)
+    if enc_ids[:n_real] != ids:
         raise ValueError("offset mapping does not match the tokens the model ran on")
     spans: list[tuple[int, int] | None] = []
     special = batch.special[index]
-    for t, (a, b) in enumerate(enc["offset_mapping"][:n_real]):
+    for t, (a, b) in enumerate(enc_offsets[:n_real]):
         spans.append(None if bool(special[t]) or b <= a else (int(a), int(b)))
     return spans + [None] * (batch.input_ids.shape[1] - n_real)
 
@@ -210,7 +210,7 @@ def next_token_choice(model, text: str, pronoun: str, candidates: list[str]) -> 
         return None
     last = int(trace.batch.attention_mask[0].sum()) - 1
     logp = torch.log_softmax(trace.logits[0, last].double(), -1)
-    firsts = [model.tokenizer.encode(" " + c, add_special_tokens=False)[0] for c in candidates]
+    firsts = [model.encode(" " + c)[0] for c in candidates]
     if len(set(firsts)) < len(firsts):
         raise ValueError(f"candidates {candidates} share their first token")
     return [float(logp[t]) for t in firsts]

@@ -22,7 +22,6 @@ prediction moved. A system that evicts all along would also have computed those 
 from __future__ import annotations
 
 import torch
-from transformers import DynamicCache
 
 POLICIES = ("window", "sinks_window")
 
@@ -61,27 +60,11 @@ def kept_positions(policy: str, cached: int, window: int, sinks: int = 0) -> lis
     return visible_positions(policy, cached, window, sinks)[:-1]
 
 
-def sliced_cache(cache: DynamicCache, keep: list[int], config) -> DynamicCache:
-    """A new DynamicCache holding only the positions `keep` of every layer (copies: the full cache stays as it
-    is). Each layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d). Nothing kept: an empty
-    cache (the window of 1, no sinks: the new token sees only itself)."""
-    if not keep:
-        return DynamicCache(config=config)
-    index = torch.as_tensor(keep, dtype=torch.long)
-    layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
-    return DynamicCache(ddp_cache_data=layers, config=config)
-
-
 @torch.no_grad()
-def next_token_logprobs(model, cache: DynamicCache, token_id: int, position: int) -> torch.Tensor:
+def next_token_logprobs(wrapper, cache, token_id: int, position: int) -> torch.Tensor:
     """log p(next token) (vocab,) after feeding `token_id` at `position` on top of `cache` (which grows by one)."""
-    out = model(
-        input_ids=torch.tensor([[token_id]]),
-        past_key_values=cache,
-        position_ids=torch.tensor([[position]]),
-        use_cache=True,
-    )
-    return torch.log_softmax(out.logits[0, -1].double(), dim=-1)
+    logits, _ = wrapper.step(cache, token_id, position)
+    return torch.log_softmax(logits.double(), dim=-1)
 
 
 def kl_divergence(logp: torch.Tensor, logq: torch.Tensor) -> float:

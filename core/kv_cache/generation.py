@@ -17,12 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from transformers import DynamicCache
-
-from core.models.tokens import display_tokens
 
 from ..sdpa import scale_or_default
-from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs, sliced_cache
+from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
 from .memory import kv_cache_bytes
 
 TOP = 5  # next-token candidates kept per step
@@ -95,28 +92,16 @@ def _weights(kept: dict, layers: int) -> np.ndarray:
     return torch.stack(rows).numpy().astype(np.float16)
 
 
-def _cache_bytes(cache: DynamicCache) -> int:
-    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
-
-
-@torch.no_grad()
-def _step(wrapper, cache: DynamicCache, token_id: int, position: int, layers: int):
-    """Feed one token with attention recording on (the contract's hook layer); returns (logits (vocab,), weights
-    (layers, H, position + 1))."""
-    with wrapper.hooked(record_qk=True) as record:
-        out = wrapper.model(
-            input_ids=torch.tensor([[token_id]]),
-            past_key_values=cache,
-            position_ids=torch.tensor([[position]]),
-            use_cache=True,
-        )
-    return out.logits[0, -1], _weights(record.kept, layers)
+def _step(wrapper, cache, token_id: int, position: int, layers: int):
+    """Feed one token with attention recording on; returns (logits (vocab,), weights (layers, H, position + 1))."""
+    logits, record = wrapper.step(cache, token_id, position, record_qk=True)
+    return logits, _weights(record.kept, layers)
 
 
 def prompt_ids(wrapper, prompt: str, max_prompt_tokens: int) -> tuple[list[int], int]:
     """Token ids of the prompt (no special tokens added), keeping the LAST max_prompt_tokens (the end is what
     is continued), and how many tokens the whole prompt had. Raises ValueError when it gives no token."""
-    ids = wrapper.tokenizer(str(prompt or ""), add_special_tokens=False)["input_ids"]
+    ids = wrapper.encode(str(prompt or ""))
     if not ids:
         raise ValueError("the prompt gives no tokens")
     return ids[-max_prompt_tokens:], len(ids)
@@ -139,18 +124,17 @@ def generate(
     distribution with the evicted cache and its KL divergence from the full cache's."""
     if not ids or max_new_tokens < 1:
         raise ValueError("need at least one prompt token and one new token")
-    model, cfg = wrapper.model, wrapper.model.config
+    cfg = wrapper.config
     layers, heads, kv_heads = wrapper.n_layers, wrapper.n_heads, wrapper.n_kv_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     generator = torch.Generator().manual_seed(int(seed))
     eos = cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else None
-    cache = DynamicCache(config=cfg)
-    if len(ids) > 1:  # prefill: every prompt token but the last, in one pass
-        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+    cache = wrapper.new_cache()
+    wrapper.prefill(cache, ids[:-1])  # every prompt token but the last, in one pass
     sequence, steps, token = list(ids), [], ids[-1]
 
     def labels(token_ids: list[int]) -> list[str]:
-        return display_tokens(wrapper.tokenizer, token_ids, [i == eos for i in token_ids])
+        return wrapper.labels(token_ids, [i == eos for i in token_ids])
 
     for _ in range(max_new_tokens):
         position = len(sequence) - 1
@@ -167,12 +151,12 @@ def generate(
             top_ids=top.indices.tolist(),
             top_tokens=labels(top.indices.tolist()),
             top_probs=top.values.exp().tolist(),
-            cache_bytes=_cache_bytes(cache),
+            cache_bytes=wrapper.cache_bytes(cache),
             ms=(time.perf_counter() - start) * 1000,
         )
         start = time.perf_counter()
         for policy in policies:
-            step.policies[policy] = _evicted(model, cache, policy, position, token, window, sinks, logp)
+            step.policies[policy] = _evicted(wrapper, cache, policy, position, token, window, sinks, logp)
             step.policies[policy]["top_tokens"] = labels(step.policies[policy]["top_ids"])
         step.policy_ms = (time.perf_counter() - start) * 1000
         steps.append(step)
@@ -180,7 +164,7 @@ def generate(
         token = chosen
         if chosen == eos:
             break
-    tokens = display_tokens(wrapper.tokenizer, sequence, [i == eos for i in sequence])
+    tokens = wrapper.labels(sequence, [i == eos for i in sequence])
     return Generation(
         prompt_ids=list(ids),
         tokens=tokens,
@@ -189,7 +173,7 @@ def generate(
         heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
-        bytes_per_value=next(model.parameters()).element_size(),
+        bytes_per_value=wrapper.bytes_per_value,
         window=window,
         sinks=sinks,
         stopped_at_eos=bool(steps) and steps[-1].chosen_id == eos,
@@ -197,7 +181,7 @@ def generate(
     )
 
 
-def _evicted(model, cache, policy, position, token, window, sinks, full_logp) -> dict:
+def _evicted(wrapper, cache, policy, position, token, window, sinks, full_logp) -> dict:
     """The next-token distribution at this step had the cache (positions 0 .. position-1, before this step's
     token joined it) kept only `policy`'s positions. Nothing evicted: the full distribution, KL exactly 0."""
     keep = kept_positions(policy, position, window, sinks)
@@ -206,7 +190,7 @@ def _evicted(model, cache, policy, position, token, window, sinks, full_logp) ->
         logq = full_logp
     else:
         # the full cache now also holds this step's token (position `position`): keep it out of the slice
-        logq = next_token_logprobs(model, sliced_cache(cache, keep, model.config), token, position)
+        logq = next_token_logprobs(wrapper, wrapper.sliced_cache(cache, keep), token, position)
     top = torch.topk(logq, TOP)
     return {
         "kept": len(keep) + 1,  # the keys the fed token sees: the kept cache and its own
@@ -218,12 +202,11 @@ def _evicted(model, cache, policy, position, token, window, sinks, full_logp) ->
 
 
 @torch.no_grad()
-def greedy_uncached(model, ids: list[int], max_new_tokens: int, eos: int | None = None) -> list[int]:
+def greedy_uncached(wrapper, ids: list[int], max_new_tokens: int, eos: int | None = None) -> list[int]:
     """The reference: greedy decoding that reruns the whole sequence at every step, no cache at all."""
     sequence, out = list(ids), []
     for _ in range(max_new_tokens):
-        logits = model(input_ids=torch.tensor([sequence]), use_cache=False).logits[0, -1]
-        token = int(logits.argmax())
+        token = int(wrapper.next_logits(sequence).argmax())
         out.append(token)
         sequence.append(token)
         if token == eos:

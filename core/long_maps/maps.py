@@ -17,7 +17,6 @@ import numpy as np
 import torch
 
 from ..models.base import Batch
-from ..models.tokens import display_tokens
 from . import pooled as pa
 
 RANDOM_SHAPE = {"heads": 9, "kv_heads": 3, "head_dim": 64}  # SmolLM2's attention shape, for the random demo
@@ -29,22 +28,10 @@ def document_batch(model, text: str, n_tokens: int) -> Batch:
     and says when it goes past. Raises ValueError if the text gives no token."""
     if n_tokens < 1:
         raise ValueError("n_tokens must be at least 1")
-    tokenizer = model.tokenizer
-    all_ids = tokenizer(str(text or ""), verbose=False)["input_ids"]
+    all_ids = model.encode(str(text or ""), special_tokens=True)
     if not all_ids:
         raise ValueError(f"{model.name}: the text gives no tokens (is it empty?)")
-    ids = all_ids[:n_tokens]
-    special_ids = set(tokenizer.all_special_ids)
-    special = [i in special_ids for i in ids]
-    tokens = display_tokens(tokenizer, ids, special)
-    return Batch(
-        input_ids=torch.tensor([ids]),
-        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-        tokens=[tokens],
-        special=torch.tensor([special]),
-        truncated=[len(all_ids) > n_tokens],
-        texts=[str(text)],
-    )
+    return model.batch_of_ids([all_ids[:n_tokens]], texts=[str(text)], truncated=[len(all_ids) > n_tokens])
 
 
 class LayerQK(NamedTuple):

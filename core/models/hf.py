@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 
 import torch
-from transformers import AttentionInterface
+from transformers import AttentionInterface, DynamicCache
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
 
@@ -173,6 +173,65 @@ class HFAttentionModel(AttentionModel):
         ]
         return Batch(ids, mask, tokens, special, truncated, texts)
 
+    # --- tokens: everything a topic asks of the tokenizer, so nothing outside core/models touches it ----------
+
+    def encode(self, text: str, special_tokens: bool = False) -> list[int]:
+        """The ids of `text`, whole (no cut), with or without the tokenizer's own special tokens."""
+        return list(self.tokenizer(str(text or ""), add_special_tokens=special_tokens, verbose=False)["input_ids"])
+
+    def offsets(self, text: str, max_length: int) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, (start, end) character span of each) of the first max_length tokens, specials included."""
+        enc = self.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=max_length)
+        return list(enc["input_ids"]), [tuple(span) for span in enc["offset_mapping"]]
+
+    @property
+    def special_ids(self) -> set[int]:
+        return set(self._special_ids)
+
+    def labels(self, ids: list[int], special: list[bool] | None = None) -> list[str]:
+        """One readable label per id (core/models/tokens.py); special[i]: keep the token's own spelling."""
+        special = [i in self._special_ids for i in ids] if special is None else special
+        return display_tokens(self.tokenizer, list(ids), list(special))
+
+    def token_strings(self, ids: list[int]) -> list[str]:
+        """Each id alone as the text it stands for (a word piece with its leading space)."""
+        pieces = self.tokenizer.convert_ids_to_tokens(list(ids))
+        return [self.tokenizer.convert_tokens_to_string([p]) for p in pieces]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(list(ids))
+
+    def affixes(self) -> tuple[list[int], list[int]]:
+        """The special ids the tokenizer puts before and after a text (MiniLM: [CLS] and [SEP]; SmolLM2: none)."""
+        bare, full = self.encode("a"), self.encode("a", special_tokens=True)
+        p = next(p for p in range(len(full) - len(bare) + 1) if full[p : p + len(bare)] == bare)
+        return full[:p], full[p + len(bare) :]
+
+    def ordinary_ids(self) -> torch.Tensor:
+        """Every vocabulary id that is not a special or unused/control token (what random sequences draw from)."""
+        pieces = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+        keep = [
+            i
+            for i, p in enumerate(pieces)
+            if i not in self._special_ids
+            and p
+            and not p.startswith("[unused")
+            and not (p.startswith("<") and p.endswith(">"))
+        ]
+        return torch.tensor(keep, dtype=torch.long)
+
+    def batch_of_ids(self, rows: list[list[int]], texts: list[str] | None = None, truncated=None) -> Batch:
+        """A Batch of id rows of equal length (no padding): the one way to run ids that did not come from
+        tokenize (random sequences, a document cut past the trained context)."""
+        if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
+            raise ValueError("need rows of ids of one non-zero length")
+        ids = torch.tensor(rows, dtype=torch.long)
+        special = torch.tensor([[i in self._special_ids for i in row] for row in rows], dtype=torch.bool)
+        tokens = [self.labels(row, s) for row, s in zip(rows, special.tolist())]
+        texts = texts if texts is not None else [self.decode(row) for row in rows]
+        truncated = truncated if truncated is not None else [False] * len(rows)
+        return Batch(ids, torch.ones_like(ids), tokens, special, list(truncated), list(texts))
+
     @contextmanager
     def hooked(self, **asked):
         """The contract's one way into a forward pass (core/models/hooks.py): record q and k per layer
@@ -264,6 +323,55 @@ class HFAttentionModel(AttentionModel):
         logits = head(normed).float()
         cap = self.capabilities.final_softcap
         return logits if cap is None else torch.tanh(logits / cap) * cap
+
+    # --- generation with a cache, one token at a time ---------------------------------------------------------
+
+    def new_cache(self) -> DynamicCache:
+        """An empty key/value cache for this model (transformers' DynamicCache)."""
+        return DynamicCache(config=self.model.config)
+
+    def sliced_cache(self, cache: DynamicCache, keep: list[int]) -> DynamicCache:
+        """A new cache holding only the positions `keep` of every layer (copies: `cache` stays as it is). Each
+        layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d); nothing kept: an empty cache."""
+        if not keep:
+            return self.new_cache()
+        index = torch.as_tensor(keep, dtype=torch.long)
+        layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
+        return DynamicCache(ddp_cache_data=layers, config=self.model.config)
+
+    @property
+    def bytes_per_value(self) -> int:
+        """Bytes of one weight (and one cached key or value): 4 for float32."""
+        return next(self.model.parameters()).element_size()
+
+    @staticmethod
+    def cache_bytes(cache: DynamicCache) -> int:
+        """Bytes the cache's key and value tensors hold."""
+        return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+
+    @torch.no_grad()
+    def prefill(self, cache: DynamicCache, ids: list[int]) -> None:
+        """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
+        if ids:
+            self.model(input_ids=torch.tensor([ids]), past_key_values=cache, use_cache=True)
+
+    @torch.no_grad()
+    def step(self, cache: DynamicCache, token_id: int, position: int, record_qk: bool = False):
+        """Feed one token at `position` on top of `cache` (which grows by one): (next-token logits (V,), the
+        HookRun with this step's q and k per layer when record_qk)."""
+        with self.hooked(record_qk=record_qk) as run:
+            out = self.model(
+                input_ids=torch.tensor([[token_id]]),
+                past_key_values=cache,
+                position_ids=torch.tensor([[position]]),
+                use_cache=True,
+            )
+        return out.logits[0, -1], run
+
+    @torch.no_grad()
+    def next_logits(self, ids: list[int]) -> torch.Tensor:
+        """Next-token logits (V,) after `ids`, from a whole pass without any cache (the reference for the cache)."""
+        return self.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1]
 
     def output_projections(self) -> list[torch.nn.Module]:
         """Per layer, W^O (its input: the heads' outputs side by side)."""

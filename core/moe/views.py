@@ -98,7 +98,7 @@ def run_text(model, text: str) -> TextRun | None:
     trace = model.run(batch)
     return TextRun(
         tokens=list(batch.tokens[0]),
-        n_text_tokens=len(model.tokenizer(text)["input_ids"]),
+        n_text_tokens=model.token_count(text),
         truncated=bool(batch.truncated[0]),
         router_logits=[x.detach() for x in trace.router_logits],
         n_experts=model.n_experts,

@@ -48,7 +48,7 @@ def greedy(smollm2):
 
 def test_cached_generation_equals_uncached_greedy_token_for_token(smollm2, greedy):
     ids, gen = greedy
-    reference = kc.greedy_uncached(smollm2.model, ids, 5, smollm2.model.config.eos_token_id)
+    reference = kc.greedy_uncached(smollm2, ids, 5, smollm2.config.eos_token_id)
     assert gen.generated_ids == reference
     assert [s.position for s in gen.steps] == list(range(len(ids) - 1, len(ids) - 1 + len(gen.steps)))
 
@@ -85,16 +85,12 @@ def test_kl_is_zero_when_nothing_is_evicted(smollm2):
 
 def test_a_slice_that_keeps_every_position_changes_nothing(smollm2):
     """The eviction path itself (slice the cache, feed the token again) is exact: keeping all gives KL ~ 0."""
-    from transformers import DynamicCache
-
     ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
-    model = smollm2.model
-    cache = DynamicCache(config=model.config)
-    with torch.no_grad():
-        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+    cache = smollm2.new_cache()
+    smollm2.prefill(cache, ids[:-1])
     p = len(ids) - 1
-    full = eviction.next_token_logprobs(model, eviction.sliced_cache(cache, list(range(p)), model.config), ids[-1], p)
-    again = eviction.next_token_logprobs(model, cache, ids[-1], p)
+    full = eviction.next_token_logprobs(smollm2, smollm2.sliced_cache(cache, list(range(p))), ids[-1], p)
+    again = eviction.next_token_logprobs(smollm2, cache, ids[-1], p)
     assert kc.kl_divergence(full, again) < 1e-9
     assert cache.get_seq_length() == p + 1  # the original cache grew by the fed token only
 
