@@ -78,3 +78,40 @@ def test_a_heavy_job_waits_in_sight_and_is_computed_once():
     at.run()  # the same requests again: answered from the kept results, nothing computed, nothing shown
     assert "value 42" in [m.value for m in at.markdown]
     assert at.session_state["shown"] == [] and serving.HEAVY.computed == computed + 2
+
+
+def test_streamlits_cache_computes_an_identical_request_once():
+    # app/serving.py relies on it for the lighter cached calls (models.run, padding_report, detector_map ...):
+    # while one session computes a key, the others asking for it wait for that value (a lock per cache key).
+    import threading
+
+    import streamlit as st
+
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    @st.cache_resource(show_spinner=False, max_entries=2)
+    def slow(text: str):
+        calls.append(text)
+        started.set()
+        assert release.wait(30)
+        return object()
+
+    results, asking = [], threading.Semaphore(0)
+
+    def visitor():
+        asking.release()
+        results.append(slow("the same sentence"))
+
+    threads = [threading.Thread(target=visitor) for _ in range(10)]
+    threads[0].start()
+    assert started.wait(30)
+    for th in threads[1:]:
+        th.start()
+    for _ in range(10):
+        assert asking.acquire(timeout=30)
+    threading.Event().wait(0.3)  # let the nine reach the cache while the first still computes (no cache hit yet)
+    assert calls == ["the same sentence"]  # nobody else entered the function: they wait for its value
+    release.set()
+    for th in threads:
+        th.join(30)
+    assert calls == ["the same sentence"] and len(results) == 10 and len({id(r) for r in results}) == 1
