@@ -66,3 +66,11 @@ def test_linear_attention_checks_which_similarities_have_a_feature_map():
     table = next(df.value for df in at.dataframe if "similarity s(q, k)" in df.value.columns)
     verdicts = dict(zip(table["similarity s(q, k)"], table["a feature map φ can exist"]))
     assert verdicts["tanh(q·k)"].startswith("no") and verdicts["exp(q·k/√d): softmax's"].startswith("yes")
+
+
+def test_errata_words_on_masks_positions_and_rope_scaling():
+    assert "is on the /encoder-decoder page" in shown_text(open_view("masks"))
+    relative = shown_text(open_view("positions", {"part": "relative"}))
+    assert "Left out here: Shaw et al. also add a second learned vector per offset to the values" in relative
+    rope = shown_text(open_view("rope_scaling"))
+    assert "**dynamic** (dynamic NTK)" in rope and "Not the same as static NTK-aware scaling" in rope
