@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
-from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from tokenizers.pre_tokenizers import ByteLevel
-from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
 
 from core import attention
 from core.models import ModelUnavailable, cache, packages, registry, tokens
@@ -27,6 +26,8 @@ from core.models.base import Batch, Trace
 from core.models.hf import HFAttentionModel
 from tests.apptest_helpers import MAIN, open_view
 from tests.references import assert_close_in_scale, numpy_rollout
+from tests.tiny_models import WORDS
+from tests.tiny_models import tokenizer as word_tokenizer
 
 HOSTILE = [
     "",
@@ -40,24 +41,6 @@ HOSTILE = [
 
 
 # --- tiny random models -------------------------------------------------------------------------------------------
-
-WORDS = ["the", "cat", "sat", "on", "mat", "because", "it", "was", "tired", "a", "dog", "ran"]
-
-
-def word_tokenizer(bert_style: bool) -> PreTrainedTokenizerFast:
-    """A whitespace word-level tokenizer over WORDS: BERT-style ([CLS] ... [SEP], [PAD]) or decoder-style (no
-    specials added, no padding token: HFAttentionModel must fall back to the end-of-sequence token)."""
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    if bert_style:
-        tk.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-        )
-        return PreTrainedTokenizerFast(
-            tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
-        )
-    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", eos_token="[SEP]")
 
 
 def tiny_bert() -> HFAttentionModel:
