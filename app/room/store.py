@@ -107,7 +107,7 @@ class SqlStore:
     # -- plumbing ------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _tx(self):  # yields run(sql, params) -> cursor; one transaction
+    def _tx(self, write: bool = True):  # yields run(sql, params) -> cursor; one transaction
         raise NotImplementedError
         yield
 
@@ -115,7 +115,7 @@ class SqlStore:
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
 
     def _create_schema(self) -> None:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
                 if statement.strip():
                     run(statement, ())
@@ -159,7 +159,7 @@ class SqlStore:
         now = self.clock()
         ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
         control = rules.new_token()
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             gone = [r[0] for r in run("SELECT code FROM rooms WHERE expires < ?", (now - 3600,)).fetchall()]
             for old in gone:
                 for table in ("answers", "learners", "gallery", "events", "rooms"):
@@ -175,20 +175,20 @@ class SqlStore:
     def room(self, code: str) -> Room | None:
         """The room, or None when the code is unknown or the room expired."""
         try:
-            with self._tx() as run:
+            with self._tx(write=False) as run:
                 return self._live(run, code)
         except RoomError:
             return None
 
     def poll(self, code: str) -> tuple[int, int] | None:
         """(version, activity): what a follower reads every few seconds. None: unknown or expired."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             row = run("SELECT version, activity, expires FROM rooms WHERE code = ?", (code,)).fetchone()
         return None if row is None or row[2] <= self.clock() else (row[0], row[1])
 
     def is_control(self, code: str, control: str | None) -> bool:
         try:
-            with self._tx() as run:
+            with self._tx(write=False) as run:
                 self._control(run, code, control)
             return True
         except RoomError:
@@ -196,21 +196,21 @@ class SqlStore:
 
     def move(self, code: str, control: str, step: int) -> None:
         """The room goes to `step` (its question, if any, waits closed until opened)."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET step = ?, question = '', phase = '', answer = '', shown = '' WHERE code = ?",
                 (int(step), code))  # fmt: skip
             self._bump(run, code, "version")
 
     def open_question(self, code: str, control: str, question: str, answer_json: str) -> None:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET question = ?, phase = 'open', answer = ? WHERE code = ?",
                 (question, answer_json, code))  # fmt: skip
             self._bump(run, code, "version")
 
     def reveal(self, code: str, control: str) -> None:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             room = self._control(run, code, control)
             if room.phase != "open":
                 raise RoomError("no_question")
@@ -219,20 +219,20 @@ class SqlStore:
 
     def show(self, code: str, control: str, sentence: str) -> None:
         """Show one gallery sentence to everyone ('' hides it)."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET shown = ? WHERE code = ?", (sentence, code))
             self._bump(run, code, "version")
 
     def learners(self, code: str, control: str) -> list[tuple[str, int, bool]]:
         """(name, step, following) of every learner, in joining order: names for the facilitator only."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             rows = run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
             return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
 
     def answers(self, code: str, control: str) -> list[AnswerRow]:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             rows = run("SELECT a.question, l.name, a.response, a.correct, a.at FROM answers a JOIN learners l "
                        "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name", (code,))  # fmt: skip
@@ -359,9 +359,11 @@ class SQLiteStore(SqlStore):
         self._create_schema()
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, write: bool = True):
+        """One transaction; a writer takes the file's write lock up front (no upgrade deadlock between
+        processes), a reader does not (polls from several processes read side by side in WAL mode)."""
         with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield lambda sql, params: self.conn.execute(sql, params)
             except BaseException:
@@ -397,7 +399,7 @@ class PostgresStore(SqlStore):
         self.conn = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, write: bool = True):
         with self.lock:
             if self.conn is None or self.conn.closed or self.conn.broken:
                 self._connect()

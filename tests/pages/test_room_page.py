@@ -166,3 +166,14 @@ def test_facilitator_on_one_replica_learners_on_the_other(kind, tmp_path, monkey
     finally:
         replica_a.close()
         replica_b.close()
+
+
+def test_a_room_whose_lesson_went_away_says_so(store):
+    code, control = store.create("no-such-lesson")
+    at = run_view("room", {"room": code, "key": control})
+    assert_no_exception(at)
+    assert any("no-such-lesson" in e.value and "not on this server" in e.value for e in at.error)
+    learner = run_view("room", {"room": code, "me": store.join(code, "Ana", "en")})
+    learner.run()  # the sidebar panel, on every page: a warning, not an exception
+    assert_no_exception(learner)
+    assert any("no-such-lesson" in w.value for w in learner.warning)

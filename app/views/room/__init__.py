@@ -64,7 +64,9 @@ def seat(T, code: str, token: str) -> None:
     if st.button(T("go_step"), type="primary", key="room-go-step"):
         room = follow.store().room(code)
         s["following"], s["step"] = True, room.step
-        follow.go_to_step(follow.lessons()[room.lesson], room.step)
+        if room.lesson in follow.lessons():
+            follow.go_to_step(follow.lessons()[room.lesson], room.step)
+        st.error(T("lesson_gone", lesson=room.lesson))
 
 
 def page() -> None:

@@ -141,7 +141,10 @@ def live(code: str, control: str, lesson) -> None:
 def show(T, code: str, control: str, lessons: dict) -> None:
     store = follow.store()
     room = store.room(code)
-    lesson = lessons[room.lesson]
+    lesson = lessons.get(room.lesson)
+    if lesson is None:
+        st.error(T("lesson_gone", lesson=room.lesson))
+        return
     st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
     st.warning(T("control_warning"))
     join_panel(T, code)

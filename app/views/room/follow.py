@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import catalog, ui
 from app.room.store import open_store
-from core.lessons import load_lessons
+from core.lessons import LessonError, load_lessons
 from core.room import RoomError
 
 POLL_S = (
@@ -95,14 +95,21 @@ def panel() -> None:
     if polled[0] != s["version"] or room is None:
         room = store().room(s["code"])
         s.update(version=polled[0], room=room, responses=None, mine_q=None)
+    try:
+        lesson = lessons().get(room.lesson)
+    except LessonError:
+        lesson = None
+    if lesson is None:  # the lesson file went away or broke: say so here, every page still works
+        st.warning(T("lesson_gone", lesson=room.lesson))
+        return
     if s["following"] and s["step"] != room.step:
         s["step"] = room.step
         try:
             store().where(s["code"], s["token"], room.step, True)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
-        go_to_step(lessons()[room.lesson], room.step)
-    learner.panel(T, s, room, lessons()[room.lesson])
+        go_to_step(lesson, room.step)
+    learner.panel(T, s, room, lesson)
 
 
 def link(path: str, params: dict) -> str:
