@@ -1,4 +1,7 @@
-"""Traces of random queries and keys, for testing what is built on the model contract without loading a model."""
+"""Traces of random queries and keys, for testing what is built on the model contract without loading a model; and a
+small random-weight encoder-decoder (seeded) of the shipped model's architecture."""
+
+import functools
 
 import torch
 
@@ -22,3 +25,17 @@ def fake_trace(
     q = [torch.randn(B, n_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
     k = [torch.randn(B, n_kv_heads, n, d, generator=g) * 1.5 for _ in range(n_layers)]
     return Trace(batch=batch, queries=q, keys=k, scale=d**-0.5, is_causal=causal)
+
+
+@functools.cache
+def random_marian():
+    """(model, tokenizer): core/encoder_decoder's architecture at d_model 32, 2 layers, 4 heads, random weights from
+    seed 0, eager attention (the weights are read)."""
+    from transformers import MarianMTModel
+
+    from core.encoder_decoder import model as ed
+
+    torch.manual_seed(0)
+    config = ed.make_config(ed.Shape(d_model=32, layers=2, heads=4, ffn=64))
+    config._attn_implementation = "eager"
+    return MarianMTModel(config).eval(), ed.make_tokenizer()

@@ -2,8 +2,6 @@
 own modules, and the alignment measurement. A small random-weight model (seeded) keeps these independent of the
 shipped weights; tests of the shipped model skip when it is absent."""
 
-import functools
-
 import numpy as np
 import pytest
 import torch
@@ -12,17 +10,7 @@ from core.encoder_decoder import alignment as al
 from core.encoder_decoder import grammar
 from core.encoder_decoder import model as ed
 from core.encoder_decoder import translate as tr
-
-
-@functools.cache
-def random_model():
-    from transformers import MarianMTModel
-
-    torch.manual_seed(0)
-    config = ed.make_config(ed.Shape(d_model=32, layers=2, heads=4, ffn=64))
-    config._attn_implementation = "eager"
-    return MarianMTModel(config).eval(), ed.make_tokenizer()
-
+from tests.fake_traces import random_marian
 
 # --- the generated data ---------------------------------------------------------------------------------------------
 
@@ -89,7 +77,7 @@ def test_the_vocabulary_covers_every_generated_token_once():
 
 
 def test_every_attention_has_its_shape_and_rows_sum_to_one():
-    model, tok = random_model()
+    model, tok = random_marian()
     pair = grammar.generate(1, 7, held_out=True)[0]
     result = tr.translate(model, tok, pair.source_text, reference=pair.target)
     S, T = len(pair.source) + 1, len(pair.target) + 1  # + </s>
@@ -104,7 +92,7 @@ def test_every_attention_has_its_shape_and_rows_sum_to_one():
 def test_cross_attention_takes_q_from_the_decoder_and_k_from_the_encoder_output():
     """Recompute layer 1's cross-attention from its own projections: Q from the decoder's self-attention sublayer
     output (after its LayerNorm), K from the encoder stack's last hidden state."""
-    model, tok = random_model()
+    model, tok = random_marian()
     pair = grammar.generate(1, 8, held_out=True)[0]
     captured = {}
     layer = model.model.decoder.layers[1]
@@ -126,7 +114,7 @@ def test_cross_attention_takes_q_from_the_decoder_and_k_from_the_encoder_output(
 
 
 def test_teacher_forcing_is_causal_and_agrees_with_free_generation():
-    model, tok = random_model()
+    model, tok = random_marian()
     pair = grammar.generate(1, 9, held_out=True)[0]
     free = tr.translate(model, tok, pair.source_text)
     forced = tr.translate(model, tok, pair.source_text, reference=free.output)
@@ -147,7 +135,7 @@ def test_teacher_forcing_is_causal_and_agrees_with_free_generation():
 
 
 def test_unknown_words_are_named_and_translation_still_runs():
-    model, tok = random_model()
+    model, tok = random_marian()
     result = tr.translate(model, tok, tr.source_text("The cat sees the <script> 😺.", "ja"))
     assert result.unknown_words == ["<script>", "😺"] and len(result.steps) >= 1
 
@@ -161,7 +149,7 @@ def test_diagonal_guess_walks_along_the_sentence():
 
 
 def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(monkeypatch):
-    model, tok = random_model()
+    model, tok = random_marian()
     pairs = grammar.generate(5, 10, held_out=True)
     report = al.measure(model, tok, pairs)
     words = sum(len(p.alignment) for p in pairs)
@@ -213,7 +201,7 @@ def test_the_shipped_model_translates_held_out_sentences(encoder_decoder):
 def test_step_view_slices_one_head_up_to_a_step_with_the_look_ahead_mask():
     from core.encoder_decoder import view as edv
 
-    model, tok = random_model()
+    model, tok = random_marian()
     run = edv.run_sentence(model, tok, "The big cat sees the ball in the park.", "ja")
     assert run.reference == "大きい 猫 は 公園 で ボール を 見る 。".split() and run.forced is not None
     v = edv.step_view(run, "forced", 3, 1, 2)
@@ -237,7 +225,7 @@ def test_step_view_slices_one_head_up_to_a_step_with_the_look_ahead_mask():
 def test_a_sentence_outside_the_grammar_has_no_reference_and_falls_back_to_free_generation():
     from core.encoder_decoder import view as edv
 
-    model, tok = random_model()
+    model, tok = random_marian()
     for text in ["", "the cat", "cat the sees ball", "The 🐱 sees <script>alert(1)</script> 猫 고양이.", "x" * 20000]:
         run = edv.run_sentence(model, tok, text, "ko")
         assert run.reference is None and run.forced is None and run.agrees is None
@@ -255,7 +243,7 @@ def test_a_sentence_outside_the_grammar_has_no_reference_and_falls_back_to_free_
 def test_comparison_rows_put_free_generation_beside_teacher_forcing():
     from core.encoder_decoder import view as edv
 
-    model, tok = random_model()
+    model, tok = random_marian()
     run = edv.run_sentence(model, tok, "the dog runs", "ja")
     rows = edv.comparison_rows(run)
     assert [r["reference"] for r in rows] == run.reference + ["</s>"]
@@ -267,7 +255,7 @@ def test_comparison_rows_put_free_generation_beside_teacher_forcing():
 def test_the_stack_names_every_attention_with_its_shape():
     from core.encoder_decoder import view as edv
 
-    model, _ = random_model()
+    model, _ = random_marian()
     blocks = {b.key: b for b in edv.stack_blocks(model.config, 9, 7)}
     assert blocks["enc_self"].shape == (4, 9, 9) and blocks["dec_self"].shape == (4, 7, 7)
     assert blocks["dec_cross"].shape == (4, 7, 9) and blocks["dec_cross"].symbols == ("H", "T", "S")
@@ -289,7 +277,7 @@ def test_examples_are_held_out_and_parse():
 
 
 def test_alignment_results_round_trip_through_the_page_reader():
-    model, tok = random_model()
+    model, tok = random_marian()
     report = al.measure(model, tok, grammar.generate(4, 11, held_out=True))
     data = {"layers": 2, "heads_per_layer": 4, **report.to_dict()}
     assert al.is_result(data)
@@ -297,37 +285,3 @@ def test_alignment_results_round_trip_through_the_page_reader():
     assert grid["accuracy"] == report.accuracy_grid(2, 4)
     assert all(lo <= a <= hi for h in data["heads"] for lo, a, hi in [(h["low"], h["accuracy"], h["high"])])
     assert not al.is_result({**data, "verdict": "<script>"})
-
-
-def test_figures_escape_tokens_and_mark_the_alignment():
-    from core.encoder_decoder import view as edv
-    from viz import encoder_decoder as figs
-
-    def t(key, **fmt):
-        return key + "".join(f" {k}={v}" for k, v in fmt.items())
-
-    model, tok = random_model()
-    run = edv.run_sentence(model, tok, "the cat sees the <script>", "ja")
-    v = edv.step_view(run, "free", 2, 0, 1)
-    assert v.source_tokens[-2:] == ["<script> → <unk>", "</s>"]  # the user's word beside the token it became
-    enc = figs.encoder_figure(v, t)
-    assert "<script>" not in enc.to_json() and "<2ja>" not in enc.to_json()
-    assert "&lt;script&gt; → &lt;unk&gt;" in enc.data[0].x[-2] and enc.data[0].x[0].endswith("&lt;2ja&gt;")
-    self_fig = figs.self_figure(v, t)
-    assert self_fig.data[0].z.shape == (3, 3) and len(self_fig.data) == 2  # weights + the masked cells
-    run = edv.run_sentence(model, tok, "the cat sees the dog", "ko")
-    v = edv.step_view(run, "forced", 5, 0, 0)
-    cross = figs.cross_figure(v, t)
-    marks = [d for d in cross.data if d.type == "scatter"]
-    assert len(marks) == 1 and len(marks[0].x) == len(v.alignment)
-    top = figs.top_figure(v, t)
-    assert list(top.data[0].x) == [round(p, 4) for _, p in v.top]
-    stack = figs.stack_figure(edv.stack_blocks(model.config, 6, 5), 2, t)
-    assert len(stack.layout.shapes) == 11 + 2  # a box per block, a frame per repeated layer
-    data = {
-        "layers": 2,
-        "heads_per_layer": 4,
-        **al.measure(model, tok, grammar.generate(2, 12, held_out=True)).to_dict(),
-    }
-    assert figs.alignment_map(al.result_grid(data), t).data[0].z.shape == (2, 4)
-    assert len(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], t).data[0].x) == 8

@@ -1,0 +1,40 @@
+"""viz/encoder_decoder.py: the encoder, decoder self-, cross-attention, top-token and stack figures and the alignment
+map and bars, built from core/encoder_decoder views of a small random-weight model (tests/fake_traces.py), read back:
+escaped tokens, the look-ahead mask, the reference alignment marked, the stack's blocks, one bar per head."""
+
+from core.encoder_decoder import alignment as al
+from core.encoder_decoder import grammar
+from core.encoder_decoder import view as edv
+from tests.fake_traces import random_marian
+from viz import encoder_decoder as figs
+
+
+def test_figures_escape_tokens_and_mark_the_alignment():
+    def t(key, **fmt):
+        return key + "".join(f" {k}={v}" for k, v in fmt.items())
+
+    model, tok = random_marian()
+    run = edv.run_sentence(model, tok, "the cat sees the <script>", "ja")
+    v = edv.step_view(run, "free", 2, 0, 1)
+    assert v.source_tokens[-2:] == ["<script> → <unk>", "</s>"]  # the user's word beside the token it became
+    enc = figs.encoder_figure(v, t)
+    assert "<script>" not in enc.to_json() and "<2ja>" not in enc.to_json()
+    assert "&lt;script&gt; → &lt;unk&gt;" in enc.data[0].x[-2] and enc.data[0].x[0].endswith("&lt;2ja&gt;")
+    self_fig = figs.self_figure(v, t)
+    assert self_fig.data[0].z.shape == (3, 3) and len(self_fig.data) == 2  # weights + the masked cells
+    run = edv.run_sentence(model, tok, "the cat sees the dog", "ko")
+    v = edv.step_view(run, "forced", 5, 0, 0)
+    cross = figs.cross_figure(v, t)
+    marks = [d for d in cross.data if d.type == "scatter"]
+    assert len(marks) == 1 and len(marks[0].x) == len(v.alignment)
+    top = figs.top_figure(v, t)
+    assert list(top.data[0].x) == [round(p, 4) for _, p in v.top]
+    stack = figs.stack_figure(edv.stack_blocks(model.config, 6, 5), 2, t)
+    assert len(stack.layout.shapes) == 11 + 2  # a box per block, a frame per repeated layer
+    data = {
+        "layers": 2,
+        "heads_per_layer": 4,
+        **al.measure(model, tok, grammar.generate(2, 12, held_out=True)).to_dict(),
+    }
+    assert figs.alignment_map(al.result_grid(data), t).data[0].z.shape == (2, 4)
+    assert len(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], t).data[0].x) == 8
