@@ -327,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.timing import machine_info
 
     tmp = tempfile.TemporaryDirectory(prefix="room-load-")
+    environ = {k: os.environ.get(k) for k in ("DATABASE_URL", "ATTENTION_LAB_ROOMS")}  # restored at the end
     if args.postgres:
         store = PostgresStore(os.environ["DATABASE_URL"])
     else:
@@ -355,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
             stop_server(server)
             store.close()
             tmp.cleanup()
+            for k, v in environ.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     result["loadavg_after"] = loadavg()
     follow_max = result["follow"]["all_ms"].get("max_ms")
     hist_max = result["answer"].get("answer_to_histogram_ms", {}).get("max_ms")
