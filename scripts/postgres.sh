@@ -27,6 +27,8 @@ as_owner() {
 }
 
 start() {
+  exec 9> "${DATA%/}.lock"  # two test workers starting it at once: one initialises, the other waits
+  flock 9
   install_if_missing
   local bin
   bin=$(bindir)
