@@ -21,6 +21,17 @@ def split_lines(raw: str, max_lines: int) -> tuple[list[str], bool]:
     return lines[:max_lines], len(lines) > max_lines
 
 
+@dataclass
+class MaskView:
+    """The batch's attention_mask: one row per sentence, one column per position (1 = real token, 0 = padding)."""
+
+    mask: np.ndarray  # (B, n) 0/1
+
+
+def mask_view(trace) -> MaskView:
+    return MaskView(trace.batch.attention_mask.numpy())
+
+
 def sentence_view(trace, index: int, layer: int, head: int) -> MatrixView:
     """One head for sequence `index` over the WHOLE padded width (padding tokens included, masked keys NaN):
     the page shows what the batch computes, padded rows too."""

@@ -1,30 +1,41 @@
-"""The figures of /padded-batch: the batch's attention mask (the head inside the batch is viz.attention's matrix
-figure)."""
+"""The figures of /padded-batch: the batch's attention mask, and one sentence's head inside the batch (viz.attention's
+matrix figure under this page's title). Views of core/padded_batch.py in, plotly figures out; words through `t`, the
+[padded_batch.figure] catalog section."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import plotly.graph_objects as go
 
+from core.attention import MatrixView
+from core.padded_batch import MaskView
+
+from .attention import matrix_figure
 from .heatmap import matrix_heatmap
 
 VALUES_SHOWN_UP_TO = 40 * 4  # cells: above this, the 0/1 values are not written in the cells
+Words = Callable[..., str]
 
 
-def mask_figure(attention_mask: np.ndarray, row_labels: list[str], t: Callable[..., str]) -> go.Figure:
-    """attention_mask (B, n) 0/1, one row per sentence; t: the [padded_batch] words."""
+def mask_figure(view: MaskView, t: Words) -> go.Figure:
+    """The attention_mask (B, n), one row per sentence."""
+    mask = view.mask
     return matrix_heatmap(
-        attention_mask,
-        row_labels,
-        [str(j) for j in range(attention_mask.shape[1])],
+        mask,
+        [t("row", i=i) for i in range(mask.shape[0])],
+        [str(j) for j in range(mask.shape[1])],
         title=t("mask_title"),
         x_title=t("position"),
         colorscale="Blues",
         zmid=None,
         value_name="attention_mask",
-        show_values=attention_mask.size <= VALUES_SHOWN_UP_TO,
+        show_values=mask.size <= VALUES_SHOWN_UP_TO,
         decimals=0,
-        height=160 + 40 * attention_mask.shape[0],
+        height=160 + 40 * mask.shape[0],
     )
+
+
+def sentence_figure(view: MatrixView, t: Words, sentence: int) -> go.Figure:
+    """Sentence `sentence`'s head over the whole padded width (masked keys grey)."""
+    return matrix_figure(view, t, title=t("head_title", i=sentence, l=view.layer, h=view.head))

@@ -1,12 +1,11 @@
 """A padded batch through a real model: the attention mask, padded keys at exactly zero weight, and each
 sentence's attention in the batch equal to its run alone. Data from core/padded_batch.py, figures from
-viz/padded_batch.py and viz/attention.py."""
+viz/padded_batch.py."""
 
 import streamlit as st
 
 from app import models, ui
 from core import padded_batch
-from viz import attention as attention_figures
 from viz import padded_batch as figures
 
 DEFAULT_TEXTS = "The cat sat on the mat.\nIt was tired because it had chased a mouse all night.\nDogs bark."
@@ -25,9 +24,7 @@ def sentence_head(T, trace, rows: list[str]) -> None:
     with c3:
         head = ui.number("head", T("head"), 0, trace.n_heads - 1, 0)
     view = padded_batch.sentence_view(trace, i, layer, head)
-    fig = attention_figures.matrix_figure(
-        view, ui.texts("attention.figure"), title=T("head_title", i=i, l=layer, h=head)
-    )
+    fig = figures.sentence_figure(view, ui.texts("padded_batch.figure"), i)
     ui.show_figure(
         fig,
         f"padded-sentence{i}-layer{layer}-head{head}",
@@ -76,10 +73,9 @@ def page() -> None:
         else:
             trace = models.run(key, model, lines, PAGE_TOKENS)
             rows = [f"{T('sentence')} {i}" for i in range(len(lines))]
-            mask = trace.batch.attention_mask.numpy()
-            ui.show_figure(
-                figures.mask_figure(mask, rows, T), "attention-mask", data=mask, row_labels=rows, key="fig-mask"
-            )
+            mask = padded_batch.mask_view(trace)
+            fig = figures.mask_figure(mask, ui.texts("padded_batch.figure"))
+            ui.show_figure(fig, "attention-mask", data=mask.mask, row_labels=rows, key="fig-mask")
             st.caption(T("tokens_table"))
             st.dataframe({r: toks for r, toks in zip(rows, trace.batch.tokens)}, hide_index=False)
             sentence_head(T, trace, rows)

@@ -1,29 +1,43 @@
 """viz/padded_batch.py: the attention_mask of a right-padded batch (a fake trace from tests/fake_traces.py), one row
-per sentence and one column per position, read back from the figure."""
+per sentence and one column per position, and one sentence's head inside the batch, read back from the figure."""
 
 import functools
 
 import numpy as np
 
 from app import i18n
+from core import padded_batch
 from tests.fake_traces import fake_trace
 from viz import padded_batch as figures
 
-t = functools.partial(i18n.text, "en", "padded_batch")
+t = functools.partial(i18n.text, "en", "padded_batch.figure")
 
 
 def test_mask_figure_is_the_batch_mask_with_values_written_when_small():
-    mask = fake_trace(lengths=(6, 4, 2)).batch.attention_mask.numpy()
-    fig = figures.mask_figure(mask, ["sentence 0", "sentence 1", "<s>2</s>"], t)
+    trace = fake_trace(lengths=(6, 4, 2))
+    mask = trace.batch.attention_mask.numpy()
+    fig = figures.mask_figure(padded_batch.mask_view(trace), t)
     (heat,) = fig.data
     np.testing.assert_array_equal(np.array(heat.z, dtype=float), mask)
     assert np.array(heat.z).shape == (3, 6) and mask[2].tolist() == [1, 1, 0, 0, 0, 0]
-    assert list(heat.x) == [str(j) for j in range(6)] and list(heat.y)[2] == "&lt;s&gt;2&lt;/s&gt;"
+    assert list(heat.x) == [str(j) for j in range(6)] and list(heat.y) == ["sentence 0", "sentence 1", "sentence 2"]
     assert heat.texttemplate is not None  # 18 cells: the 0/1 values are written in them
     assert fig.layout.title.text == t("mask_title") and fig.layout.xaxis.title.text == t("position")
 
 
 def test_a_large_mask_has_no_written_values():
-    mask = np.ones((5, 40), dtype=int)
-    assert mask.size > figures.VALUES_SHOWN_UP_TO
-    assert figures.mask_figure(mask, [str(i) for i in range(5)], t).data[0].texttemplate is None
+    view = padded_batch.MaskView(np.ones((5, 40), dtype=int))
+    assert view.mask.size > figures.VALUES_SHOWN_UP_TO
+    assert figures.mask_figure(view, t).data[0].texttemplate is None
+
+
+def test_sentence_figure_is_the_head_over_the_padded_width_titled_with_its_sentence():
+    trace = fake_trace(lengths=(6, 4, 2))
+    view = padded_batch.sentence_view(trace, 2, 1, 3)
+    fig = figures.sentence_figure(view, t, 2)
+    z = np.array(fig.data[0].z, dtype=float)
+    assert z.shape == (6, 6)
+    assert np.isnan(z[:, 2:]).all()  # sentence 2 has 2 real tokens: every padded key is masked
+    np.testing.assert_allclose(np.nansum(z[:2], axis=1), 1.0, rtol=1e-5)  # real rows sum to 1 over the real keys
+    assert fig.layout.title.text.startswith(t("head_title", i=2, l=1, h=3))
+    assert fig.layout.xaxis.title.text == t("key_axis") and fig.layout.yaxis.title.text == t("query_axis")
