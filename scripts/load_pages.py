@@ -11,6 +11,7 @@ With --processes 1,2 it does all of this on one server and then on two (one per 
 
     python scripts/load_pages.py                                   # every page, 30 sessions, 20 s, 1 and 2 processes
     python scripts/load_pages.py --pages masks,moe --sessions 5 --seconds 5 --processes 1 --out /tmp/p.json
+    python scripts/load_pages.py --table results/load_pages.json  # the README's table of a run
 
 The machine is shared: /proc/loadavg is recorded before and after every page; figures from a busy machine say so.
 Only 127.0.0.1 is contacted.
@@ -199,6 +200,41 @@ def measure(processes: int, script: str, urls: list[str], args, run_root: Path) 
     return out
 
 
+def table(result: dict) -> str:
+    """The README's per-page table of a results file: for each page (the one-line app first), the join burst's
+    last page, the work stage's p50/p95 and the servers' CPU per action (and its multiple of the one-line app's in
+    the same run), one process against two."""
+    runs = result["by_processes"]
+    counts = sorted(runs, key=int)
+
+    def cell(name: str, f) -> str:
+        return " / ".join(f(runs[c][name], runs[c][FLOOR]) if name in runs[c] else "–" for c in counts)
+
+    def times_floor(r: dict, floor: dict) -> str:
+        cpu, base = r["server_cpu_ms_per_action"], floor["server_cpu_ms_per_action"]
+        return "–" if cpu is None or not base else f"{cpu / base:.1f}"
+
+    def seconds(ms) -> str:
+        return "–" if ms is None else f"{ms / 1000:.2f}"
+
+    head = " / ".join(f"{c} proc." for c in counts)
+    lines = [
+        f"| Page | join of {result['config']['sessions']}: last sees it, s ({head}) | acting every 1-3 s: p50, p95 s "
+        f"({head}) | server CPU per action, ms ({head}) | × one-line app |",
+        "|---|---|---|---|---|",
+    ]
+    names = [FLOOR] + [n for n in runs[counts[0]] if n != FLOOR]
+    for name in names:
+        lines.append(
+            f"| {name} "
+            f"| {cell(name, lambda r, f: str(r['join']['last_sees_it_s']))} "
+            f"| {cell(name, lambda r, f: seconds(r['work'].get('p50_ms')) + ', ' + seconds(r['work'].get('p95_ms')))} "
+            f"| {cell(name, lambda r, f: str(r['server_cpu_ms_per_action']))} "
+            f"| {cell(name, times_floor)} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", default=DEFAULT_PAGES, help="comma-separated url paths, or 'catalog' (all)")
@@ -209,7 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60, help="per action")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(ROOT / "results" / "load_pages.json"))
+    parser.add_argument("--table", metavar="RESULTS_JSON", help="print the README table of a results file, run nothing")
     args = parser.parse_args(argv)
+    if args.table:
+        import json
+
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
     pages = catalog_pages() if args.pages == "catalog" else [p.strip().strip("/") for p in args.pages.split(",")]
     from core.results import save_result
     from core.timing import machine_info

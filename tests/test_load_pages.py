@@ -52,3 +52,21 @@ def test_else_the_page_is_rerun_as_it_is():
     assert act({}) == []
     assert lp.name_of(lp.ONE_LINE, "") == lp.FLOOR and lp.name_of("app/main.py", "masks") == "/masks"
     assert "" in lp.catalog_pages() and "masks" in lp.catalog_pages()
+
+
+def test_the_readme_table_puts_one_and_two_processes_side_by_side():
+    def run(last_s, p50, p95, cpu):
+        return {"join": {"last_sees_it_s": last_s}, "work": {"p50_ms": p50, "p95_ms": p95},
+                "server_cpu_ms_per_action": cpu}  # fmt: skip
+
+    result = {
+        "config": {"sessions": 30},
+        "by_processes": {
+            "2": {lp.FLOOR: run(2.0, 100, 300, 40), "/masks": run(2.5, 150, 700, 60)},
+            "1": {lp.FLOOR: run(3.0, 200, 500, 50), "/masks": run(4.0, 400, 1500, 100)},
+        },
+    }
+    lines = lp.table(result).splitlines()
+    assert lines[0].startswith("| Page | join of 30") and "(1 proc. / 2 proc.)" in lines[0]
+    assert lines[2] == "| one-line app | 3.0 / 2.0 | 0.20, 0.50 / 0.10, 0.30 | 50 / 40 | 1.0 / 1.0 |"
+    assert lines[3] == "| /masks | 4.0 / 2.5 | 0.40, 1.50 / 0.15, 0.70 | 100 / 60 | 2.0 / 1.5 |"
