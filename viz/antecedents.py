@@ -1,5 +1,5 @@
 """The figures of /antecedents, from the view data of core/antecedents/view.py: the live head ranking, the
-held-out accuracy bars, the per-head accuracy map. `t` gives the words of the [antecedents] catalog section."""
+held-out accuracy bars, the per-head accuracy map. `t` gives the words of the [antecedents.figure] catalog section."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 import numpy as np
 import plotly.graph_objects as go
 
+from core.antecedents.view import Bar, Ranking
+
 from .bars import accuracy_bars, head_ranking_bars
 from .heatmap import matrix_heatmap
 from .style import DIVERGING_SCALE
@@ -15,8 +17,8 @@ from .style import DIVERGING_SCALE
 Words = Callable[..., str]
 
 
-def ranking_figure(ranking, t: Words, pronoun: str, by: int) -> go.Figure:
-    """ranking: core.antecedents.view.Ranking; its top heads' weights on every candidate, grouped bars."""
+def ranking_figure(ranking: Ranking, t: Words, pronoun: str, by: int) -> go.Figure:
+    """The ranking's top heads' weights on every candidate, grouped bars; `by`: the candidate they are ranked by."""
     top = len(ranking.shown)
     return head_ranking_bars(
         [f"L{l} H{h}" for l, h, _ in ranking.heads[:top]],
@@ -27,8 +29,8 @@ def ranking_figure(ranking, t: Words, pronoun: str, by: int) -> go.Figure:
     )
 
 
-def bar_labels(bars, names: dict[str, str], t: Words) -> list[str]:
-    """bars: core.antecedents.view.Bar; names: a display name per results key."""
+def bar_labels(bars: list[Bar], names: dict[str, str], t: Words) -> list[str]:
+    """The label of each bar (also the page's table column); names: a display name per results key."""
     out = []
     for b in bars:
         if b.kind == "head":
@@ -38,7 +40,8 @@ def bar_labels(bars, names: dict[str, str], t: Words) -> list[str]:
     return out
 
 
-def accuracy_figure(bars, labels: list[str], n_held: int, t: Words) -> go.Figure:
+def accuracy_figure(bars: list[Bar], t: Words, labels: list[str], n_held: int) -> go.Figure:
+    """Each bar's held-out accuracy with its 95% interval; labels from bar_labels."""
     return accuracy_bars(
         labels,
         [b.accuracy for b in bars],
@@ -50,7 +53,7 @@ def accuracy_figure(bars, labels: list[str], n_held: int, t: Words) -> go.Figure
     )
 
 
-def per_head_figure(accuracy: np.ndarray, name: str, t: Words) -> go.Figure:
+def per_head_figure(accuracy: np.ndarray, t: Words, name: str) -> go.Figure:
     """accuracy (L, H) on the held-out half; 0.5 (chance) is the white middle of the scale."""
     return matrix_heatmap(
         accuracy,

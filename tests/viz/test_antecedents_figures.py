@@ -12,7 +12,7 @@ from app import i18n
 from core.antecedents import view
 from viz import antecedents as figures
 
-t = functools.partial(i18n.text, "en", "antecedents")
+t = functools.partial(i18n.text, "en", "antecedents.figure")
 
 
 def test_ranking_figure_groups_each_top_heads_weight_on_every_candidate():
@@ -42,7 +42,7 @@ def test_accuracy_figure_from_the_committed_results():
     for bar, label in zip(bars, labels):
         expect = t("bar_head", name=bar.model, l=bar.head[0], h=bar.head[1]) if bar.kind == "head" else None
         assert label == (expect or t("bar_choice", name=bar.model))
-    fig = figures.accuracy_figure(bars, labels, n_held, t)
+    fig = figures.accuracy_figure(bars, t, labels, n_held)
     (trace,) = fig.data
     assert trace.type == "bar" and list(trace.y) == labels
     np.testing.assert_allclose(trace.x, np.round([b.accuracy for b in bars], 3))
@@ -57,7 +57,7 @@ def test_accuracy_figure_from_the_committed_results():
 
 def test_per_head_figure_is_the_layer_by_head_accuracy_centred_on_chance():
     accuracy = np.array([[0.5, 0.75, 0.25], [1.0, 0.0, 0.6]])
-    fig = figures.per_head_figure(accuracy, "MiniLM", t)
+    fig = figures.per_head_figure(accuracy, t, "MiniLM")
     (heat,) = [tr for tr in fig.data if tr.type == "heatmap"]
     np.testing.assert_allclose(np.array(heat.z, dtype=float), accuracy, atol=1e-6)
     assert list(heat.y) == ["0", "1"] and list(heat.x) == ["0", "1", "2"]

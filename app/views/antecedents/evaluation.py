@@ -52,8 +52,9 @@ def stored(T, key: str, results: dict) -> None:
     bars, n_held = data.accuracy_bars(results)
     if bars:
         names = {b.model: name_of(b.model, results["models"][b.model]) for b in bars}
-        labels = figures.bar_labels(bars, names, T)
-        fig = figures.accuracy_figure(bars, labels, n_held, T)
+        words = ui.texts("antecedents.figure")
+        labels = figures.bar_labels(bars, names, words)
+        fig = figures.accuracy_figure(bars, words, labels, n_held)
         table = {"": labels, "accuracy": [b.accuracy for b in bars], "low": [b.low for b in bars]}
         table["high"] = [b.high for b in bars]
         ui.show_figure(fig, "antecedent-accuracy", data=table, key="fig-accuracy")
@@ -65,7 +66,7 @@ def stored(T, key: str, results: dict) -> None:
         return
     name = models.short_name(key)
     acc_map = data.per_head_accuracy(res)
-    fig = figures.per_head_figure(acc_map, name, T)
+    fig = figures.per_head_figure(acc_map, ui.texts("antecedents.figure"), name)
     ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, key="fig-per-head")
     with st.expander(T("sentences", name=name)):
         st.dataframe(res["sentences"])

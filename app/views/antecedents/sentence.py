@@ -83,7 +83,7 @@ def try_sentence(T, key: str, model) -> None:
     with c2:
         top = ui.number("top", T("top"), 1, 30, 10)
     ranked = data.ranking(analysis, by, top)
-    fig = figures.ranking_figure(ranked, T, pronoun=words[p].text, by=by)
+    fig = figures.ranking_figure(ranked, ui.texts("antecedents.figure"), pronoun=words[p].text, by=by)
     table = {"layer": [r[0] for r in ranked.heads[:top]], "head": [r[1] for r in ranked.heads[:top]]}
     table |= {n: ranked.shown[:, i] for i, n in enumerate(names)}
     ui.show_figure(fig, "antecedent-heads", data=table, key="fig-ranking")
