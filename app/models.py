@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
 from app import serving, ui
 from core import long_maps
 from core.models import ModelUnavailable, registry
+from core.models.capabilities import Capabilities
 from core.padded_batch import padding_report as _padding_report
 
 MODEL_KEYS = ("minilm", "smollm2", "moe")
@@ -43,11 +45,33 @@ def short_name(key: str) -> str:
     return registry.TITLES[key]
 
 
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What a page asks of a model, as a test on its Capabilities and the words ([models] need_<word>) that name
+    it when a chosen model lacks it."""
+
+    word: str
+    test: Callable[[Capabilities], bool]
+
+    def __call__(self, caps: Capabilities) -> bool:
+        return self.test(caps)
+
+
+# /logit-lens, /kv-cache, /ablation: a causal model with a final norm and an unembedding (transformers' *ForCausalLM)
+DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
+
+
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
-    """The model picker (bound to the URL), MiniLM first, then the learner's own folders that the page can use:
-    needs(capabilities) -> bool says which (None: any model the contract loads)."""
+    """The model picker (bound to the URL): the page's shipped models first (the first is the default, so links and
+    committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)
+    -> bool says which (None: any model the contract loads). A link naming a model the page cannot use gets a
+    sentence saying what the page needs, and the default."""
     own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
-    return ui.select(key, ui.t("models", "model"), options + own, DEFAULT_MODEL, format_func=model_name)
+    asked = st.query_params.get(key)
+    if key not in st.session_state and asked in registry.LOADERS and asked not in options + own:
+        need = ui.t("models", f"need_{needs.word}") if isinstance(needs, Need) else ui.t("models", "need_other")
+        st.warning(ui.t("models", "lacks", name=short_name(asked), need=need, default=short_name(options[0])))
+    return ui.select(key, ui.t("models", "model"), options + own, options[0], format_func=model_name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=len(MODEL_KEYS) + 2)  # shipped models and two own folders

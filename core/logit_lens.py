@@ -120,6 +120,7 @@ def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -
 # --- the page's table and finding ---------------------------------------------------------------------------
 
 LATE_LAYERS = 4  # "late": the final prediction becomes (and stays) the top token only in the last 4 layers
+# (in the last half of a model with fewer than 8 layers)
 
 
 @dataclass(frozen=True)
@@ -144,13 +145,14 @@ def _stage_words(stage: int | None) -> tuple[str, dict]:
 
 def lens_table(view: LensView) -> LensTable:
     n, S = len(view.tokens), view.n_stages
-    late = sum(1 for s in view.first_stage if s is not None and s >= S - LATE_LAYERS)
+    k = max(1, min(LATE_LAYERS, (S - 1) // 2))  # a model of few layers (a learner's tiny one): its last half
+    late = sum(1 for s in view.first_stage if s is not None and s >= S - k)
     return LensTable(
         tokens=list(view.tokens),
         final=[view.top_tokens[-1][i][0] for i in range(n)],
         first_stage=[_stage_words(s) for s in view.first_stage],
         late=late,
         n=n,
-        from_layer=S - 1 - LATE_LAYERS,
+        from_layer=S - 1 - k,
         finding="finding_late" if 2 * late > n else "finding_early",
     )

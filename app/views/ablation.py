@@ -10,7 +10,7 @@ from app import models, ui
 from core import ablation as ab
 from viz import ablation as figures
 
-MODEL = "smollm2"
+SHIPPED = ("smollm2",)  # the committed cards are SmolLM2's; the live part also takes learners' decoders
 PARTS = ("cards", "live")
 MAX_LIVE_DRAWS = 10
 
@@ -58,7 +58,8 @@ def live_part(T) -> None:
     with c1:
         claim = ui.select("claim", T("claim"), ab.CLAIMS, "induction", format_func=lambda c: T(f"claim_{c}"))
         mode = ui.select("mode", T("mode"), ab.MODES, "zero", format_func=lambda m: T(f"mode_{m}"))
-    model = models.load(MODEL)
+    key = models.pick_model(options=SHIPPED, needs=models.DECODER)
+    model = models.load(key)
     if model is None:
         return
     with c2:
@@ -73,11 +74,11 @@ def live_part(T) -> None:
                else T("live_note_antecedent"))  # fmt: skip
     try:
         with st.spinner(T("computing", runs=draws + 2)):
-            card = models.claim_card(MODEL, claim, k, mode, draws, seed, tuple(s.values()))
+            card = models.claim_card(key, claim, k, mode, draws, seed, tuple(s.values()))
     except ValueError as err:
         st.warning(T("cannot", reason=str(err)))
         return
-    view = ab.card_view(card, MODEL)
+    view = ab.card_view(card, key)
     if view.status == "tested":
         st.caption(T("live_seconds", seconds=card.seconds, runs=draws + 2))
     show_card(T, view)

@@ -29,7 +29,8 @@ def page() -> None:
     key = models.pick_model(options=PRETRAINED)
     detector = ui.select("detector", T("detector"), hd.DETECTORS, "induction", format_func=lambda d: T(f"name_{d}"))
     st.info(T(f"define_{detector}", w=hd.WINDOW))
-    live = ui.checkbox("live", T("live"), False, help=T("live_help"))
+    # a learner's own folder has no committed map: its map is computed live from the start
+    live = ui.checkbox("live", T("live"), key not in PRETRAINED, help=T("live_help"))
     if live:
         s = hd.LIVE_SETTINGS
         st.markdown(T("live_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]))

@@ -1,4 +1,4 @@
-"""Logit lens on SmolLM2: the residual stream after every layer read through the final norm and the unembedding,
+"""Logit lens on SmolLM2 (or a learner's own decoder): the residual stream after every layer read through the final norm and the unembedding,
 as if that layer were the last: the top tokens per position at each stage, and the first layer from which the
 model's final prediction is already the top token."""
 
@@ -8,7 +8,7 @@ from app import models, ui
 from core import logit_lens as lens
 from viz import logit_lens as figures
 
-MODEL = "smollm2"
+SHIPPED = ("smollm2",)  # the default (committed figures); learners' decoders follow
 DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. The capital of Italy is"
 
 
@@ -16,15 +16,16 @@ def page() -> None:
     T = ui.page_setup("logit_lens")
     st.title(T("title"))
     st.markdown(T("intro"))
+    key = models.pick_model(options=SHIPPED, needs=models.DECODER)
     text = ui.text_area("text", T("text"), DEFAULT_TEXT)
     if not text.strip():
         st.info(T("empty"))
         ui.page_end()
         return
-    model = models.load(MODEL)
+    model = models.load(key)
     if model is not None:
         try:
-            view = models.logit_lens(MODEL, text)
+            view = models.logit_lens(key, text)
         except ValueError as err:
             st.warning(T("cannot", reason=str(err)))
             view = None

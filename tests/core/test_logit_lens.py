@@ -73,3 +73,11 @@ def test_lens_table_names_stages_and_finds_late_predictions():
     assert table.final == [f"s30p{i}" for i in range(5)]  # the last stage's top token: the model's own
     assert lens.lens_table(_view_with_first_stages([27, 28, 5])).finding == "finding_late"  # 2 of 3
     assert lens.lens_table(_view_with_first_stages([27, 5])).finding == "finding_early"  # half is not most
+
+
+def test_lens_table_of_a_model_with_few_layers_counts_its_last_half():
+    """4 stages (embeddings + 3 layers): "late" is after the last layer only (layer 2), never a layer -1."""
+    table = lens.lens_table(_view_with_first_stages([3, 3, 2, 0], stages=4))
+    assert (table.late, table.from_layer) == (2, 2) and table.finding == "finding_early"
+    table = lens.lens_table(_view_with_first_stages([3, 3, 1], stages=4))
+    assert (table.late, table.from_layer) == (2, 2) and table.finding == "finding_late"

@@ -13,9 +13,10 @@ def page() -> None:
     T = ui.page_setup("kv_cache")
     st.title(T("title"))
     st.markdown(T("intro"))
+    key = models.pick_model(options=settings.SHIPPED, needs=models.DECODER)
     chosen = settings.read(T)
-    model = models.load("smollm2")
-    gen = settings.generation(T, model, chosen) if model is not None else None
+    model = models.load(key)
+    gen = settings.generation(T, key, model, chosen) if model is not None else None
     if gen is not None:
         show.generated_text(T, gen)
         show.one_step(T, gen)

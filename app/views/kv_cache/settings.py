@@ -9,6 +9,7 @@ from core import kv_cache as kc
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired. Then it"
 MAX_PROMPT_TOKENS = 512  # the end of a longer prompt is kept: it is what gets continued
 MAX_NEW_TOKENS = 32
+SHIPPED = ("smollm2",)  # the default; learners' own decoders follow it in the picker
 
 
 def read(T) -> dict:
@@ -34,7 +35,7 @@ def read(T) -> dict:
     return dict(prompt=prompt, new=new, temperature=temperature, top_k=top_k, seed=seed, window=window, sinks=sinks)
 
 
-def generation(T, model, chosen: dict):
+def generation(T, key: str, model, chosen: dict):
     """The Generation for these settings (from the session when nothing changed), or None after saying why."""
     if not chosen["prompt"].strip():
         st.info(T("empty"))
@@ -48,7 +49,7 @@ def generation(T, model, chosen: dict):
         st.info(T("prompt_cut", n=total, k=len(ids)))
     with st.spinner(T("generating", n=chosen["new"])):
         return models.generate(
-            "smollm2",
+            key,
             ids,
             max_new_tokens=chosen["new"],
             temperature=chosen["temperature"],
