@@ -89,44 +89,46 @@ def entropy_vs_dk_figure(
     y_title: str = "mean entropy of a row (nats)",
 ) -> go.Figure:
     """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference."""
+    # Plain dicts, one unvalidated figure (issue 26: validation, add_hline and add_vline were a third of
+    # /sdpa-steps' rerun under load); tests/viz/test_sdpa_steps_unvalidated.py compares it with plotly's own.
     d_k = np.asarray(d_k, dtype=np.float64)
-    fig = go.Figure()
-    for values, name, colour in (
-        (entropy_scaled, scaled_name, SCALED_COLOUR),
-        (entropy_unscaled, unscaled_name, UNSCALED_COLOUR),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=d_k,
-                y=np.round(np.asarray(values, dtype=np.float64), 4),
-                mode="lines+markers",
-                name=safe_label(name, 60),
-                line=dict(color=colour),
-                hovertemplate="d_k = %{x}<br>%{y:.3f} nats<extra></extra>",
-            )
+    traces = [
+        dict(
+            type="scatter",
+            x=d_k,
+            y=np.round(np.asarray(values, dtype=np.float64), 4),
+            mode="lines+markers",
+            name=safe_label(name, 60),
+            line=dict(color=colour),
+            hovertemplate="d_k = %{x}<br>%{y:.3f} nats<extra></extra>",
         )
-    fig.add_hline(
-        y=max_entropy,
-        line_dash="dash",
-        line_color="#777",
-        annotation_text=safe_label(f"{max_name} = {max_entropy:.3f}", 80),
-        annotation_position="top left",
-    )
+        for values, name, colour in (
+            (entropy_scaled, scaled_name, SCALED_COLOUR),
+            (entropy_unscaled, unscaled_name, UNSCALED_COLOUR),
+        )
+    ]
+    shapes = [dict(type="line", x0=0, x1=1, xref="x domain", y0=max_entropy, y1=max_entropy, yref="y",
+                   line=dict(color="#777", dash="dash"))]  # fmt: skip
+    notes = [dict(text=safe_label(f"{max_name} = {max_entropy:.3f}", 80), x=0, xanchor="left", xref="x domain",
+                  y=max_entropy, yanchor="bottom", yref="y", showarrow=False)]  # fmt: skip
     if chosen_d_k is not None:
-        fig.add_vline(x=chosen_d_k, line_dash="dot", line_color="#444")
-    fig.update_layout(
+        shapes.append(dict(type="line", x0=chosen_d_k, x1=chosen_d_k, xref="x", y0=0, y1=1, yref="y domain",
+                           line=dict(color="#444", dash="dot")))  # fmt: skip
+    layout = dict(
+        shapes=shapes,
+        annotations=notes,
         title=dict(text=safe_label(title, 160)),
         height=380,
         plot_bgcolor="white",
         margin=MARGIN,
         legend=dict(orientation="h", y=-0.25),
+        # powers of two only: a log axis would otherwise label every minor tick
+        xaxis=dict(
+            type="log", dtick=np.log10(2), tickformat="d", title=dict(text=safe_label(x_title, 60)), gridcolor="#eee"
+        ),  # fmt: skip
+        yaxis=dict(title=dict(text=safe_label(y_title, 80)), gridcolor="#eee", range=[0, max_entropy * 1.12]),
     )
-    # powers of two only: a log axis would otherwise label every minor tick
-    fig.update_xaxes(
-        type="log", dtick=np.log10(2), tickformat="d", title_text=safe_label(x_title, 60), gridcolor="#eee"
-    )
-    fig.update_yaxes(title_text=safe_label(y_title, 80), gridcolor="#eee", range=[0, max_entropy * 1.12])
-    return fig
+    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def softmax_row_bars(
@@ -141,31 +143,31 @@ def softmax_row_bars(
 ) -> go.Figure:
     """One row of weights, with and without scaling, as grouped bars."""
     x = [safe_label(s, 30) for s in key_labels]
-    fig = go.Figure()
-    for values, name, colour in (
-        (weights_scaled, scaled_name, SCALED_COLOUR),
-        (weights_unscaled, unscaled_name, UNSCALED_COLOUR),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=x,
-                y=np.round(np.asarray(values, dtype=np.float64), 4),
-                name=safe_label(name, 60),
-                marker_color=colour,
-                hovertemplate="%{x}: %{y:.4f}<extra></extra>",
-            )
+    traces = [
+        dict(
+            type="bar",
+            x=x,
+            y=np.round(np.asarray(values, dtype=np.float64), 4),
+            name=safe_label(name, 60),
+            marker=dict(color=colour),
+            hovertemplate="%{x}: %{y:.4f}<extra></extra>",
         )
-    fig.update_layout(
+        for values, name, colour in (
+            (weights_scaled, scaled_name, SCALED_COLOUR),
+            (weights_unscaled, unscaled_name, UNSCALED_COLOUR),
+        )
+    ]
+    layout = dict(
         barmode="group",
         title=dict(text=safe_label(title, 160)),
         height=320,
         plot_bgcolor="white",
         margin=MARGIN,
         legend=dict(orientation="h", y=-0.3),
+        xaxis=dict(title=dict(text=safe_label(x_title, 60)), type="category"),
+        yaxis=dict(title=dict(text=safe_label(y_title, 60)), range=[0, 1.05], gridcolor="#eee"),
     )
-    fig.update_xaxes(title_text=safe_label(x_title, 60), type="category")
-    fig.update_yaxes(title_text=safe_label(y_title, 60), range=[0, 1.05], gridcolor="#eee")
-    return fig
+    return go.Figure(data=traces, layout=layout, _validate=False)  # unvalidated: see entropy_vs_dk_figure
 
 
 def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figure]:
