@@ -13,7 +13,7 @@ FLOOR = 1e-12  # a layer that matches to the last bit is drawn at this height on
 
 def parity_figure(parity: Parity, t: Callable[..., str]) -> go.Figure:
     """One bar per layer: the largest |ours − eager| over its heads and real query rows, on a log axis, with the
-    1e-5 line under which the page calls the model exact. t: the [models] words."""
+    1e-5 line under which the page calls the model exact. t: the [models.figure] words."""
     layers = list(range(parity.layers))
     heights = [max(d, FLOOR) for d in parity.per_layer]
     bars = {

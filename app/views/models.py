@@ -50,6 +50,6 @@ def page() -> None:
     if ui.checkbox("check", T("check")):
         model = models.load(key)
         if model is not None:
-            fig = figures.parity_figure(model.parity, T)
+            fig = figures.parity_figure(model.parity, ui.texts("models.figure"))
             ui.show_figure(fig, f"parity-{key}", key="fig-parity")
     ui.page_end()

@@ -1,8 +1,11 @@
 """viz/models.py: the per-layer parity bars read back: one bar per layer at its difference (a perfect layer at the
 log axis' floor), colours by the 1e-5 line, axis titles and the line itself."""
 
+import functools
+
 import plotly.graph_objects as go
 
+from app import i18n
 from core.models.local import EXACT, Parity
 from viz import models as figures
 
@@ -25,3 +28,11 @@ def test_parity_bars_follow_the_differences():
     assert [s.y0 for s in fig.layout.shapes] == [EXACT]
     assert go.Figure(fig.to_dict()).to_dict() == fig.to_dict()  # what was built unvalidated passes validation
     assert not parity.exact and parity.max_difference == 2e-3 and parity.layers == 3
+
+
+def test_parity_words_come_from_the_figure_section():
+    t = functools.partial(i18n.text, "en", "models.figure")
+    fig = figures.parity_figure(Parity((1e-6, 4e-5)), t)
+    assert fig.layout.title.text == t("parity_title") and fig.layout.annotations[0].text == t("parity_line")
+    assert fig.data[0].hovertemplate == t("parity_hover") + "<extra></extra>"
+    assert list(fig.data[0].marker.color) == ["#2a6fdb", "#d1495b"]  # 1e-6 under the 1e-5 line, 4e-5 above it
