@@ -32,6 +32,13 @@ def status() -> str | None:
     return None
 
 
+def config():
+    """Its transformers config (the package's config.json; no weights read)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(weights_dir(), local_files_only=True)
+
+
 def load_minilm() -> HFAttentionModel:
     from transformers import AutoModel, AutoTokenizer
 

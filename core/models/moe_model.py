@@ -174,6 +174,16 @@ def load_report(variant: str) -> dict:
     return json.loads((variant_dir(variant) / "report.json").read_text(encoding="utf-8"))
 
 
+def config(variant: str = "balanced"):
+    """The shipped checkpoint's transformers config (its config.json; no weights read)."""
+    from transformers import AutoConfig
+
+    reason = status()
+    if reason:
+        raise ModelUnavailable(reason)
+    return AutoConfig.from_pretrained(variant_dir(variant), local_files_only=True)
+
+
 def load_moe(variant: str = "balanced") -> MoEModel:
     """The shipped checkpoint, loaded offline from data/moe/<variant>/ (float16 on disk, float32 in memory)."""
     from transformers import AutoTokenizer, MixtralForCausalLM

@@ -31,16 +31,43 @@ TITLES: dict[str, str] = {}
 STATUS_CHECKS: dict[str, Callable[[], str | None]] = {}
 FOLDERS: dict[str, Path] = {}  # key -> folder, for models registered from a folder
 CAPABILITIES: dict[str, Capabilities] = {}  # key -> capabilities, known without loading (folders)
+CONFIG_READERS: dict[str, Callable[[], object]] = {}  # key -> its transformers config, no weights read (built-ins)
+_BUILTIN_CAPABILITIES: dict[str, Capabilities] = {}
 FOLDER_PREFIX = "folder:"
 HOSTED_LIST = "ATTENTION_LAB_MODELS"  # a TOML file: [[model]] path = "...", title = "..."
 _lock = threading.Lock()
 
 
-def register(key: str, title: str, load: Callable[[], AttentionModel], status: Callable[[], str | None]) -> None:
-    """Add a model. `status` must be cheap (no weights read): None = loadable, else a reason in words."""
+def register(
+    key: str,
+    title: str,
+    load: Callable[[], AttentionModel],
+    status: Callable[[], str | None],
+    config: Callable[[], object] | None = None,
+) -> None:
+    """Add a model. `status` must be cheap (no weights read): None = loadable, else a reason in words. `config`
+    (optional) returns its transformers config without reading weights, for capabilities()."""
     LOADERS[key] = load
     TITLES[key] = title
     STATUS_CHECKS[key] = status
+    if config is not None:
+        CONFIG_READERS[key] = config
+
+
+def capabilities(key: str) -> Capabilities | None:
+    """What the model offers the pages, known without loading its weights: a folder's (read at registration) or a
+    built-in's (its config, read once); None when it cannot be read here (a missing package)."""
+    from .base import ModelUnavailable
+    from .capabilities import capabilities_of
+
+    if key in CAPABILITIES:
+        return CAPABILITIES[key]
+    if key not in _BUILTIN_CAPABILITIES and key in CONFIG_READERS:
+        try:
+            _BUILTIN_CAPABILITIES[key] = capabilities_of(CONFIG_READERS[key]())
+        except (ModelUnavailable, OSError, ValueError):
+            return None
+    return _BUILTIN_CAPABILITIES.get(key)
 
 
 def model_status() -> dict[str, str | None]:
@@ -122,9 +149,9 @@ def load_user_list() -> list[str]:
 def _register_builtin() -> None:
     from . import minilm, moe_model, smollm2
 
-    register("minilm", minilm.NAME, minilm.load_minilm, minilm.status)
-    register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status)
-    register("moe", moe_model.NAME, moe_model.load_moe, moe_model.status)
+    register("minilm", minilm.NAME, minilm.load_minilm, minilm.status, minilm.config)
+    register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, smollm2.config)
+    register("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, moe_model.config)
 
 
 _register_builtin()

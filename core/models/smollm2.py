@@ -80,6 +80,19 @@ def status() -> str | None:
     return None
 
 
+def config():
+    """Its transformers config, no weights read: the cached copy's config.json, else the GGUF file's metadata."""
+    from transformers import AutoConfig
+
+    reason = status()
+    if reason:
+        raise ModelUnavailable(reason)
+    gguf = gguf_path()
+    if cache.is_valid(cache_folder(), fingerprint(gguf)):
+        return AutoConfig.from_pretrained(cache_folder(), local_files_only=True)
+    return AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+
+
 def convert_gguf(gguf: Path):
     """(model, tokenizer) de-quantised from the GGUF file, model in float32.
 
