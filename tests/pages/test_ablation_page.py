@@ -21,6 +21,7 @@ def test_committed_card_shows_its_verdict(index):
     assert words[card["verdict"]] in text and len(at.get("plotly_chart")) == 1
 
 
+@pytest.mark.slow  # the page loads SmolLM2
 def test_antecedent_card_says_smollm2_has_no_candidate_heads():
     """Every SmolLM2 head ties at 50% on the selection half: no claim is tested, no random-vs-random verdict."""
     at = open_view("ablation", {"part": "cards", "card": "antecedent-zero"})
@@ -31,11 +32,13 @@ def test_antecedent_card_says_smollm2_has_no_candidate_heads():
     assert "has no candidate antecedent heads" in live and "Verdict" not in live
 
 
+@pytest.mark.slow  # the page loads SmolLM2
 def test_live_no_head_is_a_message():
     at = open_view("ablation", {"part": "live", "k": "0"})
     assert "No head is removed" in shown_text(at)
 
 
+@pytest.mark.slow  # the page loads SmolLM2
 def test_live_every_head_is_a_message():
     at = open_view("ablation", {"part": "live", "k": "270", "draws": "1"}, timeout=300)
     assert "Every head of these layers is removed" in shown_text(at)

@@ -6,7 +6,10 @@ import pytest
 from core.models import registry
 from tests.apptest_helpers import figure_bytes, open_view, shown_text
 
-pytestmark = pytest.mark.skipif(registry.model_status()["smollm2"] is not None, reason="SmolLM2 is not installed")
+pytestmark = [
+    pytest.mark.skipif(registry.model_status()["smollm2"] is not None, reason="SmolLM2 is not installed"),
+    pytest.mark.slow,  # every test here runs the page on SmolLM2
+]
 
 
 def test_default_view_generates_and_shows_every_part():

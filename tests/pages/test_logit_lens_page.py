@@ -1,8 +1,11 @@
 """/logit-lens headless: the figure has one row per stage and one column per token; empty text is a message."""
 
+import pytest
+
 from tests.apptest_helpers import figure_traces, open_view, plotted_values, shown_text
 
 
+@pytest.mark.slow  # the page loads SmolLM2
 def test_lens_figure_shape():
     at = open_view("logit-lens", {"text": "One, two, three, four"})
     z = plotted_values(figure_traces(at, 0)[0]["z"])

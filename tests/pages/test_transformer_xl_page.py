@@ -1,6 +1,8 @@
 """The /transformer-xl page headless: the committed run's numbers as the page states them, and the effective
 context sentence."""
 
+import pytest
+
 from core import transformer_xl as tx
 from core.results import load_result
 from tests.apptest_helpers import open_view, shown_text
@@ -27,6 +29,7 @@ def test_effective_context_sentence_follows_the_settings():
     assert "StreamingLLM renumbers positions inside its cache" in text and "hidden states" in text
 
 
+@pytest.mark.slow  # the page loads SmolLM2
 def test_live_part_runs_on_a_short_text_and_refuses_one_token():
     at = open_view("transformer_xl", {"live": "1", "text": "The cat sat on the mat. The cat sat.", "lseg": "4"})
     assert len(at.get("plotly_chart")) == 5  # masks, reach, the two committed curves, the live curve
