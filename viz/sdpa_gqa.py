@@ -1,6 +1,6 @@
 """Figures of /sdpa-gqa: time and peak memory per backend and shape (grouped bars on log axes), and the KV cache of
 one model as MHA, GQA and MQA. Each takes the view dataclass of core/sdpa_gqa/views.py and `t(key, **fmt)` for its
-words; it draws and does not compute."""
+words (the [sdpa_gqa.figure] catalog section); it draws and does not compute."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """viz/sdpa_gqa.py: the grouped bars, the backends' time and memory figures from the committed benchmark rows (through
 core/sdpa_gqa/views.py) and the KV-cache figure of a preset, read back: one bar per series and category, gaps for
-missing values, log axes with major ticks only, titles and axis titles from the [sdpa_gqa] catalog."""
+missing values, log axes with major ticks only, titles and axis titles from the [sdpa_gqa.figure] catalog section."""
 
 import functools
 
@@ -12,7 +12,7 @@ from core.sdpa_gqa import configs as kvc
 from core.sdpa_gqa.views import backends_view, kv_cache_view
 from viz.sdpa_gqa import backend_figures, grouped_bars, kv_cache_figure
 
-t = functools.partial(i18n.text, "en", "sdpa_gqa")
+t = functools.partial(i18n.text, "en", "sdpa_gqa.figure")
 
 
 def test_grouped_bars_one_bar_per_series_and_gaps_for_missing_values():

@@ -30,7 +30,7 @@ def show(T, view: BackendsView, name: str, key: str) -> None:
     )
     if not view.shapes:
         return
-    ms_fig, mem_fig = backend_figures(view, T)
+    ms_fig, mem_fig = backend_figures(view, ui.texts("sdpa_gqa.figure"))
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(ms_fig, f"{name}-ms", data={"shape": view.shapes, **view.ms}, key=f"{key}-ms")

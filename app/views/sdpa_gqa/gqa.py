@@ -86,9 +86,10 @@ def part(T) -> None:
         w, pos = cfg.sliding_window, view.window_positions
         st.markdown(T("window", w=w, pos=pos, human=human_bytes(view.windowed)))
     rows = view.variants
+    words = ui.texts("sdpa_gqa.figure")
     st.dataframe(
         {
-            T("col_variant"): variant_labels(view, T),
+            T("col_variant"): variant_labels(view, words),
             T("col_kv"): [r["kv_heads"] for r in rows],
             T("col_cache"): [human_bytes(r["bytes"]) for r in rows],
             T("col_per_token"): [human_bytes(r["bytes_per_token"]) for r in rows],
@@ -97,7 +98,7 @@ def part(T) -> None:
         hide_index=True,
     )
     data = {k: [r[k] for r in rows] for k in ("variant", "kv_heads", "bytes")}
-    ui.show_figure(kv_cache_figure(view, T), f"kv-cache-{cfg.name}-{ctx}", data=data, key="fig-kv")
+    ui.show_figure(kv_cache_figure(view, words), f"kv-cache-{cfg.name}-{ctx}", data=data, key="fig-kv")
     chk = view.check
     st.markdown(
         T(
