@@ -59,6 +59,15 @@ class Need:
 
 # /logit-lens, /kv-cache, /ablation: a causal model with a final norm and an unembedding (transformers' *ForCausalLM)
 DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
+# /positions, learned part: a table of position vectors added to the embeddings (BERT's or GPT-2's)
+LEARNED_POSITIONS = Need("learned", lambda caps: caps.positions.kind == "learned" and caps.kind != "encoder-decoder")
+# /positions, RoPE bands: every dimension pair of a head rotated (no partial rotary, as GPT-NeoX's)
+ROPE = Need(
+    "rope",
+    lambda caps: (
+        caps.positions.kind == "rope" and caps.positions.rotary_fraction == 1 and caps.kind != "encoder-decoder"
+    ),
+)
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:

@@ -12,6 +12,7 @@ from tests.tiny_models import TEXTS, build
 
 DECODERS = ("llama", "gemma2")
 ENCODERS = ("bert",)
+PARTIAL_ROPE = ("gpt_neox",)  # RoPE on half of each head: not for the RoPE bands
 SHORT = TEXTS[1]  # "a dog ran": three words of the tiny vocabulary
 # the smallest settings of each page (URL parameters), so each run stays quick
 ANY_MODEL_PAGES = {
@@ -32,7 +33,7 @@ def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("own-models")
     before = set(registry.LOADERS)
     keys = {}
-    for family in DECODERS + ENCODERS:
+    for family in DECODERS + ENCODERS + PARTIAL_ROPE:
         build(family, root / f"tiny-{family}")
         keys[family] = registry.register_folder(root / f"tiny-{family}")
     yield keys
@@ -87,3 +88,27 @@ def test_a_decoder_page_refuses_an_encoder_in_words(folders, topic, monkeypatch)
     said = [w.value for w in at.warning if "cannot use" in w.value]
     assert said and "tiny-bert" in said[0] and "needs a decoder" in said[0], [w.value for w in at.warning]
     assert key not in loaded
+
+
+# /positions: the learned part takes a model with a learned table (BERT), the RoPE bands one with RoPE on whole heads
+POSITION_PARTS = {
+    "learned": ({"part": "learned", "npos": "64", "pastpos": "3"}, ENCODERS, DECODERS),
+    "rope": ({"part": "rope", "smol": "1", "text": SHORT, "bands": "2"}, DECODERS, ENCODERS + PARTIAL_ROPE),
+}
+
+
+@pytest.mark.parametrize("part", list(POSITION_PARTS))
+def test_a_positions_part_runs_on_the_models_it_can_use_and_names_what_others_lack(folders, part, monkeypatch):
+    params, usable, unusable = POSITION_PARTS[part]
+    for family in usable:
+        at = _runs_clean("positions", {"model": folders[family], **params})
+        assert at.selectbox(key="model").value == folders[family]
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    for family in unusable:
+        at = run_view("positions", params={"model": folders[family], **params})
+        assert_no_exception(at)
+        assert at.selectbox(key="model").value != folders[family]
+        said = [w.value for w in at.warning if "cannot use" in w.value]
+        assert said and f"tiny-{family}" in said[0] and "it needs" in said[0], [w.value for w in at.warning]

@@ -9,7 +9,8 @@ from viz.positions import learned as figures
 
 def part(T) -> None:
     st.markdown(T("learned_intro"))
-    model = models.load("minilm")
+    # MiniLM first (the default and its committed figures); a learner's model with a learned table follows
+    model = models.load(models.pick_model(options=("minilm",), needs=models.LEARNED_POSITIONS))
     if model is None:
         return
     n = int(ui.select("npos", T("npos"), ["64", "128", "256", "512"], "128"))

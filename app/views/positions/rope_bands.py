@@ -11,13 +11,15 @@ SMOL_TOKENS = 64  # tokens of the text read (the band figure is n x n)
 
 
 def part(T) -> None:
-    model = models.load("smollm2")
+    # SmolLM2 first (the default and its figures); a learner's model with RoPE on whole heads follows
+    key = models.pick_model(options=("smollm2",), needs=models.ROPE)
+    model = models.load(key)
     if model is None:
         return
     text = ui.text_area("text", T("text"), DEFAULT_TEXT, height=80)
     c1, c2, c3 = st.columns(3)
     with c1:
-        layer = ui.slider("layer", T("layer"), 0, model.n_layers - 1, 3)
+        layer = ui.slider("layer", T("layer"), 0, model.n_layers - 1, min(3, model.n_layers - 1))
     with c2:
         head = ui.slider("head", T("smol_head"), 0, model.n_heads - 1, 0)
     with c3:
@@ -25,7 +27,7 @@ def part(T) -> None:
     if not text.strip():
         st.info(T("empty"))
         return
-    trace = models.run("smollm2", model, [text], SMOL_TOKENS)
+    trace = models.run(key, model, [text], SMOL_TOKENS)
     view = rope_bands.bands_view(trace, layer, head, n_bands)
     labels, dims = view.labels, [str(j) for j in range(view.q.shape[1])]
     c1, c2 = st.columns(2)
