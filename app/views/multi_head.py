@@ -79,6 +79,7 @@ def page() -> None:
     if part == "heads":
         heads_part(T)
     else:
+        # MiniLM on purpose: the walk recomputes a BERT layer (post-LayerNorm, GELU feed-forward) from its weights
         model = models.load("minilm")
         if model is not None:
             (layer_part if part == "layer" else order_part)(T, model)

@@ -35,7 +35,7 @@ def _maps(source: str, text_id: str, n: int, layer: int, seed: int, _qk) -> long
 
 def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     """The maps of the request, or None (with a message) when nothing can be computed."""
-    if req.source == "smollm2":
+    if req.source == "smollm2":  # SmolLM2 on purpose: 8,192 positions, the long documents and the GPU copy
         model = models.load_gpu_smollm2() if on_gpu() else models.load("smollm2")
         if model is None:
             return None

@@ -112,6 +112,7 @@ def live(T) -> None:
         factor = float(ui.select("live_factor", T("live_factor"), ["2", "4", "8"], "4"))
     runs = st.session_state.get("_rope_live_runs", {}).get((n, method, factor))
     if st.button(T("run"), key="live-run"):
+        # SmolLM2 on purpose: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
         model = models.load("smollm2")
         if model is not None:
             runs = _live(model, n, method, factor, T)

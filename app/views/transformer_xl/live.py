@@ -26,6 +26,7 @@ def show(T) -> None:
     if not text.strip():
         st.info(T("empty"))
         return
+    # SmolLM2 on purpose: the live rerun repeats the committed comparison (results/) on the same model's weights
     model = models.load("smollm2")
     if model is None:
         return
