@@ -13,7 +13,7 @@ from core.pooling import bin_ranges
 from viz.long_maps import head_shares_figure, long_heatmap, map_figure, zoom_figure
 from viz.style import figure_bytes
 
-t = functools.partial(i18n.text, "en", "long_maps")
+t = functools.partial(i18n.text, "en", "long_maps.figure")
 Q, K, SCALE = lm.random_qk(60, seed=5, spread=2.0, heads=6, kv_heads=2, head_dim=8)
 MAPS = lm.layer_maps(Q, K, SCALE, causal=True, out_size=12)
 

@@ -11,7 +11,7 @@ from viz.style import figure_bytes
 def show(T, maps: LayerMaps, head: int) -> int:
     """Draws the per-head shares; returns the bytes the figure sends to the browser."""
     view = views.head_shares(maps, head)
-    fig = head_shares_figure(view, T)
+    fig = head_shares_figure(view, ui.texts("long_maps.figure"))
     ui.show_figure(
         fig,
         "long-maps-head-shares",

@@ -14,7 +14,7 @@ from .settings import Display
 def show(T, maps: LayerMaps, source: str, layer: int, display: Display, n_kv_heads: int) -> int:
     """Draws the map at the chosen resolution; returns the bytes the figure sends to the browser."""
     view = views.map_view(maps, display.head, display.stat, display.side, n_kv_heads)
-    fig = map_figure(view, T, source, layer, display.log_scale)
+    fig = map_figure(view, ui.texts("long_maps.figure"), source, layer, display.log_scale)
     ui.show_figure(
         fig,
         f"long-maps-{source}-l{layer}-h{view.head}-{view.stat}",

@@ -17,7 +17,7 @@ def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display) -
     st.caption(T("zoom_intro"))
     q, k, scale = qk.q, qk.k, qk.scale
     view = views.zoom_view(q, k, scale, tokens, display.head, display.zoom_q0, display.zoom_k0, display.zoom_size)
-    fig = zoom_figure(view, T, display.log_scale)
+    fig = zoom_figure(view, ui.texts("long_maps.figure"), display.log_scale)
     ui.show_figure(
         fig,
         f"long-maps-zoom-h{view.head}-q{view.rows.start}-k{view.cols.start}",
