@@ -68,3 +68,10 @@ def test_every_page_module_defines_its_page_function():
             / (f"{topic}.py" if (ROOT / "app/views" / f"{topic}.py").is_file() else f"{topic}/__init__.py")
         )
         assert re.search(r"^def page\(\)", module.read_text(encoding="utf-8"), re.M), topic
+
+
+def test_test_files_have_unique_names():
+    """tests/ has no __init__.py: pytest imports each test file by its base name, so two files of one name in
+    tests/core and tests/viz collide (an "import file mismatch" at collection)."""
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
