@@ -19,6 +19,7 @@ ANY_MODEL_PAGES = {
     "attention": {"text": SHORT},
     "padded-batch": {"text": f"{SHORT}\n{TEXTS[0]}"},
     "head-detectors": {"detector": "previous_token"},
+    "antecedents": {},
 }
 DECODER_PAGES = {
     "logit-lens": {"text": TEXTS[0]},
