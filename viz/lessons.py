@@ -3,6 +3,8 @@ Draws a core.lessons.Distribution; computes nothing. Labels are escaped (learner
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import plotly.graph_objects as go
 
 from core.lessons import Distribution
@@ -11,9 +13,9 @@ from .labels import safe_label
 from .style import GREEN, MASKED_COLOUR, ORANGE, PALETTE, base_layout
 
 
-def histogram(view: Distribution, words) -> go.Figure:
+def histogram(view: Distribution, words: Callable[..., str]) -> go.Figure:
     """Horizontal bars, one per answer (or bin), in the view's order. Before the reveal every bar is one colour;
-    after it, right bars are green. The viewer's own answer is outlined. words(key, **fmt): the [lessons] words
+    after it, right bars are green. The viewer's own answer is outlined. words(key, **fmt): the [lessons.figure] words
     (keys: hist_title, hist_count, hist_right, hist_mine)."""
     y = [safe_label(label, 60) for label in view.labels]
     colours = [GREEN if right else (MASKED_COLOUR if view.revealed else PALETTE[0]) for right in view.right]

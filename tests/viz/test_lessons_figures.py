@@ -1,6 +1,9 @@
 """viz/lessons.histogram read back: one bar per answer with its count, one colour before the reveal, right bars
 green after it, the viewer's own bar outlined, labels escaped (an answer is data, never markup)."""
 
+import functools
+
+from app import i18n
 from core import lessons as core
 from viz import lessons as figures
 from viz.style import GREEN, PALETTE
@@ -26,3 +29,11 @@ def test_right_bars_are_green_after_the_reveal():
     fig = figures.histogram(view, words)
     assert list(fig.data[0].marker.color).index(GREEN) == 1 and list(fig.data[0].marker.color).count(GREEN) == 1
     assert "hist_right n=3 right=1" in fig.layout.title.text
+
+
+def test_titles_and_axis_from_the_figure_section():
+    t = functools.partial(i18n.text, "en", "lessons.figure")
+    view = core.distribution(ANSWER, ["1 cat", "2 sat", "2 sat"], reveal=True, mine="1 cat")
+    fig = figures.histogram(view, t)
+    expected = " · ".join([t("hist_title", n=3), t("hist_right", right=1, n=3), t("hist_mine")])
+    assert fig.layout.title.text == expected and fig.layout.xaxis.title.text == t("hist_count")
