@@ -113,3 +113,17 @@ def test_a_positions_part_runs_on_the_models_it_can_use_and_names_what_others_la
         assert at.selectbox(key="model").value != folders[family]
         said = [w.value for w in at.warning if "cannot use" in w.value]
         assert said and f"tiny-{family}" in said[0] and "it needs" in said[0], [w.value for w in at.warning]
+
+
+def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monkeypatch):
+    """MiniLM (an encoder) on /logit-lens: what the page needs; the MoE (a decoder, not offered there): that the page
+    does not offer it. Both read from the shipped models' configs, no weights loaded."""
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)
+    for asked, words in (("minilm", "needs a decoder"), ("moe", "does not offer")):
+        at = run_view("logit-lens", params={"model": asked})
+        assert_no_exception(at)
+        assert at.selectbox(key="model").value == "smollm2"
+        said = [w.value for w in at.warning if words in w.value]
+        assert said and registry.TITLES[asked] in said[0], [w.value for w in at.warning]
