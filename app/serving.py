@@ -126,7 +126,8 @@ def heavy(key, fn, kind: str):
             else ui.t("models", "queue_waiting", place=place, seconds=seconds)
         )
         if words != shown:
-            box = box or st.empty()
+            if box is None:
+                box = st.empty()
             box.info(words)
             shown = words
 
