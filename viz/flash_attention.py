@@ -1,6 +1,6 @@
 """Figures of the FlashAttention page: the tiles over the attention matrix, the running statistics m and l per key
 tile, the partial output, and HBM traffic against n. Data from core.flash_attention in, plotly figures out; words
-come from the `t(key, **fmt)` callable of the page's catalog section."""
+come from the `t(key, **fmt)` callable of the [flash_attention.figure] catalog section."""
 
 from __future__ import annotations
 
@@ -12,9 +12,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.flash_attention import TileWalk, TrafficView
+
 from .heatmap import attention_heatmap, matrix_heatmap
 from .scaling import loglog_figure
 from .style import BLUE, GREEN, MARGIN, ORANGE, RED, colour
+
+Words = Callable[..., str]
 
 
 def _rect(fig: go.Figure, rows: tuple[int, int], cols: tuple[int, int], line: str, width: float, fill: str = ""):
@@ -32,7 +36,7 @@ def _rect(fig: go.Figure, rows: tuple[int, int], cols: tuple[int, int], line: st
     )
 
 
-def tiles_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+def tiles_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """The finished weights (n x n, masked cells grey) with the tile grid: the walked query tile in orange, the key
     tiles it has already consumed shaded green, the one arriving at `step` outlined red."""
     labels = [str(i) for i in range(view.n)]
@@ -59,7 +63,7 @@ def tiles_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
     return fig
 
 
-def statistics_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+def statistics_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """Running max m and running sum l of each row of the query tile after each key tile; the current step
     marked. A row that has seen no key yet has m = -inf: no point is drawn there."""
     # Plain dicts on a cached subplot grid, one unvalidated figure (issue 26: validation and add_vline were most of
@@ -93,7 +97,7 @@ def _pair_grid(left: str, right: str) -> dict:
     return make_subplots(rows=1, cols=2, subplot_titles=(left, right)).layout.to_plotly_json()
 
 
-def output_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
+def output_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """O~ / l of the query tile after `step`: the softmax-weighted mean of the values seen so far."""
     s, e = view.queries
     out = view.steps[step].output
@@ -108,7 +112,7 @@ def output_figure(view, step: int, t: Callable[..., str]) -> go.Figure:
     )
 
 
-def traffic_figure(view, t: Callable[..., str]) -> go.Figure:
+def traffic_figure(view: TrafficView, t: Words) -> go.Figure:
     """HBM accesses (elements) against n on log-log axes: the two counted algorithms, the FA-2 loop order, and
     Theorem 2's orders (no constant: the slopes are what to compare); the user's n marked."""
     series = {

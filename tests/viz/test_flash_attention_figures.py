@@ -9,12 +9,12 @@ from app import i18n
 from core import flash_attention as fa
 from viz import flash_attention as fv
 
-t = functools.partial(i18n.text, "en", "flash_attention")
+t = functools.partial(i18n.text, "en", "flash_attention.figure")
 
 
 def test_tiles_figure_is_the_finished_weights_with_query_rows_and_key_columns():
     view = fa.walk(n=7, d=3, br=3, bc=2, q_tile=1, causal=True)
-    fig = fv.tiles_figure(view, 1, t)
+    fig = fv.tiles_figure(view, t, 1)
     z = np.array(fig.data[0].z, dtype=float)
     assert z.shape == (7, 7) and fig.data[0].type == "heatmap"
     np.testing.assert_allclose(z[view.allowed], np.round(view.weights, 3)[view.allowed], atol=1e-9)
@@ -32,7 +32,7 @@ def test_tiles_figure_is_the_finished_weights_with_query_rows_and_key_columns():
 
 def test_statistics_figure_draws_m_and_l_per_row_of_the_query_tile():
     view = fa.walk(n=6, d=2, br=3, bc=2, q_tile=0)
-    fig = fv.statistics_figure(view, 2, t)
+    fig = fv.statistics_figure(view, t, 2)
     rows = view.queries[1] - view.queries[0]
     assert len(fig.data) == 2 * rows and {tr.type for tr in fig.data} == {"scatter"}
     first_m, first_l = fig.data[0], fig.data[1]
@@ -45,7 +45,7 @@ def test_statistics_figure_draws_m_and_l_per_row_of_the_query_tile():
 
 def test_output_figure_is_the_partial_output_of_the_step():
     view = fa.walk(n=5, d=3, br=2, bc=2, q_tile=1)
-    fig = fv.output_figure(view, 0, t)
+    fig = fv.output_figure(view, t, 0)
     z = np.array(fig.data[0].z, dtype=float)
     assert z.shape == (2, 3)
     np.testing.assert_allclose(z, np.round(view.steps[0].output, 2), atol=1e-6)  # 2 decimals, float32 in the figure

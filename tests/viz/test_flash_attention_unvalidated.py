@@ -13,7 +13,7 @@ from app import i18n
 from core import flash_attention as fa
 from viz import flash_attention as fv
 
-t = functools.partial(i18n.text, "en", "flash_attention")
+t = functools.partial(i18n.text, "en", "flash_attention.figure")
 
 
 def sent(fig: go.Figure) -> dict:
@@ -23,7 +23,7 @@ def sent(fig: go.Figure) -> dict:
 def test_statistics_figure_is_what_validation_and_plotlys_add_vline_would_build():
     view = fa.walk(n=9, d=3, br=3, bc=2, q_tile=2, causal=True)
     for step in (0, len(view.steps) - 1, 0):  # the grid is cached: nothing of one step stays in the next figure
-        fig = fv.statistics_figure(view, step, t)
+        fig = fv.statistics_figure(view, t, step)
         out = sent(fig)
         assert out == sent(go.Figure(fig.to_dict()))
         reference = make_subplots(rows=1, cols=2)

@@ -69,12 +69,13 @@ def show(T) -> None:
     )
     if current.skipped:
         st.info(T("skipped"))
+    words = ui.texts("flash_attention.figure")
     left, right = st.columns(2)
     with left:
-        ui.show_figure(fv.tiles_figure(view, step, T), "flash-tiles", data=view.weights, key="fig-tiles")
+        ui.show_figure(fv.tiles_figure(view, words, step), "flash-tiles", data=view.weights, key="fig-tiles")
     with right:
-        ui.show_figure(fv.output_figure(view, step, T), "flash-partial-output", data=current.output, key="fig-out")
-    ui.show_figure(fv.statistics_figure(view, step, T), "flash-m-l", key="fig-ml")
+        ui.show_figure(fv.output_figure(view, words, step), "flash-partial-output", data=current.output, key="fig-out")
+    ui.show_figure(fv.statistics_figure(view, words, step), "flash-m-l", key="fig-ml")
     table = fa.step_table(view, step)
     st.dataframe({T(f"col_{k}"): v for k, v in table.items()}, hide_index=True)
     st.caption(T("table_caption"))

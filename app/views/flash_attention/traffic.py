@@ -48,7 +48,12 @@ def show(T) -> None:
     st.caption(T("theta_caption", c=f"{12 + 16 / d:.2f}"))
     if theta is None:
         st.warning(T("theta_range", m=f"{m_sram:,}", d=d, nd=f"{n * d:,}"))
-    ui.show_figure(fv.traffic_figure(view, T), "flash-hbm-traffic", data={"n": view.sizes, **view.curves}, key="fig-tr")
+    ui.show_figure(
+        fv.traffic_figure(view, ui.texts("flash_attention.figure")),
+        "flash-hbm-traffic",
+        data={"n": view.sizes, **view.curves},
+        key="fig-tr",
+    )
 
     st.header(T("backward_header"))
     st.markdown(T("backward_text"))
