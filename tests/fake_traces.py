@@ -1,10 +1,12 @@
 """Traces of random queries and keys, for testing what is built on the model contract without loading a model; and a
-small random-weight encoder-decoder (seeded) of the shipped model's architecture."""
+small random-weight encoder-decoder (seeded) of the shipped model's architecture; a hand-built KV-cache Generation."""
 
 import functools
 
+import numpy as np
 import torch
 
+from core.kv_cache.generation import Generation, GenerationStep
 from core.models.base import Batch, Trace
 
 
@@ -39,3 +41,25 @@ def random_marian():
     config = ed.make_config(ed.Shape(d_model=32, layers=2, heads=4, ffn=64))
     config._attn_implementation = "eager"
     return MarianMTModel(config).eval(), ed.make_tokenizer()
+
+
+KV_TOKENS = ["A", " b", " c", " d", " e", " f", " g"]  # 4 prompt tokens, then 3 generated
+
+
+def fake_generation_step(position: int, heads: int = 2) -> GenerationStep:
+    """One generated token: uniform attention over the position + 1 keys, the two eviction policies' outcomes."""
+    w = np.full((1, heads, position + 1), 1.0 / (position + 1), dtype=np.float16)
+    outcome = {"kept": 3, "evicted": position - 2, "kl": 0.25, "top_ids": [1], "top_tokens": [" x"], "top_probs": [0.5]}
+    return GenerationStep(
+        position=position, fed_id=position, chosen_id=position + 1, attention=w, top_ids=[1], top_tokens=[" y"],
+        top_probs=[0.75], cache_bytes=2 * 1 * 1 * 4 * 4 * (position + 1), ms=12.4, policy_ms=30.6,
+        policies={"window": dict(outcome), "sinks_window": dict(outcome, kept=4, evicted=position - 3)},
+    )  # fmt: skip
+
+
+def fake_generation(greedy: bool = True) -> Generation:
+    """A hand-built KV-cache Generation: 4 prompt tokens, 3 generated, 1 layer, 2 heads over 1 key/value head."""
+    return Generation(
+        prompt_ids=[0, 1, 2, 3], tokens=KV_TOKENS, steps=[fake_generation_step(p) for p in (3, 4, 5)], layers=1, heads=2, kv_heads=1,
+        head_dim=4, bytes_per_value=4, window=2, sinks=1, stopped_at_eos=False, greedy=greedy,
+    )  # fmt: skip

@@ -5,7 +5,7 @@ import html
 
 from app import i18n
 from core.kv_cache import views
-from tests.core.test_kv_cache_views import generation
+from tests.fake_traces import fake_generation
 from viz import kv_cache as kv
 
 
@@ -14,7 +14,7 @@ def words(key, **fmt):
 
 
 def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
-    view = views.step_attention(generation(), 2, 0)
+    view = views.step_attention(fake_generation(), 2, 0)
     fig = kv.step_figure(view, words)
     assert list(fig.data[0].y) == ["head 0", "head 1", "mean of heads"]
     assert list(fig.data[1].y) == ["window", "sinks + window"]
@@ -22,20 +22,20 @@ def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
 
 
 def test_top_figure_titles_carry_each_policys_kl():
-    fig = kv.top_figure(views.next_tokens(generation(), 2), words)
+    fig = kv.top_figure(views.next_tokens(fake_generation(), 2), words)
     assert [a.text for a in fig.layout.annotations] == ["full cache", "window (KL 0.250)", "sinks + window (KL 0.250)"]
     assert [list(t.x) for t in fig.data] == [[0.75], [0.5], [0.5]]
 
 
 def test_history_memory_and_kl_figures_read_back():
-    hist = kv.history_figure(views.history(generation(), 0, 1), words)
+    hist = kv.history_figure(views.history(fake_generation(), 0, 1), words)
     assert hist.layout.title.text in (
         words("history_title", layer=0, head="head 1"),
         html.escape(words("history_title", layer=0, head="head 1")),
     )
-    mem = kv.memory_figure(views.memory(generation()), words)
+    mem = kv.memory_figure(views.memory(fake_generation()), words)
     assert [t.name for t in mem.data][:3] == ["multi-head (H_kv = H)", "formula (GQA)", "measured"]
     assert mem.layout.xaxis.title.text == words("context_axis")
-    kl = kv.kl_figure(views.eviction(generation()), words)
+    kl = kv.kl_figure(views.eviction(fake_generation()), words)
     assert [t.name for t in kl.data] == ["window", "sinks + window"] and list(kl.data[0].y) == [0.25] * 3
     assert kl.layout.yaxis.title.text == words("kl_axis")
