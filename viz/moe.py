@@ -1,5 +1,5 @@
 """Figures of the /moe page: one builder per figure, each taking the view object core.moe.views computed and
-`t(key, **fmt)`, the page's words ([moe] of app/locales). Draws only; every label is escaped."""
+`t(key, **fmt)`, the figure words ([moe.figure] of app/locales). Draws only; every label is escaped."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     return _layout(fig, title, 120 + 34 * e)
 
 
-def layer_load_heatmap(view: Comparison, variant: str, t: Translate) -> go.Figure:
+def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figure:
     """Layer (rows) x expert (columns) shares of assignments of one checkpoint on the held-out text. The colour
     scale ends at 1/k, the largest share top-k routing allows, so both checkpoints share one scale."""
     z = np.round(view.checkpoints[variant].loads, 3).astype(np.float32)

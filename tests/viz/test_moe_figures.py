@@ -14,7 +14,7 @@ from core.moe import balance_bounds, views
 from core.moe import checkpoint_views as cv
 from viz import moe as vmoe
 
-t = functools.partial(i18n.text, "en", "moe")
+t = functools.partial(i18n.text, "en", "moe.figure")
 E, K, T = 4, 2, 5
 
 
@@ -94,7 +94,7 @@ def test_layer_load_heatmap_and_loss_curves():
     loads = np.array([[0.25, 0.25, 0.25, 0.25], [0.5, 0.0, 0.5, 0.0], [0.4, 0.1, 0.3, 0.2]])
     summary = cv.CheckpointSummary(2.1, loads, 0.0, 0.5, [0, 10, 20], [3.0, 2.5, 2.2])
     view = cv.Comparison({"balanced": summary}, E, 1 / E, balance_bounds(E, K))
-    fig = vmoe.layer_load_heatmap(view, "balanced", t)
+    fig = vmoe.layer_load_heatmap(view, t, "balanced")
     (heat,) = fig.data
     np.testing.assert_allclose(np.array(heat.z, dtype=float), loads, atol=1e-6)
     assert list(heat.y) == vmoe.layer_labels(3, t) and heat.zmax == 1 / K  # top-k routing caps a share at 1/k

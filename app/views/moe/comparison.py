@@ -13,7 +13,8 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
     view = checkpoint_views.comparison(
         stats, {v: m.report for v, m in checkpoints.items()}, next(iter(checkpoints.values())).top_k
     )
-    experts = vmoe.expert_labels(view.n_experts, T)
+    words = ui.texts("moe.figure")
+    experts = vmoe.expert_labels(view.n_experts, words)
     st.subheader(T("compare_h"))
     st.caption(T("compare_intro"))
     for col, (variant, summary) in zip(st.columns(len(view.checkpoints)), view.checkpoints.items()):
@@ -23,19 +24,19 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
             b.metric(T("m_min"), f"{summary.min_load:.1%}", help=T("m_min_help", u=view.uniform_load))
             c.metric(T("m_max"), f"{summary.max_load:.1%}", help=T("m_max_help", k=view.bounds.top_k))
             ui.show_figure(
-                vmoe.layer_load_heatmap(view, variant, T),
+                vmoe.layer_load_heatmap(view, words, variant),
                 f"moe-layer-load-{variant}",
                 data=summary.loads,
-                row_labels=vmoe.layer_labels(len(summary.loads), T),
+                row_labels=vmoe.layer_labels(len(summary.loads), words),
                 col_labels=experts,
                 key=f"layer-load-{variant}",
             )
     if text_view is not None:
         ui.show_figure(
-            vmoe.compare_figure(text_view, T),
+            vmoe.compare_figure(text_view, words),
             f"moe-compare-layer{text_view.layer}",
-            data={"expert": experts, **{T(f"{v}_short"): x.tolist() for v, x in text_view.load_by_variant.items()}},
+            data={"expert": experts, **{words(f"{v}_short"): x.tolist() for v, x in text_view.load_by_variant.items()}},
             key="compare",
         )
-    ui.show_figure(vmoe.loss_curves(view, T), "moe-training-loss", key="curves")
+    ui.show_figure(vmoe.loss_curves(view, words), "moe-training-loss", key="curves")
     st.caption(T("curves_note"))

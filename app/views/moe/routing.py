@@ -50,7 +50,7 @@ def show_metrics(T, view: views.TextRouting) -> None:
 def show_first_choices(T, view: views.TextRouting) -> None:
     st.markdown(f"**{T('first_choice', layer=view.layer)}**")
     listed = [" · ".join(p[:SHOWN_TOKENS]) + (" …" if len(p) > SHOWN_TOKENS else "") for p in view.first_choice]
-    rows = {T("col_expert"): vmoe.expert_labels(view.n_experts, T), T("col_tokens"): listed}
+    rows = {T("col_expert"): vmoe.expert_labels(view.n_experts, ui.texts("moe.figure")), T("col_tokens"): listed}
     st.dataframe(rows, hide_index=True, width="stretch")  # dataframe cells are text, never HTML
 
 
@@ -71,12 +71,13 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
         st.info(T("truncated", n=view.n_text_tokens, limit=view.max_positions))
     if view.n_unknown:
         st.warning(T("unknown", n=view.n_unknown, total=view.n_words))
-    labels, experts = vmoe.token_labels(view), vmoe.expert_labels(view.n_experts, T)
+    words = ui.texts("moe.figure")
+    labels, experts = vmoe.token_labels(view), vmoe.expert_labels(view.n_experts, words)
 
     st.subheader(T("routing_h", layer=layer))
     show_metrics(T, view)
     ui.show_figure(
-        vmoe.router_heatmap(view, T),
+        vmoe.router_heatmap(view, words),
         f"moe-router-{variant}-layer{layer}",
         data=view.probs,
         row_labels=labels,
@@ -86,20 +87,20 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
     left, right = st.columns(2)
     with left:
         ui.show_figure(
-            vmoe.load_figure(view, T),
+            vmoe.load_figure(view, words),
             f"moe-load-{variant}-layer{layer}",
             data={"expert": experts, "share": view.load.tolist(), "count": view.counts.tolist()},
             key="load",
         )
         ui.show_figure(
-            vmoe.dropped_curve(view, T),
+            vmoe.dropped_curve(view, words),
             f"moe-dropped-{variant}-layer{layer}",
             data={"capacity_factor": view.factors, "dropped_share": view.dropped_by_factor},
             key="dropped",
         )
     with right:
         ui.show_figure(
-            vmoe.entropy_bars(view, T),
+            vmoe.entropy_bars(view, words),
             f"moe-entropy-{variant}-layer{layer}",
             data={"token": labels, "entropy_nats": view.entropy.tolist()},
             key="entropy",

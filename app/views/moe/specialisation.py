@@ -12,11 +12,12 @@ def show(T, stats: dict, variant: str, layer: int) -> None:
     view = checkpoint_views.specialisation(stats, variant, layer)
     st.subheader(T("spec_h"))
     st.caption(T("spec_intro", n=view.held_out_tokens))
+    words = ui.texts("moe.figure")
     ui.show_figure(
-        vmoe.category_heatmap(view, T),
+        vmoe.category_heatmap(view, words),
         f"moe-specialisation-{variant}-layer{layer}",
         data=view.shares,
-        row_labels=vmoe.expert_labels(len(view.top), T),
+        row_labels=vmoe.expert_labels(len(view.top), words),
         col_labels=view.category_names,
         key="spec",
     )
