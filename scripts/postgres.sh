@@ -39,7 +39,7 @@ start() {
   fi
   if ! as_owner "$bin/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
     as_owner "$bin/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 \
-      -o "-p $PORT -k $DATA -c listen_addresses=127.0.0.1" start >/dev/null
+      -o "-p $PORT -k $DATA -c listen_addresses=127.0.0.1" start >/dev/null 9>&-  # the server must not hold the lock
   fi
   local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -qtA -v ON_ERROR_STOP=1)
   if [ -z "$("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'lab'")" ]; then
@@ -48,6 +48,7 @@ start() {
   if [ -z "$("${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'attention_lab'")" ]; then
     "${psql[@]}" -c "CREATE DATABASE attention_lab OWNER lab" >/dev/null
   fi
+  exec 9>&-
   echo "$URL"
 }
 
