@@ -3,7 +3,9 @@ load from installed packages with local_files_only=True, so no environment pream
 
 The pretrained models are session fixtures: each test process loads each model at most once (MiniLM about a
 second, SmolLM2 a few seconds from its cache, ~25 s the very first time), whichever test files use them. A model
-whose weight package is missing skips the tests that need it, with the install command as the reason."""
+whose weight package is missing skips the tests that need it, with the install command as the reason. Every test
+file takes its models from these fixtures; a test that uses one (directly or through another fixture) is marked
+`slow` by pytest_collection_modifyitems below, so `bash scripts/dev.sh quick` loads none."""
 
 from __future__ import annotations
 
