@@ -75,3 +75,14 @@ def test_test_files_have_unique_names():
     tests/core and tests/viz collide (an "import file mismatch" at collection)."""
     names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_every_viz_module_has_a_test_of_its_own():
+    """viz/<name>.py is read back by tests/viz/test_<name>*.py; viz/positions/<name>.py by test_positions_<name>*.py."""
+    missing = []
+    for path in sorted((ROOT / "viz").rglob("*.py")):
+        if path.name != "__init__.py":
+            stem = "_".join(path.relative_to(ROOT / "viz").with_suffix("").parts)
+            if not list((ROOT / "tests" / "viz").glob(f"test_{stem}*.py")):
+                missing.append(str(path.relative_to(ROOT)))
+    assert not missing, missing
