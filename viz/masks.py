@@ -6,7 +6,7 @@ two differ in colour, in lightness and in the mark, so they read apart at a glan
 cell looked like the "✕" at the drawn size). A legend names both; the axis titles say rows = queries,
 columns = keys.
 
-Words come from `t` (the page's [masks] catalog section).
+Words come from `t` (the [masks.figure] catalog section).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def mask_figure(
     return figure(traces, lay)
 
 
-def attention_mask_figure(batch: PaddedBatch, row_labels: list[str], t: Callable[..., str]) -> go.Figure:
+def attention_mask_figure(batch: PaddedBatch, t: Callable[..., str], row_labels: list[str]) -> go.Figure:
     """The batch's attention_mask (sentences x positions): 1 on real tokens, 0 on padding, as a tokenizer
     returns it."""
     b, n = batch.real.shape
@@ -115,7 +115,7 @@ def attention_mask_figure(batch: PaddedBatch, row_labels: list[str], t: Callable
     )
 
 
-def mask_steps_figures(view: MaskStepsView, labels: list[str], t: Callable[..., str]) -> dict[str, go.Figure]:
+def mask_steps_figures(view: MaskStepsView, t: Callable[..., str], labels: list[str]) -> dict[str, go.Figure]:
     """The three masks of one sentence ("padding", "causal", "both"), then "scores" before masking, the mask
     "applied" and the "weights" after it. labels: one per padded token (rows = queries, columns = keys)."""
     axes = dict(x_title=t("key_axis"), y_title=t("query_axis"))
@@ -134,7 +134,7 @@ def mask_steps_figures(view: MaskStepsView, labels: list[str], t: Callable[..., 
 
 
 def attention_kind_figure(
-    kind: AttentionKind, head: int, query_labels: list[str], key_labels: list[str], t: Callable[..., str]
+    kind: AttentionKind, t: Callable[..., str], head: int, query_labels: list[str], key_labels: list[str]
 ) -> go.Figure:
     """One head of one of the three kinds of attention: rows = its queries, columns = its keys."""
     return attention_heatmap(

@@ -1,12 +1,17 @@
 """viz/masks.py: allowed and masked cells read apart (colour, lightness, mark), the legend names both, the axes
 say rows = queries and columns = keys; read back from the figure's trace data."""
 
+import functools
+
 import numpy as np
 import plotly.colors
 
+from app import i18n
 from core.masks import causal_mask
 from core.masks.batch import mask_steps_view, pad_batch
-from viz.masks import MASKED_MARK, attention_mask_figure, mask_figure, mask_steps_figures
+from core.masks.encoder_decoder import three_kinds
+from viz.labels import indexed_labels
+from viz.masks import MASKED_MARK, attention_kind_figure, attention_mask_figure, mask_figure, mask_steps_figures
 from viz.style import ALLOWED_COLOUR, MASKED_COLOUR
 
 LABELS = ["0 a", "1 b", "2 c", "3 d"]
@@ -46,7 +51,7 @@ def test_legend_names_both_kinds_of_cell_even_when_one_is_absent():
 def test_axes_and_legend_words_come_from_the_catalog():
     view = mask_steps_view([["a", "b", "c"], ["d"]], sentence=1, head=0, kind="both")
     t = texts(key_axis="keys (columns)", query_axis="queries (rows)", may="may attend", masked="masked")
-    figs = mask_steps_figures(view, ["0 d", "1 [PAD]", "2 [PAD]"], t)
+    figs = mask_steps_figures(view, t, ["0 d", "1 [PAD]", "2 [PAD]"])
     assert set(figs) == {"padding", "causal", "both", "scores", "applied", "weights"}
     for fig in figs.values():
         assert fig.layout.xaxis.title.text == "keys (columns)" and fig.layout.yaxis.title.text == "queries (rows)"
@@ -55,8 +60,21 @@ def test_axes_and_legend_words_come_from_the_catalog():
 
 def test_attention_mask_figure_writes_the_mask_values():
     batch = pad_batch([["a", "b", "c"], ["d"]])
-    fig = attention_mask_figure(batch, ["s0", "s1"], texts(real="real (1)", padding="padding (0)"))
+    fig = attention_mask_figure(batch, texts(real="real (1)", padding="padding (0)"), ["s0", "s1"])
     heat = {t.name: t for t in fig.data if t.type == "heatmap"}
     assert np.array(heat["real (1)"].text)[batch.real].tolist() == ["1"] * 4
     assert np.array(heat["padding (0)"].text)[~batch.real].tolist() == ["0"] * 2
     assert [t.name for t in fig.data if t.type == "scatter"] == ["real (1)", "padding (0)"]
+
+
+def test_attention_kind_figure_is_one_heads_weights_titled_from_the_figure_section():
+    t = functools.partial(i18n.text, "en", "masks.figure")
+    kinds = three_kinds(["a", "b", "c"], ["x", "y"], seed=0)
+    for kind in kinds:
+        q, k = indexed_labels(kind.query_tokens), indexed_labels(kind.key_tokens)
+        fig = attention_kind_figure(kind, t, 1, q, k)
+        z = np.array(fig.data[0].z, dtype=float)
+        assert z.shape == (len(q), len(k)) and np.isnan(z[~kind.allowed]).all()
+        np.testing.assert_allclose(z[kind.allowed], kind.weights[1][kind.allowed], atol=1e-3)  # as drawn (rounded)
+        assert fig.layout.title.text == f"{t(kind.kind)} · {t('head')} 1"
+        assert fig.layout.xaxis.title.text == t("key_axis") and fig.layout.yaxis.title.text == t("query_axis")

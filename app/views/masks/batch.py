@@ -32,7 +32,7 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     rows = [f"{T('sentence')} {i}" for i in range(b)]
     positions = [str(j) for j in range(n)]
     st.dataframe(pd.DataFrame(batch.padded, index=rows, columns=positions))
-    fig = attention_mask_figure(batch, rows, T)
+    fig = attention_mask_figure(batch, ui.texts("masks.figure"), rows)
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
     )

@@ -41,7 +41,7 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
             s = k.shapes
             st.code(T("shape_line", q=s["Q"], k=s["K"], w=s["weights"], v=s["V"], o=s["output"]), language=None)
             q_labels, k_labels = indexed_labels(k.query_tokens), indexed_labels(k.key_tokens)
-            fig = attention_kind_figure(k, head, q_labels, k_labels, T)
+            fig = attention_kind_figure(k, ui.texts("masks.figure"), head, q_labels, k_labels)
             ui.show_figure(
                 fig,
                 f"{k.kind}-head{head}",

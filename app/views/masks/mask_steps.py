@@ -23,7 +23,7 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
         kind = ui.select("mask", T("kind"), list(core.MASK_KINDS), "both", format_func=lambda k: T(f"kind_{k}"))
     view = core.mask_steps_view(token_lists, i, head, kind, seed=SEED)
     labels = indexed_labels(view.tokens)
-    figs = mask_steps_figures(view, labels, T)
+    figs = mask_steps_figures(view, ui.texts("masks.figure"), labels)
     st.caption(T("f_mask_legend"))
     cols = st.columns(3)
     for col, k in zip(cols, core.MASK_KINDS):
