@@ -251,10 +251,13 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
     changes = []
     for _ in range(args.steps):
         before = [len(s.pages) for s in learners]
+        cpu_before = server_cpu(server)
         sent = await facilitator.click("room-next")
         reached = await wait_for(lambda: all(len(s.pages) > b for s, b in zip(learners, before)), args.timeout)
         lat = [s.pages[b][0] - sent for s, b in zip(learners, before) if len(s.pages) > b]
-        changes.append({"reached": len(lat), "all": reached, "ms": [round(1000 * x) for x in sorted(lat)]})
+        cpu = server_cpu(server) - cpu_before  # the facilitator's click, every follower's poll and page run
+        changes.append({"reached": len(lat), "all": reached, "ms": [round(1000 * x) for x in sorted(lat)],
+                        "server_cpu_s": round(cpu, 2), "server_cpu_ms_per_learner": round(1000 * cpu / max(1, len(lat)))})  # fmt: skip
         print(f"step change: {len(lat)}/{len(learners)} learners, p50 {percentiles([1000 * x for x in lat])}",
               flush=True)  # fmt: skip
         await asyncio.sleep(args.settle)
