@@ -5,6 +5,7 @@ weighs exactly what the page sends. Pairs are numbered i = 0 .. d/2 - 1 (fastest
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
     from core.rope_scaling.experiment import LossView
     from core.rope_scaling.formulas import DecayView, FrequencyView, ResolutionView
 
+Words = Callable[..., str]  # the [rope_scaling.figure] catalog section
 
-def wavelength_figure(view: FrequencyView, t) -> go.Figure:
+
+def wavelength_figure(view: FrequencyView, t: Words) -> go.Figure:
     return curves(
         view.pairs,
         {r["method"]: r["wavelength"] for r in view.rows},
@@ -30,7 +33,7 @@ def wavelength_figure(view: FrequencyView, t) -> go.Figure:
     )
 
 
-def ratio_figure(view: FrequencyView, t) -> go.Figure:
+def ratio_figure(view: FrequencyView, t: Words) -> go.Figure:
     return curves(
         view.pairs,
         {r["method"]: r["ratio"] for r in view.rows},
@@ -42,7 +45,7 @@ def ratio_figure(view: FrequencyView, t) -> go.Figure:
     )
 
 
-def decay_figure(view: DecayView, t) -> go.Figure:
+def decay_figure(view: DecayView, t: Words) -> go.Figure:
     return curves(
         None,
         {m: e["mean"] for m, e in view.envelopes.items()},
@@ -57,7 +60,7 @@ def decay_figure(view: DecayView, t) -> go.Figure:
     )
 
 
-def resolution_figure(view: ResolutionView, measure: str, t) -> go.Figure:
+def resolution_figure(view: ResolutionView, t: Words, measure: str) -> go.Figure:
     fig = curves(
         view.factors,
         {m: v[measure] for m, v in view.angles.items()},
@@ -75,7 +78,9 @@ def resolution_figure(view: ResolutionView, measure: str, t) -> go.Figure:
     return fig
 
 
-def loss_figure(view: LossView, title: str, t) -> go.Figure:
+def loss_figure(view: LossView, t: Words, bucket: int, live: bool = False) -> go.Figure:
+    """Mean loss per position bucket of each run; `live`: the runs just measured on the page."""
+    title = t("live_title" if live else "loss_title", b=bucket)
     return curves(
         None,
         {r["label"]: np.asarray(r["mean_loss"]) for r in view.runs},

@@ -1,10 +1,13 @@
 """viz/rope_scaling.py: figures from core.rope_scaling.formulas views, read back: the computed angles on
 power-of-two ticks, and log axes that carry major ticks (1, 2, 5 x 10^k) only."""
 
+import functools
+
 import numpy as np
 import pytest
 
-from core.rope_scaling import formulas
+from app import i18n
+from core.rope_scaling import experiment, formulas
 from tests.references import is_major_tick
 from viz import rope_scaling as figures
 
@@ -16,7 +19,7 @@ def t(key, /, **fmt):
 def test_resolution_figure_plots_the_computed_angles_on_power_of_two_ticks():
     view = formulas.resolution_view(4.0)
     res = view.angles
-    fig = figures.resolution_figure(view, "fastest_pair", t)
+    fig = figures.resolution_figure(view, t, "fastest_pair")
     for trace in fig.data:
         np.testing.assert_allclose(trace.y, np.asarray(res[trace.name]["fastest_pair"], dtype=np.float32))
         np.testing.assert_allclose(trace.x, formulas.RES_FACTORS)
@@ -32,3 +35,18 @@ def test_wavelength_and_decay_figures_have_major_log_ticks():
         layout = fig.to_dict()["layout"][axis]
         assert layout["type"] == "log" and layout["tickmode"] == "array"
         assert len(layout["tickvals"]) >= 2 and all(is_major_tick(v) for v in layout["tickvals"])
+
+
+def test_loss_figure_titles_itself_from_the_bucket_in_the_figure_section():
+    words = functools.partial(i18n.text, "en", "rope_scaling.figure")
+    lengths = sorted(experiment.results_by_length())
+    if not lengths:
+        pytest.skip("no committed long-context results")
+    view = experiment.experiment_view(lengths[0])
+    bucket = view.results["bucket"]
+    fig = figures.loss_figure(view.loss, words, bucket)
+    assert fig.layout.title.text == words("loss_title", b=bucket)
+    assert fig.layout.xaxis.title.text == words("position") and fig.layout.yaxis.title.text == words("loss")
+    assert [tr.name for tr in fig.data if tr.mode and "lines" in tr.mode] == [r["label"] for r in view.loss.runs]
+    live = figures.loss_figure(view.loss, words, 128, live=True)
+    assert live.layout.title.text == words("live_title", b=128)

@@ -53,7 +53,7 @@ def committed(T) -> None:
     if view.missing:
         total = len(experiment.STANDARD_RUNS)
         st.warning(T("partial", k=len(res["runs"]), total=total, missing=", ".join(view.missing)))
-    fig = figures.loss_figure(view.loss, T("loss_title", b=res["bucket"]), T)
+    fig = figures.loss_figure(view.loss, ui.texts("rope_scaling.figure"), res["bucket"])
     ui.show_figure(fig, "long-context-loss", data=_loss_data(runs), key="fig-loss")
     st.dataframe(
         {
@@ -117,7 +117,7 @@ def live(T) -> None:
         if model is not None:
             runs = _live(model, n, method, factor, T)
     if runs:
-        fig = figures.loss_figure(experiment.loss_view(runs), T("live_title", b=LIVE_BUCKET), T)
+        fig = figures.loss_figure(experiment.loss_view(runs), ui.texts("rope_scaling.figure"), LIVE_BUCKET, live=True)
         ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs), key="fig-live")
         st.dataframe(
             {

@@ -28,17 +28,18 @@ def part(T) -> None:
     with c2:
         maxd = int(ui.select("maxd", T("maxd"), DISTANCES, "131072", format_func=lambda v: f"{int(v):,}"))
     freq = _frequencies(factor, maxd)
+    words = ui.texts("rope_scaling.figure")
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(
-            figures.wavelength_figure(freq, T),
+            figures.wavelength_figure(freq, words),
             f"rope-wavelengths-s{factor:g}",
             data={"pair": freq.pairs, **{r["method"]: r["wavelength"] for r in freq.rows}},
             key="fig-wl",
         )
     with c2:
         ui.show_figure(
-            figures.ratio_figure(freq, T),
+            figures.ratio_figure(freq, words),
             f"rope-interpolation-s{factor:g}",
             data={"pair": freq.pairs, **{r["method"]: r["ratio"] for r in freq.rows}},
             key="fig-ratio",
@@ -58,7 +59,7 @@ def part(T) -> None:
     decay = _decay(factor, maxd)
     default = decay.envelopes["default"]
     ui.show_figure(
-        figures.decay_figure(decay, T),
+        figures.decay_figure(decay, ui.texts("rope_scaling.figure")),
         f"rope-qk-decay-s{factor:g}",
         data={
             "distance_from": default["start"],
@@ -81,7 +82,7 @@ def part(T) -> None:
     )
     res = formulas.resolution_view(factor)
     ui.show_figure(
-        figures.resolution_figure(res, measure, T),
+        figures.resolution_figure(res, ui.texts("rope_scaling.figure"), measure),
         f"rope-resolution-{measure}",
         data={"factor": res.factors, **{m: v[measure] for m, v in res.angles.items()}},
         key="fig-res",
