@@ -33,9 +33,9 @@ TARGET_S = 1.0
 
 
 def english_text() -> dict[str, str]:
-    """The page's catalog section in English ([rope_scaling] of app/locales/en.toml)."""
+    """The figure words in English ([rope_scaling.figure] of app/locales/en.toml)."""
     with open(ROOT / "app" / "locales" / "en.toml", "rb") as f:
-        return {k: v for k, v in tomllib.load(f)["rope_scaling"].items() if isinstance(v, str)}
+        return {k: v for k, v in tomllib.load(f)["rope_scaling"]["figure"].items() if isinstance(v, str)}
 
 
 def one_view(factor: float, t) -> tuple[float, int]:
@@ -57,7 +57,7 @@ def main() -> None:
     one_view(4.0, t)  # warm-up: imports, first transformers calls
     t0 = time.perf_counter()
     res = formulas.resolution_view(4.0)  # computed once per process, as on the page
-    res_json = figures.resolution_figure(res, "fastest_pair", t).to_json()
+    res_json = figures.resolution_figure(res, t, "fastest_pair").to_json()
     res_s = time.perf_counter() - t0
     rows = []
     print(f"{'factor':>7} {'p50 s':>8} {'max s':>8} {'KB':>7}")

@@ -12,7 +12,7 @@ from viz.sdpa_gqa import backend_figures, grouped_bars, kv_cache_figure
 
 
 def t(key, /, **fmt):
-    return i18n.text("en", "sdpa_gqa", key, **fmt)
+    return i18n.text("en", "sdpa_gqa.figure", key, **fmt)
 
 
 def row(backend, n, ms, peak, causal=False, status="ok", diff=1e-7):
