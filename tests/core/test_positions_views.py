@@ -99,7 +99,7 @@ def test_rope_pairs_count_from_zero_in_code_and_in_words():
         intro = i18n.text(lang, "positions", "rope_intro")
         assert "base^(−2i/d)" in intro and "i = 0 … d/2 − 1" in intro and "(i−1)" not in intro
         assert "i = 0 … d/2 − 1" in i18n.text(lang, "positions", "pair_axis")
-        assert "i = 0 … d/2 − 1" in i18n.text(lang, "rope_scaling", "pair")
+        assert "i = 0 … d/2 − 1" in i18n.text(lang, "rope_scaling.figure", "pair")
 
 
 def test_check_view_depends_on_offset_only_and_matches_transformers():
