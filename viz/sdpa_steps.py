@@ -1,7 +1,7 @@
 """Figures of /sdpa-steps: the four steps of softmax(Q Kᵀ / √d_k) V as labelled matrices, and the √d_k
 saturation demo (entropy against d_k, one row of weights). Views in, plotly figures out.
 
-Words come from `t` (the page's [sdpa_steps] catalog section): keys query, key, dim, fig_scores, fig_scaled,
+Words come from `t` (the [sdpa_steps.figure] catalog section): keys query, key, dim, fig_scores, fig_scaled,
 fig_weights, fig_output, sat_*, row_*.
 """
 

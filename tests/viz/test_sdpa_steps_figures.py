@@ -1,7 +1,10 @@
 """viz/sdpa_steps.py: the step figures carry the view's numbers and labels; the saturation figures its curves."""
 
+import functools
+
 import numpy as np
 
+from app import i18n
 from core.sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, saturation_view, steps_view
 from viz.sdpa_steps import saturation_figures, step_figures
 
@@ -29,3 +32,14 @@ def test_saturation_figures_draw_the_curve_and_the_row():
     np.testing.assert_allclose(scaled.y, np.round(view.curve.entropy_scaled, 4))
     np.testing.assert_allclose(unscaled.x, view.curve.d_k)
     assert figs["row"].layout.title.text == "row_title 64" and list(figs["row"].data[0].x) == view.key_labels
+
+
+def test_titles_and_axes_come_from_the_figure_section():
+    words = functools.partial(i18n.text, "en", "sdpa_steps.figure")
+    figs = step_figures(steps_view(CLASSIC_Q, CLASSIC_K, CLASSIC_V), words)
+    for name in ("scores", "scaled", "weights", "output"):
+        assert figs[name].layout.title.text == words(f"fig_{name}")
+    assert figs["scores"].layout.xaxis.title.text == words("key")
+    assert figs["scores"].layout.yaxis.title.text == words("query")
+    sat = saturation_figures(saturation_view(64, 8), words)
+    assert [tr.name for tr in sat["entropy"].data] == [words("sat_scaled"), words("sat_unscaled")]

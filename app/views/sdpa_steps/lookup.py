@@ -40,7 +40,7 @@ def show_lookup(T) -> None:
         st.markdown(
             T("lookup_result_hit", hard=view.hard, soft=view.soft, sdpa=view.sdpa, gap=abs(view.soft - view.hard))
         )
-    figs = lookup_figures(view, T)
+    figs = lookup_figures(view, ui.texts("sdpa_steps.figure"))
     left, right = st.columns(2)
     with left:
         data = {"key": view.names, "score": view.scores, "soft_weight": view.weights, "dict_weight": view.hard_weights}

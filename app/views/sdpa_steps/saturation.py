@@ -39,7 +39,7 @@ def show_saturation(T) -> None:
             mx=c.max_entropy,
         )
     )
-    figs = saturation_figures(view, T)
+    figs = saturation_figures(view, ui.texts("sdpa_steps.figure"))
     left, right = st.columns([3, 2])
     with left:
         curve = {

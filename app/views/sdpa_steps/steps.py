@@ -39,7 +39,7 @@ def show_steps(T) -> None:
     s = view.steps
     n_q, n_k = s.scores.shape
     st.markdown(T("shapes", nq=n_q, nk=n_k, dk=view.d_k, dv=s.output.shape[1], n=view.n_scores))
-    figs = step_figures(view, T)
+    figs = step_figures(view, ui.texts("sdpa_steps.figure"))
     labels = dict(row_labels=view.q_labels, col_labels=view.k_labels)
 
     left, right = st.columns(2)
