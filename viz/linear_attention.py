@@ -1,7 +1,7 @@
 """Figures of /linear-attention: counted costs, the implied attention matrices, how finite feature maps approach
 softmax's exp kernel, measured time against n with fitted slopes, and generation speed. Each takes the view
-dataclass of core/linear_attention/views.py (or exp_kernel.py) and `t(key, **fmt)` for its words (the page's catalog
-section); it draws and does not compute.
+dataclass of core/linear_attention/views.py (or exp_kernel.py) and `t(key, **fmt)` for its words (the
+[linear_attention.figure] catalog section); it draws and does not compute.
 
 Log axes carry major ticks only: powers of ten over wide ranges, 1-2-5 over narrow ones (plotly's default labels
 every digit of a short log axis, which reads as clutter)."""

@@ -11,7 +11,7 @@ from viz import linear_attention as vl
 
 
 def t(key, /, **fmt):
-    return i18n.text("en", "linear_attention", key, **fmt)
+    return i18n.text("en", "linear_attention.figure", key, **fmt)
 
 
 def log_axes(fig):

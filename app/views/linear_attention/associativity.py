@@ -46,4 +46,9 @@ def part(T) -> None:
             cross=view.crossover,
         )
     )
-    ui.show_figure(cost_figure(view, T), f"associativity-d{d}", data={"n": view.sizes, **view.curves}, key="fig-cost")
+    ui.show_figure(
+        cost_figure(view, ui.texts("linear_attention.figure")),
+        f"associativity-d{d}",
+        data={"n": view.sizes, **view.curves},
+        key="fig-cost",
+    )

@@ -19,7 +19,7 @@ def part(T) -> None:
         spread = ui.slider("ek_spread", T("ek_spread"), 0.25, 1.5, 1.0, step=0.25)
     view = exp_kernel_view(d, spread)
     ui.show_figure(
-        exp_kernel_figure(view, T),
+        exp_kernel_figure(view, ui.texts("linear_attention.figure")),
         f"exp-kernel-d{d}-s{spread:g}",
         data={"order": view.orders, "taylor_features": view.taylor_counts, "taylor_error": view.taylor_error},
         key="fig-exp",

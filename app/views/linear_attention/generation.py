@@ -16,7 +16,7 @@ GEN_MAX = ["256", "512", "1024", "2048", "4096", "8192"]
 
 def show(T, view: GenerationView, name: str, key: str) -> None:
     data = {"context": view.contexts, **{f"{m}_tok_s": view.tok_s[m] for m in MODES}}
-    ui.show_figure(generation_figure(view, T), name, data=data, key=key)
+    ui.show_figure(generation_figure(view, ui.texts("linear_attention.figure")), name, data=data, key=key)
     st.dataframe(
         {
             T("col_ctx"): [f"{c:,}" for c in view.contexts],

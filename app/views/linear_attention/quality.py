@@ -35,7 +35,7 @@ def part(T) -> None:
             seed=c["seed"],
         )
     )
-    figs = quality_figures(view, T)
+    figs = quality_figures(view, ui.texts("linear_attention.figure"))
     left, right = st.columns(2)
     for col, name in ((left, "steps"), (right, "time")):
         with col:

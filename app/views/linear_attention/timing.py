@@ -17,7 +17,7 @@ HEADS, HEAD_DIM = 1, 64  # the timing shape, as in benchmarks/bench_linear.py
 def show(T, view: TimingView, name: str, key: str) -> None:
     ms = view.ms
     ui.show_figure(
-        timing_figure(view, T),
+        timing_figure(view, ui.texts("linear_attention.figure")),
         name,
         data={"n": view.sizes, "softmax_ms": ms["softmax"], "linear_ms": ms["linear"]},
         key=key,
