@@ -9,7 +9,7 @@ from viz.positions import alibi as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 def test_slopes_figure_one_bar_per_head_on_a_log_axis():

@@ -10,7 +10,7 @@ from viz.positions import learned as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 def test_similarity_figure_is_the_views_matrix_on_position_axes():

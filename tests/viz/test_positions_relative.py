@@ -10,7 +10,7 @@ from viz.positions import relative as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 VIEW = relative.shaw_view(6, 4, 2, 7)

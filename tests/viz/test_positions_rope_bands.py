@@ -10,7 +10,7 @@ from viz.positions import rope_bands as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 VIEW = rope_bands.bands_view(fake_trace(lengths=(6,), n_heads=3, n_kv_heads=1, d=8, causal=True), 1, 2, 2)
@@ -37,7 +37,7 @@ def test_pair_share_bars_one_per_pair():
 
 
 def test_band_figure_is_the_bands_part_of_the_scores_with_future_keys_masked():
-    fig = figures.band_figure(VIEW, 1, t)
+    fig = figures.band_figure(VIEW, t, 1)
     z = np.array(fig.data[0].z, dtype=float)
     assert z.shape == (6, 6) and fig.data[0].zmid == 0.0
     np.testing.assert_allclose(z[VIEW.visible], np.round(VIEW.band_scores[1], 2)[VIEW.visible], atol=1e-6)

@@ -8,7 +8,7 @@ from viz.positions import rope as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 def test_angles_figure_pair_axis_starts_at_zero():

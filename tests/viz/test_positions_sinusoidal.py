@@ -11,7 +11,7 @@ from viz.positions import sinusoidal as figures
 
 
 def t(key, **fmt):
-    return i18n.text("en", "positions", key, **fmt)
+    return i18n.text("en", "positions.figure", key, **fmt)
 
 
 def test_variation_figure_log_axis_covers_the_values_with_major_ticks():

@@ -40,7 +40,7 @@ def pair_share_figure(view: BandsView, t) -> go.Figure:
     return bars(pairs, view.pair_share, title=t("band_share_title"), x_title=t("pair_label"), y_title=t("share"))
 
 
-def band_figure(view: BandsView, band: int, t) -> go.Figure:
+def band_figure(view: BandsView, t, band: int) -> go.Figure:
     """Band `band`'s signed part of the scores, white at 0; future keys masked."""
     tokens = view.labels
     a, z = view.band_pairs[band]

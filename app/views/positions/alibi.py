@@ -19,14 +19,25 @@ def part(T) -> None:
     view = alibi.alibi_view(heads, n, h)
     names = figures.head_names(view)
     ui.show_figure(
-        figures.slopes_figure(view, T), "alibi-slopes", data={"head": names, "slope": view.slopes}, key="fig-slopes"
+        figures.slopes_figure(view, ui.texts("positions.figure")),
+        "alibi-slopes",
+        data={"head": names, "slope": view.slopes},
+        key="fig-slopes",
     )
     c1, c2 = st.columns(2)
     with c1:
-        ui.show_figure(figures.bias_figure(view, T), f"alibi-bias-head{view.head}", data=view.bias, key="fig-bias")
+        ui.show_figure(
+            figures.bias_figure(view, ui.texts("positions.figure")),
+            f"alibi-bias-head{view.head}",
+            data=view.bias,
+            key="fig-bias",
+        )
     with c2:
         ui.show_figure(
-            figures.weights_figure(view, T), f"alibi-weights-head{view.head}", data=view.weights, key="fig-alibi-w"
+            figures.weights_figure(view, ui.texts("positions.figure")),
+            f"alibi-weights-head{view.head}",
+            data=view.weights,
+            key="fig-alibi-w",
         )
     st.dataframe({T("head"): names, T("slope"): view.slopes, T("span_col"): view.span})
     st.caption(T("span_note"))

@@ -20,7 +20,12 @@ def part(T) -> None:
         return
     view = extrapolation.extrapolation_view(data)
     table = {"position": view.positions, **{k: view.accuracy[k] for k in view.accuracy}}
-    ui.show_figure(accuracy_figure(view, T), "position-extrapolation", data=table, key="fig-extrapolation")
+    ui.show_figure(
+        accuracy_figure(view, ui.texts("positions.figure")),
+        "position-extrapolation",
+        data=table,
+        key="fig-extrapolation",
+    )
     kinds = list(view.accuracy)
     st.dataframe(
         {

@@ -17,10 +17,15 @@ def part(T) -> None:
     view = learned.similarity_view(model, n)
     c1, c2 = st.columns(2)
     with c1:
-        ui.show_figure(figures.similarity_figure(view, T), "minilm-position-similarity", data=view.shown, key="fig-sim")
+        ui.show_figure(
+            figures.similarity_figure(view, ui.texts("positions.figure")),
+            "minilm-position-similarity",
+            data=view.shown,
+            key="fig-sim",
+        )
     with c2:
         ui.show_figure(
-            figures.by_distance_figure(view, T),
+            figures.by_distance_figure(view, ui.texts("positions.figure")),
             "minilm-similarity-by-distance",
             data=view.by_distance,
             key="fig-sim-dist",

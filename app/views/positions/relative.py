@@ -21,8 +21,20 @@ def part(T) -> None:
     view = relative.shaw_view(n, d, k, seed)
     c1, c2 = st.columns(2)
     with c1:
-        ui.show_figure(figures.offsets_figure(view, T), "shaw-offsets", data=view.offsets, key="fig-offsets")
+        ui.show_figure(
+            figures.offsets_figure(view, ui.texts("positions.figure")),
+            "shaw-offsets",
+            data=view.offsets,
+            key="fig-offsets",
+        )
     with c2:
-        ui.show_figure(figures.relative_scores_figure(view, T), "shaw-s", data=view.relative, key="fig-s")
-    ui.show_figure(figures.weights_figure(view, T), "shaw-weights", data=view.weights, key="fig-shaw-w")
+        ui.show_figure(
+            figures.relative_scores_figure(view, ui.texts("positions.figure")),
+            "shaw-s",
+            data=view.relative,
+            key="fig-s",
+        )
+    ui.show_figure(
+        figures.weights_figure(view, ui.texts("positions.figure")), "shaw-weights", data=view.weights, key="fig-shaw-w"
+    )
     st.info(T("rel_result", k=k, spread=view.clipped_spread, delta=view.change))

@@ -29,7 +29,12 @@ def part(T) -> None:
         horizontal=True,
     )
     rot = rope.rotation_view(d, base, m, layout)
-    ui.show_figure(figures.rotation_figure(rot, T), f"rope-rotation-m{m}", data=rot.rotation, key="fig-rot")
+    ui.show_figure(
+        figures.rotation_figure(rot, ui.texts("positions.figure")),
+        f"rope-rotation-m{m}",
+        data=rot.rotation,
+        key="fig-rot",
+    )
 
     c1, c2 = st.columns(2)
     with c1:
@@ -37,17 +42,24 @@ def part(T) -> None:
     with c2:
         pair = ui.slider("rope_pair", T("rope_pair"), 0, rot.d // 2 - 1, 0)
     ang = rope.angles_view(rot.inv_freq, n, pair)
-    ui.show_figure(figures.angles_figure(ang, T), "rope-angles", data=ang.angles, key="fig-angles")
-    ui.show_figure(figures.trajectory_figure(ang, T), f"rope-pair{ang.pair}", key="fig-traj")
+    ui.show_figure(
+        figures.angles_figure(ang, ui.texts("positions.figure")), "rope-angles", data=ang.angles, key="fig-angles"
+    )
+    ui.show_figure(figures.trajectory_figure(ang, ui.texts("positions.figure")), f"rope-pair{ang.pair}", key="fig-traj")
 
     st.subheader(T("check_title"))
     check = rope.check_view(rot.inv_freq, n, m)
     c1, c2 = st.columns(2)
     with c1:
-        ui.show_figure(figures.check_scores_figure(check, T), "rope-score-check", data=check.scores, key="fig-check")
+        ui.show_figure(
+            figures.check_scores_figure(check, ui.texts("positions.figure")),
+            "rope-score-check",
+            data=check.scores,
+            key="fig-check",
+        )
     with c2:
         ui.show_figure(
-            figures.check_offset_figure(check, T),
+            figures.check_offset_figure(check, ui.texts("positions.figure")),
             "rope-score-by-offset",
             data={"offset": check.offsets, "score": check.score_by_offset},
             key="fig-check-line",

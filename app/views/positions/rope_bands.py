@@ -33,7 +33,7 @@ def part(T) -> None:
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(
-            figures.queries_figure(view, T),
+            figures.queries_figure(view, ui.texts("positions.figure")),
             f"smollm2-q-l{layer}-h{head}",
             data=view.q,
             row_labels=labels,
@@ -42,7 +42,7 @@ def part(T) -> None:
         )
     with c2:
         ui.show_figure(
-            figures.keys_figure(view, T),
+            figures.keys_figure(view, ui.texts("positions.figure")),
             f"smollm2-k-l{layer}-g{view.kv_head}",
             data=view.k,
             row_labels=labels,
@@ -50,14 +50,14 @@ def part(T) -> None:
             key="fig-k",
         )
     ui.show_figure(
-        figures.pair_share_figure(view, T),
+        figures.pair_share_figure(view, ui.texts("positions.figure")),
         f"smollm2-pair-share-l{layer}-h{head}",
         data={"pair": list(range(len(view.pair_share))), "share": view.pair_share},
         key="fig-share",
     )
     band = ui.slider("band", T("band"), 0, n_bands - 1, 0)
     ui.show_figure(
-        figures.band_figure(view, band, T),
+        figures.band_figure(view, ui.texts("positions.figure"), band),
         f"smollm2-band{band}-l{layer}-h{head}",
         data=view.band_scores[band],
         row_labels=labels,

@@ -33,13 +33,17 @@ def part(T) -> None:
     st.caption(T("slip_sinusoidal", d=d, ratio=ex["pair_ratio"], typo=ex["typo_longest"], right=ex["right_longest"],
                  share=ex["typo_beyond"]))  # fmt: skip
     enc = sinusoidal.encoding_view(n, d, base)
-    ui.show_figure(figures.encoding_figure(enc, T), "sinusoidal-pe", data=enc.pe, key="fig-pe")
+    ui.show_figure(
+        figures.encoding_figure(enc, ui.texts("positions.figure")), "sinusoidal-pe", data=enc.pe, key="fig-pe"
+    )
     c1, c2 = st.columns(2)
     with c1:
-        ui.show_figure(figures.dot_figure(enc, T), "sinusoidal-dot", data=enc.dots, key="fig-dot")
+        ui.show_figure(
+            figures.dot_figure(enc, ui.texts("positions.figure")), "sinusoidal-dot", data=enc.dots, key="fig-dot"
+        )
     with c2:
         ui.show_figure(
-            figures.dot_distance_figure(enc, T),
+            figures.dot_distance_figure(enc, ui.texts("positions.figure")),
             "sinusoidal-dot-distance",
             data={"distance": enc.distances, "dot": enc.dot_by_distance},
             key="fig-dot-line",
@@ -53,13 +57,15 @@ def part(T) -> None:
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(
-            figures.collision_figure(col, T),
+            figures.collision_figure(col, ui.texts("positions.figure")),
             "sine-collision",
             data={"position": col.positions, "sin": col.points[:, 0]},
             key="fig-collision",
         )
     with c2:
-        ui.show_figure(figures.pair_circle_figure(col, T), "sin-cos-circle", key="fig-circle")
+        ui.show_figure(
+            figures.pair_circle_figure(col, ui.texts("positions.figure")), "sin-cos-circle", key="fig-circle"
+        )
     c = col.collision
     st.info(
         T("collision", p=c["p"], q=c["q"], sp=c["sin_p"], sq=c["sin_q"], gap=c["sine_gap"], dist=c["pair_distance"])
@@ -76,7 +82,7 @@ def part(T) -> None:
         thr = float(ui.select("thr", T("thr"), THRESHOLDS, "0.01", format_func=lambda v: f"{float(v):.1%}"))
     sp = _sparsity(sp_n, sp_d, base, thr)
     ui.show_figure(
-        figures.variation_figure(sp, T),
+        figures.variation_figure(sp, ui.texts("positions.figure")),
         "sinusoidal-variation",
         data={"dimension": sp.columns, "variation": sp.variation},
         key="fig-var",
