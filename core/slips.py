@@ -57,13 +57,17 @@ def gqa_ratios() -> dict[str, str]:
     return {c.name: f"{c.heads}:{c.kv_heads} = {c.group_size}:1" for c in PRESETS.values()}
 
 
-def rope_unscaled(runs: list[dict]) -> dict | None:
-    """SmolLM2's measured mean loss with plain RoPE within and beyond its training context (from the committed
+def rope_unscaled(runs: list[dict], original_context: int) -> dict | None:
+    """SmolLM2's measured mean loss with plain RoPE within and beyond its training context L0 (from the committed
     long-context runs), or None when that run is missing."""
     run = next((r for r in runs if r.get("method") == "default"), None)
     if run is None or run.get("mean_loss_beyond_context") is None:
         return None
-    return {"within": float(run["mean_loss_within_context"]), "beyond": float(run["mean_loss_beyond_context"])}
+    return {
+        "within": float(run["mean_loss_within_context"]),
+        "beyond": float(run["mean_loss_beyond_context"]),
+        "l0": int(original_context),
+    }
 
 
 def moe_active_shares() -> tuple[float, float]:

@@ -62,12 +62,13 @@ def test_gqa_and_moe_shares():
 
 def test_rope_unscaled_from_the_committed_runs_against_the_buckets():
     runs = json.loads((ROOT / "results" / "long_context.json").read_text())["runs"]
-    got = slips.rope_unscaled(runs)
+    got = slips.rope_unscaled(runs, 8192)
     plain = next(r for r in runs if r["method"] == "default")
     beyond = [loss for s, loss in zip(plain["start"], plain["mean_loss"]) if s >= 8192]
     assert got["beyond"] == pytest.approx(np.mean(beyond), rel=1e-3)
     assert got["beyond"] > got["within"] + 1.0  # more than a nat worse past the training length
-    assert slips.rope_unscaled([]) is None
+    assert got["l0"] == 8192
+    assert slips.rope_unscaled([], 8192) is None
 
 
 def test_qkv_differ_is_zero_only_for_equal_matrices():

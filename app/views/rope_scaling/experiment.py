@@ -68,9 +68,9 @@ def committed(T) -> None:
     )
     if view.best is not None:
         st.info(T("exp_best", **view.best))
-    unscaled = slips.rope_unscaled(runs)
+    unscaled = slips.rope_unscaled(runs, res.get("original_context", experiment.ORIGINAL_CONTEXT))
     if unscaled is not None:
-        st.caption(T("slip_rope", l0=res["original_context"], **unscaled))
+        st.caption(T("slip_rope", **unscaled))
     with st.expander(T("exp_meta")):
         st.markdown(
             T(
