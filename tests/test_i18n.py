@@ -82,3 +82,23 @@ def test_no_translation_table_is_left_in_code():
         for p in sorted((ROOT / folder).rglob("*.py"))
     }
     assert not {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("lang", ["en", *OTHERS])
+def test_sections_follow_the_catalog(lang):
+    """A translator reads a file top to bottom in the order of the app: the shared sections first, then per page
+    (catalog order) its [nav.<topic>], [<topic>] and [<topic>.*] sections together."""
+    import re
+
+    text = (ROOT / "app" / "locales" / f"{lang}.toml").read_text(encoding="utf-8")
+    headers = re.findall(r"^\[([^\]]+)\]\s*$", text, flags=re.M)
+    topics = [p.topic for p in catalog.PAGES]
+
+    def rank(section: str) -> tuple[int, int]:
+        topic = section.removeprefix("nav.").split(".")[0]
+        if topic not in topics:
+            return (-1, 0)  # shared sections come first
+        return (topics.index(topic), 0 if section.startswith("nav.") else 1)
+
+    ranks = [rank(h) for h in headers]
+    assert ranks == sorted(ranks), [h for h, r, s in zip(headers, ranks, sorted(ranks)) if r != s][:3]
