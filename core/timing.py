@@ -180,6 +180,37 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
     return info
 
 
+class MeasuredRun:
+    """The header every committed training or measurement result carries: the command that redoes it, the
+    machine and its load before and after, wall and CPU seconds.
+
+        run = MeasuredRun("nice -n 5 python scripts/x.py", sys.argv[1:])
+        ... work ...
+        out = {**run.header(), ...}
+    """
+
+    def __init__(self, command: str, args: list[str] | None = None):
+        self.command = " ".join([command, *(args or [])])
+        self.before = machine_info("cpu")
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+
+    def header(self) -> dict:
+        after = machine_info("cpu")
+        return {
+            "command": self.command,
+            "date": self.before["date"],
+            "device": "cpu",
+            "device_name": self.before["device_name"],
+            "torch": self.before["torch"],
+            "torch_threads": torch.get_num_threads(),
+            "cpu_count": self.before["cpu_count"],
+            "loadavg_1min_before": self.before["loadavg_1min"],
+            "loadavg_1min_after": after["loadavg_1min"],
+            "seconds_wall": round(time.perf_counter() - self.wall0, 1),
+            "seconds_cpu": round(time.process_time() - self.cpu0, 1),
+        }
+
+
 def human_bytes(n: float | None) -> str:
     if n is None or not math.isfinite(n):
         return "n/a"

@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
 
 import torch
 
 from core.linear_attention.copy_task import KINDS, CopyConfig, train
 from core.results import results_path, save_result
-from core.timing import machine_info
+from core.timing import MeasuredRun
 
 RESULT_NAME = "linear_quality"
 
@@ -37,26 +36,14 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     cfg = CopyConfig(length=args.length, seed=args.seed)
-    before = machine_info("cpu")
-    wall0, cpu0 = time.perf_counter(), time.process_time()
+    run = MeasuredRun("nice -n 5 python scripts/train_linear_quality.py", sys.argv[1:])
 
     def on_log(step, losses):
         print(f"step {step:5d}  " + "  ".join(f"{k} {v:.4f}" for k, v in losses.items()), file=sys.stderr, flush=True)
 
     result = train(cfg, args.steps, log_every=args.log_every, on_log=on_log)
-    after = machine_info("cpu")
     out = {
-        "command": " ".join(["nice -n 5 python scripts/train_linear_quality.py", *sys.argv[1:]]),
-        "date": before["date"],
-        "device": "cpu",
-        "device_name": before["device_name"],
-        "torch": before["torch"],
-        "torch_threads": 1,
-        "cpu_count": before["cpu_count"],
-        "loadavg_1min_before": before["loadavg_1min"],
-        "loadavg_1min_after": after["loadavg_1min"],
-        "seconds_wall": round(time.perf_counter() - wall0, 1),
-        "seconds_cpu": round(time.process_time() - cpu0, 1),
+        **run.header(),
         "task": "copy: [SEP] s [SEP] s, loss on the second copy (Katharopoulos et al. 2020, section 4.1)",
         "config": dataclasses.asdict(cfg),
         "steps": args.steps,

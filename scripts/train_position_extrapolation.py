@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
 
 import torch
 
 from core.positions.extrapolation import KINDS, ExtrapolationConfig, train
 from core.results import results_path, save_result
-from core.timing import machine_info
+from core.timing import MeasuredRun
 
 RESULT_NAME = "position_extrapolation"
 
@@ -34,8 +33,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    before = machine_info("cpu")
-    wall0, cpu0 = time.perf_counter(), time.process_time()
+    run = MeasuredRun("nice -n 5 python scripts/train_position_extrapolation.py", sys.argv[1:])
     runs = {}
     for seed in args.seeds:
         cfg = ExtrapolationConfig(seed=seed, train_length=args.train_length)
@@ -49,20 +47,9 @@ def main() -> None:
         print(
             f"seed {seed}: " + ", ".join(f"{k} {runs[str(seed)][k]['accuracy_past']}" for k in KINDS), file=sys.stderr
         )
-    after = machine_info("cpu")
     cfg = ExtrapolationConfig(train_length=args.train_length)
     out = {
-        "command": " ".join(["nice -n 5 python scripts/train_position_extrapolation.py", *sys.argv[1:]]),
-        "date": before["date"],
-        "device": "cpu",
-        "device_name": before["device_name"],
-        "torch": before["torch"],
-        "torch_threads": 1,
-        "cpu_count": before["cpu_count"],
-        "loadavg_1min_before": before["loadavg_1min"],
-        "loadavg_1min_after": after["loadavg_1min"],
-        "seconds_wall": round(time.perf_counter() - wall0, 1),
-        "seconds_cpu": round(time.process_time() - cpu0, 1),
+        **run.header(),
         "task": "the most recent marker: at every position, the last of tokens 1..4 seen so far",
         "config": {k: v for k, v in dataclasses.asdict(cfg).items() if k != "seed"},
         "steps": args.steps,

@@ -71,3 +71,13 @@ def test_time_ms_respects_budget():
 
     timing.time_ms(slow, reps=1000, warmup=1, budget_s=0.0)
     assert len(calls) == 2  # one warm-up, then one timed call before the budget stops it
+
+
+def test_a_measured_run_header_names_its_command_machine_load_and_seconds():
+    run = timing.MeasuredRun("python scripts/x.py", ["--steps", "3"])
+    sum(range(10_000))  # some work
+    header = run.header()
+    assert header["command"] == "python scripts/x.py --steps 3"
+    assert header["cpu_count"] == os.cpu_count() and header["device"] == "cpu"
+    assert header["seconds_wall"] >= 0 and header["seconds_cpu"] >= 0
+    assert {"loadavg_1min_before", "loadavg_1min_after", "date", "torch"} <= set(header)
