@@ -212,8 +212,15 @@ async def wait_for(check, timeout_s: float, every_s: float = 0.05) -> bool:
     return check()
 
 
-def server_cpu(server) -> float:
-    return sum(cpu_s(p) for p in process_tree(server.pid))
+class Servers:
+    """The server processes whose CPU the test reads: one `streamlit run`, or the servers behind nginx."""
+
+    def __init__(self, pids: list[int]):
+        self.pids = pids
+
+
+def server_cpu(server: Servers) -> float:
+    return sum(cpu_s(p) for pid in server.pids for p in process_tree(pid))
 
 
 async def measure(args, server, port: int, store, code: str, control: str) -> dict:
@@ -245,7 +252,7 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
     runs = sum(s.fragment_runs for s in learners) + facilitator.fragment_runs - runs0
     out["idle"] = {"seconds": round(wall, 1), "server_cpu_s": round(used, 2), "server_cores_used": round(used / wall, 3),
                    "fragment_runs": runs, "server_cpu_ms_per_poll": round(1000 * used / runs, 2) if runs else None,
-                   "loadavg_before": load0, "loadavg_after": loadavg(), "rss_mb": rss_mb(server.pid)}  # fmt: skip
+                   "loadavg_before": load0, "loadavg_after": loadavg(), "rss_mb": sum(rss_mb(pid) for pid in server.pids)}  # fmt: skip
     print(f"idle: {out['idle']}", flush=True)
 
     changes = []
@@ -319,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answer-spread", type=float, default=5.0, help="learners answer within this many s")
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--postgres", action="store_true", help="the store at DATABASE_URL (default: a temp SQLite)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="servers: 1 = one `streamlit run`; N > 1 = one per core behind nginx (scripts/serve_class.py)",
+    )
     parser.add_argument("--server-log", default="/tmp/attention-lab-room-load-test.log")
     parser.add_argument("--out", default=str(ROOT / "results" / "load_test_room.json"))
     args = parser.parse_args(argv)
@@ -346,17 +359,30 @@ def main(argv: list[str] | None = None) -> int:
         "store": "postgresql" if args.postgres else "sqlite",
         "client": "asyncio + websockets, Streamlit's protocol, fragment timers emulated; one process, same cores",
         "config": {
-            k: getattr(args, k) for k in ("learners", "lesson", "idle_seconds", "steps", "ramp", "answer_spread")
+            k: getattr(args, k)
+            for k in ("learners", "lesson", "idle_seconds", "steps", "ramp", "answer_spread", "processes")
         },
         "loadavg_before": loadavg(),
     }
-    port = free_port()
     with open(args.server_log, "w") as log:
-        server = start_server(port, log)
+        if args.processes == 1:
+            port = free_port()
+            server = start_server(port, log)
+            servers, stop = Servers([server.pid]), lambda: stop_server(server)
+        else:  # the same servers and cookie-affine nginx as `bash scripts/dev.sh serve`; one room store file
+            from scripts.serve_class import Class
+
+            ports: list[int] = []
+            while len(ports) < args.processes + 1:
+                if (p := free_port()) not in ports:
+                    ports.append(p)
+            lab = Class(ports[:-1], ports[-1], Path(tmp.name) / "class", Path(tmp.name) / "logs")
+            lab.start()
+            port, servers, stop = lab.listen, Servers(lab.server_pids()), lab.stop
         try:
-            result |= asyncio.run(measure(args, server, port, store, code, control))
+            result |= asyncio.run(measure(args, servers, port, store, code, control))
         finally:
-            stop_server(server)
+            stop()
             store.close()
             tmp.cleanup()
             for k, v in environ.items():
