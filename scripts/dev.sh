@@ -61,6 +61,17 @@ browser() {
   fi
 }
 
+proxy() {
+  # `serve` puts nginx (Debian's nginx-light) in front of one server per core; the tests start it too.
+  if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null) \
+      || echo "could not install nginx: dev.sh serve and its tests need it (apt-get install nginx-light)"
+  else
+    echo "no nginx and not root: dev.sh serve and its tests need it (apt-get install nginx-light)"
+  fi
+}
+
 postgres() {
   # The room tests run on SQLite and on PostgreSQL (tests/room_stores.py): a local cluster, installed (as root,
   # Debian's package) and started by scripts/postgres.sh. Without it those tests fail; they never skip.
@@ -75,8 +86,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
   setup) setup ;;
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
-  serve) setup; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
-  test)  setup; lint; if selects_browser "$@"; then browser; fi; postgres
+  serve) setup; proxy; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
+  test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
   quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
