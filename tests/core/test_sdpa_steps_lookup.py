@@ -51,7 +51,9 @@ def test_tau_sqrt_dk_is_plain_scaled_dot_product_attention():
 def test_soft_lookup_tends_to_the_dict_value_as_tau_goes_to_zero(qi):
     view = lookup_view(qi, 2.0, NAMES)
     assert view.hard == LOOKUP_VALUES[qi] and view.hard_weights.tolist() == [float(i == qi) for i in range(4)]
-    gaps = [abs(soft_lookup(view.query, view.keys, view.values, tau)[2] - view.hard) for tau in (0.1, 0.03, 0.01, 0.003)]
+    gaps = [
+        abs(soft_lookup(view.query, view.keys, view.values, tau)[2] - view.hard) for tau in (0.1, 0.03, 0.01, 0.003)
+    ]
     assert all(b < a for a, b in zip(gaps, gaps[1:]))  # closer and closer
     assert gaps[2] < 1e-4 * view.hard
     # at attention's own temperature every value is mixed in with a weight of more than 10 %
