@@ -35,32 +35,41 @@ def major_log_ticks(values: Sequence) -> dict:
     return {"dtick": 1} if wide else {"dtick": "D2"}
 
 
-def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> go.Scatter:
+def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> dict:
     label = safe_label(name, 60)
-    return go.Scatter(
-        x=list(x),
-        y=[None if v is None or not math.isfinite(v) else float(v) for v in y],
-        mode="lines+markers" if markers else "lines",
-        name=label,
-        line=dict(color=colour(i), dash=dash, width=1.5 if dash else 2),
-        hovertemplate=f"{label}<br>%{{x:,}}: %{{y:.4g}}<extra></extra>",
-    )
+    return {
+        "type": "scatter",
+        "x": list(x),
+        "y": [None if v is None or not math.isfinite(v) else float(v) for v in y],
+        "mode": "lines+markers" if markers else "lines",
+        "name": label,
+        "line": {"color": colour(i), "width": 2} if dash is None else {"color": colour(i), "dash": dash, "width": 1.5},
+        "hovertemplate": f"{label}<br>%{{x:,}}: %{{y:.4g}}<extra></extra>",
+    }
 
 
-def _loglog(traces: list[go.Scatter], title: str, x_title: str, y_title: str, height: int = 420) -> go.Figure:
-    fig = go.Figure(traces)
-    xs = [x for tr in traces for x in tr.x]
-    ys = [y for tr in traces for y in tr.y]
-    fig.update_layout(
-        title=dict(text=safe_label(title, 120)),
-        height=height,
-        plot_bgcolor="white",
-        margin=MARGIN,
-        legend=dict(orientation="h", y=-0.2),
-    )
-    fig.update_xaxes(type="log", title_text=x_title, gridcolor="#eee", **major_log_ticks(xs))
-    fig.update_yaxes(type="log", title_text=y_title, gridcolor="#eee", **major_log_ticks(ys))
-    return fig
+def _figure(traces: list[dict], title: str, x_axis: dict, y_axis: dict, height: int, legend_y: float) -> go.Figure:
+    """Plain trace and layout dicts, one go.Figure without plotly's per-property validation: a class of 30 reruns
+    this page, and validation with update_layout/update_*axes was most of its figure time (py-spy); a test
+    rebuilds each figure with validation and compares what the browser gets."""
+    layout = {
+        "title": {"text": safe_label(title, 120)},
+        "height": height,
+        "plot_bgcolor": "white",
+        "margin": dict(MARGIN),
+        "legend": {"orientation": "h", "y": legend_y},
+        "xaxis": {"gridcolor": "#eee", **x_axis},
+        "yaxis": {"gridcolor": "#eee", **y_axis},
+    }
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
+
+
+def _loglog(traces: list[dict], title: str, x_title: str, y_title: str, height: int = 420) -> go.Figure:
+    xs = [x for tr in traces for x in tr["x"]]
+    ys = [y for tr in traces for y in tr["y"]]
+    x_axis = {"type": "log", "title": {"text": x_title}, **major_log_ticks(xs)}
+    y_axis = {"type": "log", "title": {"text": y_title}, **major_log_ticks(ys)}
+    return _figure(traces, title, x_axis, y_axis, height, -0.2)
 
 
 def cost_figure(view: AssociativityView, t: Text) -> go.Figure:
@@ -89,8 +98,8 @@ def exp_kernel_figure(view: ExpKernelView, t: Text) -> go.Figure:
     """Error of the attention weights against the number of feature coordinates: Taylor (one point per order)
     and random features."""
     taylor = _line(view.taylor_counts, view.taylor_error, t("ek_taylor"), 0)
-    taylor.text = [t("ek_order", m=m) for m in view.orders]
-    taylor.hovertemplate = "%{text}<br>%{x:.3g}: %{y:.2e}<extra></extra>"
+    taylor["text"] = [t("ek_order", m=m) for m in view.orders]
+    taylor["hovertemplate"] = "%{text}<br>%{x:.3g}: %{y:.2e}<extra></extra>"
     random = _line(view.random_counts, view.random_error, t("ek_random"), 1)
     return _loglog([taylor, random], t("ek_title", d=view.d), t("ek_x"), t("ek_y"), height=380)
 
@@ -125,30 +134,23 @@ def quality_figures(view: QualityView, t: Text) -> dict[str, go.Figure]:
             for i, kind in enumerate(("softmax", "linear"))
         ]
         # chance and the threshold as traces (a shape's annotation would sit at 10^y on a log axis)
-        xs = [x for tr in traces for x in tr.x]
+        xs = [x for tr in traces for x in tr["x"]]
         for y, label, dash in (
             (view.chance, t("q_chance", v=view.chance), "dash"),
             (view.threshold, t("q_threshold", v=view.threshold), "dot"),
         ):
             traces.append(
-                go.Scatter(
-                    x=[min(xs), max(xs)],
-                    y=[y, y],
-                    mode="lines",
-                    name=safe_label(label, 80),
-                    line=dict(color="#999", dash=dash, width=1),
-                    hoverinfo="skip",
-                )
+                {
+                    "type": "scatter",
+                    "x": [min(xs), max(xs)],
+                    "y": [y, y],
+                    "mode": "lines",
+                    "name": safe_label(label, 80),
+                    "line": {"color": "#999", "dash": dash, "width": 1},
+                    "hoverinfo": "skip",
+                }
             )
-        fig = go.Figure(traces)
-        fig.update_layout(
-            title=dict(text=safe_label(t(f"q_fig_{name}"), 120)),
-            height=380,
-            plot_bgcolor="white",
-            margin=MARGIN,
-            legend=dict(orientation="h", y=-0.25),
-        )
-        fig.update_xaxes(title_text=safe_label(x_title, 60), gridcolor="#eee")
-        fig.update_yaxes(type="log", title_text=safe_label(t("q_y"), 60), gridcolor="#eee")
-        figs[name] = fig
+        x_axis = {"title": {"text": safe_label(x_title, 60)}}
+        y_axis = {"type": "log", "title": {"text": safe_label(t("q_y"), 60)}}
+        figs[name] = _figure(traces, t(f"q_fig_{name}"), x_axis, y_axis, 380, -0.25)
     return figs
