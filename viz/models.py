@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -30,7 +31,19 @@ def parity_figure(parity: Parity, t: Callable[..., str]) -> go.Figure:
         "xaxis": {"title": {"text": t("parity_layer")}},
         "yaxis": {"title": {"text": t("parity_difference")}, "type": "log"},
         "shapes": [line],
-        "annotations": [{"xref": "paper", "x": 1, "y": 5.0, "yref": "y", "text": t("parity_line"), "showarrow": False}],
+        # on a log axis an annotation's y is in decades: log10 of the value
+        "annotations": [
+            {
+                "xref": "paper",
+                "x": 1,
+                "xanchor": "right",
+                "yref": "y",
+                "y": math.log10(EXACT),
+                "yanchor": "bottom",
+                "text": t("parity_line"),
+                "showarrow": False,
+            }
+        ],
         "height": 320,
         "margin": {"t": 50, "b": 40},
     }

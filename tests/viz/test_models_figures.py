@@ -26,6 +26,7 @@ def test_parity_bars_follow_the_differences():
     assert fig.layout.yaxis.type == "log"
     assert fig.layout.xaxis.title.text == "<parity_layer>" and fig.layout.yaxis.title.text == "<parity_difference>"
     assert [s.y0 for s in fig.layout.shapes] == [EXACT]
+    assert fig.layout.annotations[0].y == -5  # the line's label sits on it: log axes place annotations in decades
     assert go.Figure(fig.to_dict()).to_dict() == fig.to_dict()  # what was built unvalidated passes validation
     assert not parity.exact and parity.max_difference == 2e-3 and parity.layers == 3
 
