@@ -70,19 +70,10 @@ def receptive_field(mask: torch.Tensor, layers: int) -> np.ndarray:
     return reach.sum(dim=-1).numpy()
 
 
-@torch.no_grad()
-def token_losses(model, ids: list[int], mask: torch.Tensor, chunk: int = 256) -> np.ndarray:
+def token_losses(model, ids: list[int], mask: torch.Tensor) -> np.ndarray:
     """Cross-entropy (nats) of predicting ids[t + 1] from position t, for t = 0 .. n-2, with one forward pass of
-    a transformers causal LM under `mask` (n x n bool). The vocabulary-sized logits are made `chunk` rows at a
-    time (all at once they would take n x 49,152 floats)."""
-    x = torch.tensor([ids])
-    hidden = model.model(input_ids=x, attention_mask=mask[None, None], use_cache=False).last_hidden_state[0]
-    targets = x[0, 1:]
-    out = []
-    for s in range(0, len(ids) - 1, chunk):
-        logits = model.lm_head(hidden[s : min(s + chunk, len(ids) - 1)]).float()
-        out.append(torch.nn.functional.cross_entropy(logits, targets[s : s + logits.shape[0]], reduction="none"))
-    return torch.cat(out).numpy()
+    `model` (the contract: a causal LM) under `mask` (n x n bool)."""
+    return model.next_token_losses(ids, mask=mask).numpy()
 
 
 @dataclass
@@ -300,7 +291,7 @@ def live_view(wrapper, text: str, segment: int, window: int, sinks: int, max_tok
     used = ids[:max_tokens]
     if len(used) < 2:
         return LiveView("too_short", len(ids), len(used), None, {})
-    result = compare(wrapper.model, used, segment, window, sinks)
+    result = compare(wrapper, used, segment, window, sinks)
     block = max(1, len(used) // LIVE_BLOCKS)
     curves = {m: tuple(float(v) for v in result.by_block(m, block)) for m in METHODS}
     lines = LinesView("by_block", _block_centres(block, len(curves["full"])), curves, {"block": block})

@@ -38,14 +38,14 @@ def main() -> None:
     ap.add_argument("--out", default=str(results_path(RESULT_NAME)))
     args = ap.parse_args()
     wrapper = registry.LOADERS["smollm2"]()
-    ids = wrapper.tokenizer(TEXT.read_text(encoding="utf-8"), add_special_tokens=False)["input_ids"][: args.tokens]
+    ids = wrapper.encode(TEXT.read_text(encoding="utf-8"))[: args.tokens]
     before = machine_info("cpu")
     start = time.perf_counter()
 
     def progress(frac, method):
         print(f"  [{frac:4.0%}] {method}", file=sys.stderr, flush=True)
 
-    result = tx.compare(wrapper.model, ids, args.segment, args.window, args.sinks, progress=progress)
+    result = tx.compare(wrapper, ids, args.segment, args.window, args.sinks, progress=progress)
     seconds = time.perf_counter() - start
     after = machine_info("cpu")
     past_window = args.window + args.sinks  # from here on the plain window has dropped the first tokens

@@ -22,6 +22,7 @@ from ..sdpa import scale_or_default
 from . import hooks
 from .base import AttentionModel, Batch, LayerFeatures, Trace
 from .capabilities import Capabilities, capabilities_of
+from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
 
 ATTN_IMPLEMENTATION = "attention_lab"
@@ -372,6 +373,57 @@ class HFAttentionModel(AttentionModel):
     def next_logits(self, ids: list[int]) -> torch.Tensor:
         """Next-token logits (V,) after `ids`, from a whole pass without any cache (the reference for the cache)."""
         return self.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1]
+
+    # --- the loss of every next token of one long sequence ----------------------------------------------------
+
+    @torch.no_grad()
+    def next_token_losses(
+        self,
+        ids,
+        mask: torch.Tensor | None = None,
+        rope: tuple[str, float, int | None] | None = None,
+        block: int = 1024,
+        progress=None,
+    ) -> torch.Tensor:
+        """Cross-entropy (nats) of each next token in one forward pass: entry t is -log p(ids[t+1] | ids[..t]),
+        (n - 1,) float32 on the CPU. mask (n, n) bool, True = may attend (None: causal, and SDPA's fused kernel
+        never holds the n x n matrix, so 32k tokens fit a CPU). rope = (method, factor, original context): the
+        pass runs with transformers' scaled RoPE (core/models/rope_scaling.py) in this pass only. The
+        vocabulary-sized logits are made `block` rows at a time (all of 32k x 49,152 would take 6.4 GB).
+        progress(fraction) after each layer and at the end."""
+        ids = torch.as_tensor(ids).reshape(1, -1).to(self.model.device)
+        n = ids.shape[1]
+        if n < 2:
+            raise ValueError("a loss per next token needs at least two tokens")
+        attention_mask = None if mask is None else self._pass_mask(mask)
+        asked = {"after_block": None if progress is None else lambda layer: progress(0.9 * (layer + 1) / self.n_layers)}
+        if rope is not None:
+            asked["rotary"] = self._scaled_rotary(*rope)
+        with self.hooked(**asked):
+            hidden = self.model.base_model(input_ids=ids, attention_mask=attention_mask, use_cache=False)[0][0]
+        targets = ids[0, 1:]
+        out = torch.empty(n - 1, dtype=torch.float32)
+        for a in range(0, n - 1, block):
+            b = min(a + block, n - 1)
+            out[a:b] = torch.nn.functional.cross_entropy(
+                self.lm_head(hidden[a:b]), targets[a:b], reduction="none"
+            ).cpu()
+        if progress is not None:
+            progress(1.0)
+        return out
+
+    def _pass_mask(self, mask: torch.Tensor) -> torch.Tensor:
+        """(n, n) bool -> the 4-D mask this model's attention function takes: bool for SDPA, additive for eager."""
+        mask = mask.to(self.model.device)[None, None]
+        if self.attn_implementation == ATTN_IMPLEMENTATION:
+            return mask
+        return torch.zeros(mask.shape, device=self.model.device).masked_fill(~mask, torch.finfo(torch.float32).min)
+
+    def _scaled_rotary(self, method: str, factor: float, original_context: int | None = None) -> torch.nn.Module:
+        positions = self.capabilities.positions
+        if positions.kind != "rope" or positions.rotary_fraction != 1.0:
+            raise ValueError(f"{self.name} does not rotate whole heads with RoPE: no scaled RoPE to run")
+        return scaled_rotary_embedding(self.config, method, factor, original_context).to(self.model.device)
 
     def output_projections(self) -> list[torch.nn.Module]:
         """Per layer, W^O (its input: the heads' outputs side by side)."""

@@ -10,7 +10,10 @@ Three points, found once per model by the structure every transformers family sh
 - q and k: the attention function the model calls through transformers' AttentionInterface (core/models/hf.py);
 - each head's output Z_h: a pre-hook on the layer's output projection W^O, whose input is the heads side by side
   (B, n, H·d); `head_edits[layer](z)` gets z as (B, n, H, d) and returns the replacement (or None: read only);
-- the residual stream: pre-hooks on each block (its input) and a hook on the last block (its output).
+- the residual stream: pre-hooks on each block (its input) and a hook on the last block (its output);
+- after each block: `after_block(layer)` (progress of a long pass);
+- the rotary embedding (RoPE models): `rotary` replaces the cos/sin the model's own rotary module computes, so a
+  scaled RoPE (core/models/rope_scaling.py) runs in this pass only, never in another visitor's.
 
 Session-safe without a global flag: the hooks stay registered on the shared model and act only for the HookRun
 held in this thread's context (a ContextVar), so another visitor's pass through the same model runs untouched.
@@ -49,6 +52,8 @@ class HookRun:
     stop_after: int | None = None  # end the pass once this layer's q and k are kept
     head_edits: dict[int, Callable[[torch.Tensor], torch.Tensor | None]] = field(default_factory=dict)
     residual: bool = False
+    after_block: Callable[[int], None] | None = None
+    rotary: torch.nn.Module | None = None  # called as the model's rotary module: (x, position_ids) -> (cos, sin)
     calls: int = 0
     kept: dict[int, tuple] = field(default_factory=dict)
     features: dict[int, object] = field(default_factory=dict)
@@ -123,6 +128,14 @@ def install(module, base, n_heads: int) -> str | None:
             return module._attention_lab_hooks
         for sub in module.modules():  # the attention function learns whose pass it is in from its module
             object.__setattr__(sub, "_attention_lab_owner", module)  # a plain attribute, not a child module
+        rotary = getattr(base, "rotary_emb", None)
+        if isinstance(rotary, torch.nn.Module):
+
+            def rotary_output(_, args, kwargs, out):
+                run = active_for(module)
+                return None if run is None or run.rotary is None else run.rotary(*args, **kwargs)
+
+            rotary.register_forward_hook(rotary_output, with_kwargs=True)
         try:
             block_list = blocks(base)
             projections = output_projections(base)
@@ -154,8 +167,18 @@ def install(module, base, n_heads: int) -> str | None:
 
         for layer, projection in enumerate(projections):
             projection.register_forward_pre_hook(edit_heads(layer))
-        for block in block_list:
+
+        def block_done(layer: int):
+            def hook(*_):
+                run = active_for(module)
+                if run is not None and run.after_block is not None:
+                    run.after_block(layer)
+
+            return hook
+
+        for layer, block in enumerate(block_list):
             block.register_forward_pre_hook(block_input, with_kwargs=True)
+            block.register_forward_hook(block_done(layer))
         block_list[-1].register_forward_hook(last_output)
         module._attention_lab_hooks = None
         return None
@@ -168,6 +191,8 @@ def hooked(module, base, n_heads: int, **asked):
     problem = install(module, base, n_heads)
     if problem and (asked.get("head_edits") or asked.get("residual")):
         raise ValueError(f"no head outputs or residual stream to hook here: {problem}")
+    if asked.get("rotary") is not None and not isinstance(getattr(base, "rotary_emb", None), torch.nn.Module):
+        raise ValueError(f"{type(base).__name__} has no rotary embedding module to scale")
     run = HookRun(owner=module, **asked)
     token = _active.set(run)
     try:

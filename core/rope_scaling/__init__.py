@@ -1,6 +1,7 @@
 """Scaled RoPE for contexts longer than training: the math behind the /rope-scaling page.
 
-- `methods`: transformers' own RoPE functions wrapped (rope_parameters, scaled_inv_freq, rope_scaling_applied).
+- core/models/rope_scaling.py: transformers' own RoPE functions wrapped (rope_parameters, scaled_inv_freq); a
+  model runs with a scaled RoPE through the contract, `HFAttentionModel.next_token_losses(..., rope=...)`.
 - `curves`: what follows from (inv_freq, attention_factor): wavelengths, ratios, q.k by distance, resolution.
 - `formulas`: the dataclasses the page's formula figures draw.
 - `long_context`: SmolLM2's loss per position on a long text, with and without scaling.
@@ -9,6 +10,13 @@
 The names most callers need are re-exported here (`from core import rope_scaling as rs; rs.scaled_inv_freq`).
 """
 
+from ..models.rope_scaling import (
+    METHODS,
+    SMOLLM2_ROPE,
+    longrope_factors,
+    rope_parameters,
+    scaled_inv_freq,
+)
 from .curves import (
     interpolation_ratio,
     log_bins,
@@ -20,16 +28,6 @@ from .curves import (
     qk_decay_envelope,
     resolution_by_factor,
     wavelengths,
-)
-from .methods import (
-    METHODS,
-    SMOLLM2_ROPE,
-    longrope_factors,
-    rope_config,
-    rope_parameters,
-    rope_scaling_applied,
-    scaled_inv_freq,
-    scaled_rotary_embedding,
 )
 
 __all__ = [
@@ -45,10 +43,7 @@ __all__ = [
     "qk_by_distance",
     "qk_decay_envelope",
     "resolution_by_factor",
-    "rope_config",
     "rope_parameters",
-    "rope_scaling_applied",
     "scaled_inv_freq",
-    "scaled_rotary_embedding",
     "wavelengths",
 ]

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from .methods import METHODS, scaled_inv_freq
+from ..models.rope_scaling import METHODS, scaled_inv_freq
 
 
 def wavelengths(inv_freq: torch.Tensor) -> np.ndarray:

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..models.rope_scaling import SMOLLM2_ROPE
 from ..results import RESULTS_DIR, load_result
 from .long_context import Progress, evaluate_scaling, load_long_text, run_configs
-from .methods import SMOLLM2_ROPE
 
 RESULTS_PATH = RESULTS_DIR / "long_context.json"  # the run with every configuration at 16,384 tokens
 # Longer runs go to files beside it (long_context_32k.json...): a CPU run at 32k takes hours, so it is kept apart
@@ -108,11 +108,10 @@ def experiment_view(n_tokens: int, factor: str = "all") -> ExperimentView | None
     return ExperimentView(res, missing_runs(res), loss_view(runs), best)
 
 
-def live_runs(
-    model, tokenizer, n: int, method: str, factor: float, bucket: int, progress: Progress | None = None
-) -> list[dict]:
-    """Plain RoPE and `method` x `factor` on the first n tokens of the long text (a short run, inside L0)."""
-    ids = torch.tensor(tokenizer(load_long_text())["input_ids"][:n])
+def live_runs(model, n: int, method: str, factor: float, bucket: int, progress: Progress | None = None) -> list[dict]:
+    """Plain RoPE and `method` x `factor` on the first n tokens of the long text (a short run, inside L0), with
+    `model` (the contract: SmolLM2 or another causal LM with RoPE)."""
+    ids = torch.tensor(model.encode(load_long_text())[:n])
     return evaluate_scaling(
         model,
         ids,

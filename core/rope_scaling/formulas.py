@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..models.rope_scaling import METHODS, SMOLLM2_ROPE, scaled_inv_freq
 from .curves import method_table, qk_decay_envelope, resolution_by_factor
-from .methods import METHODS, SMOLLM2_ROPE, scaled_inv_freq
 
 DECAY_BINS = 500  # per method: the browser gets 500 x 3 numbers, not 131,072
 RES_FACTORS = np.geomspace(1, 64, 25)

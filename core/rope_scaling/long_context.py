@@ -1,11 +1,10 @@
 """Loss per position on a long text: does a RoPE model still predict well past its training context, with and
-without scaling? No fine-tuning: the same weights, only the rotary frequencies change (`methods`). Reading the
-committed results is in `experiment`.
+without scaling? No fine-tuning: the same weights, only the rotary frequencies change (core/models/rope_scaling.py).
+Reading the committed results is in `experiment`.
 
-Memory plan (so 32k tokens fit a CPU): the whole sequence goes through the decoder in one pass with SDPA, whose
-fused causal kernel never holds the n x n attention matrix (attention_mask=None lets transformers pass
-is_causal=True); the vocabulary projection and the loss are done in blocks of `block` positions, because the
-full logits of 32k positions x 49,152 tokens would take 6.4 GB in float32.
+Memory plan (so 32k tokens fit a CPU): the contract's `next_token_losses` runs the whole sequence through the
+decoder in one pass with SDPA's fused causal kernel (never the n x n attention matrix) and projects to the
+vocabulary in blocks of positions (the full logits of 32k positions x 49,152 tokens would take 6.4 GB).
 
 Dynamic NTK is computed by transformers for the current sequence length, which in one pass is the whole
 sequence: every position of a 16k evaluation uses the frequencies for 16k (a generated token at position p would
@@ -20,9 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-from .methods import rope_scaling_applied, scaled_inv_freq
+from ..models.rope_scaling import scaled_inv_freq
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG_TEXT_PATH = ROOT / "data" / "licence_texts.txt"
@@ -54,41 +52,12 @@ def text_fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _layer_progress(model, progress: Progress | None, start: float, span: float, label: str):
-    """Forward hooks on the decoder layers reporting start + span * (layers done / layers)."""
-    if progress is None:
-        return []
-    layers = model.model.layers
-    n = len(layers)
-
-    def hook(index):
-        return lambda *_: progress(start + span * (index + 1) / n, label)
-
-    return [layer.register_forward_hook(hook(i)) for i, layer in enumerate(layers)]
-
-
-@torch.no_grad()
-def token_losses(
-    model, input_ids: torch.Tensor, block: int = 1024, progress: Progress | None = None, label: str = ""
-) -> torch.Tensor:
-    """Cross-entropy (nats) of each next token: entry t is -log p(x_(t+1) | x_0..x_t), so position t + 1 is
-    predicted from t + 1 tokens of context. input_ids (n,) -> (n - 1,) float32 on the CPU."""
-    ids = input_ids.reshape(1, -1).to(next(model.parameters()).device)
-    hooks = _layer_progress(model, progress, 0.0, 0.9, label)
-    try:
-        hidden = model.model(input_ids=ids, use_cache=False).last_hidden_state[0]  # (n, d_model)
-    finally:
-        for h in hooks:
-            h.remove()
-    targets = ids[0, 1:]
-    out = torch.empty(targets.shape[0], dtype=torch.float32)
-    for a in range(0, targets.shape[0], block):
-        b = min(a + block, targets.shape[0])
-        logits = model.lm_head(hidden[a:b]).float()
-        out[a:b] = F.cross_entropy(logits, targets[a:b], reduction="none").cpu()
-    if progress is not None:
-        progress(1.0, label)
-    return out
+def token_losses(model, input_ids: torch.Tensor, rope=None, progress: Progress | None = None, label: str = ""):
+    """Cross-entropy (nats) of each next token of input_ids (n,) with `model` (the contract: a causal LM),
+    (n - 1,) float32: entry t is -log p(x_(t+1) | x_0..x_t), so position t + 1 is predicted from t + 1 tokens of
+    context. rope = (method, factor, original context) runs the pass with that scaled RoPE."""
+    report = None if progress is None else (lambda fraction: progress(fraction, label))
+    return model.next_token_losses(input_ids, rope=rope, progress=report)
 
 
 def bucket_losses(losses: torch.Tensor, bucket: int) -> dict:
@@ -124,11 +93,12 @@ def evaluate_scaling(
     progress: Progress | None = None,
     on_result: Callable[[dict], None] | None = None,
 ) -> list[dict]:
-    """For each (method, factor): swap in transformers' rotary embedding for it, compute token_losses over the whole
-    sequence, and reduce to per-bucket means. on_result is called after every run (for incremental saving)."""
+    """For each (method, factor): the loss of every next token over the whole sequence with transformers' rotary
+    embedding for that method (model: the contract, a causal LM with RoPE), reduced to per-bucket means.
+    on_result is called after every run (for incremental saving)."""
     results = []
-    head_dim = getattr(model.config, "head_dim", None) or model.config.hidden_size // model.config.num_attention_heads
-    theta = model.config.rope_parameters["rope_theta"]
+    head_dim = model.capabilities.head_dim
+    theta = model.capabilities.positions.rope_theta
     n = int(input_ids.numel())
     for k, (method, factor) in enumerate(runs):
         label = f"{method} x{factor:g}" if method != "default" else "no scaling"
@@ -138,8 +108,7 @@ def evaluate_scaling(
                 progress((k + frac) / len(runs), what)
 
         t0 = time.perf_counter()
-        with rope_scaling_applied(model, method, factor, original_context):
-            losses = token_losses(model, input_ids, progress=step, label=label)
+        losses = token_losses(model, input_ids, (method, factor, original_context), step, label)
         seconds = time.perf_counter() - t0
         _, attention_factor = scaled_inv_freq(
             method, factor, seq_len=n, head_dim=head_dim, rope_theta=theta, original_context=original_context

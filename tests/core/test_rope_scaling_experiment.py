@@ -3,19 +3,26 @@ swapped into a model equals a model built with that config, and the results file
 
 import json
 import math
+import threading
 
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from core import rope_scaling as rs
+from core.models import local
+from core.models.hf import HFAttentionModel
+from core.models.rope_scaling import rope_config
 from core.rope_scaling import experiment, long_context
+from tests import tiny_models
+from tests.references import assert_close_in_scale
 
 # --- the long-context experiment on a tiny random Llama -----------------------------------------------------
 
 
 def tiny_llama(seed=0, max_pos=64):
+    """A tiny random Llama behind the model contract, and its transformers module for the references."""
     torch.manual_seed(seed)
     config = LlamaConfig(
         hidden_size=32,
@@ -29,38 +36,65 @@ def tiny_llama(seed=0, max_pos=64):
         rope_parameters={"rope_type": "default", "rope_theta": 100.0},
         attn_implementation="sdpa",
     )
-    return LlamaForCausalLM(config).eval()
+    module = LlamaForCausalLM(config).eval()
+    return HFAttentionModel(module, tiny_models.tokenizer(False), "tiny llama", "rope", is_causal=True), module
+
+
+def losses_of(module, ids: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        logits = module(ids[None]).logits[0, :-1]
+    return F.cross_entropy(logits, ids[1:], reduction="none")
 
 
 def test_token_losses_equal_transformers_loss():
-    model = tiny_llama()
+    model, module = tiny_llama()
     ids = torch.randint(0, 50, (100,), generator=torch.Generator().manual_seed(1))
     seen = []
-    losses = long_context.token_losses(model, ids, block=7, progress=lambda f, s: seen.append(f))
+    losses = long_context.token_losses(model, ids, progress=lambda f, s: seen.append(f))
     with torch.no_grad():
-        ref = model(ids[None], labels=ids[None]).loss
+        ref = module(ids[None], labels=ids[None]).loss
     assert losses.shape == (99,)
     assert float(losses.mean()) == pytest.approx(float(ref), rel=1e-5)
-    assert seen[-1] == 1.0 and len(seen) >= 3
+    assert seen == pytest.approx([0.45, 0.9, 1.0])  # after each of the 2 layers, then the vocabulary blocks
+    assert_close_in_scale(model.next_token_losses(ids, block=7), losses, what="blocks of 7 rows")
 
 
 @pytest.mark.parametrize("method,factor", [("linear", 4.0), ("dynamic", 2.0), ("yarn", 4.0)])
-def test_applied_scaling_equals_a_model_built_with_that_config(method, factor):
-    model = tiny_llama(max_pos=64)
-    ids = torch.randint(0, 50, (1, 200), generator=torch.Generator().manual_seed(2))
-    config = rs.rope_config(method, factor, head_dim=8, rope_theta=100.0, original_context=64, base_config=model.config)
+def test_scaled_rope_equals_a_model_built_with_that_config(method, factor):
+    model, module = tiny_llama(max_pos=64)
+    ids = torch.randint(0, 50, (200,), generator=torch.Generator().manual_seed(2))
+    config = rope_config(method, factor, head_dim=8, rope_theta=100.0, original_context=64, base_config=module.config)
     reference = LlamaForCausalLM(config).eval()
-    reference.load_state_dict(model.state_dict())
-    with torch.no_grad():
-        before = model(ids).logits
-        with rs.rope_scaling_applied(model, method, factor, original_context=64):
-            scaled = model(ids).logits
-        after = model(ids).logits
-        expected = reference(ids).logits
-    torch.testing.assert_close(scaled, expected)
+    reference.load_state_dict(module.state_dict())
+    before = model.next_token_losses(ids)
+    scaled = model.next_token_losses(ids, rope=(method, factor, 64))
+    assert_close_in_scale(scaled, losses_of(reference, ids), what=f"{method} x{factor}")
     assert not torch.allclose(scaled, before)  # scaling changed something past 64 positions
-    torch.testing.assert_close(after, before)  # and the model is back to plain RoPE
-    assert model.config.rope_parameters["rope_type"] == "default"
+    assert_close_in_scale(model.next_token_losses(ids), before, what="plain RoPE after a scaled pass")
+    assert module.config.rope_parameters["rope_type"] == "default"
+
+
+def test_a_scaled_pass_leaves_other_threads_plain():
+    """The scaled rotary embedding acts only in the pass that asked for it: another visitor's pass through the
+    same model, running meanwhile in another thread, keeps plain RoPE."""
+    model, module = tiny_llama(max_pos=64)
+    ids = torch.randint(0, 50, (120,), generator=torch.Generator().manual_seed(4))
+    plain = losses_of(module, ids)
+    seen = {}
+    with model.hooked(rotary=model._scaled_rotary("linear", 4.0, 64)):
+        worker = threading.Thread(target=lambda: seen.update(other=losses_of(module, ids)))
+        worker.start()
+        worker.join()
+        seen["here"] = losses_of(module, ids)
+    assert_close_in_scale(seen["other"], plain, what="the other thread's pass")
+    assert not torch.allclose(seen["here"], plain)  # and in this thread's pass the scaling did act
+
+
+def test_scaled_rope_is_refused_in_words_for_a_model_without_rope(tmp_path):
+    tiny_models.build("gpt2", tmp_path)
+    gpt2 = local.load_folder(tmp_path)
+    with pytest.raises(ValueError, match="RoPE"):
+        gpt2.next_token_losses(list(range(5, 12)), rope=("linear", 2.0, 32))
 
 
 def test_bucket_losses_against_a_loop():
@@ -71,7 +105,7 @@ def test_bucket_losses_against_a_loop():
 
 
 def test_evaluate_scaling_records_each_run():
-    model = tiny_llama(max_pos=32)
+    model, _ = tiny_llama(max_pos=32)
     ids = torch.randint(0, 50, (80,), generator=torch.Generator().manual_seed(3))
     saved = []
     runs = long_context.run_configs(["default", "linear", "yarn"], [2.0])
@@ -138,13 +172,10 @@ def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
     with every run once, both invocations, and the one command that asks for all of them."""
     script = _experiment_script()
 
-    class Tokenizer:
-        def __call__(self, text):
-            return {"input_ids": [ord(c) % 50 for c in text]}
-
-    model = tiny_llama(max_pos=32)
-    monkeypatch.setattr(script, "load_model", lambda: (model, Tokenizer(), "tiny test model"))
-    monkeypatch.setattr(script, "load_long_text", lambda: "the cat sat on the mat because it was tired. " * 3)
+    model, _ = tiny_llama(max_pos=32)
+    model.weights_note = "tiny test model"
+    monkeypatch.setattr(script, "load_model", lambda: model)
+    monkeypatch.setattr(script, "load_long_text", lambda: "the cat sat on the mat because it was tired . " * 9)
     monkeypatch.setattr(script, "default_device", lambda: torch.device("cpu"))
     out = tmp_path / "lc.json"
     common = ["--max-tokens", "80", "--bucket", "16", "--out", str(out)]

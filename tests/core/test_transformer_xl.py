@@ -62,10 +62,10 @@ def test_xl_effective_context_grows_as_segment_times_layers(layers):
 
 @pytest.fixture(scope="module")
 def xl_input(smollm2):
-    """SmolLM2's transformers model (from the shared session fixture) and 48 token ids of a repeated sentence."""
-    wrapper = smollm2
-    ids = wrapper.tokenizer("The quick brown fox jumps over the lazy dog. " * 8, add_special_tokens=False)["input_ids"]
-    return wrapper.model, ids[:48]
+    """SmolLM2 (the contract, from the shared session fixture), its transformers module for the references, and 48
+    token ids of a repeated sentence."""
+    ids = smollm2.encode("The quick brown fox jumps over the lazy dog. " * 8)
+    return smollm2, smollm2.model, ids[:48]
 
 
 def losses_of(logits: torch.Tensor, ids: list[int]) -> np.ndarray:
@@ -74,16 +74,16 @@ def losses_of(logits: torch.Tensor, ids: list[int]) -> np.ndarray:
 
 @torch.no_grad()
 def test_full_mask_equals_a_plain_pass(xl_input):
-    model, ids = xl_input
+    wrapper, model, ids = xl_input
     plain = losses_of(model(input_ids=torch.tensor([ids]), use_cache=False).logits[0], ids)
     # losses reach ~15 on this text (float32 logits ~30): the tolerance follows their scale (tests/references.py)
-    got = tx.token_losses(model, ids, tx.method_mask("full", len(ids)), chunk=7)
+    got = wrapper.next_token_losses(ids, mask=tx.method_mask("full", len(ids)), block=7).numpy()
     assert_close_in_scale(got, plain, what="full-mask losses")
 
 
 @torch.no_grad()
 def test_xl_mask_equals_the_recurrence_with_a_cache(xl_input):
-    model, ids = xl_input
+    wrapper, model, ids = xl_input
     seg, logits, memory = 16, [], None
     for s in range(0, len(ids), seg):
         cache = DynamicCache(config=model.config)
@@ -101,18 +101,18 @@ def test_xl_mask_equals_the_recurrence_with_a_cache(xl_input):
         memory = out.past_key_values
         logits.append(out.logits[0])
     recurrence = losses_of(torch.cat(logits), ids)
-    masked = tx.token_losses(model, ids, tx.method_mask("xl", len(ids), segment=seg))
+    masked = tx.token_losses(wrapper, ids, tx.method_mask("xl", len(ids), segment=seg))
     assert_close_in_scale(masked, recurrence, what="XL-mask losses")
-    full = tx.token_losses(model, ids, tx.method_mask("full", len(ids)))
+    full = tx.token_losses(wrapper, ids, tx.method_mask("full", len(ids)))
     assert np.abs(masked[2 * seg :] - full[2 * seg :]).max() > 1e-3  # the mask is really applied
 
 
 @torch.no_grad()
 def test_independent_mask_equals_separate_passes(xl_input):
-    model, ids = xl_input
+    wrapper, model, ids = xl_input
     seg = 16
     separate = torch.cat([model(input_ids=torch.tensor([ids[s : s + seg]])).logits[0] for s in range(0, len(ids), seg)])
-    masked = tx.token_losses(model, ids, tx.method_mask("independent", len(ids), segment=seg))
+    masked = tx.token_losses(wrapper, ids, tx.method_mask("independent", len(ids), segment=seg))
     # positions restart at each segment: RoPE's float32 angles round differently, so 1e-4 of the scale
     assert_close_in_scale(masked, losses_of(separate, ids), relative=1e-4, what="independent-mask losses")
 

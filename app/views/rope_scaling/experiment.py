@@ -95,7 +95,7 @@ def _live(model, n: int, method: str, factor: float, T) -> list[dict]:
     key = (n, method, factor)
     if key not in store:
         bar, progress = progress_bar(T)
-        store[key] = experiment.live_runs(model.model, model.tokenizer, n, method, factor, LIVE_BUCKET, progress)
+        store[key] = experiment.live_runs(model, n, method, factor, LIVE_BUCKET, progress)
         bar.empty()
     return store[key]
 

@@ -1,4 +1,5 @@
-"""Scaled RoPE for contexts longer than training, computed by transformers' own code.
+"""Scaled RoPE for contexts longer than training, computed by transformers' own code (the one place in the
+project that calls transformers' RoPE functions; core/rope_scaling/ builds the page's curves from what they return).
 
 Nothing here re-implements a scaling method: each function builds a config whose `rope_parameters` names the
 method, then calls transformers' `ROPE_INIT_FUNCTIONS[rope_type]` (or the Llama rotary embedding's
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import math
-from contextlib import contextmanager
 
 import torch
 from transformers import LlamaConfig
@@ -150,17 +150,3 @@ def scaled_rotary_embedding(config, method: str, factor: float, original_context
         method, factor, head_dim=head_dim, rope_theta=theta, original_context=original, base_config=config
     )
     return LlamaRotaryEmbedding(new_config)
-
-
-@contextmanager
-def rope_scaling_applied(model, method: str, factor: float, original_context: int | None = None):
-    """Within the block, `model` (a LlamaForCausalLM) uses `method` at `factor`; the original rotary embedding
-    comes back afterwards, also on error."""
-    inner = model.model
-    original = inner.rotary_emb
-    rotary = scaled_rotary_embedding(model.config, method, factor, original_context)
-    inner.rotary_emb = rotary.to(next(model.parameters()).device)
-    try:
-        yield rotary
-    finally:
-        inner.rotary_emb = original
