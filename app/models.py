@@ -295,7 +295,7 @@ def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
         q, k, scale = _model.layer_qk(batch, layer)
         return long_maps.LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
 
-    device = str(_model.model.device)
+    device = str(_model.device)
     return serving.heavy(("layer_qk", device, text_id, n, layer), forward, "layer_qk")
 
 
@@ -303,5 +303,5 @@ def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
 def load_gpu_smollm2():
     """A separate SmolLM2 on the GPU for long documents (the shared one stays on the CPU for the other pages)."""
     model = registry.LOADERS["smollm2"]()
-    model.model.to("cuda")
+    model.to_device("cuda")
     return model

@@ -12,8 +12,9 @@ Read top to bottom as the layer computes (Vaswani et al. 2017, section 3.2.2; BE
     ffn_out = GELU(post_attention W_1 + b_1) W_2 + b_2       (n, D_ff) -> (n, D)
     output = LayerNorm(post_attention + ffn_out)             (n, D) = the input of layer l + 1
 
-Everything is computed here with explicit matrix products from the layer's parameters, never by calling the
-module's forward, so tests/test_multi_head.py can hold it against transformers' own BertLayer.
+Everything is computed here with explicit matrix products from the layer's parameters (plain tensors the model
+contract hands out: core/models/weights.py), never by calling the module's forward, so
+tests/core/test_multi_head.py can hold it against transformers' own BertLayer.
 
 Also here: what changes with the number of heads h at a fixed d_model (`head_count_rows`), and the
 permutation check (`permutation_check`): attention without positions is permutation-equivariant.
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+
+from .models.weights import EncoderLayerWeights
 
 MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
 ATTENTION_DROPOUT = 0.1  # all-MiniLM-L6-v2 config.json: attention_probs_dropout_prob (also the paper's P_drop)
@@ -87,49 +90,48 @@ class LayerWalk:
         ]
 
 
-def _layer_norm(x: torch.Tensor, norm: torch.nn.LayerNorm) -> torch.Tensor:
+def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
-    return (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
+    return (x - mean) / torch.sqrt(var + eps) * weight + bias
 
 
-def _head_slices(linear: torch.nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """nn.Linear stores W as (out, in) and computes x W^T + b; per head: (H, D, d_k) and (H, d_k)."""
-    weight = linear.weight.detach()  # (D_out, D_in)
+def _head_slices(weight: torch.Tensor, bias: torch.Tensor, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A projection stored as nn.Linear does, W (out, in) with x W^T + b; per head: (H, D, d_k) and (H, d_k)."""
     d_out, d_in = weight.shape
     d_k = d_out // n_heads
-    return weight.T.reshape(d_in, n_heads, d_k).permute(1, 0, 2), linear.bias.detach().reshape(n_heads, d_k)
+    return weight.T.reshape(d_in, n_heads, d_k).permute(1, 0, 2), bias.reshape(n_heads, d_k)
 
 
 @torch.no_grad()
-def walk_bert_layer(
-    bert_layer, x: torch.Tensor, n_heads: int, key_mask: torch.Tensor | None = None, activation: str = "gelu"
-) -> LayerWalk:
-    """Run one transformers BertLayer by hand on x (n, D). key_mask (n,) bool: True = a real key (padding keys get
-    weight exactly 0). activation: BERT's 'gelu' is the exact erf form."""
-    if activation != "gelu":
-        raise ValueError(f"only BERT's exact GELU is implemented, not {activation!r}")
-    attention = bert_layer.attention
+def walk_bert_layer(weights: EncoderLayerWeights, x: torch.Tensor, key_mask: torch.Tensor | None = None) -> LayerWalk:
+    """Run one BERT-style layer by hand on x (n, D) from its plain weights (model.encoder_layer(l),
+    core/models/weights.py). key_mask (n,) bool: True = a real key (padding keys get weight exactly 0). Only
+    BERT's 'gelu' (the exact erf form) is implemented: another activation is a ValueError."""
+    if weights.activation != "gelu":
+        raise ValueError(f"only BERT's exact GELU is implemented, not {weights.activation!r}")
     x = x.float()
-    w_q, b_q = _head_slices(attention.self.query, n_heads)
-    w_k, b_k = _head_slices(attention.self.key, n_heads)
-    w_v, b_v = _head_slices(attention.self.value, n_heads)
+    w_q, b_q = _head_slices(weights.w_q, weights.b_q, weights.n_heads)
+    w_k, b_k = _head_slices(weights.w_k, weights.b_k, weights.n_heads)
+    w_v, b_v = _head_slices(weights.w_v, weights.b_v, weights.n_heads)
     q = torch.einsum("nd,hdk->hnk", x, w_q) + b_q[:, None]  # (H, n, d_k)
     k = torch.einsum("nd,hdk->hnk", x, w_k) + b_k[:, None]
     v = torch.einsum("nd,hdk->hnk", x, w_v) + b_v[:, None]
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (H, n, n)
     if key_mask is not None:
         scores = scores.masked_fill(~key_mask.bool()[None, None, :], float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    z = weights @ v  # (H, n, d_k)
+    attention = torch.softmax(scores, dim=-1)
+    z = attention @ v  # (H, n, d_k)
     concat = z.permute(1, 0, 2).reshape(x.shape[0], -1)  # (n, H d_k): head i in columns i*d_k:(i+1)*d_k
-    dense = attention.output.dense
-    attention_out = concat @ dense.weight.T + dense.bias
-    post_attention = _layer_norm(x + attention_out, attention.output.LayerNorm)
-    up, down = bert_layer.intermediate.dense, bert_layer.output.dense
-    ffn_hidden = F.gelu(post_attention @ up.weight.T + up.bias)  # exact (erf) GELU, as BERT's "gelu"
-    ffn_out = ffn_hidden @ down.weight.T + down.bias
-    output = _layer_norm(post_attention + ffn_out, bert_layer.output.LayerNorm)
+    attention_out = concat @ weights.w_o.T + weights.b_o
+    post_attention = _layer_norm(
+        x + attention_out, weights.attention_norm_weight, weights.attention_norm_bias, weights.attention_norm_eps
+    )
+    ffn_hidden = F.gelu(post_attention @ weights.ffn_up_weight.T + weights.ffn_up_bias)  # exact (erf) GELU
+    ffn_out = ffn_hidden @ weights.ffn_down_weight.T + weights.ffn_down_bias
+    output = _layer_norm(
+        post_attention + ffn_out, weights.output_norm_weight, weights.output_norm_bias, weights.output_norm_eps
+    )
     return LayerWalk(
         layer=-1,
         tokens=[],
@@ -140,7 +142,7 @@ def walk_bert_layer(
         q=q,
         k=k,
         v=v,
-        weights=weights,
+        weights=attention,
         z=z,
         concat=concat,
         attention_out=attention_out,
@@ -151,28 +153,17 @@ def walk_bert_layer(
     )
 
 
-def bert_layers(model) -> list:
-    """The transformers BertLayer modules of an encoder behind the model contract (core/models/hf.py)."""
-    base = model.model.base_model
-    encoder = getattr(base, "encoder", None)
-    if encoder is None or not hasattr(encoder, "layer"):
-        raise ValueError(f"{model.name} is not a BERT-style encoder: this page walks BertLayer")
-    return list(encoder.layer)
-
-
 @torch.no_grad()
 def layer_walk(model, text: str, layer: int, max_tokens: int = MAX_TOKENS) -> LayerWalk:
     """The walk through layer `layer` of an encoder (MiniLM) on `text` (cut to max_tokens tokens, specials
     included), with the model's own output of that layer as `reference`. Raises ValueError for a text that
     gives no tokens or a layer out of range."""
-    layers = bert_layers(model)
-    if not 0 <= layer < len(layers):
-        raise ValueError(f"{model.name} has layers 0..{len(layers) - 1}, not {layer}")
+    weights = model.encoder_layer(layer)  # ValueError for a model that is not a BERT-style encoder
     batch = model.tokenize([text], max_tokens)
     trace = model.run(batch, logits=False, hidden_states=True)
     n = int(batch.attention_mask[0].sum())
     x = trace.hidden_states[layer][0, :n]  # (n, D): the residual stream entering the layer
-    walk = walk_bert_layer(layers[layer], x, model.n_heads, activation=model.config.hidden_act)
+    walk = walk_bert_layer(weights, x)
     return LayerWalk(
         **{
             **walk.__dict__,
@@ -259,20 +250,18 @@ def permutation_check(model, text: str, seed: int = 0, max_tokens: int = MAX_TOK
     """Shuffle the tokens of `text` and run layer 0 of the encoder on word embeddings alone (no positions) and on
     word + position embeddings. Without positions the outputs are the unshuffled outputs, shuffled the same way;
     with positions they are not. A text of one token has only the identity permutation (both errors 0)."""
-    layer0 = bert_layers(model)[0]
+    layer0 = model.encoder_layer(0)  # ValueError for a model that is not a BERT-style encoder
     batch = model.tokenize([text], max_tokens)
     n = int(batch.attention_mask[0].sum())
-    ids = batch.input_ids[0, :n]
-    embeddings = model.model.base_model.embeddings
-    words = embeddings.word_embeddings(ids).float()  # (n, D)
-    positions = embeddings.position_embeddings(torch.arange(n)).float()  # (n, D)
+    words = model.token_embeddings(batch.input_ids[0, :n])  # (n, D)
+    positions = model.learned_position_embeddings()[:n]  # (n, D): a BERT-style encoder has a learned table
     g = torch.Generator().manual_seed(seed)
     perm = torch.randperm(n, generator=g)
     if n > 1 and torch.equal(perm, torch.arange(n)):
         perm = torch.roll(perm, 1)  # a shuffle that moves something
 
     def out(x: torch.Tensor) -> torch.Tensor:
-        return walk_bert_layer(layer0, x, model.n_heads).output
+        return walk_bert_layer(layer0, x).output
 
     without = float((out(words[perm]) - out(words)[perm]).abs().max())
     # With positions: position p is added to whatever token now sits at p.

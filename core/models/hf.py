@@ -24,6 +24,7 @@ from .base import AttentionModel, Batch, LayerFeatures, Trace
 from .capabilities import Capabilities, capabilities_of
 from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
+from .weights import EncoderLayerWeights, read_encoder_layer
 
 ATTN_IMPLEMENTATION = "attention_lab"
 # Soft-capping (Gemma 2) and learned sinks (gpt-oss) cannot run under SDPA: such models run their own eager
@@ -455,3 +456,27 @@ class HFAttentionModel(AttentionModel):
         if table is None:
             table = getattr(base, "wpe", None)
         return None if table is None else table.weight.detach().float().cpu()
+
+    # --- plain tensors for the topics that recompute a layer by hand; the device the weights live on ----------
+
+    def encoder_layer(self, layer: int) -> EncoderLayerWeights:
+        """Layer `layer`'s parameters as plain tensors (core/models/weights.py). ValueError, in words, for a model
+        that is not a post-LayerNorm BERT-style encoder, or a layer out of range."""
+        return read_encoder_layer(self.model.base_model, self.model.config, layer, self.n_heads, self.name)
+
+    @torch.no_grad()
+    def token_embeddings(self, ids) -> torch.Tensor:
+        """(n, D) the input embedding rows of token ids (n,): no positions, token types or norm added (positions
+        come from learned_position_embeddings), float32 on the CPU."""
+        table = self.model.get_input_embeddings()
+        return table(torch.as_tensor(ids, dtype=torch.long, device=self.device)).float().cpu()
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are (inputs are moved there by `forward`)."""
+        return self.model.device
+
+    def to_device(self, device) -> HFAttentionModel:
+        """Move the weights to `device` ("cuda", "cpu"); returns the model itself."""
+        self.model.to(device)
+        return self

@@ -154,6 +154,18 @@ class MoEModel(HFAttentionModel):
     def moe_block(self, layer: int):
         return self.model.model.layers[layer].mlp
 
+    def parameter_counts(self) -> tuple[int, int]:
+        """(total, active per token) parameters of this checkpoint (module-level parameter_counts)."""
+        return parameter_counts(self.model)
+
+    @torch.no_grad()
+    def evaluate(self, input_ids: torch.Tensor) -> dict:
+        """Held-out loss and per-layer expert load, Switch loss and category counts on a batch of ids (B, n): the
+        training script's own evaluation (core/moe/training.py: evaluate), run on this checkpoint."""
+        from ..moe import training  # training imports this module
+
+        return training.evaluate(self.model, input_ids)
+
     def expert_weights(self, layer: int) -> dict[str, torch.Tensor]:
         """The tensors core.moe.moe_forward takes, read from the Mixtral block of `layer`."""
         block = self.moe_block(layer)

@@ -24,7 +24,7 @@ from .specialisation import category_lift, category_shares, top_categories
 def held_out_stats(model) -> dict:
     """Held-out loss and, per layer, expert load and category counts of one checkpoint (training.evaluate on the
     fixed held-out batch; a few seconds on CPU, so the page caches it per checkpoint)."""
-    return training.evaluate(model.model, training.held_out_batch())
+    return model.evaluate(training.held_out_batch())
 
 
 @dataclass
@@ -111,7 +111,7 @@ def real_models(model=None) -> RealModels:
     arch = moe_model.ARCHITECTURE
     if model is None:
         return RealModels(catalog.moe_table(), None, None, None, arch["num_local_experts"], arch["num_experts_per_tok"])
-    total, active = moe_model.parameter_counts(model.model)
+    total, active = model.parameter_counts()
     return RealModels(
         catalog.moe_table(), total, active, catalog.active_fraction(active, total), model.n_experts, model.top_k
     )

@@ -7,7 +7,9 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from core import multi_head as mh
+from core.models import local
 from tests.references import assert_close_in_scale
+from tests.tiny_models import TEXTS, build
 
 TEXT = "The cat sat on the mat because it was tired."
 
@@ -19,7 +21,7 @@ def test_the_chain_reproduces_the_models_own_layer_output(layer, minilm):
     assert walk.max_reference_error == float((walk.output - walk.reference).abs().max())
     assert_close_in_scale(walk.output, walk.reference, what="the model's own layer output")
     # ... and transformers' BertLayer module called directly on the same input
-    bert_layer = mh.bert_layers(minilm)[layer]
+    bert_layer = minilm.model.base_model.encoder.layer[layer]
     with torch.no_grad():
         direct = bert_layer(walk.x[None])[0]
     assert_close_in_scale(walk.output, direct.reshape(walk.output.shape), what="BertLayer")
@@ -56,7 +58,7 @@ def test_each_heads_weights_are_the_contracts_weights(minilm):
 def test_attention_output_equals_torch_multi_head_attention_with_the_same_weights(minilm):
     """F.multi_head_attention_forward (what nn.MultiheadAttention runs) with MiniLM's W^Q, W^K, W^V, W^O."""
     walk = mh.layer_walk(minilm, TEXT, 1)
-    att = mh.bert_layers(minilm)[1].attention
+    att = minilm.model.base_model.encoder.layer[1].attention
     in_w = torch.cat([att.self.query.weight, att.self.key.weight, att.self.value.weight])
     in_b = torch.cat([att.self.query.bias, att.self.key.bias, att.self.value.bias])
     x = walk.x[:, None, :]  # (n, batch 1, D)
@@ -71,9 +73,8 @@ def test_attention_output_equals_torch_multi_head_attention_with_the_same_weight
 
 
 def test_padding_keys_get_exactly_zero_weight(minilm):
-    layer = mh.bert_layers(minilm)[0]
     x = torch.randn(5, 384, generator=torch.Generator().manual_seed(0))
-    walk = mh.walk_bert_layer(layer, x, 12, key_mask=torch.tensor([1, 1, 1, 0, 0]).bool())
+    walk = mh.walk_bert_layer(minilm.encoder_layer(0), x, key_mask=torch.tensor([1, 1, 1, 0, 0]).bool())
     assert torch.all(walk.weights[..., 3:] == 0)
     assert torch.allclose(walk.weights.sum(-1), torch.ones(12, 5), atol=1e-6)
 
@@ -113,3 +114,57 @@ def test_without_positions_attention_is_permutation_equivariant_and_with_them_it
 def test_a_layer_out_of_range_or_an_encoder_less_model_is_a_clear_error(minilm):
     with pytest.raises(ValueError, match="layers 0..5"):
         mh.layer_walk(minilm, TEXT, 6)
+
+
+@pytest.mark.parametrize("layer", [0, 5])
+def test_the_contracts_layer_weights_are_the_modules_parameters(layer, minilm):
+    """model.encoder_layer hands out plain tensors equal to transformers' BertLayer parameters, and the word
+    embeddings and position table equal the embedding module's."""
+    weights = minilm.encoder_layer(layer)
+    module = minilm.model.base_model.encoder.layer[layer]
+    att, out = module.attention, module.output
+    pairs = {
+        "w_q": att.self.query.weight, "b_q": att.self.query.bias, "w_k": att.self.key.weight,
+        "b_k": att.self.key.bias, "w_v": att.self.value.weight, "b_v": att.self.value.bias,
+        "w_o": att.output.dense.weight, "b_o": att.output.dense.bias,
+        "attention_norm_weight": att.output.LayerNorm.weight, "attention_norm_bias": att.output.LayerNorm.bias,
+        "ffn_up_weight": module.intermediate.dense.weight, "ffn_up_bias": module.intermediate.dense.bias,
+        "ffn_down_weight": out.dense.weight, "ffn_down_bias": out.dense.bias,
+        "output_norm_weight": out.LayerNorm.weight, "output_norm_bias": out.LayerNorm.bias,
+    }  # fmt: skip
+    for field, parameter in pairs.items():
+        assert torch.equal(getattr(weights, field), parameter.detach()), field
+    assert weights.attention_norm_eps == att.output.LayerNorm.eps and weights.output_norm_eps == out.LayerNorm.eps
+    assert (weights.n_heads, weights.head_dim, weights.d_model, weights.activation) == (12, 32, 384, "gelu")
+    embeddings = minilm.model.base_model.embeddings
+    ids = torch.tensor([101, 1996, 4937, 102])
+    assert torch.equal(minilm.token_embeddings(ids), embeddings.word_embeddings(ids).detach())
+    assert torch.equal(minilm.learned_position_embeddings(), embeddings.position_embeddings.weight.detach())
+
+
+@pytest.fixture(scope="module")
+def tiny_folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("multi-head-tiny")
+    for family in ("bert", "roberta", "llama"):
+        build(family, root / f"tiny-{family}")
+    return root
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+def test_the_walk_reproduces_any_bert_style_encoder(family, tiny_folders):
+    """A learner's tiny BERT and RoBERTa (4 heads of 8): the same chain reproduces their own layers."""
+    model = local.load_folder(tiny_folders / f"tiny-{family}")
+    for layer in range(model.n_layers):
+        walk = mh.layer_walk(model, TEXTS[0], layer)
+        assert walk.n_heads == 4 and walk.head_dim == 8
+        assert_close_in_scale(walk.output, walk.reference, what=f"{family} layer {layer}")
+    check = mh.permutation_check(model, TEXTS[0])
+    assert check.error_without_positions < 1e-4 < check.error_with_positions
+
+
+def test_a_model_that_is_not_a_bert_style_encoder_is_told_so_in_words(tiny_folders):
+    model = local.load_folder(tiny_folders / "tiny-llama")
+    for call in (lambda: model.encoder_layer(0), lambda: mh.layer_walk(model, TEXTS[0], 0),
+                 lambda: mh.permutation_check(model, TEXTS[0])):  # fmt: skip
+        with pytest.raises(ValueError, match="tiny-llama is not a BERT-style encoder"):
+            call()
