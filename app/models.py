@@ -78,6 +78,8 @@ def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=
     own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
     asked = st.query_params.get(key)
     if key not in st.session_state and asked in registry.LOADERS and asked not in options + own:
+# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled
+ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
         caps, default = registry.capabilities(asked), short_name(options[0])
         if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
             st.warning(ui.t("models", "not_offered", name=short_name(asked), default=default))

@@ -65,11 +65,10 @@ def reproducing_command(runs: list[dict], max_tokens: int, bucket: int, out: Pat
 
 
 def load_model():
-    """SmolLM2-135M-Instruct through the project's loader (weights de-quantised from the packaged GGUF)."""
+    """SmolLM2-135M-Instruct behind the model contract (weights de-quantised from the packaged GGUF)."""
     from core.models.smollm2 import load_smollm2
 
-    wrapped = load_smollm2()
-    return wrapped.model, wrapped.tokenizer, getattr(wrapped, "weights_note", "")
+    return load_smollm2()
 
 
 def device_name(device: torch.device) -> str:
@@ -102,12 +101,13 @@ def main(argv=None) -> None:
     from tqdm.auto import tqdm
 
     device = default_device()
-    model, tokenizer, weights_note = load_model()
-    model = model.to(device).eval()
+    model = load_model()
+    model.to_device(device)
     text = load_long_text()
-    ids = torch.tensor(tokenizer(text)["input_ids"][: args.max_tokens])
+    all_ids = model.encode(text, special_tokens=True)
+    ids = torch.tensor(all_ids[: args.max_tokens])
     runs = run_configs(args.methods, args.factors)
-    original_context = model.config.max_position_embeddings
+    original_context = model.max_positions
     invocation = {
         "command": "python scripts/long_context_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -121,14 +121,14 @@ def main(argv=None) -> None:
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "model": "SmolLM2-135M-Instruct",
-        "weights_note": weights_note,
+        "weights_note": model.weights_note,
         "original_context": original_context,
-        "rope_theta": model.config.rope_parameters["rope_theta"],
+        "rope_theta": model.capabilities.positions.rope_theta,
         "text": {
             "path": str(LONG_TEXT_PATH.relative_to(ROOT)),
             "sources": LONG_TEXT_SOURCES,
             "sha256_16": text_fingerprint(text),
-            "tokens_available": len(tokenizer(text)["input_ids"]),
+            "tokens_available": len(all_ids),
         },
         "n_tokens": int(ids.numel()),
         "bucket": args.bucket,

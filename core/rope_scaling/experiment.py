@@ -68,7 +68,11 @@ class LossView:
     reaches_original: bool
 
 
-def loss_view(runs: list[dict], original_context: int = ORIGINAL_CONTEXT) -> LossView:
+def loss_view(runs: list[dict], original_context: int | None = None) -> LossView:
+    """The runs' loss curves; L0 from the runs themselves (a live run of an own model records its own), else
+    SmolLM2's 8,192 (the committed files' runs)."""
+    if original_context is None:
+        original_context = runs[0].get("original_context", ORIGINAL_CONTEXT) if runs else ORIGINAL_CONTEXT
     return LossView(
         runs,
         {r["label"]: bucket_midpoints(r) for r in runs},
@@ -117,6 +121,6 @@ def live_runs(model, n: int, method: str, factor: float, bucket: int, progress: 
         ids,
         [("default", 1.0), (method, factor)],
         bucket=bucket,
-        original_context=ORIGINAL_CONTEXT,
+        original_context=model.max_positions,  # L0: SmolLM2's 8,192, or the own model's
         progress=progress,
     )

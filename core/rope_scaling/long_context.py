@@ -119,6 +119,7 @@ def evaluate_scaling(
             "label": label,
             "attention_factor": attention_factor,
             "n_tokens": n,
+            "original_context": original_context,
             "seconds": round(seconds, 1),
             "mean_loss_all": float(losses.mean()),
             "mean_loss_within_context": float(losses[:original_context].mean()),

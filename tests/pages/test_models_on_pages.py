@@ -4,6 +4,8 @@ no error; a page that needs a decoder, sent an encoder by a link, says so in wor
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.models import registry
@@ -127,3 +129,61 @@ def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monk
         assert at.selectbox(key="model").value == "smollm2"
         said = [w.value for w in at.warning if words in w.value]
         assert said and registry.TITLES[asked] in said[0], [w.value for w in at.warning]
+
+
+# live runs of the loss of every next token: /transformer-xl's five masks on any decoder, /rope-scaling's scaled RoPE
+# on a decoder with RoPE on whole heads
+LIVE_PARTS = {
+    "transformer-xl": {"live": "1", "text": TEXTS[0], "lseg": "4", "lwin": "4", "lsinks": "1"},
+    "rope-scaling": {"live_n": "256", "live_method": "yarn", "live_factor": "2"},
+}
+
+
+@pytest.mark.parametrize("family", DECODERS)
+@pytest.mark.parametrize("topic", list(LIVE_PARTS))
+def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
+    key = folders[family]
+    at = run_view(topic, params={"model": key, **LIVE_PARTS[topic]})
+    if topic == "rope-scaling":
+        at.button(key="live-run").click().run()
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model").value == key
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    if topic == "rope-scaling":
+        assert any("Live run" in t for t in titles), titles
+    else:
+        assert f"tiny-{family}" in "\n".join(m.value for m in at.markdown)  # the live text names the model run
+        assert len(titles) == 5  # masks, reach, the two committed curves (SmolLM2's), the live curve
+
+
+def test_rope_scaling_live_names_what_a_model_without_rope_lacks(folders, monkeypatch):
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    at = run_view("rope-scaling", params={"model": folders["gpt_neox"], **LIVE_PARTS["rope-scaling"]})
+    assert_no_exception(at)
+    assert at.selectbox(key="model").value == "smollm2"
+    said = [w.value for w in at.warning if "cannot use" in w.value]
+    assert said and "tiny-gpt_neox" in said[0] and "RoPE" in said[0], [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("topic", ["logit-lens", "kv-cache"])
+def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch):
+    """The intro and the empty-text hint name the model the picker holds: the learner's folder, or SmolLM2 (the
+    default) by its registry title; a learner's model is never called SmolLM2."""
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the words come before any weights
+    empty = {"logit-lens": {"text": ""}, "kv-cache": {"prompt": ""}}[topic]
+    for key in (folders["llama"], "smollm2"):
+        name = registry.TITLES[key]
+        at = run_view(topic, params={"model": key, **DECODER_PAGES[topic]})
+        assert_no_exception(at)
+        intro = [m.value for m in at.markdown if name in m.value]
+        assert intro and "decoder" in intro[0] or "predicts the next token" in intro[0], [m.value for m in at.markdown]
+        if key != "smollm2":
+            assert not any("SmolLM2" in m.value for m in at.markdown)
+        if topic == "logit-lens":  # /kv-cache says it after loading the model (here: not loaded)
+            hint = run_view(topic, params={"model": key, **empty})
+            assert any(name in i.value for i in hint.info), [i.value for i in hint.info]

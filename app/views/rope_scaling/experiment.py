@@ -89,10 +89,10 @@ def committed(T) -> None:
         )
 
 
-def _live(model, n: int, method: str, factor: float, T) -> list[dict]:
+def _live(model, model_key: str, n: int, method: str, factor: float, T) -> list[dict]:
     """Plain RoPE and one scaled run, with a progress bar; kept in the session so a rerun shows them again."""
     store = st.session_state.setdefault("_rope_live_runs", {})
-    key = (n, method, factor)
+    key = (model_key, n, method, factor)
     if key not in store:
         bar, progress = progress_bar(T)
         store[key] = experiment.live_runs(model, n, method, factor, LIVE_BUCKET, progress)
@@ -110,12 +110,13 @@ def live(T) -> None:
         method = ui.select("live_method", T("live_method"), LIVE_METHODS, "linear")
     with c3:
         factor = float(ui.select("live_factor", T("live_factor"), ["2", "4", "8"], "4"))
-    runs = st.session_state.get("_rope_live_runs", {}).get((n, method, factor))
+    # SmolLM2 first: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
+    key = models.pick_model(options=("smollm2",), needs=models.ROPE_DECODER)
+    runs = st.session_state.get("_rope_live_runs", {}).get((key, n, method, factor))
     if st.button(T("run"), key="live-run"):
-        # SmolLM2 on purpose: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
-        model = models.load("smollm2")
+        model = models.load(key)
         if model is not None:
-            runs = _live(model, n, method, factor, T)
+            runs = _live(model, key, n, method, factor, T)
     if runs:
         fig = figures.loss_figure(experiment.loss_view(runs), ui.texts("rope_scaling.figure"), LIVE_BUCKET, live=True)
         ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs), key="fig-live")

@@ -1,4 +1,5 @@
-"""A small rerun on the reader's text (or the shipped one): the five methods on SmolLM2, live, when asked."""
+"""A small rerun on the reader's text (or the shipped one): the five methods on SmolLM2 (the committed comparison's
+model) or the reader's own decoder, live, when asked."""
 
 import streamlit as st
 
@@ -10,7 +11,8 @@ MAX_TOKENS = 256
 
 def show(T) -> None:
     st.header(T("live_header"))
-    st.markdown(T("live_text", k=MAX_TOKENS))
+    key = models.pick_model(options=("smollm2",), needs=models.DECODER)
+    st.markdown(T("live_text", k=MAX_TOKENS, name=models.model_name(key)))
     text = ui.text_area("text", T("text"), T("default_text"), height=120)
     c1, c2, c3, c4 = st.columns(4)
     with c1:
@@ -26,12 +28,10 @@ def show(T) -> None:
     if not text.strip():
         st.info(T("empty"))
         return
-    # SmolLM2 on purpose: the live rerun repeats the committed comparison (results/) on the same model's weights
-    model = models.load("smollm2")
-    if model is None:
+    if models.load(key) is None:
         return
     with st.spinner(T("running")):
-        view = models.transformer_xl_live("smollm2", text, segment, window, sinks, MAX_TOKENS)  # queued, shared
+        view = models.transformer_xl_live(key, text, segment, window, sinks, MAX_TOKENS)  # queued, shared
     if view.status == "too_short":
         st.info(T("too_short"))
         return
