@@ -114,8 +114,8 @@ def main(argv=None) -> None:
     model, tokenizer, log = ed.train(train_pairs, held_out, args.seed, args.epochs, args.batch, args.lr, on_log=on_log)
     scores = evaluate(model, tokenizer, held_out)
     args.out.mkdir(parents=True, exist_ok=True)
-    model.half().save_pretrained(args.out, safe_serialization=True)
-    tokenizer.save_pretrained(args.out)
+    model.save(args.out)  # float16 on disk
+    tokenizer.save(args.out)
     report = {
         "command": "python scripts/train_encoder_decoder.py " + shlex.join(sys.argv[1:] if argv is None else argv),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),

@@ -31,16 +31,31 @@ def fake_trace(
 
 @functools.cache
 def random_marian():
-    """(model, tokenizer): core/encoder_decoder's architecture at d_model 32, 2 layers, 4 heads, random weights from
-    seed 0, eager attention (the weights are read)."""
-    from transformers import MarianMTModel
-
+    """(model, tokenizer) as the seq2seq contract gives them (core/models/seq2seq.py): core/encoder_decoder's
+    architecture at d_model 32, 2 layers, 4 heads, random weights from seed 0, eager attention (the weights are
+    read)."""
     from core.encoder_decoder import model as ed
 
     torch.manual_seed(0)
-    config = ed.make_config(ed.Shape(d_model=32, layers=2, heads=4, ffn=64))
+    return ed.build(ed.Shape(**RANDOM_MARIAN_SHAPE)).eval(), ed.make_tokenizer()
+
+
+RANDOM_MARIAN_SHAPE = dict(d_model=32, layers=2, heads=4, ffn=64)
+
+
+def random_marian_hf():
+    """random_marian's model as transformers' own MarianMTModel (the same config and seed, so the same weights), for
+    tests that check the contract (core/models/seq2seq.py) against transformers' modules."""
+    from transformers import MarianMTModel
+
+    from core.encoder_decoder import grammar
+    from core.encoder_decoder import model as ed
+    from core.models.seq2seq import marian_config
+
+    torch.manual_seed(0)
+    config = marian_config(grammar.vocabulary(), ed.Shape(**RANDOM_MARIAN_SHAPE), ed.MAX_LENGTH)
     config._attn_implementation = "eager"
-    return MarianMTModel(config).eval(), ed.make_tokenizer()
+    return MarianMTModel(config).eval()
 
 
 KV_TOKENS = ["A", " b", " c", " d", " e", " f", " g"]  # 4 prompt tokens, then 3 generated

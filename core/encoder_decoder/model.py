@@ -1,8 +1,9 @@
-"""The encoder-decoder's configuration, word-level tokenizer, training loop and loading.
+"""The encoder-decoder's vocabulary, batches, training loop and loading.
 
-A MarianMT configuration from transformers (the seq2seq classes that Marian translation models use): encoder and
-decoder stacks, sinusoidal positions, shared embeddings, decoder cross-attention. Small enough to train on two CPU
-cores in minutes: the grammar is tiny, the point is to watch a real trained model translate.
+The model is a MarianMT encoder-decoder (the seq2seq classes that Marian translation models use): encoder and
+decoder stacks, sinusoidal positions, shared embeddings, decoder cross-attention; transformers is reached only
+through the seq2seq contract of core/models/seq2seq.py. Small enough to train on two CPU cores in minutes: the
+grammar is tiny, the point is to watch a real trained model translate.
 """
 
 from __future__ import annotations
@@ -15,52 +16,27 @@ from pathlib import Path
 
 import torch
 
+from ..models import seq2seq
+from ..models.seq2seq import Seq2Seq, Shape, WordTokenizer
 from . import grammar
 
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "encoder_decoder"
 MAX_LENGTH = 24  # tokens on either side: the grammar's longest sentences have 13 source and 11 target tokens
 
 
-@dataclass(frozen=True)
-class Shape:
-    d_model: int = 128
-    layers: int = 2  # encoder and decoder each
-    heads: int = 4
-    ffn: int = 256
-
-
-def make_tokenizer():
+def make_tokenizer() -> WordTokenizer:
     """A word-level tokenizer over the grammar's vocabulary (ids fixed by grammar.vocabulary()): one word, one
     token; anything else is <unk>."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {w: i for i, w in enumerate(grammar.vocabulary())}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=MAX_LENGTH
-    )
+    return seq2seq.word_tokenizer(grammar.vocabulary(), MAX_LENGTH)
 
 
-def make_config(shape: Shape = Shape()):
-    from transformers import MarianConfig
-
-    vocab = grammar.vocabulary()
-    return MarianConfig(
-        vocab_size=len(vocab), d_model=shape.d_model, encoder_layers=shape.layers, decoder_layers=shape.layers,
-        encoder_attention_heads=shape.heads, decoder_attention_heads=shape.heads, encoder_ffn_dim=shape.ffn,
-        decoder_ffn_dim=shape.ffn, max_position_embeddings=MAX_LENGTH + 8, pad_token_id=vocab.index("<pad>"),
-        eos_token_id=vocab.index("</s>"), decoder_start_token_id=vocab.index("<pad>"),
-        forced_eos_token_id=vocab.index("</s>"), dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-        scale_embedding=True, share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
-    )  # fmt: skip
+def build(shape: Shape = Shape()) -> Seq2Seq:
+    """A fresh model of the grammar's vocabulary (weights from torch's global generator)."""
+    return seq2seq.build(grammar.vocabulary(), shape, MAX_LENGTH)
 
 
-def encode(tokenizer, pairs: list[grammar.Pair]) -> dict[str, torch.Tensor]:
+def encode(tokenizer: WordTokenizer, pairs: list[grammar.Pair]) -> dict[str, torch.Tensor]:
     """input_ids/attention_mask of the sources and labels (-100 on padding) of the targets, both ending in </s>."""
-    src = tokenizer([p.source_text for p in pairs], padding=True, return_tensors="pt")
-    tgt = tokenizer([p.target_text for p in pairs], padding=True, return_tensors="pt")
     eos = tokenizer.eos_token_id
 
     def with_eos(ids, mask):
@@ -71,8 +47,8 @@ def encode(tokenizer, pairs: list[grammar.Pair]) -> dict[str, torch.Tensor]:
         mask[torch.arange(len(ids)), lengths] = 1
         return ids, mask
 
-    input_ids, attention_mask = with_eos(src["input_ids"], src["attention_mask"])
-    labels, label_mask = with_eos(tgt["input_ids"], tgt["attention_mask"])
+    input_ids, attention_mask = with_eos(*tokenizer.batch([p.source_text for p in pairs]))
+    labels, label_mask = with_eos(*tokenizer.batch([p.target_text for p in pairs]))
     return {
         "input_ids": input_ids,
         "attention_mask": attention_mask,
@@ -91,13 +67,13 @@ class TrainingLog:
 
 
 @torch.no_grad()
-def mean_loss(model, tokenizer, pairs, batch_size: int = 256) -> float:
+def mean_loss(model: Seq2Seq, tokenizer: WordTokenizer, pairs, batch_size: int = 256) -> float:
     model.eval()
     total, count = 0.0, 0
     for i in range(0, len(pairs), batch_size):
         batch = encode(tokenizer, pairs[i : i + batch_size])
         n = int((batch["labels"] != -100).sum())
-        total += float(model(**batch).loss) * n
+        total += float(model.loss(batch)) * n
         count += n
     return total / max(count, 1)
 
@@ -106,13 +82,9 @@ def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_si
           shape: Shape = Shape(), log_every: int = 100, on_log=None):  # fmt: skip
     """AdamW with linear warm-up and cosine decay; returns (model, tokenizer, TrainingLog). Deterministic in seed
     (data order and initial weights) on one thread."""
-    from transformers import MarianMTModel
-
     torch.manual_seed(seed)
     tokenizer = make_tokenizer()
-    config = make_config(shape)
-    config._attn_implementation = "eager"  # attention weights readable (the report translates with them)
-    model = MarianMTModel(config)
+    model = build(shape)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     steps_per_epoch = math.ceil(len(train_pairs) / batch_size)
     total = epochs * steps_per_epoch
@@ -128,7 +100,7 @@ def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_si
         model.train()
         for i in range(0, len(order), batch_size):
             batch = encode(tokenizer, [train_pairs[j] for j in order[i : i + batch_size]])
-            loss = model(**batch).loss
+            loss = model.loss(batch)
             optimiser.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -157,13 +129,6 @@ def status(folder: Path | None = None) -> str | None:
     return None
 
 
-def load(folder: Path | None = None):
+def load(folder: Path | None = None) -> tuple[Seq2Seq, WordTokenizer]:
     """(model, tokenizer) from the shipped folder (float32 on the CPU, eval mode)."""
-    from transformers import MarianMTModel, PreTrainedTokenizerFast
-
-    folder = folder or WEIGHTS_DIR
-    model = MarianMTModel.from_pretrained(
-        folder, local_files_only=True, dtype=torch.float32, attn_implementation="eager"
-    ).eval()  # eager: the pages read every attention weight
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder, local_files_only=True)
-    return model, tokenizer
+    return seq2seq.load(folder or WEIGHTS_DIR)

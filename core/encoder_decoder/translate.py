@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from . import model as ed
+from .model import Seq2Seq, WordTokenizer
 
 TOP_K = 5
 
@@ -55,84 +56,62 @@ def source_text(sentence: str, language: str) -> str:
     return " ".join([LANGUAGE_TAGS[language]] + words)
 
 
-def _encode_source(tokenizer, text: str):
-    ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=ed.MAX_LENGTH)["input_ids"][0]
+def _encode_source(tokenizer: WordTokenizer, text: str):
+    ids = tokenizer.batch([text], max_length=ed.MAX_LENGTH)[0][0]
     ids = torch.cat([ids, torch.tensor([tokenizer.eos_token_id])])[None]  # (1, S) ending in </s>
     return ids, tokenizer.convert_ids_to_tokens(ids[0])
 
 
-def _unknown(tokenizer, text: str) -> list[str]:
+def _unknown(tokenizer: WordTokenizer, text: str) -> list[str]:
     vocab = tokenizer.get_vocab()
     return [w for w in text.split() if w not in vocab]
 
 
-@torch.no_grad()
-def _decode(model, encoder_out, source_ids, decoder_ids):
-    out = model(
-        encoder_outputs=encoder_out,
-        attention_mask=torch.ones_like(source_ids),
-        decoder_input_ids=decoder_ids,
-        output_attentions=True,
-    )
-    self_att = torch.stack([a[0] for a in out.decoder_attentions])  # (L, H, T, T)
-    cross_att = torch.stack([a[0] for a in out.cross_attentions])  # (L, H, T, S)
-    return torch.softmax(out.logits[0].float(), -1), self_att, cross_att  # probs (T, V)
-
-
-def _top(tokenizer, probs: torch.Tensor) -> list[tuple[str, float]]:
+def _top(tokenizer: WordTokenizer, probs: torch.Tensor) -> list[tuple[str, float]]:
     values, ids = probs.topk(TOP_K)
     return list(zip(tokenizer.convert_ids_to_tokens(ids.tolist()), values.tolist()))
 
 
 @torch.no_grad()
-def translate(model, tokenizer, text: str, reference: list[str] | None = None) -> Translation:
+def translate(model: Seq2Seq, tokenizer: WordTokenizer, text: str, reference: list[str] | None = None) -> Translation:
     """Free generation (greedy, until </s> or MAX_LENGTH tokens) when reference is None; teacher forcing (the
     reference tokens fed in at once, under the look-ahead mask) otherwise. `text` is the encoder input
     (see source_text)."""
     source_ids, source_tokens = _encode_source(tokenizer, text)
-    encoder_out = model.get_encoder()(input_ids=source_ids, output_attentions=True)
-    enc_att = torch.stack([a[0] for a in encoder_out.attentions])  # (L, H, S, S)
+    encoded = model.encode(source_ids)  # encoder self-attention (L, H, S, S)
     start = model.config.decoder_start_token_id
     steps: list[Step] = []
     if reference is not None:
         targets = tokenizer.convert_tokens_to_ids(list(reference)) + [tokenizer.eos_token_id]
         decoder_ids = torch.tensor([[start] + targets[:-1]])
-        probs, self_att, cross_att = _decode(model, encoder_out, source_ids, decoder_ids)
+        out = model.decode(encoded, decoder_ids)  # probs (T, V), self (L, H, T, T), cross (L, H, T, S)
+        probs, self_att, cross_att = out.probs, out.self_attention, out.cross_attention
         inputs = tokenizer.convert_ids_to_tokens(decoder_ids[0])
         for t, target in enumerate(targets):
             steps.append(Step(inputs[t], self_att[:, :, t, : t + 1], cross_att[:, :, t], _top(tokenizer, probs[t]),
                               tokenizer.convert_ids_to_tokens(target), float(probs[t, target])))  # fmt: skip
         output = list(reference)
     else:
-        steps, output = _generate(model, tokenizer, encoder_out, source_ids, start)
-    return Translation(source_tokens, _unknown(tokenizer, text), enc_att, steps, output, reference is not None)
+        steps, output = _generate(model, tokenizer, encoded, start)
+    return Translation(source_tokens, _unknown(tokenizer, text), encoded.attention, steps, output,
+                       reference is not None)  # fmt: skip
 
 
 @torch.no_grad()
-def _generate(model, tokenizer, encoder_out, source_ids, start: int) -> tuple[list[Step], list[str]]:
+def _generate(model: Seq2Seq, tokenizer: WordTokenizer, encoded, start: int) -> tuple[list[Step], list[str]]:
     """Greedy free generation with the KV cache: each step feeds only the newest token; the cache holds the
     decoder's earlier keys and values (and cross-attention's K, V of the encoder output, computed once). Each step's
     attentions are then exactly the newest query's row: self-attention (L, H, t + 1), cross-attention (L, H, S)."""
     steps: list[Step] = []
     output: list[str] = []
-    token, past = start, None
+    token, cache = start, None
     for _ in range(ed.MAX_LENGTH):
-        out = model(
-            encoder_outputs=encoder_out,
-            attention_mask=torch.ones_like(source_ids),
-            decoder_input_ids=torch.tensor([[token]]),
-            past_key_values=past,
-            use_cache=True,
-            output_attentions=True,
-        )
-        past = out.past_key_values
-        probs = torch.softmax(out.logits[0, -1].float(), -1)  # (V,)
-        self_att = torch.stack([a[0, :, -1] for a in out.decoder_attentions])  # (L, H, t + 1)
-        cross_att = torch.stack([a[0, :, -1] for a in out.cross_attentions])  # (L, H, S)
+        out, cache = model.step(encoded, token, cache)
+        probs = out.probs  # (V,)
         best = int(probs.argmax())
         chosen = tokenizer.convert_ids_to_tokens(best)
-        steps.append(Step(tokenizer.convert_ids_to_tokens(token), self_att, cross_att, _top(tokenizer, probs),
-                          chosen, float(probs[best])))  # fmt: skip
+        steps.append(Step(tokenizer.convert_ids_to_tokens(token), out.self_attention, out.cross_attention,
+                          _top(tokenizer, probs), chosen, float(probs[best])))  # fmt: skip
         if best == tokenizer.eos_token_id:
             break
         output.append(chosen)
@@ -140,6 +119,6 @@ def _generate(model, tokenizer, encoder_out, source_ids, start: int) -> tuple[li
     return steps, output
 
 
-def greedy_translate(model, tokenizer, text: str) -> list[str]:
+def greedy_translate(model: Seq2Seq, tokenizer: WordTokenizer, text: str) -> list[str]:
     """Just the greedy output tokens (what the training report scores)."""
     return translate(model, tokenizer, text).output

@@ -10,7 +10,8 @@ from core.encoder_decoder import alignment as al
 from core.encoder_decoder import grammar
 from core.encoder_decoder import model as ed
 from core.encoder_decoder import translate as tr
-from tests.fake_traces import random_marian
+from core.models.seq2seq import Seq2Seq
+from tests.fake_traces import random_marian, random_marian_hf
 
 # --- the generated data ---------------------------------------------------------------------------------------------
 
@@ -92,10 +93,11 @@ def test_every_attention_has_its_shape_and_rows_sum_to_one():
 def test_cross_attention_takes_q_from_the_decoder_and_k_from_the_encoder_output():
     """Recompute layer 1's cross-attention from its own projections: Q from the decoder's self-attention sublayer
     output (after its LayerNorm), K from the encoder stack's last hidden state."""
-    model, tok = random_marian()
+    hf = random_marian_hf()  # transformers' MarianMTModel, seen through the contract
+    model, tok = Seq2Seq(hf), random_marian()[1]
     pair = grammar.generate(1, 8, held_out=True)[0]
     captured = {}
-    layer = model.model.decoder.layers[1]
+    layer = hf.model.decoder.layers[1]
     hook = layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: captured.__setitem__("q_in", o))
     try:
         result = tr.translate(model, tok, pair.source_text, reference=pair.target)
@@ -103,7 +105,7 @@ def test_cross_attention_takes_q_from_the_decoder_and_k_from_the_encoder_output(
         hook.remove()
     source_ids, _ = tr._encode_source(tok, pair.source_text)
     with torch.no_grad():
-        memory = model.get_encoder()(input_ids=source_ids).last_hidden_state[0]  # (S, D)
+        memory = hf.get_encoder()(input_ids=source_ids).last_hidden_state[0]  # (S, D)
         att = layer.encoder_attn
         d = att.head_dim
         q = (att.q_proj(captured["q_in"][0]) * att.scaling).view(-1, 4, d).transpose(0, 1)  # (H, T, d)

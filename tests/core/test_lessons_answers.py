@@ -207,10 +207,16 @@ def test_three_kinds_by_their_token_counts():
 SENTENCE = "The dog makes the teacher in the school."
 
 
-def greedy_by_hand(model, tokenizer, language, steps):
-    """HF's full forward (encoder rerun each time), greedy: the decoder inputs, cross-attentions and probs per step."""
+def greedy_by_hand(language, steps):
+    """HF's full forward (encoder rerun each time), greedy: the decoder inputs, cross-attentions and probs per step.
+    transformers' own model and tokenizer from the shipped folder, not the contract the answers use."""
+    from transformers import MarianMTModel, PreTrainedTokenizerFast
+
+    from core.encoder_decoder import model as ed
     from core.encoder_decoder.translate import source_text
 
+    model = MarianMTModel.from_pretrained(ed.WEIGHTS_DIR, dtype=torch.float32, attn_implementation="eager").eval()
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(ed.WEIGHTS_DIR)
     src = tokenizer(source_text(SENTENCE, language), return_tensors="pt")["input_ids"][0]
     src = torch.cat([src, torch.tensor([tokenizer.eos_token_id])])[None]
     dec = torch.tensor([[model.config.decoder_start_token_id]])
@@ -223,8 +229,8 @@ def greedy_by_hand(model, tokenizer, language, steps):
 
 @pytest.mark.parametrize("language, step, layer, head", [("ja", 1, 0, 0), ("ko", 2, 1, 3), ("ja", 0, 1, 1)])
 def test_encoder_decoder_answers_against_a_greedy_loop(encoder_decoder, language, step, layer, head):
-    model, tokenizer = encoder_decoder
-    source, out = greedy_by_hand(model, tokenizer, language, step)
+    _, tokenizer = encoder_decoder
+    source, out = greedy_by_hand(language, step)
     state = {"text": SENTENCE, "target": language, "step": step, "layer": layer, "head": head}
     k = int(out.cross_attentions[layer][0, head, step].argmax())
     assert ans("encoder_decoder.cross_top", state).correct == f"{k} {source[k]}"

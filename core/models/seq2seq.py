@@ -1,0 +1,232 @@
+"""An encoder-decoder behind a small declared contract: the only place where the /encoder-decoder page's MarianMT
+(trained by scripts/train_encoder_decoder.py, weights in data/encoder_decoder) and the word-level tokenizer it
+shares with the GRU of /rnn-attention meet transformers.
+
+    tok = word_tokenizer(vocabulary, max_length)  WordTokenizer: words <-> ids, and the one batch builder
+    model = build(vocabulary, shape, max_length)  a fresh, randomly initialised MarianMTModel, as a Seq2Seq
+    model = load(folder), model.save(folder)      float32 in memory, float16 on disk (the tokenizer beside it)
+    model.config                                  Seq2SeqConfig: the plain numbers the pages print
+    enc = model.encode(source_ids)                encoder self-attention (L, H, S, S), the memory kept inside
+    out = model.decode(enc, decoder_ids)          teacher forcing: probs (T, V), self (L, H, T, T), cross (L, H, T, S)
+    out, cache = model.step(enc, token, cache)    one token on the KV cache: probs (V,), self (L, H, t+1), cross (L, H, S)
+    model.loss(batch)                             mean cross-entropy over the labels (-100 ignored), for training
+
+L layers (encoder and decoder alike), H heads, S source tokens, T decoder positions, V vocabulary. Attention is
+transformers' eager implementation (every weight readable); the weights returned are exactly what it computes.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+# A fast tokenizer keeps its padding settings in shared state that every call resets: one lock for every call, so
+# two visitors of one server never tokenize at once (as core/models/hf.py does for the pretrained models).
+_TOKENIZER_LOCK = threading.RLock()
+PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
+
+
+@dataclass(frozen=True)
+class Shape:
+    d_model: int = 128
+    layers: int = 2  # encoder and decoder each
+    heads: int = 4
+    ffn: int = 256
+
+
+@dataclass(frozen=True)
+class Seq2SeqConfig:
+    """What the pages and reports read of the model (transformers' MarianConfig names, plain numbers)."""
+
+    d_model: int
+    encoder_layers: int
+    decoder_layers: int
+    encoder_attention_heads: int
+    decoder_attention_heads: int
+    vocab_size: int
+    pad_token_id: int
+    eos_token_id: int
+    decoder_start_token_id: int
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The encoder's pass over one source sentence (batch of 1)."""
+
+    source_ids: torch.Tensor  # (1, S)
+    attention: torch.Tensor  # (L, H, S, S) encoder self-attention
+    _output: object  # transformers' encoder output: the decoder's memory (K, V of cross-attention)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Decoder positions with their next-token probabilities and attentions (batch item 0)."""
+
+    probs: torch.Tensor  # (T, V), or (V,) for one step
+    self_attention: torch.Tensor  # (L, H, T, T), or (L, H, t + 1) for one step: the newest query's row
+    cross_attention: torch.Tensor  # (L, H, T, S), or (L, H, S) for one step
+
+
+class WordTokenizer:
+    """One word, one token (split on whitespace; anything outside the vocabulary is <unk>). transformers'
+    attribute names where they exist, so the code reads as it did with a transformers tokenizer."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer  # transformers' PreTrainedTokenizerFast
+        self.pad_token_id: int = tokenizer.pad_token_id
+        self.eos_token_id: int = tokenizer.eos_token_id
+
+    def __len__(self) -> int:
+        return len(self._tokenizer)
+
+    def batch(self, texts: list[str], max_length: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids, mask), each (B, n): the texts right-padded with <pad> to the longest, cut to max_length tokens
+        when given (none added: no </s>)."""
+        cut = {"truncation": True, "max_length": max_length} if max_length else {}
+        with _TOKENIZER_LOCK:
+            out = self._tokenizer(list(texts), padding=True, return_tensors="pt", **cut)
+        return out["input_ids"], out["attention_mask"]
+
+    def get_vocab(self) -> dict[str, int]:
+        return self._tokenizer.get_vocab()
+
+    def convert_ids_to_tokens(self, ids):
+        """One id -> its word; a list (or 1-D tensor) of ids -> the list of words."""
+        return self._tokenizer.convert_ids_to_tokens(ids)
+
+    def convert_tokens_to_ids(self, tokens):
+        return self._tokenizer.convert_tokens_to_ids(tokens)
+
+    def save(self, folder: Path) -> None:
+        """tokenizer.json and its config, loadable by transformers' PreTrainedTokenizerFast (and load())."""
+        self._tokenizer.save_pretrained(folder)
+
+
+def word_tokenizer(vocabulary: list[str], max_length: int) -> WordTokenizer:
+    """A word-level tokenizer whose ids are the vocabulary's order (<pad>, </s>, <unk> among it)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(vocabulary)}
+    core = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return WordTokenizer(
+        PreTrainedTokenizerFast(
+            tokenizer_object=core, pad_token=PAD, eos_token=EOS, unk_token=UNK, model_max_length=max_length
+        )
+    )
+
+
+def marian_config(vocabulary: list[str], shape: Shape, max_length: int):
+    """transformers' MarianConfig of the shipped architecture: encoder and decoder stacks, sinusoidal positions,
+    shared and tied embeddings, no dropout; <pad> starts the decoder."""
+    from transformers import MarianConfig
+
+    vocab = list(vocabulary)
+    return MarianConfig(
+        vocab_size=len(vocab), d_model=shape.d_model, encoder_layers=shape.layers, decoder_layers=shape.layers,
+        encoder_attention_heads=shape.heads, decoder_attention_heads=shape.heads, encoder_ffn_dim=shape.ffn,
+        decoder_ffn_dim=shape.ffn, max_position_embeddings=max_length + 8, pad_token_id=vocab.index(PAD),
+        eos_token_id=vocab.index(EOS), decoder_start_token_id=vocab.index(PAD),
+        forced_eos_token_id=vocab.index(EOS), dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        scale_embedding=True, share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
+    )  # fmt: skip
+
+
+class Seq2Seq:
+    """A transformers MarianMTModel (eager attention) seen through the contract above."""
+
+    def __init__(self, model):
+        self._model = model
+        c = model.config
+        self.config = Seq2SeqConfig(
+            d_model=c.d_model, encoder_layers=c.encoder_layers, decoder_layers=c.decoder_layers,
+            encoder_attention_heads=c.encoder_attention_heads, decoder_attention_heads=c.decoder_attention_heads,
+            vocab_size=c.vocab_size, pad_token_id=c.pad_token_id, eos_token_id=c.eos_token_id,
+            decoder_start_token_id=c.decoder_start_token_id,
+        )  # fmt: skip
+
+    # --- looking inside ---------------------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def encode(self, source_ids: torch.Tensor) -> Encoded:
+        """source_ids (1, S), ending in </s>."""
+        out = self._model.get_encoder()(input_ids=source_ids, output_attentions=True)
+        return Encoded(source_ids, torch.stack([a[0] for a in out.attentions]), out)  # (L, H, S, S)
+
+    @torch.no_grad()
+    def decode(self, encoded: Encoded, decoder_ids: torch.Tensor) -> Decoded:
+        """Every decoder position at once (teacher forcing) under the look-ahead mask; decoder_ids (1, T)."""
+        out = self._model(
+            encoder_outputs=encoded._output,
+            attention_mask=torch.ones_like(encoded.source_ids),
+            decoder_input_ids=decoder_ids,
+            output_attentions=True,
+        )
+        self_att = torch.stack([a[0] for a in out.decoder_attentions])  # (L, H, T, T)
+        cross_att = torch.stack([a[0] for a in out.cross_attentions])  # (L, H, T, S)
+        return Decoded(torch.softmax(out.logits[0].float(), -1), self_att, cross_att)  # probs (T, V)
+
+    @torch.no_grad()
+    def step(self, encoded: Encoded, token: int, cache=None) -> tuple[Decoded, object]:
+        """Feed one token on top of the KV cache (None: the first step). The cache holds the decoder's earlier keys
+        and values and cross-attention's K, V of the encoder output (computed once), so this step's attentions are
+        exactly the newest query's row. Returns the step and the cache for the next one."""
+        out = self._model(
+            encoder_outputs=encoded._output,
+            attention_mask=torch.ones_like(encoded.source_ids),
+            decoder_input_ids=torch.tensor([[token]]),
+            past_key_values=cache,
+            use_cache=True,
+            output_attentions=True,
+        )
+        probs = torch.softmax(out.logits[0, -1].float(), -1)  # (V,)
+        self_att = torch.stack([a[0, :, -1] for a in out.decoder_attentions])  # (L, H, t + 1)
+        cross_att = torch.stack([a[0, :, -1] for a in out.cross_attentions])  # (L, H, S)
+        return Decoded(probs, self_att, cross_att), out.past_key_values
+
+    # --- training ---------------------------------------------------------------------------------------------
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """batch: input_ids and attention_mask (B, S), labels (B, T) with -100 on padding; the decoder reads the
+        labels shifted right after the start token (transformers' Marian does the shift)."""
+        return self._model(**batch).loss
+
+    def parameters(self):
+        return self._model.parameters()
+
+    def train(self, mode: bool = True) -> Seq2Seq:
+        self._model.train(mode)
+        return self
+
+    def eval(self) -> Seq2Seq:
+        return self.train(False)
+
+    def save(self, folder: Path) -> None:
+        """model.safetensors in float16 (half the bytes; loaded back as float32), config.json and
+        generation_config.json. The model in memory stays float32."""
+        copy.deepcopy(self._model).half().save_pretrained(folder, safe_serialization=True)
+
+
+def build(vocabulary: list[str], shape: Shape, max_length: int) -> Seq2Seq:
+    """A fresh MarianMTModel of this shape, initialised from torch's global generator (seed it first)."""
+    from transformers import MarianMTModel
+
+    config = marian_config(vocabulary, shape, max_length)
+    config._attn_implementation = "eager"  # attention weights readable (the report translates with them)
+    return Seq2Seq(MarianMTModel(config))
+
+
+def load(folder: Path) -> tuple[Seq2Seq, WordTokenizer]:
+    """(model, tokenizer) from a folder that save() and WordTokenizer.save() wrote: float32 on the CPU, eval mode."""
+    from transformers import MarianMTModel, PreTrainedTokenizerFast
+
+    model = MarianMTModel.from_pretrained(
+        folder, local_files_only=True, dtype=torch.float32, attn_implementation="eager"
+    ).eval()  # eager: the pages read every attention weight
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder, local_files_only=True)
+    return Seq2Seq(model), WordTokenizer(tokenizer)
