@@ -9,6 +9,7 @@ For long documents, `layer_qk` records one layer only and stops the pass there.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ import torch
 from transformers import AttentionInterface, DynamicCache
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
+from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from ..sdpa import scale_or_default
 from . import hooks
@@ -26,6 +28,11 @@ from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
 from .weights import EncoderLayerWeights, read_encoder_layer
 
+# transformers renamed the cache keyword and output field past_key_values -> cache (5.24 warns, 5.40 removes the old
+# name); pyproject allows versions from before the rename, so the name is read from the installed version.
+CACHE_KEYWORD = (
+    "cache" if "cache" in {f.name for f in dataclasses.fields(CausalLMOutputWithPast)} else "past_key_values"
+)
 ATTN_IMPLEMENTATION = "attention_lab"
 # Soft-capping (Gemma 2) and learned sinks (gpt-oss) cannot run under SDPA: such models run their own eager
 # attention function, which wants an additive float mask, so they get an implementation name of their own.
@@ -355,7 +362,7 @@ class HFAttentionModel(AttentionModel):
     def prefill(self, cache: DynamicCache, ids: list[int]) -> None:
         """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
         if ids:
-            self.model(input_ids=torch.tensor([ids]), past_key_values=cache, use_cache=True)
+            self.model(input_ids=torch.tensor([ids]), use_cache=True, **{CACHE_KEYWORD: cache})
 
     @torch.no_grad()
     def step(self, cache: DynamicCache, token_id: int, position: int, record_qk: bool = False):
@@ -364,9 +371,9 @@ class HFAttentionModel(AttentionModel):
         with self.hooked(record_qk=record_qk) as run:
             out = self.model(
                 input_ids=torch.tensor([[token_id]]),
-                past_key_values=cache,
                 position_ids=torch.tensor([[position]]),
                 use_cache=True,
+                **{CACHE_KEYWORD: cache},
             )
         return out.logits[0, -1], run
 
