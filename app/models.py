@@ -5,6 +5,7 @@ other page keeps working."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable
 
@@ -45,6 +46,15 @@ def short_name(key: str) -> str:
     return registry.TITLES[key]
 
 
+_MARKDOWN_CHARACTERS = re.compile(r"([\\`*_\[\]<>$~|!#])")
+
+
+def name_in_text(key: str) -> str:
+    """short_name for a sentence drawn as markdown: its markdown characters escaped, so a learner's folder name is
+    shown as typed (never as emphasis, a link or a formula)."""
+    return _MARKDOWN_CHARACTERS.sub(r"\\\1", short_name(key))
+
+
 @dataclasses.dataclass(frozen=True)
 class Need:
     """What a page asks of a model, as a test on its Capabilities and the words ([models] need_<word>) that name
@@ -68,6 +78,8 @@ ROPE = Need(
         caps.positions.kind == "rope" and caps.positions.rotary_fraction == 1 and caps.kind != "encoder-decoder"
     ),
 )
+# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled
+ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
@@ -78,8 +90,6 @@ def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=
     own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
     asked = st.query_params.get(key)
     if key not in st.session_state and asked in registry.LOADERS and asked not in options + own:
-# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled
-ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
         caps, default = registry.capabilities(asked), short_name(options[0])
         if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
             st.warning(ui.t("models", "not_offered", name=short_name(asked), default=default))

@@ -15,11 +15,13 @@ DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. T
 def page() -> None:
     T = ui.page_setup("logit_lens")
     st.title(T("title"))
-    st.markdown(T("intro"))
+    intro = st.empty()  # names the model picked below
     key = models.pick_model(options=SHIPPED, needs=models.DECODER)
+    name = models.name_in_text(key)
+    intro.markdown(T("intro", model=name))
     text = ui.text_area("text", T("text"), DEFAULT_TEXT)
     if not text.strip():
-        st.info(T("empty"))
+        st.info(T("empty", model=name))
         ui.page_end()
         return
     model = models.load(key)

@@ -198,6 +198,16 @@ class Memory:
     bytes_per_value: int
     n: int  # positions in the cache after the last step
 
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head (1: multi-head attention, H: multi-query)."""
+        return self.heads // self.kv_heads
+
+    @property
+    def sharing(self) -> str:
+        """Which sentence names the sharing: "memory_gqa" when key/value heads are shared, else "memory_mha"."""
+        return "memory_gqa" if self.kv_heads < self.heads else "memory_mha"
+
 
 def memory(gen: Generation) -> Memory:
     last = gen.steps[-1]

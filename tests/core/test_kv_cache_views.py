@@ -1,6 +1,8 @@
 """The /kv-cache page's view objects (core/kv_cache/views.py) on a hand-built Generation: no model needed. The
 caption numbers, the greedy-only sentence, the kept strip of the one eviction rule, the bytes formula."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,15 @@ def test_memory_is_the_formula_with_its_numbers():
     assert view.per_token == "32 B" and view.n == 6 and view.measured == view.formula_gqa == "192 B"
     assert view.formula_mha == "384 B" and view.curves["mha"] == [2 * g for g in view.curves["gqa"]]
     assert view.curves["window"] == [96.0] * 3  # 3 keys seen x 32 bytes
+
+
+def test_memory_names_how_key_value_heads_are_shared():
+    """2 query heads over 1 key/value head: shared by 2, multi-head would store 2x; with 2 key/value heads the two
+    formulas are the same bytes and the page says multi-head."""
+    gqa = views.memory(fake_generation())
+    assert (gqa.group, gqa.sharing) == (2, "memory_gqa")
+    mha = views.memory(dataclasses.replace(fake_generation(), kv_heads=2))
+    assert (mha.group, mha.sharing) == (1, "memory_mha") and mha.formula_gqa == mha.formula_mha
 
 
 def test_eviction_view_has_one_kl_per_step_and_the_settings():

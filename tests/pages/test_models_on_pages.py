@@ -181,7 +181,8 @@ def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch
         at = run_view(topic, params={"model": key, **DECODER_PAGES[topic]})
         assert_no_exception(at)
         intro = [m.value for m in at.markdown if name in m.value]
-        assert intro and "decoder" in intro[0] or "predicts the next token" in intro[0], [m.value for m in at.markdown]
+        shown = [m.value for m in at.markdown]
+        assert intro and ("decoder" in intro[0] or "predicts the next token" in intro[0]), shown
         if key != "smollm2":
             assert not any("SmolLM2" in m.value for m in at.markdown)
         if topic == "logit-lens":  # /kv-cache says it after loading the model (here: not loaded)

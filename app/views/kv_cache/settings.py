@@ -38,12 +38,12 @@ def read(T) -> dict:
 def generation(T, key: str, model, chosen: dict):
     """The Generation for these settings (from the session when nothing changed), or None after saying why."""
     if not chosen["prompt"].strip():
-        st.info(T("empty"))
+        st.info(T("empty", model=models.name_in_text(key)))
         return None
     try:
         ids, total = kc.prompt_ids(model, chosen["prompt"], MAX_PROMPT_TOKENS)
     except ValueError:
-        st.info(T("empty"))
+        st.info(T("empty", model=models.name_in_text(key)))
         return None
     if total > len(ids):
         st.info(T("prompt_cut", n=total, k=len(ids)))

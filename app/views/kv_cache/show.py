@@ -65,7 +65,8 @@ def all_steps(T, gen) -> None:
     st.caption(T("history_caption"))
 
 
-def memory(T, gen) -> None:
+def memory(T, gen, name: str) -> None:
+    """name: the model's name, ready for markdown (app/models.py: name_in_text)."""
     st.subheader(T("memory_header"))
     view = views.memory(gen)
     c1, c2, c3 = st.columns(3)
@@ -73,7 +74,8 @@ def memory(T, gen) -> None:
     c2.metric(T("formula_gqa", kv=view.kv_heads), view.formula_gqa)
     c3.metric(T("formula_mha", h=view.heads), view.formula_mha)
     st.markdown(T("memory_text", layers=view.layers, kv=view.kv_heads, d=view.head_dim, b=view.bytes_per_value,
-                  n=view.n, per_token=view.per_token, h=view.heads))  # fmt: skip
+                  n=view.n, per_token=view.per_token, h=view.heads,
+                  sharing=T(view.sharing, model=name, group=view.group, h=view.heads)))  # fmt: skip
     words = ui.texts("kv_cache.figure")
     ui.show_figure(kv.memory_figure(view, words), "kv-cache-bytes", data=view.curves, key="fig-mem")
     evicted = views.eviction(gen)
