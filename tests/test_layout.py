@@ -86,3 +86,27 @@ def test_every_viz_module_has_a_test_of_its_own():
             if not list((ROOT / "tests" / "viz").glob(f"test_{stem}*.py")):
                 missing.append(str(path.relative_to(ROOT)))
     assert not missing, missing
+
+
+# A wrapper's transformers module or tokenizer reached from outside the contract: `x.model.y`, `x.model(...)`,
+# `x.tokenizer`, `model.model`.
+REACH_INTO_A_MODEL = re.compile(r"\.model\.|\.model\(|\.tokenizer\b|\bmodel\.model\b")
+
+
+def test_only_core_models_touches_transformers():
+    """core/models is the model contract: nothing else imports transformers (or its tokenizers or hub packages) or
+    reaches through a wrapper into the module or tokenizer it wraps. (safetensors is a file format: the GRU of
+    /rnn-attention, our own torch module, is saved with it.)"""
+    hf = {"transformers", "tokenizers", "huggingface_hub"}
+    found = {}
+    for folder in ("core", "app", "viz"):
+        for path in (ROOT / folder).rglob("*.py"):
+            name = str(path.relative_to(ROOT))
+            if name.startswith("core/models/"):
+                continue
+            imported = _imports(path) & hf
+            reached = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                       if REACH_INTO_A_MODEL.search(line.split("#")[0])]  # fmt: skip
+            if imported or reached:
+                found[name] = sorted(imported) + reached
+    assert not found, found
