@@ -73,7 +73,7 @@ def live_part(T) -> None:
     st.caption(T("live_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]) if claim != "antecedent"
                else T("live_note_antecedent"))  # fmt: skip
     try:
-        with st.spinner(T("computing", runs=draws + 2)):
+        with st.spinner(T("computing", model=models.name_in_text(key), runs=draws + 2)):
             card = models.claim_card(key, claim, k, mode, draws, seed, tuple(s.values()))
     except ValueError as err:
         st.warning(T("cannot", reason=str(err)))
