@@ -14,6 +14,7 @@ import streamlit as st
 from app import serving, ui
 from core import long_maps
 from core.models import ModelUnavailable, registry
+from core.long_maps.sources import exact_here
 from core.models.capabilities import Capabilities
 from core.padded_batch import padding_report as _padding_report
 
@@ -80,6 +81,10 @@ ROPE = Need(
 )
 # /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled
 ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
+# /long-maps: weights that are softmax(q . k) alone (no score bias, sliding window, soft-capping or sinks)
+EXACT_SOFTMAX = Need("exact_softmax", exact_here)
+# /multi-head's walk and order check: a BERT layer recomputed by hand from its weights (MiniLM's layout)
+BERT_LAYER = Need("bert_layer", lambda caps: caps.bert_layer)
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
@@ -97,6 +102,11 @@ def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=
             need = ui.t("models", f"need_{needs.word}") if isinstance(needs, Need) else ui.t("models", "need_other")
             st.warning(ui.t("models", "lacks", name=short_name(asked), need=need, default=default))
     return ui.select(key, ui.t("models", "model"), options + own, options[0], format_func=model_name)
+
+
+def own_keys(needs=None) -> tuple[str, ...]:
+    """The learner's own registered models that fit needs(capabilities) -> bool (None: all), in registration order."""
+    return tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
 
 
 @st.cache_resource(show_spinner=False, max_entries=len(MODEL_KEYS) + 2)  # shipped models and two own folders
@@ -297,9 +307,9 @@ def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: i
 # --- /long-maps: one layer's q and k of a long document, and a GPU copy of SmolLM2 when there is a GPU ---
 
 
-def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
-    """One layer's q and k of the first n tokens of _text (the model forward, through the heavy-work queue: once
-    per text id, n, layer and device; two kept)."""
+def layer_qk(key: str, _model, text_id: str, n: int, layer: int, _text: str):
+    """One layer's q and k of the first n tokens of _text by the model of `key` (the model forward, through the
+    heavy-work queue: once per model, text id, n, layer and device; two kept)."""
 
     def forward():
         batch = long_maps.document_batch(_model, _text, n)
@@ -308,7 +318,7 @@ def layer_qk(_model, text_id: str, n: int, layer: int, _text: str):
         return long_maps.LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
 
     device = str(_model.device)
-    return serving.heavy(("layer_qk", device, text_id, n, layer), forward, "layer_qk")
+    return serving.heavy(("layer_qk", key, device, text_id, n, layer), forward, "layer_qk")
 
 
 @st.cache_resource(show_spinner=False)

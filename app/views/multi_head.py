@@ -79,8 +79,8 @@ def page() -> None:
     if part == "heads":
         heads_part(T)
     else:
-        # MiniLM on purpose: the walk recomputes a BERT layer (post-LayerNorm, GELU feed-forward) from its weights
-        model = models.load("minilm")
+        # MiniLM first; a learner's own BERT-style encoder too: the walk recomputes a BERT layer from its weights
+        model = models.load(models.pick_model(options=("minilm",), needs=models.BERT_LAYER))
         if model is not None:
             (layer_part if part == "layer" else order_part)(T, model)
     ui.page_end()

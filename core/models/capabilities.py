@@ -47,6 +47,9 @@ class Capabilities:
     sinks: bool = False
     n_experts: int | None = None  # mixture of experts: experts per layer
     experts_per_token: int | None = None
+    # A post-LayerNorm BERT layer (transformers' BertLayer layout, exact GELU, absolute positions): /multi-head
+    # recomputes it by hand from core/models/weights.py's EncoderLayerWeights.
+    bert_layer: bool = False
 
     @property
     def is_causal(self) -> bool:
@@ -63,6 +66,21 @@ class Capabilities:
         config's, embeddings), for refusing an enormous config before anything is allocated."""
         attention = self.d_model * self.head_dim * (2 * self.n_heads + 2 * self.n_kv_heads)
         return self.n_layers * (attention + 2 * self.d_model * 4 * self.d_model) + self.vocab_size * self.d_model
+
+
+BERT_LAYER_TYPES = (
+    "bert",
+    "roberta",
+)  # families whose layers are BertLayer's layout (tests/tiny_models.py builds both)
+
+
+def _bert_layer(text) -> bool:
+    return (
+        text.model_type in BERT_LAYER_TYPES
+        and not getattr(text, "is_decoder", False)
+        and getattr(text, "position_embedding_type", "absolute") in (None, "absolute")
+        and getattr(text, "hidden_act", "gelu") == "gelu"
+    )
 
 
 def _text_config(config):
@@ -152,6 +170,7 @@ def capabilities_of(config) -> Capabilities:
         sinks=text.model_type == "gpt_oss",
         n_experts=None if experts is None else int(experts),
         experts_per_token=getattr(text, "num_experts_per_tok", None),
+        bert_layer=_bert_layer(text) and _kind(config) == "encoder",
     )
 
 

@@ -44,6 +44,20 @@ def test_capabilities_are_read_from_the_config(family_folder):
         assert caps.positions.rotary_fraction == 0.5
 
 
+def test_the_bert_layer_capability_says_what_the_contract_can_read(family_folder):
+    """caps.bert_layer (read from the config, no weights) is true exactly where encoder_layer can read a BertLayer
+    out of the loaded model; elsewhere encoder_layer refuses in words."""
+    family, folder = family_folder
+    caps = local.describe_folder(folder)
+    assert caps.bert_layer == (family in ("bert", "roberta"))
+    model = local.load_folder(folder)
+    if caps.bert_layer:
+        assert model.encoder_layer(0).w_q.shape == (caps.d_model, caps.d_model)
+    else:
+        with pytest.raises(ValueError, match="BERT"):
+            model.encoder_layer(0)
+
+
 def test_every_layer_equals_transformers_eager_attention(family_folder):
     family, folder = family_folder
     model = local.load_folder(folder)

@@ -188,3 +188,21 @@ def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch
         if topic == "logit-lens":  # /kv-cache says it after loading the model (here: not loaded)
             hint = run_view(topic, params={"model": key, **empty})
             assert any(name in i.value for i in hint.info), [i.value for i in hint.info]
+
+
+@pytest.mark.parametrize("part", ["layer", "order"])
+def test_multi_head_walks_an_own_bert_and_names_what_a_decoder_lacks(folders, part, monkeypatch):
+    at = run_view("multi-head", params={"model": folders["bert"], "part": part, "text": SHORT})
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model").value == folders["bert"]
+    checked = "reproduces transformers' own output" if part == "layer" else "Without positions"
+    assert any(checked in s.value for s in at.success), [s.value for s in at.success]
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    at = run_view("multi-head", params={"model": folders["llama"], "part": part, "text": SHORT})
+    assert_no_exception(at)
+    assert at.selectbox(key="model").value == "minilm"
+    said = [w.value for w in at.warning if "cannot use" in w.value]
+    assert said and "tiny-llama" in said[0] and "BERT-style" in said[0], [w.value for w in at.warning]
