@@ -103,17 +103,28 @@ def diagonal_guess(t: int, source_words: int, target_words: int) -> int:
 @torch.no_grad()
 def measure(model, tokenizer, pairs) -> AlignmentReport:
     """Score every cross-attention head on `pairs` (grammar.Pair, held out from training)."""
-    n_layers, n_heads = model.config.decoder_layers, model.config.decoder_attention_heads
-    hits = torch.zeros(n_layers, n_heads, dtype=torch.long)
-    off_hits = torch.zeros(n_layers, n_heads, dtype=torch.long)
+
+    def cross(pair) -> torch.Tensor:  # (T, L, H, S): row t is the position that outputs target word t
+        result = translate(model, tokenizer, pair.source_text, reference=pair.target)
+        return torch.stack([step.cross_attention for step in result.steps])
+
+    shape = (model.config.decoder_layers, model.config.decoder_attention_heads)
+    return score(pairs, (cross(pair) for pair in pairs), shape)
+
+
+def score(pairs, attentions, shape: tuple[int, int]) -> AlignmentReport:
+    """The hit rule, the diagonal baseline and chance, on all aligned words and on the off-diagonal ones.
+    attentions: per pair, (T, L, H, S) weights over the source tokens of the decoder position that outputs target
+    word t; shape: (L, H) (a model with one attention, like the GRU's: (1, 1))."""
+    n_layers, n_heads = shape
+    hits = torch.zeros(shape, dtype=torch.long)
+    off_hits = torch.zeros(shape, dtype=torch.long)
     words = diag_hits = off_words = 0
     chance = off_chance = 0.0
-    for pair in pairs:
-        result = translate(model, tokenizer, pair.source_text, reference=pair.target)
+    for pair, att in zip(pairs, attentions):
         source_words, target_words = len(pair.source) - 1, len(pair.target)
         for s, t in pair.alignment:
-            cross = result.steps[t].cross_attention  # (L, H, S): the position that outputs target word t
-            hit = (cross.argmax(-1) == s).long()
+            hit = (att[t].argmax(-1) == s).long()  # (L, H)
             hits += hit
             on_diagonal = diagonal_guess(t, source_words, target_words) == s
             diag_hits += on_diagonal

@@ -9,16 +9,14 @@ grammar is tiny, the point is to watch a real trained model translate.
 from __future__ import annotations
 
 import math
-import random
-import time
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import torch
 
 from ..models import seq2seq
 from ..models.seq2seq import Seq2Seq, Shape, WordTokenizer
-from . import grammar
+from . import grammar, training
 
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "encoder_decoder"
 MAX_LENGTH = 24  # tokens on either side: the grammar's longest sentences have 13 source and 11 target tokens
@@ -56,68 +54,27 @@ def encode(tokenizer: WordTokenizer, pairs: list[grammar.Pair]) -> dict[str, tor
     }
 
 
-@dataclass
-class TrainingLog:
-    steps: list[int] = field(default_factory=list)
-    train_loss: list[float] = field(default_factory=list)
-    held_out_steps: list[int] = field(default_factory=list)
-    held_out_loss: list[float] = field(default_factory=list)
-    seconds: float = 0.0  # wall clock
-    cpu_seconds: float = 0.0  # process CPU time, all threads together (wall time is inflated on a loaded machine)
-
-
 @torch.no_grad()
 def mean_loss(model: Seq2Seq, tokenizer: WordTokenizer, pairs, batch_size: int = 256) -> float:
     model.eval()
-    total, count = 0.0, 0
-    for i in range(0, len(pairs), batch_size):
-        batch = encode(tokenizer, pairs[i : i + batch_size])
-        n = int((batch["labels"] != -100).sum())
-        total += float(model.loss(batch)) * n
-        count += n
-    return total / max(count, 1)
+    return training.mean_loss(model.loss, partial(encode, tokenizer), pairs, batch_size)
 
 
 def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_size: int = 64, lr: float = 2e-3,
           shape: Shape = Shape(), log_every: int = 100, on_log=None):  # fmt: skip
     """AdamW with linear warm-up and cosine decay; returns (model, tokenizer, TrainingLog). Deterministic in seed
-    (data order and initial weights) on one thread."""
+    (data order and initial weights) on one thread. on_log(step, loss, wall seconds)."""
     torch.manual_seed(seed)
     tokenizer = make_tokenizer()
     model = build(shape)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    steps_per_epoch = math.ceil(len(train_pairs) / batch_size)
-    total = epochs * steps_per_epoch
+    total = epochs * math.ceil(len(train_pairs) / batch_size)
     warmup = max(1, total // 20)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))
     )
-    rng = random.Random(seed)
-    log, t0, cpu0, step = TrainingLog(), time.perf_counter(), time.process_time(), 0
-    order = list(range(len(train_pairs)))
-    for _ in range(epochs):
-        rng.shuffle(order)
-        model.train()
-        for i in range(0, len(order), batch_size):
-            batch = encode(tokenizer, [train_pairs[j] for j in order[i : i + batch_size]])
-            loss = model.loss(batch)
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
-            step += 1
-            if step % log_every == 0 or step == total:
-                log.steps.append(step)
-                log.train_loss.append(float(loss.detach()))
-                if on_log:
-                    on_log(step, float(loss.detach()), time.perf_counter() - t0)
-        log.held_out_steps.append(step)
-        log.held_out_loss.append(mean_loss(model, tokenizer, held_out_pairs))
-        model.train()
-    log.seconds = time.perf_counter() - t0
-    log.cpu_seconds = time.process_time() - cpu0
-    model.eval()
+    log = training.fit(model, model.loss, partial(encode, tokenizer), lambda: mean_loss(model, tokenizer, held_out_pairs),
+                       train_pairs, optimiser, schedule, seed, epochs, batch_size, log_every, on_log)  # fmt: skip
     return model, tokenizer, log
 
 

@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from ..encoder_decoder import model as ed
+from ..encoder_decoder import training
 
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "rnn_attention"
 MAX_LENGTH = ed.MAX_LENGTH
@@ -203,66 +204,25 @@ def loss_of(model: RNNSearch, b: dict, **kw) -> torch.Tensor:
     return nn.functional.cross_entropy(logits.flatten(0, 1), b["labels"].flatten(), ignore_index=-100)
 
 
-@dataclass
-class TrainingLog:
-    steps: list[int] = field(default_factory=list)
-    train_loss: list[float] = field(default_factory=list)
-    held_out_steps: list[int] = field(default_factory=list)
-    held_out_loss: list[float] = field(default_factory=list)
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-
-
 @torch.no_grad()
 def mean_loss(model, tokenizer, pairs, batch_size: int = 250) -> float:
-    total, count = 0.0, 0
-    for i in range(0, len(pairs), batch_size):
-        b = batch(tokenizer, pairs[i : i + batch_size])
-        n = int((b["labels"] != -100).sum())
-        total += float(loss_of(model, b)) * n
-        count += n
-    return total / max(count, 1)
+    return training.mean_loss(partial(loss_of, model), partial(batch, tokenizer), pairs, batch_size)
 
 
 def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 6, batch_size: int = 64, lr: float = 3e-3,
           shape: Shape = Shape(), log_every: int = 100, on_log=None, cpu_budget: float | None = None):  # fmt: skip
     """Adam with cosine decay, gradient norm clipped at 1; returns (model, tokenizer, log). Deterministic in seed on
-    one thread. cpu_budget (seconds): stop early when the process has used this much CPU time."""
+    one thread. cpu_budget (seconds): stop early when the process has used this much CPU time. on_log(step, loss,
+    CPU seconds)."""
     torch.manual_seed(seed)
     tokenizer = ed.make_tokenizer()
     model = RNNSearch(shape, tokenizer.pad_token_id)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     total = epochs * math.ceil(len(train_pairs) / batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: 0.5 * (1 + math.cos(math.pi * min(1, s / total))))
-    rng = random.Random(seed)
-    log, t0, cpu0, step = TrainingLog(), time.perf_counter(), time.process_time(), 0
-    order = list(range(len(train_pairs)))
-    for _ in range(epochs):
-        rng.shuffle(order)
-        model.train()
-        for i in range(0, len(order), batch_size):
-            loss = loss_of(model, batch(tokenizer, [train_pairs[j] for j in order[i : i + batch_size]]))
-            optimiser.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
-            step += 1
-            if step % log_every == 0 or step == total:
-                log.steps.append(step)
-                log.train_loss.append(float(loss.detach()))
-                if on_log:
-                    on_log(step, float(loss.detach()), time.process_time() - cpu0)
-            if cpu_budget is not None and time.process_time() - cpu0 > cpu_budget:
-                break
-        model.eval()
-        log.held_out_steps.append(step)
-        log.held_out_loss.append(mean_loss(model, tokenizer, held_out_pairs))
-        if cpu_budget is not None and time.process_time() - cpu0 > cpu_budget:
-            break
-    log.seconds = time.perf_counter() - t0
-    log.cpu_seconds = time.process_time() - cpu0
-    model.eval()
+    log = training.fit(model, partial(loss_of, model), partial(batch, tokenizer),
+                       lambda: mean_loss(model, tokenizer, held_out_pairs), train_pairs, optimiser, schedule, seed,
+                       epochs, batch_size, log_every, on_log, clock=time.process_time, cpu_budget=cpu_budget)  # fmt: skip
     return model, tokenizer, log
 
 

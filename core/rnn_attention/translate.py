@@ -87,21 +87,5 @@ def measure_alignment(model, tokenizer, pairs) -> al.AlignmentReport:
     """al.measure's rule on the GRU's one attention: for every aligned target word, a hit when the step that
     outputs it puts its largest weight on the aligned source word; the same diagonal baseline and chance, and the
     same score on the off-diagonal words (those whose aligned source word is not the diagonal guess)."""
-    hits = words = diag_hits = off_hits = off_words = 0
-    chance = off_chance = 0.0
-    for pair, att in zip(pairs, teacher_forced_attention(model, tokenizer, pairs)):
-        source_words, target_words = len(pair.source) - 1, len(pair.target)
-        for s, t in pair.alignment:
-            hit = int(att[t].argmax()) == s
-            on_diagonal = al.diagonal_guess(t, source_words, target_words) == s
-            hits += hit
-            diag_hits += on_diagonal
-            chance += 1 / source_words
-            words += 1
-            if not on_diagonal:
-                off_hits += hit
-                off_chance += 1 / source_words
-                off_words += 1
-    return al.AlignmentReport([al.HeadAlignment(0, 0, hits, words)], al.HeadAlignment(-1, -1, diag_hits, words),
-                              chance / max(words, 1), len(pairs), [al.HeadAlignment(0, 0, off_hits, off_words)],
-                              off_chance / max(off_words, 1))  # fmt: skip
+    attentions = (att[:, None, None] for att in teacher_forced_attention(model, tokenizer, pairs))  # (T, 1, 1, S)
+    return al.score(pairs, attentions, (1, 1))
