@@ -2,9 +2,11 @@
 
     pooled.py          every head's exact softmax weights pooled block-wise to <= 512 x 512 mean and max cells
     triton_kernels.py  the same two passes as fused Triton kernels (CUDA; torch is the fallback and reference)
-    maps.py            one layer's q and k (SmolLM2 on a document, or random), pooled maps, exact coarsening,
+    maps.py            one layer's q and k (a model on a document, or random), pooled maps, exact coarsening,
                        causal future cells, numbers read off the maps, full-resolution windows
     views.py           the data of each part of the page, one object per part
+    sources.py         what the page may compute with a model, from its Capabilities: exact or not, layers, heads,
+                       lengths (a learned position table stops them), causal or bidirectional
 
 Bins are core.pooling.bin_edges, as in every pooled view. A pooled mean here is the mean of a block of the full
 n x n matrix, in which a causal model's future weights are exactly 0 (they count as 0, as in

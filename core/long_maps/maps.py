@@ -1,4 +1,4 @@
-"""Exact attention maps of a long document, for the long-maps page: the q and k of one layer (SmolLM2 on a long
+"""Exact attention maps of a long document, for the long-maps page: the q and k of one layer (a model on a long
 text, or random), every head's weights pooled to <= 512 x 512 mean and max cells (core/long_maps/pooled.py),
 coarser views merged exactly from those cells, a full-resolution window, and a few numbers read off the maps.
 

@@ -78,7 +78,7 @@ class ZoomView:
     """Exact weights of one head in a window of queries x keys, at full resolution."""
 
     weights: np.ndarray  # (r, c)
-    masked: np.ndarray  # (r, c) bool: key after its query (causal)
+    masked: np.ndarray  # (r, c) bool: key after its query (causal; all False for an encoder)
     rows: slice  # query positions
     cols: slice  # key positions
     row_labels: list[str]  # "position token"
@@ -89,10 +89,19 @@ class ZoomView:
 
 
 def zoom_view(
-    q: torch.Tensor, k: torch.Tensor, scale: float, tokens: list[str] | None, head: int, q0: int, k0: int, size: int
+    q: torch.Tensor,
+    k: torch.Tensor,
+    scale: float,
+    tokens: list[str] | None,
+    head: int,
+    q0: int,
+    k0: int,
+    size: int,
+    causal: bool = True,
 ) -> ZoomView:
-    """q (1, H, n, d), k (1, H_kv, n, d), causal; the window moves back to fit at the end (zoom_window)."""
-    weights, masked, rows, cols = zoom_window(q, k, scale, True, head, q0, k0, size)
+    """q (1, H, n, d), k (1, H_kv, n, d); causal (a decoder, random q and k) or not (an encoder); the window moves
+    back to fit at the end (zoom_window)."""
+    weights, masked, rows, cols = zoom_window(q, k, scale, causal, head, q0, k0, size)
     names = tokens if tokens is not None else [""] * q.shape[2]
     return ZoomView(
         weights=weights,

@@ -41,7 +41,7 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
             return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n)):
             try:
-                qk = models.layer_qk(model, text_id, req.n, req.layer, text)
+                qk = models.layer_qk(req.source, model, text_id, req.n, req.layer, text)
             except ValueError as err:
                 st.error(T("bad_input", error=str(err)))
                 return None
