@@ -18,6 +18,7 @@ transformers' eager implementation (every weight readable); the weights returned
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,14 @@ import torch
 # two visitors of one server never tokenize at once (as core/models/hf.py does for the pretrained models).
 _TOKENIZER_LOCK = threading.RLock()
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
+
+
+def _cache_keyword() -> str:
+    """transformers renamed the cache keyword and output field past_key_values -> cache (5.24 warns, 5.40 removes
+    the old name); pyproject allows versions from before the rename, so the installed version says which."""
+    from transformers.modeling_outputs import Seq2SeqLMOutput
+
+    return "cache" if "cache" in {f.name for f in dataclasses.fields(Seq2SeqLMOutput)} else "past_key_values"
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,7 @@ class Seq2Seq:
 
     def __init__(self, model):
         self._model = model
+        self._cache_keyword = _cache_keyword()
         c = model.config
         self.config = Seq2SeqConfig(
             d_model=c.d_model, encoder_layers=c.encoder_layers, decoder_layers=c.decoder_layers,
@@ -180,14 +190,14 @@ class Seq2Seq:
             encoder_outputs=encoded._output,
             attention_mask=torch.ones_like(encoded.source_ids),
             decoder_input_ids=torch.tensor([[token]]),
-            past_key_values=cache,
             use_cache=True,
             output_attentions=True,
+            **{self._cache_keyword: cache},
         )
         probs = torch.softmax(out.logits[0, -1].float(), -1)  # (V,)
         self_att = torch.stack([a[0, :, -1] for a in out.decoder_attentions])  # (L, H, t + 1)
         cross_att = torch.stack([a[0, :, -1] for a in out.cross_attentions])  # (L, H, S)
-        return Decoded(probs, self_att, cross_att), out.past_key_values
+        return Decoded(probs, self_att, cross_att), getattr(out, self._cache_keyword)
 
     # --- training ---------------------------------------------------------------------------------------------
 
