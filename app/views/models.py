@@ -44,12 +44,17 @@ def page() -> None:
     st.subheader(T("capabilities"))
     st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
     n = ui.number("tokens", T("tokens"), 1, 32768, 512)
-    st.caption(T("estimate", n=n, **local.estimate(caps, n).mib()))
+    model = models.load(key) if ui.checkbox("check", T("check")) else None
+    run = local.run_estimate(caps, n, model)  # the time needs the loaded model's measured pass
+    st.caption(T("estimate", n=n, **run.memory.mib()))
+    if run.seconds is not None:
+        st.caption(T("time", n=n, seconds=run.seconds))
+    if run.problem:
+        st.warning(T("over_budget"))
+        st.text(run.problem)
     st.subheader(T("parity"))
     st.caption(T("parity_help"))
-    if ui.checkbox("check", T("check")):
-        model = models.load(key)
-        if model is not None:
-            fig = figures.parity_figure(model.parity, ui.texts("models.figure"))
-            ui.show_figure(fig, f"parity-{key}", key="fig-parity")
+    if model is not None:
+        fig = figures.parity_figure(model.parity, ui.texts("models.figure"))
+        ui.show_figure(fig, f"parity-{key}", key="fig-parity")
     ui.page_end()

@@ -3,7 +3,9 @@ shipped models, after checks that turn every way a folder can be wrong into one 
 
     describe_folder(path, allowed)  -> Capabilities   (config only: nothing is allocated)
     load_folder(path, allowed)      -> HFAttentionModel
-    parity(model)                   -> Parity: every layer's weights against transformers' own eager attention
+    parity(model)                   -> Parity: every layer's weights against transformers' own eager attention,
+                                       and the speed of a pass as the pages run it
+    run_estimate(caps, n, model)    -> RunEstimate: memory and time of n tokens, refused above the server's budget
 
 Nothing is downloaded: a name that is not a folder here is refused with a message (a hub id needs a server
 with internet, where the host puts the downloaded folder in its allowed list).
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,10 @@ from .hf import HFAttentionModel
 # weights take 4 bytes each, and one 2-core server shares its memory with a whole class.
 MAX_PARAMETERS = int(os.environ.get("ATTENTION_LAB_MAX_PARAMETERS", 1_000_000_000))
 EXACT = 1e-5  # attention weights lie in [0, 1]: an absolute bound is the right one
+# The budget of one run of a learner's model on this server (a page refuses a text whose estimate is above it):
+# seconds of CPU a visitor may hold one of the server's cores for, and MiB one run may add to the process.
+MAX_RUN_SECONDS = float(os.environ.get("ATTENTION_LAB_MAX_RUN_SECONDS", 120))
+MAX_RUN_MIB = float(os.environ.get("ATTENTION_LAB_MAX_RUN_MIB", 4096))
 PARITY_TEXTS = ("The cat sat on the mat because it was tired.", "A short one.")
 
 
@@ -35,6 +42,8 @@ class ModelFolderError(ValueError):
 @dataclass(frozen=True)
 class Parity:
     per_layer: tuple[float, ...]  # per layer, the largest |ours - eager| over its heads and real query rows
+    seconds: float = 0.0  # a second pass over the same short batch as the pages run it, timed (the first warms up)
+    flops: int = 0  # that pass's matrix-product FLOPs (forward_flops per sequence x batch)
 
     @property
     def max_difference(self) -> float:
@@ -70,6 +79,54 @@ class Estimate:
             "trace": self.trace_bytes / 2**20,
             "layer": self.layer_map_bytes / 2**20,
         }
+
+
+def matmul_weights(model: HFAttentionModel) -> int:
+    """Entries of every weight matrix a forward multiplies by (nn.Linear, and GPT-2's Conv1D), the output layer
+    included even when it shares the embedding table; embedding lookups cost no multiplications."""
+    return sum(
+        m.weight.numel()
+        for m in model.model.modules()
+        if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"
+    )
+
+
+def forward_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
+    """Matrix-product FLOPs of one forward over n tokens (a multiply-add counted as 2): 2 n per weight entry, and
+    per layer and head 2 n^2 d for the scores plus 2 n^2 d for the weighted sum of values (the whole n x n, as the
+    kernels compute it, causal or not)."""
+    n = int(n_tokens)
+    return 2 * n * weights + 4 * caps.n_layers * caps.n_heads * caps.head_dim * n * n
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What one run of n tokens would take: memory from the sizes (Estimate) and seconds from the measured speed of
+    the loading check's pass (its FLOPs per second), with the server's verdict in `problem` (None: within budget).
+    The check's input is short, so its speed is overhead-bound: longer texts tend to run faster per FLOP than this
+    estimate says."""
+
+    n_tokens: int
+    memory: Estimate
+    seconds: float | None  # None until the model was loaded and checked
+    problem: str | None
+
+
+def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | None = None) -> RunEstimate:
+    """The memory (and, for a loaded model with its parity check, the time) of a run over n tokens, refused in one
+    sentence when above MAX_RUN_MIB or MAX_RUN_SECONDS."""
+    memory = estimate(caps, n_tokens)
+    parity = getattr(model, "parity", None)
+    seconds = None
+    if parity is not None and parity.seconds > 0 and parity.flops > 0:
+        seconds = parity.seconds * forward_flops(matmul_weights(model), caps, n_tokens) / parity.flops
+    run_mib = (memory.trace_bytes + memory.layer_map_bytes) / 2**20
+    problem = None
+    if run_mib > MAX_RUN_MIB:
+        problem = f"{n_tokens:,} tokens would need about {run_mib:,.0f} MiB, above this server's {MAX_RUN_MIB:,.0f} MiB"
+    elif seconds is not None and seconds > MAX_RUN_SECONDS:
+        problem = f"{n_tokens:,} tokens would take about {seconds:,.0f} s, above this server's {MAX_RUN_SECONDS:,.0f} s"
+    return RunEstimate(int(n_tokens), memory, seconds, problem)
 
 
 def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
@@ -190,6 +247,12 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
         raise ModelFolderError(
             f"{model.name}: {err} Its layers bypass the attention interface (linear-attention or hybrid layers?)"
         ) from err
+    start = time.perf_counter()  # the speed of a pass as the pages run it, once warmed up
+    model.run(batch)
+    seconds = time.perf_counter() - start
+    flops = batch.input_ids.shape[0] * forward_flops(
+        matmul_weights(model), model.capabilities, batch.input_ids.shape[1]
+    )
     module = model.model
     module.set_attn_implementation("eager")
     try:
@@ -212,4 +275,4 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
             ours = trace.layer_attention(layer, index)[:, :m]
             worst = max(worst, float((ours - theirs[index, :, :m].float()).abs().max()))
         per_layer.append(worst)
-    return Parity(tuple(per_layer))
+    return Parity(tuple(per_layer), seconds, flops)

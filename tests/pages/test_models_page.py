@@ -72,3 +72,23 @@ def test_a_hosted_server_offers_no_folder_box(tmp_path, monkeypatch, own_list):
     at = run_view("models")
     assert_no_exception(at)
     assert not at.text_input and at.info
+
+
+def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path, own_list, monkeypatch):
+    from core.models import local
+
+    folder = tmp_path / "my-llama"
+    build("llama", folder)
+    key = registry.register_folder(folder)
+    at = run_view("models", params={"pick": key, "tokens": "300"})
+    assert_no_exception(at)
+    assert not any(" s on this server" in c.value for c in at.caption)  # not loaded: memory only
+    at = run_view("models", params={"pick": key, "check": "1", "tokens": "300"})
+    assert_no_exception(at)
+    assert any("At 300 tokens, about" in c.value and " s on this server" in c.value for c in at.caption)
+    assert not at.warning
+    monkeypatch.setattr(local, "MAX_RUN_SECONDS", 0.0)
+    at = run_view("models", params={"pick": key, "check": "1", "tokens": "300"})
+    assert_no_exception(at)
+    assert any("would refuse" in w.value for w in at.warning)
+    assert any("above this server's 0 s" in t.value for t in at.text)

@@ -1,0 +1,77 @@
+"""What a run of a learner's model would cost (core/models/local.py): the FLOP count against torch's own FLOP
+counter on tiny models run with eager attention, the time estimate from the loading check's measured pass, and the
+server's budget said in one sentence."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from core.models import local
+from tests.tiny_models import build
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """{family: loaded model} of a decoder (Llama, GQA, lm_head) and an encoder (BERT)."""
+    loaded = {}
+    for family in ("llama", "bert"):
+        folder = tmp_path_factory.mktemp(family)
+        build(family, folder)
+        loaded[family] = local.load_folder(folder)
+    return loaded
+
+
+def counted_flops(model, n: int) -> int:
+    """torch's FlopCounterMode over one forward of n tokens with transformers' eager attention (plain matmuls)."""
+    module = model.model
+    module.set_attn_implementation("eager")
+    try:
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            module(input_ids=torch.randint(4, 20, (1, n)), **model._run_kwargs())
+    finally:
+        module.set_attn_implementation(model.attn_implementation)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("n", [8, 40])
+def test_forward_flops_equal_torchs_counter_for_a_decoder(tiny, n):
+    model = tiny["llama"]
+    assert local.forward_flops(local.matmul_weights(model), model.capabilities, n) == counted_flops(model, n)
+
+
+@pytest.mark.parametrize("n", [8, 40])
+def test_forward_flops_of_an_encoder_differ_only_by_its_pooler(tiny, n):
+    """BERT's pooler multiplies the first token only, the estimate every token: 2 D^2 (n - 1) too many, no more."""
+    model = tiny["bert"]
+    d = model.capabilities.d_model
+    estimated = local.forward_flops(local.matmul_weights(model), model.capabilities, n)
+    assert estimated - counted_flops(model, n) == 2 * d * d * (n - 1)
+
+
+def test_the_time_estimate_scales_the_checks_measured_pass(tiny):
+    model = tiny["llama"]
+    parity = model.parity = local.parity(model)  # as the registry does on loading
+    batch = model.tokenize(list(local.PARITY_TEXTS))
+    weights = local.matmul_weights(model)
+    assert parity.seconds > 0
+    assert parity.flops == batch.input_ids.shape[0] * local.forward_flops(
+        weights, model.capabilities, batch.input_ids.shape[1]
+    )
+    run = local.run_estimate(model.capabilities, 200, model)
+    want = parity.seconds * local.forward_flops(weights, model.capabilities, 200) / parity.flops
+    assert run.seconds == pytest.approx(want) and run.problem is None
+    assert local.run_estimate(model.capabilities, 200).seconds is None  # not loaded: memory only
+
+
+def test_above_the_budget_the_run_is_refused_in_one_sentence(tiny, monkeypatch):
+    model = tiny["llama"]
+    model.parity = local.Parity((0.0,), seconds=1.0, flops=1000)
+    monkeypatch.setattr(local, "MAX_RUN_SECONDS", 5.0)
+    slow = local.run_estimate(model.capabilities, 64, model)
+    assert slow.seconds > 5 and "above this server's 5 s" in slow.problem and "64 tokens" in slow.problem
+    monkeypatch.setattr(local, "MAX_RUN_MIB", 1e-3)
+    big = local.run_estimate(model.capabilities, 64, model)
+    assert "MiB" in big.problem  # memory is checked first: it needs no loaded model
+    assert local.run_estimate(model.capabilities, 64).problem == big.problem
