@@ -318,6 +318,33 @@ class TrafficView:
     sizes: list[int]
     curves: dict[str, list[float]]  # series over `sizes`: naive, flash1, flash2, theta_naive, theta_flash
 
+    @property
+    def theta_naive(self) -> float:
+        return theta_naive(self.n, self.d)
+
+    @property
+    def theta_flash(self) -> float | None:
+        """None outside d <= M <= n d, where Theorem 2 says nothing."""
+        return theta_flash(self.n, self.d, self.m_sram)
+
+    @property
+    def ratio(self) -> float:
+        """Standard attention's HBM accesses over FlashAttention's (forward, the paper's block sizes)."""
+        return self.naive.total / self.flash1.total
+
+    @property
+    def theta_constant(self) -> float:
+        """The constant in FlashAttention's count ~ c n^2 d^2 / M at Bc = M / 4d: 12 from 3 n d Tc, plus the
+        statistics' share 16 / d (flash1_traffic_closed)."""
+        return 12 + 16 / self.d
+
+    @property
+    def nd(self) -> int:
+        return self.n * self.d
+
+    def bytes_of(self, traffic: Traffic) -> int:
+        return traffic.total * self.bytes_per_element
+
 
 def flash1_traffic_closed(n: int, d: int, bc: int) -> Traffic:
     """flash1_traffic summed in closed form (the tile sizes add up to n), with Tc = ceil(n / Bc) key tiles:
@@ -330,6 +357,11 @@ def flash2_traffic_closed(n: int, d: int, br: int) -> Traffic:
     """flash2_traffic in closed form, Tr = ceil(n / Br) query tiles: reads nd + 2nd Tr, writes nd + n."""
     tr = math.ceil(n / br)
     return Traffic(n * d + tr * 2 * n * d, n * d + n)
+
+
+def sram_elements(sram_kib: int, bytes_per_element: int) -> int:
+    """Elements of `bytes_per_element` bytes that fit in sram_kib KiB of on-chip memory (at least one)."""
+    return max(1, sram_kib * 1024 // bytes_per_element)
 
 
 def traffic_view(n: int, d: int, m_sram: int, bytes_per_element: int = 2) -> TrafficView:
@@ -370,6 +402,11 @@ class BackwardMemory:
     stored_p_bytes: int  # P (n x n per head) kept for the backward pass, as standard attention does
     statistics_bytes: int  # m and l (2 numbers per query row per head), float32 as kernels keep them
     logsumexp_bytes: int  # FlashAttention-2 keeps one number per row: m + log l
+
+    @property
+    def ratio(self) -> float:
+        """How many times more memory keeping P takes than keeping m and l."""
+        return self.stored_p_bytes / self.statistics_bytes
 
 
 def backward_memory(n: int, heads: int = 1, bytes_per_element: int = 2) -> BackwardMemory:

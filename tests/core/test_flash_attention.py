@@ -181,3 +181,17 @@ def test_algorithm_1_reads_q_and_writes_only_o_l_m():
     two_tiles = fa.flash1_traffic(n, d, br, bc)  # Tc = 2
     assert two_tiles.writes - one_tile.writes == n * (d + 2)
     assert two_tiles.reads - one_tile.reads == n * (2 * d + 2)
+
+
+def test_the_views_derived_numbers_from_its_counts():
+    """What /flash-attention prints beside the table, from the view: M in elements for KiB of SRAM, bytes, the
+    ratio and the constant of FlashAttention's count against the closed form at a large n."""
+    assert fa.sram_elements(192, 2) == 98_304 and fa.sram_elements(1, 8) == 128 and fa.sram_elements(0, 2) == 1
+    view = fa.traffic_view(4096, 64, fa.sram_elements(192, 2), 2)
+    assert view.bytes_of(view.flash1) == 2 * view.flash1.total
+    assert view.ratio == view.naive.total / view.flash1.total
+    assert (view.theta_naive, view.theta_flash, view.nd) == (4096 * 64 + 4096**2, 4096**2 * 64**2 / 98_304, 4096 * 64)
+    n, d, m = 1 << 20, 64, 4 * 64 * 128  # Bc = M / 4d = 128 divides n: the closed form is exactly c n^2 d^2 / M + O(nd)
+    big = fa.traffic_view(n, d, m)
+    assert big.flash1.total / big.theta_flash == pytest.approx(big.theta_constant, rel=1e-3)
+    assert fa.backward_memory(1024, 1, 2).ratio == 2 * 1024 * 1024 / (2 * 1024 * 4)

@@ -24,30 +24,28 @@ def show(T) -> None:
         kib = ui.number("sram", T("sram"), 1, 4096, 192, help=T("sram_help"))
     with c4:
         nbytes = int(ui.select("bytes", T("bytes"), BYTE_OPTIONS, "2", format_func=lambda b: T(f"bytes_{b}")))
-    m_sram = max(1, kib * 1024 // nbytes)
-    view = fa.traffic_view(n, d, m_sram, nbytes)
-    st.markdown(T("blocks", m=f"{m_sram:,}", br=view.br, bc=view.bc, d=d))
+    view = fa.traffic_view(n, d, fa.sram_elements(kib, nbytes), nbytes)
+    st.markdown(T("blocks", m=f"{view.m_sram:,}", br=view.br, bc=view.bc, d=d))
     rows = [("naive", view.naive), ("flash1", view.flash1), ("flash2", view.flash2)]
-    theta = fa.theta_flash(n, d, m_sram)
     st.dataframe(
         {
             T("col_algorithm"): [T(f"alg_{k}") for k, _ in rows],
             T("col_reads"): [f"{tr.reads:,}" for _, tr in rows],
             T("col_writes"): [f"{tr.writes:,}" for _, tr in rows],
             T("col_total"): [f"{tr.total:,}" for _, tr in rows],
-            T("col_bytes"): [human_bytes(tr.total * nbytes) for _, tr in rows],
+            T("col_bytes"): [human_bytes(view.bytes_of(tr)) for _, tr in rows],
             T("col_theta"): [
-                f"{fa.theta_naive(n, d):,.0f}",
-                T("theta_outside") if theta is None else f"{theta:,.0f}",
+                f"{view.theta_naive:,.0f}",
+                T("theta_outside") if view.theta_flash is None else f"{view.theta_flash:,.0f}",
                 "–",
             ],
         },
         hide_index=True,
     )
-    st.markdown(T("ratio", ratio=f"{view.naive.total / view.flash1.total:,.1f}", n=f"{n:,}"))
-    st.caption(T("theta_caption", c=f"{12 + 16 / d:.2f}"))
-    if theta is None:
-        st.warning(T("theta_range", m=f"{m_sram:,}", d=d, nd=f"{n * d:,}"))
+    st.markdown(T("ratio", ratio=f"{view.ratio:,.1f}", n=f"{n:,}"))
+    st.caption(T("theta_caption", c=f"{view.theta_constant:.2f}"))
+    if view.theta_flash is None:
+        st.warning(T("theta_range", m=f"{view.m_sram:,}", d=d, nd=f"{view.nd:,}"))
     ui.show_figure(
         fv.traffic_figure(view, ui.texts("flash_attention.figure")),
         "flash-hbm-traffic",
@@ -63,4 +61,4 @@ def show(T) -> None:
     c1.metric(T("stored_p"), human_bytes(mem.stored_p_bytes))
     c2.metric(T("stats"), human_bytes(mem.statistics_bytes))
     c3.metric(T("lse"), human_bytes(mem.logsumexp_bytes))
-    st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.stored_p_bytes / mem.statistics_bytes:,.1f}"))
+    st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.ratio:,.1f}"))
