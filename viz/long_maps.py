@@ -122,11 +122,14 @@ def head_shares_figure(view: HeadShares, t: Translate) -> go.Figure:
     return fig
 
 
-def map_figure(view: MapView, t: Translate, source: str, layer: int, log_scale: bool) -> go.Figure:
-    """One head's pooled map: rows query bins, columns key bins, grey where every key is in the future."""
+def map_figure(
+    view: MapView, t: Translate, source: str, layer: int, log_scale: bool, name: str | None = None
+) -> go.Figure:
+    """One head's pooled map: rows query bins, columns key bins, grey where every key is in the future.
+    name: the model's name for the title (escaped with the title; None: "SmolLM2", the page's default source)."""
     title = t(
         "random_title" if source == "random" else "map_title",
-        src="SmolLM2",
+        src="SmolLM2" if name is None else name,
         layer=layer,
         head=view.head,
         kv=view.kv_head,

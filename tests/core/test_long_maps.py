@@ -302,7 +302,7 @@ def test_page_reads_the_users_own_text(text, smollm2):
     used = text[:20_000]
     model = smollm2
     n_tokens = len(lm.document_batch(model, used, 512).tokens[0])
-    assert f"first {n_tokens:,} SmolLM2 tokens" in shown
+    assert f"first {n_tokens:,} {registry.TITLES['smollm2']} tokens" in shown  # the model's name, {model}
     assert ("fewer than the 512 chosen" in shown) == (n_tokens < 512)
     assert ("only the first 20,000" in shown) == (len(text) > 20_000)
     q, k, scale = model.layer_qk(lm.document_batch(model, used, 512), 3)

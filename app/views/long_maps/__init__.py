@@ -1,15 +1,16 @@
-"""Exact attention maps of a long document: SmolLM2's weights of every head of one layer over thousands of tokens,
+"""Exact attention maps of a long document: a model's weights of every head of one layer over thousands of tokens,
 pooled to at most 256 x 256 cells for the browser (computed at 512 x 512, never holding n x n), with a zoom into
-any window at full resolution. Without the model weights, a demo on RANDOM q and k.
+any window at full resolution. The model: SmolLM2 (the default; a GPU copy where there is a GPU), or a learner's
+own whose weights are softmax(q . k) alone (core.long_maps.sources: layers, heads, lengths and causal mask from its
+capabilities). Without model weights, a demo on RANDOM q and k.
 
 Parts (one module each): settings (widgets), compute (cached model run and pooling), heads, pooled_map, zoom.
 Math in core/long_maps/, figures in viz/long_maps.py."""
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core.device import default_device
-from core.long_maps import RANDOM_SHAPE
 from core.rope_scaling import long_context
 from core.timing import human_bytes
 
@@ -29,8 +30,9 @@ def _timings(T, result, req: settings.Request) -> None:
         backend=maps.backend,
         device=default_device().type,
     )
-    if req.source == "smollm2":
-        st.caption(T("timings", layer=req.layer, fwd=result.forward_s, **common))
+    if req.source != "random":
+        attention = T("attention_causal" if maps.causal else "attention_bidirectional")
+        st.caption(T("timings", layer=req.layer, fwd=result.forward_s, attention=attention, **common))
     else:
         st.caption(T("timings_random", **common))
 
@@ -40,11 +42,11 @@ def page() -> None:
     st.title(T("title"))
     st.markdown(T("intro"))
     req = settings.request(T)
-    kind, text = settings.document(T) if req.source == "smollm2" else ("licences", "")
+    kind, text = settings.document(T) if req.source != "random" else ("licences", "")
     text_id = long_context.text_fingerprint(text)
-    if req.source == "smollm2" and not req.model_problem and kind == "licences":
+    if req.source != "random" and not req.model_problem and kind == "licences":
         st.caption(T("doc", chars=len(text)))
-    display = settings.display(T, req.n, RANDOM_SHAPE["heads"])  # SmolLM2's shape too: 9 query, 3 kv heads
+    display = settings.display(T, req.n, req.shape.n_heads)
     key = (req.source, text_id, req.n, req.layer, req.seed)
     if st.button(T("compute"), type="primary", disabled=bool(req.model_problem)):
         st.session_state[COMPUTE_KEY] = key
@@ -56,7 +58,7 @@ def page() -> None:
     if result is not None:
         maps = result.maps
         if kind == "own":
-            st.caption(T("own_doc", chars=len(text), n=maps.n))
+            st.caption(T("own_doc", chars=len(text), n=maps.n, model=models.name_in_text(req.source)))
             if maps.n < req.n:
                 st.info(T("own_short", tokens=maps.n, n=req.n))
         _timings(T, result, req)
@@ -64,7 +66,7 @@ def page() -> None:
         bars = heads.show(T, maps, display.head)
         st.subheader(T("h_map"))
         map_bytes = pooled_map.show(T, maps, req.source, req.layer, display, result.qk.k.shape[1])
-        zoom_bytes = zoom.show(T, result.qk, result.tokens, display)
+        zoom_bytes = zoom.show(T, result.qk, result.tokens, display, maps.causal)
         st.info(
             T(
                 "bytes",

@@ -1,5 +1,6 @@
-"""/long-maps: the heavy part, cached. One layer's q and k (a SmolLM2 forward that stops at that layer, or random),
-then every head pooled (core.long_maps). The page runs it only after its button is pressed."""
+"""/long-maps: the heavy part, cached. One layer's q and k (a model forward that stops at that layer, or random),
+then every head pooled (core.long_maps), causal or not as the model is. The page runs it only after its button is
+pressed."""
 
 from dataclasses import dataclass
 
@@ -26,20 +27,22 @@ def _random_qk(n: int, seed: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _maps(source: str, text_id: str, n: int, layer: int, seed: int, _qk) -> long_maps.LayerMaps:
-    """Pooled mean and max of every head (cached per source, text, n, layer, seed; _qk is not hashed)."""
+def _maps(source: str, text_id: str, n: int, layer: int, seed: int, causal: bool, _qk) -> long_maps.LayerMaps:
+    """Pooled mean and max of every head (cached per source, text, n, layer, seed, mask; _qk is not hashed)."""
     q, k, scale = _qk.q, _qk.k, _qk.scale
     device = default_device()
-    return long_maps.layer_maps(q.to(device), k.to(device), scale, causal=True)
+    return long_maps.layer_maps(q.to(device), k.to(device), scale, causal=causal)
 
 
 def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     """The maps of the request, or None (with a message) when nothing can be computed."""
-    if req.source == "smollm2":  # SmolLM2 on purpose: 8,192 positions, the long documents and the GPU copy
-        model = models.load_gpu_smollm2() if on_gpu() else models.load("smollm2")
+    causal = req.shape.causal
+    if req.source != "random":  # the GPU copy is SmolLM2's only: a learner's model runs where it was loaded
+        model = models.load_gpu_smollm2() if req.source == "smollm2" and on_gpu() else models.load(req.source)
         if model is None:
             return None
-        with st.spinner(T("running_model", layer=req.layer, n=req.n)):
+        causal = model.is_causal or req.shape.causal
+        with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
             try:
                 qk = models.layer_qk(req.source, model, text_id, req.n, req.layer, text)
             except ValueError as err:
@@ -48,5 +51,5 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     else:
         qk = long_maps.LayerQK(*_random_qk(req.n, req.seed))
     with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
-        maps = _maps(req.source, text_id, req.n, req.layer, req.seed, qk)
+        maps = _maps(req.source, text_id, req.n, req.layer, req.seed, causal, qk)
     return Computed(maps, qk, qk.tokens, qk.forward_s)

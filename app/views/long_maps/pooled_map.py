@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core.long_maps import LayerMaps, views
 from core.pooling import bin_ranges
 from viz.long_maps import map_figure
@@ -14,17 +14,20 @@ from .settings import Display
 def show(T, maps: LayerMaps, source: str, layer: int, display: Display, n_kv_heads: int) -> int:
     """Draws the map at the chosen resolution; returns the bytes the figure sends to the browser."""
     view = views.map_view(maps, display.head, display.stat, display.side, n_kv_heads)
-    fig = map_figure(view, ui.texts("long_maps.figure"), source, layer, display.log_scale)
+    # the title names the model (escaped by viz); SmolLM2's and random's stay as committed
+    name = None if source in ("random", "smollm2") else models.short_name(source)
+    fig = map_figure(view, ui.texts("long_maps.figure"), source, layer, display.log_scale, name=name)
     ui.show_figure(
         fig,
-        f"long-maps-{source}-l{layer}-h{view.head}-{view.stat}",
+        f"long-maps-{source.replace(':', '-')}-l{layer}-h{view.head}-{view.stat}",
         data=view.values,
         row_labels=bin_ranges(view.row_edges),
         col_labels=bin_ranges(view.col_edges),
         key="fig-map",
     )
+    mask = "" if maps.causal else "_bidirectional"  # the masked cells' sentences only for a causal model
     if display.log_scale:
-        st.caption(T("map_note", rows=view.cell_rows, cols=view.cell_cols, low=view.log_low))
+        st.caption(T(f"map_note{mask}", rows=view.cell_rows, cols=view.cell_cols, low=view.log_low))
     else:
-        st.caption(T("map_note_linear", rows=view.cell_rows, cols=view.cell_cols))
+        st.caption(T(f"map_note_linear{mask}", rows=view.cell_rows, cols=view.cell_cols))
     return figure_bytes(fig)

@@ -11,12 +11,14 @@ from viz.style import figure_bytes
 from .settings import Display
 
 
-def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display) -> int:
+def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display, causal: bool) -> int:
     """Draws the window; returns the bytes the figure sends to the browser."""
     st.subheader(T("h_zoom"))
     st.caption(T("zoom_intro"))
     q, k, scale = qk.q, qk.k, qk.scale
-    view = views.zoom_view(q, k, scale, tokens, display.head, display.zoom_q0, display.zoom_k0, display.zoom_size)
+    view = views.zoom_view(
+        q, k, scale, tokens, display.head, display.zoom_q0, display.zoom_k0, display.zoom_size, causal=causal
+    )
     fig = zoom_figure(view, ui.texts("long_maps.figure"), display.log_scale)
     ui.show_figure(
         fig,
