@@ -2,8 +2,9 @@
 and a tiny BERT (encoder, learned position table of 64, not causal) run through "Compute the maps"; the layer and
 head ranges, the lengths offered and the causal mask follow each model's capabilities; the pooled maps and the zoom
 equal the weights of the model's own full forward pass (Trace.layer_attention, itself checked against
-transformers' eager attention), averaged over blocks here by numpy. A model whose weights are not softmax(q . k)
-alone (a sliding window: Mistral) is refused in words."""
+transformers' eager attention), averaged over blocks here by numpy. GPT-2 (a decoder's learned table), RoBERTa
+(a table numbered from 2) and Qwen2 (one key/value head) run clean too; a model whose weights are not softmax(q . k)
+alone (Mistral's sliding window, Gemma 2's soft-capping, gpt-oss' sinks) is refused in words."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from tests.apptest_helpers import assert_no_exception, figure_traces, plotted_va
 from tests.references import assert_close_in_scale
 from tests.tiny_models import build
 
-FAMILIES = ("llama", "bert", "mistral")
+FAMILIES = ("llama", "bert", "mistral", "gpt2", "roberta", "qwen2", "gemma2", "gpt_oss")
+MORE = ("gpt2", "roberta", "qwen2")  # a decoder with a learned table, RoBERTa's offset table, one key/value head
 SIDE = 64  # cells a side on screen (the page's smallest): llama's 512 tokens in blocks of 8, bert's 64 one by one
 ZOOM = 16
 
@@ -117,11 +119,27 @@ def test_an_encoder_with_a_learned_table_stops_at_its_positions_and_masks_nothin
     assert_close_in_scale(zoom, full[2, limit - ZOOM :, limit - ZOOM :], what="zoom")
 
 
-def test_a_model_with_a_sliding_window_is_refused_in_words(folders):
-    key = folders["mistral"]
-    at = run_view("long-maps", params={"src": key})
+@pytest.mark.parametrize("family", MORE)
+def test_other_plain_softmax_families_run_through_compute(folders, family):
+    """Each runs clean at the longest length it offers up to 512 (a learned table stops below), its mask as its kind."""
+    key, caps = folders[family], registry.CAPABILITIES[folders[family]]
+    at = _computed(key, {"n": "512", "layer": "0"})
+    n = int(at.selectbox(key="n").value)
+    assert n <= 512 and (n == 512) == (caps.positions.kind == "rope")
+    assert at.slider(key="head").max == caps.n_heads - 1
+    masked = np.isnan(plotted_values(figure_traces(at, 1)[0]["z"]).astype(np.float64))
+    assert masked.any() == (caps.kind == "decoder")
+    assert "SmolLM2" not in shown_text(at)
+
+
+@pytest.mark.parametrize("family", ["mistral", "gemma2", "gpt_oss"])
+def test_a_model_whose_weights_are_not_softmax_of_q_k_alone_is_refused_in_words(folders, family):
+    """A sliding window (Mistral), soft-capping (Gemma 2), learned sinks (gpt-oss): not offered; a link to one gets
+    what the page needs, and SmolLM2."""
+    at = run_view("long-maps", params={"src": folders[family]})
     assert_no_exception(at)
-    assert not any("tiny-mistral" in s for s in at.radio(key="src").options)
+    assert not any(f"tiny-{family}" in s for s in at.radio(key="src").options)
     assert at.radio(key="src").value == "smollm2"
     said = [w.value for w in at.warning if "cannot use" in w.value]
-    assert said and "tiny-mistral" in said[0] and "sliding window" in said[0], [w.value for w in at.warning]
+    name = f"tiny-{family}".replace("_", "\\_")  # escaped for markdown: shown as typed, never as emphasis
+    assert said and name in said[0] and "sliding window" in said[0], [w.value for w in at.warning]

@@ -45,7 +45,7 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
         with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
             try:
                 qk = models.layer_qk(req.source, model, text_id, req.n, req.layer, text)
-            except ValueError as err:
+            except (ValueError, IndexError) as err:  # IndexError: a position the model has no vector for
                 st.error(T("bad_input", error=str(err)))
                 return None
     else:
