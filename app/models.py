@@ -1,4 +1,4 @@
-"""Real pretrained models for the pages: loaded once per process (st.cache_resource), runs kept in a small
+"""Real pretrained models for the pages: loaded once per process (core.models.registry.shared), runs kept in a small
 shared LRU, and a message in words, with the install command, when a weight package is missing, so every
 other page keeps working."""
 
@@ -13,8 +13,8 @@ import streamlit as st
 
 from app import serving, ui
 from core import long_maps
-from core.models import ModelUnavailable, registry
 from core.long_maps.sources import exact_here
+from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
 from core.padded_batch import padding_report as _padding_report
 
@@ -109,9 +109,10 @@ def own_keys(needs=None) -> tuple[str, ...]:
     return tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
 
 
-@st.cache_resource(show_spinner=False, max_entries=len(MODEL_KEYS) + 2)  # shipped models and two own folders
 def _load(key: str):
-    return registry.LOADERS[key]()
+    """The process's one copy (core.models.registry.shared: the lessons' answers get the same object; shipped models
+    kept, own folders bounded, a failed load tried again next time)."""
+    return registry.shared(key)
 
 
 def load(key: str):
@@ -137,19 +138,12 @@ def load(key: str):
     return None
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)  # the /moe page's second checkpoint ("collapsed")
-def _load_moe_variant(variant: str):
-    from core.models import moe_model
-
-    return moe_model.load_moe(variant)
-
-
 def load_moe_checkpoints() -> dict:
-    """{variant: MoEModel} of every shipped MoE checkpoint (balanced is the registry's "moe", loaded once);
-    raises ModelUnavailable when one is missing."""
+    """{variant: MoEModel} of every shipped MoE checkpoint (balanced is the registry's "moe"; each one copy per
+    process, shared with the lessons); raises ModelUnavailable when one is missing."""
     from core.models import moe_model
 
-    return {v: _load("moe") if v == "balanced" else _load_moe_variant(v) for v in moe_model.VARIANTS}
+    return {v: registry.shared(registry.moe_key(v)) for v in moe_model.VARIANTS}
 
 
 @st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
@@ -190,11 +184,8 @@ def generate(key: str, ids: list[int], **options):
 # --- the encoder-decoder this repo trains (/encoder-decoder) ---------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False, max_entries=1)
 def _load_encoder_decoder():
-    from core.encoder_decoder import model as ed
-
-    return ed.load()
+    return registry.shared(registry.ENCODER_DECODER)  # one copy per process, shared with the lessons
 
 
 def load_encoder_decoder():

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -91,15 +90,11 @@ def _argmax_label(weights, labels: list[str]) -> str:
     return labels[int(np.argmax(np.asarray(weights)))]
 
 
-_MODEL_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=4)
 def _model(key: str):
+    """The process's one copy of the model, the same object the pages use (core.models.registry.shared)."""
     from core.models import registry
 
-    with _MODEL_LOCK:
-        return registry.LOADERS[key]()
+    return registry.shared(key)
 
 
 def _word_position(tokens: list[str], word, default: int) -> int:
@@ -387,11 +382,10 @@ def head_detectors_best_head(params, state):
 # ---- /encoder-decoder ------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
 def _ed_model():
-    from core.encoder_decoder import model as ed
+    from core.models import registry
 
-    return ed.load()
+    return registry.shared(registry.ENCODER_DECODER)  # the same copy the /encoder-decoder page uses
 
 
 @functools.lru_cache(maxsize=8)
@@ -583,11 +577,10 @@ def rope_scaling_slowest_order(params, state):
 MOE_TEXT = "The little cat sees a big dog. She runs to the park quickly, and they play together!"
 
 
-@functools.lru_cache(maxsize=2)
 def _moe_model(variant: str):
-    from core.models import moe_model
+    from core.models import registry
 
-    return _model("moe") if variant == "balanced" else moe_model.load_moe(variant)
+    return _model(registry.moe_key(variant))
 
 
 @functools.lru_cache(maxsize=8)

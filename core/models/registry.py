@@ -1,6 +1,9 @@
 """The models the pages can pick, by key.
 
-    LOADERS[key]()     -> the model (an AttentionModel); raises ModelUnavailable when it cannot be loaded here
+    LOADERS[key]()     -> a fresh copy of the model (an AttentionModel); raises ModelUnavailable when it cannot be
+                          loaded here
+    shared(key)        -> the process's one copy (pages and lessons alike): loaded once, a lock per key, own folders
+                          bounded (see the section above _register_builtin)
     TITLES[key]        -> its name for humans
     model_status()     -> {key: None if it can be loaded, else why not (with the install command)}
 
@@ -20,6 +23,7 @@ import json
 import os
 import threading
 import tomllib
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -146,12 +150,109 @@ def load_user_list() -> list[str]:
     return problems
 
 
+# --- one copy of each model per process ----------------------------------------------------------------------------
+# shared(key) is the one place a server process keeps loaded models: the pages (app/models.py) and the lessons'
+# answer functions (core/lessons/questions.py) get the same object. One load per key at a time (a lock per key:
+# concurrent callers wait for it), a failed load is not kept (the next call tries again), a key whose loader was
+# registered anew (a folder added again, a test's stand-in) loads again, and at most OWN_MODELS_KEPT learner folders
+# stay loaded (the least recently used goes first; shipped models are never evicted).
+
+SHARED_LOADERS: dict[str, Callable[[], object]] = {}  # loadable through shared() but not offered by the pickers
+OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
+ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
+_shared: OrderedDict[str, tuple[Callable[[], object], object]] = OrderedDict()  # key -> (its loader, the model)
+_key_locks: dict[str, threading.Lock] = {}
+_shared_lock = threading.Lock()  # guards _shared and _key_locks, never held during a load
+
+
+def own_models_kept() -> int:
+    """How many learner folders stay loaded at once ($ATTENTION_LAB_OWN_MODELS_KEPT, default 2, at least 1)."""
+    try:
+        return max(1, int(os.environ.get(OWN_MODELS_KEPT_ENV, "2")))
+    except ValueError:
+        return 2
+
+
+def moe_key(variant: str) -> str:
+    """The shared() key of a shipped MoE checkpoint: "moe" for the registry's own (balanced), "moe:<variant>" else."""
+    return "moe" if variant == "balanced" else f"moe:{variant}"
+
+
+def _loader_of(key: str) -> Callable[[], object]:
+    loader = LOADERS.get(key) or SHARED_LOADERS.get(key)
+    if loader is None:
+        raise KeyError(f"no model registered as {key!r}")
+    return loader
+
+
+def _cached(key: str, loader) -> tuple[bool, object]:
+    """(found, model) under _shared_lock; a hit becomes the most recently used."""
+    entry = _shared.get(key)
+    if entry is None or entry[0] is not loader:
+        return False, None
+    _shared.move_to_end(key)
+    return True, entry[1]
+
+
+def shared(key: str):
+    """The process's one copy of model `key` (a LOADERS or SHARED_LOADERS key), loaded on first use. Raises what the
+    loader raises (ModelUnavailable, a folder's ValueError, OSError), and keeps nothing then."""
+    loader = _loader_of(key)
+    with _shared_lock:
+        found, model = _cached(key, loader)
+        if found:
+            return model
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:  # callers of the same key wait here for the one load
+        with _shared_lock:
+            found, model = _cached(key, loader)
+            if not found:
+                _shared.pop(key, None)  # a copy from a loader registered before this one: stale
+        if found:
+            return model
+        model = loader()
+        with _shared_lock:
+            _shared[key] = (loader, model)
+            _shared.move_to_end(key)
+            own = [k for k in _shared if k.startswith(FOLDER_PREFIX)]  # least recently used first
+            for old in own[: max(0, len(own) - own_models_kept())]:
+                del _shared[old]
+        return model
+
+
+def shared_keys() -> tuple[str, ...]:
+    """Keys of the models loaded now, least recently used first."""
+    with _shared_lock:
+        return tuple(_shared)
+
+
+def forget(key: str | None = None) -> None:
+    """Drop one loaded model (None: all of them); the next shared() call loads it again."""
+    with _shared_lock:
+        if key is None:
+            _shared.clear()
+        else:
+            _shared.pop(key, None)
+
+
+def _load_encoder_decoder():
+    from core.encoder_decoder import model as ed  # its folder; the weights load through core/models/seq2seq.py
+
+    return ed.load()
+
+
 def _register_builtin() -> None:
+    from functools import partial
+
     from . import minilm, moe_model, smollm2
 
     register("minilm", minilm.NAME, minilm.load_minilm, minilm.status, minilm.config)
     register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, smollm2.config)
     register("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, moe_model.config)
+    for variant in moe_model.VARIANTS:
+        if moe_key(variant) not in LOADERS:
+            SHARED_LOADERS[moe_key(variant)] = partial(moe_model.load_moe, variant)
+    SHARED_LOADERS[ENCODER_DECODER] = _load_encoder_decoder
 
 
 _register_builtin()

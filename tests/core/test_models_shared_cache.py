@@ -1,0 +1,197 @@
+"""core.models.registry.shared: one copy of each model per process, for the pages (app/models.py) and the lessons'
+answer functions (core/lessons/questions.py) alike; one load per key however many threads ask; learner folders
+bounded (least recently used evicted, shipped models never); a failed load is not kept.
+
+Every loader here is a stand-in that counts its calls (no real model is loaded), except the fixed-folder test,
+which loads a tiny random BERT folder (tests/tiny_models.py)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import OrderedDict
+
+import pytest
+
+from core.models import registry
+from core.models.local import ModelFolderError
+
+
+class Counted:
+    """A loader that returns a new object on each call and counts the calls; `fail` first calls raise."""
+
+    def __init__(self, fail: int = 0, wait: threading.Event | None = None):
+        self.calls, self.fail, self.wait = 0, fail, wait
+        self.entered = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self):
+        with self._lock:
+            self.calls += 1
+            n = self.calls
+        self.entered.set()
+        if self.wait is not None:
+            assert self.wait.wait(timeout=10), "the test never released the load"
+        if n <= self.fail:
+            raise ModelFolderError(f"broken on call {n}")
+        return object()
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry(monkeypatch):
+    """Registry tables and the shared cache as copies: whatever a test registers or loads is gone afterwards, and
+    models other tests of this process loaded stay loaded."""
+    for name in ("LOADERS", "SHARED_LOADERS", "TITLES", "STATUS_CHECKS", "FOLDERS", "CAPABILITIES"):
+        monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
+    monkeypatch.setattr(registry, "_shared", OrderedDict())
+    monkeypatch.setattr(registry, "_key_locks", {})
+    monkeypatch.delenv(registry.OWN_MODELS_KEPT_ENV, raising=False)
+
+
+def test_pages_and_lessons_get_the_same_object(monkeypatch):
+    from app import models as app_models
+    from core.lessons import questions
+    from core.models import moe_model
+
+    loaders = {key: Counted() for key in ("minilm", "smollm2", "moe")}
+    for key, loader in loaders.items():
+        monkeypatch.setitem(registry.LOADERS, key, loader)
+    variants = {v: Counted() for v in moe_model.VARIANTS if registry.moe_key(v) != "moe"}
+    for v, loader in variants.items():
+        monkeypatch.setitem(registry.SHARED_LOADERS, registry.moe_key(v), loader)
+    ed = Counted()
+    monkeypatch.setitem(registry.SHARED_LOADERS, registry.ENCODER_DECODER, ed)
+
+    for key in loaders:
+        assert app_models._load(key) is questions._model(key) is registry.shared(key)
+    checkpoints = app_models.load_moe_checkpoints()
+    assert set(checkpoints) == set(moe_model.VARIANTS)
+    for v, model in checkpoints.items():
+        assert questions._moe_model(v) is model
+    assert checkpoints["balanced"] is app_models._load("moe")  # the registry's "moe" is the balanced checkpoint
+    assert app_models._load_encoder_decoder() is questions._ed_model()
+    # each loaded exactly once, whoever asked first and however often
+    assert [loader.calls for loader in (*loaders.values(), *variants.values(), ed)] == [1] * (
+        len(loaders) + len(variants) + 1
+    )
+
+
+def test_eight_threads_asking_one_key_cause_one_load(monkeypatch):
+    release = threading.Event()
+    loader = Counted(wait=release)
+    monkeypatch.setitem(registry.SHARED_LOADERS, "test:one", loader)
+    start = threading.Barrier(8)
+    got = [None] * 8
+
+    def ask(i):
+        start.wait(timeout=10)
+        got[i] = registry.shared("test:one")
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    assert loader.entered.wait(timeout=10)
+    for t in threads:  # the seven others are parked on the key's lock, the load still unfinished
+        t.join(timeout=0.05)
+    release.set()
+    for t in threads:
+        t.join(timeout=10)
+    assert loader.calls == 1
+    assert got[0] is not None and all(g is got[0] for g in got)
+
+
+def test_a_load_does_not_hold_up_another_key(monkeypatch):
+    release = threading.Event()
+    slow, quick = Counted(wait=release), Counted()
+    monkeypatch.setitem(registry.SHARED_LOADERS, "test:slow", slow)
+    monkeypatch.setitem(registry.SHARED_LOADERS, "test:quick", quick)
+    thread = threading.Thread(target=registry.shared, args=("test:slow",))
+    thread.start()
+    try:
+        assert slow.entered.wait(timeout=10)
+        assert registry.shared("test:quick") is not None  # would wait for the slow load under one global lock
+        assert quick.calls == 1 and slow.calls == 1
+    finally:
+        release.set()
+        thread.join(timeout=10)
+    assert registry.shared_keys() == ("test:quick", "test:slow")
+
+
+def test_own_folders_are_evicted_least_recently_used_first(monkeypatch):
+    monkeypatch.setenv(registry.OWN_MODELS_KEPT_ENV, "2")
+    loaders = {key: Counted() for key in ("folder:a", "folder:b", "folder:c", "folder:d", "minilm")}
+    for key, loader in loaders.items():
+        monkeypatch.setitem(registry.LOADERS, key, loader)
+
+    registry.shared("minilm")
+    a = registry.shared("folder:a")
+    registry.shared("folder:b")
+    assert registry.shared("folder:a") is a  # a is now more recent than b
+    registry.shared("folder:c")  # three folders: b, the least recently used, goes
+    assert registry.shared_keys() == ("minilm", "folder:a", "folder:c")
+    registry.shared("folder:d")  # then a
+    assert registry.shared_keys() == ("minilm", "folder:c", "folder:d")
+    registry.shared("folder:b")  # loaded again: a second call of its loader
+    assert registry.shared_keys() == ("minilm", "folder:d", "folder:b")
+    assert {k: v.calls for k, v in loaders.items()} == {
+        "folder:a": 1,
+        "folder:b": 2,
+        "folder:c": 1,
+        "folder:d": 1,
+        "minilm": 1,
+    }
+
+
+def test_shipped_models_are_never_evicted(monkeypatch):
+    monkeypatch.setenv(registry.OWN_MODELS_KEPT_ENV, "1")
+    for key in ("minilm", "smollm2", "moe", "folder:a", "folder:b", "folder:c"):
+        monkeypatch.setitem(registry.LOADERS, key, Counted())
+    monkeypatch.setitem(registry.SHARED_LOADERS, registry.ENCODER_DECODER, Counted())
+    for key in ("minilm", "smollm2", "folder:a", "moe", "folder:b", registry.ENCODER_DECODER, "folder:c"):
+        registry.shared(key)
+    assert registry.shared_keys() == ("minilm", "smollm2", "moe", registry.ENCODER_DECODER, "folder:c")
+
+
+def test_a_failed_load_is_not_kept(monkeypatch):
+    loader = Counted(fail=1)
+    monkeypatch.setitem(registry.LOADERS, "folder:broken", loader)
+    with pytest.raises(ModelFolderError, match="broken on call 1"):
+        registry.shared("folder:broken")
+    assert "folder:broken" not in registry.shared_keys()
+    model = registry.shared("folder:broken")  # tried again, and this time kept
+    assert registry.shared("folder:broken") is model and loader.calls == 2
+
+
+def test_a_new_registration_of_a_key_loads_anew(monkeypatch):
+    first, second = Counted(), Counted()
+    monkeypatch.setitem(registry.LOADERS, "folder:x", first)
+    old = registry.shared("folder:x")
+    monkeypatch.setitem(registry.LOADERS, "folder:x", second)  # the folder added again (or a test's stand-in)
+    new = registry.shared("folder:x")
+    assert new is not old and (first.calls, second.calls) == (1, 1)
+    assert registry.shared_keys() == ("folder:x",)
+
+
+def test_unknown_key_is_a_key_error():
+    with pytest.raises(KeyError, match="no model registered"):
+        registry.shared("no-such-model")
+
+
+def test_a_fixed_folder_loads_next_time(tmp_path):
+    """A learner's real (tiny) folder whose weights are missing fails in words; once the weights are back, the same
+    key loads, through the pages' loader, and stays loaded."""
+    from app import models as app_models
+    from tests.tiny_models import build
+
+    folder = tmp_path / "tiny-bert"
+    build("bert", folder)
+    weights = folder / "model.safetensors"
+    shutil.move(weights, tmp_path / "kept.safetensors")
+    key = registry.register_folder(folder)
+    with pytest.raises(ModelFolderError, match="weights could not be loaded"):
+        app_models._load(key)
+    assert key not in registry.shared_keys()
+    shutil.move(tmp_path / "kept.safetensors", weights)
+    model = app_models._load(key)
+    assert model.n_layers == 3 and model.parity is not None
+    assert registry.shared(key) is model
