@@ -143,3 +143,15 @@ def test_a_model_whose_weights_are_not_softmax_of_q_k_alone_is_refused_in_words(
     said = [w.value for w in at.warning if "cannot use" in w.value]
     name = f"tiny-{family}".replace("_", "\\_")  # escaped for markdown: shown as typed, never as emphasis
     assert said and name in said[0] and "sliding window" in said[0], [w.value for w in at.warning]
+
+
+def test_switching_models_in_one_session_keeps_every_widget_in_range(folders):
+    """SmolLM2's layer 12 and 2,048 tokens do not exist on a 3-layer BERT with 64 positions: each widget falls back
+    to the new model's default, and back again."""
+    at = run_view("long-maps", params={"layer": "12", "head": "8"})
+    assert_no_exception(at)
+    for key, layers, n in ((folders["bert"], 3, "64"), (folders["llama"], 3, "2048"), ("smollm2", 30, "2048")):
+        at.radio(key="src").set_value(key).run()
+        assert_no_exception(at)
+        assert at.slider(key="layer").max == layers - 1 and at.slider(key="layer").value <= layers - 1
+        assert at.selectbox(key="n").value == n and at.slider(key="head").value < registry.capabilities(key).n_heads
