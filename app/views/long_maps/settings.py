@@ -112,7 +112,7 @@ def request(T) -> Request:
             st.info(T("table_cap", model=model, limit=shape.table_limit))
         if shape.beyond_context(n):
             st.warning(T("beyond_context", n=n, model=model, limit=shape.trained))
-        if n >= SLOW_FROM and not on_gpu():
+        if n >= SLOW_FROM and not (on_gpu() and source == "smollm2"):  # a learner's model runs on the CPU
             _slow_warning(T, n, model)
         return Request(source, n, layer, 0, model_problem, shape)
     st.warning(T("random_banner", heads=shape.n_heads, kv=shape.n_kv_heads, d=sources.RANDOM_SHAPE["head_dim"]))
