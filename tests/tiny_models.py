@@ -3,6 +3,8 @@ path as a user's checkpoint, with no download (tests of core/models/local.py and
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 import transformers
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
@@ -140,3 +142,34 @@ def build(family: str, folder) -> None:
     model.save_pretrained(folder)
     encoder = FAMILIES[family][3]["kind"] != "decoder"
     tokenizer(encoder).save_pretrained(folder)
+
+
+def forget_registrations(before: set) -> None:
+    """Undo every registration of a model key not in `before` (the registry's tables are process-wide)."""
+    from core.models import registry
+
+    for key in set(registry.LOADERS) - before:
+        for table in (
+            registry.LOADERS,
+            registry.TITLES,
+            registry.STATUS_CHECKS,
+            registry.FOLDERS,
+            registry.CAPABILITIES,
+        ):
+            table.pop(key, None)
+
+
+@contextmanager
+def registered_folders(root, families):
+    """{family: registry key} of tiny folders root/tiny-<family>, registered as a learner's own; undone afterwards."""
+    from core.models import registry
+
+    before = set(registry.LOADERS)
+    try:
+        keys = {}
+        for family in families:
+            build(family, root / f"tiny-{family}")
+            keys[family] = registry.register_folder(root / f"tiny-{family}")
+        yield keys
+    finally:
+        forget_registrations(before)

@@ -17,7 +17,7 @@ from core.models import registry
 from core.rope_scaling.long_context import load_long_text
 from tests.apptest_helpers import assert_no_exception, figure_traces, plotted_values, run_view, shown_text
 from tests.references import assert_close_in_scale
-from tests.tiny_models import build
+from tests.tiny_models import registered_folders
 
 FAMILIES = ("llama", "bert", "mistral", "gpt2", "roberta", "qwen2", "gemma2", "gpt_oss")
 MORE = ("gpt2", "roberta", "qwen2")  # a decoder with a learned table, RoBERTa's offset table, one key/value head
@@ -28,22 +28,8 @@ ZOOM = 16
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     """{family: registry key} of tiny folders registered as a learner's own; registrations undone afterwards."""
-    root = tmp_path_factory.mktemp("long-maps-models")
-    before = set(registry.LOADERS)
-    keys = {}
-    for family in FAMILIES:
-        build(family, root / f"tiny-{family}")
-        keys[family] = registry.register_folder(root / f"tiny-{family}")
-    yield keys
-    for key in set(registry.LOADERS) - before:
-        for table in (
-            registry.LOADERS,
-            registry.TITLES,
-            registry.STATUS_CHECKS,
-            registry.FOLDERS,
-            registry.CAPABILITIES,
-        ):
-            table.pop(key, None)
+    with registered_folders(tmp_path_factory.mktemp("long-maps-models"), FAMILIES) as keys:
+        yield keys
 
 
 def _computed(key: str, params: dict):
@@ -155,3 +141,15 @@ def test_switching_models_in_one_session_keeps_every_widget_in_range(folders):
         assert_no_exception(at)
         assert at.slider(key="layer").max == layers - 1 and at.slider(key="layer").value <= layers - 1
         assert at.selectbox(key="n").value == n and at.slider(key="head").value < registry.capabilities(key).n_heads
+
+
+def test_a_learners_model_above_the_servers_budget_is_refused_in_words(folders, monkeypatch):
+    from core.models import local
+
+    monkeypatch.setattr(local, "MAX_RUN_SECONDS", 0.0)  # every run of a loaded, checked model is then too slow
+    at = run_view("long-maps", params={"src": folders["llama"], "n": "512"})
+    next(b for b in at.button if b.label == "Compute the maps").click().run()
+    assert_no_exception(at)
+    assert any("would refuse" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("512 tokens would take about" in t.value for t in at.text)
+    assert not at.get("plotly_chart") or len(at.get("plotly_chart")) < 3  # no maps computed

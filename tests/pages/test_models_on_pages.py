@@ -10,7 +10,7 @@ import pytest
 
 from core.models import registry
 from tests.apptest_helpers import assert_no_exception, run_view
-from tests.tiny_models import TEXTS, build
+from tests.tiny_models import TEXTS, registered_folders
 
 DECODERS = ("llama", "gemma2")
 ENCODERS = ("bert",)
@@ -33,22 +33,8 @@ DECODER_PAGES = {
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     """{family: registry key} of tiny folders, registered as a learner's own; registrations undone afterwards."""
-    root = tmp_path_factory.mktemp("own-models")
-    before = set(registry.LOADERS)
-    keys = {}
-    for family in DECODERS + ENCODERS + PARTIAL_ROPE:
-        build(family, root / f"tiny-{family}")
-        keys[family] = registry.register_folder(root / f"tiny-{family}")
-    yield keys
-    for key in set(registry.LOADERS) - before:
-        for table in (
-            registry.LOADERS,
-            registry.TITLES,
-            registry.STATUS_CHECKS,
-            registry.FOLDERS,
-            registry.CAPABILITIES,
-        ):
-            table.pop(key, None)
+    with registered_folders(tmp_path_factory.mktemp("own-models"), DECODERS + ENCODERS + PARTIAL_ROPE) as keys:
+        yield keys
 
 
 def _runs_clean(topic: str, params: dict):

@@ -8,7 +8,7 @@ import pytest
 
 from core.models import registry
 from tests.apptest_helpers import assert_no_exception, run_view
-from tests.tiny_models import build
+from tests.tiny_models import build, forget_registrations
 
 
 @pytest.fixture()
@@ -18,15 +18,7 @@ def own_list(tmp_path, monkeypatch):
     monkeypatch.delenv(registry.HOSTED_LIST, raising=False)
     before = set(registry.LOADERS)
     yield tmp_path / "models.toml"
-    for key in set(registry.LOADERS) - before:
-        for table in (
-            registry.LOADERS,
-            registry.TITLES,
-            registry.STATUS_CHECKS,
-            registry.FOLDERS,
-            registry.CAPABILITIES,
-        ):
-            table.pop(key, None)
+    forget_registrations(before)
 
 
 def _add(folder) -> object:

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app import models
+from app import models, ui
 from core import long_maps
 from core.device import default_device
+from core.models import local, registry
 
 from .settings import Request, on_gpu
 
@@ -42,6 +43,12 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
         if model is None:
             return None
         causal = model.is_causal or req.shape.causal
+        if req.source in registry.FOLDERS:  # a learner's model: refused above the server's budget, in words
+            run = local.run_estimate(registry.CAPABILITIES[req.source], req.n, model)
+            if run.problem:
+                st.warning(ui.t("models", "over_budget"))
+                st.text(run.problem)
+                return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
             try:
                 qk = models.layer_qk(req.source, model, text_id, req.n, req.layer, text)
