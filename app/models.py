@@ -95,12 +95,12 @@ def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=
     own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
     asked = st.query_params.get(key)
     if key not in st.session_state and asked in registry.LOADERS and asked not in options + own:
-        caps, default = registry.capabilities(asked), short_name(options[0])
+        caps, default = registry.capabilities(asked), name_in_text(options[0])
         if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
-            st.warning(ui.t("models", "not_offered", name=short_name(asked), default=default))
+            st.warning(ui.t("models", "not_offered", name=name_in_text(asked), default=default))
         else:
             need = ui.t("models", f"need_{needs.word}") if isinstance(needs, Need) else ui.t("models", "need_other")
-            st.warning(ui.t("models", "lacks", name=short_name(asked), need=need, default=default))
+            st.warning(ui.t("models", "lacks", name=name_in_text(asked), need=need, default=default))
     return ui.select(key, ui.t("models", "model"), options + own, options[0], format_func=model_name)
 
 

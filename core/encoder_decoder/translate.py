@@ -92,30 +92,26 @@ def translate(model: Seq2Seq, tokenizer: WordTokenizer, text: str, reference: li
                               tokenizer.convert_ids_to_tokens(target), float(probs[t, target])))  # fmt: skip
         output = list(reference)
     else:
-        steps, output = _generate(model, tokenizer, encoded, start)
+        steps, output = _generate(model, tokenizer, encoded)
     return Translation(source_tokens, _unknown(tokenizer, text), encoded.attention, steps, output,
                        reference is not None)  # fmt: skip
 
 
 @torch.no_grad()
-def _generate(model: Seq2Seq, tokenizer: WordTokenizer, encoded, start: int) -> tuple[list[Step], list[str]]:
+def _generate(model: Seq2Seq, tokenizer: WordTokenizer, encoded) -> tuple[list[Step], list[str]]:
     """Greedy free generation with the KV cache: each step feeds only the newest token; the cache holds the
     decoder's earlier keys and values (and cross-attention's K, V of the encoder output, computed once). Each step's
     attentions are then exactly the newest query's row: self-attention (L, H, t + 1), cross-attention (L, H, S)."""
     steps: list[Step] = []
     output: list[str] = []
-    token, cache = start, None
-    for _ in range(ed.MAX_LENGTH):
-        out, cache = model.step(encoded, token, cache)
+    for token, out in model.greedy(encoded, ed.MAX_LENGTH, eos=tokenizer.eos_token_id):  # start: the config's
         probs = out.probs  # (V,)
         best = int(probs.argmax())
         chosen = tokenizer.convert_ids_to_tokens(best)
         steps.append(Step(tokenizer.convert_ids_to_tokens(token), out.self_attention, out.cross_attention,
                           _top(tokenizer, probs), chosen, float(probs[best])))  # fmt: skip
-        if best == tokenizer.eos_token_id:
-            break
-        output.append(chosen)
-        token = best
+        if best != tokenizer.eos_token_id:
+            output.append(chosen)
     return steps, output
 
 

@@ -83,19 +83,28 @@ def step_view(run: SentenceRun, mode: str, step: int, layer: int, head: int) -> 
     """The slice of `run` one view shows; mode, step, layer and head are clipped to what exists."""
     translation = run.forced if mode == "forced" and run.forced is not None else run.free
     mode = "forced" if translation is run.forced else "free"
-    n_layers, n_heads = translation.encoder_attention.shape[:2]
-    layer, head = min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1)
+    step = min(max(step, 0), len(translation.steps) - 1)
+    # Decoder position t writes target word t, so the grammar's (source s, target t) puts a marker on row t.
+    alignment = [(t, s) for s, t in run.alignment if t <= step] if mode == "forced" or run.agrees else []
+    return translation_view(translation, mode, step, layer, head, _source_labels(run, translation), alignment)
+
+
+def translation_view(translation: Translation, mode: str, step: int, layer: int, head: int,
+                     source_labels: list[str], alignment: list[tuple[int, int]]) -> StepView:  # fmt: skip
+    """The slice of one translation (the shipped model's or a learner's, core/encoder_decoder/own.py) that a view
+    shows; step, layer and head are clipped to what exists (a layer and head both stacks have)."""
     steps = translation.steps
+    n_layers = min(translation.encoder_attention.shape[0], steps[0].cross_attention.shape[0])
+    n_heads = min(translation.encoder_attention.shape[1], steps[0].cross_attention.shape[1])
+    layer, head = min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1)
     step = min(max(step, 0), len(steps) - 1)
     size = step + 1
     self_att = np.full((size, size), np.nan, dtype=np.float32)
     for t in range(size):  # row t: what position t's query saw of inputs 0..t (later ones are masked)
         self_att[t, : t + 1] = steps[t].self_attention[layer, head].numpy()
     cross = np.stack([steps[t].cross_attention[layer, head].numpy() for t in range(size)])  # (step + 1, S)
-    # Decoder position t writes target word t, so the grammar's (source s, target t) puts a marker on row t.
-    alignment = [(t, s) for s, t in run.alignment if t <= step] if mode == "forced" or run.agrees else []
     return StepView(
-        mode=mode, layer=layer, head=head, step=step, steps=len(steps), source_tokens=_source_labels(run, translation),
+        mode=mode, layer=layer, head=head, step=step, steps=len(steps), source_tokens=list(source_labels),
         input_tokens=[s.input_token for s in steps], output_tokens=[s.chosen for s in steps],
         encoder=translation.encoder_attention[layer, head].numpy().astype(np.float32), self_attention=self_att,
         look_ahead=np.triu(np.ones((size, size), dtype=bool), k=1), cross=cross.astype(np.float32),

@@ -2,7 +2,9 @@
 shipped models, after checks that turn every way a folder can be wrong into one sentence.
 
     describe_folder(path, allowed)  -> Capabilities   (config only: nothing is allocated)
-    load_folder(path, allowed)      -> HFAttentionModel
+    load_folder(path, allowed)      -> HFAttentionModel (an encoder-decoder: its encoder)
+    load_seq2seq(path or key)       -> (Seq2Seq, TextTokenizer): an encoder-decoder's encoder, decoder and
+                                       cross-attention through core/models/seq2seq.py's contract
     parity(model)                   -> Parity: every layer's weights against transformers' own eager attention,
                                        and the speed of a pass as the pages run it
     run_estimate(caps, n, model)    -> RunEstimate: memory and time of n tokens, refused above the server's budget
@@ -202,23 +204,31 @@ def _tokenizer(folder: Path, auto):
     return auto.from_pretrained(folder, local_files_only=True)
 
 
-def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel:
-    """Load a folder through the contract. Decoders get their language-model head (logits), encoders the bare
-    encoder; an encoder-decoder is shown by its encoder's self-attention (its decoder is not wired to the pages).
-    Raises ModelFolderError; a model whose layers bypass transformers' attention interface is named as such."""
+def _tokenizer_and_weights(folder: Path, caps: Capabilities, **options):
+    """(tokenizer, transformers model) of a checked folder: decoders with their language-model head, encoders
+    bare, encoder-decoders whole (AutoModelForSeq2SeqLM); each failure in one sentence."""
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    caps = describe_folder(path, allowed)
-    folder = _folder(path, allowed)
     try:
         tokenizer = _tokenizer(folder, AutoTokenizer)
     except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as err:
         raise ModelFolderError(f"{folder.name}: no usable tokenizer in the folder ({str(err)[:200]})") from err
     auto = {"decoder": AutoModelForCausalLM, "encoder": AutoModel, "encoder-decoder": AutoModelForSeq2SeqLM}
     try:
-        model = auto[caps.kind].from_pretrained(folder, local_files_only=True, dtype=torch.float32)
+        model = auto[caps.kind].from_pretrained(folder, local_files_only=True, dtype=torch.float32, **options)
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:
         raise ModelFolderError(f"{folder.name}: the weights could not be loaded ({str(err)[:200]})") from err
+    return tokenizer, model
+
+
+def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel:
+    """Load a folder through the contract. Decoders get their language-model head (logits), encoders the bare
+    encoder; an encoder-decoder is shown here by its encoder's self-attention (load_seq2seq gives its decoder and
+    cross-attention). Raises ModelFolderError; a model whose layers bypass transformers' attention interface is
+    named as such."""
+    caps = describe_folder(path, allowed)
+    folder = _folder(path, allowed)
+    tokenizer, model = _tokenizer_and_weights(folder, caps)
     if caps.kind == "encoder-decoder":
         model = model.get_encoder()
     positions = caps.positions.kind
@@ -231,6 +241,31 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
             is_causal=caps.is_causal,
             weights_note=f"from the folder {folder}",
         )
+    except ValueError as err:
+        raise ModelFolderError(f"{folder.name}: {err}") from err
+    except AttributeError as err:  # a config that lacks what the contract reads (T5's encoder has no position table)
+        raise ModelFolderError(f"{folder.name}: the attention contract cannot read this model ({err})") from err
+
+
+def load_seq2seq(path, allowed=None):
+    """An encoder-decoder folder (Marian, BART, T5, ...: anything AutoModelForSeq2SeqLM loads) whole, with its own
+    tokenizer and eager attention: (Seq2Seq, TextTokenizer) of core/models/seq2seq.py, whose encode, decode, step
+    and greedy read every attention weight as transformers computes it. `path` may also be the registry key of a
+    registered folder ("folder:<name>"). Raises ModelFolderError, also for a folder that is no encoder-decoder."""
+    from . import registry, seq2seq
+
+    if str(path) in registry.FOLDERS:
+        path = registry.FOLDERS[str(path)]
+    caps = describe_folder(path, allowed)
+    folder = _folder(path, allowed)
+    if caps.kind != "encoder-decoder":
+        article = "an" if caps.kind.startswith("e") else "a"
+        raise ModelFolderError(
+            f"{folder.name}: {article} {caps.kind}, not an encoder-decoder (no cross-attention to show)"
+        )
+    tokenizer, model = _tokenizer_and_weights(folder, caps, attn_implementation="eager")
+    try:
+        return seq2seq.pretrained(model, tokenizer)
     except ValueError as err:
         raise ModelFolderError(f"{folder.name}: {err}") from err
 

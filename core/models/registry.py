@@ -118,6 +118,8 @@ def register_folder(path, title: str | None = None, allowed=None, remember: bool
     with _lock:
         register(key, title or folder.name, load, status)
         FOLDERS[key], CAPABILITIES[key] = folder, caps
+        if caps.kind == "encoder-decoder":  # whole, decoder and cross-attention included (/encoder-decoder)
+            SHARED_LOADERS[seq2seq_key(key)] = lambda: local.load_seq2seq(folder, allowed)
         if remember:
             _save_user_list()
     return key
@@ -160,6 +162,7 @@ def load_user_list() -> list[str]:
 SHARED_LOADERS: dict[str, Callable[[], object]] = {}  # loadable through shared() but not offered by the pickers
 OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
 ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
+SEQ2SEQ_SUFFIX = "#seq2seq"  # a learner's encoder-decoder folder, whole (see seq2seq_key)
 _shared: OrderedDict[str, tuple[Callable[[], object], object]] = OrderedDict()  # key -> (its loader, the model)
 _key_locks: dict[str, threading.Lock] = {}
 _shared_lock = threading.Lock()  # guards _shared and _key_locks, never held during a load
@@ -235,6 +238,22 @@ def forget(key: str | None = None) -> None:
             _shared.pop(key, None)
 
 
+def seq2seq_key(key: str) -> str:
+    """The shared() key of an encoder-decoder, whole: (Seq2Seq, tokenizer) of core/models/seq2seq.py. The shipped
+    one is ENCODER_DECODER; a learner's folder "folder:<name>" is "folder:<name>#seq2seq" (kept and evicted like
+    the folder's other copies)."""
+    return key if key == ENCODER_DECODER else key + SEQ2SEQ_SUFFIX
+
+
+def _encoder_decoder_config():
+    """transformers' config of the shipped encoder-decoder (no weights read), for capabilities()."""
+    from core.encoder_decoder import model as ed
+
+    from . import seq2seq
+
+    return seq2seq.config(ed.WEIGHTS_DIR)
+
+
 def _load_encoder_decoder():
     from core.encoder_decoder import model as ed  # its folder; the weights load through core/models/seq2seq.py
 
@@ -244,7 +263,7 @@ def _load_encoder_decoder():
 def _register_builtin() -> None:
     from functools import partial
 
-    from . import minilm, moe_model, smollm2
+    from . import minilm, moe_model, seq2seq, smollm2
 
     register("minilm", minilm.NAME, minilm.load_minilm, minilm.status, minilm.config)
     register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, smollm2.config)
@@ -253,6 +272,8 @@ def _register_builtin() -> None:
         if moe_key(variant) not in LOADERS:
             SHARED_LOADERS[moe_key(variant)] = partial(moe_model.load_moe, variant)
     SHARED_LOADERS[ENCODER_DECODER] = _load_encoder_decoder
+    TITLES[ENCODER_DECODER] = seq2seq.NAME  # not in LOADERS: it is no AttentionModel (its page loads it itself)
+    CONFIG_READERS[ENCODER_DECODER] = _encoder_decoder_config
 
 
 _register_builtin()

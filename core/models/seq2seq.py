@@ -9,7 +9,12 @@ shares with the GRU of /rnn-attention meet transformers.
     enc = model.encode(source_ids)                encoder self-attention (L, H, S, S), the memory kept inside
     out = model.decode(enc, decoder_ids)          teacher forcing: probs (T, V), self (L, H, T, T), cross (L, H, T, S)
     out, cache = model.step(enc, token, cache)    one token on the KV cache: probs (V,), self (L, H, t+1), cross (L, H, S)
+    steps = model.greedy(enc, max_steps)          greedy generation on the KV cache: [(input token, step)], until eos
     model.loss(batch)                             mean cross-entropy over the labels (-100 ignored), for training
+
+Any transformers AutoModelForSeq2SeqLM (Marian, BART, T5, ...) goes through the same contract: `pretrained(model,
+tokenizer)` wraps one with its own tokenizer (TextTokenizer: source text -> ids with the tokenizer's own special
+tokens); core/models/local.py's load_seq2seq loads a learner's folder that way.
 
 L layers (encoder and decoder alike), H heads, S source tokens, T decoder positions, V vocabulary. Attention is
 transformers' eager implementation (every weight readable); the weights returned are exactly what it computes.
@@ -29,6 +34,7 @@ import torch
 # two visitors of one server never tokenize at once (as core/models/hf.py does for the pretrained models).
 _TOKENIZER_LOCK = threading.RLock()
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
+NAME = "Marian EN→JA/KO (trained here)"  # the shipped encoder-decoder's name in the model pickers
 
 
 def _cache_keyword() -> str:
@@ -57,9 +63,10 @@ class Seq2SeqConfig:
     encoder_attention_heads: int
     decoder_attention_heads: int
     vocab_size: int
-    pad_token_id: int
-    eos_token_id: int
-    decoder_start_token_id: int
+    pad_token_id: int | None
+    eos_token_id: int | None
+    decoder_start_token_id: int | None
+    max_positions: int | None = None  # a learned or sinusoidal table's length (None: no limit, T5's buckets)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,46 @@ class WordTokenizer:
         self._tokenizer.save_pretrained(folder)
 
 
+class TextTokenizer:
+    """A learner's encoder-decoder's own tokenizer (transformers' AutoTokenizer of its folder): source text -> ids
+    with the tokenizer's own special tokens (T5's </s>, BART's <s> ... </s>, Marian's </s>), ids -> token strings."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+
+    def source(self, text: str, max_length: int) -> tuple[torch.Tensor, list[str], bool]:
+        """(ids (1, S), their tokens, whether the text was cut to max_length tokens, special tokens included)."""
+        with _TOKENIZER_LOCK:
+            whole = self._tokenizer(text, add_special_tokens=True)["input_ids"]
+            cut = len(whole) > max_length
+            if cut:
+                whole = self._tokenizer(text, add_special_tokens=True, truncation=True, max_length=max_length)[
+                    "input_ids"
+                ]
+        ids = torch.tensor([whole], dtype=torch.long)
+        return ids, self.convert_ids_to_tokens(whole), cut
+
+    def convert_ids_to_tokens(self, ids):
+        """One id -> its token; a list of ids -> the list of tokens (an id past the tokenizer's vocabulary, which a
+        model's padded output layer can write, as "<id 123>")."""
+        if isinstance(ids, int):
+            return self.convert_ids_to_tokens([ids])[0]
+        ids = [int(i) for i in ids]
+        with _TOKENIZER_LOCK:
+            tokens = self._tokenizer.convert_ids_to_tokens(ids)
+        return [f"<id {i}>" if t is None else str(t) for i, t in zip(ids, tokens)]
+
+
+def pretrained(model, tokenizer) -> tuple[Seq2Seq, TextTokenizer]:
+    """Any transformers AutoModelForSeq2SeqLM (loaded with eager attention, so every weight is readable) and its
+    own tokenizer, through the contract; eval mode."""
+    if not getattr(model.config, "is_encoder_decoder", False):
+        raise ValueError(f"a {model.config.model_type} model is not an encoder-decoder")
+    if getattr(model.config, "_attn_implementation", "eager") != "eager":
+        model.set_attn_implementation("eager")
+    return Seq2Seq(model.eval()), TextTokenizer(tokenizer)
+
+
 def word_tokenizer(vocabulary: list[str], max_length: int) -> WordTokenizer:
     """A word-level tokenizer whose ids are the vocabulary's order (<pad>, </s>, <unk> among it)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -146,19 +193,53 @@ def marian_config(vocabulary: list[str], shape: Shape, max_length: int):
     )  # fmt: skip
 
 
+def _first(config, *names):
+    """The first of these config attributes that is set (families name the same size differently: Marian's and
+    BART's encoder_layers, T5's num_layers)."""
+    for name in names:
+        value = getattr(config, name, None)
+        if value is not None:
+            return value
+    raise ValueError(f"the config of '{config.model_type}' names none of {', '.join(names)}")
+
+
+def _token_id(*values) -> int | None:
+    """The first token id given (a list of ids, as some configs hold for eos, gives its first)."""
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            value = value[0] if value else None
+        if value is not None:
+            return int(value)
+    return None
+
+
+def seq2seq_config(config, generation=None) -> Seq2SeqConfig:
+    """Seq2SeqConfig of any transformers encoder-decoder config (generation: its GenerationConfig, where
+    transformers keeps the decoder's start token when the config does not)."""
+    c, g = config, generation
+    eos = _token_id(getattr(c, "eos_token_id", None), getattr(g, "eos_token_id", None))
+    pad = _token_id(getattr(c, "pad_token_id", None), getattr(g, "pad_token_id", None))
+    return Seq2SeqConfig(
+        d_model=int(_first(c, "d_model", "hidden_size")),
+        encoder_layers=int(_first(c, "encoder_layers", "num_layers", "num_hidden_layers")),
+        decoder_layers=int(_first(c, "decoder_layers", "num_decoder_layers", "num_layers", "num_hidden_layers")),
+        encoder_attention_heads=int(_first(c, "encoder_attention_heads", "num_heads", "num_attention_heads")),
+        decoder_attention_heads=int(_first(c, "decoder_attention_heads", "num_heads", "num_attention_heads")),
+        vocab_size=int(c.vocab_size), pad_token_id=pad, eos_token_id=eos,
+        decoder_start_token_id=_token_id(getattr(c, "decoder_start_token_id", None),
+                                         getattr(g, "decoder_start_token_id", None), pad),
+        max_positions=getattr(c, "max_position_embeddings", None),
+    )  # fmt: skip
+
+
 class Seq2Seq:
-    """A transformers MarianMTModel (eager attention) seen through the contract above."""
+    """A transformers encoder-decoder (AutoModelForSeq2SeqLM: the shipped MarianMTModel, or a learner's Marian,
+    BART, T5, ...) with eager attention, seen through the contract above."""
 
     def __init__(self, model):
         self._model = model
         self._cache_keyword = _cache_keyword()
-        c = model.config
-        self.config = Seq2SeqConfig(
-            d_model=c.d_model, encoder_layers=c.encoder_layers, decoder_layers=c.decoder_layers,
-            encoder_attention_heads=c.encoder_attention_heads, decoder_attention_heads=c.decoder_attention_heads,
-            vocab_size=c.vocab_size, pad_token_id=c.pad_token_id, eos_token_id=c.eos_token_id,
-            decoder_start_token_id=c.decoder_start_token_id,
-        )  # fmt: skip
+        self.config = seq2seq_config(model.config, getattr(model, "generation_config", None))
 
     # --- looking inside ---------------------------------------------------------------------------------------
 
@@ -199,6 +280,21 @@ class Seq2Seq:
         cross_att = torch.stack([a[0, :, -1] for a in out.cross_attentions])  # (L, H, S)
         return Decoded(probs, self_att, cross_att), getattr(out, self._cache_keyword)
 
+    @torch.no_grad()
+    def greedy(self, encoded: Encoded, max_steps: int, eos: int | None = None) -> list[tuple[int, Decoded]]:
+        """Greedy generation from the decoder's start token, one step at a time on the KV cache: each step feeds the
+        token the previous one chose (its most likely), until a step chooses eos (default: the config's; that step
+        is kept) or max_steps. Returns [(input token, step)]; the tokens written are each step's probs.argmax()."""
+        eos = self.config.eos_token_id if eos is None else eos
+        token, cache, steps = self.config.decoder_start_token_id, None, []
+        for _ in range(max_steps):
+            out, cache = self.step(encoded, token, cache)
+            steps.append((token, out))
+            token = int(out.probs.argmax())
+            if token == eos:
+                break
+        return steps
+
     # --- training ---------------------------------------------------------------------------------------------
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -229,6 +325,13 @@ def build(vocabulary: list[str], shape: Shape, max_length: int) -> Seq2Seq:
     config = marian_config(vocabulary, shape, max_length)
     config._attn_implementation = "eager"  # attention weights readable (the report translates with them)
     return Seq2Seq(MarianMTModel(config))
+
+
+def config(folder: Path):
+    """transformers' config of a saved encoder-decoder folder, no weights read (the registry's capabilities)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(folder, local_files_only=True)
 
 
 def load(folder: Path) -> tuple[Seq2Seq, WordTokenizer]:
