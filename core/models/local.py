@@ -84,13 +84,22 @@ class Estimate:
 
 
 def matmul_weights(model: HFAttentionModel) -> int:
-    """Entries of every weight matrix a forward multiplies by (nn.Linear, and GPT-2's Conv1D), the output layer
-    included even when it shares the embedding table; embedding lookups cost no multiplications."""
-    return sum(
-        m.weight.numel()
-        for m in model.model.modules()
-        if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"
-    )
+    """Entries of the weight matrices one token is multiplied by in a forward: every nn.Linear (and GPT-2's
+    Conv1D), the output layer included even when it shares the embedding table; a router's matrix held as a bare
+    parameter (Mixtral, gpt-oss); and of a mixture of experts' stacked (E, out, in) matrices, the share of the
+    k experts each token goes to. Embedding lookups and norms cost no products."""
+    caps = model.capabilities
+    total = 0
+    for module in model.model.modules():
+        if isinstance(module, torch.nn.Linear) or type(module).__name__ == "Conv1D":
+            total += module.weight.numel()
+        elif not isinstance(module, torch.nn.Embedding):
+            for name, p in module.named_parameters(recurse=False):
+                if p.dim() == 2 and not name.endswith("bias"):
+                    total += p.numel()
+                elif p.dim() == 3 and caps.n_experts and p.shape[0] == caps.n_experts:
+                    total += p.numel() * (caps.experts_per_token or 1) // caps.n_experts
+    return total
 
 
 def forward_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
