@@ -85,6 +85,8 @@ ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
 EXACT_SOFTMAX = Need("exact_softmax", exact_here)
 # /multi-head's walk and order check: a BERT layer recomputed by hand from its weights (MiniLM's layout)
 BERT_LAYER = Need("bert_layer", lambda caps: caps.bert_layer)
+# /encoder-decoder: an encoder-decoder whole (decoder and cross-attention), through core/models/seq2seq.py
+ENCODER_DECODER = Need("encoder_decoder", lambda caps: caps.kind == "encoder-decoder")
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
@@ -212,6 +214,26 @@ def encoder_decoder_run(sentence: str, language: str):
 
     model, tokenizer = _load_encoder_decoder()
     return run_sentence(model, tokenizer, sentence, language)
+
+
+def load_seq2seq(key: str):
+    """(Seq2Seq, TextTokenizer) of a learner's encoder-decoder folder, whole (registry.seq2seq_key: one copy per
+    process), or None after saying why not."""
+    try:
+        with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
+            return registry.shared(registry.seq2seq_key(key))
+    except (ModelUnavailable, ValueError, KeyError, OSError) as err:  # ValueError: local.ModelFolderError
+        st.error(ui.t("models", "missing", name=name_in_text(key), message=str(err)))
+        return None
+
+
+def seq2seq_run(key: str, text: str):
+    """core.encoder_decoder.own.run_text (greedy, every attention kept) on a learner's encoder-decoder, through the
+    heavy-work queue (computed once for every session asking the same, a few kept, read-only)."""
+    from core.encoder_decoder import own
+
+    model, tokenizer = registry.shared(registry.seq2seq_key(key))
+    return serving.heavy(("seq2seq", key, text), lambda: own.run_text(model, tokenizer, text), "seq2seq")
 
 
 # --- the GRU encoder-decoder with additive attention (/rnn-attention) ----------------------------------------

@@ -27,15 +27,38 @@ SEQ2SEQ = {
     "bart": (
         "BartConfig",
         "BartForConditionalGeneration",
-        dict(vocab_size=len(WORDS) + 4, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-             decoder_attention_heads=4, encoder_ffn_dim=48, decoder_ffn_dim=48, max_position_embeddings=64,
-             pad_token_id=0, bos_token_id=2, eos_token_id=3, decoder_start_token_id=3, forced_eos_token_id=None),
+        dict(
+            vocab_size=len(WORDS) + 4,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=48,
+            decoder_ffn_dim=48,
+            max_position_embeddings=64,
+            pad_token_id=0,
+            bos_token_id=2,
+            eos_token_id=3,
+            decoder_start_token_id=3,
+            forced_eos_token_id=None,
+        ),
     ),  # fmt: skip
     "t5": (
         "T5Config",
         "T5ForConditionalGeneration",
-        dict(vocab_size=len(WORDS) + 4, d_model=32, d_kv=8, d_ff=48, num_layers=2, num_decoder_layers=2,
-             num_heads=4, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0),
+        dict(
+            vocab_size=len(WORDS) + 4,
+            d_model=32,
+            d_kv=8,
+            d_ff=48,
+            num_layers=2,
+            num_decoder_layers=2,
+            num_heads=4,
+            pad_token_id=0,
+            eos_token_id=3,
+            decoder_start_token_id=0,
+        ),
     ),  # fmt: skip
 }
 

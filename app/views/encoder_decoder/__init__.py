@@ -1,15 +1,18 @@
 """A small encoder-decoder trained in this repo (English -> Japanese / Korean) translating the user's sentence step
 by step: the encoder's self-attention, the decoder's masked self-attention and cross-attention at every step, the
 next-token probabilities, teacher forcing beside free generation (steps.py); the stack with its shapes
-(stack.py); and whether cross-attention heads align words, measured on held-out pairs (alignment.py)."""
+(stack.py); and whether cross-attention heads align words, measured on held-out pairs (alignment.py). The steps
+part's model picker also offers a learner's own encoder-decoder folder (own.py)."""
 
 import streamlit as st
 
 from app import models, ui
 from core.encoder_decoder import grammar
 from core.encoder_decoder import view as edv
+from core.models import registry
 
 from .alignment import alignment_part
+from .own import own_part
 from .stack import stack_part
 from .steps import steps_part
 
@@ -59,8 +62,12 @@ def page() -> None:
     st.markdown(T("intro"))
     part = ui.select("part", T("part"), PARTS, "steps", format_func=lambda p: T(f"part_{p}"), radio=True,
                      horizontal=True)  # fmt: skip
+    shipped = registry.ENCODER_DECODER  # the steps part also takes a learner's encoder-decoder folder (own.py)
+    key = models.pick_model(options=(shipped,), needs=models.ENCODER_DECODER) if part == "steps" else shipped
     if part == "alignment":
         alignment_part(T)
+    elif key != shipped:
+        own_part(T, key)
     else:
         text, language = sentence_inputs(T)
         loaded = models.load_encoder_decoder()

@@ -61,6 +61,14 @@ def steps_part(T, run: edv.SentenceRun, config) -> None:
     v = edv.step_view(run, mode, step, layer, head)
     st.caption(T("step_of", t=v.step, n=v.steps, last=v.steps - 1))
     st.caption(T("mode_" + v.mode + "_note"))
+    step_figures(T, v, T("decoder_head", t=v.step, input=v.input_tokens[v.step], output=v.chosen,
+                         p=v.chosen_probability))  # fmt: skip
+    comparison(T, run)
+
+
+def step_figures(T, v: edv.StepView, heading: str, cross_note: str = "cross_note") -> None:
+    """The encoder's self-attention, then the decoder at the view's step under `heading`: its masked
+    self-attention, the next-token candidates and cross-attention (the shipped model's steps and a learner's)."""
     fig_t = ui.texts("encoder_decoder.figure")
 
     st.subheader(T("encoder_head"))
@@ -68,7 +76,7 @@ def steps_part(T, run: edv.SentenceRun, config) -> None:
     ui.show_figure(figs.encoder_figure(v, fig_t), f"encoder-L{v.layer}-H{v.head}", data=v.encoder,
                    row_labels=v.source_tokens, col_labels=v.source_tokens, key="fig-encoder")  # fmt: skip
 
-    st.subheader(T("decoder_head", t=v.step, input=v.input_tokens[v.step], output=v.chosen, p=v.chosen_probability))
+    st.subheader(heading)
     c1, c2 = st.columns(2)
     with c1:
         st.caption(T("self_note"))
@@ -76,7 +84,6 @@ def steps_part(T, run: edv.SentenceRun, config) -> None:
     with c2:
         st.caption(T("top_note"))
         ui.show_figure(figs.top_figure(v, fig_t), f"next-token-t{v.step}", key="fig-top")
-    st.caption(T("cross_note"))
+    st.caption(T(cross_note))
     ui.show_figure(figs.cross_figure(v, fig_t), f"cross-L{v.layer}-H{v.head}-t{v.step}", data=v.cross,
                    row_labels=v.input_tokens[: v.step + 1], col_labels=v.source_tokens, key="fig-cross")  # fmt: skip
-    comparison(T, run)

@@ -1,0 +1,38 @@
+"""A learner's own encoder-decoder folder (Marian, BART, T5, ...), picked in the steps part: the source text through
+its own tokenizer, greedy generation, and at each step the decoder's masked self-attention and cross-attention
+(rows: the decoder's queries, each writing an output token; columns: the source tokens), per layer and head.
+Folder names go into markdown escaped (models.name_in_text); tokens only into figures, st.code and st.text."""
+
+import streamlit as st
+
+from app import models, ui
+from core.encoder_decoder import own
+from core.encoder_decoder import view as edv
+
+from .steps import head_picker, step_figures
+
+
+def own_part(T, key: str) -> None:
+    text = ui.text_area("text", T("own_text"), edv.example_sentences()[0], height=70)
+    loaded = models.load_seq2seq(key)
+    if loaded is None:
+        return
+    if not text.strip():
+        st.info(T("own_empty"))
+        return
+    run = models.seq2seq_run(key, text)
+    name = models.name_in_text(key)
+    if run.truncated:
+        st.info(T("own_cut", n=run.source_limit))
+    st.markdown(T("own_output", name=name))
+    st.code(" ".join(run.output) or "∅", language=None)
+    if not run.finished:
+        st.warning(T("own_unfinished", n=len(run.translation.steps)))
+    layer, head = head_picker(T, loaded[0].config)
+    # Fixed bounds, so a shared link's step stays valid whatever the text; past the last step shows the last.
+    step = ui.slider("step", T("step"), 0, own.MAX_STEPS, own.MAX_STEPS)
+    v = own.view(run, step, layer, head)
+    st.caption(T("step_of", t=v.step, n=v.steps, last=v.steps - 1))
+    st.caption(T("own_note", name=name))
+    st.text(T("own_reads", t=v.step, input=v.input_tokens[v.step], output=v.chosen, p=v.chosen_probability))
+    step_figures(T, v, T("own_decoder_head", t=v.step), cross_note="own_cross_note")
