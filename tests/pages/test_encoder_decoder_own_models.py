@@ -76,3 +76,21 @@ def test_the_shipped_model_stays_the_default_and_a_decoder_folder_is_refused_in_
     assert at.selectbox(key="model").value == registry.ENCODER_DECODER
     said = [w.value for w in at.warning if "cannot use" in w.value]
     assert said and "tiny\\_llama" in said[0] and "needs an encoder-decoder" in said[0], [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "The cat sees the dog. " * 400, "猫は犬を見る。 😺", "<script>alert(1)</script> the *cat* [a](b)"],
+    ids=["empty", "long", "cjk-emoji", "markup"],
+)
+def test_bad_text_on_an_own_model_is_a_message_not_an_exception(folders, text):
+    at = run_view("encoder_decoder", {"model": folders["marian"], "text": text})
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    said = shown_text(at)
+    if not text:
+        assert "Type a source text" in said
+    else:
+        assert at.get("plotly_chart") and "Greedy generation by" in said
+        assert ("Only the first 64 tokens are read" in said) == (len(text) > 1000)
+    assert "<script>" not in " ".join(m.value for m in at.markdown)
