@@ -27,22 +27,8 @@ SEQ2SEQ = {
     "bart": (
         "BartConfig",
         "BartForConditionalGeneration",
-        dict(
-            vocab_size=len(WORDS) + 4,
-            d_model=32,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_ffn_dim=48,
-            decoder_ffn_dim=48,
-            max_position_embeddings=64,
-            pad_token_id=0,
-            bos_token_id=2,
-            eos_token_id=3,
-            decoder_start_token_id=3,
-            forced_eos_token_id=None,
-        ),
+        # BART names its sizes as Marian does: the same tiny shape, BART's own special tokens
+        dict(FAMILIES["marian"][2], bos_token_id=2, eos_token_id=3, decoder_start_token_id=3, forced_eos_token_id=None),
     ),  # fmt: skip
     "t5": (
         "T5Config",
