@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..pre_norm_block import PreNormBlock
 from .kernel import causal_linear_attention
 
 KINDS = ("softmax", "linear")
@@ -102,18 +103,6 @@ class CausalSelfAttention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, n, d_model))
 
 
-class Block(nn.Module):
-    def __init__(self, cfg: CopyConfig, kind: str):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.attn = CausalSelfAttention(cfg.d_model, cfg.n_heads, kind)
-        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.ff(self.ln2(x))
-
-
 class CopyModel(nn.Module):
     """A small pre-norm decoder: token + learned position embeddings, n_layers blocks, a linear readout."""
 
@@ -121,7 +110,10 @@ class CopyModel(nn.Module):
         super().__init__()
         self.tok = nn.Embedding(cfg.vocab, cfg.d_model)
         self.pos = nn.Embedding(cfg.n_positions, cfg.d_model)
-        self.blocks = nn.ModuleList(Block(cfg, kind) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(
+            PreNormBlock(cfg.d_model, cfg.d_ff, CausalSelfAttention(cfg.d_model, cfg.n_heads, kind))
+            for _ in range(cfg.n_layers)
+        )
         self.ln = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab)
 

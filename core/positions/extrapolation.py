@@ -28,6 +28,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..pre_norm_block import PreNormBlock
+
 KINDS = ("sinusoidal", "learned", "alibi", "rope")
 N_MARKERS = 4
 
@@ -113,18 +115,6 @@ class Attention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, n, d_model))
 
 
-class Block(nn.Module):
-    def __init__(self, cfg: ExtrapolationConfig, kind: str):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.attn = Attention(cfg, kind)
-        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.ff(self.ln2(x))
-
-
 class PositionModel(nn.Module):
     """Token embedding (+ a position vector for sinusoidal and learned), n_layers pre-norm blocks, a readout."""
 
@@ -136,7 +126,9 @@ class PositionModel(nn.Module):
         self.tok = nn.Embedding(cfg.vocab, cfg.d_model)
         if kind == "learned":
             self.pos = nn.Embedding(cfg.train_length, cfg.d_model)  # rows 0 .. train_length - 1, nothing after
-        self.blocks = nn.ModuleList(Block(cfg, kind) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(
+            PreNormBlock(cfg.d_model, cfg.d_ff, Attention(cfg, kind)) for _ in range(cfg.n_layers)
+        )
         self.ln = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab)
 
