@@ -28,7 +28,7 @@ def parity_figure(parity: Parity, t: Callable[..., str]) -> go.Figure:
     line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": EXACT, "y1": EXACT, "line": {"dash": "dash"}}
     layout = {
         "title": {"text": t("parity_title")},
-        "xaxis": {"title": {"text": t("parity_layer")}},
+        "xaxis": {"title": {"text": t("parity_layer")}, "dtick": 1},  # layers are whole numbers
         "yaxis": {"title": {"text": t("parity_difference")}, "type": "log"},
         "shapes": [line],
         # on a log axis an annotation's y is in decades: log10 of the value

@@ -23,7 +23,7 @@ def test_parity_bars_follow_the_differences():
     assert list(bar.customdata) == [0.0, 3e-7, 2e-3]
     blue, red = bar.marker.color[0], bar.marker.color[2]
     assert bar.marker.color[1] == blue and red != blue
-    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.dtick == 1  # ticks on whole layers only
     assert fig.layout.xaxis.title.text == "<parity_layer>" and fig.layout.yaxis.title.text == "<parity_difference>"
     assert [s.y0 for s in fig.layout.shapes] == [EXACT]
     assert fig.layout.annotations[0].y == -5  # the line's label sits on it: log axes place annotations in decades
