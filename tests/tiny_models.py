@@ -145,7 +145,8 @@ def build(family: str, folder) -> None:
 
 
 def forget_registrations(before: set) -> None:
-    """Undo every registration of a model key not in `before` (the registry's tables are process-wide)."""
+    """Undo every registration of a model key not in `before` (the registry's tables are process-wide), the
+    whole-model loader of an encoder-decoder folder and any loaded copy included."""
     from core.models import registry
 
     for key in set(registry.LOADERS) - before:
@@ -155,8 +156,12 @@ def forget_registrations(before: set) -> None:
             registry.STATUS_CHECKS,
             registry.FOLDERS,
             registry.CAPABILITIES,
+            registry.SOURCES,
         ):
             table.pop(key, None)
+        registry.SHARED_LOADERS.pop(registry.seq2seq_key(key), None)
+        registry.forget(key)
+        registry.forget(registry.seq2seq_key(key))
 
 
 @contextmanager

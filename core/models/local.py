@@ -9,14 +9,17 @@ shipped models, after checks that turn every way a folder can be wrong into one 
                                        and the speed of a pass as the pages run it
     run_estimate(caps, n, model)    -> RunEstimate: memory and time of n tokens, refused above the server's budget
 
-Nothing is downloaded: a name that is not a folder here is refused with a message (a hub id needs a server
-with internet, where the host puts the downloaded folder in its allowed list).
+A hub id ("org/name") is downloaded where the server has internet: its config.json first (the capabilities and the
+size limit are checked before any weight is fetched), its weights (safetensors only: a pickled file from the
+internet can run code) and tokenizer when the model is loaded. Offline (HF_HUB_OFFLINE, as on this project's
+machines) a hub id is refused with a message: nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,19 +153,66 @@ def _inside(path: Path, roots) -> bool:
     return any(path == root or root in path.parents for root in (Path(r).resolve() for r in roots))
 
 
-def _folder(path, allowed) -> Path:
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]  # config, weights, tokenizer: no code
+
+
+def is_hub_id(text: str) -> bool:
+    """'org/name' that is not a folder here."""
+    text = str(text).strip()
+    return bool(HUB_ID.fullmatch(text)) and not Path(text).expanduser().exists()
+
+
+def hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    flags = (os.environ.get(name, "").strip().lower() for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return bool(constants.HF_HUB_OFFLINE) or any(flag in ("1", "true", "yes", "on") for flag in flags)
+
+
+def display_name(path) -> str:
+    """What a folder or hub id is called on the pages: the folder's name, or the name part of 'org/name'."""
+    text = str(path).strip()
+    return text.rsplit("/", 1)[-1] if is_hub_id(text) else Path(text).expanduser().resolve().name
+
+
+def _hub_folder(repo_id: str, weights: bool) -> Path:
+    """The hub's files of repo_id in the local hub cache: config.json alone, or everything a load needs."""
+    if hub_offline():
+        raise ModelFolderError(
+            f"{repo_id}: looks like a hub id, but this server is offline (HF_HUB_OFFLINE): nothing is downloaded "
+            "here; download it where there is internet and add its folder"
+        )
+    import huggingface_hub
+
+    try:
+        if weights:
+            return Path(huggingface_hub.snapshot_download(repo_id, allow_patterns=HUB_FILES))
+        return Path(huggingface_hub.hf_hub_download(repo_id, "config.json")).parent
+    except (OSError, ValueError) as err:  # no network, no such repository, a gated one: one sentence
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ModelFolderError(f"{repo_id}: could not be downloaded from the hub ({first[:200]})") from err
+
+
+def resolve_folder(path, allowed=None) -> Path:
+    """The local folder behind `path`: the folder itself, or the hub cache's folder of a hub id (its config)."""
+    return _folder(path, allowed)
+
+
+def _folder(path, allowed, weights: bool = False) -> Path:
+    """The local folder of `path` (a folder, or a hub id fetched where there is internet: with `weights`, all of
+    it; else its config alone). `allowed`: the folders (and hub ids) a server lets visitors load; None: any."""
     text = str(path).strip()
     if not text:
         raise ModelFolderError("no folder given")
+    if is_hub_id(text):
+        if allowed is not None and text not in {str(a) for a in allowed}:
+            raise ModelFolderError(f"{text}: not in the list of models this server allows")
+        return _hub_folder(text, weights)
     folder = Path(text).expanduser().resolve()
     if allowed is not None and not _inside(folder, allowed):
         raise ModelFolderError(f"{text}: not in the list of model folders this server allows")
     if not folder.exists():
-        if "/" in text and not text.startswith(("/", ".", "~")) and text.count("/") == 1:
-            raise ModelFolderError(
-                f"{text}: looks like a hub id, but nothing is downloaded here; download it where there is internet "
-                "and add its folder"
-            )
         raise ModelFolderError(f"{text}: no such folder")
     if not folder.is_dir():
         raise ModelFolderError(f"{text}: a file, not a model folder (config.json, weights and tokenizer)")
@@ -171,30 +221,35 @@ def _folder(path, allowed) -> Path:
     return folder
 
 
-def _config(folder: Path):
+def _config(folder: Path, name: str):
     from transformers import AutoConfig
 
     try:
         json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFolderError(f"{folder.name}/config.json is not valid JSON ({err})") from err
+        raise ModelFolderError(f"{name}/config.json is not valid JSON ({err})") from err
     try:
         return AutoConfig.from_pretrained(folder, local_files_only=True)
     except (ValueError, KeyError, OSError, TypeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ModelFolderError(f"{folder.name}: transformers does not know this architecture ({first[:200]})") from err
+        raise ModelFolderError(f"{name}: transformers does not know this architecture ({first[:200]})") from err
+    except Exception as err:  # a config class's own validation (huggingface_hub's strict dataclasses raise their own)
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        raise ModelFolderError(
+            f"{name}: transformers refuses this config ({(lines[-1] if lines else type(err).__name__)[:200]})"
+        ) from err
 
 
 def describe_folder(path, allowed=None) -> Capabilities:
     """The folder's capabilities from its config alone; raises ModelFolderError with the reason."""
-    folder = _folder(path, allowed)
+    folder, name = _folder(path, allowed), display_name(path)
     try:
-        caps = capabilities_of(_config(folder))
+        caps = capabilities_of(_config(folder, name))
     except ValueError as err:
-        raise ModelFolderError(f"{folder.name}: {err}") from err
+        raise ModelFolderError(f"{name}: {err}") from err
     if caps.parameters_estimate() > MAX_PARAMETERS:
         raise ModelFolderError(
-            f"{folder.name}: about {caps.parameters_estimate() / 1e9:.1f} billion parameters, above this server's "
+            f"{name}: about {caps.parameters_estimate() / 1e9:.1f} billion parameters, above this server's "
             f"limit of {MAX_PARAMETERS / 1e9:.1f} billion"
         )
     return caps
@@ -236,7 +291,7 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
     cross-attention). Raises ModelFolderError; a model whose layers bypass transformers' attention interface is
     named as such."""
     caps = describe_folder(path, allowed)
-    folder = _folder(path, allowed)
+    folder = _folder(path, allowed, weights=True)
     tokenizer, model = _tokenizer_and_weights(folder, caps)
     if caps.kind == "encoder-decoder":
         model = model.get_encoder()
@@ -245,10 +300,10 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
         return HFAttentionModel(
             model,
             tokenizer,
-            name=name or folder.name,
+            name=name or display_name(path),
             position_kind=positions,
             is_causal=caps.is_causal,
-            weights_note=f"from the folder {folder}",
+            weights_note=f"from the hub: {path}" if is_hub_id(path) else f"from the folder {folder}",
         )
     except ValueError as err:
         raise ModelFolderError(f"{folder.name}: {err}") from err
@@ -266,7 +321,7 @@ def load_seq2seq(path, allowed=None):
     if str(path) in registry.FOLDERS:
         path = registry.FOLDERS[str(path)]
     caps = describe_folder(path, allowed)
-    folder = _folder(path, allowed)
+    folder = _folder(path, allowed, weights=True)
     if caps.kind != "encoder-decoder":
         article = "an" if caps.kind.startswith("e") else "a"
         raise ModelFolderError(

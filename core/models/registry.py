@@ -34,6 +34,7 @@ LOADERS: dict[str, Callable[[], AttentionModel]] = {}
 TITLES: dict[str, str] = {}
 STATUS_CHECKS: dict[str, Callable[[], str | None]] = {}
 FOLDERS: dict[str, Path] = {}  # key -> folder, for models registered from a folder
+SOURCES: dict[str, str] = {}  # key -> what the learner or host gave: a folder, or a hub id ("org/name")
 CAPABILITIES: dict[str, Capabilities] = {}  # key -> capabilities, known without loading (folders)
 CONFIG_READERS: dict[str, Callable[[], object]] = {}  # key -> its transformers config, no weights read (built-ins)
 _BUILTIN_CAPABILITIES: dict[str, Capabilities] = {}
@@ -104,22 +105,27 @@ def register_folder(path, title: str | None = None, allowed=None, remember: bool
     from . import local
 
     caps = local.describe_folder(path, allowed)
-    folder = Path(str(path).strip()).expanduser().resolve()
-    key = FOLDER_PREFIX + folder.name[:60]
+    source = str(path).strip()
+    hub = local.is_hub_id(source)
+    # a hub id's config is in the hub cache by now; its weights come when the model is first loaded
+    folder = local.resolve_folder(source, allowed)
+    target = source if hub else folder
+    name = local.display_name(source)
+    key = FOLDER_PREFIX + name[:60]
 
     def status() -> str | None:
         return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
 
     def load() -> AttentionModel:
-        model = local.load_folder(folder, allowed, name=title or folder.name)
+        model = local.load_folder(target, allowed, name=title or name)
         model.parity = local.parity(model)
         return model
 
     with _lock:
-        register(key, title or folder.name, load, status)
-        FOLDERS[key], CAPABILITIES[key] = folder, caps
+        register(key, title or name, load, status)
+        FOLDERS[key], CAPABILITIES[key], SOURCES[key] = folder, caps, source if hub else str(folder)
         if caps.kind == "encoder-decoder":  # whole, decoder and cross-attention included (/encoder-decoder)
-            SHARED_LOADERS[seq2seq_key(key)] = lambda: local.load_seq2seq(folder, allowed)
+            SHARED_LOADERS[seq2seq_key(key)] = lambda: local.load_seq2seq(target, allowed)
         if remember:
             _save_user_list()
     return key
@@ -129,7 +135,10 @@ def _save_user_list() -> None:
     target = _user_list()
     target.parent.mkdir(parents=True, exist_ok=True)
     # JSON strings are valid TOML basic strings (the same escapes), whatever the path holds
-    lines = [f"[[model]]\npath = {json.dumps(str(f))}\ntitle = {json.dumps(TITLES[k])}\n" for k, f in FOLDERS.items()]
+    lines = [
+        f"[[model]]\npath = {json.dumps(SOURCES.get(k, str(f)))}\ntitle = {json.dumps(TITLES[k])}\n"
+        for k, f in FOLDERS.items()
+    ]
     target.write_text("\n".join(lines), encoding="utf-8")
 
 

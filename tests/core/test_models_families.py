@@ -159,3 +159,13 @@ def test_missing_tokenizer_and_paths_outside_the_allowed_list(tmp_path):
     assert local.describe_folder(folder, allowed=[tmp_path / "allowed"]).kind == "decoder"
     with pytest.raises(local.ModelFolderError, match="not in the list"):
         local.describe_folder(tmp_path / "allowed" / ".." / "x", allowed=[tmp_path / "allowed"])
+
+
+def test_a_config_its_own_class_refuses_is_one_sentence(tmp_path):
+    """A config that transformers' config class rejects (hidden size not a multiple of the heads: huggingface_hub's
+    strict dataclass raises its own error type, not a ValueError) is a ModelFolderError, not a crash."""
+    build("llama", tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "hidden_size": 50}))
+    with pytest.raises(local.ModelFolderError, match="refuses this config .*multiple of the number of attention heads"):
+        local.describe_folder(tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 from core.models import registry
 from tests.apptest_helpers import assert_no_exception, run_view, shown_text
-from tests.tiny_models import build
+from tests.tiny_models import build, forget_registrations
 
 TEXT = "the cat sat on a mat"
 
@@ -20,19 +20,13 @@ TEXT = "the cat sat on a mat"
 def folders(tmp_path_factory):
     """{family: registry key} of a tiny Marian and a tiny Llama, registered as a learner's own; undone afterwards."""
     root = tmp_path_factory.mktemp("own-seq2seq")
-    before, shared_before = set(registry.LOADERS), set(registry.SHARED_LOADERS)
+    before = set(registry.LOADERS)
     keys = {}
-    for family in ("marian", "llama"):
+    for family in ("marian", "llama"):  # underscores: the page shows the names markdown-escaped, as typed
         build(family, root / f"tiny_{family}")
         keys[family] = registry.register_folder(root / f"tiny_{family}")
     yield keys
-    for key in set(registry.LOADERS) - before:
-        for table in (registry.LOADERS, registry.TITLES, registry.STATUS_CHECKS, registry.FOLDERS,
-                      registry.CAPABILITIES):  # fmt: skip
-            table.pop(key, None)
-    for key in set(registry.SHARED_LOADERS) - shared_before:
-        registry.SHARED_LOADERS.pop(key)
-        registry.forget(key)
+    forget_registrations(before)
 
 
 def _titles(at) -> list[str]:
