@@ -122,7 +122,7 @@ def load(key: str):
     message = registry.model_status().get(key)
     if message is None:
         try:
-            with st.spinner(ui.t("models", "loading", name=short_name(key))):
+            with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
                 model = _load(key)
         except (ModelUnavailable, ValueError) as err:  # ValueError: a folder that turned out not to load
             message = str(err)
@@ -136,7 +136,7 @@ def load(key: str):
                 word = "parity_exact" if parity.exact else "parity_approximate"
                 st.caption(ui.t("models", word, difference=parity.max_difference, layers=parity.layers))
             return model
-    st.error(ui.t("models", "missing", name=short_name(key), message=message))
+    st.error(ui.t("models", "missing", name=name_in_text(key), message=message))
     return None
 
 
@@ -162,7 +162,7 @@ def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
     trace = _run(key, tuple(texts), limit)
     for text, cut in zip(texts, trace.batch.truncated):
         if cut:
-            st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=short_name(key)))
+            st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
     return trace
 
 

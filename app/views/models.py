@@ -19,7 +19,7 @@ def add_folder(T) -> None:
                 st.error(T("not_added"))
                 st.text(str(err))  # the visitor's own path: plain text, never markdown
             else:
-                st.success(T("added", name=registry.TITLES[key]))
+                st.success(T("added", name=models.name_in_text(key)))  # markdown: the name escaped
 
 
 def page() -> None:

@@ -84,3 +84,18 @@ def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path
     assert_no_exception(at)
     assert any("would refuse" in w.value for w in at.warning)
     assert any("above this server's 0 s" in t.value for t in at.text)
+
+
+def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):
+    """A learner's folder name goes into markdown sentences (the confirmation, a load's error) escaped: `*` and `_`
+    stay characters, never emphasis."""
+    folder = tmp_path / "my_*llama*"
+    build("llama", folder)
+    at = _add(folder)
+    assert_no_exception(at)
+    assert at.success and "my\\_\\*llama\\*" in at.success[0].value, [s.value for s in at.success]
+    key = registry.FOLDER_PREFIX + "my_*llama*"
+    (folder / "model.safetensors").unlink()  # the weights gone after adding: the load fails in words
+    page = run_view("attention", params={"model": key, "text": "a dog ran"})
+    assert_no_exception(page)
+    assert page.error and "my\\_\\*llama\\*" in page.error[0].value, [e.value for e in page.error]
