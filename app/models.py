@@ -79,8 +79,9 @@ ROPE = Need(
         caps.positions.kind == "rope" and caps.positions.rotary_fraction == 1 and caps.kind != "encoder-decoder"
     ),
 )
-# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled
-ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps))
+# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled; one RoPE base for every
+# layer (Gemma 3's differs by layer type: its config has no single base, its rotary module takes the layer's type)
+ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps) and caps.positions.rope_theta is not None)
 # /long-maps: weights that are softmax(q . k) alone (no score bias, sliding window, soft-capping or sinks)
 EXACT_SOFTMAX = Need("exact_softmax", exact_here)
 # /multi-head's walk and order check: a BERT layer recomputed by hand from its weights (MiniLM's layout)

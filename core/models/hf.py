@@ -431,6 +431,8 @@ class HFAttentionModel(AttentionModel):
         positions = self.capabilities.positions
         if positions.kind != "rope" or positions.rotary_fraction != 1.0:
             raise ValueError(f"{self.name} does not rotate whole heads with RoPE: no scaled RoPE to run")
+        if positions.rope_theta is None:  # Gemma 3: a RoPE per layer type, no one base to scale
+            raise ValueError(f"{self.name} has no single RoPE base for every layer: no scaled RoPE to run")
         return scaled_rotary_embedding(self.config, method, factor, original_context).to(self.model.device)
 
     def output_projections(self) -> list[torch.nn.Module]:

@@ -97,6 +97,16 @@ def test_scaled_rope_is_refused_in_words_for_a_model_without_rope(tmp_path):
         gpt2.next_token_losses(list(range(5, 12)), rope=("linear", 2.0, 32))
 
 
+def test_scaled_rope_is_refused_in_words_for_a_rope_per_layer_type(tmp_path):
+    """Gemma 3 rotates each layer type with its own base: no single RoPE to scale (a ValueError in words, where
+    transformers' config lookup raised a KeyError)."""
+    tiny_models.build("gemma3", tmp_path)
+    gemma3 = local.load_folder(tmp_path)
+    assert gemma3.capabilities.positions.kind == "rope" and gemma3.capabilities.positions.rope_theta is None
+    with pytest.raises(ValueError, match="no single RoPE base"):
+        gemma3.next_token_losses(list(range(5, 12)), rope=("linear", 2.0, 32))
+
+
 def test_bucket_losses_against_a_loop():
     losses = torch.arange(10, dtype=torch.float32)
     b = long_context.bucket_losses(losses, 4)

@@ -155,6 +155,21 @@ def test_rope_scaling_live_names_what_a_model_without_rope_lacks(folders, monkey
     assert said and "tiny-gpt\\_neox" in said[0] and "RoPE" in said[0], [w.value for w in at.warning]
 
 
+def test_rope_scaling_live_refuses_a_rope_per_layer_type_in_words(tmp_path, monkeypatch):
+    """Gemma 3's RoPE differs by layer type: /rope-scaling does not offer it (the live run raised a KeyError)."""
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    with registered_folders(tmp_path, ("gemma3",)) as keys:
+        at = run_view("rope-scaling", params={"model": keys["gemma3"], **LIVE_PARTS["rope-scaling"]})
+        assert_no_exception(at)
+        assert at.selectbox(key="model").value == "smollm2"
+        said = [w.value for w in at.warning if "cannot use" in w.value]
+        assert said and "tiny-gemma3" in said[0] and "one base for every layer" in said[0], [
+            w.value for w in at.warning
+        ]
+
+
 @pytest.mark.parametrize("topic", ["logit-lens", "kv-cache"])
 def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch):
     """The intro and the empty-text hint name the model the picker holds: the learner's folder, or SmolLM2 (the
