@@ -19,6 +19,7 @@ $ATTENTION_LAB_MODELS names (the only folders visitors can use there). Its capab
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -110,25 +111,39 @@ def register_folder(path, title: str | None = None, allowed=None, remember: bool
     # a hub id's config is in the hub cache by now; its weights come when the model is first loaded
     folder = local.resolve_folder(source, allowed)
     target = source if hub else folder
-    name = local.display_name(source)
-    key = FOLDER_PREFIX + name[:60]
+    origin = source if hub else str(folder)
 
     def status() -> str | None:
         return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
 
-    def load() -> AttentionModel:
-        model = local.load_folder(target, allowed, name=title or name)
-        model.parity = local.parity(model)
-        return model
-
     with _lock:
-        register(key, title or name, load, status)
-        FOLDERS[key], CAPABILITIES[key], SOURCES[key] = folder, caps, source if hub else str(folder)
+        key, name = _key_for(local.display_name(source), origin)
+        title = title or name
+
+        def load() -> AttentionModel:
+            model = local.load_folder(target, allowed, name=title)
+            model.parity = local.parity(model)
+            return model
+
+        register(key, title, load, status)
+        FOLDERS[key], CAPABILITIES[key], SOURCES[key] = folder, caps, origin
         if caps.kind == "encoder-decoder":  # whole, decoder and cross-attention included (/encoder-decoder)
             SHARED_LOADERS[seq2seq_key(key)] = lambda: local.load_seq2seq(target, allowed)
         if remember:
             _save_user_list()
     return key
+
+
+def _key_for(name: str, origin: str) -> tuple[str, str]:
+    """(key, title) of a folder or hub id: "folder:<name>" and its name, unless another origin of the same name
+    holds that key (two checkpoint-500 folders, org-a/model and org-b/model): then the key adds a short hash of the
+    origin (the same at every start) and the title its last two parts, so neither replaces the other's
+    registration, nor is shown the other's cached runs."""
+    key = FOLDER_PREFIX + name[:60]
+    if key not in LOADERS or SOURCES.get(key, origin) == origin:
+        return key, name
+    digest = hashlib.sha1(origin.encode("utf-8")).hexdigest()[:8]
+    return f"{key}-{digest}", "/".join(Path(origin).parts[-2:])
 
 
 def _save_user_list() -> None:

@@ -41,7 +41,7 @@ class Counted:
 def fresh_registry(monkeypatch):
     """Registry tables and the shared cache as copies: whatever a test registers or loads is gone afterwards, and
     models other tests of this process loaded stay loaded."""
-    for name in ("LOADERS", "SHARED_LOADERS", "TITLES", "STATUS_CHECKS", "FOLDERS", "CAPABILITIES"):
+    for name in ("LOADERS", "SHARED_LOADERS", "TITLES", "STATUS_CHECKS", "FOLDERS", "CAPABILITIES", "SOURCES"):
         monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
     monkeypatch.setattr(registry, "_shared", OrderedDict())
     monkeypatch.setattr(registry, "_key_locks", {})
