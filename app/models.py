@@ -95,16 +95,24 @@ def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=
     committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)
     -> bool says which (None: any model the contract loads). A link naming a model the page cannot use gets a
     sentence saying what the page needs, and the default."""
-    own = tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
+    offered = options + own_keys(needs)
+    say_why_not_offered(key, offered, needs, options[0])
+    return ui.select(key, ui.t("models", "model"), offered, options[0], format_func=model_name)
+
+
+def say_why_not_offered(key: str, offered: tuple[str, ...], needs, default: str) -> None:
+    """When the link's `key` parameter names a registered model outside `offered` (and the widget is not set yet):
+    a warning that it is a shipped model this widget does not offer, or what it lacks (needs: a Need, or any test
+    on its capabilities), and that `default` is shown instead. Names go in markdown-escaped."""
     asked = st.query_params.get(key)
-    if key not in st.session_state and asked in registry.LOADERS and asked not in options + own:
-        caps, default = registry.capabilities(asked), name_in_text(options[0])
-        if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
-            st.warning(ui.t("models", "not_offered", name=name_in_text(asked), default=default))
-        else:
-            need = ui.t("models", f"need_{needs.word}") if isinstance(needs, Need) else ui.t("models", "need_other")
-            st.warning(ui.t("models", "lacks", name=name_in_text(asked), need=need, default=default))
-    return ui.select(key, ui.t("models", "model"), options + own, options[0], format_func=model_name)
+    if key in st.session_state or asked not in registry.LOADERS or asked in offered:
+        return
+    caps, name, shown = registry.capabilities(asked), name_in_text(asked), name_in_text(default)
+    if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
+        st.warning(ui.t("models", "not_offered", name=name, default=shown))
+    else:
+        need = ui.t("models", f"need_{needs.word}") if isinstance(needs, Need) else ui.t("models", "need_other")
+        st.warning(ui.t("models", "lacks", name=name, need=need, default=shown))
 
 
 def own_keys(needs=None) -> tuple[str, ...]:

@@ -77,22 +77,10 @@ def _shape(source: str) -> sources.SourceShape:
     return sources.model_shape(caps, offered, DEFAULT_LENGTH, DEFAULT_LAYER)
 
 
-def _refused(options: tuple[str, ...]) -> None:
-    """A link naming a registered model this page cannot read exactly: say what it needs (then the default)."""
-    asked = st.query_params.get("src")
-    if "src" not in st.session_state and asked in registry.LOADERS and asked not in options:
-        caps, need = registry.capabilities(asked), ui.t("models", f"need_{models.EXACT_SOFTMAX.word}")
-        name, default = models.name_in_text(asked), models.name_in_text(DEFAULT_SOURCE)
-        if caps is not None and models.EXACT_SOFTMAX(caps):  # a shipped model this page does not offer
-            st.warning(ui.t("models", "not_offered", name=name, default=default))
-        else:
-            st.warning(ui.t("models", "lacks", name=name, need=need, default=default))
-
-
 def request(T) -> Request:
     """Source, length and layer (a model) or seed (random), with the notes each choice needs."""
     options = (DEFAULT_SOURCE, *models.own_keys(models.EXACT_SOFTMAX), "random")
-    _refused(options)
+    models.say_why_not_offered("src", options, models.EXACT_SOFTMAX, DEFAULT_SOURCE)  # a link to one it cannot read
     source = ui.select("src", T("source"), options, DEFAULT_SOURCE, format_func=lambda s: _label(T, s), radio=True)
     shape = _shape(source)
     model = "" if source == "random" else models.name_in_text(source)  # escaped: sentences are markdown
