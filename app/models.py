@@ -56,6 +56,12 @@ def name_in_text(key: str) -> str:
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", short_name(key))
 
 
+def words_about(key: str, text: str) -> str:
+    """A sentence from core about model `key` (why it cannot load, where its weights are from), for markdown: a
+    learner's folder's (its path inside) escaped; a shipped model's kept as written (its install command in `code`)."""
+    return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if key in registry.FOLDERS else text
+
+
 @dataclasses.dataclass(frozen=True)
 class Need:
     """What a page asks of a model, as a test on its Capabilities and the words ([models] need_<word>) that name
@@ -139,13 +145,13 @@ def load(key: str):
             if model.random_init:
                 st.warning(ui.t("models", "random"))
             if model.weights_note:
-                st.caption(ui.t("models", "weights", note=model.weights_note))
+                st.caption(ui.t("models", "weights", note=words_about(key, model.weights_note)))
             parity = getattr(model, "parity", None)
             if parity is not None:
                 word = "parity_exact" if parity.exact else "parity_approximate"
                 st.caption(ui.t("models", word, difference=parity.max_difference, layers=parity.layers))
             return model
-    st.error(ui.t("models", "missing", name=name_in_text(key), message=message))
+    st.error(ui.t("models", "missing", name=name_in_text(key), message=words_about(key, message)))
     return None
 
 
@@ -232,7 +238,7 @@ def load_seq2seq(key: str):
         with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
             return registry.shared(registry.seq2seq_key(key))
     except (ModelUnavailable, ValueError, KeyError, OSError) as err:  # ValueError: local.ModelFolderError
-        st.error(ui.t("models", "missing", name=name_in_text(key), message=str(err)))
+        st.error(ui.t("models", "missing", name=name_in_text(key), message=words_about(key, str(err))))
         return None
 
 

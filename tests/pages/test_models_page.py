@@ -87,8 +87,8 @@ def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path
 
 
 def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):
-    """A learner's folder name goes into markdown sentences (the confirmation, a load's error) escaped: `*` and `_`
-    stay characters, never emphasis."""
+    """A learner's folder name goes into markdown sentences (the confirmation, a load's error and its reason, where
+    the weights are from) escaped: `*` and `_` stay characters, never emphasis."""
     folder = tmp_path / "my_*llama*"
     build("llama", folder)
     at = _add(folder)
@@ -99,3 +99,8 @@ def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):
     page = run_view("attention", params={"model": key, "text": "a dog ran"})
     assert_no_exception(page)
     assert page.error and "my\\_\\*llama\\*" in page.error[0].value, [e.value for e in page.error]
+    assert "my_*llama*" not in page.error[0].value  # the reason names the folder too: escaped as well
+    build("llama", folder)  # the weights back: the caption saying where they are from names the folder escaped
+    page = run_view("attention", params={"model": key, "text": "a dog ran"})
+    notes = [c.value for c in page.caption if "from the folder" in c.value]
+    assert notes and "my\\_\\*llama\\*" in notes[0] and "my_*llama*" not in notes[0], notes

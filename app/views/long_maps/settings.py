@@ -86,7 +86,7 @@ def request(T) -> Request:
     model = "" if source == "random" else models.name_in_text(source)  # escaped: sentences are markdown
     model_problem = registry.model_status().get(source) if source != "random" else None
     if model_problem:
-        st.error(T("missing_model", model=model, message=model_problem))
+        st.error(T("missing_model", model=model, message=models.words_about(source, model_problem)))
     lengths = tuple(str(n) for n in shape.lengths)
     c1, c2 = st.columns(2)
     if source != "random":
