@@ -268,20 +268,21 @@ def _tokenizer(folder: Path, auto):
     return auto.from_pretrained(folder, local_files_only=True)
 
 
-def _tokenizer_and_weights(folder: Path, caps: Capabilities, **options):
+def _tokenizer_and_weights(folder: Path, caps: Capabilities, label: str, **options):
     """(tokenizer, transformers model) of a checked folder: decoders with their language-model head, encoders
-    bare, encoder-decoders whole (AutoModelForSeq2SeqLM); each failure in one sentence."""
+    bare, encoder-decoders whole (AutoModelForSeq2SeqLM); each failure in one sentence that starts with `label`
+    (display_name: a hub model's folder is named by a commit hash)."""
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     try:
         tokenizer = _tokenizer(folder, AutoTokenizer)
     except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as err:
-        raise ModelFolderError(f"{folder.name}: no usable tokenizer in the folder ({str(err)[:200]})") from err
+        raise ModelFolderError(f"{label}: no usable tokenizer in the folder ({str(err)[:200]})") from err
     auto = {"decoder": AutoModelForCausalLM, "encoder": AutoModel, "encoder-decoder": AutoModelForSeq2SeqLM}
     try:
         model = auto[caps.kind].from_pretrained(folder, local_files_only=True, dtype=torch.float32, **options)
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:
-        raise ModelFolderError(f"{folder.name}: the weights could not be loaded ({str(err)[:200]})") from err
+        raise ModelFolderError(f"{label}: the weights could not be loaded ({str(err)[:200]})") from err
     return tokenizer, model
 
 
@@ -290,9 +291,9 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
     encoder; an encoder-decoder is shown here by its encoder's self-attention (load_seq2seq gives its decoder and
     cross-attention). Raises ModelFolderError; a model whose layers bypass transformers' attention interface is
     named as such."""
-    caps = describe_folder(path, allowed)
+    caps, label = describe_folder(path, allowed), display_name(path)
     folder = _folder(path, allowed, weights=True)
-    tokenizer, model = _tokenizer_and_weights(folder, caps)
+    tokenizer, model = _tokenizer_and_weights(folder, caps, label)
     if caps.kind == "encoder-decoder":
         model = model.get_encoder()
     positions = caps.positions.kind
@@ -300,15 +301,15 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
         return HFAttentionModel(
             model,
             tokenizer,
-            name=name or display_name(path),
+            name=name or label,
             position_kind=positions,
             is_causal=caps.is_causal,
             weights_note=f"from the hub: {path}" if is_hub_id(path) else f"from the folder {folder}",
         )
     except ValueError as err:
-        raise ModelFolderError(f"{folder.name}: {err}") from err
+        raise ModelFolderError(f"{label}: {err}") from err
     except AttributeError as err:  # a config that lacks what the contract reads (T5's encoder has no position table)
-        raise ModelFolderError(f"{folder.name}: the attention contract cannot read this model ({err})") from err
+        raise ModelFolderError(f"{label}: the attention contract cannot read this model ({err})") from err
 
 
 def load_seq2seq(path, allowed=None):
@@ -320,18 +321,16 @@ def load_seq2seq(path, allowed=None):
 
     if str(path) in registry.FOLDERS:
         path = registry.FOLDERS[str(path)]
-    caps = describe_folder(path, allowed)
-    folder = _folder(path, allowed, weights=True)
+    caps, label = describe_folder(path, allowed), display_name(path)
     if caps.kind != "encoder-decoder":
         article = "an" if caps.kind.startswith("e") else "a"
-        raise ModelFolderError(
-            f"{folder.name}: {article} {caps.kind}, not an encoder-decoder (no cross-attention to show)"
-        )
-    tokenizer, model = _tokenizer_and_weights(folder, caps, attn_implementation="eager")
+        raise ModelFolderError(f"{label}: {article} {caps.kind}, not an encoder-decoder (no cross-attention to show)")
+    folder = _folder(path, allowed, weights=True)  # a hub model's weights only now, once it is known to fit
+    tokenizer, model = _tokenizer_and_weights(folder, caps, label, attn_implementation="eager")
     try:
         return seq2seq.pretrained(model, tokenizer)
     except ValueError as err:
-        raise ModelFolderError(f"{folder.name}: {err}") from err
+        raise ModelFolderError(f"{label}: {err}") from err
 
 
 @torch.no_grad()

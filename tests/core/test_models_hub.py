@@ -98,3 +98,14 @@ def test_the_laptop_list_remembers_the_hub_id(hub, monkeypatch, tmp_path):
     monkeypatch.setattr(registry, "_user_list", lambda: tmp_path / "models.toml")
     registry.register_folder("tiny-org/tiny-llama", remember=True)
     assert 'path = "tiny-org/tiny-llama"' in (tmp_path / "models.toml").read_text()
+
+
+def test_a_hub_models_load_error_names_the_model_not_the_cache_folder(hub):
+    """The hub cache names a snapshot's folder by a commit hash: a failure once the files are fetched names the
+    model, as the learner typed it."""
+    source, _ = hub
+    for tokenizer_file in source.glob("tokenizer*.json"):
+        tokenizer_file.unlink()
+    key = registry.register_folder("tiny-org/tiny-llama")
+    with pytest.raises(local.ModelFolderError, match=r"^tiny-llama: no usable tokenizer"):
+        registry.LOADERS[key]()
