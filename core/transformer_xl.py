@@ -286,9 +286,10 @@ LIVE_BLOCKS = 16  # the live curve: about this many blocks over the text
 
 def live_view(wrapper, text: str, segment: int, window: int, sinks: int, max_tokens: int) -> LiveView:
     """Per-token losses of every method on the first max_tokens tokens of `text` (wrapper: an HFAttentionModel
-    around a causal LM), averaged over blocks of about n / LIVE_BLOCKS tokens."""
+    around a causal LM), averaged over blocks of about n / LIVE_BLOCKS tokens. No more tokens than the model has
+    positions (a learned table, GPT-2's, has no vector past its end)."""
     ids = wrapper.encode(text)
-    used = ids[:max_tokens]
+    used = ids[: min(max_tokens, wrapper.max_positions)]
     if len(used) < 2:
         return LiveView("too_short", len(ids), len(used), None, {})
     result = compare(wrapper, used, segment, window, sinks)

@@ -175,3 +175,17 @@ def test_reach_view_counts_hand_worked():
 def test_live_view_of_too_short_a_text_says_so(smollm2):
     view = tx.live_view(smollm2, "Hi", 4, 4, 1, 16)
     assert view.status == "too_short" and view.by_block is None
+
+
+def test_live_view_reads_no_more_tokens_than_the_models_position_table(tmp_path):
+    """A learner's GPT-2 with a 64-position table, on a text of more tokens than that: the first 64 are used (the
+    table has no row for a 65th: an IndexError before)."""
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build("gpt2", tmp_path)
+    gpt2 = local.load_folder(tmp_path)
+    text = " ".join([TEXTS[0]] * 8)
+    assert len(gpt2.encode(text)) > gpt2.max_positions == 64
+    view = tx.live_view(gpt2, text, 4, 4, 1, 256)
+    assert view.status == "ok" and view.n == 64 and view.cut and view.total == len(gpt2.encode(text))
