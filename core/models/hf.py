@@ -433,7 +433,11 @@ class HFAttentionModel(AttentionModel):
             raise ValueError(f"{self.name} does not rotate whole heads with RoPE: no scaled RoPE to run")
         if positions.rope_theta is None:  # Gemma 3: a RoPE per layer type, no one base to scale
             raise ValueError(f"{self.name} has no single RoPE base for every layer: no scaled RoPE to run")
-        return scaled_rotary_embedding(self.config, method, factor, original_context).to(self.model.device)
+        own = getattr(self.model.base_model, "rotary_emb", None)  # the hook layer replaces this module's output
+        if not isinstance(own, torch.nn.Module):
+            raise ValueError(f"{self.name} has no rotary embedding module to scale")
+        rotary = scaled_rotary_embedding(self.config, method, factor, original_context, rotary_class=type(own))
+        return rotary.to(self.model.device)
 
     def output_projections(self) -> list[torch.nn.Module]:
         """Per layer, W^O (its input: the heads' outputs side by side)."""

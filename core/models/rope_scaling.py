@@ -100,6 +100,8 @@ def rope_config(
     if base_config is not None:
         config = copy.deepcopy(base_config)
         config.rope_parameters = params
+        if getattr(config, "head_dim", None) is None:  # Mixtral's config holds None; YaRN's function reads it as is
+            config.head_dim = head_dim
         config.max_position_embeddings = target
         config.standardize_rope_params()
         return config
@@ -140,13 +142,16 @@ def scaled_inv_freq(
     return inv_freq.double(), float(attention_factor)
 
 
-def scaled_rotary_embedding(config, method: str, factor: float, original_context: int | None = None):
-    """A transformers LlamaRotaryEmbedding for `config` (a real model's config) with `method` at `factor`. The
-    model's own config is not touched: the rotary module gets a copy."""
+def scaled_rotary_embedding(
+    config, method: str, factor: float, original_context: int | None = None, rotary_class=LlamaRotaryEmbedding
+):
+    """The model's rotary embedding (rotary_class: the class of its own module, so cos and sin come in the layout
+    its attention applies: gpt-oss's hold half a head) for `config` (a real model's config) with `method` at
+    `factor`. The model's own config is not touched: the rotary module gets a copy."""
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     theta = config.rope_parameters["rope_theta"]
     original = original_context or config.max_position_embeddings
     new_config = rope_config(
         method, factor, head_dim=head_dim, rope_theta=theta, original_context=original, base_config=config
     )
-    return LlamaRotaryEmbedding(new_config)
+    return rotary_class(new_config)

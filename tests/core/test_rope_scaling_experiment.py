@@ -74,6 +74,29 @@ def test_scaled_rope_equals_a_model_built_with_that_config(method, factor):
     assert module.config.rope_parameters["rope_type"] == "default"
 
 
+@pytest.mark.parametrize("family", ["mixtral", "gpt_oss", "qwen2", "phi3"])
+@pytest.mark.parametrize("method", ["default", "yarn"])
+def test_scaled_rope_of_other_families_equals_their_own_module_built_with_that_config(family, method, tmp_path):
+    """A learner's decoder of another family, scaled through the contract, against that family's own transformers
+    module built with the scaled config and the same weights (Mixtral's config holds head_dim None, which YaRN's
+    function read as is: a TypeError; gpt-oss's rotary gives cos and sin of half a head: Llama's did not fit)."""
+    import transformers
+
+    tiny_models.build(family, tmp_path)
+    model = local.load_folder(tmp_path)
+    module = model.model
+    caps = model.capabilities
+    config = rope_config(
+        method, 2.0, head_dim=caps.head_dim, rope_theta=caps.positions.rope_theta, original_context=32,
+        base_config=module.config,
+    )  # fmt: skip
+    reference = getattr(transformers, tiny_models.FAMILIES[family][1])(config).eval()
+    reference.load_state_dict(module.state_dict())
+    ids = torch.tensor(model.encode(" ".join([tiny_models.TEXTS[0]] * 3)))
+    scaled = model.next_token_losses(ids, rope=(method, 2.0, 32))
+    assert_close_in_scale(scaled, losses_of(reference, ids), what=f"{family} {method} x2")
+
+
 def test_a_scaled_pass_leaves_other_threads_plain():
     """The scaled rotary embedding acts only in the pass that asked for it: another visitor's pass through the
     same model, running meanwhile in another thread, keeps plain RoPE."""
