@@ -104,3 +104,14 @@ def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):
     page = run_view("attention", params={"model": key, "text": "a dog ran"})
     notes = [c.value for c in page.caption if "from the folder" in c.value]
     assert notes and "my\\_\\*llama\\*" in notes[0] and "my_*llama*" not in notes[0], notes
+
+
+def test_the_antecedents_recompute_button_names_a_folder_as_typed(tmp_path, own_list):
+    """/antecedents' live recompute button (a markdown label) names the learner's folder escaped."""
+    folder = tmp_path / "my_*llama*"
+    build("llama", folder)
+    key = registry.register_folder(folder)
+    at = run_view("antecedents", params={"model": key})
+    assert_no_exception(at)
+    labels = [b.label for b in at.button if "Recompute" in b.label]
+    assert labels and "my\\_\\*llama\\*" in labels[0], [b.label for b in at.button]

@@ -81,7 +81,7 @@ def evaluation(T, key: str, model) -> None:
         st.info(T("no_results"))
     else:
         stored(T, key, results)
-    name = models.short_name(key)
+    name = models.name_in_text(key)  # the button and the findings are markdown: a folder's name escaped
     if model is not None and st.button(T("recompute", name=name)):
         bar, progress = progress_bar(T)
         live = ante.evaluate(model, pairs, progress=progress)
