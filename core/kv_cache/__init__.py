@@ -10,7 +10,15 @@ views.py       what the page draws: the attention of one step pooled to a few co
 """
 
 from .eviction import POLICIES, kept_positions, kl_divergence, policy_mask, visible_positions
-from .generation import Generation, GenerationStep, generate, greedy_uncached, prompt_ids
+from .generation import (
+    Generation,
+    GenerationStep,
+    context_limit,
+    evicts_by_itself,
+    generate,
+    greedy_uncached,
+    prompt_ids,
+)
 
 __all__ = [
     "POLICIES",
@@ -22,5 +30,7 @@ __all__ = [
     "kl_divergence",
     "policy_mask",
     "prompt_ids",
+    "context_limit",
+    "evicts_by_itself",
     "visible_positions",
 ]

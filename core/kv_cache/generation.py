@@ -56,6 +56,7 @@ class Generation:
     sinks: int
     stopped_at_eos: bool
     greedy: bool = True  # temperature 0: the most likely token at every step (else sampled)
+    eviction_measured: bool = True  # False for a model whose sliding-window layers evict by themselves
 
     @property
     def generated_ids(self) -> list[int]:
@@ -80,31 +81,50 @@ def _pick(logits: torch.Tensor, temperature: float, top_k: int, generator: torch
     return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
 
 
-def _weights(kept: dict, layers: int) -> np.ndarray:
-    """(layers, heads, n) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer."""
+def _weights(kept: dict, layers: int, position: int) -> np.ndarray:
+    """(layers, heads, position + 1) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer.
+    A sliding-window layer hands its attention only the last n <= position + 1 keys: the earlier ones get weight
+    exactly 0 from it, and are written as 0 here."""
     rows = []
     for layer in range(layers):
         q, k, scaling = kept[layer]
         q, k = q[0, :, -1].float(), k[0].float()  # (H, d), (H_kv, n, d)
         k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (H, n, d): head h reads kv head h // group
         scale = scale_or_default(scaling, q.shape[-1])
-        rows.append(torch.softmax(torch.einsum("hd,hnd->hn", q, k) * scale, dim=-1))
+        row = torch.softmax(torch.einsum("hd,hnd->hn", q, k) * scale, dim=-1)
+        rows.append(torch.nn.functional.pad(row, (position + 1 - row.shape[-1], 0)))
     return torch.stack(rows).numpy().astype(np.float16)
 
 
 def _step(wrapper, cache, token_id: int, position: int, layers: int):
     """Feed one token with attention recording on; returns (logits (vocab,), weights (layers, H, position + 1))."""
     logits, record = wrapper.step(cache, token_id, position, record_qk=True)
-    return logits, _weights(record.kept, layers)
+    return logits, _weights(record.kept, layers, position)
 
 
-def prompt_ids(wrapper, prompt: str, max_prompt_tokens: int) -> tuple[list[int], int]:
+def context_limit(capabilities) -> int | None:
+    """How many positions (prompt and new tokens together) this model has: a learned position table has no vector
+    past its last row; None when positions go on (RoPE, ALiBi, sinusoidal)."""
+    positions_end = capabilities.max_positions if capabilities.positions.kind == "learned" else None
+    return positions_end if positions_end else None
+
+
+def evicts_by_itself(capabilities) -> bool:
+    """A model with sliding-window layers already keeps only the last W keys there: the page's eviction policies
+    (what a full cache loses when it keeps fewer) are not measured on it."""
+    return any(w is not None for w in capabilities.sliding_window)
+
+
+def prompt_ids(wrapper, prompt: str, max_prompt_tokens: int, max_new_tokens: int = 0) -> tuple[list[int], int]:
     """Token ids of the prompt (no special tokens added), keeping the LAST max_prompt_tokens (the end is what
-    is continued), and how many tokens the whole prompt had. Raises ValueError when it gives no token."""
+    is continued) and room for max_new_tokens within the model's positions (context_limit), and how many tokens
+    the whole prompt had. Raises ValueError when it gives no token."""
     ids = wrapper.encode(str(prompt or ""))
     if not ids:
         raise ValueError("the prompt gives no tokens")
-    return ids[-max_prompt_tokens:], len(ids)
+    limit = context_limit(wrapper.capabilities)
+    keep = max_prompt_tokens if limit is None else max(1, min(max_prompt_tokens, limit - max_new_tokens))
+    return ids[-keep:], len(ids)
 
 
 @torch.no_grad()
@@ -124,6 +144,13 @@ def generate(
     distribution with the evicted cache and its KL divergence from the full cache's."""
     if not ids or max_new_tokens < 1:
         raise ValueError("need at least one prompt token and one new token")
+    limit = context_limit(wrapper.capabilities)
+    if limit is not None:  # no position past the model's table
+        if len(ids) >= limit:
+            raise ValueError(f"the prompt fills all {limit} positions of the model: no room for a new token")
+        max_new_tokens = min(max_new_tokens, limit - len(ids))
+    if evicts_by_itself(wrapper.capabilities):
+        policies = ()
     cfg = wrapper.config
     layers, heads, kv_heads = wrapper.n_layers, wrapper.n_heads, wrapper.n_kv_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
@@ -178,6 +205,7 @@ def generate(
         sinks=sinks,
         stopped_at_eos=bool(steps) and steps[-1].chosen_id == eos,
         greedy=temperature <= 0,
+        eviction_measured=bool(policies),
     )
 
 

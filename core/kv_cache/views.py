@@ -240,7 +240,10 @@ class Eviction:
     step_labels: list[str]  # the token fed at each step
     window: int
     sinks: int
+    measured: bool = True  # False: the model's sliding-window layers evict by themselves, nothing was measured
 
 
 def eviction(gen: Generation) -> Eviction:
-    return Eviction(kl_curves(gen), [gen.tokens[s.position] for s in gen.steps], gen.window, gen.sinks)
+    return Eviction(
+        kl_curves(gen), [gen.tokens[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured
+    )

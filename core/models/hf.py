@@ -342,6 +342,8 @@ class HFAttentionModel(AttentionModel):
     def sliced_cache(self, cache: DynamicCache, keep: list[int]) -> DynamicCache:
         """A new cache holding only the positions `keep` of every layer (copies: `cache` stays as it is). Each
         layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d); nothing kept: an empty cache."""
+        if any(getattr(layer, "sliding_window", None) for layer in cache.layers):
+            raise ValueError(f"{self.name} keeps only a sliding window of keys in some layers: no positions to choose")
         if not keep:
             return self.new_cache()
         index = torch.as_tensor(keep, dtype=torch.long)

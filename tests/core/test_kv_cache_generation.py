@@ -143,3 +143,53 @@ def test_empty_prompt_is_refused(smollm2):
         kc.prompt_ids(smollm2, "", 512)
     ids, total = kc.prompt_ids(smollm2, "word " * 700, 512)
     assert len(ids) == 512 and total > 512
+
+
+# --- a learner's decoder with sliding-window layers or a learned position table ------------------------------------
+
+
+def test_sliding_window_weights_are_zero_outside_the_window_and_equal_the_models_own(tmp_path):
+    """Gemma 2 (sliding layers of 4 keys beside global ones) past its window: every step's weights span all
+    positions, 0 outside a sliding layer's window, and equal transformers' eager attention of the whole sequence
+    at that query row; the eviction policies are not measured on it (its layers evict by themselves)."""
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build("gemma2", tmp_path)
+    model = local.load_folder(tmp_path)
+    ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 6)
+    gen = kc.generate(model, ids, max_new_tokens=6)
+    assert not gen.eviction_measured and all(not s.policies for s in gen.steps)
+    sequence = ids + gen.generated_ids
+    module = model.model
+    module.set_attn_implementation("eager")
+    try:
+        with torch.no_grad():
+            eager = module(input_ids=torch.tensor([sequence[:-1]]), output_attentions=True, use_cache=False).attentions
+    finally:
+        module.set_attn_implementation(model.attn_implementation)
+    windows = model.capabilities.sliding_window
+    for step in gen.steps:
+        p = step.position
+        assert step.attention.shape == (model.n_layers, model.n_heads, p + 1)
+        for layer in range(model.n_layers):
+            ours = torch.tensor(step.attention[layer], dtype=torch.float32)
+            assert torch.allclose(ours, eager[layer][0, :, p, : p + 1], atol=2e-3)  # float16 storage
+            if windows[layer] is not None and p + 1 > windows[layer]:
+                assert float(ours[:, : p + 1 - windows[layer]].abs().max()) == 0.0
+
+
+def test_a_learned_table_keeps_prompt_and_new_tokens_within_its_positions(tmp_path):
+    from core.models import local
+    from tests.tiny_models import build
+
+    build("gpt2", tmp_path)  # 64 positions
+    model = local.load_folder(tmp_path)
+    limit = kc.context_limit(model.capabilities)
+    assert limit == model.capabilities.max_positions == 64
+    ids, total = kc.prompt_ids(model, "the cat sat " * 40, 512, 6)
+    assert total == 120 and len(ids) == limit - 6
+    gen = kc.generate(model, ids, max_new_tokens=6)
+    assert len(gen.steps) <= 6 and len(ids) + len(gen.steps) <= limit
+    with pytest.raises(ValueError, match="fills all 64 positions"):
+        kc.generate(model, model.encode("the cat sat " * 40)[:64], max_new_tokens=1)

@@ -208,3 +208,11 @@ def test_multi_head_walks_an_own_bert_and_names_what_a_decoder_lacks(folders, pa
     assert at.selectbox(key="model").value == "minilm"
     said = [w.value for w in at.warning if "cannot use" in w.value]
     assert said and "tiny-llama" in said[0] and "BERT-style" in said[0], [w.value for w in at.warning]
+
+
+def test_kv_cache_runs_past_a_sliding_window_and_says_eviction_is_not_measured(folders):
+    at = _runs_clean("kv-cache", {"model": folders["gemma2"], "prompt": TEXTS[0], "new": "6"})  # 19 + 6 > W = 4
+    said = [i.value for i in at.info if "sliding-window layers" in i.value]
+    assert said and "tiny-gemma2" in said[0], [i.value for i in at.info]
+    at = _runs_clean("kv-cache", {"model": folders["llama"], "prompt": TEXTS[0], "new": "6"})
+    assert not any("sliding-window layers" in i.value for i in at.info)  # a full cache: eviction measured

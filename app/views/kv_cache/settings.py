@@ -41,7 +41,7 @@ def generation(T, key: str, model, chosen: dict):
         st.info(T("empty", model=models.name_in_text(key)))
         return None
     try:
-        ids, total = kc.prompt_ids(model, chosen["prompt"], MAX_PROMPT_TOKENS)
+        ids, total = kc.prompt_ids(model, chosen["prompt"], MAX_PROMPT_TOKENS, chosen["new"])
     except ValueError:
         st.info(T("empty", model=models.name_in_text(key)))
         return None

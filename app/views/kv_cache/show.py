@@ -43,9 +43,10 @@ def one_step(T, gen) -> None:
                    key="fig-step")  # fmt: skip
     top = views.next_tokens(gen, step)
     ui.show_figure(kv.top_figure(top, words), f"kv-top5-step{top.step}", key="fig-top")
-    window, sinks = top.outcome("window"), top.outcome("sinks_window")
-    st.caption(T("kl_caption", window_kept=window.kept, window_evicted=window.evicted, sinks_kept=sinks.kept,
-                 sinks_evicted=sinks.evicted))  # fmt: skip
+    if top.policies:  # none for a model whose sliding-window layers evict by themselves
+        window, sinks = top.outcome("window"), top.outcome("sinks_window")
+        st.caption(T("kl_caption", window_kept=window.kept, window_evicted=window.evicted, sinks_kept=sinks.kept,
+                     sinks_evicted=sinks.evicted))  # fmt: skip
     st.caption(T("timing", ms=top.ms, policy_ms=top.policy_ms))
 
 
@@ -79,6 +80,9 @@ def memory(T, gen, name: str) -> None:
     words = ui.texts("kv_cache.figure")
     ui.show_figure(kv.memory_figure(view, words), "kv-cache-bytes", data=view.curves, key="fig-mem")
     evicted = views.eviction(gen)
-    ui.show_figure(kv.kl_figure(evicted, words), "kv-kl", data=evicted.kl, key="fig-kl")
-    st.caption(T("kl_text", w=evicted.window, s=evicted.sinks))
+    if not evicted.measured:
+        st.info(T("no_eviction", model=name))
+    else:
+        ui.show_figure(kv.kl_figure(evicted, words), "kv-kl", data=evicted.kl, key="fig-kl")
+        st.caption(T("kl_text", w=evicted.window, s=evicted.sinks))
     st.caption(T("positions_note"))
