@@ -20,9 +20,6 @@ from ..models.capabilities import Capabilities
 from .maps import RANDOM_SHAPE
 
 EXACT_POSITIONS = ("rope", "learned", "sinusoidal", "none")  # nothing added to the scores
-# RoBERTa-style tables number positions from padding_idx + 1 (2, with RoBERTa's padding id 1): their first two rows
-# are never a token's, so a table of P rows holds P - 2 tokens (514 -> 512)
-TABLE_OFFSET = {"roberta": 2, "xlm-roberta": 2, "xlm-roberta-xl": 2, "camembert": 2}
 # SmolLM2-135M's shape, for the page when its config cannot be read here (its weight package missing)
 SMOLLM2_SHAPE = {"n_layers": 30, "n_heads": 9, "n_kv_heads": 3, "max_positions": 8192}
 
@@ -72,9 +69,9 @@ def _default(lengths: tuple[int, ...], wanted: int) -> int:
 def model_shape(caps: Capabilities, offered: tuple[int, ...], default_length: int, default_layer: int) -> SourceShape:
     """The shape of a model's source: its layers and heads, causal from its kind, and the lengths of `offered`
     (ascending) it can read: all of them, or, with a learned table of P positions, those below P and P itself
-    (P - 2 for RoBERTa-style tables)."""
+    (a RoBERTa-style table's usable rows, as the capabilities count them)."""
     learned = caps.positions.kind == "learned" and caps.max_positions is not None
-    table = caps.max_positions - TABLE_OFFSET.get(caps.model_type, 0) if learned else None
+    table = caps.max_positions if learned else None  # usable rows (capabilities: RoBERTa's start after padding)
     lengths = _lengths(tuple(offered), table)
     return SourceShape(
         n_layers=caps.n_layers,

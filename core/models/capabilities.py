@@ -83,6 +83,20 @@ def _bert_layer(text) -> bool:
     )
 
 
+# Families whose embeddings number positions from padding_idx + 1 (RoBERTa's create_position_ids_from_input_ids):
+# a table of P rows then holds P - padding_idx - 1 tokens (RoBERTa: 514 rows, 512 tokens).
+POSITIONS_AFTER_PADDING = (
+    "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm", "data2vec-text", "longformer",
+)  # fmt: skip
+
+
+def _usable_positions(text) -> int | None:
+    rows = getattr(text, "max_position_embeddings", None)
+    if rows is None or text.model_type not in POSITIONS_AFTER_PADDING:
+        return rows
+    return rows - (getattr(text, "pad_token_id", None) or 0) - 1
+
+
 def _text_config(config):
     get = getattr(config, "get_text_config", None)
     return get() if callable(get) else config
@@ -162,7 +176,7 @@ def capabilities_of(config) -> Capabilities:
         head_dim=head_dim,
         d_model=d_model,
         positions=positions_of(text),
-        max_positions=getattr(text, "max_position_embeddings", None),
+        max_positions=_usable_positions(text),
         vocab_size=int(getattr(text, "vocab_size", 0) or 0),
         sliding_window=_sliding_windows(text, n_layers),
         attn_softcap=getattr(text, "attn_logit_softcapping", None),

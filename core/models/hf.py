@@ -147,7 +147,8 @@ class HFAttentionModel(AttentionModel):
         self.n_layers = cfg.num_hidden_layers
         self.n_heads = cfg.num_attention_heads
         self.n_kv_heads = getattr(cfg, "num_key_value_heads", None) or self.n_heads
-        self.max_positions = cfg.max_position_embeddings
+        # positions a text may use (capabilities: a RoBERTa-style table holds two fewer tokens than its rows)
+        self.max_positions = capabilities_of(cfg).max_positions or cfg.max_position_embeddings
         self.position_kind = position_kind
         self.is_causal = is_causal
         self.weights_note = weights_note

@@ -169,3 +169,20 @@ def test_a_config_its_own_class_refuses_is_one_sentence(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({**config, "hidden_size": 50}))
     with pytest.raises(local.ModelFolderError, match="refuses this config .*multiple of the number of attention heads"):
         local.describe_folder(tmp_path)
+
+
+def test_a_roberta_table_holds_its_rows_after_the_padding_index(tmp_path):
+    """RoBERTa numbers positions from padding_idx + 1: a table of P rows holds P - padding_idx - 1 tokens (the real
+    one: 514 rows, padding id 1, 512 tokens; the tiny one: 64 rows, padding id 0, 63). A text that long runs; the
+    page's cut stops there instead of at an index error."""
+    build("roberta", tmp_path)
+    caps = local.describe_folder(tmp_path)
+    assert caps.max_positions == 63
+    model = local.load_folder(tmp_path)
+    assert model.max_positions == 63
+    batch = model.tokenize(["the cat sat on a mat " * 20])
+    assert batch.input_ids.shape[1] == 63 and batch.truncated == [True]
+    trace = model.run(batch)
+    assert trace.layer_attention(0).shape[-1] == 63
+    config = transformers.RobertaConfig(max_position_embeddings=514, pad_token_id=1)
+    assert capabilities_of(config).max_positions == 512
