@@ -108,7 +108,9 @@ def evaluate_scaling(
                 progress((k + frac) / len(runs), what)
 
         t0 = time.perf_counter()
-        losses = token_losses(model, input_ids, (method, factor, original_context), step, label)
+        # "default": the model's own rotary embedding, as trained (a learner's Llama 3.1 keeps its llama3 scaling)
+        rope = None if method == "default" else (method, factor, original_context)
+        losses = token_losses(model, input_ids, rope, step, label)
         seconds = time.perf_counter() - t0
         _, attention_factor = scaled_inv_freq(
             method, factor, seq_len=n, head_dim=head_dim, rope_theta=theta, original_context=original_context

@@ -1,6 +1,7 @@
 """The long-context experiment of /rope-scaling: the loss per position equals transformers' own loss, scaling
 swapped into a model equals a model built with that config, and the results files and script agree."""
 
+import copy
 import json
 import math
 import threading
@@ -245,3 +246,25 @@ def test_experiment_view_reads_the_committed_files():
     np.testing.assert_allclose(view.loss.midpoints[run["label"]], (np.array(run["start"]) + run["end"]) / 2)
     assert view.loss.reaches_original == (n > experiment.ORIGINAL_CONTEXT)
     assert experiment.experiment_view(123, "all") is None
+
+
+def test_the_no_scaling_run_is_the_model_as_trained():
+    """A model trained with its own scaling (here linear x8 in its config): the 'default' run keeps the model's own
+    rotary embedding (its losses are the module's own), not plain RoPE swapped in."""
+    model, module = tiny_llama(max_pos=32)
+    with torch.no_grad():  # sharper attention, so that positions (and how they are rotated) change the losses
+        for layer in module.model.layers:
+            layer.self_attn.q_proj.weight.mul_(6.0)
+            layer.self_attn.k_proj.weight.mul_(6.0)
+    config = copy.deepcopy(module.config)
+    config.rope_parameters = {"rope_type": "linear", "factor": 8.0, "rope_theta": 100.0}
+    own = LlamaForCausalLM(config).eval()
+    own.load_state_dict(module.state_dict())
+    trained = HFAttentionModel(own, tiny_models.tokenizer(False), "tiny llama x8", "rope", is_causal=True)
+    ids = torch.randint(0, 50, (80,), generator=torch.Generator().manual_seed(5))
+    out = long_context.evaluate_scaling(trained, ids, [("default", 1.0)], bucket=1, original_context=32)
+    per_token = torch.tensor(out[0]["mean_loss"])  # buckets of one position: the loss of every next token
+    expected = losses_of(own, ids)
+    assert_close_in_scale(per_token, expected, what="the 'no scaling' run against the model as trained")
+    plain = losses_of(module, ids)  # the same weights with plain RoPE: what the old 'default' run computed
+    assert float((plain - expected).abs().max()) > 1e-2
