@@ -466,12 +466,14 @@ class HFAttentionModel(AttentionModel):
 
     def learned_position_embeddings(self) -> torch.Tensor | None:
         """(max_positions, d_model) learned absolute position table added to the token embeddings (BERT-style
-        `embeddings.position_embeddings`, GPT-2-style `wpe`), or None for models without one (RoPE)."""
+        `embeddings.position_embeddings`, GPT-2-style `wpe`), row p for position p, or None for models without one
+        (RoPE). A RoBERTa-style table numbers positions after its padding index: its first rows are no position's
+        and are left out (514 rows, positions 0 .. 511 in rows 2 .. 513)."""
         base = self.model.base_model
         table = getattr(getattr(base, "embeddings", None), "position_embeddings", None)
         if table is None:
             table = getattr(base, "wpe", None)
-        return None if table is None else table.weight.detach().float().cpu()
+        return None if table is None else table.weight.detach().float().cpu()[-self.max_positions :]
 
     # --- plain tensors for the topics that recompute a layer by hand; the device the weights live on ----------
 

@@ -23,7 +23,6 @@ transformers' eager implementation (every weight readable); the weights returned
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +37,10 @@ NAME = "Marian EN→JA/KO (trained here)"  # the shipped encoder-decoder's name 
 
 
 def _cache_keyword() -> str:
-    """transformers renamed the cache keyword and output field past_key_values -> cache (5.24 warns, 5.40 removes
-    the old name); pyproject allows versions from before the rename, so the installed version says which."""
-    from transformers.modeling_outputs import Seq2SeqLMOutput
+    """The installed transformers' name of the cache keyword (core/models/hf.py reads it once, for every model)."""
+    from .hf import CACHE_KEYWORD
 
-    return "cache" if "cache" in {f.name for f in dataclasses.fields(Seq2SeqLMOutput)} else "past_key_values"
+    return CACHE_KEYWORD
 
 
 @dataclass(frozen=True)

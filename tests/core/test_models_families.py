@@ -186,3 +186,21 @@ def test_a_roberta_table_holds_its_rows_after_the_padding_index(tmp_path):
     assert trace.layer_attention(0).shape[-1] == 63
     config = transformers.RobertaConfig(max_position_embeddings=514, pad_token_id=1)
     assert capabilities_of(config).max_positions == 512
+
+
+def test_the_learned_table_is_indexed_by_position_for_roberta_too(tmp_path):
+    """learned_position_embeddings()[p] is the vector RoBERTa adds at position p: transformers' own position ids
+    (numbered from padding_idx + 1) pick the same rows; BERT's table is returned whole."""
+    from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
+
+    build("roberta", tmp_path / "roberta")
+    model = local.load_folder(tmp_path / "roberta")
+    ids = model.tokenize(["the cat sat on a mat"]).input_ids
+    rows = RobertaEmbeddings.create_position_ids_from_input_ids(ids, model.config.pad_token_id)[0]
+    table = model.model.embeddings.position_embeddings.weight.detach()
+    ours = model.learned_position_embeddings()
+    assert ours.shape[0] == model.max_positions == 63
+    assert torch.equal(ours[: ids.shape[1]], table[rows])
+    build("bert", tmp_path / "bert")
+    bert = local.load_folder(tmp_path / "bert")
+    assert torch.equal(bert.learned_position_embeddings(), bert.model.embeddings.position_embeddings.weight.detach())
