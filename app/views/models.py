@@ -49,9 +49,9 @@ def page() -> None:
     st.caption(T("estimate", n=n, **run.memory.mib()))
     if run.seconds is not None:
         st.caption(T("time", n=n, seconds=run.seconds))
-    if run.problem:
+    if run.over:
         st.warning(T("over_budget"))
-        st.text(run.problem)
+        st.caption(T(f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))
     st.subheader(T("parity"))
     st.caption(T("parity_help"))
     if model is not None:

@@ -116,31 +116,41 @@ def forward_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
 @dataclass(frozen=True)
 class RunEstimate:
     """What one run of n tokens would take: memory from the sizes (Estimate) and seconds from the measured speed of
-    the loading check's pass (its FLOPs per second), with the server's verdict in `problem` (None: within budget).
-    The check's input is short, so its speed is overhead-bound: longer texts tend to run faster per FLOP than this
-    estimate says."""
+    the loading check's pass (its FLOPs per second), with the server's verdict: `over` names the budget it would
+    exceed ("memory" or "time"; None: within budget), `need` and `limit` the two numbers (MiB or s). The check's
+    input is short, so its speed is overhead-bound: longer texts tend to run faster per FLOP than this says."""
 
     n_tokens: int
     memory: Estimate
     seconds: float | None  # None until the model was loaded and checked
-    problem: str | None
+    over: str | None = None
+    need: float = 0.0
+    limit: float = 0.0
+
+    @property
+    def problem(self) -> str | None:
+        """The verdict in one English sentence (logs, tests); pages say it in the reader's language."""
+        if self.over is None:
+            return None
+        unit = "MiB" if self.over == "memory" else "s"
+        verb = "need" if self.over == "memory" else "take"
+        return f"{self.n_tokens:,} tokens would {verb} about {self.need:,.0f} {unit}, above this server's {self.limit:,.0f} {unit}"
 
 
 def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | None = None) -> RunEstimate:
-    """The memory (and, for a loaded model with its parity check, the time) of a run over n tokens, refused in one
-    sentence when above MAX_RUN_MIB or MAX_RUN_SECONDS."""
+    """The memory (and, for a loaded model with its parity check, the time) of a run over n tokens, refused when
+    above MAX_RUN_MIB or MAX_RUN_SECONDS (memory first: it needs no loaded model)."""
     memory = estimate(caps, n_tokens)
     parity = getattr(model, "parity", None)
     seconds = None
     if parity is not None and parity.seconds > 0 and parity.flops > 0:
         seconds = parity.seconds * forward_flops(matmul_weights(model), caps, n_tokens) / parity.flops
     run_mib = (memory.trace_bytes + memory.layer_map_bytes) / 2**20
-    problem = None
     if run_mib > MAX_RUN_MIB:
-        problem = f"{n_tokens:,} tokens would need about {run_mib:,.0f} MiB, above this server's {MAX_RUN_MIB:,.0f} MiB"
-    elif seconds is not None and seconds > MAX_RUN_SECONDS:
-        problem = f"{n_tokens:,} tokens would take about {seconds:,.0f} s, above this server's {MAX_RUN_SECONDS:,.0f} s"
-    return RunEstimate(int(n_tokens), memory, seconds, problem)
+        return RunEstimate(int(n_tokens), memory, seconds, "memory", run_mib, MAX_RUN_MIB)
+    if seconds is not None and seconds > MAX_RUN_SECONDS:
+        return RunEstimate(int(n_tokens), memory, seconds, "time", seconds, MAX_RUN_SECONDS)
+    return RunEstimate(int(n_tokens), memory, seconds)
 
 
 def estimate(caps: Capabilities, n_tokens: int) -> Estimate:

@@ -151,5 +151,5 @@ def test_a_learners_model_above_the_servers_budget_is_refused_in_words(folders, 
     next(b for b in at.button if b.label == "Compute the maps").click().run()
     assert_no_exception(at)
     assert any("would refuse" in w.value for w in at.warning), [w.value for w in at.warning]
-    assert any("512 tokens would take about" in t.value for t in at.text)
+    assert any("512 tokens would take about" in c.value for c in at.caption)
     assert not at.get("plotly_chart") or len(at.get("plotly_chart")) < 3  # no maps computed

@@ -83,7 +83,7 @@ def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path
     at = run_view("models", params={"pick": key, "check": "1", "tokens": "300"})
     assert_no_exception(at)
     assert any("would refuse" in w.value for w in at.warning)
-    assert any("above this server's 0 s" in t.value for t in at.text)
+    assert any("above this server's 0 s" in c.value for c in at.caption)
 
 
 def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):

@@ -45,9 +45,9 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
         causal = model.is_causal or req.shape.causal
         if req.source in registry.FOLDERS:  # a learner's model: refused above the server's budget, in words
             run = local.run_estimate(registry.CAPABILITIES[req.source], req.n, model)
-            if run.problem:
+            if run.over:
                 st.warning(ui.t("models", "over_budget"))
-                st.text(run.problem)
+                st.caption(ui.t("models", f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))
                 return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
             try:
