@@ -34,7 +34,7 @@ def model_name(key: str) -> str:
         "models",
         "own_model",
         name=registry.TITLES[key],
-        kind=ui.t("models", f"kind_{caps.kind}"),
+        kind=ui.t("models", f"kind_{caps.kind}" if caps.through_attention_interface else "kind_seq2seq_only"),
         layers=caps.n_layers,
         heads=caps.n_heads,
         kv=caps.n_kv_heads,
@@ -85,6 +85,8 @@ ROPE = Need(
         caps.positions.kind == "rope" and caps.positions.rotary_fraction == 1 and caps.kind != "encoder-decoder"
     ),
 )
+# any page of the attention contract: attention that goes through transformers' attention interface (not T5's)
+ATTENTION_CONTRACT = Need("attention_contract", lambda caps: caps.through_attention_interface)
 # /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled; one RoPE base for every
 # layer (Gemma 3's differs by layer type: its config has no single base, its rotary module takes the layer's type)
 ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps) and caps.positions.rope_theta is not None)
@@ -99,8 +101,9 @@ ENCODER_DECODER = Need("encoder_decoder", lambda caps: caps.kind == "encoder-dec
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
     """The model picker (bound to the URL): the page's shipped models first (the first is the default, so links and
     committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)
-    -> bool says which (None: any model the contract loads). A link naming a model the page cannot use gets a
-    sentence saying what the page needs, and the default."""
+    -> bool says which (None: any model the attention contract reads, ATTENTION_CONTRACT). A link naming a model
+    the page cannot use gets a sentence saying what the page needs, and the default."""
+    needs = ATTENTION_CONTRACT if needs is None else needs
     offered = options + own_keys(needs)
     say_why_not_offered(key, offered, needs, options[0])
     return ui.select(key, ui.t("models", "model"), offered, options[0], format_func=model_name)

@@ -140,6 +140,25 @@ EXTRA_FAMILIES = {
         dict(SIZES_4, num_key_value_heads=2, head_dim=8, sliding_window=4, max_position_embeddings=64),
         dict(kind="decoder", pos="rope", kv=2),
     ),
+    # relative position buckets added to the scores inside T5's own attention: the attention contract cannot read
+    # it, the seq2seq contract of /encoder-decoder can
+    "t5": (
+        "T5Config",
+        "T5ForConditionalGeneration",
+        dict(
+            vocab_size=len(WORDS) + 4,
+            d_model=32,
+            d_kv=8,
+            d_ff=48,
+            num_layers=2,
+            num_decoder_layers=2,
+            num_heads=4,
+            pad_token_id=0,
+            eos_token_id=3,
+            decoder_start_token_id=0,
+        ),  # fmt: skip
+        dict(kind="encoder-decoder", pos="relative-buckets"),
+    ),
 }
 
 
@@ -151,6 +170,10 @@ def build(family: str, folder) -> None:
     if family == "gpt_oss":  # sinks start at zero: make them matter
         for layer in model.model.layers:
             layer.self_attn.sinks.data.normal_(0, 1)
+    if family == "t5":  # T5's initialiser makes a model that writes one token only: spread its weights
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0, 0.1)
     model.save_pretrained(folder)
     encoder = expected["kind"] != "decoder"
     tokenizer(encoder).save_pretrained(folder)

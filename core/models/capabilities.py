@@ -56,6 +56,13 @@ class Capabilities:
         return self.kind == "decoder"
 
     @property
+    def through_attention_interface(self) -> bool:
+        """Whether the attention contract (core/models/hf.py) can record this model's attention: T5's relative
+        position buckets are added inside its own attention code, which never calls transformers' attention
+        interface (the seq2seq contract, core/models/seq2seq.py, reads it through output_attentions instead)."""
+        return self.positions.kind != "relative-buckets"
+
+    @property
     def kv_groups(self) -> list[list[int]]:
         """The query heads that share each key/value head (GQA; consecutive heads, as transformers' repeat_kv)."""
         per = self.n_heads // self.n_kv_heads

@@ -216,3 +216,24 @@ def test_kv_cache_runs_past_a_sliding_window_and_says_eviction_is_not_measured(f
     assert said and "tiny-gemma2" in said[0], [i.value for i in at.info]
     at = _runs_clean("kv-cache", {"model": folders["llama"], "prompt": TEXTS[0], "new": "6"})
     assert not any("sliding-window layers" in i.value for i in at.info)  # a full cache: eviction measured
+
+
+def test_a_t5_folder_is_offered_where_a_contract_reads_it_and_refused_in_words_elsewhere(tmp_path, monkeypatch):
+    """T5 adds its relative position buckets inside its own attention code: the attention contract cannot record
+    it, so /attention names that in words; /encoder-decoder (the seq2seq contract) offers it."""
+    from app import models
+
+    with registered_folders(tmp_path, ("t5",)) as keys:
+        key = keys["t5"]
+        assert not registry.CAPABILITIES[key].through_attention_interface
+        monkeypatch.setattr(models, "load", lambda k: None)  # the default model is not the point here
+        at = run_view("attention", params={"model": key, "text": SHORT})
+        assert_no_exception(at)
+        assert key not in at.selectbox(key="model").options
+        said = [w.value for w in at.warning if "cannot use" in w.value]
+        assert said and "attention interface" in said[0], [w.value for w in at.warning]
+        monkeypatch.undo()
+        at = run_view("encoder-decoder", params={"model": key})
+        assert_no_exception(at)
+        assert at.selectbox(key="model").value == key
+        assert any("whole on /encoder-decoder" in o for o in at.selectbox(key="model").options)
