@@ -237,3 +237,33 @@ def test_a_t5_folder_is_offered_where_a_contract_reads_it_and_refused_in_words_e
         assert_no_exception(at)
         assert at.selectbox(key="model").value == key
         assert any("whole on /encoder-decoder" in o for o in at.selectbox(key="model").options)
+
+
+# the bad inputs of the brief, typed on the pages that read a text with a learner's own model
+BAD_TEXTS = [
+    "",
+    "   ",
+    "x" * 20_000,
+    "🐱🐶 " * 50,
+    "猫がマットに座った。",
+    "고양이가 매트에 앉았다",
+    "<script>alert(1)</script><b>x</b>",
+]
+TEXT_BOXES = {
+    "attention": "text",
+    "padded-batch": "text",
+    "logit-lens": "text",
+    "kv-cache": "prompt",
+    "multi-head": "text",
+}
+
+
+@pytest.mark.parametrize("topic", list(TEXT_BOXES))
+def test_bad_text_on_an_own_model_is_a_message_never_an_exception(folders, topic):
+    family = "bert" if topic == "multi-head" else "llama"
+    at = run_view(topic, params={"model": folders[family], **DECODER_PAGES.get(topic, {})})
+    assert_no_exception(at)
+    for text in BAD_TEXTS:
+        at.text_area(key=TEXT_BOXES[topic]).input(text).run()
+        assert_no_exception(at)
+        assert not at.error, (topic, text[:20], [e.value for e in at.error])
