@@ -52,11 +52,6 @@ MIN_HARM = {"repeated_loss": 0.05, "antecedent_accuracy": 0.04}  # nats; two sen
 CHANCE = 0.5  # the antecedent choice is between two candidates
 
 
-def output_projections(model) -> list[torch.nn.Module]:
-    """Per layer, the linear map W^O that takes the heads' outputs side by side (B, n, H d) -> (B, n, D)."""
-    return model.output_projections()
-
-
 def by_layer(heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for layer, head in heads:

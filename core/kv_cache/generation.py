@@ -151,11 +151,10 @@ def generate(
         max_new_tokens = min(max_new_tokens, limit - len(ids))
     if evicts_by_itself(wrapper.capabilities):
         policies = ()
-    cfg = wrapper.config
     layers, heads, kv_heads = wrapper.n_layers, wrapper.n_heads, wrapper.n_kv_heads
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    head_dim = wrapper.capabilities.head_dim
     generator = torch.Generator().manual_seed(int(seed))
-    eos = cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else None
+    eos = wrapper.eos_id
     cache = wrapper.new_cache()
     wrapper.prefill(cache, ids[:-1])  # every prompt token but the last, in one pass
     sequence, steps, token = list(ids), [], ids[-1]

@@ -124,29 +124,166 @@ class Trace:
 
 
 class AttentionModel(ABC):
-    """A model the pages can look inside. Implementations: core/models/hf.py (any transformers model)."""
+    """The model contract: everything a topic asks of a model, declared once. Implementation: core/models/hf.py
+    (any transformers model; core/models/moe_model.py adds the MoE's routing). Topics and pages ask these and the
+    model's `capabilities`, never the wrapped module or tokenizer (tests/test_layout.py checks)."""
 
     name: str
     n_layers: int
     n_heads: int
     n_kv_heads: int
-    max_positions: int
+    max_positions: int  # positions a text may use (a RoBERTa-style table: its rows after the padding index)
     position_kind: str  # "learned", "rope", ...
     is_causal: bool
     weights_note: str = ""  # shown on screen: where the weights come from (e.g. "de-quantised from 4-bit")
     random_init: bool = False
+
+    # --- tokens -------------------------------------------------------------------------------------------------
 
     @abstractmethod
     def tokenize(self, texts: list[str], max_tokens: int | None = None) -> Batch:
         """Tokenize a batch (right-padded), truncating each text to the model's limit (or max_tokens)."""
 
     @abstractmethod
-    def run(self, batch: Batch) -> Trace:
-        """One forward pass; returns the Trace the pages query."""
+    def batch_of_ids(self, rows: list[list[int]], texts: list[str] | None = None, truncated=None) -> Batch:
+        """The one batch builder from token ids (right-padded, labels and special flags filled in)."""
+
+    @abstractmethod
+    def encode(self, text: str, special_tokens: bool = False) -> list[int]:
+        """The ids of the whole text, with or without the tokenizer's own special tokens."""
+
+    @abstractmethod
+    def offsets(self, text: str, max_length: int) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, character spans) of the text's first max_length tokens."""
+
+    @property
+    @abstractmethod
+    def special_ids(self) -> set[int]:
+        """Ids of [CLS]/[SEP]/BOS/EOS/PAD."""
+
+    @property
+    @abstractmethod
+    def eos_id(self) -> int | None:
+        """The end-of-sequence id generation stops at (None: the model has none)."""
+
+    @abstractmethod
+    def labels(self, ids: list[int], special: list[bool] | None = None) -> list[str]:
+        """Display text of each token."""
+
+    @abstractmethod
+    def token_strings(self, ids: list[int]) -> list[str]:
+        """The tokenizer's own string of each id."""
+
+    @abstractmethod
+    def decode(self, ids: list[int]) -> str:
+        """The text of the ids."""
+
+    @abstractmethod
+    def affixes(self) -> tuple[list[int], list[int]]:
+        """The special ids the tokenizer puts before and after a text."""
+
+    @abstractmethod
+    def ordinary_ids(self) -> torch.Tensor:
+        """Every id that is not a special token."""
 
     def token_count(self, text: str) -> int:
         """How many tokens the tokenizer makes of the whole text (specials included), before any cut."""
         return len(self.tokenizer(text, truncation=False)["input_ids"])
+
+    # --- passes -------------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def run(self, batch: Batch) -> Trace:
+        """One forward pass; returns the Trace the pages query."""
+
+    @abstractmethod
+    def forward(self, batch: Batch, logits: bool = True, **kwargs):
+        """One plain forward pass on a batch, inside `hooked` when a topic observes or intervenes."""
+
+    @abstractmethod
+    def hooked(self, **asked):
+        """The one way into a forward pass (core/models/hooks.py), session-safe: record q and k per layer, replace
+        or read heads' outputs before W^O, read the residual stream, progress after each block, a scaled rotary
+        embedding for this pass."""
+
+    @abstractmethod
+    def layer_qk(self, batch: Batch, layer: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+        """One layer's q, k and scale; the pass stops there (long documents)."""
+
+    @abstractmethod
+    def residual_streams(self, batch: Batch) -> tuple[list[torch.Tensor], object]:
+        """The residual stream entering every block and leaving the last, and the pass's output."""
+
+    @abstractmethod
+    def next_token_losses(self, ids, mask=None, rope=None, block: int = 1024, progress=None) -> torch.Tensor:
+        """The loss of every next token in one pass, under any mask or with a scaled RoPE."""
+
+    # --- readout and generation -----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def unembed(self, residual: torch.Tensor) -> torch.Tensor:
+        """Residual stream -> logits: the final norm, then the language-model head."""
+
+    @abstractmethod
+    def lm_head(self, normed: torch.Tensor) -> torch.Tensor:
+        """After the final norm -> logits (with the model's final soft-cap)."""
+
+    @abstractmethod
+    def new_cache(self):
+        """An empty key/value cache."""
+
+    @abstractmethod
+    def sliced_cache(self, cache, keep: list[int]):
+        """A copy of the cache holding only positions `keep`."""
+
+    @abstractmethod
+    def prefill(self, cache, ids: list[int]) -> None:
+        """Fill the cache with ids in one pass."""
+
+    @abstractmethod
+    def step(self, cache, token_id: int, position: int, record_qk: bool = False):
+        """One token on top of the cache: (next-token logits, the hook run with its q and k)."""
+
+    @abstractmethod
+    def next_logits(self, ids: list[int]) -> torch.Tensor:
+        """Next-token logits after ids, without a cache (the cache's reference)."""
+
+    @abstractmethod
+    def cache_bytes(self, cache) -> int:
+        """Bytes the cache's keys and values hold."""
+
+    @property
+    @abstractmethod
+    def bytes_per_value(self) -> int:
+        """Bytes of one weight, and of one cached key or value."""
+
+    # --- weights, placement and capabilities --------------------------------------------------------------------------
+
+    @abstractmethod
+    def learned_position_embeddings(self) -> torch.Tensor | None:
+        """Row p: the vector added at position p (None: no learned table)."""
+
+    @abstractmethod
+    def encoder_layer(self, layer: int):
+        """One BERT-style layer's parameters as plain tensors (core/models/weights.py)."""
+
+    @abstractmethod
+    def token_embeddings(self, ids) -> torch.Tensor:
+        """The input embedding rows of token ids."""
+
+    @property
+    @abstractmethod
+    def capabilities(self):
+        """What the model offers the pages (core/models/capabilities.py), read from its config."""
+
+    @property
+    @abstractmethod
+    def device(self) -> torch.device:
+        """Where the weights are."""
+
+    @abstractmethod
+    def to_device(self, device) -> AttentionModel:
+        """Move the weights; returns the model."""
 
     def kv_groups(self) -> list[list[int]]:
         """For GQA: the query heads that share each key/value head."""

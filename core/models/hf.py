@@ -195,6 +195,12 @@ class HFAttentionModel(AttentionModel):
         return list(enc["input_ids"]), [tuple(span) for span in enc["offset_mapping"]]
 
     @property
+    def eos_id(self) -> int | None:
+        """The config's end-of-sequence id when it names one id (some configs list several, or none)."""
+        eos = getattr(self.model.config, "eos_token_id", None)
+        return eos if isinstance(eos, int) else None
+
+    @property
     def special_ids(self) -> set[int]:
         return set(self._special_ids)
 
