@@ -167,7 +167,8 @@ def load_moe_checkpoints() -> dict:
 
 
 @st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def _run(key: str, texts: tuple[str, ...], max_tokens: int):
+def _run(key: str, serial: int, texts: tuple[str, ...], max_tokens: int):
+    """serial: which load of the model (registry.serial): a model loaded anew never gets the old one's traces."""
     model = _load(key)
     trace = model.run(model.tokenize(list(texts), max_tokens))
     # The views need q and k only; hidden states and the vocabulary-sized logits would dominate memory.
@@ -177,17 +178,21 @@ def _run(key: str, texts: tuple[str, ...], max_tokens: int):
 def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
     """A cached Trace of `texts` (shared by sessions, a few entries), with a notice for each text that was cut."""
     limit = min(max_tokens, model.max_positions)
-    trace = _run(key, tuple(texts), limit)
+    trace = _run(key, registry.serial(key), tuple(texts), limit)
     for text, cut in zip(texts, trace.batch.truncated):
         if cut:
             st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
     return trace
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def padding_report(key: str, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
     """core.padded_batch.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
-    return _padding_report(_load(key), _run(key, texts, max_tokens), max_tokens)
+    return _padding_report_of(key, registry.serial(key), texts, max_tokens)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _padding_report_of(key: str, serial: int, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
+    return _padding_report(_load(key), _run(key, serial, texts, max_tokens), max_tokens)
 
 
 def generate(key: str, ids: list[int], **options):
@@ -197,7 +202,7 @@ def generate(key: str, ids: list[int], **options):
     from core import kv_cache
 
     model, ids = _load(key), list(ids)
-    job = ("generate", key, tuple(ids), tuple(sorted(options.items())))
+    job = ("generate", key, registry.serial(key), tuple(ids), tuple(sorted(options.items())))
     return serving.heavy(job, lambda: kv_cache.generate(model, ids, **options), "generate")
 
 
@@ -251,7 +256,8 @@ def seq2seq_run(key: str, text: str):
     from core.encoder_decoder import own
 
     model, tokenizer = registry.shared(registry.seq2seq_key(key))
-    return serving.heavy(("seq2seq", key, text), lambda: own.run_text(model, tokenizer, text), "seq2seq")
+    job = ("seq2seq", key, registry.serial(registry.seq2seq_key(key)), text)
+    return serving.heavy(job, lambda: own.run_text(model, tokenizer, text), "seq2seq")
 
 
 # --- the GRU encoder-decoder with additive attention (/rnn-attention) ----------------------------------------
@@ -293,9 +299,13 @@ def rnn_attention_run(sentence: str, language: str):
 # --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: shared across sessions) ----------
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
 def detector_map(key: str, n_sequences: int, half_length: int, seed: int):
-    """core.head_detectors.detector_map on a loaded model (read-only, shared)."""
+    """core.head_detectors.detector_map on a loaded model (read-only, shared by sessions)."""
+    return _detector_map(key, registry.serial(key), n_sequences, half_length, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _detector_map(key: str, serial: int, n_sequences: int, half_length: int, seed: int):
     from core import head_detectors
 
     return head_detectors.detector_map(_load(key), n_sequences, half_length, seed)
@@ -314,7 +324,8 @@ def claim_card(key: str, claim: str, k: int, mode: str, draws: int, seed: int, e
             evalset = ablation.repeated_eval_set(model, *eval_settings)
         return ablation.claim_card(key, model, claim, k, mode, draws, seed, evalset=evalset)
 
-    return serving.heavy(("claim_card", key, claim, k, mode, draws, seed, tuple(eval_settings)), card, "claim_card")
+    job = ("claim_card", key, registry.serial(key), claim, k, mode, draws, seed, tuple(eval_settings))
+    return serving.heavy(job, card, "claim_card")
 
 
 def logit_lens(key: str, text: str):
@@ -322,7 +333,8 @@ def logit_lens(key: str, text: str):
     from core import logit_lens as lens
 
     model = _load(key)
-    return serving.heavy(("logit_lens", key, text), lambda: lens.logit_lens(model, text), "logit_lens")
+    job = ("logit_lens", key, registry.serial(key), text)
+    return serving.heavy(job, lambda: lens.logit_lens(model, text), "logit_lens")
 
 
 def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: int, max_tokens: int):
@@ -331,7 +343,7 @@ def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: i
     from core import transformer_xl as tx
 
     model = _load(key)
-    job = ("transformer_xl", key, text, segment, window, sinks, max_tokens)
+    job = ("transformer_xl", key, registry.serial(key), text, segment, window, sinks, max_tokens)
     return serving.heavy(job, lambda: tx.live_view(model, text, segment, window, sinks, max_tokens), "transformer_xl")
 
 
@@ -349,7 +361,7 @@ def layer_qk(key: str, _model, text_id: str, n: int, layer: int, _text: str):
         return long_maps.LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
 
     device = str(_model.device)
-    return serving.heavy(("layer_qk", key, device, text_id, n, layer), forward, "layer_qk")
+    return serving.heavy(("layer_qk", key, registry.serial(key), device, text_id, n, layer), forward, "layer_qk")
 
 
 @st.cache_resource(show_spinner=False)

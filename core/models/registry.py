@@ -20,6 +20,7 @@ $ATTENTION_LAB_MODELS names (the only folders visitors can use there). Its capab
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import threading
@@ -180,15 +181,18 @@ def load_user_list() -> list[str]:
 # shared(key) is the one place a server process keeps loaded models: the pages (app/models.py) and the lessons'
 # answer functions (core/lessons/questions.py) get the same object. One load per key at a time (a lock per key:
 # concurrent callers wait for it), a failed load is not kept (the next call tries again), a key whose loader was
-# registered anew (a folder added again, a test's stand-in) loads again, and at most OWN_MODELS_KEPT learner folders
+# registered anew (a folder added again, a test's stand-in) or whose folder changed on disk (a checkpoint retrained
+# in place: folder_stamp) loads again, and at most OWN_MODELS_KEPT learner folders
 # stay loaded (the least recently used goes first; shipped models are never evicted).
 
 SHARED_LOADERS: dict[str, Callable[[], object]] = {}  # loadable through shared() but not offered by the pickers
 OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
 ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
 SEQ2SEQ_SUFFIX = "#seq2seq"  # a learner's encoder-decoder folder, whole (see seq2seq_key)
-_shared: OrderedDict[str, tuple[Callable[[], object], object]] = OrderedDict()  # key -> (its loader, the model)
+# key -> (its loader, the folder's stamp when loaded, the model, the load's serial)
+_shared: OrderedDict[str, tuple[Callable[[], object], tuple, object, int]] = OrderedDict()
 _key_locks: dict[str, threading.Lock] = {}
+_serials = itertools.count(1)
 _shared_lock = threading.Lock()  # guards _shared and _key_locks, never held during a load
 
 
@@ -212,34 +216,62 @@ def _loader_of(key: str) -> Callable[[], object]:
     return loader
 
 
-def _cached(key: str, loader) -> tuple[bool, object]:
+WEIGHT_FILES = ("config.json", "*.safetensors", "*.bin", "tokenizer.json")
+
+
+def folder_stamp(key: str) -> tuple:
+    """What a learner's folder holds now (name, size, modification time of its config, weights and tokenizer), so
+    that a checkpoint retrained in place loads again; () for a shipped model (cheap: a few stat calls)."""
+    folder = FOLDERS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
+    if folder is None:
+        return ()
+    stamp = []
+    for pattern in WEIGHT_FILES:
+        for path in sorted(folder.glob(pattern)):
+            try:
+                info = path.stat()
+            except OSError:  # a file replaced while we looked: the next call sees the new one
+                continue
+            stamp.append((path.name, info.st_size, info.st_mtime_ns))
+    return tuple(stamp)
+
+
+def _cached(key: str, loader, stamp: tuple) -> tuple[bool, object]:
     """(found, model) under _shared_lock; a hit becomes the most recently used."""
     entry = _shared.get(key)
-    if entry is None or entry[0] is not loader:
+    if entry is None or entry[0] is not loader or entry[1] != stamp:
         return False, None
     _shared.move_to_end(key)
-    return True, entry[1]
+    return True, entry[2]
+
+
+def serial(key: str) -> int:
+    """Which load of `key` is in use (0: not loaded): caches of results computed with a model (app/models.py) key on
+    it, so a model loaded anew (a folder retrained in place or added again) never gets the old model's results."""
+    with _shared_lock:
+        entry = _shared.get(key)
+        return 0 if entry is None else entry[3]
 
 
 def shared(key: str):
     """The process's one copy of model `key` (a LOADERS or SHARED_LOADERS key), loaded on first use. Raises what the
     loader raises (ModelUnavailable, a folder's ValueError, OSError), and keeps nothing then."""
-    loader = _loader_of(key)
+    loader, stamp = _loader_of(key), folder_stamp(key)
     with _shared_lock:
-        found, model = _cached(key, loader)
+        found, model = _cached(key, loader, stamp)
         if found:
             return model
         key_lock = _key_locks.setdefault(key, threading.Lock())
     with key_lock:  # callers of the same key wait here for the one load
         with _shared_lock:
-            found, model = _cached(key, loader)
+            found, model = _cached(key, loader, stamp)
             if not found:
-                _shared.pop(key, None)  # a copy from a loader registered before this one: stale
+                _shared.pop(key, None)  # a copy from an earlier loader or folder content: stale
         if found:
             return model
         model = loader()
         with _shared_lock:
-            _shared[key] = (loader, model)
+            _shared[key] = (loader, stamp, model, next(_serials))
             _shared.move_to_end(key)
             own = [k for k in _shared if k.startswith(FOLDER_PREFIX)]  # least recently used first
             for old in own[: max(0, len(own) - own_models_kept())]:

@@ -195,3 +195,35 @@ def test_a_fixed_folder_loads_next_time(tmp_path):
     model = app_models._load(key)
     assert model.n_layers == 3 and model.parity is not None
     assert registry.shared(key) is model
+
+
+def test_a_folder_retrained_in_place_loads_anew_and_its_results_are_not_reused(tmp_path):
+    """A learner saves new weights into the same folder while the server runs: the next shared() loads them (a new
+    serial), an untouched folder keeps its copy; the pages' cached trace (app/models.run, keyed by the serial) is
+    the new model's, not the old one's."""
+    import os
+
+    import torch
+    import transformers
+
+    from app import models as app_models
+    from tests.tiny_models import build
+
+    folder = tmp_path / "my-llama"
+    build("llama", folder)
+    key = registry.register_folder(folder)
+    first = registry.shared(key)
+    serial = registry.serial(key)
+    assert registry.shared(key) is first and registry.serial(key) == serial  # nothing changed: the same copy
+    before = app_models.run(key, first, ["the cat sat on a mat"]).layer_attention(0)
+
+    torch.manual_seed(7)  # "retrained": other weights, saved over the old ones
+    config = transformers.AutoConfig.from_pretrained(folder)
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    weights = next(folder.glob("*.safetensors"))
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))  # a later save
+    second = registry.shared(key)
+    assert second is not first and registry.serial(key) > serial
+    after = app_models.run(key, second, ["the cat sat on a mat"]).layer_attention(0)
+    assert not torch.allclose(before, after)  # the page shows the new weights' attention
+    assert torch.allclose(after, second.run(second.tokenize(["the cat sat on a mat"])).layer_attention(0))

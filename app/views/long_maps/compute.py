@@ -28,8 +28,11 @@ def _random_qk(n: int, seed: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _maps(source: str, text_id: str, n: int, layer: int, seed: int, causal: bool, _qk) -> long_maps.LayerMaps:
-    """Pooled mean and max of every head (cached per source, text, n, layer, seed, mask; _qk is not hashed)."""
+def _maps(
+    source: str, serial: int, text_id: str, n: int, layer: int, seed: int, causal: bool, _qk
+) -> long_maps.LayerMaps:
+    """Pooled mean and max of every head (cached per source and its load, text, n, layer, seed, mask; _qk is not
+    hashed)."""
     q, k, scale = _qk.q, _qk.k, _qk.scale
     device = default_device()
     return long_maps.layer_maps(q.to(device), k.to(device), scale, causal=causal)
@@ -58,5 +61,6 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     else:
         qk = long_maps.LayerQK(*_random_qk(req.n, req.seed))
     with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
-        maps = _maps(req.source, text_id, req.n, req.layer, req.seed, causal, qk)
+        serial = 0 if req.source == "random" else registry.serial(req.source)
+        maps = _maps(req.source, serial, text_id, req.n, req.layer, req.seed, causal, qk)
     return Computed(maps, qk, qk.tokens, qk.forward_s)
