@@ -162,10 +162,11 @@ EXTRA_FAMILIES = {
 }
 
 
-def build(family: str, folder) -> None:
+def build(family: str, folder, **changes) -> None:
+    """A tiny random `family` saved in `folder` with its tokenizer; `changes` override the family's config."""
     config_name, model_name, kwargs, expected = FAMILIES.get(family) or EXTRA_FAMILIES[family]
     torch.manual_seed(0)
-    config = getattr(transformers, config_name)(**kwargs)
+    config = getattr(transformers, config_name)(**{**kwargs, **changes})
     model = getattr(transformers, model_name)(config).eval()
     if family == "gpt_oss":  # sinks start at zero: make them matter
         for layer in model.model.layers:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..sdpa import scale_or_default
+from ..sdpa import attention_weights, scale_or_default
 from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
 from .memory import kv_cache_bytes
 
@@ -32,7 +32,7 @@ class GenerationStep:
     position: int  # where the fed token sits; its query sees positions 0 .. position
     fed_id: int
     chosen_id: int  # the token picked from this step's distribution (fed at the next step)
-    attention: np.ndarray  # (layers, heads, position + 1) float16: the fed token's weights over every position
+    attention: np.ndarray  # (layers, heads, position + 1) float32: the fed token's weights over every position
     top_ids: list[int]  # TOP most likely next tokens under the full cache
     top_tokens: list[str]  # their display labels
     top_probs: list[float]
@@ -81,25 +81,33 @@ def _pick(logits: torch.Tensor, temperature: float, top_k: int, generator: torch
     return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
 
 
-def _weights(kept: dict, layers: int, position: int) -> np.ndarray:
-    """(layers, heads, position + 1) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer.
+def _weights(kept: dict, features: dict, layers: int, position: int) -> np.ndarray:
+    """(layers, heads, position + 1) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer,
+    with what the layer's attention adds to its scores as the model passed it (features: soft-capping, learned
+    sinks; core/models/base.py LayerFeatures), so a row is the model's own: with sinks it sums to less than 1.
     A sliding-window layer hands its attention only the last n <= position + 1 keys: the earlier ones get weight
-    exactly 0 from it, and are written as 0 here."""
+    exactly 0 from it, and are written as 0 here. Kept in float32: float16 would move a weight by up to 1e-4."""
     rows = []
     for layer in range(layers):
         q, k, scaling = kept[layer]
-        q, k = q[0, :, -1].float(), k[0].float()  # (H, d), (H_kv, n, d)
+        q, k = q[0, :, -1:].float(), k[0].float()  # (H, 1, d), (H_kv, n, d)
         k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (H, n, d): head h reads kv head h // group
-        scale = scale_or_default(scaling, q.shape[-1])
-        row = torch.softmax(torch.einsum("hd,hnd->hn", q, k) * scale, dim=-1)
+        feature = features.get(layer)
+        row = attention_weights(
+            q,
+            k,
+            scale=scale_or_default(scaling, q.shape[-1]),
+            softcap=getattr(feature, "softcap", None),
+            sinks=getattr(feature, "sinks", None),
+        )[:, 0]  # (H, n)
         rows.append(torch.nn.functional.pad(row, (position + 1 - row.shape[-1], 0)))
-    return torch.stack(rows).numpy().astype(np.float16)
+    return torch.stack(rows).numpy().astype(np.float32)
 
 
 def _step(wrapper, cache, token_id: int, position: int, layers: int):
     """Feed one token with attention recording on; returns (logits (vocab,), weights (layers, H, position + 1))."""
     logits, record = wrapper.step(cache, token_id, position, record_qk=True)
-    return logits, _weights(record.kept, layers, position)
+    return logits, _weights(record.kept, record.features, layers, position)
 
 
 def context_limit(capabilities) -> int | None:

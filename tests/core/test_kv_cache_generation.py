@@ -193,3 +193,48 @@ def test_a_learned_table_keeps_prompt_and_new_tokens_within_its_positions(tmp_pa
     assert len(gen.steps) <= 6 and len(ids) + len(gen.steps) <= limit
     with pytest.raises(ValueError, match="fills all 64 positions"):
         kc.generate(model, model.encode("the cat sat " * 40)[:64], max_new_tokens=1)
+
+
+# --- what a layer adds to its scores (soft-capping, learned sinks): the model's own weights at every step ---------
+
+
+def _eager_rows(model, sequence):
+    """transformers' eager attention of the whole sequence (no cache): per layer (H, n, n)."""
+    module = model.model
+    module.set_attn_implementation("eager")
+    try:
+        with torch.no_grad():
+            out = module(input_ids=torch.tensor([sequence]), output_attentions=True, use_cache=False)
+    finally:
+        module.set_attn_implementation(model.attn_implementation)
+    return [a[0] for a in out.attentions]
+
+
+@pytest.mark.parametrize(
+    "family, change",
+    [
+        ("gemma2", dict(attn_logit_softcapping=0.5)),  # a cap that bends every score
+        ("gpt_oss", {}),  # learned sinks: each row sums to less than 1
+        ("llama", {}),
+    ],
+)
+def test_every_step_equals_eager_attention_with_softcap_and_sinks(tmp_path, family, change):
+    """Every step's weights (every layer and head) equal transformers' eager attention of the whole sequence at
+    that query row within 1e-5, and each row sums as eager's does (gpt-oss' sinks take a share: < 1)."""
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build(family, tmp_path, **change)
+    model = local.load_folder(tmp_path)
+    ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 6)
+    gen = kc.generate(model, ids, max_new_tokens=6, policies=())
+    eager = _eager_rows(model, ids + gen.generated_ids[:-1])
+    for step in gen.steps:
+        p = step.position
+        for layer in range(model.n_layers):
+            theirs = eager[layer][:, p, : p + 1]
+            ours = torch.from_numpy(step.attention[layer])
+            torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
+            torch.testing.assert_close(ours.sum(-1), theirs.sum(-1), atol=1e-5, rtol=0)
+    if family == "gpt_oss":
+        assert float(torch.from_numpy(gen.steps[-1].attention).sum(-1).max()) < 0.999
