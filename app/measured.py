@@ -1,11 +1,12 @@
 """Furniture of every measured part (timings, evaluations run live or read from results/): number cells, the
-caption that says on which machine a live run ran, and a progress bar. Words come from the page's own section
-(`live_meta`, `running`)."""
+caption that says on which machine a live run ran, and a live run through the server's heavy-work queue with its
+progress bar. Words come from the page's own section (`live_meta`, `running`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from app import serving
 from core.timing import machine_info
 
 
@@ -29,13 +30,10 @@ def live_meta(T, device: str = "cpu") -> None:
     )
 
 
-def progress_bar(T) -> tuple:
-    """(bar, progress(fraction, label=None)): the fraction clamped to [0, 1], the label shown as the page's
-    `running` text. bar.empty() removes it when the run is done."""
-    bar = st.progress(0.0)
-
-    def progress(frac: float, label: str | None = None) -> None:
-        text = None if label is None else T("running", label=label)
-        bar.progress(min(1.0, max(0.0, float(frac))), text=text)
-
-    return bar, progress
+def live_run(T, key: tuple, work):
+    """work(report) through the server's heavy-work queue (app/serving.heavy): one live run at a time per process
+    (a timing measured beside another one would measure the contention), identical runs computed once, at most
+    one waiting run per visitor and kind. The page shows its place in line, then the run's progress bar, whose
+    label is the page's `running` text; report(fraction, label=None). key[0] is the kind of run, the rest names
+    every setting the result depends on."""
+    return serving.heavy(key, work, key[0], progress=lambda label: T("running", label=label))

@@ -300,15 +300,15 @@ def rnn_attention_run(sentence: str, language: str):
 
 
 def detector_map(key: str, n_sequences: int, half_length: int, seed: int):
-    """core.head_detectors.detector_map on a loaded model (read-only, shared by sessions)."""
-    return _detector_map(key, registry.serial(key), n_sequences, half_length, seed)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _detector_map(key: str, serial: int, n_sequences: int, half_length: int, seed: int):
+    """core.head_detectors.detector_map on a loaded model, through the heavy-work queue (read-only, computed once
+    for every session asking the same, a few kept)."""
     from core import head_detectors
 
-    return head_detectors.detector_map(_load(key), n_sequences, half_length, seed)
+    model = _load(key)
+    job = ("detector_map", key, registry.serial(key), n_sequences, half_length, seed)
+    return serving.heavy(
+        job, lambda: head_detectors.detector_map(model, n_sequences, half_length, seed), "detector_map"
+    )
 
 
 def claim_card(key: str, claim: str, k: int, mode: str, draws: int, seed: int, eval_settings: tuple):

@@ -27,7 +27,9 @@
 4. Heavy model work goes through one queue per process (`heavy()`, app/work_queue.py): identical
    requests (a room following its facilitator) are computed once, at most ATTENTION_LAB_HEAVY_WORKERS (1) run at
    a time so the other pages keep a core, and a waiting visitor sees their place and an estimated wait; leaving
-   the page (the script is stopped or rerun) frees the place. Lighter cached calls (st.cache_resource /
+   the page (the script is stopped or rerun) frees the place. It is fair between visitors: a browser (all its
+   tabs: `visitor()`) holds at most one waiting job per kind, a newer request replacing its older one. Every heavy
+   path uses it, the pages' live runs with a progress bar included (`heavy(..., progress=...)`). Lighter cached calls (st.cache_resource /
    st.cache_data) are single-flight already: Streamlit holds a lock per cache key while one session computes it.
 """
 
@@ -43,7 +45,7 @@ import torch
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from app import ui
-from app.work_queue import QueueFull, Ticket, WorkQueue, workers_from_env
+from app.work_queue import QueueFull, Replaced, Ticket, WorkQueue, workers_from_env
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
@@ -95,22 +97,63 @@ def after_run() -> None:
 # --- heavy work: one queue per process (4. above) ----------------------------------------------------------------
 
 # First guesses of a run's seconds on one core (the queue then learns them): logit lens at 64 tokens 1.6 s
-# (results/), a short generation, a live ablation card of a few draws, one layer of a long document.
+# (results/), a short generation, a live ablation card of a few draws, one layer of a long document, the pages'
+# live runs (timings and evaluations of a few tens of seconds at most; a timing is kept by the page that asked, so
+# the queue keeps none: a later click measures anew).
 HEAVY = WorkQueue(
     workers=workers_from_env(),
     max_waiting=int(os.environ.get("ATTENTION_LAB_QUEUE_MAX", "64")),
-    keep={"logit_lens": 8, "generate": 4, "claim_card": 8, "layer_qk": 2, "transformer_xl": 4},
-    estimates_s={"logit_lens": 2.0, "generate": 3.0, "claim_card": 10.0, "layer_qk": 10.0, "transformer_xl": 10.0},
+    keep={"logit_lens": 8, "generate": 4, "claim_card": 8, "layer_qk": 2, "transformer_xl": 4, "detector_map": 4,
+          "rope_live": 2, "antecedent_eval": 2, "sdpa_live": 0, "linear_timing": 0, "linear_generation": 0},
+    estimates_s={"logit_lens": 2.0, "generate": 3.0, "claim_card": 10.0, "layer_qk": 10.0, "transformer_xl": 10.0,
+                 "detector_map": 10.0, "rope_live": 30.0, "antecedent_eval": 30.0, "sdpa_live": 20.0,
+                 "linear_timing": 20.0, "linear_generation": 20.0},
     name="heavy",
-)
+)  # fmt: skip
 POLL_S = 0.5  # how often a waiting visitor's place and wait are refreshed (and a stop request noticed)
+XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's own per-browser cookie (server.enableXsrfProtection, on by default)
 
 
-def heavy(key, fn, kind: str):
+def browser_token(cookie: str | None) -> str | None:
+    """The random token inside Streamlit's XSRF cookie ("2|mask|masked token|time", or a bare v1 hex token): the
+    same for every tab of one browser while the mask changes with each response; None when absent or malformed."""
+    if not cookie:
+        return None
+    parts = cookie.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)) if mask else b""
+        elif len(parts) == 1:
+            token = bytes.fromhex(parts[0])
+        else:
+            return None
+    except ValueError:
+        return None
+    return token.hex() if len(token) >= 8 else None
+
+
+def visitor() -> str | None:
+    """Who asks, for the queue's one waiting job per visitor and kind: the browser when it sent Streamlit's XSRF
+    cookie (its tabs are one visitor), else this session (a client that keeps no cookies: each connection is its
+    own, and nginx bounds how many one address opens). None outside a script run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return None
+    try:
+        token = browser_token(st.context.cookies.get(XSRF_COOKIE))
+    except Exception:  # noqa: BLE001 - no request behind this session (AppTest): the session decides
+        token = None
+    return f"browser:{token}" if token else f"session:{ctx.session_id}"
+
+
+def heavy(key, fn, kind: str, progress=None):
     """fn() computed once for every session asking for `key` (which names the work, model, text and settings),
     through the process's heavy-work queue. While it waits, the page shows the visitor's place and an estimated
     wait; a stopped or rerun script leaves the queue. Returns fn's result or raises its exception; when too many
-    jobs wait, says so and stops this run (the other pages keep working)."""
+    jobs wait, or a newer request of this visitor (another tab) replaced this one, says so and stops this run (the
+    other pages keep working). progress: for a live run that reports, `label -> words` of its bar; fn is then
+    called as fn(report) with report(fraction, label=None)."""
     box = None
     shown = None
 
@@ -120,21 +163,30 @@ def heavy(key, fn, kind: str):
         if check is not None:
             check()  # raises Streamlit's stop or rerun: the visitor left or changed something
         place, seconds = ticket.position(), max(1, round(ticket.eta_s()))
-        words = (
-            ui.t("models", "queue_running", seconds=seconds)
-            if place == 0
-            else ui.t("models", "queue_waiting", place=place, seconds=seconds)
-        )
+        report = ticket.progress() if progress is not None else None
+        if place == 0 and report is not None:
+            frac, label = report
+            words = ("bar", round(frac, 2), None if label is None else progress(label))
+        elif place == 0:
+            words = ui.t("models", "queue_running", seconds=seconds)
+        else:
+            words = ui.t("models", "queue_waiting", place=place, seconds=seconds)
         if words != shown:
             if box is None:
                 box = st.empty()
-            box.info(words)
+            if isinstance(words, tuple):
+                box.progress(words[1], text=words[2])
+            else:
+                box.info(words)
             shown = words
 
     try:
-        return HEAVY.run(key, fn, kind, on_wait=on_wait, poll_s=POLL_S)
+        return HEAVY.run(key, fn, kind, on_wait=on_wait, poll_s=POLL_S, visitor=visitor(), reports=progress is not None)
     except QueueFull as err:
         st.warning(ui.t("models", "queue_full", n=err.waiting))
+        st.stop()
+    except Replaced:
+        st.info(ui.t("models", "queue_replaced"))
         st.stop()
     finally:
         if box is not None:

@@ -14,7 +14,14 @@ ablation within seconds. `WorkQueue.submit(key, fn)` gives each of them a `Ticke
   more loses its place before it starts; once started it runs to the end and its result is kept, so it is
   neither computed twice nor lost;
 - more than `max_waiting` distinct waiting jobs: `submit` raises QueueFull (the page says so), joining an
-  existing job or a kept result always works.
+  existing job or a kept result always works;
+- fair between visitors: a visitor (a browser, whatever number of tabs it opens) holds at most one waiting job of
+  each kind. A new request of the same kind replaces their waiting one and takes its place in line; the replaced
+  ticket is told so (`Replaced`), and a job that nobody else waits for leaves the queue. Six tabs therefore put a
+  classmate at most one place further back per kind, never six;
+- a job submitted with `reports=True` is called with a `report(fraction, label=None)` callable, and every
+  waiting ticket reads the latest report (`Ticket.progress()`): a live run's progress bar without Streamlit
+  calls from the worker thread.
 
 Pure Python (threads only, no Streamlit): tests/test_work_queue.py drives it with threads; app/models.py puts the
 heavy model calls through one process-wide queue and shows the place and wait (app/serving.py's `wait_for`).
@@ -34,6 +41,14 @@ DEFAULT_ESTIMATE_S = 5.0  # a kind never run yet
 SMOOTHING = 0.3  # weight of the newest run time in the per-kind estimate
 
 
+class Replaced(RuntimeError):
+    """The same visitor asked for another job of this kind before this one started: theirs is the new one."""
+
+    def __init__(self, kind: str):
+        super().__init__(f"a newer {kind} request replaced this one")
+        self.kind = kind
+
+
 class QueueFull(RuntimeError):
     """Too many distinct jobs are waiting already."""
 
@@ -46,9 +61,13 @@ class QueueFull(RuntimeError):
 class _Job:
     key: Hashable
     kind: str
-    fn: Callable[[], Any]
+    fn: Callable[..., Any]
     submitted: float
+    reports: bool = False  # fn takes report(fraction, label=None)
     waiters: int = 0
+    tickets: list = field(default_factory=list)  # the Tickets still waiting on it
+    claims: set = field(default_factory=set)  # (visitor, kind) pairs whose one waiting job this is
+    progress: tuple[float, str | None] | None = None
     started: float | None = None
     result: Any = None
     error: BaseException | None = None
@@ -58,19 +77,26 @@ class _Job:
 class Ticket:
     """One visitor's claim on a job (or on a kept result, then already done)."""
 
-    def __init__(self, queue: WorkQueue, job: _Job, joined: bool):
+    def __init__(self, queue: WorkQueue, job: _Job, joined: bool, visitor: Hashable | None = None):
         self._queue = queue
         self._job = job
         self._left = False
+        self._settled = threading.Event()  # the job is done, or this ticket was replaced
+        self.replaced = False
+        self.visitor = visitor
         self.joined = joined  # True: someone else's identical request (or a kept result) serves this one
 
     @property
     def done(self) -> bool:
-        return self._job.done.is_set()
+        return self._settled.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job is done or `timeout` seconds passed; True when done."""
-        return self._job.done.wait(timeout)
+        """Block until the job is done (or this ticket replaced) or `timeout` seconds passed; True when done."""
+        return self._settled.wait(timeout)
+
+    def progress(self) -> tuple[float, str | None] | None:
+        """The running job's latest (fraction, label) report, or None (not started, or it does not report)."""
+        return self._job.progress
 
     def position(self) -> int:
         """0 when running or done, k >= 1 when k-1 jobs wait ahead of this one."""
@@ -81,9 +107,12 @@ class Ticket:
         return self._queue._eta(self._job)
 
     def result(self) -> Any:
-        """The job's result, or its exception raised again; only once done."""
+        """The job's result, or its exception raised again (Replaced when a newer request took its place); only
+        once done."""
         if not self.done:
             raise RuntimeError("the job is not done")
+        if self.replaced:
+            raise Replaced(self._job.kind)
         if self._job.error is not None:
             raise self._job.error
         return self._job.result
@@ -93,7 +122,7 @@ class Ticket:
         if self._left:
             return
         self._left = True
-        self._queue._leave(self._job)
+        self._queue._leave(self)
 
 
 class WorkQueue:
@@ -120,34 +149,67 @@ class WorkQueue:
         self._threads: list[threading.Thread] = []
         self.computed = 0  # how many times a job's fn ran (tests: N identical requests -> 1)
         self.abandoned = 0  # jobs dropped from the queue before they started: nobody waited any more
+        self.replaced = 0  # jobs dropped because their only visitor asked for another job of the same kind
+        self._claims: dict[tuple[Hashable, str], _Job] = {}  # (visitor, kind) -> their one waiting job
 
     # --- the visitor's side ----------------------------------------------------------------------------------
 
-    def submit(self, key: Hashable, fn: Callable[[], Any], kind: str = "work") -> Ticket:
-        """A ticket for `fn()`, computed once for every request with the same `key` (which must name everything
-        the result depends on: the kind of work, model, text, settings)."""
+    def submit(
+        self,
+        key: Hashable,
+        fn: Callable[..., Any],
+        kind: str = "work",
+        visitor: Hashable | None = None,
+        reports: bool = False,
+    ) -> Ticket:
+        """A ticket for `fn()` (`fn(report)` with reports=True), computed once for every request with the same
+        `key` (which must name everything the result depends on: the kind of work, model, text, settings).
+        `visitor` (a browser's key; None: no fairness rule) holds at most one waiting job per kind: this request
+        replaces their earlier waiting one of the same kind."""
         with self._cond:
             kept = self._results.get(kind, {})
             if key in kept:
+                self._replace_claim(visitor, kind, None)
                 kept.move_to_end(key)
-                return Ticket(self, kept[key], joined=True)
+                ticket = Ticket(self, kept[key], joined=True, visitor=visitor)
+                ticket._settled.set()
+                return ticket
             job = self._jobs.get(key)
             joined = job is not None
+            if job is None and len(self._waiting) - self._frees_a_place(visitor, kind) >= self.max_waiting:
+                raise QueueFull(len(self._waiting))
+            place = self._replace_claim(visitor, kind, job)
             if job is None:
-                if len(self._waiting) >= self.max_waiting:
-                    raise QueueFull(len(self._waiting))
-                job = _Job(key, kind, fn, time.monotonic())
+                job = _Job(key, kind, fn, time.monotonic(), reports)
                 self._jobs[key] = job
-                self._waiting.append(job)
+                if place is None:
+                    self._waiting.append(job)
+                else:  # the replaced job's place in line
+                    self._waiting.insert(place, job)
                 self._start_workers()
                 self._cond.notify()
             job.waiters += 1
-            return Ticket(self, job, joined)
+            ticket = Ticket(self, job, joined, visitor)
+            job.tickets.append(ticket)
+            if visitor is not None and job.started is None:
+                self._claims[(visitor, kind)] = job
+                job.claims.add((visitor, kind))
+            return ticket
 
-    def run(self, key: Hashable, fn: Callable[[], Any], kind: str = "work", on_wait=None, poll_s: float = 0.5):
+    def run(
+        self,
+        key: Hashable,
+        fn: Callable[..., Any],
+        kind: str = "work",
+        on_wait=None,
+        poll_s: float = 0.5,
+        visitor: Hashable | None = None,
+        reports: bool = False,
+    ):
         """submit, then wait; `on_wait(ticket)` is called every `poll_s` while not done (it may raise: a stopped
-        script leaves the queue). Returns the result or raises the job's exception."""
-        ticket = self.submit(key, fn, kind)
+        script leaves the queue). Returns the result or raises the job's exception (Replaced: this visitor's newer
+        request of the same kind took its place)."""
+        ticket = self.submit(key, fn, kind, visitor, reports)
         try:
             if on_wait is None:
                 ticket.wait()
@@ -164,14 +226,53 @@ class WorkQueue:
                 "running": len(self._running),
                 "computed": self.computed,
                 "abandoned": self.abandoned,
+                "replaced": self.replaced,
                 "kept": {k: len(v) for k, v in self._results.items()},
                 "estimates_s": {k: round(v, 2) for k, v in self._estimate.items()},
             }
 
     # --- inside -------------------------------------------------------------------------------------------------
 
-    def _leave(self, job: _Job) -> None:
+    def _replace_claim(self, visitor: Hashable | None, kind: str, new: _Job | None) -> int | None:
+        """Drop `visitor`'s waiting job of `kind` (unless it is `new`, the job they now ask for): their tickets on
+        it are told they were replaced; a job nobody else waits for leaves the queue. Returns the place it left
+        (for the new job to take), else None. Called with the lock held."""
+        old = self._claims.get((visitor, kind)) if visitor is not None else None
+        if old is None or old is new:
+            return None
+        self._unclaim(old, visitor, kind)
+        if old.started is not None or old.done.is_set():
+            return None  # running: no longer a waiting job, it ends and is kept as usual
+        for ticket in [t for t in old.tickets if t.visitor == visitor]:
+            ticket.replaced = ticket._left = True
+            old.tickets.remove(ticket)
+            old.waiters -= 1
+            ticket._settled.set()
+        if old.waiters > 0:
+            return None
+        place = self._waiting.index(old)
+        del self._waiting[place]
+        del self._jobs[old.key]
+        self.replaced += 1
+        return place
+
+    def _frees_a_place(self, visitor: Hashable | None, kind: str) -> bool:
+        """Would this visitor's new request of `kind` take their waiting job's place (nobody else waits on it)?"""
+        old = self._claims.get((visitor, kind)) if visitor is not None else None
+        return old is not None and old.started is None and all(t.visitor == visitor for t in old.tickets)
+
+    def _unclaim(self, job: _Job, visitor: Hashable, kind: str) -> None:
+        if self._claims.get((visitor, kind)) is job:
+            del self._claims[(visitor, kind)]
+        job.claims.discard((visitor, kind))
+
+    def _leave(self, ticket: Ticket) -> None:
+        job = ticket._job
         with self._cond:
+            if ticket in job.tickets:
+                job.tickets.remove(ticket)
+            if ticket.visitor is not None and not any(t.visitor == ticket.visitor for t in job.tickets):
+                self._unclaim(job, ticket.visitor, job.kind)
             job.waiters -= 1
             if job.waiters <= 0 and job.started is None and not job.done.is_set():
                 try:
@@ -229,8 +330,10 @@ class WorkQueue:
                 job.started = time.monotonic()
                 self._running.append(job)
                 self.computed += 1
+                for visitor, kind in list(job.claims):  # running: no longer anyone's waiting job
+                    self._unclaim(job, visitor, kind)
             try:
-                job.result = job.fn()
+                job.result = job.fn(self._reporter(job)) if job.reports else job.fn()
             except BaseException as err:  # noqa: BLE001 - handed to every waiter, the worker lives on
                 job.error = err
             elapsed = time.monotonic() - job.started
@@ -246,6 +349,16 @@ class WorkQueue:
                         kept.popitem(last=False)
                 job.fn = None  # what it closed over (a model, a text) is not kept by the result
                 job.done.set()
+                for ticket in job.tickets:
+                    ticket._settled.set()
+                job.tickets = []
+
+    @staticmethod
+    def _reporter(job: _Job) -> Callable[..., None]:
+        def report(fraction: float, label: str | None = None) -> None:
+            job.progress = (min(1.0, max(0.0, float(fraction))), label)
+
+        return report
 
 
 def workers_from_env(default: int = 1) -> int:

@@ -115,3 +115,19 @@ def test_streamlits_cache_computes_an_identical_request_once():
     for th in threads:
         th.join(30)
     assert calls == ["the same sentence"] and len(results) == 10 and len({id(r) for r in results}) == 1
+
+
+def test_a_browsers_tabs_are_one_visitor_for_the_queue():
+    # Streamlit masks its XSRF cookie anew on each response; the token inside is the browser's, the same in every
+    # tab: app/serving.visitor() keys the queue's one-waiting-job rule on it.
+    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+
+    from app.serving import browser_token
+
+    token = bytes(range(16))
+    one, two = generate_xsrf_token_string(token, 1_800_000_000), generate_xsrf_token_string(token, 1_800_000_000)
+    assert one != two and browser_token(one) == browser_token(two) == token.hex()
+    assert browser_token(generate_xsrf_token_string()) != token.hex()  # another browser
+    assert browser_token(token.hex()) == token.hex()  # a version-1 cookie: the bare token
+    for bad in (None, "", "2|zz|00|1", "3|00|00|1", "2|00000000|00|1", "<script>"):
+        assert browser_token(bad) is None, bad

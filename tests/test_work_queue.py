@@ -1,5 +1,6 @@
 """app/work_queue.py with threads, no Streamlit: identical requests computed once, places and waits in a bounded
-FIFO, a visitor who leaves frees their place, nothing computed twice or lost."""
+FIFO, a visitor who leaves frees their place, nothing computed twice or lost, one waiting job per visitor and kind
+(a newer one replaces the older), live runs report their progress to every waiter."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 
-from app.work_queue import QueueFull, WorkQueue
+from app.work_queue import QueueFull, Replaced, WorkQueue
 
 BIG = 100.0  # an estimate so large that the seconds a test takes do not move the hand-worked waits
 
@@ -190,3 +191,153 @@ def test_run_leaves_the_queue_when_the_waiting_script_is_stopped():
     a.release.set()
     assert q.run("c", lambda: 7, kind="x", on_wait=lambda t: None, poll_s=0.01) == 7
     assert b.calls == 0
+
+
+def test_six_tabs_of_one_browser_put_a_classmate_one_place_back_not_six():
+    q = WorkQueue(workers=1, estimates_s={"lens": BIG})
+    running = Gate()
+    q.submit("running", running, kind="lens", visitor="teacher")
+    assert running.started.wait(30)
+    tabs = [Gate() for _ in range(6)]
+    tickets = [q.submit(("lens", i), gate, kind="lens", visitor="prankster") for i, gate in enumerate(tabs)]
+    classmate = q.submit("classmate", Gate(), kind="lens", visitor="classmate")
+    assert classmate.position() == 2  # behind the prankster's one waiting job, not behind six
+    assert q.stats()["waiting"] == 2 and q.replaced == 5
+    for old in tickets[:-1]:  # each older tab is told, at once, that a newer request took its place
+        assert old.done and old.replaced and old.position() == 0
+        with pytest.raises(Replaced):
+            old.result()
+        old.leave()  # what run() does afterwards: harmless
+    assert tickets[-1].position() == 1 and not tickets[-1].done
+    for t in (tickets[-1], classmate):
+        t.leave()
+    running.release.set()
+    assert all(g.calls == 0 for g in tabs)  # the replaced requests were never computed
+
+
+def test_a_newer_request_takes_the_replaced_ones_place_in_line():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    running = Gate()
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    first = q.submit("a1", Gate(), kind="x", visitor="a")
+    other = q.submit("b1", Gate(), kind="x", visitor="b")
+    second = q.submit("a2", Gate(), kind="x", visitor="a")  # a changed a setting: a1 is replaced by a2
+    assert first.replaced and [second.position(), other.position()] == [1, 2]
+    for t in (second, other):
+        t.leave()
+    running.release.set()
+
+
+def test_a_replaced_job_stays_for_the_others_who_wait_on_it():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    running, shared = Gate(), Gate(value="shared")
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    mine = q.submit("shared", shared, kind="x", visitor="a")
+    theirs = q.submit("shared", shared, kind="x", visitor="b")  # the same request: b joins a's job
+    newer = q.submit("mine", Gate(), kind="x", visitor="a")
+    assert mine.replaced and not theirs.replaced and q.replaced == 0
+    assert theirs.position() == 1 and newer.position() == 2  # b keeps the place; a's new job waits behind it
+    newer.leave()
+    running.release.set()
+    shared.release.set()
+    assert theirs.wait(30) and theirs.result() == "shared" and shared.calls == 1
+
+
+def test_one_waiting_job_per_kind_so_a_visitor_may_wait_for_two_kinds():
+    q = WorkQueue(workers=1, estimates_s={"lens": BIG, "gen": BIG})
+    running = Gate()
+    q.submit("running", running, kind="lens", visitor="a")
+    assert running.started.wait(30)
+    lens = q.submit("lens", Gate(), kind="lens", visitor="a")  # a's running job is not a waiting one
+    gen = q.submit("gen", Gate(), kind="gen", visitor="a")
+    assert [lens.position(), gen.position()] == [1, 2] and not lens.replaced and q.replaced == 0
+    for t in (lens, gen):
+        t.leave()
+    running.release.set()
+
+
+def test_a_started_job_is_not_replaced_and_ends_for_its_visitor():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    first = Gate(value="first")
+    t1 = q.submit("first", first, kind="x", visitor="a")
+    assert first.started.wait(30)
+    t2 = q.submit("second", lambda: "second", kind="x", visitor="a")
+    assert not t1.replaced and t2.position() == 1
+    first.release.set()
+    assert t1.wait(30) and t1.result() == "first" and t2.wait(30) and t2.result() == "second"
+
+
+def test_a_full_queue_still_takes_a_request_that_replaces_the_visitors_own():
+    q = WorkQueue(workers=1, max_waiting=2)
+    running = Gate()
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    q.submit("a1", Gate(), kind="x", visitor="a")
+    b1 = q.submit("b1", Gate(), kind="x", visitor="b")
+    with pytest.raises(QueueFull):
+        q.submit("c1", Gate(), kind="x", visitor="c")
+    assert q.submit("a2", Gate(), kind="x", visitor="a").position() == 1  # a's own place, reused
+    assert q.submit("b1", Gate(), kind="x", visitor="c").joined  # c waits on b's job too
+    with pytest.raises(QueueFull):  # b's new request frees nothing (c still waits on b1): refused, b1 kept
+        q.submit("b2", Gate(), kind="x", visitor="b")
+    assert not b1.replaced and b1.position() == 2
+    running.release.set()
+
+
+def test_a_visitor_whose_tab_leaves_can_queue_again():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    running = Gate()
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    t = q.submit("a1", Gate(), kind="x", visitor="a")
+    t.leave()
+    again = q.submit("a2", Gate(), kind="x", visitor="a")
+    assert again.position() == 1 and not again.replaced and q.abandoned == 1 and q.replaced == 0
+    again.leave()
+    running.release.set()
+
+
+def test_a_live_run_reports_its_progress_to_every_waiter():
+    q = WorkQueue(workers=1)
+    halfway, finish = threading.Event(), threading.Event()
+
+    def live(report):
+        report(0.5, "n=512")
+        halfway.set()
+        assert finish.wait(30)
+        report(1.0)
+        return "rows"
+
+    t1 = q.submit("live", live, kind="timing", visitor="a", reports=True)
+    t2 = q.submit("live", live, kind="timing", visitor="b", reports=True)
+    assert halfway.wait(30)
+    assert t1.progress() == t2.progress() == (0.5, "n=512")
+    finish.set()
+    assert t1.wait(30) and t1.result() == "rows" and t2.result() == "rows" and t1.progress() == (1.0, None)
+    assert q.submit("plain", lambda: 1, kind="x").wait(30)  # a job that does not report is called without one
+
+
+def test_run_raises_replaced_for_the_older_tab():
+    q = WorkQueue(workers=1, estimates_s={"x": BIG})
+    running = Gate()
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    errors = []
+
+    def older_tab():
+        try:
+            q.run("old", Gate(), kind="x", visitor="a", on_wait=lambda t: None, poll_s=0.01)
+        except Replaced as err:
+            errors.append(err)
+
+    tab = threading.Thread(target=older_tab)
+    tab.start()
+    while q.stats()["waiting"] < 1:
+        threading.Event().wait(0.01)
+    newer = q.submit("new", Gate(), kind="x", visitor="a")
+    tab.join(30)
+    assert len(errors) == 1 and errors[0].kind == "x" and newer.position() == 1
+    newer.leave()
+    running.release.set()

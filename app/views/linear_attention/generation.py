@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import ui
-from app.measured import live_meta, number, progress_bar
+from app.measured import live_meta, live_run, number
 from core.linear_attention import measure
 from core.linear_attention.decoding import MODES
 from core.linear_attention.views import GenerationView, generation_view
@@ -57,15 +57,17 @@ def part(T, res: dict | None) -> None:
         st.markdown(T("gen_live_intro", budget=LIVE_BUDGET_S, limit=LIVE_DEADLINE_S))
         max_ctx = int(ui.select("max_ctx", T("max_ctx"), GEN_MAX, "512", format_func=lambda v: f"{int(v):,}"))
         if st.button(T("run_gen"), key="run-gen"):
-            bar, progress = progress_bar(T)
-            rows = measure.generation_table(
-                measure.power_of_two_sizes(LIVE_MIN, max_ctx),
-                steps=16,
-                budget_s=LIVE_BUDGET_S,
-                deadline_s=LIVE_DEADLINE_S,
-                progress=progress,
+            rows = live_run(
+                T,
+                ("linear_generation", max_ctx, 16, LIVE_BUDGET_S, LIVE_DEADLINE_S),
+                lambda report: measure.generation_table(
+                    measure.power_of_two_sizes(LIVE_MIN, max_ctx),
+                    steps=16,
+                    budget_s=LIVE_BUDGET_S,
+                    deadline_s=LIVE_DEADLINE_S,
+                    progress=report,
+                ),
             )
-            bar.empty()
             st.session_state["_linear_generation"] = generation_view(rows)
         live = st.session_state.get("_linear_generation")
         if live:

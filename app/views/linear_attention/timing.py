@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import ui
-from app.measured import live_meta, number, progress_bar
+from app.measured import live_meta, live_run, number
 from core.linear_attention import measure
 from core.linear_attention.views import TimingView, timing_view
 from viz.linear_attention import timing_figure
@@ -74,18 +74,20 @@ def part(T, res: dict | None) -> None:
         with c2:
             causal = ui.checkbox("t_causal", T("causal"))
         if st.button(T("run_timing"), key="run-timing"):
-            bar, progress = progress_bar(T)
-            rows = measure.time_scaling(
-                measure.power_of_two_sizes(LIVE_MIN, max_n),
-                heads=HEADS,
-                head_dim=HEAD_DIM,
-                causal=causal,
-                reps=3,
-                budget_s=LIVE_BUDGET_S,
-                deadline_s=LIVE_DEADLINE_S,
-                progress=progress,
+            rows = live_run(
+                T,
+                ("linear_timing", max_n, causal, HEADS, HEAD_DIM, LIVE_BUDGET_S, LIVE_DEADLINE_S),
+                lambda report: measure.time_scaling(
+                    measure.power_of_two_sizes(LIVE_MIN, max_n),
+                    heads=HEADS,
+                    head_dim=HEAD_DIM,
+                    causal=causal,
+                    reps=3,
+                    budget_s=LIVE_BUDGET_S,
+                    deadline_s=LIVE_DEADLINE_S,
+                    progress=report,
+                ),
             )
-            bar.empty()
             st.session_state["_linear_timing"] = timing_view(rows, None, HEADS, HEAD_DIM, causal)
         live = st.session_state.get("_linear_timing")
         if live:

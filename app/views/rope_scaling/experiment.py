@@ -4,8 +4,9 @@ short live rerun."""
 import streamlit as st
 
 from app import models, ui
-from app.measured import progress_bar
+from app.measured import live_run
 from core import slips
+from core.models import registry
 from core.rope_scaling import experiment
 from viz import rope_scaling as figures
 
@@ -90,13 +91,15 @@ def committed(T) -> None:
 
 
 def _live(model, model_key: str, n: int, method: str, factor: float, T) -> list[dict]:
-    """Plain RoPE and one scaled run, with a progress bar; kept in the session so a rerun shows them again."""
+    """Plain RoPE and one scaled run through the heavy-work queue, with a progress bar; kept in the session so a
+    rerun shows them again."""
     store = st.session_state.setdefault("_rope_live_runs", {})
     key = (model_key, n, method, factor)
     if key not in store:
-        bar, progress = progress_bar(T)
-        store[key] = experiment.live_runs(model, n, method, factor, LIVE_BUCKET, progress)
-        bar.empty()
+        job = ("rope_live", model_key, registry.serial(model_key), n, method, factor, LIVE_BUCKET)
+        store[key] = live_run(
+            T, job, lambda report: experiment.live_runs(model, n, method, factor, LIVE_BUCKET, report)
+        )
     return store[key]
 
 

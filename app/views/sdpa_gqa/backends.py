@@ -3,9 +3,10 @@
 import streamlit as st
 
 from app import ui
-from app.measured import live_meta, number, progress_bar
+from app.measured import live_meta, live_run, number
 from core.sdpa_gqa import backends as sb
-from core.sdpa_gqa.views import BackendsView, backends_view, live_run
+from core.sdpa_gqa.views import BackendsView, backends_view
+from core.sdpa_gqa.views import live_run as sdpa_live_run
 from core.timing import human_bytes
 from viz.sdpa_gqa import backend_figures
 
@@ -102,9 +103,10 @@ def live(T) -> None:
         with c2:
             causal = ui.checkbox("sd_causal", T("sd_causal"))
         if st.button(T("run"), key="run-sdpa"):
-            bar, progress = progress_bar(T)
-            st.session_state["_sdpa_live"] = live_run(n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S, progress)
-            bar.empty()
+            job = ("sdpa_live", n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S)
+            st.session_state["_sdpa_live"] = live_run(
+                T, job, lambda report: sdpa_live_run(n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S, report)
+            )
         run = st.session_state.get("_sdpa_live")
         if run:
             availability(T, run["availability"])
