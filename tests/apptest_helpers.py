@@ -81,3 +81,42 @@ def plotted_values(value) -> np.ndarray:
 def figure_traces(at: AppTest, index: int) -> list[dict]:
     """The traces of the index-th figure on the page, as the browser receives them."""
     return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]
+
+
+def send_raw(widget, **value):
+    """Make `widget` send, on the next run, exactly the WidgetState field given (e.g. string_value="999"), as a
+    crafted websocket message or a frontend quirk could: AppTest's own setters only send valid options."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    class Raw(type(widget)):
+        @property
+        def _widget_state(self):
+            ws = WidgetState(id=self.id)
+            for field, v in value.items():
+                setattr(ws, field, v)
+            return ws
+
+    widget.__class__ = Raw
+    return widget
+
+
+def run_fragment(at: AppTest, name: str) -> AppTest:
+    """Rerun only the fragment whose function is called `name` (with the widgets' current values), as a browser
+    does when a widget inside an st.fragment changes: the rest of the page, other fragments included, does not run."""
+    from unittest import mock
+
+    from streamlit.testing.v1 import local_script_runner
+
+    def function_name(fragment) -> str:
+        cells = dict(zip(fragment.__code__.co_freevars, fragment.__closure__ or ()))
+        return getattr(cells["non_optional_func"].cell_contents, "__name__", "")
+
+    ids = [fid for fid, f in at._fragment_storage._fragments.items() if function_name(f) == name]
+    assert ids, f"no fragment {name} on the page"
+    rerun_data = local_script_runner.RerunData
+
+    def scoped(**kwargs):
+        return rerun_data(**kwargs, fragment_id_queue=ids)
+
+    with mock.patch.object(local_script_runner, "RerunData", scoped):
+        return at.run()

@@ -213,7 +213,7 @@ class SqlStore:
         with self._tx(write=False) as run:
             room = self._control(run, code, control)
             if room.phase != "open":
-                raise RoomError("no_question")
+                raise RoomError("question_closed")
             run("UPDATE rooms SET phase = 'revealed' WHERE code = ?", (code,))
             self._bump(run, code, "version")
 

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import io
 import json
+import numbers
 import os
 import secrets
 import unicodedata
@@ -236,7 +237,61 @@ def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = Non
     return out.getvalue()
 
 
-# ---- actions that need the lesson's engine (any store with app/room/store.py's methods) ---------------------
+# ---- actions that need the lesson (any store with app/room/store.py's methods) -----------------------------
+# Pages call these, never the store's writers directly: a value a widget or a crafted message can send (a
+# selectbox's free text, None from a half-finished toggle, 999) is checked here against the room's lesson.
+
+EXPLORING = -1  # a learner's position while on a page that is not the room's step
+
+
+def check_step(step, n_steps: int, *, exploring: bool = False) -> int:
+    """A step number a request may set: an integer in 0..n_steps-1 (or EXPLORING for a learner's own position
+    when `exploring`). Anything else (None, text, a bool, a float, 999) is RoomError('bad_step')."""
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+        raise RoomError("bad_step", repr(step)[:40])
+    step = int(step)
+    if not (0 <= step < n_steps or (exploring and step == EXPLORING)):
+        raise RoomError("bad_step", f"{step} not in 0..{n_steps - 1}")
+    return step
+
+
+def check_flag(value) -> bool:
+    """A toggle's value: True or False only (a crafted message may send anything)."""
+    if not isinstance(value, bool):
+        raise RoomError("bad_value", repr(value)[:40])
+    return value
+
+
+def create(store, lessons: dict, lesson_id) -> tuple[str, str]:
+    """A new room on one of this server's lessons: (code, control token)."""
+    if not isinstance(lesson_id, str) or lesson_id not in lessons:
+        raise RoomError("unknown_lesson", repr(lesson_id)[:40])
+    return store.create(lesson_id)
+
+
+def move(store, code: str, control: str, lesson, step) -> None:
+    """The facilitator takes the room to `step` of its lesson (its question, if any, waits closed)."""
+    store.move(code, control, check_step(step, len(lesson.steps)))
+
+
+def where(store, code: str, token: str, lesson, step, following) -> None:
+    """A learner's position: a step of the room's lesson, or EXPLORING; never None when stored."""
+    store.where(code, token, check_step(step, len(lesson.steps), exploring=True), check_flag(following))
+
+
+def set_lost(store, code: str, token: str, lost) -> None:
+    store.set_lost(code, token, check_flag(lost))
+
+
+def submit_sentence(store, code: str, token: str, lesson, step, sentence) -> None:
+    """A learner's gallery sentence for a step of the room's lesson."""
+    store.submit(code, token, check_step(step, len(lesson.steps)), clean_sentence(sentence))
+
+
+def step_of(room, lesson) -> int:
+    """The room's step as a page may index the lesson with: a room whose lesson file lost steps since it moved
+    there shows the lesson's last step instead of failing."""
+    return min(max(int(room.step), 0), len(lesson.steps) - 1)
 
 
 def open_question(store, code: str, control: str, lesson, state: dict[str, str] | None = None) -> Answer:
@@ -247,7 +302,7 @@ def open_question(store, code: str, control: str, lesson, state: dict[str, str] 
     room = store.room(code)
     if room is None:
         raise RoomError("unknown_room", code)
-    step = lesson.steps[room.step]
+    step = lesson.steps[step_of(room, lesson)]
     if step.question is None:
         raise RoomError("no_question")
     right = answer(step.question, dict(step.state if state is None else state))

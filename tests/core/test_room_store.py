@@ -249,3 +249,49 @@ def test_open_question_computes_the_answer_from_the_step_state(store, monkeypatc
     assert store.my_answer(code, token, "q1") == ("b", True)
     value = parse_response(right, "b")
     assert is_correct(right, value) and format_response(right, value) == "b"
+
+
+def three_steps() -> Lesson:
+    return Lesson("t", {"en": "t"}, tuple(Step("attention", {}, {"en": f"step {i}"}, None) for i in range(3)))
+
+
+BAD_STEPS = (None, "1", "abc", 1.0, True, 3, 999, -2, 2**70)
+
+
+def test_every_step_a_request_sets_is_a_step_of_the_lesson(store):
+    """move (the facilitator), where (a learner's position), the gallery's step: a value a widget or a crafted
+    message can send is checked against the room's lesson before the store keeps it."""
+    lesson = three_steps()
+    code, control = rules.create(store, {"t": lesson}, "t")
+    token = store.join(code, "Ana", "en")
+    for bad in BAD_STEPS:
+        with pytest.raises(RoomError, match="bad_step"):
+            rules.move(store, code, control, lesson, bad)
+        with pytest.raises(RoomError, match="bad_step"):
+            rules.where(store, code, token, lesson, bad, True)
+        with pytest.raises(RoomError, match="bad_step"):
+            rules.submit_sentence(store, code, token, lesson, bad, "The cat sat.")
+    with pytest.raises(RoomError, match="bad_step"):
+        rules.move(store, code, control, lesson, rules.EXPLORING)  # only a learner explores
+    assert store.room(code).step == 0 and store.learner(code, token).step == 0
+    rules.move(store, code, control, lesson, 2)
+    rules.where(store, code, token, lesson, rules.EXPLORING, False)
+    assert store.room(code).step == 2 and store.learner(code, token).step == rules.EXPLORING
+    for bad in (None, 1, "yes"):
+        with pytest.raises(RoomError, match="bad_value"):
+            rules.where(store, code, token, lesson, 1, bad)
+        with pytest.raises(RoomError, match="bad_value"):
+            rules.set_lost(store, code, token, bad)
+    assert store.gallery(code, control, 0) == [] and store.lost_count(code) == 0
+
+
+def test_a_room_opens_only_on_a_lesson_of_this_server(store):
+    for bad in ("no-such", None, ["t"], "t" * 10_000):
+        with pytest.raises(RoomError, match="unknown_lesson"):
+            rules.create(store, {"t": three_steps()}, bad)
+
+
+def test_a_room_on_a_lesson_that_lost_steps_shows_its_last_step(store):
+    code, control = store.create("t")
+    store.move(code, control, 7)  # moved there before the lesson file was shortened
+    assert rules.step_of(store.room(code), three_steps()) == 2

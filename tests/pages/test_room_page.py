@@ -10,7 +10,7 @@ import app.room.store as store_module
 from app.room.store import SQLiteStore
 from app.views.room import follow
 from core import room as rules
-from tests.apptest_helpers import assert_no_exception, run_view, shown_text
+from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
 
 LESSON = "qkv-softmax"
 
@@ -177,3 +177,69 @@ def test_a_room_whose_lesson_went_away_says_so(store):
     learner.run()  # the sidebar panel, on every page: a warning, not an exception
     assert_no_exception(learner)
     assert any("no-such-lesson" in w.value for w in learner.warning)
+
+
+def learner_on_the_room_step(store, code):
+    """A learner who joined and whose sidebar panel has taken them to the room's step."""
+    token = store.join(code, "Ana", "en")
+    at = run_view("room", {"room": code, "me": token})
+    at.run()  # the panel's first poll opens the room's step
+    assert_no_exception(at)
+    return at, token
+
+
+def test_follow_switched_off_and_on_twice_within_one_poll(store):
+    """The follow toggle lives in its own fragment: a click reruns only it, so four clicks can come between two
+    polls of the panel. The learner's stored position is a step or 'exploring', never None, and no error shows."""
+    code, control = store.create(LESSON)
+    store.move(code, control, 2)
+    at, token = learner_on_the_room_step(store, code)
+    assert store.learner(code, token).step == 2
+    for value in (False, True, False, True):
+        at.toggle(key="room-follow").set_value(value)
+        run_fragment(at, "controls")
+        assert_no_exception(at)
+        kept = store.learner(code, token)
+        assert kept.following is value and kept.step in (-1, 2)  # -1: exploring until the next poll
+    at.run()  # the next poll takes the learner back to the room's step
+    assert_no_exception(at)
+    assert store.learner(code, token).step == 2 and at.session_state[follow.SEAT]["step"] == 2
+
+
+@pytest.mark.parametrize("typed", ["999", "5", "-1", "abc", ""])
+def test_go_to_step_refuses_a_step_the_lesson_does_not_have(store, typed):
+    """'Go to step' is a selectbox; what a browser sends is text, and text that is no option arrives as is."""
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code, "key": control})
+    send_raw(at.selectbox(key="room-go"), string_value=typed)
+    at.run()
+    assert_no_exception(at)
+    assert store.room(code).step == 0
+    assert any(e.value == "There is no such step in this lesson." for e in at.error)
+    at.selectbox(key="room-go").select(3).run()  # a real option still moves the room
+    assert_no_exception(at)
+    assert store.room(code).step == 3
+
+
+def test_an_answer_that_is_no_option_is_refused_in_words(store):
+    code, control = store.create(LESSON)
+    store.move(code, control, 2)  # a choice question
+    rules.open_question(store, code, control, lesson())
+    at, token = learner_on_the_room_step(store, code)
+    send_raw(at.radio(key="room-pick"), string_value="<b>not an option</b>")
+    next(b for b in at.get("form_submit_button") if b.label == "Answer").click().run()
+    assert_no_exception(at)
+    assert any("That is not an answer to this question" in w.value for w in at.warning)
+    assert store.my_answer(code, token, store.room(code).question) is None
+
+
+def test_a_click_from_a_page_drawn_before_the_room_moved_is_a_sentence(store):
+    """The facilitator's second tab (or a slow redraw) still shows 'Reveal' after the room moved on."""
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code, "key": control})
+    next(b for b in at.button if b.label == "Open the question").click().run()
+    store.move(code, control, 1)  # another tab of the facilitator moved the room
+    next(b for b in at.button if b.label == "Reveal the answer").click().run()
+    assert_no_exception(at)
+    assert any(e.value == "This question is not open." for e in at.error)
+    assert store.room(code).phase == ""

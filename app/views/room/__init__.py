@@ -22,11 +22,18 @@ PARAMS = ("room", "me", "key")  # this page's own query parameters (no widget mi
 def create(T, lessons: dict) -> None:
     with st.form("room-create", border=True):
         st.subheader(T("open_header"))
-        pick = st.selectbox(T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()))
-        if st.form_submit_button(T("open"), type="primary"):
-            code, control = follow.store().create(pick)
-            st.query_params.update({"room": code, "key": control})
-            st.rerun()
+        pick = st.selectbox(
+            T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()), key="room-lesson"
+        )
+        if not st.form_submit_button(T("open"), type="primary"):
+            return
+    try:
+        code, control = rules.create(follow.store(), lessons, pick)  # a selectbox may send free text
+    except RoomError as e:
+        st.error(T(e.key))
+        return
+    st.query_params.update({"room": code, "key": control})
+    st.rerun()
 
 
 def join(T, code: str | None) -> None:

@@ -5,6 +5,8 @@ that polls the room's two counters and redraws only from the store when they cha
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import ui
@@ -17,23 +19,42 @@ from viz import room as figures
 LIVE_S = 1.5  # the facilitator's panel checks the room this often
 
 
-def move(code: str, control: str, step: int) -> None:
-    follow.store().move(code, control, step)
+def refused(e: RoomError) -> None:
+    st.session_state["room-error"] = e.key  # said in words on the next draw (notice)
 
 
-def move_to_picked(code: str, control: str) -> None:
-    move(code, control, st.session_state["room-go"])
+def move(code: str, control: str, lesson, step) -> None:
+    try:
+        rules.move(follow.store(), code, control, lesson, step)
+    except RoomError as e:
+        refused(e)
+
+
+def move_to_picked(code: str, control: str, lesson) -> None:
+    move(code, control, lesson, st.session_state["room-go"])  # a selectbox may send free text: rules.move checks
 
 
 def open_question(code: str, control: str, lesson) -> None:
     try:
         rules.open_question(follow.store(), code, control, lesson)
-    except (RoomError, ValueError) as e:
-        st.session_state["room-error"] = str(e)
+    except RoomError as e:
+        refused(e)
+    except ValueError as e:  # the engine could not compute this step's answer
+        st.session_state["room-error-text"] = str(e)
+
+
+def notice(T) -> None:
+    if "room-error" in st.session_state:
+        st.error(T(st.session_state.pop("room-error")))
+    if "room-error-text" in st.session_state:
+        st.error(st.session_state.pop("room-error-text"))
 
 
 def reveal(code: str, control: str) -> None:
-    follow.store().reveal(code, control)
+    try:
+        follow.store().reveal(code, control)
+    except RoomError as e:  # a click from a page drawn before the room moved on
+        refused(e)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -55,12 +76,13 @@ def join_panel(T, code: str) -> None:
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
     n, lang = len(lesson.steps), ui.lang()
     c1, c2, c3 = st.columns([1, 1, 4])
-    c1.button(T("prev"), on_click=move, args=(code, control, step - 1), disabled=step == 0, key="room-prev")
-    c2.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1, key="room-next")
+    c1.button(T("prev"), on_click=move, args=(code, control, lesson, step - 1), disabled=step == 0, key="room-prev")
+    c2.button(T("next"), on_click=move, args=(code, control, lesson, step + 1), disabled=step >= n - 1,
+              key="room-next")  # fmt: skip
     st.session_state["room-go"] = step
     labels = {i: T("step_label", i=i + 1, text=text_in(s.text, lang)[:60]) for i, s in enumerate(lesson.steps)}
     c3.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
-                 args=(code, control), label_visibility="collapsed")  # fmt: skip
+                 args=(code, control, lesson), label_visibility="collapsed")  # fmt: skip
 
 
 def question_controls(T, code: str, control: str, room, lesson) -> None:
@@ -79,8 +101,6 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         right = rules.answer_from_json(room.answer)
         st.success(T("right_answer", answer=rules.answer_to_text(right)))
         st.markdown(fill(text_in(q.explanation, ui.lang()), right))
-    if "room-error" in st.session_state:
-        st.error(st.session_state.pop("room-error"))
 
 
 def snapshot(code: str, control: str, lesson, polled) -> dict:
@@ -97,7 +117,10 @@ def snapshot(code: str, control: str, lesson, polled) -> dict:
 
 
 def show_sentence(code: str, control: str, sentence: str) -> None:
-    follow.store().show(code, control, sentence)
+    try:
+        follow.store().show(code, control, sentence)
+    except RoomError as e:
+        refused(e)
 
 
 @st.fragment(run_every=LIVE_S)
@@ -145,10 +168,12 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
+    room = replace(room, step=rules.step_of(room, lesson))
     st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
     st.warning(T("control_warning"))
     join_panel(T, code)
     steps_nav(T, code, control, lesson, room.step)
+    notice(T)
     step = lesson.steps[room.step]
     st.markdown(text_in(step.text, ui.lang()))
     page, params = follow.step_target(lesson, room.step)

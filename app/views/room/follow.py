@@ -5,10 +5,13 @@ the step's query parameters, exactly what a shared link carries."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import catalog, ui
 from app.room.store import open_store
+from core import room as rules
 from core.lessons import LessonError, load_lessons
 from core.room import RoomError
 
@@ -28,13 +31,23 @@ def store():
     return open_store()
 
 
+def lesson_of(room):
+    """The room's lesson, or None when its file went away or broke."""
+    try:
+        return lessons().get(room.lesson)
+    except LessonError:
+        return None
+
+
 def seat() -> dict | None:
     return st.session_state.get(SEAT)
 
 
 def take_seat(code: str, token: str, name: str) -> dict:
+    # step: the room step this learner's page is on, or EXPLORING (then a following learner's next poll opens
+    # the room's step)
     st.session_state[SEAT] = {"code": code, "token": token, "name": name, "following": True, "version": 0,
-                              "step": None}  # fmt: skip
+                              "step": rules.EXPLORING}  # fmt: skip
     return st.session_state[SEAT]
 
 
@@ -95,17 +108,15 @@ def panel() -> None:
     if polled[0] != s["version"] or room is None:
         room = store().room(s["code"])
         s.update(version=polled[0], room=room, responses=None, mine_q=None)
-    try:
-        lesson = lessons().get(room.lesson)
-    except LessonError:
-        lesson = None
+    lesson = lesson_of(room)
     if lesson is None:  # the lesson file went away or broke: say so here, every page still works
         st.warning(T("lesson_gone", lesson=room.lesson))
         return
+    room = replace(room, step=rules.step_of(room, lesson))
     if s["following"] and s["step"] != room.step:
         s["step"] = room.step
         try:
-            store().where(s["code"], s["token"], room.step, True)
+            rules.where(store(), s["code"], s["token"], lesson, room.step, True)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
         go_to_step(lesson, room.step)

@@ -16,13 +16,14 @@ from viz import room as figures
 
 
 def toggle_follow(s: dict) -> None:
-    s["following"] = st.session_state["room-follow"]
+    s["following"] = bool(st.session_state["room-follow"])
+    s["step"] = rules.EXPLORING  # following again: the next poll opens the room's step (and reports it)
+    lesson = follow.lesson_of(s["room"])
     try:
-        follow.store().where(s["code"], s["token"], s["step"] if s["following"] else -1, s["following"])
+        if lesson is not None:
+            rules.where(follow.store(), s["code"], s["token"], lesson, rules.EXPLORING, s["following"])
     except RoomError:
         pass  # the board is a little behind; following itself does not depend on it
-    if s["following"]:
-        s["step"] = None  # the next poll opens the room's step
 
 
 def answer_form(T, s: dict, room, right) -> None:
@@ -89,7 +90,7 @@ def panel(T, s: dict, room, lesson) -> None:
 
 def toggle_lost(s: dict) -> None:
     try:
-        follow.store().set_lost(s["code"], s["token"], st.session_state["room-lost"])
+        rules.set_lost(follow.store(), s["code"], s["token"], st.session_state["room-lost"])
         s["lost"] = st.session_state["room-lost"]
     except RoomError as e:
         s["notice"] = e.key
@@ -104,13 +105,14 @@ def controls(T, s: dict) -> None:
               args=(s,))  # fmt: skip
     if s.get("notice"):
         st.warning(T(s.pop("notice")))
-    with st.popover(T("gallery_submit")):
+    lesson = follow.lesson_of(room)
+    with st.popover(T("gallery_submit"), disabled=lesson is None):
         with st.form("room-gallery", clear_on_submit=True, border=False):
             sentence = st.text_input(T("sentence"), max_chars=rules.MAX_SENTENCE_CHARS, key="room-sentence")
-            if st.form_submit_button(T("send")):
+            if st.form_submit_button(T("send")) and lesson is not None:
+                step = s["step"] if s["step"] != rules.EXPLORING else room.step
                 try:
-                    follow.store().submit(s["code"], s["token"], s["step"] if s["step"] is not None else room.step,
-                                          sentence)  # fmt: skip
+                    rules.submit_sentence(follow.store(), s["code"], s["token"], lesson, step, sentence)
                     st.toast(T("sent"))
                 except RoomError as e:
                     st.warning(T(e.key))
