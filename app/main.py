@@ -23,12 +23,17 @@ def sidebar() -> None:
 
 def run() -> None:
     st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
-    sidebar()
-    nav: dict[str, list] = {}
-    for page in catalog.PAGES:
-        nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
-    st.navigation(nav, expanded=True).run()  # every page listed (collapsed, the sidebar hides all but ~10)
-    serving.after_run()  # torch threads, frozen heap: app/serving.py says why
+    if not serving.admit():  # the server is full: a sentence, no page
+        return
+    try:
+        sidebar()
+        nav: dict[str, list] = {}
+        for page in catalog.PAGES:
+            nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
+        st.navigation(nav, expanded=True).run()  # every page listed (collapsed, the sidebar hides all but ~10)
+    except Exception as err:  # one sentence for the visitor, the traceback in the server's log
+        serving.unexpected(err)
+    serving.after_run()  # torch threads, frozen heap, hosted lock-down: app/serving.py says why
 
 
 run()

@@ -31,17 +31,31 @@
    tabs: `visitor()`) holds at most one waiting job per kind, a newer request replacing its older one. Every heavy
    path uses it, the pages' live runs with a progress bar included (`heavy(..., progress=...)`). Lighter cached calls (st.cache_resource /
    st.cache_data) are single-flight already: Streamlit holds a lock per cache key while one session computes it.
+
+5. Hosted or laptop (`hosted()`): every server deployment runs hosted (ATTENTION_LAB_HOSTED=1 in the Dockerfile,
+   compose.yaml, deploy/k8s and scripts/serve_class.py), and so does any run not bound to the loopback address; a
+   laptop run (`bash scripts/dev.sh run` binds 127.0.0.1) or ATTENTION_LAB_LOCAL=1 is local. Hosted, visitors pick
+   from the operator's models only (no folder box), a visitor's request to clear the shared caches is ignored and
+   Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`).
+
+6. Bounded per process: at most MAX_SESSIONS visitors at once (`admit()`: a later one reads that the server is
+   full); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
+   (`unexpected()`), the traceback shown too only where Streamlit's client.showErrorDetails is "full" (a
+   developer's run: `bash scripts/dev.sh run`; .streamlit/config.toml says "none" for everyone else).
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 import threading
 
 import streamlit as st
 import torch
+from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from app import ui
@@ -51,6 +65,13 @@ _lock = threading.Lock()
 _modules_at_freeze = 0
 _threads_set = False
 FREEZE = os.environ.get("ATTENTION_LAB_GC_FREEZE", "1") != "0"
+LOG = logging.getLogger("attention_lab")
+HOSTED_ENV = "ATTENTION_LAB_HOSTED"  # "1": hosted whatever the address (every server deployment sets it)
+LOCAL_ENV = "ATTENTION_LAB_LOCAL"  # "1": a laptop run on another address (the folder box shown); HOSTED wins
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SESSIONS_ENV = "ATTENTION_LAB_MAX_SESSIONS"
+_admitted: set[str] = set()  # ids of the sessions let in (pruned to the live ones when a new one arrives)
+_protected = False
 
 
 def forget_stale_widgets() -> int:
@@ -77,11 +98,91 @@ def forget_stale_widgets() -> int:
     return len(gone)
 
 
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def hosted() -> bool:
+    """True unless this is a laptop run: ATTENTION_LAB_HOSTED=1 -> hosted; else ATTENTION_LAB_LOCAL=1 -> local;
+    else local only when Streamlit listens on the loopback address alone (server.address 127.0.0.1, localhost,
+    ::1). Streamlit's default address is every interface, so a bare `streamlit run` on a server is hosted."""
+    if _flag(HOSTED_ENV):
+        return True
+    if _flag(LOCAL_ENV):
+        return False
+    return str(st.get_option("server.address") or "").strip().strip("[]") not in LOOPBACK
+
+
+def max_sessions() -> int:
+    """Visitors one process serves at once ($ATTENTION_LAB_MAX_SESSIONS, default 60, at least 1): a class of 30
+    with room to spare; the memory it bounds is measured by scripts/hostile_sessions.py."""
+    try:
+        return max(1, int(os.environ.get(SESSIONS_ENV, "60")))
+    except ValueError:
+        return 60
+
+
+def _live_sessions() -> set[str] | None:
+    """Ids of the sessions connected now (None outside a Streamlit server, as in AppTest)."""
+    if not Runtime.exists():
+        return None
+    runtime = Runtime.instance()
+    with _lock:  # `is True`: AppTest's stand-in runtime answers with a mock, and its sessions count as gone
+        return {sid for sid in _admitted if runtime.is_active_session(sid) is True}
+
+
+def admit() -> bool:
+    """Let this session in if it was let in before or fewer than max_sessions() live sessions were; else say the
+    server is full (in the reader's language) and return False: the page is not drawn."""
+    ctx = get_script_run_ctx()
+    if ctx is None or ctx.session_id in _admitted:
+        return True
+    live = _live_sessions()
+    with _lock:
+        if live is not None:
+            _admitted.intersection_update(live)
+        if len(_admitted) < max_sessions():
+            _admitted.add(ctx.session_id)
+            return True
+    LOG.warning("session refused: %d visitors already (%s)", len(_admitted), SESSIONS_ENV)
+    st.warning(ui.t("common", "server_full"))
+    return False
+
+
+def unexpected(err: Exception) -> None:
+    """An exception no page expected: its traceback to the server's log, one sentence to the visitor (and the
+    traceback under it on a developer's run only, client.showErrorDetails = "full")."""
+    LOG.error("unexpected error on a page", exc_info=err)
+    st.error(ui.t("common", "unexpected"))
+    if str(st.get_option("client.showErrorDetails")).lower() in ("full", "true"):
+        st.exception(err)
+
+
+def _ignore_clear_cache(session: AppSession) -> None:
+    LOG.warning("a visitor asked to clear the shared caches: ignored on a hosted server")
+
+
+def protect_shared_state() -> None:
+    """On a hosted server: a visitor's "clear cache" request (a websocket message any client can send, whatever
+    the menu shows) no longer empties every visitor's shared caches, and /_stcore/metrics (cache sizes and
+    functions, session counts) serves nothing. Process-wide, once."""
+    global _protected
+    if _protected or not hosted():
+        return
+    with _lock:
+        AppSession._handle_clear_cache_request = _ignore_clear_cache
+        families = getattr(Runtime.instance().stats_mgr, "_providers_by_family", None) if Runtime.exists() else None
+        if families is not None:  # another Streamlit's internals: tests/test_hosting.py would fail
+            families.clear()
+        _protected = True
+
+
 def after_run() -> None:
     """Call at the end of a full script run. Costs a dict scan, a len() and a flag test when there is nothing to
     do."""
     global _modules_at_freeze, _threads_set
     forget_stale_widgets()
+    protect_shared_state()
     if _threads_set and (not FREEZE or len(sys.modules) == _modules_at_freeze):
         return
     with _lock:  # sessions run their scripts in threads of one process

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ import streamlit as st
 from app import i18n
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
-MAX_TEXT_CHARS = 20_000  # longer pastes are cut here, with a notice
+MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
 MAX_LINK_TEXT_CHARS = 1_500  # longer texts are not mirrored into the URL (links stay shareable)
 GLOBAL_PARAMS = {"lang"}  # owned by app/main.py
 
@@ -67,12 +68,21 @@ def page_end() -> None:
                 bad.append(name)
             del st.query_params[name]
     if bad:
-        names = ", ".join(sorted({_short(b) for b in bad}))
+        names = ", ".join(literal(n) for n in sorted({_short(b) for b in bad}))
         st.session_state["_ui_notice"].warning(t("common", "ignored_params", names=names))
 
 
 def _short(name: str) -> str:
     return name if len(name) <= 40 else name[:40] + "…"
+
+
+def literal(text: str) -> str:
+    """`text` as a markdown code span: shown character for character, never a link, an image, HTML or a formula
+    (a link's parameter names are chosen by whoever wrote the link). Line breaks and other control characters
+    become '?' (a blank line would end the span's paragraph); the fence is longer than any run of backticks inside."""
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
 
 
 # --- widgets bound to the URL --------------------------------------------------------------------------------
@@ -119,9 +129,10 @@ def _mirror(key: str, value: Any) -> None:
 
 
 def text_area(key: str, label: str, default: str, height: int = 100, help: str | None = None) -> str:
-    """Free text, cut to MAX_TEXT_CHARS with a notice. Shown by Streamlit as text, never as HTML."""
+    """Free text of at most MAX_TEXT_CHARS (the box takes no more; a longer value from a link is cut with a
+    notice). Shown by Streamlit as text, never as HTML."""
     _bind(key, str, default)
-    value = st.text_area(label, key=key, height=height, help=help)
+    value = st.text_area(label, key=key, height=height, help=help, max_chars=MAX_TEXT_CHARS)
     if len(value) > MAX_TEXT_CHARS:
         st.info(t("common", "text_cut", n=len(value), limit=MAX_TEXT_CHARS))
         value = value[:MAX_TEXT_CHARS]

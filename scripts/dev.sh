@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for newcomers and CI:  bash scripts/dev.sh run   |   bash scripts/dev.sh test
-#   run          the app on http://localhost:8501
+#   run          the app on http://localhost:8501: a laptop run (bound to 127.0.0.1, so the folder box is offered;
+#                tracebacks shown under the visitor's sentence: --client.showErrorDetails full)
 #   serve [ARGS] a class: one server per core behind nginx on http://localhost:8080 (scripts/serve_class.py)
 #   test [ARGS]  lint (ruff check, ruff format --check), then pytest on 2 workers; ARGS go to pytest. Debian's
 #                chromium is installed (as root) only when the selection includes the browser tests.
@@ -85,7 +86,8 @@ cmd=${1:-run}; shift || true
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
   setup) setup ;;
-  run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false "$@" ;;
+  run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false \
+           --server.address 127.0.0.1 --client.showErrorDetails full "$@" ;;
   serve) setup; proxy; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
   test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;

@@ -84,6 +84,7 @@ class Class:
             raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         env.setdefault("OMP_NUM_THREADS", "1")
+        env["ATTENTION_LAB_HOSTED"] = "1"  # a class's server: the operator's models only (app/serving.py hosted)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for port in self.ports:
             log = open(self.log_dir / f"streamlit-{port}.log", "w")  # noqa: SIM115 - open while it runs

@@ -1,0 +1,81 @@
+"""A real hosted server (`streamlit run` with ATTENTION_LAB_HOSTED=1, from the repository root so
+.streamlit/config.toml applies) against an anonymous client speaking Streamlit's websocket protocol: the client's
+"clear cache" message leaves every visitor's shared caches alone, /_stcore/metrics tells it nothing about caches
+or sessions, and a message above the widget size limit is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.error
+
+import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from scripts import load_test as lt
+from scripts.app_server import free_port, start_server, stop_server
+
+
+@pytest.fixture(scope="module")
+def hosted_server(tmp_path_factory):
+    port, log_path = free_port(), tmp_path_factory.mktemp("hosted") / "server.log"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_LAB_HOSTED", "1")
+        with open(log_path, "w") as log:
+            proc = start_server(port, log)
+    try:
+        yield port, log_path
+    finally:
+        stop_server(proc)
+
+
+def _metrics(port: int) -> str:
+    try:
+        with lt.DIRECT.open(f"http://{lt.HOST}:{port}/_stcore/metrics", timeout=30) as r:
+            return r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}"
+
+
+async def _visit_and_clear(port: int) -> lt.RunResult:
+    """Open /sdpa-steps (it fills shared caches), send the "clear cache" message, then change a widget."""
+    s = lt.StreamlitSession(port, timeout_s=120)
+    try:
+        await s.open("sdpa-steps")
+        msg = BackMsg()
+        msg.clear_cache = True
+        await s.ws.send(msg.SerializeToString())
+        return await s.rerun(lt.ClientState(query_string=s.query, page_script_hash=s.page_hash))
+    finally:
+        await s.close()
+
+
+def test_a_visitor_can_neither_clear_the_shared_caches_nor_read_their_metrics(hosted_server):
+    port, log_path = hosted_server
+    result = asyncio.run(_visit_and_clear(port))
+    assert not result.exceptions
+    log = log_path.read_text(encoding="utf-8")
+    assert "asked to clear the shared caches: ignored" in log, log[-2000:]
+    metrics = _metrics(port)
+    for family in ("cache_memory_bytes", "session_state", "active_sessions", "session_events"):
+        assert family not in metrics, metrics[:2000]
+
+
+async def _oversized(port: int) -> str:
+    """A rerun whose text is above .streamlit/config.toml's maxWidgetStateSize (1 MB): the server refuses it."""
+    s = lt.StreamlitSession(port, timeout_s=60)
+    try:
+        await s.open("attention")
+        wid, _ = s.widget("text")
+        try:
+            await s.set_widget(WidgetState(id=wid, string_value="x" * 2_000_000))
+        except (lt.websockets.ConnectionClosed, TimeoutError) as err:
+            return type(err).__name__
+        return "accepted"
+    finally:
+        await s.close()
+
+
+def test_a_message_above_the_widget_limit_is_refused(hosted_server):
+    port, _ = hosted_server
+    assert asyncio.run(_oversized(port)) != "accepted"
