@@ -125,7 +125,7 @@ def ignored_names(at) -> str:
 
 
 def ignored_notice(names) -> str:
-    return i18n.text("en", "common", "ignored_params", names=", ".join(sorted(names)))
+    return i18n.text("en", "common", "ignored_params", names=", ".join(ui.literal(n) for n in sorted(names)))
 
 
 # --- valid and invalid values for a widget ------------------------------------------------------------------------
