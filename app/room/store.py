@@ -9,6 +9,7 @@ rerun only when they changed. Only the control token moves the room, reveals, se
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -94,6 +95,38 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+class Busy(Exception):
+    """Every connection of the pool is in use."""
+
+
+ATTEMPTS = 3  # tries of one action while the database is busy or away
+DEADLINE_S = 4.5  # no new try starts later than this after the first: a visitor reads a sentence within ~5 s
+
+
+def transaction(action):
+    """A store action: one transaction. While the database is busy (another process holds SQLite's write lock,
+    PostgreSQL reports a serialization failure) or away (PostgreSQL restarting), the action is tried again
+    briefly; then it is refused in words, RoomError('busy' | 'unavailable'), never a database traceback."""
+
+    @functools.wraps(action)
+    def attempt(self, *args, **kwargs):
+        start = time.monotonic()
+        for n in range(1, ATTEMPTS + 1):
+            try:
+                return action(self, *args, **kwargs)
+            except RoomError:
+                raise
+            except Exception as error:
+                key = self._transient(error)
+                if key is None:
+                    raise
+                if n == ATTEMPTS or time.monotonic() - start > DEADLINE_S / 2:
+                    raise RoomError(key, f"{type(error).__name__}: {error}") from None
+                time.sleep(0.05 * 2**n)
+
+    return attempt
+
+
 class SqlStore:
     """The rules and SQL both stores share; a subclass gives the connection (`_tx`) and the parameter style."""
 
@@ -107,18 +140,21 @@ class SqlStore:
     # -- plumbing ------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _tx(self, write: bool = True):  # yields run(sql, params) -> cursor; one transaction
+    def _tx(self, write: bool):  # yields run(sql, params) -> cursor; one transaction (write: it will write)
         raise NotImplementedError
         yield
+
+    def _transient(self, error: Exception) -> str | None:
+        """'busy' or 'unavailable' when `error` says the database is busy or away for now (try again), else None."""
+        return "busy" if isinstance(error, Busy) else None
 
     def _sql(self, sql: str) -> str:
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
 
-    def _create_schema(self) -> None:
-        with self._tx(write=False) as run:
-            for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
-                if statement.strip():
-                    run(statement, ())
+    def _create_schema(self, run) -> None:
+        for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
+            if statement.strip():
+                run(statement, ())
 
     def _live(self, run, code: str) -> Room:
         row = run(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ?", (code,)).fetchone()
@@ -154,12 +190,13 @@ class SqlStore:
 
     # -- the facilitator -----------------------------------------------------------------------------------
 
+    @transaction
     def create(self, lesson: str, ttl_s: float | None = None) -> tuple[str, str]:
         """A new room on `lesson`: (code, control token). Rooms long expired are purged here."""
         now = self.clock()
         ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
         control = rules.new_token()
-        with self._tx(write=False) as run:
+        with self._tx(write=True) as run:
             gone = [r[0] for r in run("SELECT code FROM rooms WHERE expires < ?", (now - 3600,)).fetchall()]
             for old in gone:
                 for table in ("answers", "learners", "gallery", "events", "rooms"):
@@ -172,6 +209,7 @@ class SqlStore:
                 (code, rules.digest(control), lesson, now, now + ttl))  # fmt: skip
         return code, control
 
+    @transaction
     def room(self, code: str) -> Room | None:
         """The room, or None when the code is unknown or the room expired."""
         try:
@@ -180,12 +218,14 @@ class SqlStore:
         except RoomError:
             return None
 
+    @transaction
     def poll(self, code: str) -> tuple[int, int] | None:
         """(version, activity): what a follower reads every few seconds. None: unknown or expired."""
         with self._tx(write=False) as run:
             row = run("SELECT version, activity, expires FROM rooms WHERE code = ?", (code,)).fetchone()
         return None if row is None or row[2] <= self.clock() else (row[0], row[1])
 
+    @transaction
     def is_control(self, code: str, control: str | None) -> bool:
         try:
             with self._tx(write=False) as run:
@@ -194,36 +234,41 @@ class SqlStore:
         except RoomError:
             return False
 
+    @transaction
     def move(self, code: str, control: str, step: int) -> None:
         """The room goes to `step` (its question, if any, waits closed until opened)."""
-        with self._tx(write=False) as run:
+        with self._tx(write=True) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET step = ?, question = '', phase = '', answer = '', shown = '' WHERE code = ?",
                 (int(step), code))  # fmt: skip
             self._bump(run, code, "version")
 
+    @transaction
     def open_question(self, code: str, control: str, question: str, answer_json: str) -> None:
-        with self._tx(write=False) as run:
+        with self._tx(write=True) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET question = ?, phase = 'open', answer = ? WHERE code = ?",
                 (question, answer_json, code))  # fmt: skip
             self._bump(run, code, "version")
 
+    @transaction
     def reveal(self, code: str, control: str) -> None:
-        with self._tx(write=False) as run:
+        with self._tx(write=True) as run:
             room = self._control(run, code, control)
             if room.phase != "open":
                 raise RoomError("question_closed")
             run("UPDATE rooms SET phase = 'revealed' WHERE code = ?", (code,))
             self._bump(run, code, "version")
 
+    @transaction
     def show(self, code: str, control: str, sentence: str) -> None:
         """Show one gallery sentence to everyone ('' hides it)."""
-        with self._tx(write=False) as run:
+        with self._tx(write=True) as run:
             self._control(run, code, control)
             run("UPDATE rooms SET shown = ? WHERE code = ?", (sentence, code))
             self._bump(run, code, "version")
 
+    @transaction
     def learners(self, code: str, control: str) -> list[tuple[str, int, bool]]:
         """(name, step, following) of every learner, in joining order: names for the facilitator only."""
         with self._tx(write=False) as run:
@@ -231,6 +276,7 @@ class SqlStore:
             rows = run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
             return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
 
+    @transaction
     def answers(self, code: str, control: str) -> list[AnswerRow]:
         with self._tx(write=False) as run:
             self._control(run, code, control)
@@ -238,9 +284,10 @@ class SqlStore:
                        "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name", (code,))  # fmt: skip
             return [AnswerRow(q, n, r, bool(c), at) for q, n, r, c, at in rows.fetchall()]
 
+    @transaction
     def gallery(self, code: str, control: str, step: int) -> list[tuple[str, str]]:
         """(name, sentence) submitted for `step`, oldest first."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             self._control(run, code, control)
             rows = run("SELECT l.name, g.sentence FROM gallery g JOIN learners l ON g.code = l.code AND "
                        "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, int(step)))  # fmt: skip
@@ -248,11 +295,12 @@ class SqlStore:
 
     # -- learners ------------------------------------------------------------------------------------------
 
+    @transaction
     def join(self, code: str, name: str, lang: str) -> str:
         """A learner joins with a display name: their token (keep it; it is their identity in the room)."""
         name = rules.clean_name(name)
         token = rules.new_token()
-        with self._tx() as run:
+        with self._tx(write=True) as run:
             room = self._live(run, code)
             self._rate(run, code, "", "join")
             n = run("SELECT COUNT(*) FROM learners WHERE code = ?", (code,)).fetchone()[0]
@@ -263,17 +311,19 @@ class SqlStore:
             self._bump(run, code, "activity")
         return token
 
+    @transaction
     def learner(self, code: str, token: str | None) -> Learner | None:
         if not token:
             return None
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             row = run("SELECT name, lang, step, following, lost FROM learners WHERE code = ? AND token = ?",
                       (code, rules.digest(token))).fetchone()  # fmt: skip
         return None if row is None else Learner(row[0], row[1], row[2], bool(row[3]), bool(row[4]))
 
+    @transaction
     def where(self, code: str, token: str, step: int, following: bool) -> None:
         """Where a learner is: the room's step number, or -1 while exploring elsewhere."""
-        with self._tx() as run:
+        with self._tx(write=True) as run:
             self._live(run, code)
             self._learner_row(run, code, token)
             self._rate(run, code, rules.digest(token), "where")
@@ -281,22 +331,25 @@ class SqlStore:
                 (int(step), int(bool(following)), code, rules.digest(token)))  # fmt: skip
             self._bump(run, code, "activity")
 
+    @transaction
     def set_lost(self, code: str, token: str, lost: bool) -> None:
-        with self._tx() as run:
+        with self._tx(write=True) as run:
             self._live(run, code)
             self._learner_row(run, code, token)
             self._rate(run, code, rules.digest(token), "lost")
             run("UPDATE learners SET lost = ? WHERE code = ? AND token = ?", (int(lost), code, rules.digest(token)))
             self._bump(run, code, "activity")
 
+    @transaction
     def lost_count(self, code: str) -> int:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             return run("SELECT COUNT(*) FROM learners WHERE code = ? AND lost = 1", (code,)).fetchone()[0]
 
+    @transaction
     def answer(self, code: str, token: str, question: str, response: str, correct: bool) -> bool:
         """Keep a learner's (validated) response to the open question: True, or False when this learner already
         answered it (a second tab answers nothing). RoomError when the question is not open."""
-        with self._tx() as run:
+        with self._tx(write=True) as run:
             room = self._live(run, code)
             self._learner_row(run, code, token)
             if room.phase != "open" or room.question != question:
@@ -310,26 +363,30 @@ class SqlStore:
                 self._bump(run, code, "activity")
         return kept
 
+    @transaction
     def my_answer(self, code: str, token: str, question: str) -> tuple[str, bool] | None:
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             row = run("SELECT response, correct FROM answers WHERE code = ? AND question = ? AND token = ?",
                       (code, question, rules.digest(token))).fetchone()  # fmt: skip
         return None if row is None else (row[0], bool(row[1]))
 
+    @transaction
     def responses(self, code: str, question: str) -> list[str]:
         """Every response to a question, without names (the room's distribution)."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             rows = run("SELECT response FROM answers WHERE code = ? AND question = ?", (code, question))
             return [r[0] for r in rows.fetchall()]
 
+    @transaction
     def steps_of_learners(self, code: str) -> list[int]:
         """The step each learner is on (-1: exploring), without names."""
-        with self._tx() as run:
+        with self._tx(write=False) as run:
             return [r[0] for r in run("SELECT step FROM learners WHERE code = ?", (code,)).fetchall()]
 
+    @transaction
     def submit(self, code: str, token: str, step: int, sentence: str) -> None:
         sentence = rules.clean_sentence(sentence)
-        with self._tx() as run:
+        with self._tx(write=True) as run:
             self._live(run, code)
             self._learner_row(run, code, token)
             self._rate(run, code, rules.digest(token), "gallery")
@@ -347,29 +404,43 @@ def default_path() -> Path:
 
 
 class SQLiteStore(SqlStore):
-    """A file; several processes on one host may share it (WAL, a busy timeout)."""
+    """A file; several processes on one host may share it (WAL). Only its owner may read it (0600): it holds
+    learners' names and answers."""
+
+    busy_s = 1.5  # one attempt waits this long for another process's write lock (three attempts at most)
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         super().__init__(clock)
         self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))  # SQLite's -wal and -shm copy these bits
+        os.chmod(self.path, 0o600)  # a file made by an older version or another umask
+        self.conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed answer survives a crash of the app
-        self._create_schema()
+        with self._tx(write=True) as run:
+            self._create_schema(run)
+
+    def _transient(self, error: Exception) -> str | None:
+        if isinstance(error, sqlite3.OperationalError):
+            return "busy" if "locked" in str(error) or "busy" in str(error) else "unavailable"
+        return None
 
     @contextmanager
-    def _tx(self, write: bool = True):
-        """One transaction; a writer takes the file's write lock up front (no upgrade deadlock between
-        processes), a reader does not (polls from several processes read side by side in WAL mode)."""
+    def _tx(self, write: bool):
+        """One transaction. A writer takes the file's write lock before it reads (BEGIN IMMEDIATE): a deferred
+        transaction that read first could not write after another process's commit ('database is locked' at
+        once, the busy timeout does not apply). A reader does not: polls from several processes read side by
+        side in WAL mode."""
         with self.lock:
             self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield lambda sql, params: self.conn.execute(sql, params)
+                self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
     def close(self) -> None:
         with self.lock:
@@ -377,40 +448,83 @@ class SQLiteStore(SqlStore):
 
 
 class PostgresStore(SqlStore):
-    """PostgreSQL (psycopg 3) at a URL such as postgresql://lab@127.0.0.1:55432/attention_lab: for replicas."""
+    """PostgreSQL (psycopg 3) at a URL such as postgresql://lab:...@127.0.0.1:55432/attention_lab: for replicas.
+
+    A small pool of connections, each with a connect timeout and statement and lock timeouts, so that a database
+    that is away or stuck costs a visitor a sentence within about 5 s (RoomError 'unavailable'), never a stalled
+    page; the next action after it comes back reconnects (no restart). Nothing connects before the first action:
+    a server starts while its database is still starting."""
 
     placeholder = "%s"
     real, serial = "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"
+    pool_size = 4  # connections per process (Streamlit runs every visitor in one process)
+    connect_s = 2  # libpq's smallest connect timeout
+    statement_ms = 3000  # a statement (or a lock wait) longer than this is cancelled
+    wait_s = 3.0  # an action waits this long for a free connection of the pool
 
     def __init__(self, url: str, clock: Callable[[], float] = time.time):
         super().__init__(clock)
         self.url = url
-        self.conn = None
-        self._connect()
-        with self._tx() as run:  # replicas starting together: one creates the schema at a time
-            run("SELECT pg_advisory_xact_lock(7205)", ())
-            for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
-                if statement.strip():
-                    run(statement, ())
+        self._idle: list = []  # connections ready for the next transaction (under self.lock)
+        self._slots = threading.BoundedSemaphore(self.pool_size)
+        self._ready = False  # schema made
 
     def _connect(self):
         import psycopg
 
-        self.conn = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
+        ms = self.statement_ms
+        return psycopg.connect(self.url, connect_timeout=self.connect_s, autocommit=True,
+                               options=f"-c statement_timeout={ms} -c lock_timeout={ms} "
+                                       f"-c idle_in_transaction_session_timeout={4 * ms}")  # fmt: skip
+
+    def _transient(self, error: Exception) -> str | None:
+        import psycopg
+
+        if isinstance(error, Busy):
+            return "busy"
+        if isinstance(error, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
+            return "busy"
+        if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+            with self.lock:  # the server went away: every idle connection is as dead as this one
+                dead, self._idle = self._idle, []
+            for conn in dead:
+                conn.close()
+            return "unavailable"
+        return None
 
     @contextmanager
-    def _tx(self, write: bool = True):
-        with self.lock:
-            if self.conn is None or self.conn.closed or self.conn.broken:
-                self._connect()
-            with self.conn.transaction():
-                cur = self.conn.cursor()
+    def _tx(self, write: bool):
+        if not self._slots.acquire(timeout=self.wait_s):
+            raise Busy("no free database connection")
+        conn = None
+        try:
+            with self.lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None or conn.closed or conn.broken:
+                conn = self._connect()
+            if not self._ready:
+                self._make_schema(conn)
+            with conn.transaction():
+                cur = conn.cursor()
                 yield lambda sql, params: cur.execute(self._sql(sql), params)
+        finally:
+            if conn is not None and not conn.closed and not conn.broken:
+                with self.lock:
+                    self._idle.append(conn)
+            self._slots.release()
+
+    def _make_schema(self, conn) -> None:
+        with conn.transaction():  # replicas starting together: one creates the schema at a time
+            cur = conn.cursor()
+            cur.execute("SELECT pg_advisory_xact_lock(7205)")
+            self._create_schema(lambda sql, params: cur.execute(sql, params))
+        self._ready = True
 
     def close(self) -> None:
         with self.lock:
-            if self.conn is not None:
-                self.conn.close()
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
 
 _store: Store | None = None

@@ -4,8 +4,11 @@ validated; unknown and expired codes refused; nothing lost when the server resta
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from app.room.store import SQLiteStore
 from core import room as rules
 from core.lessons import Answer, Lesson, Question, Step, format_response, is_correct, parse_response
 from core.room import RoomError
@@ -295,3 +298,88 @@ def test_a_room_on_a_lesson_that_lost_steps_shows_its_last_step(store):
     code, control = store.create("t")
     store.move(code, control, 7)  # moved there before the lesson file was shortened
     assert rules.step_of(store.room(code), three_steps()) == 2
+
+
+class PausingConnection:
+    """A SQLite connection that calls `between()` once, right after the first SELECT it runs: the moment at which
+    another process's commit used to break a writer that had read first."""
+
+    def __init__(self, conn, between):
+        self.conn, self.between = conn, between
+
+    def execute(self, sql, params=()):
+        cursor = self.conn.execute(sql, params)
+        if self.between is not None and sql.lstrip().upper().startswith("SELECT"):
+            between, self.between = self.between, None
+            between()
+        return cursor
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+def test_two_processes_on_one_sqlite_file_lose_no_click(tmp_path, clock):
+    """The facilitator's server reads the room, the learners' server commits a learner's move, then the
+    facilitator's server writes: the click lands (before: 'database is locked' at once, the click lost)."""
+    facilitator_side = SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock)
+    learner_side = SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock)
+    try:
+        code, control = facilitator_side.create("qkv")
+        token = learner_side.join(code, "Ana", "en")
+        failures = []
+
+        def learner_moves():
+            try:
+                learner_side.where(code, token, -1, False)
+            except Exception as e:  # noqa: BLE001 - reported below
+                failures.append(e)
+
+        other = threading.Thread(target=learner_moves)
+
+        def commit_from_the_other_process():
+            other.start()
+            other.join(0.5)  # without the write lock taken up front, the other side commits now
+
+        facilitator_side.conn = PausingConnection(facilitator_side.conn, commit_from_the_other_process)
+        facilitator_side.move(code, control, 1)
+        other.join(10)
+        assert failures == []
+        assert facilitator_side.room(code).step == 1
+        assert learner_side.learner(code, token).following is False
+    finally:
+        facilitator_side.close()
+        learner_side.close()
+
+
+def test_a_sqlite_file_locked_too_long_is_a_sentence(tmp_path, clock):
+    import sqlite3
+    import time
+
+    store = SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock)
+    code, control = store.create("qkv")
+    holder = sqlite3.connect(tmp_path / "rooms.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock and does not let go
+    try:
+        start = time.monotonic()
+        with pytest.raises(RoomError, match="busy"):
+            store.move(code, control, 1)
+        assert time.monotonic() - start < 5
+        assert store.room(code).step == 0  # readers still read
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    store.move(code, control, 1)  # and the next click lands
+    assert store.room(code).step == 1
+    store.close()
+
+
+def test_the_sqlite_file_is_its_owners_only(tmp_path, clock):
+    path = tmp_path / "rooms" / "rooms.sqlite3"
+    store = SQLiteStore(path, clock=clock)
+    store.create("qkv")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert all(p.stat().st_mode & 0o077 == 0 for p in path.parent.iterdir())  # -wal and -shm too
+    store.close()
+    path.chmod(0o644)  # a file from an older version
+    SQLiteStore(path, clock=clock).close()
+    assert path.stat().st_mode & 0o777 == 0o600

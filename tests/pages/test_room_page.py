@@ -243,3 +243,38 @@ def test_a_click_from_a_page_drawn_before_the_room_moved_is_a_sentence(store):
     assert_no_exception(at)
     assert any(e.value == "This question is not open." for e in at.error)
     assert store.room(code).phase == ""
+
+
+def test_a_click_while_another_server_holds_the_file_is_a_sentence(store, tmp_path):
+    import sqlite3
+
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code, "key": control})
+    holder = sqlite3.connect(tmp_path / "rooms.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the other server's write lock, held too long
+    try:
+        next(b for b in at.button if b.label == "Next step").click().run()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert_no_exception(at)
+    assert any("The room is busy" in e.value for e in at.error)
+    next(b for b in at.button if b.label == "Next step").click().run()  # the next click lands
+    assert store.room(code).step == 1
+
+
+def test_a_database_away_is_a_sentence_on_every_page_of_a_learner(store, monkeypatch):
+    code, _ = store.create(LESSON)
+    at, _ = learner_on_the_room_step(store, code)
+
+    def away(*args, **kwargs):
+        raise rules.RoomError("unavailable")
+
+    for action in ("poll", "room", "learner", "is_control"):
+        monkeypatch.setattr(store, action, away)
+    at.run()  # the sidebar's poll on the step's page
+    assert_no_exception(at)
+    assert any("cannot be reached just now" in w.value for w in at.warning)
+    at = run_view("room", {"room": code})
+    assert_no_exception(at)
+    assert any("cannot be reached just now" in w.value for w in at.warning)

@@ -87,6 +87,12 @@ def page() -> None:
         st.code(str(e), language=None)
         ui.page_end()
         return
+    follow.in_words(open_room)(T, lessons)
+    ui.page_end()
+
+
+def open_room(T, lessons: dict) -> None:
+    """The part of /room the link asks for: a facilitator's, a learner's seat, joining, or the start."""
     raw = st.query_params.get("room")
     code = rules.normal_code(raw) if raw is not None else None
     if raw is not None and (code is None or follow.store().room(code) is None):
@@ -108,4 +114,3 @@ def page() -> None:
             join(T, None)
         with c2:
             create(T, lessons)
-    ui.page_end()

@@ -124,6 +124,7 @@ def show_sentence(code: str, control: str, sentence: str) -> None:
 
 
 @st.fragment(run_every=LIVE_S)
+@follow.in_words
 def live(code: str, control: str, lesson) -> None:
     T = ui.texts("room")
     polled = follow.store().poll(code)

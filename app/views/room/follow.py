@@ -5,6 +5,7 @@ the step's query parameters, exactly what a shared link carries."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import streamlit as st
@@ -29,6 +30,20 @@ def lessons() -> dict:
 
 def store():
     return open_store()
+
+
+def in_words(draw):
+    """A part of a room page whose store call is refused, or whose database is busy or away for a moment, says so
+    in a sentence where it would be drawn (the next poll draws it again), never a traceback."""
+
+    @functools.wraps(draw)
+    def guarded(*args, **kwargs):
+        try:
+            return draw(*args, **kwargs)
+        except RoomError as e:
+            st.warning(ui.texts("room")(e.key))
+
+    return guarded
 
 
 def lesson_of(room):
@@ -81,6 +96,7 @@ def sidebar() -> None:
 
 
 @st.fragment
+@in_words
 def controls() -> None:
     from app.views.room import learner
 
@@ -90,6 +106,7 @@ def controls() -> None:
 
 
 @st.fragment(run_every=POLL_S)
+@in_words
 def panel() -> None:
     from app.views.room import learner
 
