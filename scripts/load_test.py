@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import http.cookiejar
 import json
 import os
 import random
@@ -54,7 +55,6 @@ from scripts.app_server import free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"  # never anything else
-DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy from the environment
 SENTENCES = [
     "The cat sat on the mat because it was tired.",
     "The trophy did not fit in the suitcase because it was too big.",
@@ -97,7 +97,8 @@ class RunResult:
 
 class StreamlitSession:
     """One visitor: a websocket to the server's /_stcore/stream and what the browser would keep of the app's
-    state (current page, query string, widget ids and element protos by id)."""
+    state (current page, query string, widget ids and element protos by id), and of its cookies (a browser's
+    proxy cookie keys nginx's stickiness and its per-browser limits, deploy/nginx.conf)."""
 
     def __init__(self, port: int, timeout_s: float):
         self.port = port
@@ -107,6 +108,13 @@ class StreamlitSession:
         self.pages: dict[str, str] = {}  # url path -> page_script_hash (from the Navigation message)
         self.query = ""
         self.widgets: dict[str, object] = {}  # element id -> its proto (text_area, radio, slider, ...)
+        self.cookies = http.cookiejar.CookieJar()  # one per visitor, as each browser keeps its own
+        self._http = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.cookies)
+        )
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.cookies)
 
     async def open(self, url: str, query: str = "") -> RunResult:
         """What opening a link does: GET the page (the HTML shell), open the websocket, run the page."""
@@ -121,13 +129,14 @@ class StreamlitSession:
             open_timeout=self.timeout_s,
             ping_interval=None,
             proxy=None,  # never through a proxy from the environment: 127.0.0.1 only
+            additional_headers={"Cookie": self.cookie_header()} if len(self.cookies) else None,
         )
         result = await self.rerun(ClientState(query_string=query, page_name=url))
         result.ms = (time.monotonic() - start) * 1000
         return result
 
     def _get(self, url: str) -> None:
-        with DIRECT.open(url, timeout=self.timeout_s) as r:
+        with self._http.open(url, timeout=self.timeout_s) as r:
             r.read()
 
     async def close(self) -> None:

@@ -51,6 +51,29 @@ def nginx_config(template: str, ports: list[int], listen: int, run_dir: Path) ->
     return f"pid {run_dir / 'nginx.pid'};\n" + text.replace("http {", "http {" + temps, 1)
 
 
+def start_nginx(ports: list[int], listen: int, run_dir: Path, log_dir: Path) -> subprocess.Popen:
+    """nginx in the foreground with deploy/nginx.conf made for these ports (its own process group), logging to
+    log_dir/nginx.log; the caller waits for it to answer and stops it."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).exists():
+        raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    for name in TEMP_DIRS:
+        (run_dir / name).mkdir(exist_ok=True)
+        if os.geteuid() == 0:  # nginx's workers run as nobody when its master is root
+            shutil.chown(run_dir / name, user="nobody")
+    conf = run_dir / "nginx.conf"
+    conf.write_text(nginx_config(NGINX_CONF.read_text(), ports, listen, run_dir))
+    log = open(log_dir / "nginx.log", "w")  # noqa: SIM115 - open while it runs
+    return subprocess.Popen(
+        [nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf), "-g", "daemon off;"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+
+
 def streamlit_command(port: int, script: str = "app/main.py") -> list[str]:
     return [
         sys.executable, "-m", "streamlit", "run", script,
@@ -79,8 +102,7 @@ class Class:
         self.procs: list[subprocess.Popen] = []
 
     def start(self, timeout_s: float = 180) -> None:
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not Path(nginx).exists():
+        if not Path(shutil.which("nginx") or "/usr/sbin/nginx").exists():
             raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         env.setdefault("OMP_NUM_THREADS", "1")
@@ -110,22 +132,7 @@ class Class:
                 self.stop()
                 raise SystemExit(f"servers on {sorted(waiting)} not healthy within {timeout_s:g} s")
             time.sleep(0.3)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        for name in TEMP_DIRS:
-            (self.run_dir / name).mkdir(exist_ok=True)
-            if os.geteuid() == 0:  # nginx's workers run as nobody when its master is root
-                shutil.chown(self.run_dir / name, user="nobody")
-        conf = self.run_dir / "nginx.conf"
-        conf.write_text(nginx_config(NGINX_CONF.read_text(), self.ports, self.listen, self.run_dir))
-        log = open(self.log_dir / "nginx.log", "w")  # noqa: SIM115
-        self.procs.append(
-            subprocess.Popen(
-                [nginx, "-e", "stderr", "-p", str(self.run_dir), "-c", str(conf), "-g", "daemon off;"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        )
+        self.procs.append(start_nginx(self.ports, self.listen, self.run_dir, self.log_dir))
         while not healthy(self.listen):
             if self.procs[-1].poll() is not None or time.monotonic() > deadline:
                 self.stop()

@@ -23,7 +23,9 @@ def test_the_config_is_compose_nginx_with_one_server_per_process(tmp_path):
     assert "listen 9100;" in text and "listen 8080;" not in text
     directives = [line.split("#")[0] for line in text.splitlines()]
     assert any("hash $lab_route consistent;" in d for d in directives)  # the browser's cookie,
-    assert not any("ip_hash" in d or "remote_addr" in d for d in directives)  # never the classroom's address
+    assert not any("ip_hash" in d for d in directives)  # never the classroom's address for affinity:
+    by_address = [d.split()[0] for d in directives if "remote_addr" in d]  # the address only counts for limits
+    assert by_address and set(by_address) <= {"limit_conn_zone", "limit_req_zone", '""'}, by_address
     for name in sc.TEMP_DIRS:
         assert f"{name}_temp_path {tmp_path / name};" in text
     assert text.startswith(f"pid {tmp_path / 'nginx.pid'};")
@@ -83,3 +85,198 @@ def test_two_servers_start_and_each_browser_sticks_to_one(tmp_path):
     finally:
         lab.stop()
     assert all(p.poll() is not None for p in lab.procs)
+
+
+# --- the limits, headers and logs of deploy/nginx.conf, on a real nginx in front of stand-in replicas ----------
+
+
+class Replicas:
+    """Stand-ins for the Streamlit servers: a websocket upgrade is answered 101 and held open until the client
+    closes it; any other request gets a small 200. Runs an asyncio loop in a thread."""
+
+    def __init__(self, ports: list[int]):
+        import threading
+
+        self.ports, self.loop = ports, asyncio.new_event_loop()
+        self.servers: list = []
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        for port in ports:
+            server = asyncio.run_coroutine_threadsafe(asyncio.start_server(self.answer, "127.0.0.1", port), self.loop)
+            self.servers.append(server.result(10))
+
+    async def answer(self, reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if b"upgrade: websocket" in head.lower():
+                    writer.write(
+                        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+                    )
+                    await writer.drain()
+                    await reader.read()  # held until nginx closes it
+                    break
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    def stop(self) -> None:
+        """Stop answering (idempotent): the ports close, held sessions end."""
+        if not self.thread.is_alive():
+            return
+
+        async def close():
+            for server in self.servers:
+                server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def proxy(tmp_path):
+    """(nginx's port, its log file, the stand-in replicas) with deploy/nginx.conf made for two replicas."""
+    import time
+
+    ports = [free_port(), free_port()]
+    replicas = Replicas(ports)
+    listen = free_port()
+    nginx = sc.start_nginx(ports, listen, tmp_path / "run", tmp_path / "logs")
+    try:
+        deadline = time.monotonic() + 30
+        while not sc.healthy(listen):
+            assert nginx.poll() is None and time.monotonic() < deadline, (tmp_path / "logs" / "nginx.log").read_text()
+            time.sleep(0.1)
+        yield listen, tmp_path / "logs" / "nginx.log", replicas
+    finally:
+        import os
+        import signal
+
+        os.killpg(nginx.pid, signal.SIGTERM)
+        nginx.wait(15)
+        replicas.stop()
+
+
+async def open_session(port: int, cookie: str | None) -> tuple[int, asyncio.StreamWriter]:
+    """A websocket upgrade of /_stcore/stream through nginx: (status, the connection, left open)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = ["GET /_stcore/stream HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]  # fmt: skip
+    if cookie:
+        head.append(f"Cookie: {cookie}")
+    writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+    await writer.drain()
+    status = int((await reader.readline()).split()[1])
+    return status, writer
+
+
+async def sessions(port: int, cookies: list[str | None]) -> list[int]:
+    """Open one session per cookie (None: no cookie), all held open together; their statuses."""
+    opened = await asyncio.gather(*(open_session(port, c) for c in cookies))
+    for _, writer in opened:
+        writer.close()
+    return [status for status, _ in opened]
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_sixty_sessions_from_one_browser_are_cut_to_ten(proxy):
+    port, _, _ = proxy
+    statuses = asyncio.run(sessions(port, ["lab_route=prankster"] * 60))
+    assert statuses.count(101) == 10 and statuses.count(429) == 50, statuses
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_a_client_without_the_cookie_is_counted_by_its_address(proxy):
+    port, _, _ = proxy
+    statuses = asyncio.run(sessions(port, [None] * 60))  # stripping the cookie gains nothing
+    assert statuses.count(101) == 10 and statuses.count(429) == 50, statuses
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_a_class_of_thirty_behind_one_address_all_get_in(proxy):
+    port, _, _ = proxy
+
+    def first_visit(i: int) -> str:  # the page, its files and the health checks, as a browser loads them
+        _, cookie = get(port)
+        key = cookie.split(";")[0]
+        for _ in range(20):
+            get(port, key)
+        return key
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        keys = list(pool.map(first_visit, range(30)))
+    assert len(set(keys)) == 30
+    statuses = asyncio.run(sessions(port, keys * 2))  # every learner with two tabs open, all at once
+    assert statuses == [101] * 60, statuses
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_session_upgrades_are_rate_limited_per_browser(proxy):
+    port, _, _ = proxy
+
+    async def reloads(n: int) -> list[int]:  # a script reloading one tab as fast as it can: one session at a time
+        statuses = []
+        for _ in range(n):
+            status, writer = await open_session(port, "lab_route=reloader")
+            writer.close()
+            await writer.wait_closed()
+            statuses.append(status)
+        return statuses
+
+    statuses = asyncio.run(reloads(40))
+    assert statuses[:20] == [101] * 20  # a burst of reloads and reconnects is fine
+    assert statuses.count(429) >= 15, statuses  # then about one every three seconds
+    assert asyncio.run(sessions(port, ["lab_route=someone-else"])) == [101]  # other browsers are not affected
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_every_answer_carries_the_security_headers(proxy):
+    port, _, replicas = proxy
+    import urllib.error
+
+    def headers(path: str):
+        try:
+            with DIRECT.open(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+                return r.status, r.headers
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers
+
+    replicas.stop()  # the replicas are down: nginx's own 502 must carry them too
+    for path in ("/", "/attention?text=hello"):
+        status, h = headers(path)
+        assert status in (200, 502), status
+        assert h["X-Content-Type-Options"] == "nosniff"
+        assert h["X-Frame-Options"] == "SAMEORIGIN"
+        assert h["Referrer-Policy"] == "no-referrer"  # a link's parameters never reach another site
+        csp = h["Content-Security-Policy"]
+        assert "img-src 'self' data: blob:" in csp and "frame-ancestors 'self'" in csp and "object-src 'none'" in csp
+        assert "Permissions-Policy" in h and "Server" not in h or "/" not in h["Server"]  # no version
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_no_query_string_reaches_the_logs_even_when_a_replica_is_down(proxy):
+    import time
+    import urllib.error
+
+    port, log, replicas = proxy
+    secret = "control=sEcReT-tOkEn-123"
+    replicas.stop()  # both replicas down: nginx logs a failed upstream for each try
+    for path in (f"/room?{secret}", f"/_stcore/health?{secret}"):
+        with pytest.raises(urllib.error.HTTPError):
+            DIRECT.open(f"http://127.0.0.1:{port}{path}", timeout=30)
+    statuses = asyncio.run(sessions(port, ["lab_route=x"] * 12))  # and a limit applied
+    assert 101 not in statuses
+    time.sleep(0.5)
+    text = log.read_text()
+    assert "/room" in text and "upstream_status=502" in text  # the failure is in the access log, path only
+    assert "sEcReT" not in text, text
