@@ -17,6 +17,14 @@ _LEARNED = {"bert", "roberta", "xlm-roberta", "electra", "gpt2", "gpt_neo", "opt
 _SINUSOIDAL = {"marian", "pegasus", "fsmt"}
 _ALIBI = {"bloom", "mpt"}
 _RELATIVE_BUCKETS = {"t5", "mt5", "umt5"}
+# Families that rotate the first config.rotary_dim dimensions of each head, with base 10,000 (their rotary code
+# has it written in; the config names no base).
+_ROTARY_DIM = {"gptj", "codegen"}
+# Families whose rotated q and k pair dimensions (2i, 2i + 1) in place (transformers' rotate_every_two, Cohere's
+# rotate_half), where the others pair (i, i + d/2).
+_INTERLEAVED = {"gptj", "codegen", "cohere", "cohere2"}
+# Families whose language-model head multiplies its logits by config.logit_scale.
+_LOGIT_SCALE = {"cohere", "cohere2"}
 _ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "modernbert"}
 
 
@@ -26,7 +34,10 @@ class Positions:
     rope_theta: float | None = None
     rope_scaling: str | None = None  # rope_type other than "default": "linear", "dynamic", "yarn", "llama3", ...
     rope_factor: float | None = None
-    rotary_fraction: float = 1.0  # GPT-NeoX / Phi rotate only part of each head
+    rotary_fraction: float = 1.0  # GPT-NeoX / Phi / GPT-J rotate only part of each head; DeepSeek's MLA a third
+    # how the rotated q and k hold their pairs: "half" pairs dimensions (i, i + d/2) (Llama, GPT-NeoX), "interleaved"
+    # pairs (2i, 2i + 1) (GPT-J, Cohere)
+    rope_pairs: str = "half"
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,7 @@ class Capabilities:
     n_layers: int
     n_heads: int
     n_kv_heads: int
-    head_dim: int
+    head_dim: int  # of q and k
     d_model: int
     positions: Positions
     max_positions: int | None
@@ -44,12 +55,14 @@ class Capabilities:
     sliding_window: tuple[int | None, ...] = field(default_factory=tuple)  # per layer: window in keys, or None
     attn_softcap: float | None = None
     final_softcap: float | None = None
+    logit_scale: float | None = None  # the head's logits multiplied by this (Cohere), before any final soft-cap
     sinks: bool = False
     n_experts: int | None = None  # mixture of experts: experts per layer
     experts_per_token: int | None = None
     # A post-LayerNorm BERT layer (transformers' BertLayer layout, exact GELU, absolute positions): /multi-head
     # recomputes it by hand from core/models/weights.py's EncoderLayerWeights.
     bert_layer: bool = False
+    value_dim: int | None = None  # of v, where it differs from head_dim (DeepSeek's latent attention)
 
     @property
     def is_causal(self) -> bool:
@@ -58,9 +71,10 @@ class Capabilities:
     @property
     def through_attention_interface(self) -> bool:
         """Whether the attention contract (core/models/hf.py) can record this model's attention: T5's relative
-        position buckets are added inside its own attention code, which never calls transformers' attention
-        interface (the seq2seq contract, core/models/seq2seq.py, reads it through output_attentions instead)."""
-        return self.positions.kind != "relative-buckets"
+        position buckets and the ALiBi biases of Bloom, MPT and Falcon are added inside the family's own attention
+        code, which never calls transformers' attention interface (the seq2seq contract, core/models/seq2seq.py,
+        reads T5 through output_attentions instead)."""
+        return self.positions.kind not in ("relative-buckets", "alibi")
 
     @property
     def kv_groups(self) -> list[list[int]]:
@@ -109,19 +123,41 @@ def _text_config(config):
     return get() if callable(get) else config
 
 
+def _head_dim(config) -> int:
+    """The size of each head's q and k: DeepSeek's latent attention (MLA) joins a part without positions and a
+    rotated part (qk_nope_head_dim + qk_rope_head_dim; its config's head_dim names the rotated part alone)."""
+    nope, rope = getattr(config, "qk_nope_head_dim", None), getattr(config, "qk_rope_head_dim", None)
+    if nope is not None and rope is not None:
+        return int(nope) + int(rope)
+    return int(getattr(config, "head_dim", None) or int(config.hidden_size) // int(config.num_attention_heads))
+
+
+def _rotary_fraction(config, params: dict) -> float:
+    """The share of each head's q and k dimensions that RoPE rotates."""
+    rotated = getattr(config, "qk_rope_head_dim", None)  # MLA
+    if rotated is None and config.model_type in _ROTARY_DIM:
+        rotated = getattr(config, "rotary_dim", None)
+    if rotated is not None:
+        return int(rotated) / _head_dim(config)
+    return float(params.get("partial_rotary_factor") or getattr(config, "partial_rotary_factor", None) or 1.0)
+
+
 def _rope(config) -> Positions:
     params = getattr(config, "rope_parameters", None) or {}
     legacy = getattr(config, "rope_scaling", None) or {}
     theta = params.get("rope_theta", getattr(config, "rope_theta", None))
+    if theta is None and config.model_type in _ROTARY_DIM:
+        theta = 10000.0
     rope_type = params.get("rope_type") or legacy.get("rope_type") or legacy.get("type") or "default"
     factor = params.get("factor", legacy.get("factor"))
-    fraction = params.get("partial_rotary_factor") or getattr(config, "partial_rotary_factor", None) or 1.0
+    fraction = _rotary_fraction(config, params)
     return Positions(
         "rope",
         rope_theta=None if theta is None else float(theta),
         rope_scaling=None if rope_type == "default" else rope_type,
         rope_factor=None if factor is None else float(factor),
         rotary_fraction=float(fraction),
+        rope_pairs="interleaved" if config.model_type in _INTERLEAVED else "half",
     )
 
 
@@ -137,7 +173,11 @@ def positions_of(config) -> Positions:
         return Positions("alibi")
     if kind in _RELATIVE_BUCKETS:
         return Positions("relative-buckets")
-    if getattr(config, "rope_parameters", None) or getattr(config, "rope_theta", None) is not None:
+    if (
+        getattr(config, "rope_parameters", None)
+        or getattr(config, "rope_theta", None) is not None
+        or kind in _ROTARY_DIM
+    ):
         return _rope(config)
     return Positions("none")
 
@@ -172,7 +212,7 @@ def capabilities_of(config) -> Capabilities:
     n_kv_heads = int(getattr(text, "num_key_value_heads", None) or n_heads)
     if n_layers < 1 or n_heads < 1 or d_model < 1 or n_heads % n_kv_heads:
         raise ValueError(f"inconsistent sizes: {n_layers} layers, {n_heads} heads over {n_kv_heads} key/value heads")
-    head_dim = int(getattr(text, "head_dim", None) or d_model // n_heads)
+    head_dim = _head_dim(text)
     experts = getattr(text, "num_local_experts", None) or getattr(text, "num_experts", None)
     return Capabilities(
         model_type=text.model_type,
@@ -188,10 +228,12 @@ def capabilities_of(config) -> Capabilities:
         sliding_window=_sliding_windows(text, n_layers),
         attn_softcap=getattr(text, "attn_logit_softcapping", None),
         final_softcap=getattr(text, "final_logit_softcapping", None),
+        logit_scale=float(text.logit_scale) if text.model_type in _LOGIT_SCALE else None,
         sinks=text.model_type == "gpt_oss",
         n_experts=None if experts is None else int(experts),
         experts_per_token=getattr(text, "num_experts_per_tok", None),
         bert_layer=_bert_layer(text) and _kind(config) == "encoder",
+        value_dim=getattr(text, "v_head_dim", None),
     )
 
 
@@ -208,6 +250,7 @@ def capability_rows(caps: Capabilities) -> list[tuple[str, str]]:
         position += f" (θ = {pos.rope_theta:g}" if pos.rope_theta else " ("
         position += f", {pos.rope_scaling} × {pos.rope_factor:g}" if pos.rope_scaling and pos.rope_factor else ""
         position += f", {pos.rotary_fraction:.0%} of each head" if pos.rotary_fraction < 1 else ""
+        position += ", pairs (2i, 2i+1)" if pos.rope_pairs == "interleaved" else ""
         position += ")"
     windows = sorted({w for w in caps.sliding_window if w is not None})
     sliding = sum(w is not None for w in caps.sliding_window)

@@ -331,13 +331,15 @@ class HFAttentionModel(AttentionModel):
 
     @torch.no_grad()
     def lm_head(self, normed: torch.Tensor) -> torch.Tensor:
-        """(..., D) after the final norm -> (..., V) logits, with the final soft-cap where the model has one
-        (Gemma 2)."""
+        """(..., D) after the final norm -> (..., V) logits, with the family's own final transforms: the logit scale
+        (Cohere) and the final soft-cap (Gemma 2), as its head applies them."""
         head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
         if head is None or not self.is_causal:
             raise ValueError(f"{self.name} has no language-model head")
         logits = head(normed).float()
-        cap = self.capabilities.final_softcap
+        scale, cap = self.capabilities.logit_scale, self.capabilities.final_softcap
+        if scale is not None:
+            logits = logits * scale
         return logits if cap is None else torch.tanh(logits / cap) * cap
 
     # --- generation with a cache, one token at a time ---------------------------------------------------------

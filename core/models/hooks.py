@@ -36,6 +36,7 @@ OUTPUT_PROJECTION_PATHS = (
     "self_attn.out_proj",  # BART, Marian
     "attention.output.dense",  # BERT, RoBERTa
     "attn.c_proj",  # GPT-2
+    "attn.out_proj",  # GPT-J, CodeGen
     "attention.dense",  # GPT-NeoX
     "attention.out_lin",  # DistilBERT
 )

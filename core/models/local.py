@@ -107,10 +107,11 @@ def matmul_weights(model: HFAttentionModel) -> int:
 
 def forward_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
     """Matrix-product FLOPs of one forward over n tokens (a multiply-add counted as 2): 2 n per weight entry, and
-    per layer and head 2 n^2 d for the scores plus 2 n^2 d for the weighted sum of values (the whole n x n, as the
+    per layer and head 2 n^2 d for the scores plus 2 n^2 d_v for the weighted sum of values (the whole n x n, as the
     kernels compute it, causal or not)."""
     n = int(n_tokens)
-    return 2 * n * weights + 4 * caps.n_layers * caps.n_heads * caps.head_dim * n * n
+    per_head = caps.head_dim + (caps.value_dim or caps.head_dim)
+    return 2 * n * weights + 2 * caps.n_layers * caps.n_heads * per_head * n * n
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,11 @@ def describe_folder(path, allowed=None) -> Capabilities:
         caps = capabilities_of(_config(folder, name))
     except ValueError as err:
         raise ModelFolderError(f"{name}: {err}") from err
+    if caps.positions.kind == "alibi":  # no contract reads it: refused before a page could offer it
+        raise ModelFolderError(
+            f"{name}: a {caps.model_type} model adds its ALiBi position biases inside its own attention code, "
+            "which never calls transformers' attention interface, so this app cannot record its attention weights"
+        )
     if caps.parameters_estimate() > MAX_PARAMETERS:
         raise ModelFolderError(
             f"{name}: about {caps.parameters_estimate() / 1e9:.1f} billion parameters, above this server's "

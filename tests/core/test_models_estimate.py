@@ -47,8 +47,10 @@ def test_forward_flops_equal_torchs_counter_on_every_family(family, tmp_path):
     known = 0
     if family in ("bert", "roberta"):
         known = 2 * caps.d_model**2 * (n - 1)
-    if caps.n_experts:
-        known = 2 * n * caps.experts_per_token * caps.n_layers * 3 * caps.d_model * config.intermediate_size
+    if caps.n_experts:  # DeepSeek: its first layers dense, its experts of their own width
+        layers = caps.n_layers - getattr(config, "first_k_dense_replace", 0)
+        width = getattr(config, "moe_intermediate_size", config.intermediate_size)
+        known = 2 * n * caps.experts_per_token * layers * 3 * caps.d_model * width
     assert estimated - counted_flops(model, n) == known
 
 

@@ -40,8 +40,62 @@ def test_capabilities_are_read_from_the_config(family_folder):
     assert caps.attn_softcap == want.get("softcap")
     assert caps.sinks == want.get("sinks", False)
     assert caps.n_experts == want.get("experts")
-    if family == "gpt_neox":
-        assert caps.positions.rotary_fraction == 0.5
+    rotary = {"gpt_neox": 0.5, "gptj": 0.5, "stablelm": 0.25, "deepseek_v3": 1 / 3}.get(family, 1.0)
+    assert caps.positions.rotary_fraction == pytest.approx(rotary)
+    assert caps.positions.rope_pairs == ("interleaved" if family in ("gptj", "cohere") else "half")
+
+
+def test_the_head_size_is_the_one_the_model_computes_with(family_folder):
+    """caps.head_dim (config only) is the size of the q and k the model hands its attention (DeepSeek's latent
+    attention: 16 without positions + 8 rotated = 24, where its config's head_dim says 8)."""
+    family, folder = family_folder
+    caps = local.describe_folder(folder)
+    trace = local.load_folder(folder).run(local.load_folder(folder).tokenize(TEXTS[:1]))
+    assert trace.queries[0].shape[-1] == trace.keys[0].shape[-1] == caps.head_dim
+    assert caps.head_dim == FAMILIES[family][3].get("head_dim", caps.head_dim)
+
+
+def test_the_last_logit_lens_stage_is_the_models_own_logits(family_folder):
+    """unembed(the last residual stream) runs the family's own final transforms (Cohere's logit scale, Gemma 2's
+    final soft-cap): it equals the logits of the model's own forward."""
+    family, folder = family_folder
+    if FAMILIES[family][3]["kind"] != "decoder":
+        pytest.skip("the logit lens reads decoders")
+    model = local.load_folder(folder)
+    streams, out = model.residual_streams(model.tokenize(TEXTS[:1]))
+    torch.testing.assert_close(model.unembed(streams[-1]), out.logits.float(), atol=1e-5, rtol=0)
+
+
+def test_zeroing_a_head_equals_zeroing_its_columns_of_the_output_projection(family_folder):
+    """Ablation's hook (a head's output zeroed before W^O) against the same model with that head's input columns
+    of W^O set to 0: the same logits (decoders) or last hidden state (encoders)."""
+    import copy
+
+    from core import ablation
+    from core.models import hooks
+
+    family, folder = family_folder
+    model = local.load_folder(folder)
+    batch = model.tokenize(TEXTS[:1])
+    layer, head = 1, 1
+    with ablation.ablated(model, [(layer, head)]):
+        ours = model.forward(batch, logits=model.is_causal)
+    edited = copy.deepcopy(model.model)
+    projection = hooks.output_projections(edited.base_model)[layer]
+    weight = projection.weight  # nn.Linear (out, in); GPT-2's Conv1D (in, out)
+    width = (weight.shape[1] if isinstance(projection, torch.nn.Linear) else weight.shape[0]) // model.n_heads
+    with torch.no_grad():
+        if isinstance(projection, torch.nn.Linear):
+            weight[:, head * width : (head + 1) * width] = 0
+        else:
+            weight[head * width : (head + 1) * width] = 0
+        theirs = (edited if model.is_causal else edited.base_model)(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, **model._run_kwargs()
+        )
+    field = "logits" if model.is_causal else "last_hidden_state"
+    plain = model.forward(batch, logits=model.is_causal)
+    assert float((getattr(ours, field) - plain[field]).detach().abs().max()) > 1e-6
+    torch.testing.assert_close(getattr(ours, field), getattr(theirs, field), atol=1e-5, rtol=0)
 
 
 def test_the_bert_layer_capability_says_what_the_contract_can_read(family_folder):
@@ -145,6 +199,20 @@ def test_bad_folders_get_a_clear_message(tmp_path):
     assert "billion parameters" in messages["enormous"]
     with pytest.raises(local.ModelFolderError, match="hub id"):
         local.load_folder("someone/some-model")
+
+
+def test_an_alibi_family_is_refused_in_one_true_sentence_before_it_is_added(tmp_path):
+    """Bloom adds its ALiBi biases inside its own attention code, which never calls transformers' attention
+    interface: no page could show its weights, so the folder is refused when described (before the registry adds
+    it), in words, never with a traceback after loading."""
+    from core.models import registry
+
+    build("bloom", tmp_path)
+    before = set(registry.LOADERS)
+    with pytest.raises(local.ModelFolderError, match="ALiBi") as err:
+        registry.register_folder(tmp_path)
+    assert set(registry.LOADERS) == before
+    assert "\n" not in str(err.value) and "Error" not in str(err.value)
 
 
 def test_missing_tokenizer_and_paths_outside_the_allowed_list(tmp_path):

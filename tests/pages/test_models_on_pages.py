@@ -12,9 +12,10 @@ from core.models import registry
 from tests.apptest_helpers import assert_no_exception, run_view
 from tests.tiny_models import TEXTS, registered_folders
 
-DECODERS = ("llama", "gemma2")
+DECODERS = ("llama", "gemma2", "gptj", "cohere")  # GPT-J: partial, interleaved RoPE; Cohere: a logit scale
 ENCODERS = ("bert",)
-PARTIAL_ROPE = ("gpt_neox",)  # RoPE on half of each head: not for the RoPE bands
+PARTIAL_ROPE = ("gpt_neox", "gptj")  # RoPE on half of each head: not for the RoPE bands or /rope-scaling
+WHOLE_ROPE = tuple(family for family in DECODERS if family not in PARTIAL_ROPE)
 SHORT = TEXTS[1]  # "a dog ran": three words of the tiny vocabulary
 # the smallest settings of each page (URL parameters), so each run stays quick
 ANY_MODEL_PAGES = {
@@ -33,7 +34,7 @@ DECODER_PAGES = {
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     """{family: registry key} of tiny folders, registered as a learner's own; registrations undone afterwards."""
-    with registered_folders(tmp_path_factory.mktemp("own-models"), DECODERS + ENCODERS + PARTIAL_ROPE) as keys:
+    with registered_folders(tmp_path_factory.mktemp("own-models"), DECODERS + ENCODERS + ("gpt_neox",)) as keys:
         yield keys
 
 
@@ -82,7 +83,7 @@ def test_a_decoder_page_refuses_an_encoder_in_words(folders, topic, monkeypatch)
 # /positions: the learned part takes a model with a learned table (BERT), the RoPE bands one with RoPE on whole heads
 POSITION_PARTS = {
     "learned": ({"part": "learned", "npos": "64", "pastpos": "3"}, ENCODERS, DECODERS),
-    "rope": ({"part": "rope", "smol": "1", "text": SHORT, "bands": "2"}, DECODERS, ENCODERS + PARTIAL_ROPE),
+    "rope": ({"part": "rope", "smol": "1", "text": SHORT, "bands": "2"}, WHOLE_ROPE, ENCODERS + PARTIAL_ROPE),
 }
 
 
@@ -126,8 +127,10 @@ LIVE_PARTS = {
 }
 
 
-@pytest.mark.parametrize("family", DECODERS)
-@pytest.mark.parametrize("topic", list(LIVE_PARTS))
+@pytest.mark.parametrize(
+    "topic, family",
+    [("transformer-xl", family) for family in DECODERS] + [("rope-scaling", family) for family in WHOLE_ROPE],
+)
 def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
     key = folders[family]
     at = run_view(topic, params={"model": key, **LIVE_PARTS[topic]})

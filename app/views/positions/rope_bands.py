@@ -28,7 +28,7 @@ def part(T) -> None:
         st.info(T("empty"))
         return
     trace = models.run(key, model, [text], SMOL_TOKENS)
-    view = rope_bands.bands_view(trace, layer, head, n_bands)
+    view = rope_bands.bands_view(trace, layer, head, n_bands, model.capabilities.positions.rope_pairs)
     labels, dims = view.labels, [str(j) for j in range(view.q.shape[1])]
     c1, c2 = st.columns(2)
     with c1:
