@@ -18,7 +18,6 @@ def sidebar() -> None:
         st.selectbox(ui.t("common", "language"), list(ui.LANGS), key="lang", format_func=ui.LANGS.get)
         st.query_params["lang"] = st.session_state["lang"]
         st.radio(ui.t("common", "figure_format"), ["png", "svg"], key="fig_format", horizontal=True)
-    room_follow.sidebar()  # a learner in a study room: the room's panel, following the facilitator (/room)
 
 
 def run() -> None:
@@ -30,7 +29,10 @@ def run() -> None:
         nav: dict[str, list] = {}
         for page in catalog.PAGES:
             nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
-        st.navigation(nav, expanded=True).run()  # every page listed (collapsed, the sidebar hides all but ~10)
+        page = st.navigation(nav, expanded=True)  # every page listed (collapsed, the sidebar hides all but ~10)
+        # a learner in a study room: the seat from the link, the room's panel, following the facilitator (/room)
+        room_follow.sidebar(on_room_page=page.url_path == "room")
+        page.run()
     except Exception as err:  # one sentence for the visitor, the traceback in the server's log
         serving.unexpected(err)
     serving.after_run()  # torch threads, frozen heap, hosted lock-down: app/serving.py says why

@@ -21,7 +21,7 @@ from app import i18n
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
 MAX_LINK_TEXT_CHARS = 1_500  # longer texts are not mirrored into the URL (links stay shareable)
-GLOBAL_PARAMS = {"lang"}  # owned by app/main.py
+GLOBAL_PARAMS = {"lang", "room", "me"}  # lang: app/main.py; a learner's seat: app/views/room/follow.py
 
 
 def lang() -> str:

@@ -1,6 +1,8 @@
 """A study room in a real browser (Debian's chromium): a facilitator and two learners, one in Japanese, each in
 their own browser context (their own session). They join by the link, follow a step, answer, the facilitator sees
-the histogram and reveals. Screenshots go to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs
+the histogram and reveals. The facilitator's control token never shows in the address bar and a reload keeps the
+control (the browser's cookie); a learner's reload is the same learner (the link carries the seat); the projector
+view shows the room with no control. Screenshots go to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs
 also docs/screenshots/, the README's "Run a study group" pictures). The server's rooms live in a temporary SQLite
 file that this test reads too."""
 
@@ -71,11 +73,17 @@ def test_facilitator_and_two_learners(room_server):
             fac.goto(f"{base}/room")
             wait_for_run(fac)
             fac.get_by_role("button", name="Open a room").click()
-            fac.wait_for_url("**/room?*key=*", timeout=FOLLOW_MS)
+            fac.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
             wait_for_run(fac)
             query = parse_qs(urlsplit(fac.url).query)
-            code, control = query["room"][0], query["key"][0]
-            assert store.is_control(code, control)
+            code = query["room"][0]
+            assert "key" not in query  # the control token never reaches the address bar
+            fac.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
+            control = next(c["value"] for c in fac.context.cookies() if c["name"] == f"lab_control_{code}")
+            assert store.is_control(code, control) and control not in fac.url
+            fac.reload()  # a new session: the browser's cookie keeps the control
+            wait_for_run(fac)
+            fac.get_by_role("button", name="Next step").wait_for(timeout=FOLLOW_MS)
             shot(fac, "facilitator")
 
             learners = {}
@@ -109,13 +117,29 @@ def test_facilitator_and_two_learners(room_server):
             assert len(store.responses(code, question)) == 2
             fac.get_by_text("The room's answers (2)").wait_for(timeout=FOLLOW_MS)
             shot(fac, "histogram")
+            en = learners["en"]  # a reload: a new session on the step page's link, which carries the seat
+            assert "me=" in en.url and f"room={code}" in en.url
+            en.reload()
+            wait_for_run(en)
+            en.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)  # her answer, not a new form
+            assert en.get_by_label(LEARNERS["en"][3]).count() == 0
+            assert len(store.learners(code, control)) == 2 and len(store.responses(code, question)) == 2
+
+            projector = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            projector.goto(f"{base}/room?room={code}&mode=projector")
+            wait_for_run(projector)
+            projector.get_by_text("Step 2 of 5").wait_for(timeout=FOLLOW_MS)
+            assert projector.get_by_role("button", name="Next step").count() == 0
+            assert control not in projector.content() and "Ana" not in projector.content()
             fac.get_by_role("button", name="Reveal the answer").click()
             wait_for_run(fac)
             learners["ja"].get_by_text("正解：").first.wait_for(timeout=FOLLOW_MS)
-            learners["en"].get_by_text("Right answer:").first.wait_for(timeout=FOLLOW_MS)
+            en.get_by_text("Right answer:").first.wait_for(timeout=FOLLOW_MS)
+            projector.get_by_text("Right answer:").first.wait_for(timeout=FOLLOW_MS)
             shot(learners["ja"], "learner-ja")
-            shot(learners["en"], "learner-en")
-            for page in (fac, *learners.values()):
+            shot(en, "learner-en")
+            shot(projector, "projector")
+            for page in (fac, projector, *learners.values()):
                 assert not exception_texts(page)
         finally:
             browser.close()

@@ -8,7 +8,7 @@ import pytest
 
 import app.room.store as store_module
 from app.room.store import SQLiteStore
-from app.views.room import follow
+from app.views.room import facilitator, follow
 from core import room as rules
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
 
@@ -278,3 +278,142 @@ def test_a_database_away_is_a_sentence_on_every_page_of_a_learner(store, monkeyp
     at = run_view("room", {"room": code})
     assert_no_exception(at)
     assert any("cannot be reached just now" in w.value for w in at.warning)
+
+
+# ---- the control token out of the link, the projector view, the join link's address ------------------------
+
+
+def test_a_new_room_keeps_its_control_token_out_of_the_link(store):
+    at = run_view("room")
+    next(b for b in at.get("form_submit_button") if b.label == "Open a room").click()
+    at.run()
+    assert_no_exception(at)
+    assert "key" not in at.query_params and at.query_params["mode"] in ("control", ["control"])
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    control = at.session_state[facilitator.CONTROL][code]
+    assert store.is_control(code, control)
+    assert any(b.label == "Next step" for b in at.button)  # the facilitator's page, from the session
+    assert control not in shown_text(at)  # only the recovery link has it, inside its popover (closed)
+    assert [c.value for c in at.code if control in c.value] == [c.value for c in at.get("popover")[0].code]
+    at.run()
+    assert any(b.label == "Next step" for b in at.button)
+
+
+def test_a_recovery_link_is_checked_then_leaves_the_address_bar(store):
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code, "key": control})
+    assert_no_exception(at)
+    assert "key" not in at.query_params and at.query_params["mode"] in ("control", ["control"])
+    assert any(b.label == "Next step" for b in at.button)
+    next(b for b in at.button if b.label == "Next step").click().run()  # the session still holds the control
+    assert store.room(code).step == 1 and "key" not in at.query_params
+    recovery = [c.value for c in at.code if "key=" in c.value]
+    assert recovery == [f"http://localhost:8501/room?room={code}&key={control}"]  # the popover's link
+    # the same link without the token, in a session (or browser) that never held it: no control
+    other = run_view("room", {"room": code, "mode": "control"})
+    assert_no_exception(other)
+    assert any("does not hold the control" in e.value for e in other.error)
+    assert not any(b.label == "Next step" for b in other.button)
+
+
+def test_the_projector_view_shows_the_room_without_control_or_names(store):
+    code, control = store.create(LESSON)
+    ana = store.join(code, "Ana Secretname", "en")
+    store.move(code, control, 1)
+    rules.open_question(store, code, control, lesson())
+    at = run_view("room", {"room": code, "mode": "projector"})
+    assert_no_exception(at)
+    text = shown_text(at)
+    assert f"Room code: **{code}**" in text and any(h.value == "Step 2 of 5" for h in at.subheader)
+    assert any(c.value == f"http://localhost:8501/room?room={code}" for c in at.code)  # the join link
+    assert lesson().steps[1].question.prompt["en"] in text
+    assert [m.value for m in at.metric] == ["1", "0"]  # learners, answered
+    right = rules.answer_from_json(store.room(code).answer)
+    rules.submit_answer(store, code, ana, rules.answer_to_text(right))
+    at.run()
+    assert [m.value for m in at.metric] == ["1", "1"] and len(at.get("plotly_chart")) == 1
+    assert not at.button and not at.get("form_submit_button") and not at.get("popover")  # nothing controls
+    everything = text + " ".join(c.value for c in at.code) + " ".join(t.value for t in at.text)
+    assert control not in everything and "Secretname" not in everything
+    store.reveal(code, control)
+    at.run()
+    assert any(s.value.startswith("Right answer:") for s in at.success)
+
+
+def test_the_join_link_is_on_the_configured_public_address(store, monkeypatch):
+    code, control = store.create(LESSON)
+    monkeypatch.setenv(follow.PUBLIC_URL_ENV, "https://lab.example.org/class/")
+    for params in ({"room": code, "key": control}, {"room": code, "mode": "projector"}):
+        at = run_view("room", params)
+        assert_no_exception(at)
+        assert any(c.value == f"https://lab.example.org/class/room?room={code}" for c in at.code), params
+        assert not any("localhost" in c.value for c in at.code)
+
+
+@pytest.mark.parametrize(
+    ("raw", "base"),
+    [("https://lab.example.org", "https://lab.example.org"), ("http://10.0.0.5:8080/lab/", "http://10.0.0.5:8080/lab"),
+     ("", None), ("lab.example.org", None), ("javascript:alert(1)", None), ("https://x.org/?a=1", None),
+     ("ftp://x.org/", None), ("http://[::1", None)],
+)  # fmt: skip
+def test_public_base_takes_an_http_address_only(raw, base):
+    assert follow.public_base({follow.PUBLIC_URL_ENV: raw}) == base
+
+
+# ---- a learner's seat survives a new session -------------------------------------------------------------------
+
+
+def test_a_reload_of_a_step_page_is_the_same_learner(store):
+    """A reload, a server restart, a failover and a phone woken after its session expired all start a new session
+    on the page's link: that link carries the seat, so the new session is the same learner."""
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code})
+    at.text_input[1].input("Ana")
+    at.get("form_submit_button")[0].click()
+    at.run()
+    token = at.session_state[follow.SEAT]["token"]
+    store.move(code, control, 1)
+    right = rules.open_question(store, code, control, lesson())
+    at.run()  # the poll takes her to step 2's page
+    assert rules.submit_answer(store, code, token, rules.answer_to_text(right)) is True
+    link = {k: at.query_params[k] for k in at.query_params}
+    link = {k: v[0] if isinstance(v, list) else v for k, v in link.items()}
+    assert link["me"] == token and link["room"] == code  # the step page's own link carries the seat
+    page = lesson().steps[1].page
+    again = run_view(page, link)  # a new session on that link
+    assert_no_exception(again)
+    s = again.session_state[follow.SEAT]
+    assert s["token"] == token and s["name"] == "Ana" and s["step"] == 1 and s["following"]
+    assert any("Your answer:" in t.value for t in again.text)  # her kept answer, not a new form
+    assert store.steps_of_learners(code) == [1]  # one learner on the board
+    assert rules.submit_answer(store, code, token, "0") is False  # and no second answer
+    assert again.query_params["me"] in (token, [token])
+
+
+def test_a_seat_link_of_a_closed_room_says_so_and_drops_the_seat(store):
+    code, _ = store.create(LESSON)
+    token = store.join(code, "Ana", "en")
+    at = run_view("sdpa-steps", {"room": code, "me": token + "x"})
+    assert_no_exception(at)
+    assert any("not in an open room" in w.value for w in at.sidebar.warning)
+    assert follow.SEAT not in at.session_state and "me" not in at.query_params and "room" not in at.query_params
+
+
+def test_a_reload_while_the_database_is_away_keeps_the_seat_in_the_link(store, monkeypatch):
+    code, _ = store.create(LESSON)
+    token = store.join(code, "Ana", "en")
+    learner = store.learner
+
+    def away(*args, **kwargs):
+        raise rules.RoomError("unavailable")
+
+    monkeypatch.setattr(store, "learner", away)
+    at = run_view("sdpa-steps", {"room": code, "me": token})
+    assert_no_exception(at)
+    assert any("cannot be reached just now" in w.value for w in at.sidebar.warning)
+    assert follow.SEAT not in at.session_state and at.query_params["me"] in (token, [token])  # not dropped
+    monkeypatch.setattr(store, "learner", learner)  # the database is back: the next poll seats her
+    at.run()
+    assert_no_exception(at)
+    assert at.session_state[follow.SEAT]["token"] == token and store.steps_of_learners(code) == [0]

@@ -3,20 +3,22 @@ with a QR code and a secret control link; learners join with a display name only
 step to step (the sidebar panel, app/views/room/follow.py), answer the questions whose right answers the engine
 computes (core/lessons), and see the room's distribution after the reveal. Rules: core/room; store: app/room/store.
 
-Links: /room (start), /room?room=CODE (join), /room?room=CODE&me=TOKEN (a learner's seat: a second tab is the same
-learner), /room?room=CODE&key=CONTROL (the facilitator; keep it secret)."""
+Links: /room (start), /room?room=CODE (join), /room?room=CODE&me=TOKEN (a learner's seat, carried by every page the
+learner opens: a reload or a second tab is the same learner), /room?room=CODE&mode=projector (what the class sees),
+/room?room=CODE&mode=control (the facilitator, in a tab or browser that holds the control token),
+/room?room=CODE&key=CONTROL (the facilitator's recovery link: checked, kept, and taken out of the address bar)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from app import ui
-from app.views.room import facilitator, follow
+from app.views.room import facilitator, follow, projector
 from core import room as rules
 from core.lessons import LessonError, text_in
 from core.room import RoomError
 
-PARAMS = ("room", "me", "key")  # this page's own query parameters (no widget mirrors them)
+PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no widget mirrors them)
 
 
 def create(T, lessons: dict) -> None:
@@ -32,7 +34,8 @@ def create(T, lessons: dict) -> None:
     except RoomError as e:
         st.error(T(e.key))
         return
-    st.query_params.update({"room": code, "key": control})
+    facilitator.take_control(code, control)  # kept in this session (and a cookie), never in the link
+    st.query_params.update({"room": code, "mode": "control"})
     st.rerun()
 
 
@@ -98,11 +101,23 @@ def open_room(T, lessons: dict) -> None:
     if raw is not None and (code is None or follow.store().room(code) is None):
         st.error(T("unknown_room"))
         join(T, None)
-    elif code and "key" in st.query_params:
-        if follow.store().is_control(code, st.query_params["key"]):
-            facilitator.show(T, code, st.query_params["key"], lessons)
+    elif code and "key" in st.query_params:  # a recovery link: the token leaves the address bar at once
+        token = st.query_params["key"]
+        held = facilitator.take_control(code, token)  # a database away: the link keeps it until it is checked
+        del st.query_params["key"]
+        if held:
+            st.query_params["mode"] = "control"
+            facilitator.show(T, code, token, lessons)
         else:
             st.error(T("not_control"))
+    elif code and st.query_params.get("mode") == "control":
+        control = facilitator.held_control(code)
+        if control:
+            facilitator.show(T, code, control, lessons)
+        else:
+            st.error(T("no_control"))
+    elif code and st.query_params.get("mode") == "projector":
+        projector.show(T, code, lessons)
     elif code and "me" in st.query_params:
         seat(T, code, st.query_params["me"])
     elif code:

@@ -1,10 +1,17 @@
-"""The facilitator's side of a room (the page opened with the secret control link): the join link and its QR
-code, moving the room through the lesson's steps, opening and revealing questions, and a live panel (a fragment
-that polls the room's two counters and redraws only from the store when they changed): the histogram of answers,
-"I'm lost", the board with names, the gallery, the CSV of answers."""
+"""The facilitator's side of a room (/room?room=CODE&mode=control in a tab that holds the control token): the
+join link and its QR code, moving the room through the lesson's steps, opening and revealing questions, and a live
+panel (a fragment that polls the room's two counters and redraws only from the store when they changed): the
+histogram of answers, "I'm lost", the board with names, the gallery, the CSV of answers.
+
+The control token is never left in the address bar: a control link (?key=...) is checked, kept in this session
+and in a cookie of this browser (a reload, a server restart or a failover keeps the control), then taken out of
+the link. The recovery link that carries it hides behind a button; the page shown to the class is the projector
+view (app/views/room/projector.py), which holds no control at all."""
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -17,6 +24,35 @@ from core.room import RoomError
 from viz import room as figures
 
 LIVE_S = 1.5  # the facilitator's panel checks the room this often
+CONTROL = "room_control"  # session state: {room code: control token} of the rooms this tab controls
+COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser, for as long as the room lives
+
+
+def take_control(code: str, token: str | None) -> bool:
+    """Keep the control token in this session when it controls the room."""
+    if not token or not follow.store().is_control(code, token):
+        return False
+    st.session_state.setdefault(CONTROL, {})[code] = token
+    return True
+
+
+def held_control(code: str) -> str | None:
+    """The control token this tab holds for the room: this session's, else this browser's cookie (a new session
+    after a reload, a restart or a failover), checked against the store either way."""
+    for token in (st.session_state.get(CONTROL, {}).get(code), st.context.cookies.get(COOKIE_PREFIX + code)):
+        if take_control(code, token):
+            return token
+    return None
+
+
+def keep_in_browser(code: str, control: str, expires: float) -> None:
+    """Write the control cookie (Streamlit reads cookies but cannot set them: a line of script does). Path=/ and
+    SameSite=Strict; Secure on https; it lasts as long as the room."""
+    if st.context.cookies.get(COOKIE_PREFIX + code) == control:
+        return
+    cookie = f"{COOKIE_PREFIX}{code}={control}; Path=/; Max-Age={max(0, int(expires - time.time()))}; SameSite=Strict"
+    st.html(f"<script>document.cookie = {json.dumps(cookie)} + (location.protocol === 'https:' ? '; Secure' : '');"
+            "</script>", unsafe_allow_javascript=True)  # fmt: skip
 
 
 def refused(e: RoomError) -> None:
@@ -62,15 +98,22 @@ def join_qr(url: str) -> bytes:
     return figures.join_qr(url)  # drawn once per link, not on every rerun of the facilitator's page
 
 
-def join_panel(T, code: str) -> None:
+def join_panel(T, code: str, qr_width: int = 180) -> None:
+    """The join link (on the configured public address) and its QR code: the same on the projector."""
     url = follow.link("room", {"room": code})
-    with st.expander(T("join_header_f"), expanded=True):
-        c1, c2 = st.columns([3, 1])
-        with c1:
-            st.markdown(T("join_how", code=code))
-            st.code(url, language=None)
-        with c2:
-            st.image(join_qr(url), width=180)
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        st.markdown(T("join_how", code=code))
+        st.code(url, language=None)
+    with c2:
+        st.image(join_qr(url), width=qr_width)
+
+
+def recovery(T, code: str, control: str) -> None:
+    """The control link, behind a button: for the facilitator's other device or a browser that lost the cookie."""
+    with st.popover(T("recovery"), icon=":material/key:"):
+        st.warning(T("recovery_warning"))
+        st.code(follow.link("room", {"room": code, "key": control}), language=None)
 
 
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
@@ -170,9 +213,16 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
     room = replace(room, step=rules.step_of(room, lesson))
+    keep_in_browser(code, control, room.expires)
     st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
-    st.warning(T("control_warning"))
-    join_panel(T, code)
+    st.info(T("control_warning"))
+    c1, c2 = st.columns(2)
+    c1.link_button(T("projector"), follow.link("room", {"room": code, "mode": "projector"}), type="primary",
+                   icon=":material/co_present:")  # fmt: skip
+    with c2:
+        recovery(T, code, control)
+    with st.expander(T("join_header_f"), expanded=False):
+        join_panel(T, code)
     steps_nav(T, code, control, lesson, room.step)
     notice(T)
     step = lesson.steps[room.step]

@@ -1,11 +1,17 @@
 """Being in a room on every page: app/main.py calls `sidebar()`; a learner with a seat gets the room's panel
 (app/views/room/learner.py) in the sidebar, inside a fragment that polls the room's version every POLL_S seconds
 (one indexed read) and takes a following learner to the room's step by opening its link: the step's page with
-the step's query parameters, exactly what a shared link carries."""
+the step's query parameters, exactly what a shared link carries.
+
+The seat travels with the tab: every page a seated learner opens carries `room=CODE&me=TOKEN` in its link, so a
+new session on that link (a reload, a server restart, a failover to another replica, a phone woken after its
+session expired) finds the same learner in the store: no second learner on the board, no second answer. Streamlit
+reads cookies but cannot set them, and a cookie would be one per browser, not one per tab; the link is both."""
 
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import replace
 
 import streamlit as st
@@ -20,6 +26,8 @@ POLL_S = (
     1.5  # a follower's check: a step reaches everyone within about this plus a page run (scripts/load_test_room.py)
 )
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
+SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
+PUBLIC_URL_ENV = "ATTENTION_LAB_PUBLIC_URL"  # where learners reach the server, e.g. https://lab.example.org/
 
 
 @st.cache_resource(show_spinner=False)
@@ -68,6 +76,27 @@ def take_seat(code: str, token: str, name: str) -> dict:
 
 def leave() -> None:
     st.session_state.pop(SEAT, None)
+    for name in SEAT_PARAMS:
+        st.query_params.pop(name, None)
+
+
+def seat_params(s: dict) -> dict:
+    return {"room": s["code"], "me": s["token"]}
+
+
+def restore() -> dict | None:
+    """The seat a new session's link carries, as the store has it (where the learner was, following or not, lost
+    or not), or None when the link carries none or one the store does not know."""
+    code, token = rules.normal_code(st.query_params.get("room") or ""), st.query_params.get("me")
+    if not code or not token:
+        return None
+    learner = store().learner(code, token)
+    if learner is None:
+        return None
+    s = take_seat(code, token, learner.name)
+    s["following"], s["lost"] = learner.following, learner.lost
+    s["step"] = learner.step  # following: no page switch unless the room moved meanwhile
+    return s
 
 
 def step_target(lesson, step_index: int) -> tuple[st.Page, dict]:
@@ -85,14 +114,47 @@ def go_to_step(lesson, step_index: int) -> None:
     page, params = step_target(lesson, step_index)
     for key in lesson.steps[step_index].state:
         st.session_state.pop(key, None)
-    st.switch_page(page, query_params=params)
+    s = seat()
+    st.switch_page(page, query_params={**params, **(seat_params(s) if s else {})})
 
 
-def sidebar() -> None:
-    if seat() is not None:
-        with st.sidebar:
-            panel()
-            controls()
+def sidebar(on_room_page: bool = False) -> None:
+    """The room's panel for a seated learner, the seat put back from the link in a new session, and the seat in
+    this page's link. A link whose seat is not in the store (the room closed, a forged token) loses it, with a
+    notice, except on /room, which says so itself."""
+    s = seat()
+    if s is None and "me" in st.query_params:
+        try:
+            s = restore()
+        except RoomError:  # the database is away for a moment: the seat stays in the link, tried again
+            with st.sidebar:
+                seat_wanted()
+            return
+        if s is None and not on_room_page:
+            leave()
+            st.sidebar.warning(ui.t("room", "seat_gone"))
+    elif s is None and not on_room_page:
+        st.query_params.pop("room", None)  # a room code alone means something on /room only
+    if s is None:
+        return
+    for name, value in seat_params(s).items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    with st.sidebar:
+        panel()
+        controls()
+
+
+@st.fragment(run_every=POLL_S)
+def seat_wanted() -> None:
+    """A new session whose seat could not be read (the room's database busy or away): a sentence, the seat asked
+    for again at every poll, and the page drawn anew once the store answers."""
+    try:
+        restore()
+    except RoomError as e:
+        st.warning(ui.texts("room")(e.key))
+        return
+    st.rerun()
 
 
 @st.fragment
@@ -140,10 +202,30 @@ def panel() -> None:
     learner.panel(T, s, room, lesson)
 
 
+def public_base(environ: dict | None = None) -> str | None:
+    """$ATTENTION_LAB_PUBLIC_URL without its trailing slash (scheme, host, port and any path prefix the app is
+    served under), or None when it is unset or not an http(s) address."""
+    from urllib.parse import urlsplit
+
+    raw = (environ if environ is not None else os.environ).get(PUBLIC_URL_ENV, "").strip()
+    try:
+        parts = urlsplit(raw)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        return None
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+
+
 def link(path: str, params: dict) -> str:
-    """An absolute link to one of the app's pages on the host the visitor reached (join link, projector tab)."""
+    """An absolute link to one of the app's pages (join link, projector view, recovery link): on the configured
+    public address when there is one; else on the address this visitor's browser shows (a laptop, a test), which
+    behind a proxy or on a facilitator's localhost is not where learners can reach the server."""
     from urllib.parse import urlencode, urlsplit
 
-    here = urlsplit(st.context.url or "http://localhost:8501/")
-    base = here.path.rsplit("/", 1)[0] if here.path.count("/") > 1 else ""
-    return f"{here.scheme}://{here.netloc}{base}/{path.strip('/')}" + (f"?{urlencode(params)}" if params else "")
+    base = public_base()
+    if base is None:
+        here = urlsplit(st.context.url or "http://localhost:8501/")
+        prefix = here.path.rsplit("/", 1)[0] if here.path.count("/") > 1 else ""
+        base = f"{here.scheme}://{here.netloc}{prefix}"
+    return f"{base}/{path.strip('/')}" + (f"?{urlencode(params)}" if params else "")

@@ -80,7 +80,7 @@ def panel(T, s: dict, room, lesson) -> None:
     st.markdown(f"**{T('seat', code=room.code, step=room.step + 1, n=len(lesson.steps))}**")
     st.text(s["name"])
     page, params = follow.step_target(lesson, room.step)
-    st.page_link(page, label=T("back"), icon=":material/undo:", query_params=params)
+    st.page_link(page, label=T("back"), icon=":material/undo:", query_params={**params, **follow.seat_params(s)})
     st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
     question(T, s, room, lesson)
     if room.shown:
@@ -117,7 +117,7 @@ def controls(T, s: dict) -> None:
                 except RoomError as e:
                     st.warning(T(e.key))
     st.page_link(follow.room_page(), label=T("room_page"), icon=":material/groups:",
-                 query_params={"room": room.code, "me": s["token"]})  # fmt: skip
+                 query_params=follow.seat_params(s))  # fmt: skip
     if st.button(T("leave"), key="room-leave"):
         follow.leave()
         st.rerun()
