@@ -11,8 +11,8 @@ outside the container is reachable from either side. Measured: image size, secon
 health endpoint, to the first page drawn in the browser, and to Docker's HEALTHCHECK reporting healthy; then a
 smoke of three pages opened by URL, none may show an exception box.
 
-Compose: every service on the host network, replicas on 127.0.0.1:8601/8602, nginx on :8080 (localhost only
-traffic). Shown from nginx's log and its X-Lab-Replica header: one browser's HTTP requests and websocket reach
+Compose: the replicas and nginx on the host network, replicas on 127.0.0.1:8601/8602, nginx on :8080 (localhost
+only traffic), PostgreSQL on its private network with a fresh password. Shown from nginx's log and its X-Lab-Replica header: one browser's HTTP requests and websocket reach
 one replica; fresh browsers spread over both; killing a replica mid-session moves its visitor to the other one
 with a fresh session, while the other visitor is untouched; errors and reconnects are counted.
 
@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -317,7 +318,8 @@ def compose_run(base_local: bool) -> dict:
     busy = [p for p in (8080, 8601, 8602) if port_in_use(p)]
     assert not busy, f"ports in use on 127.0.0.1: {busy} (compose.yaml needs 8080, 8601, 8602)"
     # docker-compose's default 60 s per API call is shorter than creating a container on vfs (a full image copy)
-    env = {**os.environ, "LAB_IMAGE": IMAGE, "APP_THREADS": "1", "COMPOSE_HTTP_TIMEOUT": "900"}
+    env = {**os.environ, "LAB_IMAGE": IMAGE, "APP_THREADS": "1", "COMPOSE_HTTP_TIMEOUT": "900",
+           "LAB_DB_PASSWORD": secrets.token_hex(24)}  # fmt: skip
     if base_local:
         env |= {"LAB_BASE_IMAGE": BASE_IMAGE, "NGINX_IMAGE": NGINX_IMAGE}
     compose = compose_cmd()

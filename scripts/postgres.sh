@@ -48,7 +48,7 @@ private_folder() {
     exit 1
   fi
   if [ "$ROOT_USER" = 1 ] && ! runuser -u postgres -- test -x "$STATE"; then
-    echo "the postgres user cannot reach $STATE (a parent folder is closed to it): set ATTENTION_LAB_PGDATA elsewhere" >&2
+    echo "the postgres user cannot reach $STATE (a parent folder is closed to it): set ATTENTION_LAB_PGDATA" >&2
     exit 1
   fi
 }
