@@ -31,7 +31,6 @@ import torch.nn.functional as F
 from .models.weights import EncoderLayerWeights
 
 MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
-ATTENTION_DROPOUT = 0.1  # all-MiniLM-L6-v2 config.json: attention_probs_dropout_prob (also the paper's P_drop)
 PAPER_D_MODEL, PAPER_HEADS = 512, 8  # "Attention Is All You Need": d_model = 512, h = 8, d_k = 64
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32)
 
@@ -59,6 +58,7 @@ class LayerWalk:
     output: torch.Tensor  # (n, D) LayerNorm(post_attention + ffn_out)
     reference: torch.Tensor | None = None  # (n, D) the model's own output of this layer, when known
     truncated: bool = False  # the text had more than the page's token limit
+    attention_dropout: float = 0.0  # the layer's attention dropout probability in training (from its config)
 
     @property
     def n_heads(self) -> int:
@@ -150,6 +150,7 @@ def walk_bert_layer(weights: EncoderLayerWeights, x: torch.Tensor, key_mask: tor
         ffn_hidden=ffn_hidden,
         ffn_out=ffn_out,
         output=output,
+        attention_dropout=weights.attention_dropout,
     )
 
 
@@ -195,8 +196,8 @@ def attention_parameters(d_model: int) -> int:
 
 def attention_flops(d_model: int, n: int, heads: int) -> int:
     """Matrix-product FLOPs of one multi-head attention forward on n tokens: four projections 4 * 2 n D^2; per
-    head scores 2 n^2 d_k and weighted sum 2 n^2 d_k, summed over h heads 4 n^2 D. h cancels: splitting D
-    into heads changes the shape of the work, not its amount."""
+    head scores 2 n^2 d_k and weighted sum 2 n^2 d_k, summed over h heads 4 n^2 D. h cancels here; the number
+    of score entries does not (score_entries)."""
     d_k = d_model // heads
     return 4 * 2 * n * d_model * d_model + heads * (2 * n * n * d_k + 2 * n * n * d_k)
 
@@ -277,7 +278,7 @@ class DropoutRow:
     """One query's attention weights in evaluation and in one training step with attention dropout."""
 
     query: int
-    p: float  # dropout probability (MiniLM's attention_probs_dropout_prob is 0.1)
+    p: float  # dropout probability (the model's attention_probs_dropout_prob: MiniLM's is 0.1)
     seed: int
     evaluation: list[float]  # model.eval(): dropout is the identity, the row sums to 1
     training: list[float]  # each weight zeroed with probability p, the survivors divided by (1 - p)

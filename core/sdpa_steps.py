@@ -249,6 +249,28 @@ def steps_view(q, k, v, max_rows: int = 12, tokens=None) -> StepsView:
     )
 
 
+@dataclass(frozen=True)
+class KeyComparison:
+    """One query against every key: the dot products the softmax ranks, beside the cosines that say which key
+    points most along the query. The two rankings differ when the keys differ in length."""
+
+    dots: list[float]  # q . k_j
+    cosines: list[float]  # q . k_j / (|q| |k_j|)
+    by_score: int  # the key with the largest dot product: the one the softmax weighs most
+    by_direction: int  # the key with the largest cosine: the one closest in direction
+
+
+def compare_keys(query, keys) -> KeyComparison:
+    """`query` (d,) against `keys` (n, d). A zero vector has cosine 0 with everything."""
+    q, k = np.asarray(query, dtype=np.float64), np.asarray(keys, dtype=np.float64)
+    dots = k @ q
+    norms = np.linalg.norm(k, axis=1) * np.linalg.norm(q)
+    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return KeyComparison(
+        [float(x) for x in dots], [float(x) for x in cosines], int(np.argmax(dots)), int(np.argmax(cosines))
+    )
+
+
 def resize(matrix, n_rows: int, n_cols: int) -> np.ndarray:
     """`matrix` cut or zero-padded to (n_rows, n_cols): the editors keep the user's numbers when a size changes."""
     a = np.asarray(matrix, dtype=np.float64)
@@ -453,6 +475,12 @@ class LookupView:
     soft_by_tau: np.ndarray  # (m,) the soft result at each
     code: str  # the dict and the lookup as Python, with the names
     mix: str  # the soft result written out
+
+    @property
+    def nearest(self) -> int:
+        """The key with the largest score: the one whose value the soft result tends to as tau -> 0 (the matching
+        key when there is one; the most similar key for a query equal to no key, where the dict raises KeyError)."""
+        return int(np.argmax(self.scores))
 
 
 def lookup_view(query_index: int | None, tau: float, names) -> LookupView:

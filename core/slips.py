@@ -3,22 +3,27 @@ page itself uses. A page shows a short "common slip" note next to the part where
 numbers on screen come from here, never typed into the words.
 
     qkt_second_row        /sdpa-steps   the classic example's Q K^T row 2 is [32, 46, 60] (printed as [38, 56, 74])
+    longest_key_wins      /sdpa-steps   q1 = [3, 4] weighs k2 most because k2 is longest, not closest in direction
     sinusoidal_exponent   /positions    the exponent uses the PAIR index i (2i/d), not the element index
     gqa_ratios            /sdpa-gqa     8:1 is not general: Llama-3-8B groups 32 query heads over 8 K/V heads (4:1)
     rope_unscaled         /rope-scaling unscaled RoPE does not extrapolate: SmolLM2's measured loss past 8,192
     moe_active_shares     /moe          active parameters are 5.5-27.7 % of the listed MoEs (not "15-40 %")
     mixtral_8x22b         /moe          141B parameters from the config (not 176B = 8 x 22B)
     qkv_differ            /multi-head   Q, K and V come from one X through three different matrices: not equal
+    qkv_differ_at_init    /multi-head   ... already at initialisation (independent random W^Q, W^K, W^V)
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+import torch
 
 from .moe.catalog import MIXTRAL_8X22B_CONFIG, REAL_MOE_MODELS, mixtral_parameters
 from .positions.sinusoidal import sinusoidal_frequencies
 from .sdpa_gqa.configs import PRESETS
-from .sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, sdpa_steps
+from .sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, KeyComparison, compare_keys, sdpa_steps
 
 WRONG_QKT_SECOND_ROW = (38, 56, 74)  # as printed in notes in circulation
 WRONG_MIXTRAL_TOTAL_B = 176  # 8 x 22B, as if the experts were whole models
@@ -28,6 +33,13 @@ WRONG_ACTIVE_SHARE = (0.15, 0.40)  # "15-40 % of an MoE's parameters are active"
 def qkt_second_row() -> list[float]:
     """Row 2 of Q K^T for the classic example (Q = [[1, 2], [3, 4]], K = [[4, 5], [6, 7], [8, 9]])."""
     return [float(x) for x in sdpa_steps(CLASSIC_Q, CLASSIC_K, CLASSIC_V).scores[1]]
+
+
+def longest_key_wins(query: int = 1) -> KeyComparison:
+    """Query `query` of the classic example against its three keys. Notes in circulation say the key that wins
+    "points most along the query"; the dot product rewards length as well as direction: q1 = [3, 4] gives k2
+    = [8, 9] the largest score (60 against 32 and 46) while k0 = [4, 5] is the closest in direction."""
+    return compare_keys(CLASSIC_Q[query], CLASSIC_K)
 
 
 def sinusoidal_exponent(d: int = 512, base: float = 10000.0) -> dict:
@@ -91,3 +103,17 @@ def qkv_differ(walk, head: int) -> dict:
 
     q, k, v = walk.q[head], walk.k[head], walk.v[head]
     return {"qk": rel(q, k), "qv": rel(q, v), "kv": rel(k, v)}
+
+
+BERT_INIT_STD = 0.02  # BertConfig.initializer_range: nn.Linear weights start as N(0, 0.02^2), biases 0
+
+
+def qkv_differ_at_init(walk, seed: int = 0) -> dict:
+    """The same distances for one head of width d_k on the same layer input X, with W^Q, W^K, W^V drawn the way BERT
+    initialises them (independent N(0, 0.02^2), biases 0): before any training. Independent projections of one X
+    are about sqrt(2) apart relative to their size."""
+    g = torch.Generator().manual_seed(seed)
+    x = walk.x.float()
+    d_k = walk.q.shape[-1]
+    q, k, v = (x @ (torch.randn(x.shape[-1], d_k, generator=g) * BERT_INIT_STD) for _ in range(3))
+    return qkv_differ(SimpleNamespace(q=q[None], k=k[None], v=v[None]), 0)

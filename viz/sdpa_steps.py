@@ -170,6 +170,14 @@ def softmax_row_bars(
     return go.Figure(data=traces, layout=layout, _validate=False)  # unvalidated: see entropy_vs_dk_figure
 
 
+def _curve_title(view: LookupView, t: Callable[..., str]) -> str:
+    """The limit the curve tends to as tau -> 0: the dict's value, or for a query equal to no key (KeyError) the
+    most similar key's value."""
+    if view.query_index is not None:
+        return t("lookup_fig_curve")
+    return t("lookup_fig_curve_nearest", key=view.names[view.nearest], value=f"{view.values[view.nearest]:g}")
+
+
 def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figure]:
     """{"weights": the dict's one-hot weights beside attention's softmax weights, one bar pair per key;
     "curve": the soft result against the temperature (log axis), with the dict's value and sqrt(d_k) marked}."""
@@ -225,7 +233,7 @@ def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figu
         )
     )
     curve.update_layout(
-        title=dict(text=safe_label(t("lookup_fig_curve"), 160)),
+        title=dict(text=safe_label(_curve_title(view, t), 160)),
         height=340,
         plot_bgcolor="white",
         margin=MARGIN,

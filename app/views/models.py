@@ -48,7 +48,7 @@ def page() -> None:
     run = local.run_estimate(caps, n, model)  # the time needs the loaded model's measured pass
     st.caption(T("estimate", n=n, **run.memory.mib()))
     if run.seconds is not None:
-        st.caption(T("time", n=n, seconds=run.seconds))
+        st.caption(T("time", n=n, seconds=run.seconds, d=caps.head_dim))
     if run.over:
         st.warning(T("over_budget"))
         st.caption(T(f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))

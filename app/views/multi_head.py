@@ -31,9 +31,11 @@ def layer_part(T, model) -> None:
     ui.show_figure(figs.chain_figure(walk, head, ui.texts("multi_head.figure")), f"layer{layer}-head{head}",
                    key="fig-chain")  # fmt: skip
     st.success(T("reference", l=layer, err=walk.max_reference_error))
-    st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head)))
-    drop = mh.dropout_row(walk.weights[head], len(walk.tokens) - 1, mh.ATTENTION_DROPOUT)
-    st.markdown(T("dropout", p=drop.p, token=walk.tokens[drop.query], total=drop.training_sum))
+    init = {f"i{k}": v for k, v in slips.qkv_differ_at_init(walk).items()}
+    st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head), **init))
+    drop = mh.dropout_row(walk.weights[head], len(walk.tokens) - 1, walk.attention_dropout)
+    st.markdown(T("dropout" if drop.p > 0 else "dropout_none", p=drop.p, token=walk.tokens[drop.query],
+                  total=drop.training_sum))  # fmt: skip
     st.dataframe({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
                   T("col_train"): [f"{x:.3f}" for x in drop.training]}, hide_index=True)  # fmt: skip
 

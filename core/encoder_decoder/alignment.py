@@ -10,9 +10,11 @@ aligned source word. Against two baselines on the same words:
     chance: 1 / S_w per word, a head that points anywhere.
 Accuracies come with 95% Wilson intervals (core/stats.py).
 
-Where the word order differs: the same heads scored again on the OFF-DIAGONAL words only, those whose aligned
-source word is not the diagonal guess (the verb that Japanese and Korean put last, the place before the object).
-The diagonal baseline scores 0 there by construction, so a head that finds these words follows meaning, not place.
+Off the diagonal: the same heads scored again on the OFF-DIAGONAL words only, those whose aligned source word is
+not the diagonal guess. The diagonal baseline scores 0 there by construction. Not all of them are reordered: some
+are off the guess only because source and target differ in length. The REORDERED (crossing) words are those whose
+alignment crosses another word's in the same pair (s < s' while t > t': the verb that Japanese and Korean put
+last, the place before the object); the heads are scored on them too.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class AlignmentReport:
     pairs: int
     off_diagonal: list[HeadAlignment] | None = None  # every head on the off-diagonal words only, layer-major
     off_chance: float = 0.0  # mean 1 / S_w over the off-diagonal words
+    crossing: list[HeadAlignment] | None = None  # every head on the reordered (crossing) words only, layer-major
+    crossing_chance: float = 0.0
+    off_crossing: int = 0  # off-diagonal words that are also reordered (the rest are off only by length)
 
     def accuracy_grid(self, layers: int, heads: int) -> list[list[float]]:
         """(layers, heads) accuracies for the page's map."""
@@ -80,9 +85,15 @@ class AlignmentReport:
 
     def to_dict(self, best: int = 3) -> dict:
         """The JSON form results/encoder_decoder_alignment.json and the page share."""
-        off = self.off_diagonal_of(self.best(1)[0])
+        top = self.best(1)[0]
+        off = self.off_diagonal_of(top)
         extra = {} if off is None else {"off_diagonal": {"best_head": off.to_dict(), "chance": self.off_chance,
                                                           "heads": [h.to_dict() for h in self.off_diagonal]}}  # fmt: skip
+        if self.crossing:
+            cross = next(h for h in self.crossing if (h.layer, h.head) == (top.layer, top.head))
+            extra["crossing"] = {"best_head": cross.to_dict(), "chance": self.crossing_chance,
+                                 "off_diagonal_words": self.off_crossing,
+                                 "heads": [h.to_dict() for h in self.crossing]}  # fmt: skip
         return {
             "pairs": self.pairs,
             "words": self.diagonal.words,
@@ -112,6 +123,12 @@ def measure(model, tokenizer, pairs) -> AlignmentReport:
     return score(pairs, (cross(pair) for pair in pairs), shape)
 
 
+def crossing_words(alignment) -> set[tuple[int, int]]:
+    """The links (s, t) of one pair that cross another link: s < s' while t > t' (the word order changed)."""
+    links = list(alignment)
+    return {(s, t) for s, t in links if any((s - s2) * (t - t2) < 0 for s2, t2 in links)}
+
+
 def score(pairs, attentions, shape: tuple[int, int]) -> AlignmentReport:
     """The hit rule, the diagonal baseline and chance, on all aligned words and on the off-diagonal ones.
     attentions: per pair, (T, L, H, S) weights over the source tokens of the decoder position that outputs target
@@ -119,10 +136,12 @@ def score(pairs, attentions, shape: tuple[int, int]) -> AlignmentReport:
     n_layers, n_heads = shape
     hits = torch.zeros(shape, dtype=torch.long)
     off_hits = torch.zeros(shape, dtype=torch.long)
-    words = diag_hits = off_words = 0
-    chance = off_chance = 0.0
+    cross_hits = torch.zeros(shape, dtype=torch.long)
+    words = diag_hits = off_words = cross_words = off_crossing = 0
+    chance = off_chance = cross_chance = 0.0
     for pair, att in zip(pairs, attentions):
         source_words, target_words = len(pair.source) - 1, len(pair.target)
+        crossing = crossing_words(pair.alignment)
         for s, t in pair.alignment:
             hit = (att[t].argmax(-1) == s).long()  # (L, H)
             hits += hit
@@ -134,22 +153,44 @@ def score(pairs, attentions, shape: tuple[int, int]) -> AlignmentReport:
                 off_hits += hit
                 off_chance += 1 / source_words
                 off_words += 1
-    heads = [HeadAlignment(l, h, int(hits[l, h]), words) for l in range(n_layers) for h in range(n_heads)]
-    off = [HeadAlignment(l, h, int(off_hits[l, h]), off_words) for l in range(n_layers) for h in range(n_heads)]
+            if (s, t) in crossing:
+                cross_hits += hit
+                cross_chance += 1 / source_words
+                cross_words += 1
+                off_crossing += not on_diagonal
+    cells = [(l, h) for l in range(n_layers) for h in range(n_heads)]
+    heads = [HeadAlignment(l, h, int(hits[l, h]), words) for l, h in cells]
+    off = [HeadAlignment(l, h, int(off_hits[l, h]), off_words) for l, h in cells]
+    cross = [HeadAlignment(l, h, int(cross_hits[l, h]), cross_words) for l, h in cells]
     diagonal = HeadAlignment(-1, -1, int(diag_hits), words)
-    return AlignmentReport(heads, diagonal, chance / max(words, 1), len(pairs), off, off_chance / max(off_words, 1))
+    return AlignmentReport(heads, diagonal, chance / max(words, 1), len(pairs), off, off_chance / max(off_words, 1),
+                           cross, cross_chance / max(cross_words, 1), off_crossing)  # fmt: skip
 
 
 def off_diagonal_result(data: dict) -> dict | None:
     """The best head's off-diagonal score from a results file ({"head", "chance", "words"}), or None when the file
     predates that measurement or has another shape."""
-    off = data.get("off_diagonal")
-    if not isinstance(off, dict) or not isinstance(off.get("best_head"), dict):
+    return _best_head_on(data, "off_diagonal")
+
+
+def crossing_result(data: dict) -> dict | None:
+    """The best head's score on the reordered (crossing) words, as off_diagonal_result."""
+    return _best_head_on(data, "crossing")
+
+
+def _best_head_on(data: dict, words: str) -> dict | None:
+    part = data.get(words)
+    if not isinstance(part, dict) or not isinstance(part.get("best_head"), dict):
         return None
-    head = off["best_head"]
+    head = part["best_head"]
     if not all(isinstance(head.get(k), (int, float)) for k in ("layer", "head", "accuracy", "low", "high", "words")):
         return None
-    return {"head": head, "chance": float(off.get("chance", 0.0)), "words": int(head["words"])}
+    return {
+        "head": head,
+        "chance": float(part.get("chance", 0.0)),
+        "words": int(head["words"]),
+        "off_diagonal_words": int(part.get("off_diagonal_words", 0)),
+    }
 
 
 def is_result(data: dict) -> bool:

@@ -256,6 +256,15 @@ def vocabulary() -> list[str]:
     return ordered
 
 
+def english_word_counts() -> tuple[int, int]:
+    """(words, forms) of the grammar's English: each noun, verb, adjective and place once, plus "the" and "in"
+    (66); and every written form (cat/cats, sees/see/saw, ...; 132, the full stop not counted)."""
+    lemmas = ANIMATE + THINGS + PLACES + TRANSITIVE + INTRANSITIVE + ADJECTIVES
+    forms = {w for row in ANIMATE + THINGS for w in row[:2]} | {w for row in TRANSITIVE + INTRANSITIVE for w in row[:3]}
+    forms |= {row[0] for row in PLACES + ADJECTIVES} | {"the", "in"}
+    return len(lemmas) + 2, len(forms)
+
+
 def parse(text: str) -> tuple[Meaning | None, list[str]]:
     """The meaning of an English sentence of this grammar (None when it does not fit), and the words outside the
     vocabulary. Lower-cases and splits off a final full stop; used to translate the user's sentence by rule (for

@@ -2,7 +2,8 @@
 N = 6 encoder and 6 decoder layers, d_model 512, h 8 heads (d_k = 64), d_ff 2,048. Each encoder layer has one
 self-attention sublayer; each decoder layer a masked self-attention and a cross-attention sublayer: 6 + 6 + 6 = 18
 attention sublayers. The parameter count is what torch.nn.Transformer builds with these sizes (its own LayerNorms,
-plus one final norm on each side); the paper's 65M adds the shared 37,000-token embedding (section 3.4, 5.1).
+plus one final norm on each side); with the shared 37,000-token embedding (section 3.4, 5.1) it is 63,084,544, where
+the paper's table 3 reports 65M (it does not list what it counted).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PAPER = {"layers": 6, "d_model": 512, "heads": 8, "d_ff": 2048, "vocab": 37000}
-PAPER_TOTAL_M = 65  # table 3, base model, millions (embeddings included)
+PAPER_TOTAL_M = 65  # table 3, base model, millions, as the paper reports it
 
 
 @dataclass(frozen=True)

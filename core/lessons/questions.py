@@ -136,12 +136,17 @@ def sdpa_cell(params, state):
 
 @register("sdpa_steps.top_key", "choice")
 def sdpa_top_key(params, state):
-    """The key query `query` of the classic example gives most weight."""
+    """The key query `query` of the classic example gives most weight (details: its dot products and cosines with
+    every key, and the key closest in direction)."""
+    from core import sdpa_steps as core
+
     view = _classic(state)
     i = min(int(params.get("query", 0)), len(view.q_labels) - 1)
     w = view.steps.weights[i]
+    keys = core.compare_keys(view.steps.q[i], view.steps.k)
     return Answer("choice", _argmax_label(w, view.k_labels), tuple(view.k_labels), None,
-                  {"weight": float(w.max()), "query": view.q_labels[i]})  # fmt: skip
+                  {"weight": float(w.max()), "query": view.q_labels[i], "dots": [round(x, 4) for x in keys.dots],
+                   "cosines": [f"{x:.5f}" for x in keys.cosines], "closest": view.k_labels[keys.by_direction]})  # fmt: skip
 
 
 @register("sdpa_steps.key_order", "order")
@@ -351,12 +356,17 @@ def multi_head_head_count(params, state):
 
 @register("multi_head.params_change", "choice")
 def multi_head_params_change(params, state):
-    """Does the number of attention parameters change with h at a fixed d_model? 'yes' or 'no'."""
+    """Does the number of attention parameters change with h at a fixed d_model? 'yes' or 'no' (details: the
+    matrix-product FLOPs, and the h n^2 score entries at the fewest and the most heads, which do grow)."""
     from core import multi_head as mh
 
-    rows = mh.head_count_rows(mh.PAPER_D_MODEL, _int(state, "n", 64, 2, 512))
+    n = _int(state, "n", 64, 2, 512)
+    rows = mh.head_count_rows(mh.PAPER_D_MODEL, n)
     counts = {r.parameters for r in rows}
-    return Answer("choice", "yes" if len(counts) > 1 else "no", ("yes", "no"), None, {"parameters": min(counts)})
+    few, many = rows[0], rows[-1]
+    return Answer("choice", "yes" if len(counts) > 1 else "no", ("yes", "no"), None,
+                  {"parameters": min(counts), "flops": few.flops, "n": n, "h_few": few.heads, "h_many": many.heads,
+                   "entries_few": few.score_entries, "entries_many": many.score_entries})  # fmt: skip
 
 
 @register("head_detectors.best_head", "choice")

@@ -42,6 +42,8 @@ class EncoderLayerWeights:
     output_norm_bias: torch.Tensor
     output_norm_eps: float
     activation: str  # the config's hidden_act ("gelu" = the exact erf GELU in transformers)
+    attention_dropout: float = 0.0  # the probability the layer's attention dropout uses in training (the config's
+    # attention_probs_dropout_prob: 0.1 in BERT and MiniLM, another value or 0 in a learner's model)
 
     @property
     def d_model(self) -> int:
@@ -112,4 +114,14 @@ def read_encoder_layer(base_model, config, layer: int, n_heads: int, name: str) 
         output_norm_bias=_tensor(out.LayerNorm.bias),
         output_norm_eps=float(out.LayerNorm.eps),
         activation=activation if isinstance(activation, str) else type(activation).__name__,
+        attention_dropout=_dropout_p(attention.self, config),
     )
+
+
+def _dropout_p(self_attention, config) -> float:
+    """The attention dropout the module applies in training: its nn.Dropout's p, else the config's
+    attention_probs_dropout_prob (transformers builds one from the other)."""
+    dropout = getattr(self_attention, "dropout", None)
+    if isinstance(dropout, torch.nn.Dropout):
+        return float(dropout.p)
+    return float(getattr(config, "attention_probs_dropout_prob", 0.0) or 0.0)

@@ -36,6 +36,17 @@ def test_a_pair_reads_as_its_grammar_says():
     assert ko.target_text == "큰 고양이 는 공원 에서 공 을 본다 ."  # 고양이 ends in a vowel: 는; 공 in ㅇ: 을
 
 
+def test_the_english_word_count_is_what_the_sentences_use():
+    """The page's "66 English words in 132 forms": counted here from generated sentences, not from the tables."""
+    used = {w for p in grammar.generate(20000, 0) + grammar.generate(3000, 1, held_out=True) for w in p.source[1:]}
+    forms = used - {"."}
+    assert grammar.english_word_counts() == (66, len(forms)) == (66, 132)
+    # a word is its forms: strip the plural / verb endings the tables spell out and 66 remain
+    lemmas = {r[0] for r in grammar.ANIMATE + grammar.THINGS + grammar.PLACES + grammar.ADJECTIVES}
+    lemmas |= {r[1] for r in grammar.TRANSITIVE + grammar.INTRANSITIVE} | {"the", "in"}
+    assert len(lemmas) == 66 and lemmas <= forms
+
+
 def test_korean_particles_follow_the_final_consonant():
     assert grammar._korean_particle("topic", "고양이") == "는" and grammar._korean_particle("topic", "책") == "은"
     assert grammar._korean_particle("object", "사과") == "를" and grammar._korean_particle("object", "공") == "을"
@@ -184,6 +195,14 @@ def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(mo
     data = perfect.to_dict()
     assert data["off_diagonal"]["best_head"]["hits"] == len(off) and al.off_diagonal_result(data)["words"] == len(off)
     assert al.off_diagonal_result({"heads": []}) is None  # a results file from before this measurement
+    # reordered words: links that cross another link of the same pair, found here by brute force
+    crossing = [(s, t, p) for p in pairs for s, t in p.alignment
+                if any(s2 > s and t2 < t or s2 < s and t2 > t for s2, t2 in p.alignment)]  # fmt: skip
+    assert crossing and all(h.words == len(crossing) for h in perfect.crossing)
+    assert perfect.crossing[0].accuracy == 1.0
+    both = sum(al.diagonal_guess(t, len(p.source) - 1, len(p.target)) != s for s, t, p in crossing)
+    assert data["crossing"]["off_diagonal_words"] == perfect.off_crossing == both < len(off)
+    assert al.crossing_result(data)["words"] == len(crossing) and al.crossing_result({"heads": []}) is None
 
 
 # --- the shipped model ------------------------------------------------------------------------------------------------

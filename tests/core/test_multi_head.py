@@ -168,3 +168,18 @@ def test_a_model_that_is_not_a_bert_style_encoder_is_told_so_in_words(tiny_folde
                  lambda: mh.permutation_check(model, TEXTS[0])):  # fmt: skip
         with pytest.raises(ValueError, match="tiny-llama is not a BERT-style encoder"):
             call()
+
+
+@pytest.mark.parametrize("p", [0.25, 0.0])
+def test_attention_dropout_is_read_from_the_models_config(p, tiny_folders, tmp_path):
+    """The page's dropout probability is the model's attention_probs_dropout_prob, not BERT's 0.1 typed in."""
+    import json
+    import shutil
+
+    folder = tmp_path / f"tiny-bert-p{p}"
+    shutil.copytree(tiny_folders / "tiny-bert", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["attention_probs_dropout_prob"] = p
+    (folder / "config.json").write_text(json.dumps(config))
+    walk = mh.layer_walk(local.load_folder(folder), TEXTS[0], 0)
+    assert walk.attention_dropout == p

@@ -2,6 +2,7 @@
 products, the encoding built both ways, transformers' own Mixtral on the meta device, the committed runs)."""
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,6 +21,18 @@ def test_qkt_second_row_by_hand():
     # Q row 2 = [3, 4]; K rows [4, 5], [6, 7], [8, 9]
     assert slips.qkt_second_row() == [3 * 4 + 4 * 5, 3 * 6 + 4 * 7, 3 * 8 + 4 * 9] == [32, 46, 60]
     assert tuple(slips.qkt_second_row()) != slips.WRONG_QKT_SECOND_ROW
+
+
+def test_the_longest_key_wins_not_the_closest_in_direction_by_hand():
+    q, keys = (3, 4), [(4, 5), (6, 7), (8, 9)]
+    dots = [3 * a + 4 * b for a, b in keys]
+    cosines = [d / (5 * math.hypot(a, b)) for d, (a, b) in zip(dots, keys)]
+    got = slips.longest_key_wins()
+    assert got.dots == dots == [32, 46, 60]
+    assert got.cosines == pytest.approx(cosines, abs=1e-12)
+    assert [round(c, 5) for c in got.cosines] == [0.99951, 0.99788, 0.99655]  # the audit's hand-worked figures
+    assert (got.by_score, got.by_direction) == (2, 0)
+    assert q == tuple(slips.CLASSIC_Q[1])
 
 
 def test_sinusoidal_pair_index_against_the_encoding_built_both_ways():
@@ -78,3 +91,13 @@ def test_qkv_differ_is_zero_only_for_equal_matrices():
     other = SimpleNamespace(q=x, k=2 * x, v=-x)
     got = slips.qkv_differ(other, 0)
     assert got["qk"] == pytest.approx(1.0) and got["qv"] == pytest.approx(2.0) and got["kv"] == pytest.approx(1.5)
+
+
+def test_qkv_differ_at_initialisation_is_about_root_two():
+    """Independent random projections of one X: E|Q - K|^2 = 2 E|Q|^2, so each ratio is near sqrt(2)."""
+    g = torch.Generator().manual_seed(1)
+    walk = SimpleNamespace(x=torch.randn(40, 384, generator=g), q=torch.zeros(12, 40, 32))
+    got = slips.qkv_differ_at_init(walk)
+    assert set(got) == {"qk", "qv", "kv"}
+    assert all(abs(v - math.sqrt(2)) < 0.15 for v in got.values()), got
+    assert slips.qkv_differ_at_init(walk) == got  # seeded

@@ -12,6 +12,14 @@ def test_sdpa_steps_names_the_qkt_row_and_v():
     text = shown_text(open_view("sdpa_steps"))
     assert "second row of QKᵀ" in text and "as [38, 56, 74]. It is [32, 46, 60]" in text
     assert 'V is not "the similarity score"' in text
+    # the way to see the classic example names the walkthrough that holds it (Reset reloads the chosen one)
+    assert "choose the walkthrough “Classic small example (d_k = 2)” above, and “Reload the chosen walkthrough”" in text
+
+
+def test_sdpa_steps_says_the_longest_key_wins_not_the_closest():
+    text = shown_text(open_view("sdpa_steps", {"preset": "nine"}))  # the note is about the classic example
+    assert "scores k0, k1, k2 at 32, 46, 60, so k2 gets the most weight" in text
+    assert "(cosine q·k/(‖q‖‖k‖): 0.99951, 0.99788, 0.99655) k0 is the closest" in text
 
 
 def test_positions_explains_the_exponent_and_the_typo():
@@ -40,7 +48,10 @@ def test_moe_counts_mixtral_and_the_active_shares():
 @pytest.mark.slow  # loads MiniLM
 def test_multi_head_shows_q_k_v_differ_on_the_text():
     text = shown_text(open_view("multi_head", {"layer": "0", "head": "1"}))
-    assert '"Q, K and V start equal."' in text and "for head 1 on your text, ‖Q − K‖/‖Q‖ = " in text
+    assert (
+        '"Q, K and V start equal."' in text and "as BERT initialises them (N(0, 0.02²), seed 0), ‖Q − K‖/‖Q‖ = " in text
+    )
+    assert "In the trained model, for head 1 on your text: " in text
 
 
 def test_moe_shows_the_probability_loss_beside_switch():
@@ -53,8 +64,16 @@ def test_moe_shows_the_probability_loss_beside_switch():
 
 @pytest.mark.slow  # loads MiniLM
 def test_multi_head_shows_attention_dropout_in_training_and_evaluation():
+    import json
+
+    from core.models import minilm
+
     at = open_view("multi_head", {"layer": "0", "head": "1"})
-    assert "Attention dropout: during training" in shown_text(at)
+    p = json.loads((minilm.weights_dir() / "config.json").read_text())["attention_probs_dropout_prob"]
+    assert (
+        f"Attention dropout: during training, after the softmax, each weight of A_i is set to 0 with probability p = {p:g} (this model's attention_probs_dropout_prob)"
+        in shown_text(at)
+    )
     table = at.dataframe[-1].value
     evaluation = table.iloc[:, 1].astype(float)
     assert abs(evaluation.sum() - 1) < 0.01 and len(table) == len(evaluation)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 import core.results
+from core.encoder_decoder import grammar
 from core.encoder_decoder import model as ed
 from tests.apptest_helpers import figure_traces, open_view, shown_text
 
@@ -75,7 +76,9 @@ def test_stack_part_shows_the_shapes_of_the_sentence():
     assert len(figure_traces(at, 0)) == 0  # the diagram is shapes and annotations only
     # the original Transformer's sizes, counted as torch.nn.Transformer builds them (tests/core/..._original.py)
     assert "6 self-attention, 6 masked self-attention and 6 cross-attention sublayers (18 in all)" in text
-    assert "44,140,544 for the whole stack" in text and "about 63.1M" in text and "65M" in text
+    assert "44,140,544 for the whole stack" in text and "63,084,544 in all, about 63.1M" in text
+    # 63,084,544 does not round to 65M: the page gives both numbers and their gap, never "rounds"
+    assert "table 3 reports 65M for this model, 1.9M more than this count" in text and "round" not in text
 
 
 @pytest.mark.slow
@@ -86,6 +89,14 @@ def test_the_page_speaks_japanese_and_korean():
         assert word in shown_text(at)
 
 
+@pytest.mark.slow
+def test_the_intro_counts_the_grammars_words():
+    skip_without_weights()
+    words, forms = grammar.english_word_counts()
+    assert "The grammar is tiny (66 English words in 132 forms" in shown_text(open_view("encoder_decoder", {}))
+    assert (words, forms) == (66, 132)
+
+
 def _write_result(folder, verdict: str, best: float, diagonal: float):
     heads = [{"layer": l, "head": h, "hits": 1, "words": 10, "accuracy": best if (l, h) == (1, 2) else 0.1,
               "low": best - 0.05 if (l, h) == (1, 2) else 0.05, "high": best + 0.05 if (l, h) == (1, 2) else 0.15}
@@ -94,7 +105,9 @@ def _write_result(folder, verdict: str, best: float, diagonal: float):
             "heads_per_layer": 4, "pairs": 500, "words": 3000, "heads": heads,
             "diagonal": {"accuracy": diagonal, "low": diagonal - 0.02, "high": diagonal + 0.02}, "chance": 0.12,
             "best": [heads[6]], "verdict": verdict,
-            "off_diagonal": {"best_head": {**heads[6], "words": 700, "accuracy": 0.61}, "chance": 0.13}}  # fmt: skip
+            "off_diagonal": {"best_head": {**heads[6], "words": 700, "accuracy": 0.61}, "chance": 0.13},
+            "crossing": {"best_head": {**heads[6], "words": 500, "accuracy": 0.55}, "chance": 0.11,
+                         "off_diagonal_words": 450}}  # fmt: skip
     (folder / "encoder_decoder_alignment.json").write_text(json.dumps(data), encoding="utf-8")
 
 
@@ -108,6 +121,9 @@ def test_alignment_panel_reads_the_result_and_says_the_verdict(tmp_path, monkeyp
     text = shown_text(at)
     assert phrase in text and "layer 1 head 2" in text and "Diagonal baseline: 35.0%" in text
     assert "on the 700 words whose aligned source word is NOT the diagonal guess" in text and "61.0%" in text
+    # off the diagonal is not "reordered": 450 of the 700 cross another alignment, 250 are off by length only
+    assert "450 cross another word's alignment, the other 250 are off the guess only because" in text
+    assert "Where the word order differs: on the 500 words whose alignment crosses" in text and "55.0%" in text
     assert len(at.get("plotly_chart")) == 2
 
 

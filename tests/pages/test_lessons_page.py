@@ -130,3 +130,20 @@ def test_a_bad_link_never_breaks_the_walk(params):
     assert_no_exception(at)
     assert not at.success  # nothing counts as answered
     assert "<script>" not in "".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang,no", [("en", "no"), ("ja", "いいえ"), ("ko", "아니요")])
+def test_a_choice_is_shown_in_the_readers_words(lang, no):
+    """The engine's choice identifiers ('yes', 'no') are labels in the reader's language, in the options, the
+    answer boxes and the explanation; the link still keeps the identifier."""
+    steps = core.load_lessons()["multi-head"].steps
+    step = 1 + next(i for i, s in enumerate(steps) if s.question is not None and s.question.id == "params-change")
+    at = open_view("lessons", {"lesson": "multi-head", "lstep": str(step)}, state={"lang": lang})
+    radio = at.radio[0]
+    assert radio.options == [{"en": "yes", "ja": "はい", "ko": "예"}[lang], no]
+    radio.set_value("no")
+    next(b for b in at.button if (b.key or "").startswith("FormSubmitter")).click().run()  # the form's check button
+    assert_no_exception(at)
+    assert at.success and at.query_params["a.params-change"] == "no"
+    assert [c.value for c in at.code] == [no, no]
+    assert any(m.value.startswith(no) for m in at.markdown)

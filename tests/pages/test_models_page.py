@@ -56,6 +56,11 @@ def test_bad_folders_get_a_message_and_the_app_keeps_running(tmp_path, own_list)
         reason = " ".join(t.value for t in at.text)  # the reason, as plain text (st.text), never markdown
         assert any(why in reason for why in ("no such folder", "does not know this architecture", "hub id")), reason
         assert not any("<script>" in m.value for m in at.markdown)
+    # one story about downloads: a folder is read in place, a hub id downloads only with internet
+    text = " ".join(m.value for m in at.markdown)
+    assert (
+        "Nothing is downloaded here" not in text and "A hub id is downloaded only where the server has internet" in text
+    )
     assert not registry.CAPABILITIES.keys() & {registry.FOLDER_PREFIX + "not-a-model"}
 
 
@@ -78,6 +83,11 @@ def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path
     at = run_view("models", params={"pick": key, "check": "1", "tokens": "300"})
     assert_no_exception(at)
     assert any("At 300 tokens, about" in c.value and " s on this server" in c.value for c in at.caption)
+    # the formula named is the one the estimate counts (local.forward_flops): 4 n² d per head and layer
+    d = registry.CAPABILITIES[key].head_dim
+    caps = registry.CAPABILITIES[key]
+    assert local.forward_flops(0, caps, 300) == 4 * caps.n_layers * caps.n_heads * 300**2 * d
+    assert any(f"4·n²·d per head and layer, d = {d} the head size" in c.value for c in at.caption)
     assert not at.warning
     monkeypatch.setattr(local, "MAX_RUN_SECONDS", 0.0)
     at = run_view("models", params={"pick": key, "check": "1", "tokens": "300"})

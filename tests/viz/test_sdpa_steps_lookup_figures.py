@@ -29,3 +29,14 @@ def test_no_dict_line_for_a_query_equal_to_no_key():
     view = lookup_view(None, 2.0, ["cat", "dog", "car", "bus"])
     shapes = lookup_figures(view, t)["curve"].layout.shapes
     assert not shapes  # no dict value to draw
+    # the title promises the limit the curve has: the most similar key's value, not the dict's (a KeyError)
+    unit = view.keys / np.linalg.norm(view.keys, axis=1, keepdims=True)
+    nearest = int(np.argmax(unit @ view.query))
+    assert (
+        lookup_figures(view, t)["curve"].layout.title.text
+        == f"lookup_fig_curve_nearest {view.names[nearest]} {view.values[nearest]:g}"
+    )
+    assert (
+        lookup_figures(lookup_view(2, 2.0, ["cat", "dog", "car", "bus"]), t)["curve"].layout.title.text
+        == "lookup_fig_curve"
+    )

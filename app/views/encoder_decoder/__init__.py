@@ -59,7 +59,8 @@ def say_unknown(T, run: edv.SentenceRun) -> None:
 def page() -> None:
     T = ui.page_setup("encoder_decoder")
     st.title(T("title"))
-    st.markdown(T("intro"))
+    words, forms = grammar.english_word_counts()
+    st.markdown(T("intro", words=words, forms=forms))
     part = ui.select("part", T("part"), PARTS, "steps", format_func=lambda p: T(f"part_{p}"), radio=True,
                      horizontal=True)  # fmt: skip
     shipped = registry.ENCODER_DECODER  # the steps part also takes a learner's encoder-decoder folder (own.py)

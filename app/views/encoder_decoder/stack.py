@@ -33,4 +33,5 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
                   m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,
                   att=f"{o.attention_params:,}", enc=f"{o.encoder_layer_params:,}", dec=f"{o.decoder_layer_params:,}",
                   stack=f"{o.stack_params:,}", emb=f"{o.embedding_params:,}", all=o.with_embeddings / 1e6,
-                  paper=original.PAPER_TOTAL_M))  # fmt: skip
+                  count=f"{o.with_embeddings:,}", paper=original.PAPER_TOTAL_M,
+                  gap=original.PAPER_TOTAL_M - o.with_embeddings / 1e6))  # fmt: skip

@@ -3,6 +3,8 @@ explanation and the view that shows why. Learner-visible data (tokens, answers) 
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from app import ui
@@ -10,7 +12,7 @@ from core import lessons as core
 from viz.lessons import histogram
 
 from . import progress
-from .text import plain
+from .text import choice_label, plain
 
 MAX_RADIO = 8  # more options than this: a select box
 
@@ -19,19 +21,36 @@ def _widget(T, answer: core.Answer, key: str):
     """The input for the answer's kind; returns the raw response (None when nothing was given)."""
     if answer.kind in ("token", "choice"):
         if len(answer.options) <= MAX_RADIO:  # a radio's labels are markdown: a token is shown escaped
-            return st.radio(T(f"pick_{answer.kind}"), answer.options, index=None, key=key, format_func=plain)
-        return st.selectbox(T(f"pick_{answer.kind}"), answer.options, index=None, key=key)  # plain text
+            return st.radio(T(f"pick_{answer.kind}"), answer.options, index=None, key=key,
+                            format_func=lambda o: plain(choice_label(T, o)))  # fmt: skip
+        return st.selectbox(
+            T(f"pick_{answer.kind}"), answer.options, index=None, key=key, format_func=lambda o: choice_label(T, o)
+        )  # plain text
     if answer.kind == "number":
         return st.text_input(T("type_number"), key=key, max_chars=64) or None
     chosen = st.multiselect(T("put_in_order"), answer.options, key=key)
     return list(chosen) or None
 
 
+def _shown(T, answer: core.Answer, response) -> str:
+    """A response as the learner reads it: a choice in words (choice_label), the rest as the engine writes it."""
+    if answer.kind == "choice":
+        return choice_label(T, response)
+    return core.format_response(answer, response)
+
+
+def _in_words(T, answer: core.Answer) -> core.Answer:
+    """The answer with a choice's {correct} in the reader's words, for the hints and the explanation."""
+    if answer.kind != "choice":
+        return answer
+    return dataclasses.replace(answer, correct=choice_label(T, answer.correct))
+
+
 def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer) -> None:
     shown = progress.hints_shown(lesson, question)
     for i, hint in enumerate(question.hints[:shown]):
         st.caption(T(f"hint_{min(i, 2)}"))
-        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), answer)))
+        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), _in_words(T, answer))))
     if shown < len(question.hints):
         st.button(T(f"ask_hint_{min(shown, 2)}"), key=f"hint-{lesson.id}-{question.id}", icon=":material/lightbulb:",
                   on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
@@ -50,11 +69,11 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.caption(T("your_answer"))
-        st.code(core.format_response(answer, mine), language=None)
+        st.code(_shown(T, answer, mine), language=None)
     with c2:
         st.caption(T("right_answer") if answer.tolerance in (None, 0) else T("right_within", tol=answer.tolerance))
-        st.code(core.format_response(answer, answer.correct), language=None)
-    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), answer)))
+        st.code(_shown(T, answer, answer.correct), language=None)
+    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), _in_words(T, answer))))
     view = core.distribution(answer, [mine], reveal=True, mine=mine)
     if answer.kind != "number" and view.labels:
         ui.show_figure(histogram(view, ui.texts("lessons.figure")), f"lesson-{lesson.id}-{question.id}",

@@ -45,6 +45,8 @@ def part(T) -> None:
             seeds=len(view.seeds),
             best=T(f"ex_{view.best_past}"),
             best_past=100 * view.past[view.best_past],
+            alibi_past=100 * view.past["alibi"],
+            rope_past=100 * view.past["rope"],
         )
     )
     m = view.meta

@@ -49,7 +49,8 @@ def show_steps(T) -> None:
         st.code(view.lines["dot"], language=None)
         ui.show_figure(figs["scores"], "sdpa-step1-scores", data=s.scores, key="fig-scores", **labels)
         row = "[" + ", ".join(f"{x:g}" for x in slips.qkt_second_row()) + "]"
-        st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row))
+        st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row, preset=T("preset_classic"),
+                     reset=T("reset")))  # fmt: skip
     with right:
         st.subheader(T("step2"))
         st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
@@ -61,6 +62,9 @@ def show_steps(T) -> None:
         st.markdown(T("step3_text", sums=", ".join(f"{x:.6f}" for x in view.row_sums)))
         st.code(view.lines["softmax"], language=None)
         ui.show_figure(figs["weights"], "sdpa-step3-weights", data=s.weights, key="fig-weights", **labels)
+        keys = slips.longest_key_wins()
+        st.caption(T("slip_longest", dots=", ".join(f"{x:g}" for x in keys.dots), top=f"k{keys.by_score}",
+                     cosines=", ".join(f"{x:.5f}" for x in keys.cosines), closest=f"k{keys.by_direction}"))  # fmt: skip
     with right:
         st.subheader(T("step4"))
         st.markdown(T("step4_text"))
