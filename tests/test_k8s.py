@@ -2,12 +2,17 @@
 (kubernetes-validate, strict: unknown fields fail); the Gateway API kinds, which it does not ship, against the
 fields of the Gateway API v1.6 CRDs (experimental channel: HTTPRoute sessionPersistence, GEP-1619) transcribed
 below; then what the issue asks of them: probes on /_stcore/health, requests and limits from the measured memory,
-cookie affinity at the edge and never client-IP affinity, an autoscaler on CPU, PostgreSQL from a Secret."""
+cookie affinity at the edge and never client-IP affinity, an autoscaler on CPU, PostgreSQL from a Secret that is
+not committed, an app role that is no superuser and never trust, a NetworkPolicy that lets only the app reach
+PostgreSQL, a hardened securityContext on every pod, images by digest (the kustomization rendered by
+`kubectl kustomize`), TLS at the Gateway with HTTP only redirecting."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +31,12 @@ DURATION = re.compile(r"^([0-9]{1,5}(h|m|s|ms)){1,4}$")  # Gateway API's Duratio
 GATEWAY_SPEC = {"gatewayClassName", "listeners", "addresses", "infrastructure", "backendTLS", "allowedListeners",
                 "tls", "defaultScope"}  # fmt: skip
 LISTENER = {"name", "hostname", "port", "protocol", "tls", "allowedRoutes"}
+LISTENER_TLS = {"mode", "certificateRefs", "options", "frontendValidation"}
+SECRET_REF = {"group", "kind", "name", "namespace"}
+FILTER = {"type", "requestHeaderModifier", "responseHeaderModifier", "requestMirror", "requestRedirect", "urlRewrite",
+          "extensionRef", "cors", "externalAuth"}  # fmt: skip
+HEADER_MODIFIER = {"set", "add", "remove"}
+REDIRECT = {"scheme", "hostname", "path", "port", "statusCode"}
 ROUTE_SPEC = {"parentRefs", "hostnames", "rules", "useDefaultGateways"}
 PARENT_REF = {"group", "kind", "namespace", "name", "sectionName", "port"}
 RULE = {"name", "matches", "filters", "backendRefs", "timeouts", "retry", "sessionPersistence"}
@@ -81,6 +92,10 @@ def test_gateway_has_the_fields_of_the_gateway_api():
     for listener in gw["spec"]["listeners"]:
         keys_within(listener, LISTENER, "listener")
         assert listener["protocol"] in PROTOCOLS and 1 <= listener["port"] <= 65535
+        if "tls" in listener:
+            keys_within(listener["tls"], LISTENER_TLS, "listener.tls")
+            for ref in listener["tls"].get("certificateRefs", []):
+                keys_within(ref, SECRET_REF, "certificateRef")
 
 
 def check_session(sp: dict) -> None:
@@ -108,6 +123,7 @@ def test_httproute_has_the_fields_of_the_gateway_api_and_a_cookie_on_every_rule(
     ports = {p["port"] for p in svc["spec"]["ports"]}
     for rule in route["spec"]["rules"]:
         keys_within(rule, RULE, "rule")
+        check_filters(rule.get("filters", []))
         for match in rule.get("matches", []):
             keys_within(match, MATCH, "match")
             assert match["path"]["type"] in PATH_TYPES
@@ -118,6 +134,55 @@ def test_httproute_has_the_fields_of_the_gateway_api_and_a_cookie_on_every_rule(
         assert all(DURATION.match(v) for v in rule.get("timeouts", {}).values())
         check_session(rule["sessionPersistence"])
         assert rule["sessionPersistence"].get("type", "Cookie") == "Cookie"  # a browser's cookie, not its address
+
+
+def check_filters(filters: list[dict]) -> None:
+    for f in filters:
+        keys_within(f, FILTER, "filter")
+        kind = f["type"]
+        field = kind[0].lower() + kind[1:]  # RequestRedirect -> requestRedirect, as the CRD pairs them
+        assert field in f and set(f) == {"type", field}, f
+        if kind in {"RequestHeaderModifier", "ResponseHeaderModifier"}:
+            keys_within(f[field], HEADER_MODIFIER, field)
+            for header in f[field].get("set", []) + f[field].get("add", []):
+                assert set(header) == {"name", "value"}, header
+        if kind == "RequestRedirect":
+            keys_within(f[field], REDIRECT, field)
+            assert f[field].get("statusCode", 302) in {301, 302, 303, 307, 308}
+
+
+def routes() -> list[dict]:
+    return [d for d in documents() if d["kind"] == "HTTPRoute"]
+
+
+def test_tls_terminates_at_the_gateway_and_plain_http_only_redirects():
+    gw = one("Gateway")
+    listeners = {x["name"]: x for x in gw["spec"]["listeners"]}
+    https = [x for x in listeners.values() if x["protocol"] == "HTTPS"]
+    assert len(https) == 1 and https[0]["port"] == 443 and https[0]["tls"]["mode"] == "Terminate"
+    assert https[0]["tls"]["certificateRefs"] == [{"kind": "Secret", "name": "attention-lab-tls"}]
+    by_listener = {ref.get("sectionName"): r for r in routes() for ref in r["spec"]["parentRefs"]}
+    assert set(by_listener) == set(listeners)  # every route names its listener: none attaches to both
+    app = by_listener[https[0]["name"]]
+    assert all(rule["backendRefs"] for rule in app["spec"]["rules"])
+    for name, listener in listeners.items():
+        if listener["protocol"] == "HTTP":  # a redirect, nothing else: no page, no websocket, no cookie in clear
+            for rule in by_listener[name]["spec"]["rules"]:
+                keys_within(rule, RULE, "rule")
+                check_filters(rule["filters"])
+                assert "backendRefs" not in rule and "sessionPersistence" not in rule
+                assert [f["requestRedirect"]["scheme"] for f in rule["filters"]] == ["https"]
+
+
+def test_the_app_gets_security_headers_and_hsts_at_the_edge():
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    for rule in one("HTTPRoute")["spec"]["rules"]:
+        headers = {h["name"]: h["value"] for f in rule["filters"] if f["type"] == "ResponseHeaderModifier"
+                   for h in f["responseHeaderModifier"]["set"]}  # fmt: skip
+        assert headers.pop("Strict-Transport-Security").startswith("max-age=")
+        for name, value in headers.items():  # the same values as nginx gives a class on one machine
+            assert re.search(rf'add_header {name} "?{re.escape(value)}"? always;', nginx), name
+        assert {"X-Content-Type-Options", "Referrer-Policy", "Content-Security-Policy"} <= set(headers)
 
 
 def test_check_session_rejects_what_the_crd_rejects():
@@ -165,12 +230,104 @@ def test_the_autoscaler_scales_the_deployment_on_cpu():
     assert 2 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
 
 
-def test_postgres_takes_its_password_from_the_secret_the_app_reads():
-    db, secret = one("StatefulSet", "attention-lab-db"), one("Secret", "attention-lab-db")
-    env = {e["name"]: e for e in db["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": secret["metadata"]["name"],
-                                                                     "key": "password"}  # fmt: skip
-    url = secret["stringData"]["url"]
-    assert url.startswith("postgresql://") and secret["stringData"]["password"] in url
+def pods() -> list[tuple[str, dict]]:
+    return [(d["metadata"]["name"], d["spec"]["template"]["spec"]) for d in documents()
+            if d["kind"] in {"Deployment", "StatefulSet", "DaemonSet", "Job"}]  # fmt: skip
+
+
+def env_of(container: dict) -> dict:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def test_no_secret_is_committed():
+    for doc in documents():
+        assert doc["kind"] != "Secret", doc["metadata"]["name"]  # the operator creates it (postgres.yaml)
+    for _, spec in pods():
+        for c in spec["containers"]:
+            for name, e in env_of(c).items():
+                if re.search(r"PASSWORD|URL|TOKEN|SECRET", name):
+                    assert "valueFrom" in e and "value" not in e, (c["name"], name)
+
+
+def test_postgres_takes_its_passwords_from_the_secret_the_app_reads_and_the_app_is_no_superuser():
+    db = one("StatefulSet", "attention-lab-db")
+    env = env_of(db["spec"]["template"]["spec"]["containers"][0])
+    ref = lambda name: env[name]["valueFrom"]["secretKeyRef"]  # noqa: E731
+    assert ref("POSTGRES_PASSWORD") == {"name": "attention-lab-db", "key": "admin-password"}
+    assert ref("LAB_PASSWORD") == {"name": "attention-lab-db", "key": "password"}
+    app = env_of(one("Deployment")["spec"]["template"]["spec"]["containers"][0])
+    assert app["DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": "attention-lab-db", "key": "url"}
+    assert env["POSTGRES_USER"]["value"] != "lab"  # the image's POSTGRES_USER is a superuser: not the app's role
+    assert "POSTGRES_HOST_AUTH_METHOD" not in env  # never trust
+    initdb = env["POSTGRES_INITDB_ARGS"]["value"].split()
+    assert {"--auth-host=scram-sha-256", "--auth-local=scram-sha-256"} <= set(initdb)  # the socket too
+    init = one("ConfigMap", "attention-lab-db-init")["data"]
+    script = "\n".join(init.values())
+    assert re.search(r"CREATE ROLE lab LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE\b.*PASSWORD '\$LAB_PASSWORD'", script)
+    assert "CREATE DATABASE attention_lab OWNER lab" in script
+    mounts = {m["mountPath"]: m["name"] for m in db["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
+    volumes = {v["name"]: v for v in db["spec"]["template"]["spec"]["volumes"]}
+    assert volumes[mounts["/docker-entrypoint-initdb.d"]]["configMap"]["name"] == "attention-lab-db-init"
     assert one("Service", db["spec"]["serviceName"])["spec"]["ports"][0]["port"] == 5432
-    assert f"@{db['spec']['serviceName']}:5432/" in url
+
+
+def test_only_the_app_reaches_postgres():
+    policy, db, app = (
+        one("NetworkPolicy", "attention-lab-db"),
+        one("StatefulSet", "attention-lab-db"),
+        one("Deployment"),
+    )
+    spec = policy["spec"]
+    assert spec["podSelector"]["matchLabels"] == db["spec"]["template"]["metadata"]["labels"]
+    assert spec["policyTypes"] == ["Ingress"]
+    assert len(spec["ingress"]) == 1
+    rule = spec["ingress"][0]
+    assert rule["from"] == [{"podSelector": {"matchLabels": app["spec"]["template"]["metadata"]["labels"]}}]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 5432}]
+
+
+@pytest.mark.parametrize(("name", "spec"), pods(), ids=[n for n, _ in pods()])
+def test_every_pod_is_hardened(name, spec):
+    pod = spec["securityContext"]
+    assert pod["runAsNonRoot"] is True and pod["runAsUser"] > 0 and pod["seccompProfile"]["type"] == "RuntimeDefault"
+    assert spec["automountServiceAccountToken"] is False
+    for c in spec.get("initContainers", []) + spec["containers"]:
+        ctx = c["securityContext"]
+        assert ctx["allowPrivilegeEscalation"] is False and ctx.get("privileged", False) is False, c["name"]
+        assert ctx["capabilities"] == {"drop": ["ALL"]}, c["name"]
+        assert ctx["readOnlyRootFilesystem"] is True, c["name"]
+        writable = {m["mountPath"] for m in c.get("volumeMounts", []) if not m.get("readOnly")}
+        assert "/tmp" in writable, c["name"]  # what a read-only root still needs to write goes to a volume
+
+
+def kustomize(folder: Path) -> subprocess.CompletedProcess:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed (its built-in kustomize renders deploy/k8s)")
+    return subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, timeout=120)
+
+
+def test_every_image_is_pinned_by_the_operators_digest(tmp_path):
+    for _, spec in pods():  # the manifests name no tag: kustomize writes each image from images.env
+        for c in spec["containers"]:
+            assert ":" not in c["image"] and "@" not in c["image"], c["image"]
+    example = (K8S / "images.env.example").read_text()
+    keys = re.findall(r"^([A-Z_]+)=\S+@sha256:\S+$", example, re.M)
+    assert sorted(keys) == ["APP_IMAGE", "DB_IMAGE"]
+    ignored = subprocess.run(["git", "check-ignore", "-q", "deploy/k8s/images.env"], cwd=ROOT)
+    assert ignored.returncode == 0  # the operator's file is never committed
+    copy = tmp_path / "k8s"
+    shutil.copytree(K8S, copy, ignore=shutil.ignore_patterns("images.env"))
+    missing = kustomize(copy)
+    assert missing.returncode != 0 and "images.env" in missing.stderr  # no digests, no manifests
+    digests = {"APP_IMAGE": "registry.example/attention-lab@sha256:" + "a" * 64,
+               "DB_IMAGE": "docker.io/library/postgres@sha256:" + "b" * 64}  # fmt: skip
+    (copy / "images.env").write_text("".join(f"{k}={v}\n" for k, v in digests.items()))
+    rendered = kustomize(copy)
+    assert rendered.returncode == 0, rendered.stderr
+    docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
+    images = {d["metadata"]["name"]: [c["image"] for c in d["spec"]["template"]["spec"]["containers"]]
+              for d in docs if d["kind"] in {"Deployment", "StatefulSet"}}  # fmt: skip
+    assert images == {"attention-lab": [digests["APP_IMAGE"]], "attention-lab-db": [digests["DB_IMAGE"]]}
+    assert not any(d["metadata"]["name"] == "attention-lab-images" for d in docs)  # read, never applied
+    assert not any(d["kind"] == "Secret" for d in docs)
