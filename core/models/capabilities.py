@@ -63,6 +63,9 @@ class Capabilities:
     # recomputes it by hand from core/models/weights.py's EncoderLayerWeights.
     bert_layer: bool = False
     value_dim: int | None = None  # of v, where it differs from head_dim (DeepSeek's latent attention)
+    # every parameter of the model the config describes (core/models/checkpoint.py: counted on a meta-device build,
+    # all experts and an untied output layer included); None where it was not counted (shipped models)
+    parameters: int | None = None
 
     @property
     def is_causal(self) -> bool:
@@ -83,8 +86,8 @@ class Capabilities:
         return [list(range(g * per, (g + 1) * per)) for g in range(self.n_kv_heads)]
 
     def parameters_estimate(self) -> int:
-        """A lower bound on the parameter count from the sizes alone (attention, a 4x feed-forward or the
-        config's, embeddings), for refusing an enormous config before anything is allocated."""
+        """A lower bound on the parameter count from the sizes alone (attention, a 4x feed-forward, embeddings),
+        for refusing an enormous config at once; `parameters` is the exact count where it was made."""
         attention = self.d_model * self.head_dim * (2 * self.n_heads + 2 * self.n_kv_heads)
         return self.n_layers * (attention + 2 * self.d_model * 4 * self.d_model) + self.vocab_size * self.d_model
 

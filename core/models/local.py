@@ -17,6 +17,7 @@ machines) a hub id is refused with a message: nothing is downloaded.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from . import checkpoint
 from .capabilities import Capabilities, capabilities_of
 from .hf import HFAttentionModel
 
@@ -157,7 +159,7 @@ def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | No
 def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
     n = max(1, int(n_tokens))
     trace = caps.n_layers * (caps.n_heads + caps.n_kv_heads) * n * caps.head_dim * 4
-    return Estimate(n, caps.parameters_estimate() * 4, trace, caps.n_heads * n * n * 4)
+    return Estimate(n, (caps.parameters or caps.parameters_estimate()) * 4, trace, caps.n_heads * n * n * 4)
 
 
 def _inside(path: Path, roots) -> bool:
@@ -236,9 +238,9 @@ def _config(folder: Path, name: str):
     from transformers import AutoConfig
 
     try:
-        json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFolderError(f"{name}/config.json is not valid JSON ({err})") from err
+        checkpoint.read_config(folder)  # small, JSON, plain numbers: before transformers reads it
+    except ValueError as err:
+        raise ModelFolderError(f"{name}: {err}") from err
     try:
         return AutoConfig.from_pretrained(folder, local_files_only=True)
     except (ValueError, KeyError, OSError, TypeError) as err:
@@ -254,21 +256,44 @@ def _config(folder: Path, name: str):
 def describe_folder(path, allowed=None) -> Capabilities:
     """The folder's capabilities from its config alone; raises ModelFolderError with the reason."""
     folder, name = _folder(path, allowed), display_name(path)
+    config = _config(folder, name)
     try:
-        caps = capabilities_of(_config(folder, name))
-    except ValueError as err:
+        caps = capabilities_of(config)
+    except (ValueError, OverflowError) as err:
         raise ModelFolderError(f"{name}: {err}") from err
     if caps.positions.kind == "alibi":  # no contract reads it: refused before a page could offer it
         raise ModelFolderError(
             f"{name}: a {caps.model_type} model adds its ALiBi position biases inside its own attention code, "
             "which never calls transformers' attention interface, so this app cannot record its attention weights"
         )
-    if caps.parameters_estimate() > MAX_PARAMETERS:
+    _within_size(caps.parameters_estimate(), name)  # a lower bound: an enormous config goes before any build
+    try:
+        caps = dataclasses.replace(caps, parameters=checkpoint.parameters_of(config, caps.kind))
+    except ValueError as err:
+        raise ModelFolderError(f"{name}: {err}") from err
+    _within_size(caps.parameters, name)
+    if not is_hub_id(path):  # a hub model's weights are checked once fetched (load_folder)
+        _check_weights(folder, name)
+    return caps
+
+
+def _within_size(parameters: int, name: str) -> None:
+    if parameters > MAX_PARAMETERS:
         raise ModelFolderError(
-            f"{name}: about {caps.parameters_estimate() / 1e9:.1f} billion parameters, above this server's "
+            f"{name}: about {parameters / 1e9:.1f} billion parameters, above this server's "
             f"limit of {MAX_PARAMETERS / 1e9:.1f} billion"
         )
-    return caps
+
+
+def _check_weights(folder: Path, name: str) -> int:
+    """The parameters the folder's safetensors files hold, after checking each header (core/models/checkpoint.py);
+    pickled weights, garbage or a file its header does not fill are refused in one sentence."""
+    try:
+        stored = checkpoint.stored_parameters(folder)
+    except (ValueError, OSError) as err:
+        raise ModelFolderError(f"{name}: {err}") from err
+    _within_size(stored, name)  # files larger than their config says are not read either
+    return stored
 
 
 def _tokenizer(folder: Path, auto):
@@ -295,8 +320,11 @@ def _tokenizer_and_weights(folder: Path, caps: Capabilities, label: str, **optio
     except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as err:
         raise ModelFolderError(f"{label}: no usable tokenizer in the folder ({str(err)[:200]})") from err
     auto = {"decoder": AutoModelForCausalLM, "encoder": AutoModel, "encoder-decoder": AutoModelForSeq2SeqLM}
-    try:
-        model = auto[caps.kind].from_pretrained(folder, local_files_only=True, dtype=torch.float32, **options)
+    _check_weights(folder, label)  # a hub model's files too, now that they are here
+    try:  # safetensors only: never a pickle, even one added to the folder since it was described
+        model = auto[caps.kind].from_pretrained(
+            folder, local_files_only=True, dtype=torch.float32, use_safetensors=True, **options
+        )
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:
         raise ModelFolderError(f"{label}: the weights could not be loaded ({str(err)[:200]})") from err
     return tokenizer, model

@@ -178,17 +178,17 @@ def test_unknown_key_is_a_key_error():
 
 
 def test_a_fixed_folder_loads_next_time(tmp_path):
-    """A learner's real (tiny) folder whose weights are missing fails in words; once the weights are back, the same
-    key loads, through the pages' loader, and stays loaded."""
+    """A learner's real (tiny) folder whose weights went missing after it was added fails in words; once the
+    weights are back, the same key loads, through the pages' loader, and stays loaded."""
     from app import models as app_models
     from tests.tiny_models import build
 
     folder = tmp_path / "tiny-bert"
     build("bert", folder)
     weights = folder / "model.safetensors"
-    shutil.move(weights, tmp_path / "kept.safetensors")
     key = registry.register_folder(folder)
-    with pytest.raises(ModelFolderError, match="weights could not be loaded"):
+    shutil.move(weights, tmp_path / "kept.safetensors")
+    with pytest.raises(ModelFolderError, match="no weights in the folder"):
         app_models._load(key)
     assert key not in registry.shared_keys()
     shutil.move(tmp_path / "kept.safetensors", weights)
