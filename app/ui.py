@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from app import i18n
+from core import state as declared
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
@@ -151,15 +152,20 @@ def select(
     format_func: Callable[[str], str] = str,
     horizontal: bool = False,
     radio: bool = False,
+    *,
+    parse: Callable[[str], Any] | None = None,
 ) -> str:
-    """Choice among option keys (the URL holds the key, never the translated label)."""
+    """Choice among option keys (the URL holds the key, never the translated label). `parse`: how a link's text
+    reads (a declared field's, see field()); by default the text must be one of the options."""
     options = list(options)
     default = options[0] if default is None else default
 
-    def parse(raw: str) -> str:
+    def parse_option(raw: str) -> str:
         if raw not in options:
             raise ValueError(raw)
         return raw
+
+    parse = parse or parse_option
 
     _bind(key, parse, default, lambda v: v in options, shape=tuple(options))
     widget = st.radio if radio else st.selectbox
@@ -170,13 +176,21 @@ def select(
 
 
 def slider(
-    key: str, label: str, lo: float, hi: float, default: float, step: float | None = None, help: str | None = None
+    key: str,
+    label: str,
+    lo: float,
+    hi: float,
+    default: float,
+    step: float | None = None,
+    help: str | None = None,
+    *,
+    parse: Callable[[str], Any] | None = None,
 ):
     """Int slider when lo, hi and default are ints, float slider otherwise; link values outside [lo, hi] are
-    ignored."""
+    ignored (`parse`: a declared field's reading of a link, see field())."""
     is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, default))
 
-    def parse(raw: str):
+    def parse_value(raw: str):
         v = int(raw) if is_int else float(raw)
         if not (lo <= v <= hi) or (not is_int and not math.isfinite(v)):
             raise ValueError(raw)
@@ -184,22 +198,32 @@ def slider(
             raise ValueError(raw)
         return v
 
-    _bind(key, parse, default, lambda v: lo <= v <= hi, shape=(lo, hi, step))
+    _bind(key, parse or parse_value, default, lambda v: lo <= v <= hi, shape=(lo, hi, step))
     value = st.slider(label, lo, hi, key=key, step=step, help=help)
     _mirror(key, value)
     return value
 
 
-def number(key: str, label: str, lo: int, hi: int, default: int, help: str | None = None) -> int:
-    """Integer input with bounds; link values outside [lo, hi] are ignored."""
+def number(
+    key: str,
+    label: str,
+    lo: int,
+    hi: int,
+    default: int,
+    help: str | None = None,
+    *,
+    parse: Callable[[str], Any] | None = None,
+) -> int:
+    """Integer input with bounds; link values outside [lo, hi] are ignored (`parse`: a declared field's reading of
+    a link, see field())."""
 
-    def parse(raw: str) -> int:
+    def parse_value(raw: str) -> int:
         v = int(raw)
         if not lo <= v <= hi:
             raise ValueError(raw)
         return v
 
-    _bind(key, parse, default, lambda v: lo <= v <= hi, shape=(lo, hi))
+    _bind(key, parse or parse_value, default, lambda v: lo <= v <= hi, shape=(lo, hi))
     value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, help=help)
     _mirror(key, int(value))
     return int(value)
@@ -215,6 +239,34 @@ def checkbox(key: str, label: str, default: bool = False, help: str | None = Non
     value = st.checkbox(label, key=key, help=help)
     _mirror(key, bool(value))
     return value
+
+
+def field(
+    f: declared.Field,
+    label: str,
+    c: Any = None,
+    *,
+    widget: str | None = None,
+    help: str | None = None,
+    **kwargs,
+):
+    """The widget of a declared field (a topic's STATE in core, core/state.py): key, default, bounds and options
+    come from the declaration, resolved in context `c` (an object whose attributes the declaration's functions read:
+    the model's capabilities, a value read before), and a link's text is read by the field's own parse, the one the
+    lessons' answers read a step's state with. widget: "number" for an Int shown as a number box (default: a slider),
+    "radio" for a Choice shown as radio buttons (default: a select box). Other keywords go to the widget
+    (format_func, horizontal, height)."""
+    if isinstance(f, declared.Text):
+        return text_area(f.key, label, f.default_in(c), help=help, **kwargs)
+    if isinstance(f, declared.Flag):
+        return checkbox(f.key, label, f.default_in(c), help=help)
+    default, parse = f.default_in(c), lambda raw: f.parse(raw, c)
+    if isinstance(f, declared.Choice):
+        return select(f.key, label, f.options_in(c), default, radio=widget == "radio", parse=parse, **kwargs)
+    lo, hi = declared.resolve(f.lo, c), declared.resolve(f.hi, c)
+    if widget == "number":
+        return number(f.key, label, lo, hi, default, help=help, parse=parse)
+    return slider(f.key, label, lo, hi, default, step=f.step, help=help, parse=parse)
 
 
 # --- figures -------------------------------------------------------------------------------------------------

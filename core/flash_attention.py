@@ -29,6 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from core.state import Choice, Flag, Int, State
+
 NEG_INF = float("-inf")
 
 
@@ -421,3 +423,43 @@ def backward_memory(n: int, heads: int = 1, bytes_per_element: int = 2) -> Backw
         statistics_bytes=heads * 2 * n * 4,
         logsumexp_bytes=heads * n * 4,
     )
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+MAX_N = 48
+MAX_D = 16
+MAX_BLOCK = 64  # larger than MAX_N on purpose: a block may exceed n
+
+
+def walk_of(c) -> TileWalk:
+    """The tiles part's walk for a state read so far (n, d, br, bc, causal, pad, seed, qtile)."""
+    return walk(c.n, c.d, c.br, c.bc, int(c.qtile), c.causal, c.pad, c.seed)
+
+
+STATE = State(
+    Int("n", 10, 1, MAX_N),
+    Int("d", 4, 1, MAX_D),
+    Int("br", 4, 1, MAX_BLOCK),
+    Int("bc", 3, 1, MAX_BLOCK),
+    Flag("causal", False),
+    Int("pad", 0, 0, MAX_N),
+    Int("seed", 0, 0, 9999),
+    Choice("qtile", "0", options=lambda c: tuple(str(i) for i in range(len(tile_ranges(c.n, c.br))))),
+    Int("step", lambda c: c.n_steps - 1, 0, lambda c: c.n_steps - 1),  # one step per key tile of the walk
+    Int("tn", 4096, 1, 1_048_576),
+    Choice("td", 64, options=(16, 32, 64, 128, 256), number=int),
+    Int("sram", 192, 1, 4096),
+    Choice("bytes", 2, options=(2, 4), number=int),
+    Int("heads", 9, 1, 128),
+    context=lambda c: _WalkContext(walk_of(c)),
+)
+
+
+@dataclass(frozen=True)
+class _WalkContext:
+    walk: TileWalk
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.walk.steps)

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from .sdpa import entropy
+from .state import Choice, Float, Int, State
 
 # The worked example used in many tutorials (and pinned by tests/test_sdpa_steps.py).
 CLASSIC_Q = [[1.0, 2.0], [3.0, 4.0]]
@@ -521,3 +522,28 @@ def lookup_view(query_index: int | None, tau: float, names) -> LookupView:
         code=f"table = {{{entries}}}\ntable[{asked}]  {answer}",
         mix=f"softmax(q·K / {tau:g}) · V = {mix} = {_fmt(soft)}",
     )
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+MAX_WIDTH = 64  # d_k and d_v of the editors: the paper's d_k = d_v = 64
+MAX_ROWS = 12  # rows of Q, K, V used: matrices stay readable
+LOOKUP_OTHER_KEY = "other"  # the lookup's query equal to no key
+
+STATE = State(
+    Choice("lq", "0", options=(*(str(i) for i in range(len(LOOKUP_KEYS))), LOOKUP_OTHER_KEY)),
+    Float("tau", 2.0, 0.01, 4.0, step=0.01),
+    Choice("preset", "classic", options=tuple(PRESETS)),
+    Int("dk", lambda c: PRESETS[c.preset]().dims[0], 1, MAX_WIDTH),
+    Int("dv", lambda c: PRESETS[c.preset]().dims[1], 1, MAX_WIDTH),
+    Int("sdk", 64, 1, 1024),
+    Int("keys", 16, 2, 64),
+)
+
+
+def preset_view(preset: str, d_k: int, d_v: int) -> StepsView:
+    """The four steps of a walkthrough as the page starts it: the preset's matrices cut or zero-padded to the
+    link's widths (the editors' start before any edit)."""
+    p = PRESETS[preset]()
+    q, k, v = (resize(m, len(m), w) for m, w in ((p.q, d_k), (p.k, d_k), (p.v, d_v)))
+    return steps_view(q, k, v, max_rows=MAX_ROWS, tokens=p.tokens)

@@ -120,3 +120,26 @@ def run_fragment(at: AppTest, name: str) -> AppTest:
 
     with mock.patch.object(local_script_runner, "RerunData", scoped):
         return at.run()
+
+
+def figure_by_key(at: AppTest, key: str) -> dict:
+    """The figure the page drew with show_figure(..., key=key), as the browser receives it (data and layout)."""
+    charts = [e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{key}")]
+    assert charts, f"no figure {key!r} on the page"
+    return json.loads(charts[0].proto.spec)
+
+
+def heatmap_by_key(at: AppTest, key: str) -> tuple[np.ndarray, list, list]:
+    """(z, x labels, y labels) of the heatmap drawn under `key`."""
+    trace = next(t for t in figure_by_key(at, key)["data"] if t.get("type") == "heatmap")
+    return plotted_values(trace["z"]), list(trace.get("x", [])), list(trace.get("y", []))
+
+
+def number_after(text: str, words: str) -> float:
+    """The number written right after `words` in `text` (thousands separators allowed)."""
+    import re
+
+    at = text.index(words) + len(words)
+    found = re.match(r"\s*([-+]?[\d,]*\.?\d+(?:e[-+]?\d+)?)", text[at:])
+    assert found, f"no number after {words!r} in {text[at : at + 60]!r}"
+    return float(found.group(1).replace(",", ""))

@@ -2,7 +2,9 @@
 carries), a short text and optionally a question whose right answer the engine computes from the live state.
 
 A lesson is a TOML file lessons/<id>.toml that a facilitator edits without Python (words per language inline, like
-the page catalogs). A malformed file raises LessonError naming the file and the line, never a crash.
+the page catalogs). A malformed file raises LessonError naming the file and the line, never a crash; so does a step whose state the
+page would ignore (a key it does not have, a value outside its bounds) or a question whose params its answer
+function does not take: both are checked against the declarations (core/state.py) when the lesson loads.
 
     id = "qkv"
     title = { en = "...", ja = "...", ko = "..." }
@@ -15,7 +17,7 @@ the page catalogs). A malformed file raises LessonError naming the file and the 
     [steps.question]
     id = "top-key"
     kind = "token"                             # token | choice | number | order
-    answer = "sdpa_steps.top_key"              # a key of core.lessons.questions.ANSWER_FUNCTIONS
+    answer = "sdpa_steps.top_key"              # a key of core.lessons.answers.ANSWER_FUNCTIONS
     params = { query = 2 }
     prompt = { en = "...", ja = "...", ko = "..." }
     hints = [{ en = "nudge" }, { en = "pointer" }, { en = "show me" }]
@@ -46,7 +48,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 class Question:
     id: str  # unique within the lesson
     kind: str  # "token" | "choice" | "number" | "order"
-    answer_fn: str  # key in core.lessons.questions.ANSWER_FUNCTIONS
+    answer_fn: str  # key in core.lessons.answers.ANSWER_FUNCTIONS
     params: dict  # fixed params for the answer function
     prompt: dict[str, str]  # language -> text
     hints: tuple[dict[str, str], ...]  # the ladder: nudge, pointer, "show me"
@@ -129,7 +131,7 @@ def _state(value, fail) -> dict[str, str]:
     out = {}
     for k, v in value.items():
         if isinstance(v, bool):
-            v = "true" if v else "false"
+            v = "1" if v else "0"  # as a link writes a checkbox
         if not isinstance(v, str | int | float) or isinstance(v, float) and not math.isfinite(v):
             fail(f"state.{k} must be text or a number")
         out[str(k)] = str(v)
@@ -150,12 +152,17 @@ def _question(raw, fail, registry) -> Question:
         fail(f"question.kind must be one of {', '.join(KINDS)}, not {kind!r}")
     fn = raw.get("answer")
     if not isinstance(fn, str) or fn not in registry:
-        fail(f"question.answer {fn!r} is not a known answer function (core/lessons/questions.py)")
+        fail(f"question.answer {fn!r} is not a known answer function (core/lessons/answers/)")
     if getattr(registry[fn], "kind", kind) != kind:
         fail(f"question.answer {fn!r} gives a {registry[fn].kind!r} answer, not {kind!r}")
     params = raw.get("params", {})
     if not isinstance(params, dict):
         fail("question.params must be a table")
+    declared = getattr(registry[fn], "params", None)
+    if declared is not None:
+        problems = declared.problems(params, "question.params", f"a parameter of {fn}")
+        if problems:
+            fail(problems[0])
     hints = raw.get("hints", [])
     if not isinstance(hints, list):
         fail("question.hints must be a list of words tables (nudge, pointer, show me)")
@@ -172,7 +179,7 @@ def _question(raw, fail, registry) -> Question:
 
 def load_lesson(path: str | Path, pages: Iterable[str] | None = None) -> Lesson:
     """One lesson file. `pages`: the catalog URLs a step may name (None: not checked here). Raises LessonError."""
-    from core.lessons.questions import ANSWER_FUNCTIONS
+    from core.lessons.answers import ANSWER_FUNCTIONS, PAGE_STATES
 
     path = Path(path)
     try:
@@ -227,17 +234,25 @@ def load_lesson(path: str | Path, pages: Iterable[str] | None = None) -> Lesson:
         page = page.strip("/")
         if known is not None and page not in known:
             fail_step(f"page {page!r} is not a page of the app")
+        state = _state(raw.get("state"), fail_step)
+        if page in PAGE_STATES:
+            problems = PAGE_STATES[page].problems(state)
+            if problems:
+                fail_step(f"/{page}: {problems[0]}")
         question = None
         if "question" in raw:
             q_line = next((q for q in question_lines if line is None or q > line), line)
             question = _question(raw["question"], lambda m, q_line=q_line: fail_at(q_line)(where + m), ANSWER_FUNCTIONS)
+            asks = getattr(ANSWER_FUNCTIONS[question.answer_fn], "page", page) or page
+            if asks != page:
+                fail_at(q_line)(where + f"question.answer {question.answer_fn!r} is about /{asks}, not /{page}")
             if question.id in ids:
                 fail_at(q_line)(where + f"question id {question.id!r} is used twice in this lesson")
             ids.add(question.id)
         steps.append(
             Step(
                 page,
-                _state(raw.get("state"), fail_step),
+                state,
                 _words(raw.get("text"), "text", fail_step),
                 question,
                 line or 0,
@@ -268,9 +283,9 @@ def load_lessons(folder: str | Path | None = None, pages: Iterable[str] | None =
 
 def answer(question: Question, state: dict[str, str]) -> Answer:
     """The right answer, computed by the engine from the live state (the step's query parameters as they are now)."""
-    from core.lessons.questions import ANSWER_FUNCTIONS
+    from core.lessons.answers import compute
 
-    result = ANSWER_FUNCTIONS[question.answer_fn](question.params, dict(state))
+    result = compute(question.answer_fn, question.params, dict(state))
     if result.kind != question.kind:
         raise ValueError(
             f"answer function {question.answer_fn} gave a {result.kind} answer to a {question.kind} question"

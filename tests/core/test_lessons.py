@@ -15,7 +15,7 @@ GOOD = textwrap.dedent(
 
     [[steps]]
     page = "sdpa-steps"
-    state = { dk = 2, dv = 3, causal = true, spread = 1.5 }
+    state = { dk = 2, dv = 3, preset = "classic", tau = 1.5 }
     text = { en = "Read." }
 
     [[steps]]
@@ -49,7 +49,7 @@ def error_of(tmp_path, text, pages=None) -> core.LessonError:
 def test_a_good_lesson_loads_with_its_state_as_strings(tmp_path):
     lesson = core.load_lesson(write(tmp_path, GOOD), pages={"sdpa-steps"})
     assert lesson.id == "lesson" and lesson.order == 3 and len(lesson.steps) == 2
-    assert lesson.steps[0].state == {"dk": "2", "dv": "3", "causal": "true", "spread": "1.5"}
+    assert lesson.steps[0].state == {"dk": "2", "dv": "3", "preset": "classic", "tau": "1.5"}
     assert lesson.steps[0].question is None and lesson.steps[1].question.kind == "number"
     assert [s.line for s in lesson.steps] == [4, 9]
     assert len(lesson.steps[1].question.hints) == 3
@@ -76,7 +76,20 @@ def test_a_toml_syntax_error_names_the_file_and_the_line(tmp_path):
         ('kind = "number"', 'kind = "choice"', 13, "gives a 'number' answer"),
         ('kind = "number"', 'kind = "essay"', 13, "kind must be one of"),
         ('text = { en = "Read." }', 'text = { ja = "読む" }', 4, "no English"),
-        ("state = { dk = 2, dv = 3, causal = true, spread = 1.5 }", "state = [1, 2]", 4, "state must be a table"),
+        ('state = { dk = 2, dv = 3, preset = "classic", tau = 1.5 }', "state = [1, 2]", 4, "state must be a table"),
+        # the state and the params against their declarations (core.sdpa_steps.STATE, the answer function's)
+        ("dv = 3,", "dv = 65,", 4, "state.dv = '65'"),
+        ("dv = 3,", "dv = 3, layer = 2,", 4, "state.layer is not a setting of this page"),
+        ('preset = "classic"', 'preset = "mine"', 4, "state.preset = 'mine'"),
+        ("tau = 1.5", "tau = 1.505", 4, "state.tau"),  # off the slider's grid of 0.01
+        ('matrix = "scores"', 'matrix = "keys"', 13, "question.params.matrix = 'keys'"),
+        ("col = 0 }", "column = 0 }", 13, "question.params.column is not a parameter of sdpa_steps.cell"),
+        (
+            'answer = "sdpa_steps.cell"\nparams = { matrix = "scores", row = 0, col = 0 }',
+            'answer = "flash_attention.tiles"\nparams = { what = "all" }',
+            13,
+            "is about /flash-attention",
+        ),
         ('text = { en = "Read." }', 'text = { en = "Read." }\ncolour = "red"', 4, "unknown field 'colour'"),
         ('id = "q1"', 'id = "no spaces allowed"', 13, "question.id"),
     ],

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from core import lessons as core
-from core.lessons.questions import ANSWER_FUNCTIONS
+from core.lessons.answers import compute
 
 
 def step_of(lesson_id: str, question_id: str):
@@ -17,7 +17,7 @@ def step_of(lesson_id: str, question_id: str):
 def explained(lesson_id: str, question_id: str, lang: str = "en") -> tuple[str, core.Answer]:
     step = step_of(lesson_id, question_id)
     q = step.question
-    answer = ANSWER_FUNCTIONS[q.answer_fn](dict(q.params), {k: str(v) for k, v in step.state.items()})
+    answer = compute(q.answer_fn, dict(q.params), {k: str(v) for k, v in step.state.items()})
     return core.fill(core.text_in(q.explanation, lang), answer), answer
 
 

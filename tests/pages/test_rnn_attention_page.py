@@ -44,7 +44,12 @@ def test_scores_part_reads_the_committed_reports():
     table = at.dataframe[0].value
     assert len(table) == 10 and table.iloc[0, 0] == "held-out exact match (all)"
     text = shown_text(at)
-    assert "Exact match:" in text and "Alignment:" in text and "Off the diagonal guess" in text and "move the words" not in text
+    assert (
+        "Exact match:" in text
+        and "Alignment:" in text
+        and "Off the diagonal guess" in text
+        and "move the words" not in text
+    )
 
 
 def _write_result(folder, decay_rec: float, decay_att: float, gru_ms: float):

@@ -152,7 +152,7 @@ def bad_values(spec: dict) -> list[str]:
     """Link values the widget must refuse: one per round, for every round (so each round sets every widget)."""
     kind = spec["kind"]
     if kind == "select":
-        labels_not_keys = [o for o in ("NONE", spec["default"].upper() + "_") if o not in spec["options"]]
+        labels_not_keys = [o for o in ("NONE", str(spec["default"]).upper() + "_") if o not in spec["options"]]
         return [SCRIPT, "undefined", labels_not_keys[0]]
     if kind == "checkbox":
         return ["yes", "-1", "2"]

@@ -1,33 +1,33 @@
 """The tiled forward on one small random head: block sizes, one query tile, and a slider over the key tiles."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core import flash_attention as fa
 from viz import flash_attention as fv
 
-MAX_N = 48
-MAX_D = 16
-MAX_BLOCK = 64  # larger than MAX_N on purpose: a block may exceed n
+F = fa.STATE  # the page's link, declared in core
 
 
 def read_settings(T) -> dict:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        n = ui.number("n", T("n"), 1, MAX_N, 10, help=T("n_help"))
+        n = ui.field(F["n"], T("n"), widget="number", help=T("n_help"))
     with c2:
-        d = ui.number("d", T("d"), 1, MAX_D, 4)
+        d = ui.field(F["d"], T("d"), widget="number")
     with c3:
-        br = ui.number("br", T("br"), 1, MAX_BLOCK, 4, help=T("br_help"))
+        br = ui.field(F["br"], T("br"), widget="number", help=T("br_help"))
     with c4:
-        bc = ui.number("bc", T("bc"), 1, MAX_BLOCK, 3, help=T("bc_help"))
+        bc = ui.field(F["bc"], T("bc"), widget="number", help=T("bc_help"))
     c5, c6, c7 = st.columns(3)
     with c5:
-        causal = ui.checkbox("causal", T("causal"), False)
+        causal = ui.field(F["causal"], T("causal"))
     with c6:
-        padded = ui.number("pad", T("pad"), 0, MAX_N, 0, help=T("pad_help"))
+        padded = ui.field(F["pad"], T("pad"), widget="number", help=T("pad_help"))
     with c7:
-        seed = ui.number("seed", T("seed"), 0, 9999, 0)
+        seed = ui.field(F["seed"], T("seed"), widget="number")
     return dict(n=n, d=d, br=br, bc=bc, causal=causal, padded_keys=padded, seed=seed)
 
 
@@ -48,13 +48,11 @@ def show(T) -> None:
     st.header(T("tiles_header"))
     st.markdown(T("tiles_text"))
     s = read_settings(T)
-    tr = len(fa.tile_ranges(s["n"], s["br"]))
-    options = [str(i) for i in range(tr)]
-    q_tile = int(ui.select("qtile", T("qtile"), options, "0", format_func=lambda i: T("qtile_option", i=i)))
+    q_tile = int(ui.field(F["qtile"], T("qtile"), SimpleNamespace(**s), format_func=lambda i: T("qtile_option", i=i)))
     view = fa.walk(q_tile=q_tile, **s)
     tiling_notes(T, s, view)
     steps = len(view.steps)
-    step = ui.slider("step", T("step"), 0, steps - 1, steps - 1) if steps > 1 else 0
+    step = ui.field(F["step"], T("step"), SimpleNamespace(n_steps=steps)) if steps > 1 else 0
     current = view.steps[step]
     st.markdown(
         T(

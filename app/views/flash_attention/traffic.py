@@ -8,22 +8,19 @@ from core import flash_attention as fa
 from core.timing import human_bytes
 from viz import flash_attention as fv
 
-D_OPTIONS = ["16", "32", "64", "128", "256"]
-BYTE_OPTIONS = ["2", "4"]
-
 
 def show(T) -> None:
     st.header(T("traffic_header"))
     st.markdown(T("traffic_text"))
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        n = ui.number("tn", T("tn"), 1, 1_048_576, 4096)
+        n = ui.field(fa.STATE["tn"], T("tn"), widget="number")
     with c2:
-        d = int(ui.select("td", T("td"), D_OPTIONS, "64"))
+        d = ui.field(fa.STATE["td"], T("td"))
     with c3:
-        kib = ui.number("sram", T("sram"), 1, 4096, 192, help=T("sram_help"))
+        kib = ui.field(fa.STATE["sram"], T("sram"), widget="number", help=T("sram_help"))
     with c4:
-        nbytes = int(ui.select("bytes", T("bytes"), BYTE_OPTIONS, "2", format_func=lambda b: T(f"bytes_{b}")))
+        nbytes = ui.field(fa.STATE["bytes"], T("bytes"), format_func=lambda b: T(f"bytes_{b}"))
     view = fa.traffic_view(n, d, fa.sram_elements(kib, nbytes), nbytes)
     st.markdown(T("blocks", m=f"{view.m_sram:,}", br=view.br, bc=view.bc, d=d))
     rows = [("naive", view.naive), ("flash1", view.flash1), ("flash2", view.flash2)]
@@ -55,7 +52,7 @@ def show(T) -> None:
 
     st.header(T("backward_header"))
     st.markdown(T("backward_text"))
-    heads = ui.number("heads", T("heads"), 1, 128, 9, help=T("heads_help"))
+    heads = ui.field(fa.STATE["heads"], T("heads"), widget="number", help=T("heads_help"))
     mem = fa.backward_memory(n, heads, nbytes)
     c1, c2, c3 = st.columns(3)
     c1.metric(T("stored_p"), human_bytes(mem.stored_p_bytes))

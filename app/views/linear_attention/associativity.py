@@ -3,12 +3,10 @@
 import streamlit as st
 
 from app import ui
+from core.linear_attention.state import COST_SIZES, STATE
 from core.linear_attention.views import associativity_view
 from viz.linear_attention import cost_figure
 
-COST_SIZES = [2**k for k in range(4, 18)]  # 16 .. 131,072
-TRICK_N = [str(n) for n in COST_SIZES]
-TRICK_D = ["16", "32", "64", "128", "256"]
 ORDERS = ("quadratic", "linear")
 
 
@@ -17,10 +15,10 @@ def part(T) -> None:
     st.markdown(T("trick"))
     c1, c2 = st.columns(2)
     with c1:
-        n = int(ui.select("n", T("n"), TRICK_N, "4096", format_func=lambda v: f"{int(v):,}"))
+        n = ui.field(STATE["n"], T("n"), format_func=lambda v: f"{v:,}")
     with c2:
-        d = int(ui.select("d", T("d"), TRICK_D, "64"))
-    view = associativity_view(n, d, COST_SIZES)
+        d = ui.field(STATE["d"], T("d"))
+    view = associativity_view(n, d, list(COST_SIZES))
     costs = view.costs
     st.dataframe(
         {

@@ -4,9 +4,8 @@ import streamlit as st
 
 from app import ui
 from core.linear_attention.exp_kernel import exp_kernel_view, psd_view
+from core.linear_attention.state import STATE
 from viz.linear_attention import exp_kernel_figure
-
-EK_D = ["2", "4", "8", "16", "64"]
 
 
 def part(T) -> None:
@@ -14,9 +13,9 @@ def part(T) -> None:
     st.markdown(T("exp"))
     c1, c2 = st.columns(2)
     with c1:
-        d = int(ui.select("ek_d", T("ek_d"), EK_D, "4"))
+        d = ui.field(STATE["ek_d"], T("ek_d"))
     with c2:
-        spread = ui.slider("ek_spread", T("ek_spread"), 0.25, 1.5, 1.0, step=0.25)
+        spread = ui.field(STATE["ek_spread"], T("ek_spread"))
     view = exp_kernel_view(d, spread)
     ui.show_figure(
         exp_kernel_figure(view, ui.texts("linear_attention.figure")),

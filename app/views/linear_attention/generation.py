@@ -6,12 +6,11 @@ from app import ui
 from app.measured import live_meta, live_run, number
 from core.linear_attention import measure
 from core.linear_attention.decoding import MODES
+from core.linear_attention.state import STATE
 from core.linear_attention.views import GenerationView, generation_view
 from viz.linear_attention import generation_figure
 
 from .common import LIVE_BUDGET_S, LIVE_DEADLINE_S, LIVE_MIN, RESULTS_FILE, results_meta
-
-GEN_MAX = ["256", "512", "1024", "2048", "4096", "8192"]
 
 
 def show(T, view: GenerationView, name: str, key: str) -> None:
@@ -55,7 +54,7 @@ def part(T, res: dict | None) -> None:
         results_meta(T, res)
     with st.expander(T("live"), expanded=False):
         st.markdown(T("gen_live_intro", budget=LIVE_BUDGET_S, limit=LIVE_DEADLINE_S))
-        max_ctx = int(ui.select("max_ctx", T("max_ctx"), GEN_MAX, "512", format_func=lambda v: f"{int(v):,}"))
+        max_ctx = ui.field(STATE["max_ctx"], T("max_ctx"), format_func=lambda v: f"{v:,}")
         if st.button(T("run_gen"), key="run-gen"):
             rows = live_run(
                 T,

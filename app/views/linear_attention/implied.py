@@ -3,10 +3,9 @@
 import streamlit as st
 
 from app import ui
+from core.linear_attention.state import STATE
 from core.linear_attention.views import implied_view
 from viz.linear_attention import implied_figures
-
-IMPLIED_D = ["4", "8", "16", "32", "64"]
 
 
 def part(T) -> None:
@@ -14,13 +13,13 @@ def part(T) -> None:
     st.markdown(T("implied"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        n = ui.slider("im_n", T("im_n"), 2, 48, 12)
-        d = int(ui.select("im_d", T("im_d"), IMPLIED_D, "16"))
+        n = ui.field(STATE["im_n"], T("im_n"))
+        d = ui.field(STATE["im_d"], T("im_d"))
     with c2:
-        spread = ui.slider("spread", T("spread"), 0.25, 4.0, 1.0, step=0.25)
-        seed = ui.number("seed", T("seed"), 0, 9999, 0)
+        spread = ui.field(STATE["spread"], T("spread"))
+        seed = ui.field(STATE["seed"], T("seed"), widget="number")
     with c3:
-        causal = ui.checkbox("causal", T("causal"))
+        causal = ui.field(STATE["causal"], T("causal"))
     view = implied_view(n, d, spread, causal, seed)
     figures = implied_figures(view, ui.texts("linear_attention.figure"))
     for col, kind, fig in zip(st.columns(2), ("softmax", "linear"), figures):

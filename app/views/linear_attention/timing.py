@@ -5,12 +5,12 @@ import streamlit as st
 from app import ui
 from app.measured import live_meta, live_run, number
 from core.linear_attention import measure
+from core.linear_attention.state import STATE
 from core.linear_attention.views import TimingView, timing_view
 from viz.linear_attention import timing_figure
 
 from .common import LIVE_BUDGET_S, LIVE_DEADLINE_S, LIVE_MIN, RESULTS_FILE, results_meta
 
-TIMING_MAX = ["512", "1024", "2048", "4096", "8192", "16384"]
 HEADS, HEAD_DIM = 1, 64  # the timing shape, as in benchmarks/bench_linear.py
 
 
@@ -70,9 +70,9 @@ def part(T, res: dict | None) -> None:
         st.markdown(T("live_intro", limit=LIVE_DEADLINE_S))
         c1, c2 = st.columns(2)
         with c1:
-            max_n = int(ui.select("max_n", T("max_n"), TIMING_MAX, "2048", format_func=lambda v: f"{int(v):,}"))
+            max_n = ui.field(STATE["max_n"], T("max_n"), format_func=lambda v: f"{v:,}")
         with c2:
-            causal = ui.checkbox("t_causal", T("causal"))
+            causal = ui.field(STATE["t_causal"], T("causal"))
         if st.button(T("run_timing"), key="run-timing"):
             rows = live_run(
                 T,

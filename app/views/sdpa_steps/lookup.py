@@ -7,25 +7,22 @@ from app import ui
 from core import sdpa_steps as core
 from viz.sdpa_steps import lookup_figures
 
-OTHER = "other"  # the query equal to no key
+OTHER = core.LOOKUP_OTHER_KEY  # the query equal to no key
 
 
 def show_lookup(T) -> None:
     st.header(T("lookup"))
     st.markdown(T("lookup_text"))
     names = [s.strip() for s in T("lookup_names").split(",")]
-    options = [str(i) for i in range(len(core.LOOKUP_KEYS))] + [OTHER]
     c1, c2 = st.columns(2)
     with c1:
-        choice = ui.select(
-            "lq",
+        choice = ui.field(
+            core.STATE["lq"],
             T("lookup_query"),
-            options,
-            "0",
             format_func=lambda o: T("lookup_other") if o == OTHER else names[int(o)],
         )
     with c2:
-        tau = ui.slider("tau", T("lookup_tau"), 0.01, 4.0, 2.0, step=0.01, help=T("lookup_tau_help"))
+        tau = ui.field(core.STATE["tau"], T("lookup_tau"), help=T("lookup_tau_help"))
     view = core.lookup_view(None if choice == OTHER else int(choice), tau, names)
     left, right = st.columns(2)
     with left:

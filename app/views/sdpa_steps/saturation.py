@@ -20,9 +20,9 @@ def show_saturation(T) -> None:
     st.markdown(T("why_text", samples=core.SAT_SAMPLES))
     c1, c2 = st.columns(2)
     with c1:
-        d_k = ui.slider("sdk", T("sat_dk"), 1, 1024, 64)
+        d_k = ui.field(core.STATE["sdk"], T("sat_dk"))
     with c2:
-        n = ui.slider("keys", T("sat_keys"), 2, 64, 16)
+        n = ui.field(core.STATE["keys"], T("sat_keys"))
     view = saturation(d_k, n)
     var = view.variance
     st.markdown(T("var_result", dk=d_k, pairs=var.n_samples, raw=var.var_raw, scaled=var.var_scaled))

@@ -1,5 +1,7 @@
 """Part 1 of /sdpa-steps: the four steps on the matrices the user edits, and the check against torch's SDPA."""
 
+from types import SimpleNamespace
+
 import pandas as pd
 import streamlit as st
 
@@ -10,20 +12,20 @@ from viz.sdpa_steps import step_figures
 
 from .editor import STATE, edit_qkv, load_preset, reset
 
-MAX_WIDTH = 64  # d_k and d_v: the paper's d_k = d_v = 64
-MAX_ROWS = 12  # rows of Q, K, V used: matrices stay readable
+MAX_ROWS = core.MAX_ROWS
 
 
 def show_steps(T) -> None:
     st.subheader(T("inputs"))
-    preset = ui.select("preset", T("preset"), list(core.PRESETS), "classic", format_func=lambda p: T(f"preset_{p}"))
+    preset = ui.field(core.STATE["preset"], T("preset"), format_func=lambda p: T(f"preset_{p}"))
     st.markdown(T(f"preset_{preset}_text"))
-    dk0, dv0 = load_preset(preset)
+    load_preset(preset)
+    chosen = SimpleNamespace(preset=preset)  # the widths' defaults are the preset's (core.STATE)
     c1, c2, c3 = st.columns([1, 1, 2])
     with c1:
-        d_k = ui.number("dk", T("dk"), 1, MAX_WIDTH, dk0)
+        d_k = ui.field(core.STATE["dk"], T("dk"), chosen, widget="number")
     with c2:
-        d_v = ui.number("dv", T("dv"), 1, MAX_WIDTH, dv0)
+        d_v = ui.field(core.STATE["dv"], T("dv"), chosen, widget="number")
     with c3:
         st.button(T("reset"), on_click=reset)
     st.caption(T("editor_help"))

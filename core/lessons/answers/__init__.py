@@ -1,0 +1,108 @@
+"""Answer functions: (params, state) -> Answer, one registry of same-signature functions (like transformers'
+ROPE_INIT_FUNCTIONS), one module per topic beside it (core/lessons/answers/<topic>.py).
+
+Each function is registered with the page it asks about and that page's declared state (the STATE of the topic's
+core module, core/state.py): it receives the step's state parsed by that declaration, exactly as the page's widgets
+parse the link, and its params parsed by its own declaration. It calls the engine the page calls, so the answer
+follows the sentence, the model, the layer and the sliders the room is looking at. The lesson loader checks every
+step's state and every question's params against these declarations (core.lessons.load_lesson).
+
+Kinds: "token" (pick a token: options are the page's indexed labels '3 cat'), "choice" (pick among options),
+"number" (within a tolerance), "order" (put items in order).
+
+Number questions take an optional `tolerance` (absolute) or `rel_tolerance` (share of the answer) in params.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from core.lessons import Answer
+from core.state import Float, State, Values
+
+AnswerFunction = Callable[[Values, Values], Answer]
+ANSWER_FUNCTIONS: dict[str, AnswerFunction] = {}
+PAGE_STATES: dict[str, State] = {}  # page URL -> the state its link carries
+TOLERANCES = State(Float("tolerance", None, 0), Float("rel_tolerance", None, 0))  # any number question takes them
+
+
+def register(name: str, kind: str, page: str, state: State, params: State | None = None):
+    """Add an answer function to ANSWER_FUNCTIONS under `name`: it gives a `kind` answer about `page`, whose link
+    carries `state`; `params` declares the question's fixed parameters (number questions also take TOLERANCES)."""
+    params = params or State()
+    if kind == "number":
+        params = params + TOLERANCES
+
+    def add(fn):
+        fn.kind, fn.page, fn.state, fn.params = kind, page, state, params
+        known = PAGE_STATES.setdefault(page, state)
+        if known is not state:
+            raise ValueError(f"{name}: page {page} has another state declaration")
+        ANSWER_FUNCTIONS[name] = fn
+        return fn
+
+    return add
+
+
+def compute(name: str, params: dict, state: dict[str, str]) -> Answer:
+    """The answer of function `name` for a question's params and a step's state (a link's parameters)."""
+    fn = ANSWER_FUNCTIONS[name]
+    if fn.state is None:  # a function that still reads the raw state itself (core/lessons/questions.py)
+        return fn(params, state)
+    return fn(fn.params.read(params), fn.state.read(state))
+
+
+# ---- helpers every topic uses ---------------------------------------------------------------------------------
+
+
+def number(value: float, params: Values, tolerance: float, **detail) -> Answer:
+    tol = params.tolerance
+    if tol is None and params.rel_tolerance is not None:
+        tol = abs(value) * params.rel_tolerance
+    return Answer("number", float(value), (), float(tolerance if tol is None else tol), {"value": value, **detail})
+
+
+def mixed(items) -> tuple[str, ...]:
+    """Items in a fixed order that does not give an order question away (sorted by a hash of the text)."""
+    return tuple(sorted(items, key=lambda s: hashlib.md5(str(s).encode()).hexdigest()))
+
+
+def argmax_label(weights, labels: list[str]) -> str:
+    return labels[int(np.argmax(np.asarray(weights)))]
+
+
+def word_position(tokens: list[str], word, default: int) -> int:
+    """Position of the first token that reads `word` (wordpiece marks ignored), else `default`."""
+    if isinstance(word, int) and not isinstance(word, bool):
+        return word if 0 <= word < len(tokens) else default
+    if isinstance(word, str) and word:
+        want = word.lower().strip()
+        for i, t in enumerate(tokens):
+            if str(t).lower().replace("##", "").replace("Ġ", "").replace("▁", "").strip() == want:
+                return i
+    return default
+
+
+def model(key: str):
+    """The process's one copy of the model, the same object the pages use (core.models.registry.shared)."""
+    from core.models import registry
+
+    return registry.shared(key)
+
+
+from core.lessons.answers import flash_attention, linear_attention, sdpa_steps  # noqa: E402, F401  (they register)
+
+
+def _take_unmoved() -> None:
+    """The answer functions not yet moved beside their topic read the raw state themselves."""
+    from core.lessons import questions
+
+    for name, fn in questions.ANSWER_FUNCTIONS.items():
+        fn.page = fn.state = fn.params = None
+        ANSWER_FUNCTIONS.setdefault(name, fn)
+
+
+_take_unmoved()
