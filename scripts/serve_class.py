@@ -11,7 +11,10 @@ websocket stay together while browsers spread; never the client's address, which
 needs no root here: its pid file and temporary folders go to a run folder. Debian: `apt-get install nginx-light`.
 Ctrl-C (or SIGTERM) stops everything it started.
 
-Rooms across processes need one shared store: set DATABASE_URL (PostgreSQL), as for several replicas.
+Rooms: every server keeps them in the same store. On one machine that is one SQLite file (ATTENTION_LAB_ROOMS, else
+~/.cache/attention-lab/rooms.sqlite3), passed to every server by its absolute path: its writers take the write lock
+before they read and retry briefly (app/room/store.py), so the processes share it without losing a click. Several
+machines (or replicas that do not share a disk) need PostgreSQL: set DATABASE_URL and every server uses it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a file (dev.sh serve): the project's own `app` for the room file's place
+    sys.path.insert(0, str(ROOT))
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
@@ -82,6 +87,13 @@ def streamlit_command(port: int, script: str = "app/main.py") -> list[str]:
     ]  # fmt: skip
 
 
+def rooms_file() -> Path:
+    """The SQLite room file every server of this machine opens (app/room/store.py's default), absolute."""
+    from app.room.store import default_path
+
+    return default_path().expanduser().resolve()
+
+
 def healthy(port: int) -> bool:
     import urllib.request
 
@@ -104,9 +116,7 @@ class Class:
     def start(self, timeout_s: float = 180) -> None:
         if not Path(shutil.which("nginx") or "/usr/sbin/nginx").exists():
             raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-        env.setdefault("OMP_NUM_THREADS", "1")
-        env["ATTENTION_LAB_HOSTED"] = "1"  # a class's server: the operator's models only (app/serving.py hosted)
+        env = self.server_env()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for port in self.ports:
             log = open(self.log_dir / f"streamlit-{port}.log", "w")  # noqa: SIM115 - open while it runs
@@ -138,6 +148,21 @@ class Class:
                 self.stop()
                 raise SystemExit(f"nginx did not start; see {self.log_dir / 'nginx.log'}")
             time.sleep(0.2)
+
+    def server_env(self) -> dict[str, str]:
+        """Every server's environment: one torch thread, hosted mode, and the one room store they share."""
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env["ATTENTION_LAB_HOSTED"] = "1"  # a class's server: the operator's models only (app/serving.py hosted)
+        if not env.get("DATABASE_URL", "").strip():
+            env["ATTENTION_LAB_ROOMS"] = str(rooms_file())
+        return env
+
+    def rooms(self) -> str:
+        """Where this class's rooms live, in words for the operator."""
+        if os.environ.get("DATABASE_URL", "").strip():
+            return "rooms in PostgreSQL (DATABASE_URL)"
+        return f"rooms in one SQLite file shared by the servers: {rooms_file()}"
 
     def server_pids(self) -> list[int]:
         """The Streamlit servers' pids (nginx, started last, left out)."""
@@ -174,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lab.start()
         print(f"{len(ports)} servers ({', '.join(map(str, ports))}) behind nginx: http://localhost:{args.port}")
+        print(lab.rooms())
         print(f"logs in {log_dir}; Ctrl-C stops all", flush=True)
         while all(p.poll() is None for p in lab.procs):
             time.sleep(1)

@@ -280,3 +280,20 @@ def test_no_query_string_reaches_the_logs_even_when_a_replica_is_down(proxy):
     text = log.read_text()
     assert "/room" in text and "upstream_status=502" in text  # the failure is in the access log, path only
     assert "sEcReT" not in text, text
+
+
+def test_every_server_gets_the_same_room_store(tmp_path, monkeypatch):
+    # One machine: one SQLite file, named by its absolute path in every server's environment (its writers take the
+    # write lock before reading and retry, so the processes share it); DATABASE_URL: PostgreSQL for all of them.
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", "rooms-here.sqlite3")  # relative: resolved once, for all
+    monkeypatch.chdir(tmp_path)
+    lab = sc.Class([9001, 9002], 9100, tmp_path / "run", tmp_path / "logs")
+    env = lab.server_env()
+    assert env["ATTENTION_LAB_ROOMS"] == str(tmp_path / "rooms-here.sqlite3")
+    assert env["ATTENTION_LAB_HOSTED"] == "1" and env["OMP_NUM_THREADS"]
+    assert str(tmp_path / "rooms-here.sqlite3") in lab.rooms()
+    monkeypatch.setenv("DATABASE_URL", "postgresql://lab:pw@db:5432/attention_lab")
+    env = lab.server_env()
+    assert env["DATABASE_URL"].startswith("postgresql://") and env["ATTENTION_LAB_ROOMS"] == "rooms-here.sqlite3"
+    assert "PostgreSQL" in lab.rooms() and "pw" not in lab.rooms()  # the password is never printed
