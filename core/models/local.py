@@ -9,9 +9,10 @@ shipped models, after checks that turn every way a folder can be wrong into one 
                                        and the speed of a pass as the pages run it
     run_estimate(caps, n, model)    -> RunEstimate: memory and time of n tokens, refused above the server's budget
 
-A hub id ("org/name") is downloaded where the server has internet: its config.json first (the capabilities and the
-size limit are checked before any weight is fetched), its weights (safetensors only: a pickled file from the
-internet can run code) and tokenizer when the model is loaded. Offline (HF_HUB_OFFLINE, as on this project's
+A hub id ("org/name") is downloaded where the server has internet: its config.json first, then the size of its
+weights from their safetensors headers on the hub (the capabilities and the size limit are checked before any weight
+is fetched), its weights (safetensors only: a pickled file from the internet can run code) and tokenizer when the
+model is loaded, at the commit whose config was read (registered as "org/name@<commit>"). Offline (HF_HUB_OFFLINE, as on this project's
 machines) a hub id is refused with a message: nothing is downloaded.
 """
 
@@ -166,14 +167,29 @@ def _inside(path: Path, roots) -> bool:
     return any(path == root or root in path.parents for root in (Path(r).resolve() for r in roots))
 
 
-HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w.-]+)?")  # org/name, or org/name@revision
 HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]  # config, weights, tokenizer: no code
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def is_hub_id(text: str) -> bool:
-    """'org/name' that is not a folder here."""
+    """'org/name' (or 'org/name@revision') that is not a folder here."""
     text = str(text).strip()
     return bool(HUB_ID.fullmatch(text)) and not Path(text).expanduser().exists()
+
+
+def hub_revision(text: str) -> tuple[str, str | None]:
+    """('org/name', its revision or None) of a hub id."""
+    repo_id, _, revision = str(text).strip().partition("@")
+    return repo_id, revision or None
+
+
+def pinned_hub_id(text: str, config_folder: Path) -> str:
+    """'org/name@<commit>': the hub id at the commit whose config was read (the hub cache keeps each snapshot in a
+    folder named by its commit), so the weights fetched later, and a restart, load that same revision."""
+    repo_id, revision = hub_revision(text)
+    commit = config_folder.name if COMMIT.fullmatch(config_folder.name) else revision
+    return f"{repo_id}@{commit}" if commit else repo_id
 
 
 def hub_offline() -> bool:
@@ -186,11 +202,17 @@ def hub_offline() -> bool:
 def display_name(path) -> str:
     """What a folder or hub id is called on the pages: the folder's name, or the name part of 'org/name'."""
     text = str(path).strip()
-    return text.rsplit("/", 1)[-1] if is_hub_id(text) else Path(text).expanduser().resolve().name
+    return hub_revision(text)[0].rsplit("/", 1)[-1] if is_hub_id(text) else Path(text).expanduser().resolve().name
 
 
-def _hub_folder(repo_id: str, weights: bool) -> Path:
-    """The hub's files of repo_id in the local hub cache: config.json alone, or everything a load needs."""
+def _first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__)[:200]
+
+
+def _hub_folder(hub_id: str, weights: bool) -> Path:
+    """The hub's files of hub_id ('org/name', or pinned 'org/name@revision') in the local hub cache: config.json
+    alone, or everything a load needs."""
+    repo_id, revision = hub_revision(hub_id)
     if hub_offline():
         raise ModelFolderError(
             f"{repo_id}: looks like a hub id, but this server is offline (HF_HUB_OFFLINE): nothing is downloaded "
@@ -200,11 +222,27 @@ def _hub_folder(repo_id: str, weights: bool) -> Path:
 
     try:
         if weights:
-            return Path(huggingface_hub.snapshot_download(repo_id, allow_patterns=HUB_FILES))
-        return Path(huggingface_hub.hf_hub_download(repo_id, "config.json")).parent
+            return Path(huggingface_hub.snapshot_download(repo_id, revision=revision, allow_patterns=HUB_FILES))
+        return Path(huggingface_hub.hf_hub_download(repo_id, "config.json", revision=revision)).parent
     except (OSError, ValueError) as err:  # no network, no such repository, a gated one: one sentence
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ModelFolderError(f"{repo_id}: could not be downloaded from the hub ({first[:200]})") from err
+        raise ModelFolderError(f"{repo_id}: could not be downloaded from the hub ({_first_line(err)})") from err
+
+
+def hub_parameters(hub_id: str) -> int:
+    """The parameters a hub model's weights hold, read from the safetensors headers on the hub (huggingface_hub
+    fetches the index and each file's header, a few KB, never a weight): checked before any weight is fetched."""
+    import huggingface_hub
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+
+    repo_id, revision = hub_revision(hub_id)
+    try:
+        found = huggingface_hub.get_safetensors_metadata(repo_id, revision=revision)
+    except (OSError, ValueError, NotASafetensorsRepoError, SafetensorsParsingError) as err:
+        raise ModelFolderError(
+            f"{repo_id}: no readable safetensors weights on the hub ({_first_line(err)}); pickled weights are "
+            "not loaded here"
+        ) from err
+    return int(sum(found.parameter_count.values()))
 
 
 def resolve_folder(path, allowed=None) -> Path:
@@ -219,7 +257,7 @@ def _folder(path, allowed, weights: bool = False) -> Path:
     if not text:
         raise ModelFolderError("no folder given")
     if is_hub_id(text):
-        if allowed is not None and text not in {str(a) for a in allowed}:
+        if allowed is not None and not {text, hub_revision(text)[0]} & {str(a) for a in allowed}:
             raise ModelFolderError(f"{text}: not in the list of models this server allows")
         return _hub_folder(text, weights)
     folder = Path(text).expanduser().resolve()
@@ -272,7 +310,9 @@ def describe_folder(path, allowed=None) -> Capabilities:
     except ValueError as err:
         raise ModelFolderError(f"{name}: {err}") from err
     _within_size(caps.parameters, name)
-    if not is_hub_id(path):  # a hub model's weights are checked once fetched (load_folder)
+    if is_hub_id(path):  # the size of its weights on the hub, at the revision whose config was read
+        _within_size(hub_parameters(pinned_hub_id(path, folder)), name)
+    else:  # a hub model's files are checked once fetched (load_folder)
         _check_weights(folder, name)
     return caps
 

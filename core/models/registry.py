@@ -111,8 +111,10 @@ def register_folder(path, title: str | None = None, allowed=None, remember: bool
     hub = local.is_hub_id(source)
     # a hub id's config is in the hub cache by now; its weights come when the model is first loaded
     folder = local.resolve_folder(source, allowed)
-    target = source if hub else folder
-    origin = source if hub else str(folder)
+    # a hub id is pinned to the commit whose config was read: its weights come from that revision, now and after
+    # a restart (models.toml keeps the pinned id)
+    target = local.pinned_hub_id(source, folder) if hub else folder
+    origin = target if hub else str(folder)
 
     def status() -> str | None:
         return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
