@@ -5,11 +5,14 @@ cluster; scripts/dev.sh test does the same). A PostgreSQL that cannot be reached
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from app.room.store import PostgresStore, SQLiteStore
 
@@ -36,14 +39,28 @@ def postgres_url() -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+def schema_of(tmp_path: Path) -> str:
+    return "test_" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:16]
+
+
 def open_kind(kind: str, tmp_path: Path, clock: Clock):
-    """A store of `kind` ('sqlite' | 'postgres'); a second call with the same arguments reopens the same data."""
+    """A store of `kind` ('sqlite' | 'postgres'); a second call with the same arguments reopens the same data.
+    On PostgreSQL each test has a schema of its own (rooms are counted against caps over the whole database, and
+    the test cluster outlives a run)."""
     if kind == "sqlite":
         return SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock)
     try:
-        return PostgresStore(postgres_url(), clock=clock)
+        url, schema = postgres_url(), schema_of(tmp_path)
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        return PostgresStore(make_conninfo(url, options=f"-c search_path={schema}"), clock=clock)
     except Exception as e:  # noqa: BLE001 - any failure to reach PostgreSQL fails the test
         pytest.fail(f"cannot reach PostgreSQL: {type(e).__name__}: {e}")
+
+
+def drop_schema(tmp_path: Path) -> None:
+    with psycopg.connect(postgres_url(), autocommit=True, connect_timeout=10) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema_of(tmp_path)} CASCADE")
 
 
 @pytest.fixture
@@ -61,3 +78,5 @@ def store(store_kind, tmp_path, clock):
     s = open_kind(store_kind, tmp_path, clock)
     yield s
     s.close()
+    if store_kind == "postgres":
+        drop_schema(tmp_path)

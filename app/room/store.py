@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS rooms (
   code TEXT PRIMARY KEY, control TEXT NOT NULL, lesson TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
   question TEXT NOT NULL DEFAULT '', phase TEXT NOT NULL DEFAULT '', answer TEXT NOT NULL DEFAULT '',
   shown TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL DEFAULT 1, activity INTEGER NOT NULL DEFAULT 0,
-  created {real} NOT NULL, expires {real} NOT NULL);
+  created {real} NOT NULL, expires {real} NOT NULL, locked INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS learners (
   code TEXT NOT NULL, token TEXT NOT NULL, name TEXT NOT NULL, lang TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
   following INTEGER NOT NULL DEFAULT 1, lost INTEGER NOT NULL DEFAULT 0, joined {real} NOT NULL,
@@ -43,7 +43,11 @@ CREATE TABLE IF NOT EXISTS events (code TEXT NOT NULL, who TEXT NOT NULL, kind T
 CREATE INDEX IF NOT EXISTS events_by_who ON events (code, who, kind, at);
 CREATE INDEX IF NOT EXISTS gallery_by_room ON gallery (code, step);
 """
-ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, activity, created, expires"
+ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, activity, created, expires, locked"
+# Columns added since a database was first made: (table, column, declaration), added where missing at start.
+MIGRATIONS = (("rooms", "locked", "INTEGER NOT NULL DEFAULT 0"),)
+ADMISSION_LOCK = 7206  # PostgreSQL: joins and room openings, from every replica, one at a time
+SEAT_ID_CHARS = 16  # a seat as the facilitator's page names it: the start of its token's digest
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class Room:
     activity: int
     created: float
     expires: float
+    locked: bool = False  # the facilitator closed the door: nobody new joins
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,7 @@ class Learner:
 
 
 class Store(Protocol):
-    def create(self, lesson: str, ttl_s: float | None = None) -> tuple[str, str]: ...
+    def create(self, lesson: str, ttl_s: float | None = None, client: str = "") -> tuple[str, str]: ...
     def room(self, code: str) -> Room | None: ...
     def poll(self, code: str) -> tuple[int, int] | None: ...
     def is_control(self, code: str, control: str | None) -> bool: ...
@@ -79,7 +84,7 @@ class Store(Protocol):
     def open_question(self, code: str, control: str, question: str, answer_json: str) -> None: ...
     def reveal(self, code: str, control: str) -> None: ...
     def show(self, code: str, control: str, sentence: str) -> None: ...
-    def join(self, code: str, name: str, lang: str) -> str: ...
+    def join(self, code: str, name: str, lang: str, client: str = "") -> str: ...
     def learner(self, code: str, token: str | None) -> Learner | None: ...
     def where(self, code: str, token: str, step: int, following: bool) -> None: ...
     def set_lost(self, code: str, token: str, lost: bool) -> None: ...
@@ -92,6 +97,11 @@ class Store(Protocol):
     def answers(self, code: str, control: str) -> list[AnswerRow]: ...
     def submit(self, code: str, token: str, step: int, sentence: str) -> None: ...
     def gallery(self, code: str, control: str, step: int) -> list[tuple[str, str]]: ...
+    def find(self, code: str, client: str = "") -> Room | None: ...
+    def lock_joining(self, code: str, control: str, locked: bool) -> None: ...
+    def seats(self, code: str, control: str) -> list[tuple[str, str]]: ...
+    def remove(self, code: str, control: str, seat: str) -> None: ...
+    def end(self, code: str, control: str) -> None: ...
     def close(self) -> None: ...
 
 
@@ -155,12 +165,19 @@ class SqlStore:
         for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
             if statement.strip():
                 run(statement, ())
+        for table, column, declaration in MIGRATIONS:
+            have = [d[0] for d in run(f"SELECT * FROM {table} LIMIT 0", ()).description]
+            if column not in have:
+                run(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}", ())
+
+    def _serialise(self, run, key: int) -> None:
+        """Hold `key` until this transaction ends, across processes (SQLite: its write lock already does)."""
 
     def _live(self, run, code: str) -> Room:
         row = run(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ?", (code,)).fetchone()
         if row is None or row[10] <= self.clock():
             raise RoomError("unknown_room", code)
-        return Room(*row)
+        return Room(*row[:11], locked=bool(row[11]))
 
     def _control(self, run, code: str, control: str | None) -> Room:
         room = self._live(run, code)
@@ -177,13 +194,28 @@ class SqlStore:
             raise RoomError("not_learner")
         return row
 
+    def _times(self, run, code: str, who: str, kind: str) -> list[float]:
+        since = self.clock() - rules.LIMITS[kind].window_s
+        rows = run("SELECT at FROM events WHERE code = ? AND who = ? AND kind = ? AND at > ?", (code, who, kind, since))
+        return [r[0] for r in rows.fetchall()]
+
+    def _record(self, run, code: str, who: str, kind: str) -> None:
+        run("INSERT INTO events (code, who, kind, at) VALUES (?, ?, ?, ?)", (code, who, kind, self.clock()))
+
     def _rate(self, run, code: str, who: str, kind: str) -> None:
-        now, limit = self.clock(), rules.LIMITS[kind]
-        times = [r[0] for r in run("SELECT at FROM events WHERE code = ? AND who = ? AND kind = ? AND at > ?",
-                                   (code, who, kind, now - limit.window_s)).fetchall()]  # fmt: skip
-        if not rules.allowed(times, now, limit):
-            raise RoomError("rate")
-        run("INSERT INTO events (code, who, kind, at) VALUES (?, ?, ?, ?)", (code, who, kind, now))
+        """One more action of `kind` by `who` in room `code` ('' for any room), counted and recorded in this
+        transaction (core.room.check_rate decides)."""
+        rules.check_rate(kind, self._times(run, code, who, kind), self.clock())
+        self._record(run, code, who, kind)
+
+    def _purge(self, run) -> None:
+        """The retention rule (core.room.KEEP_AFTER_CLOSE_S): closed rooms go with everything in them."""
+        now = self.clock()
+        gone = [r[0] for r in run("SELECT code FROM rooms WHERE expires < ?", (rules.forget_before(now),)).fetchall()]
+        for old in gone:
+            for table in ("answers", "learners", "gallery", "events", "rooms"):
+                run(f"DELETE FROM {table} WHERE code = ?", (old,))
+        run("DELETE FROM events WHERE at < ?", (rules.events_before(now),))
 
     def _bump(self, run, code: str, column: str) -> None:
         run(f"UPDATE rooms SET {column} = {column} + 1 WHERE code = ?", (code,))
@@ -191,16 +223,18 @@ class SqlStore:
     # -- the facilitator -----------------------------------------------------------------------------------
 
     @transaction
-    def create(self, lesson: str, ttl_s: float | None = None) -> tuple[str, str]:
-        """A new room on `lesson`: (code, control token). Rooms long expired are purged here."""
+    def create(self, lesson: str, ttl_s: float | None = None, client: str = "") -> tuple[str, str]:
+        """A new room on `lesson`: (code, control token). Rooms closed long enough are purged here. `client`: the
+        browser that asks (per-client limit); '' for the operator's own scripts (no per-client limit)."""
         now = self.clock()
         ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
         control = rules.new_token()
         with self._tx(write=True) as run:
-            gone = [r[0] for r in run("SELECT code FROM rooms WHERE expires < ?", (now - 3600,)).fetchall()]
-            for old in gone:
-                for table in ("answers", "learners", "gallery", "events", "rooms"):
-                    run(f"DELETE FROM {table} WHERE code = ?", (old,))
+            self._serialise(run, ADMISSION_LOCK)
+            self._purge(run)
+            if client:
+                self._rate(run, "", client, "create")
+            rules.check_open(run("SELECT COUNT(*) FROM rooms WHERE expires > ?", (now,)).fetchone()[0])
             for _ in range(20):
                 code = rules.new_code()
                 if run("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
@@ -293,22 +327,98 @@ class SqlStore:
                        "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, int(step)))  # fmt: skip
             return [(n, s) for n, s in rows.fetchall()]
 
-    # -- learners ------------------------------------------------------------------------------------------
+    @transaction
+    def lock_joining(self, code: str, control: str, locked: bool) -> None:
+        """The facilitator closes the door (nobody new joins; seated learners stay) or opens it again."""
+        with self._tx(write=True) as run:
+            self._control(run, code, control)
+            run("UPDATE rooms SET locked = ? WHERE code = ?", (int(bool(locked)), code))
+            self._bump(run, code, "version")
 
     @transaction
-    def join(self, code: str, name: str, lang: str) -> str:
-        """A learner joins with a display name: their token (keep it; it is their identity in the room)."""
+    def seats(self, code: str, control: str) -> list[tuple[str, str]]:
+        """(seat id, name) of every learner in joining order: the id names a seat to remove without its token."""
+        with self._tx(write=False) as run:
+            self._control(run, code, control)
+            rows = run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
+            return [(t[:SEAT_ID_CHARS], n) for t, n in rows]
+
+    @transaction
+    def remove(self, code: str, control: str, seat: str) -> None:
+        """A learner leaves the room for good, with their answers and sentences (their link is no seat any more)."""
+        with self._tx(write=True) as run:
+            self._control(run, code, control)
+            rows = run("SELECT token FROM learners WHERE code = ?", (code,)).fetchall()
+            tokens = [t for (t,) in rows if isinstance(seat, str) and len(seat) == SEAT_ID_CHARS and t.startswith(seat)]
+            if not tokens:
+                raise RoomError("not_learner")
+            for table in ("answers", "gallery", "learners"):
+                run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, tokens[0]))
+            run("DELETE FROM events WHERE code = ? AND who = ?", (code, tokens[0]))
+            run("UPDATE rooms SET shown = '' WHERE code = ? AND shown != '' AND NOT EXISTS (SELECT 1 FROM gallery g "
+                "WHERE g.code = rooms.code AND g.sentence = rooms.shown)", (code,))  # fmt: skip
+            self._bump(run, code, "version")
+            self._bump(run, code, "activity")
+
+    @transaction
+    def end(self, code: str, control: str) -> None:
+        """The facilitator closes the room now: every page says so, and its data goes with the retention rule."""
+        with self._tx(write=True) as run:
+            self._control(run, code, control)
+            run("UPDATE rooms SET expires = ? WHERE code = ?", (self.clock(), code))
+            self._bump(run, code, "version")
+
+    # -- learners ------------------------------------------------------------------------------------------
+
+    def _find(self, run, code: str, client: str) -> Room | None:
+        """The open room behind a typed or linked code; a code that opens none counts against `client`, and a
+        client past its tries learns nothing more (not even whether the next code exists)."""
+        if client:
+            rules.check_rate("join_miss", self._times(run, "", client, "join_miss"), self.clock())
+        try:
+            return self._live(run, code)
+        except RoomError:
+            if client:
+                self._record(run, "", client, "join_miss")
+            return None
+
+    @transaction
+    def find(self, code: str, client: str = "") -> Room | None:
+        """The room a visitor's link or typed code names, or None (counted: core.room.LIMITS['join_miss']). A hit
+        only reads (every load of a room page asks): the write lock is taken for a miss."""
+        with self._tx(write=False) as run:
+            if client:
+                rules.check_rate("join_miss", self._times(run, "", client, "join_miss"), self.clock())
+            try:
+                return self._live(run, code)
+            except RoomError:
+                pass
+        with self._tx(write=True) as run:
+            self._serialise(run, ADMISSION_LOCK)
+            return self._find(run, code, client)
+
+    @transaction
+    def join(self, code: str, name: str, lang: str, client: str = "") -> str:
+        """A learner joins with a display name: their token (keep it; it is their identity in the room). `client`:
+        the browser that asks (per-client limits); '' for the operator's own scripts."""
         name = rules.clean_name(name)
         token = rules.new_token()
         with self._tx(write=True) as run:
-            room = self._live(run, code)
-            self._rate(run, code, "", "join")
-            n = run("SELECT COUNT(*) FROM learners WHERE code = ?", (code,)).fetchone()[0]
-            if n >= rules.MAX_LEARNERS:
-                raise RoomError("room_full")
-            run("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, ?, ?)",
-                (code, rules.digest(token), name, str(lang)[:8], room.step, self.clock()))  # fmt: skip
-            self._bump(run, code, "activity")
+            self._serialise(run, ADMISSION_LOCK)  # count and insert as one step, whichever replica
+            room = self._find(run, code, client)
+            if room is not None:
+                in_room = run("SELECT COUNT(*) FROM learners WHERE code = ?", (code,)).fetchone()[0]
+                seated = run("SELECT COUNT(*) FROM learners l JOIN rooms r ON l.code = r.code WHERE r.expires > ?",
+                             (self.clock(),)).fetchone()[0]  # fmt: skip
+                rules.check_join(room.locked, in_room, seated)
+                self._rate(run, code, "", "join")
+                if client:
+                    self._rate(run, "", client, "join_client")
+                run("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, ?, ?)",
+                    (code, rules.digest(token), name, str(lang)[:8], room.step, self.clock()))  # fmt: skip
+                self._bump(run, code, "activity")
+        if room is None:  # said after the commit: the miss stays counted
+            raise RoomError("unknown_room", code)
         return token
 
     @transaction
@@ -390,6 +500,7 @@ class SqlStore:
             self._live(run, code)
             self._learner_row(run, code, token)
             self._rate(run, code, rules.digest(token), "gallery")
+            self._rate(run, code, "", "gallery_room")
             run("INSERT INTO gallery (code, token, step, sentence, at) VALUES (?, ?, ?, ?, ?)",
                 (code, rules.digest(token), int(step), sentence, self.clock()))  # fmt: skip
             self._bump(run, code, "activity")
@@ -473,9 +584,10 @@ class PostgresStore(SqlStore):
         import psycopg
 
         ms = self.statement_ms
+        given = psycopg.conninfo.conninfo_to_dict(self.url).get("options") or ""  # the URL's own (search_path...)
         return psycopg.connect(self.url, connect_timeout=self.connect_s, autocommit=True,
-                               options=f"-c statement_timeout={ms} -c lock_timeout={ms} "
-                                       f"-c idle_in_transaction_session_timeout={4 * ms}")  # fmt: skip
+                               options=f"{given} -c statement_timeout={ms} -c lock_timeout={ms} "
+                                       f"-c idle_in_transaction_session_timeout={4 * ms}".strip())  # fmt: skip
 
     def _transient(self, error: Exception) -> str | None:
         import psycopg
@@ -512,6 +624,9 @@ class PostgresStore(SqlStore):
                 with self.lock:
                     self._idle.append(conn)
             self._slots.release()
+
+    def _serialise(self, run, key: int) -> None:
+        run("SELECT pg_advisory_xact_lock(?)", (key,))
 
     def _make_schema(self, conn) -> None:
         with conn.transaction():  # replicas starting together: one creates the schema at a time

@@ -15,6 +15,7 @@ import io
 import json
 import numbers
 import os
+import re
 import secrets
 import unicodedata
 from collections import Counter
@@ -28,8 +29,11 @@ CODE_LENGTH = 6
 MAX_NAME_CHARS = 40
 MAX_SENTENCE_CHARS = 300
 MAX_LEARNERS = 200  # per room
+MAX_LEARNERS_ALL = 3000  # seated in all open rooms of one database (every replica together)
+MAX_OPEN_ROOMS = 200  # open at once in one database
 DEFAULT_TTL_H = 24.0
 TTL_ENV = "ATTENTION_LAB_ROOM_TTL_H"
+KEEP_AFTER_CLOSE_S = 3600.0  # a closed or expired room, its names, answers and sentences are deleted after this
 
 
 @dataclass(frozen=True)
@@ -41,11 +45,18 @@ class Limit:
 
 
 LIMITS = {
+    # per learner (their seat)
     "answer": Limit(10, 10.0),  # answers are one per question anyway; this bounds attempts with bad input
     "lost": Limit(6, 30.0),
     "gallery": Limit(3, 60.0),
     "where": Limit(30, 10.0),  # a learner's page reports (following moves them)
-    "join": Limit(120, 60.0),  # per room: joins within a minute (a class arriving together)
+    # per room
+    "join": Limit(120, 60.0),  # joins within a minute (a class arriving together)
+    "gallery_room": Limit(60, 60.0),  # sentences a facilitator can read in a minute
+    # per client (one browser: app.serving.visitor), whatever room
+    "join_client": Limit(4, 600.0),  # a learner who left, reloaded or was removed may join again, not fill a room
+    "join_miss": Limit(10, 600.0),  # codes tried that open no room: 31^6 codes stay out of reach of guessing
+    "create": Limit(3, 600.0),  # rooms one facilitator opens
 }
 
 
@@ -125,6 +136,39 @@ def clean_sentence(raw) -> str:
 def allowed(times: Iterable[float], now: float, limit: Limit) -> bool:
     """Whether one more action fits: fewer than limit.count earlier actions within the window."""
     return sum(1 for t in times if now - limit.window_s < t <= now) < limit.count
+
+
+def check_rate(kind: str, times: Iterable[float], now: float) -> None:
+    """One more action of `kind` (a key of LIMITS), or RoomError: 'join_attempts' for codes tried in vain, else
+    'rate'. The store counts the times and records the action in the same transaction, under a lock."""
+    if not allowed(times, now, LIMITS[kind]):
+        raise RoomError("join_attempts" if kind == "join_miss" else "rate", kind)
+
+
+def check_join(locked: bool, in_room: int, seated_all: int) -> None:
+    """Whether one more learner may sit: the facilitator has not locked joining, and the room and the database
+    have seats left."""
+    if locked:
+        raise RoomError("room_locked")
+    if in_room >= MAX_LEARNERS:
+        raise RoomError("room_full")
+    if seated_all >= MAX_LEARNERS_ALL:
+        raise RoomError("server_full_rooms")
+
+
+def check_open(open_rooms: int) -> None:
+    if open_rooms >= MAX_OPEN_ROOMS:
+        raise RoomError("server_full_rooms")
+
+
+def forget_before(now: float) -> float:
+    """Rooms that closed (or expired) before this moment are deleted with everything in them."""
+    return now - KEEP_AFTER_CLOSE_S
+
+
+def events_before(now: float) -> float:
+    """Counted actions older than every limit's window are deleted."""
+    return now - max(limit.window_s for limit in LIMITS.values())
 
 
 # ---- answers -----------------------------------------------------------------------------------------------
@@ -218,9 +262,16 @@ def board(n_steps: int, learners: Sequence[tuple[str, int, bool]], answers: Sequ
     return Board(tuple(on), elsewhere, rows, tuple((q, n, r) for q, (n, r) in qs.items()))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")  # and full-width ＝＋－＠
+PLAIN_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
 def _cell(value: str) -> str:
-    """A spreadsheet cell that cannot run as a formula (CSV injection): text starting = + - @ gets a quote."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    """A spreadsheet cell that cannot run as a formula (CSV injection): text starting = + - @ (half or full
+    width), a tab or a return gets a quote; a plain negative number (-0.25, -1e-3) stays a number."""
+    if PLAIN_NUMBER.fullmatch(value):
+        return value
+    return "'" + value if value[:1] in FORMULA_STARTS else value
 
 
 def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = None) -> str:
@@ -262,11 +313,12 @@ def check_flag(value) -> bool:
     return value
 
 
-def create(store, lessons: dict, lesson_id) -> tuple[str, str]:
-    """A new room on one of this server's lessons: (code, control token)."""
+def create(store, lessons: dict, lesson_id, client: str = "") -> tuple[str, str]:
+    """A new room on one of this server's lessons: (code, control token). `client`: who asks (one browser), for
+    the per-client limit."""
     if not isinstance(lesson_id, str) or lesson_id not in lessons:
         raise RoomError("unknown_lesson", repr(lesson_id)[:40])
-    return store.create(lesson_id)
+    return store.create(lesson_id, client=client)
 
 
 def move(store, code: str, control: str, lesson, step) -> None:

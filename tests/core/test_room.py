@@ -90,3 +90,13 @@ def test_board_counts_steps_and_questions():
     assert board.steps == (0, 2, 0) and board.elsewhere == 1
     assert board.rows == (("Ana", 1, True, 2, 2), ("Bo", -1, False, 1, 0), ("Cy", 1, True, 0, 0))
     assert board.questions == (("q1", 2, 1), ("q2", 1, 1))
+
+
+def test_csv_keeps_negative_numbers_and_neutralises_full_width_formulas():
+    rows = [AnswerRow("q1", name, response, True, 0.0) for name, response in
+            [("Ana", "-0.25"), ("Bo", "-3"), ("Cy", "-1e-3"), ("Di", "-1+2"), ("Eve", "＝HYPERLINK(\"x\")"),
+             ("Fay", "＋1"), ("＠Gus", "－2"), ("Hal", "-"), ("Ida", "-.5")]]  # fmt: skip
+    parsed = list(csv.reader(io.StringIO(rules.answers_csv(rows))))[1:]
+    assert [(r[2], r[3]) for r in parsed] == [
+        ("Ana", "-0.25"), ("Bo", "-3"), ("Cy", "-1e-3"), ("Di", "'-1+2"), ("Eve", "'＝HYPERLINK(\"x\")"),
+        ("Fay", "'＋1"), ("'＠Gus", "'－2"), ("Hal", "'-"), ("Ida", "-.5")]  # fmt: skip

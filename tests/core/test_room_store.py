@@ -5,6 +5,7 @@ validated; unknown and expired codes refused; nothing lost when the server resta
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -383,3 +384,148 @@ def test_the_sqlite_file_is_its_owners_only(tmp_path, clock):
     path.chmod(0o644)  # a file from an older version
     SQLiteStore(path, clock=clock).close()
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_joins_are_limited_per_client_per_room_and_overall(store, monkeypatch):
+    rooms = [store.create("qkv")[0] for _ in range(3)]
+    for i in range(rules.LIMITS["join_client"].count):
+        store.join(rooms[i % 3], f"Ana {i}", "en", client="browser:a")
+    with pytest.raises(RoomError, match="rate"):
+        store.join(rooms[2], "Ana again", "en", client="browser:a")  # another room: the same client
+    store.join(rooms[2], "Bo", "en", client="browser:b")
+    monkeypatch.setattr(rules, "MAX_LEARNERS", 2)
+    with pytest.raises(RoomError, match="room_full"):
+        store.join(rooms[0], "Cy", "en", client="browser:c")  # rooms[0] holds Ana 0 and Ana 3
+    monkeypatch.setattr(rules, "MAX_LEARNERS_ALL", 5)
+    with pytest.raises(RoomError, match="server_full_rooms"):
+        store.join(rooms[1], "Di", "en", client="browser:d")  # 5 seated in all rooms together
+
+
+def test_rooms_opened_per_client_and_overall(store, clock, monkeypatch):
+    for _ in range(rules.LIMITS["create"].count):
+        store.create("qkv", client="browser:a")
+    with pytest.raises(RoomError, match="rate"):
+        store.create("qkv", client="browser:a")
+    store.create("qkv", client="browser:b")
+    clock.now += rules.LIMITS["create"].window_s + 1
+    store.create("qkv", client="browser:a")
+    monkeypatch.setattr(rules, "MAX_OPEN_ROOMS", 5)
+    with pytest.raises(RoomError, match="server_full_rooms"):
+        store.create("qkv", client="browser:c")
+
+
+def test_room_codes_cannot_be_guessed(store, clock):
+    code, _ = store.create("qkv")
+    misses = rules.LIMITS["join_miss"].count
+    for i in range(misses):
+        wrong = "ZZZZZ" + rules.CODE_ALPHABET[i]
+        with pytest.raises(RoomError, match="unknown_room"):
+            store.join(wrong, "Eve", "en", client="browser:eve")
+    with pytest.raises(RoomError, match="join_attempts"):
+        store.join(code, "Eve", "en", client="browser:eve")  # past its tries, even the right code says nothing
+    with pytest.raises(RoomError, match="join_attempts"):
+        store.find(code, client="browser:eve")  # a link is a try too
+    assert store.find(code, client="browser:ana").code == code  # another browser is not held back
+    assert store.find("ZZZZZZ", client="browser:ana") is None
+    clock.now += rules.LIMITS["join_miss"].window_s + 1
+    assert store.learner(code, store.join(code, "Eve", "en", client="browser:eve")).name == "Eve"
+
+
+def test_the_facilitator_locks_joining_removes_a_learner_and_closes_the_room(store):
+    code, control = store.create("qkv")
+    ana, bo = store.join(code, "Ana", "en"), store.join(code, "Bo", "en")
+    open_choice(store, code, control)
+    rules.submit_answer(store, code, bo, "cat")
+    store.submit(code, bo, 0, "Spam spam spam.")
+    store.show(code, control, "Spam spam spam.")
+    with pytest.raises(RoomError, match="not_control"):
+        store.lock_joining(code, ana, True)
+    store.lock_joining(code, control, True)
+    assert store.room(code).locked
+    with pytest.raises(RoomError, match="room_locked"):
+        store.join(code, "Cy", "en")
+    assert store.learner(code, ana).name == "Ana"  # those seated stay
+    store.lock_joining(code, control, False)
+    store.join(code, "Cy", "en")
+    seats = dict((name, seat) for seat, name in store.seats(code, control))
+    assert sorted(seats) == ["Ana", "Bo", "Cy"] and all(len(s) == 16 and s not in bo for s in seats.values())
+    for bad in ("", "x" * 16, None, seats["Bo"][:8], bo):
+        with pytest.raises(RoomError, match="not_learner"):
+            store.remove(code, control, bad)
+    with pytest.raises(RoomError, match="not_control"):
+        store.remove(code, ana, seats["Bo"])
+    store.remove(code, control, seats["Bo"])
+    assert store.learner(code, bo) is None and store.responses(code, "q1") == []
+    assert store.gallery(code, control, 0) == [] and store.room(code).shown == ""
+    with pytest.raises(RoomError, match="not_learner"):
+        store.set_lost(code, bo, True)  # their link is no seat any more
+    with pytest.raises(RoomError, match="not_control"):
+        store.end(code, ana)
+    store.end(code, control)
+    assert store.room(code) is None and store.poll(code) is None
+    with pytest.raises(RoomError, match="unknown_room"):
+        store.set_lost(code, ana, True)
+
+
+def test_a_closed_room_is_deleted_after_the_retention_time(store, clock):
+    code, control = store.create("qkv", ttl_s=60)
+    token = store.join(code, "Ana", "en")
+    clock.now += 61
+    store.create("qkv")
+    assert store.learner(code, token).name == "Ana"  # kept a while after closing
+    clock.now += rules.KEEP_AFTER_CLOSE_S
+    store.create("qkv")
+    assert store.learner(code, token) is None
+
+
+def pause_after(store, marker: str, between) -> None:
+    """Make `store` call `between()` once, inside its next transaction, right after a statement containing
+    `marker` ran: another replica's whole action can happen there."""
+    original = store._tx
+
+    @contextmanager
+    def paused(write):
+        with original(write) as run:
+
+            def traced(sql, params):
+                cursor = run(sql, params)
+                nonlocal between
+                if between is not None and marker in sql:
+                    call, between = between, None
+                    call()
+                return cursor
+
+            yield traced
+
+    store._tx = paused
+
+
+def test_seat_limits_hold_across_replicas(store_kind, tmp_path, clock, monkeypatch):
+    """Two replicas let one learner in each at the same moment into a room with one seat left: one gets it (before,
+    on PostgreSQL both counted the same free seat, then both sat)."""
+    monkeypatch.setattr(rules, "MAX_LEARNERS", 1)
+    one, other = open_kind(store_kind, tmp_path, clock), open_kind(store_kind, tmp_path, clock)
+    try:
+        code, control = one.create("qkv")
+        outcome = []
+
+        def join_on_the_other_replica():
+            try:
+                outcome.append(other.join(code, "Bo", "en"))
+            except RoomError as e:
+                outcome.append(e.key)
+
+        thread = threading.Thread(target=join_on_the_other_replica)
+
+        def meanwhile():
+            thread.start()
+            thread.join(0.5)
+
+        pause_after(one, "COUNT(*) FROM learners WHERE code", meanwhile)
+        one.join(code, "Ana", "en")
+        thread.join(10)
+        assert outcome == ["room_full"]
+        assert [name for name, _, _ in one.learners(code, control)] == ["Ana"]
+    finally:
+        one.close()
+        other.close()

@@ -270,7 +270,7 @@ def test_a_database_away_is_a_sentence_on_every_page_of_a_learner(store, monkeyp
     def away(*args, **kwargs):
         raise rules.RoomError("unavailable")
 
-    for action in ("poll", "room", "learner", "is_control"):
+    for action in ("poll", "room", "find", "learner", "is_control"):
         monkeypatch.setattr(store, action, away)
     at.run()  # the sidebar's poll on the step's page
     assert_no_exception(at)
@@ -417,3 +417,37 @@ def test_a_reload_while_the_database_is_away_keeps_the_seat_in_the_link(store, m
     at.run()
     assert_no_exception(at)
     assert at.session_state[follow.SEAT]["token"] == token and store.steps_of_learners(code) == [0]
+
+
+def test_the_facilitator_locks_joining_removes_a_learner_and_closes_the_room(store):
+    code, control = store.create(LESSON)
+    bo = store.join(code, "Bo", "en")
+    at = run_view("room", {"room": code, "key": control})
+    next(b for b in at.button if b.label == "Lock joining (nobody new joins)").click().run()
+    assert_no_exception(at)
+    assert store.room(code).locked and any("Joining is locked" in i.value for i in at.info)
+    learner = run_view("room", {"room": code})
+    learner.text_input[1].input("Cy")
+    learner.get("form_submit_button")[0].click().run()
+    assert any("closed this room to new learners" in e.value for e in learner.error)
+    next(b for b in at.button if b.label == "Open joining again").click().run()
+    assert not store.room(code).locked
+    at.selectbox(key="room-remove-pick").set_value(store.seats(code, control)[0][0])  # Bo, by name on the page
+    next(b for b in at.button if b.label == "Remove from the room").click().run()
+    assert_no_exception(at)
+    assert store.learner(code, bo) is None
+    next(b for b in at.button if b.key == "room-end").click().run()
+    assert_no_exception(at)
+    assert store.room(code) is None
+    assert any("no open room with this code" in e.value for e in at.error)
+
+
+def test_codes_tried_in_vain_hold_a_browser_back(store):
+    code, _ = store.create(LESSON)
+    for i in range(rules.LIMITS["join_miss"].count):
+        at = run_view("room", {"room": "ZZZZZ" + rules.CODE_ALPHABET[i]})  # a link with a guessed code
+        assert any("no open room with this code" in e.value for e in at.error)
+    at = run_view("room", {"room": code})
+    assert_no_exception(at)
+    assert any("Too many codes were tried from this browser" in w.value for w in at.warning)
+    assert not any(e.value.startswith("Join") for e in at.get("form_submit_button"))

@@ -30,7 +30,7 @@ def create(T, lessons: dict) -> None:
         if not st.form_submit_button(T("open"), type="primary"):
             return
     try:
-        code, control = rules.create(follow.store(), lessons, pick)  # a selectbox may send free text
+        code, control = rules.create(follow.store(), lessons, pick, follow.client())  # a selectbox may send free text
     except RoomError as e:
         st.error(T(e.key))
         return
@@ -50,7 +50,7 @@ def join(T, code: str | None) -> None:
     try:
         if normal is None:
             raise RoomError("unknown_room")
-        token = follow.store().join(normal, name, ui.lang())
+        token = follow.store().join(normal, name, ui.lang(), follow.client())
     except RoomError as e:
         st.error(T(e.key))
         return
@@ -98,7 +98,7 @@ def open_room(T, lessons: dict) -> None:
     """The part of /room the link asks for: a facilitator's, a learner's seat, joining, or the start."""
     raw = st.query_params.get("room")
     code = rules.normal_code(raw) if raw is not None else None
-    if raw is not None and (code is None or follow.store().room(code) is None):
+    if raw is not None and (code is None or follow.store().find(code, follow.client()) is None):
         st.error(T("unknown_room"))
         join(T, None)
     elif code and "key" in st.query_params:  # a recovery link: the token leaves the address bar at once

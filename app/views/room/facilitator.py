@@ -79,6 +79,45 @@ def open_question(code: str, control: str, lesson) -> None:
         st.session_state["room-error-text"] = str(e)
 
 
+def lock_joining(code: str, control: str, locked: bool) -> None:
+    try:
+        follow.store().lock_joining(code, control, locked)
+    except RoomError as e:
+        refused(e)
+
+
+def remove(code: str, control: str) -> None:
+    try:
+        follow.store().remove(code, control, st.session_state.get("room-remove-pick"))
+    except RoomError as e:
+        refused(e)
+
+
+def end(code: str, control: str) -> None:
+    try:
+        follow.store().end(code, control)
+    except RoomError as e:
+        refused(e)
+
+
+def door(T, code: str, control: str, room) -> None:
+    """Who is in the room: lock joining, remove a learner, close the room."""
+    with st.expander(T("door_header"), expanded=room.locked):
+        if room.locked:
+            st.info(T("locked_note"))
+            st.button(T("unlock"), on_click=lock_joining, args=(code, control, False), key="room-unlock")
+        else:
+            st.button(T("lock"), on_click=lock_joining, args=(code, control, True), key="room-lock")
+        seats = dict(follow.store().seats(code, control))
+        if seats:
+            c1, c2 = st.columns([3, 1])
+            c1.selectbox(T("remove_pick"), list(seats), format_func=seats.get, key="room-remove-pick", index=None)
+            c2.button(T("remove"), on_click=remove, args=(code, control), key="room-remove")
+        with st.popover(T("end")):
+            st.caption(T("end_confirm"))
+            st.button(T("end"), on_click=end, args=(code, control), type="primary", key="room-end")
+
+
 def notice(T) -> None:
     if "room-error" in st.session_state:
         st.error(T(st.session_state.pop("room-error")))
@@ -231,6 +270,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     st.link_button(T("open_step"), follow.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
+    door(T, code, control, room)
     st.download_button(T("csv"), lambda: rules.answers_csv(store.answers(code, control),
                        {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}),
                        file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")  # fmt: skip

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import catalog, ui
+from app import catalog, serving, ui
 from app.room.store import open_store
 from core import room as rules
 from core.lessons import LessonError, load_lessons
@@ -38,6 +38,12 @@ def lessons() -> dict:
 
 def store():
     return open_store()
+
+
+def client() -> str:
+    """Who asks, for the rooms' per-client limits: the one declaration the heavy queue uses too (a browser's tabs
+    are one client; a client without cookies is its session)."""
+    return serving.visitor() or ""
 
 
 def in_words(draw):
