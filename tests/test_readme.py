@@ -109,3 +109,42 @@ def test_the_long_context_timings_and_dynamic_ntk_claim_are_computed():
             alphas.append(round(alpha))
         said.append(f"{alphas[0]}, {alphas[1]} and {alphas[2]}")
     assert f"by a fixed {said[0]} would (at 16,384: {said[1]})" in " ".join(README.split())
+
+
+SECURITY = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+
+
+def test_security_names_only_files_functions_and_settings_that_exist():
+    paths = set(re.findall(r"\b((?:app|core|scripts|deploy|tests|\.streamlit)/[\w./-]*\w)", SECURITY))
+    paths |= {p for p in ("compose.yaml", "Dockerfile") if p in SECURITY}
+    assert len(paths) > 10
+    for path in paths:
+        assert (ROOT / path).exists(), path
+    named = re.findall(r"`?((?:app|core)/[\w/]+\.py)`?\s+`(\w+)(?:\(\))?`", SECURITY)
+    assert len(named) >= 8, named
+    for path, name in named:
+        assert re.search(rf"^(def|class) {name}\b|^{name} = ", (ROOT / path).read_text(), re.M), (path, name)
+    code = "\n".join(
+        p.read_text(encoding="utf-8") for d in ("app", "core", "scripts") for p in (ROOT / d).rglob("*.py")
+    )
+    code += (ROOT / "compose.yaml").read_text() + (ROOT / "Dockerfile").read_text()
+    for setting in set(re.findall(r"\b(ATTENTION_LAB_\w+|LAB_DB_PASSWORD)\b", SECURITY)):
+        assert setting in code, setting
+
+
+def test_security_quotes_the_limits_the_code_sets():
+    from app import serving, ui
+    from core import room
+
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    text = " ".join(SECURITY.split())
+    assert f"{ui.MAX_TEXT_CHARS:,} characters" in text
+    assert f"at most {serving.max_sessions()} sessions" in text and f"cap ({serving.max_sessions()})" in text
+    assert f"at most {serving.HEAVY.max_waiting} wait" in text
+    assert f"capped at {config['server']['maxWidgetStateSize']} MB" in text
+    assert f"{room.MAX_LEARNERS}-seat cap" in text
+    assert "limit_conn browser_sessions 10;" in nginx and "10 sessions (websockets) at once per browser" in text
+    assert "limit_conn address_sessions 200;" in nginx and "per address, limits generous enough" in text
+    assert "(200 sessions" in text
+    assert "error_log stderr crit;" in nginx and "`crit`" in text
