@@ -360,6 +360,10 @@ class DotVariance:
     n_samples: int
     var_raw: float  # sample variance of q·k
     var_scaled: float  # sample variance of q·k / sqrt(d_k)
+    # the cosine-similarity analogy, on the same pairs: cos = q·k / (|q| |k|) divides each pair by its own lengths
+    mean_norm: float = 0.0  # mean |q|: about sqrt(d_k)
+    mean_norm_product: float = 0.0  # mean |q| |k|: about d_k, not sqrt(d_k)
+    var_cosine: float = 0.0  # sample variance of the cosine: about 1 / d_k
 
 
 def dot_product_variance(
@@ -376,11 +380,15 @@ def dot_product_variance(
     q = mean + std * torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)  # (n_samples, d_k)
     k = mean + std * torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)
     dots = (q * k).sum(-1)  # (n_samples,)
+    q_norm, k_norm = q.norm(dim=-1), k.norm(dim=-1)
     return DotVariance(
         d_k=d_k,
         n_samples=n_samples,
         var_raw=dots.var().item(),
         var_scaled=(dots / math.sqrt(d_k)).var().item(),
+        mean_norm=q_norm.mean().item(),
+        mean_norm_product=(q_norm * k_norm).mean().item(),
+        var_cosine=(dots / (q_norm * k_norm).clamp_min(1e-300)).var().item(),
     )
 
 

@@ -202,3 +202,35 @@ def generation_view(rows: list[dict]) -> GenerationView:
         kv_over_none=[r.get("kv_cache_over_no_cache") for r in rows],
         last=full[-1] if full else None,
     )
+
+
+# Katharopoulos et al. 2020, table 2 and 3: images per second of the linear model in its RNN form over softmax's,
+# generating MNIST (784 pixels) and CIFAR-10 (32 x 32 x 3 = 3,072 values) one value at a time, on a GPU.
+PAPER_SPEEDUPS = {784: 317, 3072: 4462}
+PAPER_LENGTHS_RESULT = "bench_linear_paper_lengths"  # benchmarks/bench_linear.py --contexts 784 3072
+
+
+@dataclass(frozen=True)
+class PaperSpeedup:
+    context: int
+    paper: int  # the paper's speed-up over softmax at this sequence length
+    rnn_over_kv: float  # this page's measured RNN-form tokens/s over softmax with a KV cache, at context L
+    rnn_over_none: float  # ... over softmax without a cache (every step recomputes the whole context)
+
+
+def paper_speedups(rows: list[dict]) -> list[PaperSpeedup]:
+    """The paper's speed-ups beside this app's generation ratios at the same lengths (rows of a bench_linear
+    generation run that measured those contexts; lengths it did not measure are left out)."""
+    by_context = {
+        r["context"]: r for r in rows if r.get("rnn_tok_s") and r.get("kv_cache_tok_s") and r.get("no_cache_tok_s")
+    }
+    return [
+        PaperSpeedup(
+            L,
+            paper,
+            by_context[L]["rnn_tok_s"] / by_context[L]["kv_cache_tok_s"],
+            by_context[L]["rnn_tok_s"] / by_context[L]["no_cache_tok_s"],
+        )  # fmt: skip
+        for L, paper in PAPER_SPEEDUPS.items()
+        if L in by_context
+    ]

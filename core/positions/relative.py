@@ -63,6 +63,8 @@ class ShawView:
     weights: np.ndarray  # (n, n) softmax((QK^T + S) / sqrt(d))
     clipped_spread: float  # largest max - min of S over the keys beyond k on one side of a row (~0: shared vector)
     change: float  # largest |weights - softmax(QK^T / sqrt(d))|: what adding S changed
+    pairwise_numbers: int = 0  # an (n, n, d) tensor of every pair's E_clip(i-j): Shaw et al.'s formulation
+    gathered_numbers: int = 0  # Q E^T, (n, 2k + 1), then gathered into place: the memory-saving order
 
 
 def shaw_view(n: int, d: int, clip: int, seed: int) -> ShawView:
@@ -86,4 +88,6 @@ def shaw_view(n: int, d: int, clip: int, seed: int) -> ShawView:
         out["weights"].numpy(),
         spread,
         float((out["weights"] - content_only).abs().max()),
+        n * n * d,
+        n * (2 * clip + 1),
     )

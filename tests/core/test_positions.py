@@ -134,6 +134,25 @@ def test_shaw_attention_weights_and_batch_shapes():
     torch.testing.assert_close(rel[0, 0, 4, 0], rel[0, 0, 4, 1])  # offsets 4 and 3, both clipped to 2
 
 
+def test_the_gathered_order_equals_shaws_pairwise_tensor_and_is_smaller():
+    """The Music Transformer point: the (n, n, d) tensor of every pair's E_clip(i-j), built here by brute force,
+    gives the same S as Q E^T gathered into place, which holds n (2k + 1) numbers instead of n^2 d."""
+    n, d, clip = 10, 8, 2
+    g = torch.Generator().manual_seed(0)
+    q, _, table = (
+        torch.randn(n, d, generator=g),
+        torch.randn(n, d, generator=g),
+        torch.randn(2 * clip + 1, d, generator=g),
+    )
+    pairwise = torch.stack(
+        [torch.stack([table[max(-clip, min(clip, i - j)) + clip] for j in range(n)]) for i in range(n)]
+    )
+    assert pairwise.shape == (n, n, d)
+    torch.testing.assert_close(relative.shaw_relative_scores(q, table, clip), torch.einsum("id,ijd->ij", q, pairwise))
+    view = relative.shaw_view(n, d, clip, seed=0)
+    assert (view.pairwise_numbers, view.gathered_numbers) == (pairwise.numel(), n * table.shape[0]) == (800, 50)
+
+
 def test_shaw_rejects_wrong_table():
     with pytest.raises(ValueError):
         relative.shaw_relative_scores(torch.zeros(3, 2), torch.zeros(4, 2), clip=2)

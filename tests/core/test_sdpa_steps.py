@@ -212,6 +212,21 @@ def test_dot_product_variance_is_d_k_and_one_after_scaling(d_k):
     assert v.var_scaled == pytest.approx(v.var_raw / d_k, rel=1e-12)
 
 
+@pytest.mark.parametrize("d_k", [1, 16, 256])
+def test_the_cosine_analogy_against_the_chi_and_sphere_references(d_k):
+    """|q| of d_k independent N(0, 1) entries follows the chi distribution, E|q| = sqrt(2) G((d+1)/2) / G(d/2)
+    (about sqrt(d_k)); |q| |k| of two independent vectors averages (E|q|)^2 (about d_k, not sqrt(d_k)); the cosine
+    of two independent isotropic directions has mean 0 and E cos^2 = 1 / d_k."""
+    v = dot_product_variance(d_k, n_samples=20000, seed=3)
+    chi_mean = math.sqrt(2) * math.exp(math.lgamma((d_k + 1) / 2) - math.lgamma(d_k / 2))
+    assert v.mean_norm == pytest.approx(chi_mean, rel=0.02)
+    assert v.mean_norm_product == pytest.approx(chi_mean**2, rel=0.03)
+    assert v.var_cosine == pytest.approx(1 / d_k, rel=0.05)
+    if d_k >= 16:  # sqrt(d_k) is one vector's length, and |q| |k| is about d_k: a factor sqrt(d_k) apart
+        assert v.mean_norm == pytest.approx(math.sqrt(d_k), rel=0.05)
+        assert v.mean_norm_product == pytest.approx(d_k, rel=0.05)
+
+
 def test_the_assumption_matters():
     """Other entry distributions give other variances, as var(q·k) = d_k (s^4 + 2 s^2 m^2) predicts: dividing by
     sqrt(d_k) gives unit variance only for mean 0, variance 1."""

@@ -176,3 +176,12 @@ def test_page_renders_in_japanese_and_korean(lang):
     at = open_page(PAGE, {"causal": "1", "cfg": "mistral-7b"}, lang=lang)
     title = i18n.text(lang, PAGE.removesuffix(".py"), "title")
     assert title in [t.value for t in at.title]
+
+
+def test_bigbird_and_the_kernel_tricks_forward_use_are_named_with_their_numbers():
+    from core.linear_attention.sparse import bigbird_scores
+
+    text = shown(open_view("linear_attention", {"n": "4096"}, timeout=240))
+    c = bigbird_scores(4096)
+    assert "BigBird (Zaheer et al. 2020)" in text and f"{c.scores:,} of the {c.full:,} scores ({c.share:.1%})" in text
+    assert "computes K(q, k) directly instead of φ(q)·φ(k)" in text

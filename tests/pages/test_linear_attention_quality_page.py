@@ -22,3 +22,22 @@ def test_quality_part_shows_the_committed_run_and_the_papers_conditions():
     assert table.value["held-out loss"].tolist() == [
         f"{view.final[k]['held_out_loss']:.4f}" for k in ("softmax", "linear")
     ]
+
+
+def test_the_papers_speed_ups_stand_beside_the_apps_ratios_at_the_same_lengths():
+    """317x at 784 and 4,462x at 3,072 (the paper) next to this app's committed generation run at those contexts,
+    ratios recomputed here from its tokens/s."""
+    import json
+    from pathlib import Path
+
+    run = json.loads((Path(__file__).resolve().parents[2] / "results" / "bench_linear_paper_lengths.json").read_text())
+    rows = {r["context"]: r for r in run["generation"]["rows"]}
+    assert set(rows) == {784, 3072}
+    at = open_view("linear_attention", timeout=240)
+    table = next(d for d in at.dataframe if "paper's speed-up (images/s, GPU)" in d.value.columns).value
+    assert table["paper's speed-up (images/s, GPU)"].tolist() == ["317×", "4,462×"]
+    for i, L in enumerate((784, 3072)):
+        r = rows[L]
+        assert table["RNN ÷ softmax without cache"][i] == f"{r['rnn_tok_s'] / r['no_cache_tok_s']:,.0f}×"
+        assert table["RNN ÷ KV cache"][i] == f"{r['rnn_tok_s'] / r['kv_cache_tok_s']:,.1f}×"
+    assert run["command"] in shown_text(at)

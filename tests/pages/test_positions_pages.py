@@ -128,3 +128,9 @@ def test_variation_figure_labels_major_ticks_only():
     for v in axis["tickvals"]:
         mantissa = v / 10 ** math.floor(math.log10(v) + 1e-9)
         assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-9, v
+
+
+def test_relative_part_cites_music_transformer_with_its_numbers():
+    text = shown(open_page("positions", {"part": "relative", "rel_n": "10", "rel_d": "8", "clip": "2"}))
+    assert "Music Transformer** (Huang et al. 2018)" in text
+    assert "an (n, n, d) tensor, 800 numbers at n = 10, d = 8" in text and "50 numbers (n × 5 offsets)" in text

@@ -3,6 +3,7 @@
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from core.sdpa_steps import VAR_SAMPLES, dot_product_variance
 from tests.apptest_helpers import open_view
 
 SDPA = "sdpa_steps"
@@ -55,3 +56,10 @@ def test_sdpa_page_states_the_assumption_and_measures_the_variance():
     raw = float(measured.split("var(q·k) = ")[1].split(" ")[0])
     scaled = float(measured.split("var(q·k / √d_k) = ")[1].split(" ")[0])
     assert abs(raw / 256 - 1) < 0.15 and abs(scaled - 1) < 0.15
+    # the cosine analogy, on the same pairs (tests/core/test_sdpa_steps.py checks the numbers)
+    v = dot_product_variance(256, VAR_SAMPLES, seed=0)
+    assert (
+        f"‖q‖ averages {v.mean_norm:.2f} (√d_k = 16.00) and ‖q‖‖k‖ averages {v.mean_norm_product:.1f} (d_k = 256)"
+        in text
+    )
+    assert f"The cosine's variance is {v.var_cosine:.4f} (1/d_k = 0.0039)" in text

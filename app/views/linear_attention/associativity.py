@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import ui
+from core.linear_attention.sparse import GLOBAL, RANDOM, WINDOW, bigbird_scores
 from core.linear_attention.state import COST_SIZES, STATE
 from core.linear_attention.views import associativity_view
 from viz.linear_attention import cost_figure
@@ -44,6 +45,9 @@ def part(T) -> None:
             cross=view.crossover,
         )
     )
+    sparse = bigbird_scores(n)
+    st.markdown(T("bigbird", n=sparse.n, block=sparse.block, window=WINDOW, globals=GLOBAL, random=RANDOM,
+                  scores=sparse.scores, full=sparse.full, share=sparse.share))  # fmt: skip
     ui.show_figure(
         cost_figure(view, ui.texts("linear_attention.figure")),
         f"associativity-d{d}",

@@ -6,7 +6,8 @@ import streamlit as st
 
 from app import ui
 from app.measured import number
-from core.linear_attention import copy_task
+from core.linear_attention import copy_task, views
+from core.results import load_result
 from viz.linear_attention import quality_figures
 
 from .common import results_meta
@@ -63,3 +64,24 @@ def part(T) -> None:
     st.markdown(T("q_cost", slowdown=view.slowdown, n=2 * c["length"] + 2))
     st.markdown(T("q_paper"))
     results_meta(T, data)
+    paper_lengths(T)
+
+
+def paper_lengths(T) -> None:
+    """The paper's generation speed-ups beside this app's own ratios at the same sequence lengths."""
+    run = load_result(views.PAPER_LENGTHS_RESULT, required=lambda d: isinstance(d["generation"]["rows"], list))
+    rows = [] if run is None else views.paper_speedups(run["generation"]["rows"])
+    if not rows:
+        return
+    kv, none = [r.rnn_over_kv for r in rows], [r.rnn_over_none for r in rows]
+    st.markdown(T("q_paper_lengths", kv_lo=min(kv), kv_hi=max(kv), none_lo=min(none), none_hi=max(none)))
+    st.dataframe(
+        {
+            T("col_ctx"): [f"{r.context:,}" for r in rows],
+            T("q_col_paper"): [f"{r.paper:,}×" for r in rows],
+            T("col_rnn_kv"): [f"{r.rnn_over_kv:,.1f}×" for r in rows],
+            T("q_col_rnn_none"): [f"{r.rnn_over_none:,.0f}×" for r in rows],
+        },
+        hide_index=True,
+    )
+    results_meta(T, run)

@@ -38,3 +38,5 @@ def part(T) -> None:
         figures.weights_figure(view, ui.texts("positions.figure")), "shaw-weights", data=view.weights, key="fig-shaw-w"
     )
     st.info(T("rel_result", k=k, spread=view.clipped_spread, delta=view.change))
+    st.markdown(T("rel_music", n=n, d=d, pairwise=view.pairwise_numbers, gathered=view.gathered_numbers,
+                  offsets=2 * k + 1))  # fmt: skip
