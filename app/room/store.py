@@ -351,7 +351,7 @@ class SqlStore:
             rows = run("SELECT token FROM learners WHERE code = ?", (code,)).fetchall()
             tokens = [t for (t,) in rows if isinstance(seat, str) and len(seat) == SEAT_ID_CHARS and t.startswith(seat)]
             if not tokens:
-                raise RoomError("not_learner")
+                raise RoomError("no_seat")
             for table in ("answers", "gallery", "learners"):
                 run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, tokens[0]))
             run("DELETE FROM events WHERE code = ? AND who = ?", (code, tokens[0]))

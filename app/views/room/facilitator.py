@@ -17,7 +17,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import ui
-from app.views.room import follow
+from app.views.room import door, follow
 from core import room as rules
 from core.lessons import fill, text_in
 from core.room import RoomError
@@ -55,15 +55,11 @@ def keep_in_browser(code: str, control: str, expires: float) -> None:
             "</script>", unsafe_allow_javascript=True)  # fmt: skip
 
 
-def refused(e: RoomError) -> None:
-    st.session_state["room-error"] = e.key  # said in words on the next draw (notice)
-
-
 def move(code: str, control: str, lesson, step) -> None:
     try:
         rules.move(follow.store(), code, control, lesson, step)
     except RoomError as e:
-        refused(e)
+        follow.refused(e)
 
 
 def move_to_picked(code: str, control: str, lesson) -> None:
@@ -74,48 +70,9 @@ def open_question(code: str, control: str, lesson) -> None:
     try:
         rules.open_question(follow.store(), code, control, lesson)
     except RoomError as e:
-        refused(e)
+        follow.refused(e)
     except ValueError as e:  # the engine could not compute this step's answer
         st.session_state["room-error-text"] = str(e)
-
-
-def lock_joining(code: str, control: str, locked: bool) -> None:
-    try:
-        follow.store().lock_joining(code, control, locked)
-    except RoomError as e:
-        refused(e)
-
-
-def remove(code: str, control: str) -> None:
-    try:
-        follow.store().remove(code, control, st.session_state.get("room-remove-pick"))
-    except RoomError as e:
-        refused(e)
-
-
-def end(code: str, control: str) -> None:
-    try:
-        follow.store().end(code, control)
-    except RoomError as e:
-        refused(e)
-
-
-def door(T, code: str, control: str, room) -> None:
-    """Who is in the room: lock joining, remove a learner, close the room."""
-    with st.expander(T("door_header"), expanded=room.locked):
-        if room.locked:
-            st.info(T("locked_note"))
-            st.button(T("unlock"), on_click=lock_joining, args=(code, control, False), key="room-unlock")
-        else:
-            st.button(T("lock"), on_click=lock_joining, args=(code, control, True), key="room-lock")
-        seats = dict(follow.store().seats(code, control))
-        if seats:
-            c1, c2 = st.columns([3, 1])
-            c1.selectbox(T("remove_pick"), list(seats), format_func=seats.get, key="room-remove-pick", index=None)
-            c2.button(T("remove"), on_click=remove, args=(code, control), key="room-remove")
-        with st.popover(T("end")):
-            st.caption(T("end_confirm"))
-            st.button(T("end"), on_click=end, args=(code, control), type="primary", key="room-end")
 
 
 def notice(T) -> None:
@@ -129,7 +86,7 @@ def reveal(code: str, control: str) -> None:
     try:
         follow.store().reveal(code, control)
     except RoomError as e:  # a click from a page drawn before the room moved on
-        refused(e)
+        follow.refused(e)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -202,7 +159,7 @@ def show_sentence(code: str, control: str, sentence: str) -> None:
     try:
         follow.store().show(code, control, sentence)
     except RoomError as e:
-        refused(e)
+        follow.refused(e)
 
 
 @st.fragment(run_every=LIVE_S)
@@ -270,7 +227,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     st.link_button(T("open_step"), follow.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
-    door(T, code, control, room)
+    door.show(T, code, control, room)
     st.download_button(T("csv"), lambda: rules.answers_csv(store.answers(code, control),
                        {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}),
                        file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")  # fmt: skip

@@ -46,6 +46,11 @@ def client() -> str:
     return serving.visitor() or ""
 
 
+def refused(e: RoomError) -> None:
+    """A facilitator's click the room refused (or its database was busy or away): said on the next draw."""
+    st.session_state["room-error"] = e.key
+
+
 def in_words(draw):
     """A part of a room page whose store call is refused, or whose database is busy or away for a moment, says so
     in a sentence where it would be drawn (the next poll draws it again), never a traceback."""

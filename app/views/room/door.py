@@ -1,0 +1,48 @@
+"""The facilitator's door to the room: lock joining (nobody new joins, those seated stay), remove a learner (with
+their answers and sentences), close the room for everyone. The store checks the control token on each."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.views.room import follow
+from core.room import RoomError
+
+
+def lock_joining(code: str, control: str, locked: bool) -> None:
+    try:
+        follow.store().lock_joining(code, control, locked)
+    except RoomError as e:
+        follow.refused(e)
+
+
+def remove(code: str, control: str) -> None:
+    try:
+        follow.store().remove(code, control, st.session_state.get("room-remove-pick"))
+    except RoomError as e:
+        follow.refused(e)
+
+
+def end(code: str, control: str) -> None:
+    try:
+        follow.store().end(code, control)
+    except RoomError as e:
+        follow.refused(e)
+
+
+def show(T, code: str, control: str, room) -> None:
+    """Who is in the room: lock joining, remove a learner, close the room."""
+    with st.expander(T("door_header"), expanded=room.locked):
+        if room.locked:
+            st.info(T("locked_note"))
+            st.button(T("unlock"), on_click=lock_joining, args=(code, control, False), key="room-unlock")
+        else:
+            st.button(T("lock"), on_click=lock_joining, args=(code, control, True), key="room-lock")
+        seats = dict(follow.store().seats(code, control))
+        if seats:
+            c1, c2 = st.columns([3, 1])
+            c1.selectbox(T("remove_pick"), list(seats), format_func=seats.get, key="room-remove-pick", index=None)
+            c2.button(T("remove"), on_click=remove, args=(code, control), key="room-remove")
+        with st.popover(T("end")):
+            st.caption(T("end_confirm"))
+            st.button(T("end"), on_click=end, args=(code, control), type="primary", key="room-end")
