@@ -24,16 +24,61 @@ MAX_PAGE_TOKENS = 512  # what a page reads of a text (SmolLM2 itself reads 8,192
 RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, shared by sessions
 
 
+# --- learners' folders: the operator's (registered for every visitor) and this visitor's own (this session's) ------
+
+OWN_MODELS = "_own_models"  # session state: {key: registry.OwnModel} of the folders this visitor added
+
+
+def session_models() -> dict[str, registry.OwnModel]:
+    """The folders this visitor added on /models (a laptop run): kept in this session only, never registered for
+    the process, written to a file or offered to another visitor."""
+    return st.session_state.setdefault(OWN_MODELS, {})
+
+
+def add_own_folder(path: str) -> str:
+    """Describe a visitor's folder (under the allowed roots: core/models/local.py visitor_allowed) and keep it in
+    this session; returns its key (the operator's key when the operator lists the same folder). Raises
+    local.ModelFolderError (a ValueError) with one sentence."""
+    from core.models import local
+
+    own = registry.describe(path, allowed=local.visitor_allowed(), taken=registry.LOADERS, hashed=True)
+    for key, source in registry.SOURCES.items():
+        if source == own.source:
+            return key
+    session_models()[own.key] = own
+    return own.key
+
+
+def _own(key: str) -> registry.OwnModel | None:
+    return session_models().get(key.removesuffix(registry.SEQ2SEQ_SUFFIX))
+
+
+def capabilities(key: str) -> Capabilities | None:
+    """What model `key` offers, known without loading it: this visitor's folder's, or the registry's."""
+    own = _own(key)
+    return own.capabilities if own is not None else registry.capabilities(key)
+
+
+def is_own(key: str) -> bool:
+    """A learner's folder (the operator's or this visitor's), not a shipped model."""
+    return key in registry.FOLDERS or _own(key) is not None
+
+
+def _shared(key: str):
+    """registry.shared for a registry key or this visitor's folder (its key or seq2seq key)."""
+    return registry.shared(key, _own(key))
+
+
 def model_name(key: str) -> str:
     """The picker's description of a model, in the reader's language (a learner's folder: from its
     capabilities)."""
-    caps = registry.CAPABILITIES.get(key)
+    caps = capabilities(key) if is_own(key) else None
     if caps is None:
         return ui.t("models", key)
     return ui.t(
         "models",
         "own_model",
-        name=registry.TITLES[key],
+        name=short_name(key),
         kind=ui.t("models", f"kind_{caps.kind}" if caps.through_attention_interface else "kind_seq2seq_only"),
         layers=caps.n_layers,
         heads=caps.n_heads,
@@ -43,8 +88,9 @@ def model_name(key: str) -> str:
 
 
 def short_name(key: str) -> str:
-    """The model's own name (the registry's title), the same in every language."""
-    return registry.TITLES[key]
+    """The model's own name (the registry's title, or this visitor's folder's), the same in every language."""
+    own = _own(key)
+    return own.title if own is not None else registry.TITLES[key]
 
 
 _MARKDOWN_CHARACTERS = re.compile(r"([\\`*_\[\]<>$~|!#])")
@@ -59,7 +105,7 @@ def name_in_text(key: str) -> str:
 def words_about(key: str, text: str) -> str:
     """A sentence from core about model `key` (why it cannot load, where its weights are from), for markdown: a
     learner's folder's (its path inside) escaped; a shipped model's kept as written (its install command in `code`)."""
-    return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if key in registry.FOLDERS else text
+    return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,9 +160,10 @@ def say_why_not_offered(key: str, offered: tuple[str, ...], needs, default: str)
     a warning that it is a shipped model this widget does not offer, or what it lacks (needs: a Need, or any test
     on its capabilities), and that `default` is shown instead. Names go in markdown-escaped."""
     asked = st.query_params.get(key)
-    if key in st.session_state or asked not in registry.LOADERS or asked in offered:
+    known = asked in registry.LOADERS or (asked is not None and _own(asked) is not None)
+    if key in st.session_state or not known or asked in offered:
         return
-    caps, name, shown = registry.capabilities(asked), name_in_text(asked), name_in_text(default)
+    caps, name, shown = capabilities(asked), name_in_text(asked), name_in_text(default)
     if needs is not None and caps is not None and needs(caps):  # a shipped model this page does not offer
         st.warning(ui.t("models", "not_offered", name=name, default=shown))
     else:
@@ -125,14 +172,16 @@ def say_why_not_offered(key: str, offered: tuple[str, ...], needs, default: str)
 
 
 def own_keys(needs=None) -> tuple[str, ...]:
-    """The learner's own registered models that fit needs(capabilities) -> bool (None: all), in registration order."""
-    return tuple(k for k, caps in registry.CAPABILITIES.items() if needs is None or needs(caps))
+    """The learners' folders this visitor may pick (the operator's, then this visitor's own) that fit
+    needs(capabilities) -> bool (None: all), in the order they were added."""
+    folders = [*registry.CAPABILITIES.items(), *((k, own.capabilities) for k, own in session_models().items())]
+    return tuple(k for k, caps in folders if needs is None or needs(caps))
 
 
 def _load(key: str):
     """The process's one copy (core.models.registry.shared: the lessons' answers get the same object; shipped models
     kept, own folders bounded, a failed load tried again next time)."""
-    return registry.shared(key)
+    return _shared(key)
 
 
 def load(key: str):
@@ -244,7 +293,7 @@ def load_seq2seq(key: str):
     process), or None after saying why not."""
     try:
         with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
-            return registry.shared(registry.seq2seq_key(key))
+            return _shared(registry.seq2seq_key(key))
     except (ModelUnavailable, ValueError, KeyError, OSError) as err:  # ValueError: local.ModelFolderError
         st.error(ui.t("models", "missing", name=name_in_text(key), message=words_about(key, str(err))))
         return None
@@ -255,7 +304,7 @@ def seq2seq_run(key: str, text: str):
     heavy-work queue (computed once for every session asking the same, a few kept, read-only)."""
     from core.encoder_decoder import own
 
-    model, tokenizer = registry.shared(registry.seq2seq_key(key))
+    model, tokenizer = _shared(registry.seq2seq_key(key))
     job = ("seq2seq", key, registry.serial(registry.seq2seq_key(key)), text)
     return serving.heavy(job, lambda: own.run_text(model, tokenizer, text), "seq2seq")
 

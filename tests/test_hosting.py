@@ -6,9 +6,13 @@ or sessions, and a message above the widget size limit is refused."""
 from __future__ import annotations
 
 import asyncio
+import re
 import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
+import yaml
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -30,8 +34,9 @@ def hosted_server(tmp_path_factory):
 
 
 def _metrics(port: int) -> str:
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 only, never via a proxy
     try:
-        with lt.DIRECT.open(f"http://{lt.HOST}:{port}/_stcore/metrics", timeout=30) as r:
+        with direct.open(f"http://{lt.HOST}:{port}/_stcore/metrics", timeout=30) as r:
             return r.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as err:
         return f"HTTP {err.code}"
@@ -79,3 +84,59 @@ async def _oversized(port: int) -> str:
 def test_a_message_above_the_widget_limit_is_refused(hosted_server):
     port, _ = hosted_server
     assert asyncio.run(_oversized(port)) != "accepted"
+
+
+# --- hosted by default --------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_server_deployment_runs_hosted():
+    """The Dockerfile's image, both compose replicas, the k8s Deployment and `dev.sh serve`'s servers set
+    ATTENTION_LAB_HOSTED=1 (compose and serve_class bind 127.0.0.1 behind nginx: the address alone would say
+    laptop); `dev.sh run` is the laptop run, bound to 127.0.0.1."""
+    from scripts import serve_class
+
+    assert re.search(r"^\s*ATTENTION_LAB_HOSTED=1\b", (ROOT / "Dockerfile").read_text(), re.M)
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    replicas = [s for s in compose["services"].values() if "STREAMLIT_SERVER_PORT" in s.get("environment", {})]
+    assert len(replicas) >= 2 and all(s["environment"]["ATTENTION_LAB_HOSTED"] == "1" for s in replicas)
+    (deployment,) = [
+        d for d in yaml.safe_load_all((ROOT / "deploy/k8s/app.yaml").read_text()) if d["kind"] == "Deployment"
+    ]
+    (app,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert {"name": "ATTENTION_LAB_HOSTED", "value": "1"} in app["env"]
+    servers = serve_class.Class([8601], 8080, ROOT, ROOT)
+    assert servers.server_env()["ATTENTION_LAB_HOSTED"] == "1"
+    run_line = re.search(r"^\s*run\)(.*?);;", (ROOT / "scripts/dev.sh").read_text(), re.M | re.S).group(1)
+    assert "--server.address 127.0.0.1" in run_line
+
+
+@pytest.mark.parametrize(
+    ("address", "env", "hosted"),
+    [
+        (None, {}, True),  # Streamlit's default: every interface
+        ("0.0.0.0", {}, True),
+        ("127.0.0.1", {}, False),
+        ("localhost", {}, False),
+        ("::1", {}, False),
+        ("127.0.0.1", {"ATTENTION_LAB_HOSTED": "1"}, True),
+        ("0.0.0.0", {"ATTENTION_LAB_LOCAL": "1"}, False),
+        ("127.0.0.1", {"ATTENTION_LAB_HOSTED": "1", "ATTENTION_LAB_LOCAL": "1"}, True),
+    ],
+)
+def test_hosted_unless_a_laptop_run(monkeypatch, address, env, hosted):
+    from streamlit import config
+
+    from app import serving
+
+    for name in (serving.HOSTED_ENV, serving.LOCAL_ENV):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    before = config.get_option("server.address")
+    config.set_option("server.address", address)
+    try:
+        assert serving.hosted() is hosted
+    finally:
+        config.set_option("server.address", before)

@@ -1,7 +1,10 @@
 """A learner's own checkpoint: a folder (config, weights, tokenizer) loaded through the same contract as the
 shipped models, after checks that turn every way a folder can be wrong into one sentence.
 
-    describe_folder(path, allowed)  -> Capabilities   (config only: nothing is allocated)
+    describe_folder(path, allowed)  -> Capabilities   (config only: nothing is allocated); `allowed`: what a visitor
+                                       may name (visitor_allowed(): folders under the allowed roots, symlinks
+                                       followed, refused in one sentence that tells nothing of what exists); None:
+                                       the operator's list, trusted
     load_folder(path, allowed)      -> HFAttentionModel (an encoder-decoder: its encoder)
     load_seq2seq(path or key)       -> (Seq2Seq, TextTokenizer): an encoder-decoder's encoder, decoder and
                                        cross-attention through core/models/seq2seq.py's contract
@@ -19,6 +22,7 @@ machines) a hub id is refused with a message: nothing is downloaded.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -163,8 +167,25 @@ def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
     return Estimate(n, (caps.parameters or caps.parameters_estimate()) * 4, trace, caps.n_heads * n * n * 4)
 
 
+# A visitor's folder (the /models page on a laptop run) must lie, symlinks followed, under one of these folders
+# (os.pathsep-separated; default: the home folder of the user running the server).
+FOLDER_ROOTS_ENV = "ATTENTION_LAB_FOLDER_ROOTS"
+ANY_HUB_ID = "hub:*"  # in `allowed`: any hub id (a laptop's visitor may name one; the operator lists theirs)
+MAX_FOLDER_ENTRIES = 1000  # a visitor's folder with more entries than this is refused unread
+REFUSED = "not a model folder this server may open (a folder of config.json, weights and tokenizer, inside the folders it allows: {env})"
+
+
+def visitor_allowed() -> tuple[str, ...]:
+    """What a visitor may name: a folder under $ATTENTION_LAB_FOLDER_ROOTS (default: the home folder), or a hub id."""
+    raw = os.environ.get(FOLDER_ROOTS_ENV, "").strip()
+    roots = [r for r in raw.split(os.pathsep) if r.strip()] if raw else [str(Path.home())]
+    return (*roots, ANY_HUB_ID)
+
+
 def _inside(path: Path, roots) -> bool:
-    return any(path == root or root in path.parents for root in (Path(r).resolve() for r in roots))
+    """path (resolved: symlinks followed) is one of the roots or lies under one (each resolved too)."""
+    roots = [Path(r).expanduser().resolve() for r in roots if str(r) != ANY_HUB_ID and not is_hub_id(str(r))]
+    return any(path == root or root in path.parents for root in roots)
 
 
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w.-]+)?")  # org/name, or org/name@revision
@@ -257,12 +278,14 @@ def _folder(path, allowed, weights: bool = False) -> Path:
     if not text:
         raise ModelFolderError("no folder given")
     if is_hub_id(text):
-        if allowed is not None and not {text, hub_revision(text)[0]} & {str(a) for a in allowed}:
+        if allowed is not None and not {text, hub_revision(text)[0], ANY_HUB_ID} & {str(a) for a in allowed}:
             raise ModelFolderError(f"{text}: not in the list of models this server allows")
         return _hub_folder(text, weights)
     folder = Path(text).expanduser().resolve()
-    if allowed is not None and not _inside(folder, allowed):
-        raise ModelFolderError(f"{text}: not in the list of model folders this server allows")
+    if allowed is not None:  # a visitor's path: one sentence whatever is or is not there
+        if not _visitor_may_open(folder, allowed):
+            raise ModelFolderError(f"{text}: " + REFUSED.format(env=FOLDER_ROOTS_ENV))
+        return folder
     if not folder.exists():
         raise ModelFolderError(f"{text}: no such folder")
     if not folder.is_dir():
@@ -270,6 +293,21 @@ def _folder(path, allowed, weights: bool = False) -> Path:
     if not (folder / "config.json").is_file():
         raise ModelFolderError(f"{text}: no config.json, so not a transformers model folder")
     return folder
+
+
+def _visitor_may_open(folder: Path, allowed) -> bool:
+    """folder (resolved) lies under an allowed root, is a folder with a config.json, and none of its entries (at
+    most MAX_FOLDER_ENTRIES) leads outside the roots through a symlink: the answer tells nothing of what exists
+    elsewhere, and nothing outside the roots is ever read."""
+    if not _inside(folder, allowed):
+        return False
+    try:
+        if not (folder / "config.json").is_file():
+            return False
+        entries = list(itertools.islice(folder.iterdir(), MAX_FOLDER_ENTRIES + 1))
+    except OSError:  # unreadable, or a path component that is a file
+        return False
+    return len(entries) <= MAX_FOLDER_ENTRIES and all(_inside(entry.resolve(), allowed) for entry in entries)
 
 
 def _config(folder: Path, name: str):

@@ -11,22 +11,24 @@ model_status() only looks for packages and files, it never reads weights, so a p
 run. A new model is one `register(...)` call in `_register_builtin` below, with a loader and a cheap status check
 in its own module.
 
-A learner's own folder is registered with `register_folder` (key "folder:<name>"): on a laptop from the /models
-page (kept in models.toml under the cache folder), on a hosted server from the TOML file that
-$ATTENTION_LAB_MODELS names (the only folders visitors can use there). Its capabilities are read at registration
-(config only); loading runs the parity check against transformers' eager attention (core/models/local.py).
+A model folder (or hub id) is described by `describe` (config only: its capabilities) into an OwnModel record
+that says how to load it; loading runs the parity check against transformers' eager attention
+(core/models/local.py). The operator's folders, listed in the TOML file that $ATTENTION_LAB_MODELS names, are
+registered here at start (`register_folder`, key "folder:<name>") and offered to every visitor. A visitor's own
+folder (the /models page on a laptop run) is never registered here: its OwnModel lives in that visitor's session
+(app/models.py), its key carries a hash of its path, and nothing about it is written to a file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
 import threading
 import tomllib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 from .base import AttentionModel
@@ -41,7 +43,7 @@ CAPABILITIES: dict[str, Capabilities] = {}  # key -> capabilities, known without
 CONFIG_READERS: dict[str, Callable[[], object]] = {}  # key -> its transformers config, no weights read (built-ins)
 _BUILTIN_CAPABILITIES: dict[str, Capabilities] = {}
 FOLDER_PREFIX = "folder:"
-HOSTED_LIST = "ATTENTION_LAB_MODELS"  # a TOML file: [[model]] path = "...", title = "..."
+MODELS_LIST = "ATTENTION_LAB_MODELS"  # the operator's TOML file: [[model]] path = "...", title = "..."
 _lock = threading.Lock()
 
 
@@ -91,19 +93,29 @@ def available() -> list[str]:
     return [key for key, reason in model_status().items() if reason is None]
 
 
-def hosted() -> bool:
-    """A hosted server lists its models in a file; visitors cannot add folders there."""
-    return bool(os.environ.get(HOSTED_LIST)) or os.environ.get("ATTENTION_LAB_HOSTED") == "1"
+@dataclass(frozen=True, eq=False)
+class OwnModel:
+    """A model folder or hub id described from its config: what a picker offers and how it loads. The operator's
+    are registered (register_folder); a visitor's stays in that visitor's session."""
+
+    key: str
+    title: str
+    folder: Path  # the local folder (a hub id's: the hub cache's)
+    source: str  # what the operator or visitor gave: the folder resolved, or the hub id
+    capabilities: Capabilities
+    load: Callable[[], AttentionModel]  # a fresh copy, its parity checked
+    load_seq2seq: Callable[[], object] | None  # an encoder-decoder whole, else None
 
 
-def _user_list() -> Path:
-    from .cache import cache_root
-
-    return Path(os.environ[HOSTED_LIST]) if os.environ.get(HOSTED_LIST) else cache_root() / "models.toml"
+def _user_list() -> Path | None:
+    return Path(os.environ[MODELS_LIST]) if os.environ.get(MODELS_LIST) else None
 
 
-def register_folder(path, title: str | None = None, allowed=None, remember: bool = False) -> str:
-    """Describe a folder (config only) and register it; returns its key. Raises local.ModelFolderError."""
+def describe(path, title: str | None = None, allowed=None, taken: Collection[str] = (), hashed: bool = False):
+    """The OwnModel of a folder or hub id (config only; nothing registered). `allowed`: core/models/local.py's
+    check of a visitor's path (None: the operator's, trusted). `taken`: keys in use, whose sources are in SOURCES
+    or not (then always hashed); `hashed`: the key always carries a hash of the source (a visitor's folder: two
+    visitors' checkpoint-500 folders never share a key, a cache or a link). Raises local.ModelFolderError."""
     from . import local
 
     caps = local.describe_folder(path, allowed)
@@ -112,60 +124,59 @@ def register_folder(path, title: str | None = None, allowed=None, remember: bool
     # a hub id's config is in the hub cache by now; its weights come when the model is first loaded
     folder = local.resolve_folder(source, allowed)
     # a hub id is pinned to the commit whose config was read: its weights come from that revision, now and after
-    # a restart (models.toml keeps the pinned id)
+    # a restart
     target = local.pinned_hub_id(source, folder) if hub else folder
     origin = target if hub else str(folder)
+    key, name = _key_for(local.display_name(source), origin, taken, hashed)
+    title = title or name
 
-    def status() -> str | None:
-        return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
+    def load() -> AttentionModel:
+        model = local.load_folder(target, allowed, name=title)
+        model.parity = local.parity(model)
+        return model
 
+    whole = (lambda: local.load_seq2seq(target, allowed)) if caps.kind == "encoder-decoder" else None
+    return OwnModel(key, title, folder, origin, caps, load, whole)
+
+
+def register_folder(path, title: str | None = None, allowed=None) -> str:
+    """Describe an operator's folder (config only) and offer it to every visitor; returns its key. Raises
+    local.ModelFolderError."""
     with _lock:
-        key, name = _key_for(local.display_name(source), origin)
-        title = title or name
+        own = describe(path, title, allowed, taken=LOADERS)
+        folder = own.folder
 
-        def load() -> AttentionModel:
-            model = local.load_folder(target, allowed, name=title)
-            model.parity = local.parity(model)
-            return model
+        def status() -> str | None:
+            return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
 
-        register(key, title, load, status)
-        FOLDERS[key], CAPABILITIES[key], SOURCES[key] = folder, caps, origin
-        if caps.kind == "encoder-decoder":  # whole, decoder and cross-attention included (/encoder-decoder)
-            SHARED_LOADERS[seq2seq_key(key)] = lambda: local.load_seq2seq(target, allowed)
-        if remember:
-            _save_user_list()
-    return key
+        register(own.key, own.title, own.load, status)
+        FOLDERS[own.key], CAPABILITIES[own.key], SOURCES[own.key] = folder, own.capabilities, own.source
+        if own.load_seq2seq is not None:  # whole, decoder and cross-attention included (/encoder-decoder)
+            SHARED_LOADERS[seq2seq_key(own.key)] = own.load_seq2seq
+    return own.key
 
 
-def _key_for(name: str, origin: str) -> tuple[str, str]:
+def _key_for(name: str, origin: str, taken: Collection[str] = (), hashed: bool = False) -> tuple[str, str]:
     """(key, title) of a folder or hub id: "folder:<name>" and its name, unless another origin of the same name
-    holds that key (two checkpoint-500 folders, org-a/model and org-b/model): then the key adds a short hash of the
-    origin (the same at every start) and the title its last two parts, so neither replaces the other's
-    registration, nor is shown the other's cached runs."""
+    holds that key in `taken` (two checkpoint-500 folders, org-a/model and org-b/model) or `hashed`: then the key
+    adds a short hash of the origin (the same at every start) and, when the name was taken, the title its last two
+    parts, so neither replaces the other's registration, nor is shown the other's cached runs."""
     key = FOLDER_PREFIX + name[:60]
-    if key not in LOADERS or SOURCES.get(key, origin) == origin:
+    if not hashed and (key not in taken or SOURCES.get(key, origin) == origin):
         return key, name
     digest = hashlib.sha1(origin.encode("utf-8")).hexdigest()[:8]
-    return f"{key}-{digest}", "/".join(Path(origin).parts[-2:])
-
-
-def _save_user_list() -> None:
-    target = _user_list()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # JSON strings are valid TOML basic strings (the same escapes), whatever the path holds
-    lines = [
-        f"[[model]]\npath = {json.dumps(SOURCES.get(k, str(f)))}\ntitle = {json.dumps(TITLES[k])}\n"
-        for k, f in FOLDERS.items()
-    ]
-    target.write_text("\n".join(lines), encoding="utf-8")
+    title = "/".join(Path(origin).parts[-2:]) if key in taken and SOURCES.get(key) != origin else name
+    return f"{key}-{digest}", title
 
 
 def load_user_list() -> list[str]:
-    """Register every folder of the models file (the host's list, or the laptop's remembered folders); a broken
-    entry is reported in the returned messages, never raised: one bad folder must not stop the app."""
+    """Register every folder of the operator's models file ($ATTENTION_LAB_MODELS); a broken entry is reported in
+    the returned messages (for the server's log), never raised: one bad folder must not stop the app."""
     path = _user_list()
-    if not path.is_file():
+    if path is None:
         return []
+    if not path.is_file():
+        return [f"{path}: no such file ({MODELS_LIST})"]
     problems = []
     try:
         entries = tomllib.loads(path.read_text(encoding="utf-8")).get("model", [])
@@ -221,10 +232,11 @@ def _loader_of(key: str) -> Callable[[], object]:
 WEIGHT_FILES = ("config.json", "*.safetensors", "*.bin", "tokenizer.json")
 
 
-def folder_stamp(key: str) -> tuple:
+def folder_stamp(key: str, folder: Path | None = None) -> tuple:
     """What a learner's folder holds now (name, size, modification time of its config, weights and tokenizer), so
-    that a checkpoint retrained in place loads again; () for a shipped model (cheap: a few stat calls)."""
-    folder = FOLDERS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
+    that a checkpoint retrained in place loads again; () for a shipped model (cheap: a few stat calls). `folder`:
+    a visitor's OwnModel's (not registered here)."""
+    folder = folder or FOLDERS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
     if folder is None:
         return ()
     stamp = []
@@ -255,10 +267,17 @@ def serial(key: str) -> int:
         return 0 if entry is None else entry[3]
 
 
-def shared(key: str):
-    """The process's one copy of model `key` (a LOADERS or SHARED_LOADERS key), loaded on first use. Raises what the
-    loader raises (ModelUnavailable, a folder's ValueError, OSError), and keeps nothing then."""
-    loader, stamp = _loader_of(key), folder_stamp(key)
+def shared(key: str, own: OwnModel | None = None):
+    """The process's one copy of model `key` (a LOADERS or SHARED_LOADERS key; or a visitor's OwnModel `own`, its
+    key or its seq2seq_key), loaded on first use. Raises what the loader raises (ModelUnavailable, a folder's
+    ValueError, OSError), and keeps nothing then."""
+    if own is None:
+        loader, stamp = _loader_of(key), folder_stamp(key)
+    else:
+        loader = own.load_seq2seq if key == seq2seq_key(own.key) else own.load
+        if loader is None:
+            raise KeyError(f"{own.title} is no encoder-decoder")
+        stamp = folder_stamp(key, own.folder)
     with _shared_lock:
         found, model = _cached(key, loader, stamp)
         if found:

@@ -143,10 +143,17 @@ def test_a_failed_download_is_one_sentence(hub, monkeypatch):
         local.describe_folder("tiny-org/tiny-llama")
 
 
-def test_the_laptop_list_remembers_the_hub_id(hub, monkeypatch, tmp_path):
-    monkeypatch.setattr(registry, "_user_list", lambda: tmp_path / "models.toml")
-    registry.register_folder("tiny-org/tiny-llama", remember=True)
-    assert f'path = "tiny-org/tiny-llama@{COMMIT}"' in (tmp_path / "models.toml").read_text()
+def test_the_operators_list_may_name_a_hub_id(hub, monkeypatch, tmp_path):
+    (tmp_path / "models.toml").write_text('[[model]]\npath = "tiny-org/tiny-llama"\n', encoding="utf-8")
+    monkeypatch.setenv(registry.MODELS_LIST, str(tmp_path / "models.toml"))
+    assert registry.load_user_list() == []
+    assert registry.SOURCES[registry.FOLDER_PREFIX + "tiny-llama"] == f"tiny-org/tiny-llama@{COMMIT}"  # pinned
+
+
+def test_a_visitor_may_name_a_hub_id_only_where_any_is_allowed(hub):
+    assert local.describe_folder("tiny-org/tiny-llama", allowed=local.visitor_allowed()).kind == "decoder"
+    with pytest.raises(local.ModelFolderError, match="not in the list"):
+        local.describe_folder("tiny-org/tiny-llama", allowed=["/nowhere"])
 
 
 def test_a_hub_models_load_error_names_the_model_not_the_cache_folder(hub):

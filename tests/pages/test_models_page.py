@@ -1,23 +1,29 @@
-"""/models: a learner adds a folder (laptop), sees its capabilities and its parity with eager attention; the folder
-then appears in the picker of the pages that can use it, which run on it; bad folders get a clear message and
-the app keeps running; a hosted server offers no folder box."""
+"""/models: on a laptop run a learner adds a folder (kept in that session only), sees its capabilities and its parity
+with eager attention; the folder then appears in the picker of the pages that can use it, which run on it; bad
+folders get one sentence and the app keeps running; a hosted server offers no folder box, only the operator's
+list."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.models import registry
+from app import models, serving
+from core.models import local, registry
 from tests.apptest_helpers import assert_no_exception, run_view
 from tests.tiny_models import build, forget_registrations
 
 
 @pytest.fixture()
 def own_list(tmp_path, monkeypatch):
-    """The laptop's remembered-folders file in a temporary place; registrations undone afterwards."""
-    monkeypatch.setattr(registry, "_user_list", lambda: tmp_path / "models.toml")
-    monkeypatch.delenv(registry.HOSTED_LIST, raising=False)
+    """A laptop run (ATTENTION_LAB_LOCAL) whose visitors may open folders under tmp_path; no operator's list;
+    registrations undone afterwards."""
+    monkeypatch.setenv(serving.LOCAL_ENV, "1")
+    monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
+    monkeypatch.setenv(local.FOLDER_ROOTS_ENV, str(tmp_path))
+    monkeypatch.setenv("ATTENTION_LAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(registry.MODELS_LIST, raising=False)
     before = set(registry.LOADERS)
-    yield tmp_path / "models.toml"
+    yield tmp_path
     forget_registrations(before)
 
 
@@ -28,47 +34,106 @@ def _add(folder) -> object:
     return at
 
 
+def _added_key(at) -> str:
+    keys = list(at.session_state[models.OWN_MODELS])
+    assert len(keys) == 1, keys
+    return keys[0]
+
+
+def _open(at, topic: str, params: dict):
+    """The same visitor opens another page with these link parameters: a new AppTest given that session's folders
+    (AppTest cannot rerun a tree whose select boxes format their options)."""
+    return run_view(topic, params=params, state={models.OWN_MODELS: at.session_state[models.OWN_MODELS]})
+
+
 def test_a_folder_is_added_checked_and_used_by_the_pages(tmp_path, own_list):
     folder = tmp_path / "my-llama"
     build("llama", folder)
     at = _add(folder)
     assert_no_exception(at)
     assert at.success, "no confirmation"
-    key = registry.FOLDER_PREFIX + "my-llama"
-    assert key in registry.CAPABILITIES and str(folder) in own_list.read_text(encoding="utf-8")
-    at = run_view("models", params={"pick": key, "check": "1"})
-    assert_no_exception(at)
-    assert any("eager attention" in c.value and "equal" in c.value for c in at.caption), "no parity caption"
-    assert at.dataframe, "no capability table"
+    key = _added_key(at)
+    assert key.startswith(registry.FOLDER_PREFIX + "my-llama-")  # its path's hash: no other visitor's key
+    page = _open(at, "models", {"pick": key, "check": "1"})
+    assert_no_exception(page)
+    assert any("eager attention" in c.value and "equal" in c.value for c in page.caption), "no parity caption"
+    assert page.dataframe, "no capability table"
     for topic in ("attention", "padded-batch", "head-detectors"):
-        page = run_view(topic, params={"model": key})
+        page = _open(at, topic, {"model": key})
         assert_no_exception(page)
         assert not page.error, (topic, [e.value for e in page.error])
+        assert page.selectbox(key="model").value == key, topic
 
 
-def test_bad_folders_get_a_message_and_the_app_keeps_running(tmp_path, own_list):
+def test_a_visitors_folder_is_that_visitors_only(tmp_path, own_list):
+    """Added by one visitor: nothing registered for the process, nothing written to a file, and another visitor's
+    link naming it gets the default model (its key is in no one else's picker)."""
+    folder = tmp_path / "my-llama"
+    build("llama", folder)
+    tables = {name: dict(getattr(registry, name)) for name in ("LOADERS", "FOLDERS", "CAPABILITIES", "SOURCES")}
+    at = _add(folder)
+    assert at.success
+    key = _added_key(at)
+    assert {name: dict(getattr(registry, name)) for name in tables} == tables
+    assert not [p for p in tmp_path.rglob("*.toml")], "a visit wrote a file"
+    other = run_view("attention", params={"model": key, "text": "a dog ran"})
+    assert_no_exception(other)
+    picker = other.selectbox(key="model")
+    assert picker.value == "minilm" and key not in picker.options
+    assert models.OWN_MODELS not in other.session_state or not other.session_state[models.OWN_MODELS]
+
+
+def test_bad_folders_get_one_sentence_that_tells_nothing_of_what_exists(tmp_path, own_list):
     (tmp_path / "not-a-model").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
     (tmp_path / "not-a-model" / "config.json").write_text('{"model_type": "nothing-known"}', encoding="utf-8")
-    for bad in (tmp_path / "nowhere", tmp_path / "not-a-model", "<script>alert(1)</script>"):
-        at = _add(bad)
+    refused = ("nowhere", "a-file", "empty", "/etc/passwd", "/etc", "/nonexistent/x", "<script>alert(1)</script>")
+    reasons = set()
+    for bad in refused:
+        path = bad if bad.startswith(("/", "<")) else str(tmp_path / bad)
+        at = _add(path)
         assert_no_exception(at)
         assert at.error, bad
         reason = " ".join(t.value for t in at.text)  # the reason, as plain text (st.text), never markdown
-        assert any(why in reason for why in ("no such folder", "does not know this architecture", "hub id")), reason
+        assert reason.startswith(path + ": "), reason
+        reasons.add(reason.removeprefix(path + ": "))
         assert not any("<script>" in m.value for m in at.markdown)
+    assert len(reasons) == 1, reasons  # a missing path, a file, an empty folder, outside the roots: one sentence
     # one story about downloads: a folder is read in place, a hub id downloads only with internet
     text = " ".join(m.value for m in at.markdown)
     assert (
         "Nothing is downloaded here" not in text and "A hub id is downloaded only where the server has internet" in text
     )
-    assert not registry.CAPABILITIES.keys() & {registry.FOLDER_PREFIX + "not-a-model"}
+    at = _add(tmp_path / "not-a-model")  # a config inside the roots: transformers' own reason
+    assert at.error and "does not know this architecture" in " ".join(t.value for t in at.text)
+    assert models.OWN_MODELS not in at.session_state or not at.session_state[models.OWN_MODELS]
 
 
 def test_a_hosted_server_offers_no_folder_box(tmp_path, monkeypatch, own_list):
-    monkeypatch.setenv(registry.HOSTED_LIST, str(tmp_path / "allowed.toml"))
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")  # wins over ATTENTION_LAB_LOCAL
     at = run_view("models")
     assert_no_exception(at)
     assert not at.text_input and at.info
+    monkeypatch.delenv(serving.HOSTED_ENV)
+    monkeypatch.delenv(serving.LOCAL_ENV)
+    at = run_view("models")  # no setting: AppTest, like a bare `streamlit run`, is bound to every address
+    assert not at.text_input and at.info
+
+
+def test_the_operators_list_is_every_visitors(tmp_path, own_list, monkeypatch):
+    """The operator lists folders in $ATTENTION_LAB_MODELS: registered at start, offered on a hosted server."""
+    build("llama", tmp_path / "class-llama")
+    (tmp_path / "models.toml").write_text(
+        f'[[model]]\npath = "{tmp_path / "class-llama"}"\ntitle = "Class Llama"\n', encoding="utf-8"
+    )
+    monkeypatch.setenv(registry.MODELS_LIST, str(tmp_path / "models.toml"))
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    assert registry.load_user_list() == []
+    key = registry.FOLDER_PREFIX + "class-llama"
+    at = run_view("attention", params={"model": key, "text": "a dog ran"})
+    assert_no_exception(at)
+    assert at.selectbox(key="model").value == key
 
 
 def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path, own_list, monkeypatch):
@@ -104,14 +169,14 @@ def test_a_folder_name_with_markdown_is_shown_as_typed(tmp_path, own_list):
     at = _add(folder)
     assert_no_exception(at)
     assert at.success and "my\\_\\*llama\\*" in at.success[0].value, [s.value for s in at.success]
-    key = registry.FOLDER_PREFIX + "my_*llama*"
+    key = _added_key(at)
     (folder / "model.safetensors").unlink()  # the weights gone after adding: the load fails in words
-    page = run_view("attention", params={"model": key, "text": "a dog ran"})
+    page = _open(at, "attention", {"model": key, "text": "a dog ran"})
     assert_no_exception(page)
     assert page.error and "my\\_\\*llama\\*" in page.error[0].value, [e.value for e in page.error]
     assert "my_*llama*" not in page.error[0].value  # the reason names the folder too: escaped as well
     build("llama", folder)  # the weights back: the caption saying where they are from names the folder escaped
-    page = run_view("attention", params={"model": key, "text": "a dog ran"})
+    page = _open(at, "attention", {"model": key, "text": "a dog ran"})
     notes = [c.value for c in page.caption if "from the folder" in c.value]
     assert notes and "my\\_\\*llama\\*" in notes[0] and "my_*llama*" not in notes[0], notes
 

@@ -46,8 +46,8 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
         if model is None:
             return None
         causal = model.is_causal or req.shape.causal
-        if req.source in registry.FOLDERS:  # a learner's model: refused above the server's budget, in words
-            run = local.run_estimate(registry.CAPABILITIES[req.source], req.n, model)
+        if models.is_own(req.source):  # a learner's model: refused above the server's budget, in words
+            run = local.run_estimate(models.capabilities(req.source), req.n, model)
             if run.over:
                 st.warning(ui.t("models", "over_budget"))
                 st.caption(ui.t("models", f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))

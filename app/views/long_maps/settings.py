@@ -60,7 +60,7 @@ def _slow_warning(T, n: int, model: str) -> None:
 
 def _label(T, source: str) -> str:
     """A source's radio label (radio labels are markdown: a folder's name goes in escaped)."""
-    caps = registry.CAPABILITIES.get(source)
+    caps = models.capabilities(source) if models.is_own(source) else None
     if caps is None:
         return T(f"src_{source}")
     kind = ui.t("models", f"kind_{caps.kind}")
@@ -71,7 +71,7 @@ def _shape(source: str) -> sources.SourceShape:
     if source == "random":
         return sources.random_shape(RANDOM_LENGTHS, DEFAULT_LENGTH)
     offered = GPU_LENGTHS if source == "smollm2" and on_gpu() else CPU_LENGTHS
-    caps = registry.capabilities(source)
+    caps = models.capabilities(source)
     if caps is None:  # SmolLM2's config unreadable here (its package missing): the button is off anyway
         return sources.smollm2_fallback(offered, DEFAULT_LENGTH, DEFAULT_LAYER)
     return sources.model_shape(caps, offered, DEFAULT_LENGTH, DEFAULT_LAYER)
