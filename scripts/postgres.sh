@@ -40,7 +40,7 @@ private_folder() {
   local mode=700
   [ "$ROOT_USER" = 1 ] && mode=711
   if [ ! -e "$STATE" ] && [ ! -L "$STATE" ]; then
-    mkdir -m "$mode" "$STATE"
+    mkdir -m "$mode" "$STATE" 2>/dev/null || true  # a second worker may make it first: checked below either way
   fi
   if [ -L "$STATE" ] || [ ! -d "$STATE" ] || [ "$(stat -c %u "$STATE")" != "$(id -u)" ] \
     || [ "$(stat -c %a "$STATE")" != "$mode" ]; then

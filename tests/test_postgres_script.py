@@ -117,3 +117,18 @@ def test_the_room_store_works_with_the_printed_url(cluster):
         assert store.learner(code, token).name == "Ana"
     finally:
         store.close()
+
+
+def test_two_workers_starting_it_at_once_share_one_cluster():
+    import concurrent.futures
+
+    state = f"/tmp/attention-lab-pg-twice-{os.getpid()}"
+    env = dict(os.environ, ATTENTION_LAB_PGPORT=str(free_port()), ATTENTION_LAB_PGDATA=state)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = list(pool.map(lambda _: script("start", env), range(2)))
+        assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+        assert runs[0].stdout == runs[1].stdout  # one cluster, one password
+    finally:
+        script("stop", env)
+        shutil.rmtree(state, ignore_errors=True)

@@ -193,6 +193,15 @@ def test_run_leaves_the_queue_when_the_waiting_script_is_stopped():
     assert b.calls == 0
 
 
+def occupied(**options) -> tuple[WorkQueue, Gate]:
+    """A one-worker queue whose worker is busy with a job that runs until the Gate is released."""
+    q = WorkQueue(workers=1, **options)
+    running = Gate()
+    q.submit("running", running, kind="x")
+    assert running.started.wait(30)
+    return q, running
+
+
 def test_six_tabs_of_one_browser_put_a_classmate_one_place_back_not_six():
     q = WorkQueue(workers=1, estimates_s={"lens": BIG})
     running = Gate()
@@ -216,10 +225,7 @@ def test_six_tabs_of_one_browser_put_a_classmate_one_place_back_not_six():
 
 
 def test_a_newer_request_takes_the_replaced_ones_place_in_line():
-    q = WorkQueue(workers=1, estimates_s={"x": BIG})
-    running = Gate()
-    q.submit("running", running, kind="x")
-    assert running.started.wait(30)
+    q, running = occupied(estimates_s={"x": BIG})
     first = q.submit("a1", Gate(), kind="x", visitor="a")
     other = q.submit("b1", Gate(), kind="x", visitor="b")
     second = q.submit("a2", Gate(), kind="x", visitor="a")  # a changed a setting: a1 is replaced by a2
@@ -270,10 +276,7 @@ def test_a_started_job_is_not_replaced_and_ends_for_its_visitor():
 
 
 def test_a_full_queue_still_takes_a_request_that_replaces_the_visitors_own():
-    q = WorkQueue(workers=1, max_waiting=2)
-    running = Gate()
-    q.submit("running", running, kind="x")
-    assert running.started.wait(30)
+    q, running = occupied(max_waiting=2)
     q.submit("a1", Gate(), kind="x", visitor="a")
     b1 = q.submit("b1", Gate(), kind="x", visitor="b")
     with pytest.raises(QueueFull):
@@ -287,10 +290,7 @@ def test_a_full_queue_still_takes_a_request_that_replaces_the_visitors_own():
 
 
 def test_a_visitor_whose_tab_leaves_can_queue_again():
-    q = WorkQueue(workers=1, estimates_s={"x": BIG})
-    running = Gate()
-    q.submit("running", running, kind="x")
-    assert running.started.wait(30)
+    q, running = occupied(estimates_s={"x": BIG})
     t = q.submit("a1", Gate(), kind="x", visitor="a")
     t.leave()
     again = q.submit("a2", Gate(), kind="x", visitor="a")
@@ -320,10 +320,7 @@ def test_a_live_run_reports_its_progress_to_every_waiter():
 
 
 def test_run_raises_replaced_for_the_older_tab():
-    q = WorkQueue(workers=1, estimates_s={"x": BIG})
-    running = Gate()
-    q.submit("running", running, kind="x")
-    assert running.started.wait(30)
+    q, running = occupied(estimates_s={"x": BIG})
     errors = []
 
     def older_tab():
