@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import ui
 
-from . import tiles, traffic
+from . import measured, tiles, traffic
 
 
 def page() -> None:
@@ -15,4 +15,5 @@ def page() -> None:
     st.markdown(T("intro"))
     tiles.show(T)
     traffic.show(T)
+    measured.show(T)
     ui.page_end()

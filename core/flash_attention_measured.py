@@ -1,0 +1,83 @@
+"""FlashAttention's claimed speed-up beside GPU figures this project measured.
+
+Dao et al. 2022 report FlashAttention 2-4x faster than standard attention on GPUs; the study material's benchmark
+shape is B = 4, H = 32, N = 4096, D = 128 (float16, and float32 in the code it times). The committed H200 run of
+benchmarks/bench_sdpa.py (results/gpu-h200-2026-11-27/, copied with its README from the team's shared folder: this
+machine has no GPU) times PyTorch's flash kernel and standard attention (naive: matmul, softmax, matmul) on the
+same inputs at B = 2, H = 16, N = 1,024-16,384, D = 64 and 128.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .results import load_result
+
+PAPER_CLAIM = (2.0, 4.0)  # "2-4x faster" than standard attention
+MATERIAL_SHAPE = {"batch": 4, "heads": 32, "seq_len": 4096, "head_dim": 128}
+GPU_RESULT = "gpu-h200-2026-11-27/bench_sdpa"  # results/<this>.json, {"cuda": run}
+
+
+@dataclass(frozen=True)
+class MeasuredSpeedup:
+    batch: int
+    heads: int
+    seq_len: int
+    head_dim: int
+    causal: bool
+    dtype: str
+    naive_ms: float
+    flash_ms: float | None  # None: the flash kernel cannot run this case (flash_reason)
+    efficient_ms: float | None
+    flash_reason: str | None = None
+
+    @property
+    def flash_speedup(self) -> float | None:
+        return None if self.flash_ms is None else self.naive_ms / self.flash_ms
+
+    @property
+    def efficient_speedup(self) -> float | None:
+        return None if self.efficient_ms is None else self.naive_ms / self.efficient_ms
+
+    @property
+    def within_claim(self) -> str | None:
+        """'below', 'within' or 'above' the paper's 2-4x (None when flash could not run)."""
+        x = self.flash_speedup
+        if x is None:
+            return None
+        return "below" if x < PAPER_CLAIM[0] else "above" if x > PAPER_CLAIM[1] else "within"
+
+
+def _ms(rows: list[dict], backend: str, key: tuple) -> dict | None:
+    return next((r for r in rows if r["backend"] == backend and _shape(r) == key), None)
+
+
+def _shape(r: dict) -> tuple:
+    return (r["batch"], r["heads"], r["seq_len"], r["head_dim"], bool(r["causal"]), r["dtype"])
+
+
+def measured_speedups(run: dict) -> list[MeasuredSpeedup]:
+    """One row per shape the run timed standard attention on: flash's and the memory-efficient kernel's speed-up
+    over it (naive ms / kernel ms)."""
+    rows = run["rows"]
+    out = []
+    for naive in (r for r in rows if r["backend"] == "naive" and r["status"] == "ok"):
+        key = _shape(naive)
+        flash, efficient = _ms(rows, "flash", key), _ms(rows, "efficient", key)
+        flash_ok = flash is not None and flash["status"] == "ok"
+        out.append(
+            MeasuredSpeedup(
+                *key,
+                naive_ms=naive["ms"],
+                flash_ms=flash["ms"] if flash_ok else None,
+                efficient_ms=efficient["ms"] if efficient is not None and efficient["status"] == "ok" else None,
+                flash_reason=None if flash_ok or flash is None else flash["status"],
+            )
+        )
+    return out
+
+
+def committed_gpu_run() -> dict | None:
+    """The committed H200 run (its "cuda" entry), or None when absent or not of that shape."""
+    data = load_result(GPU_RESULT, required=lambda d: isinstance(d["cuda"]["rows"], list))
+    return None if data is None else data["cuda"]

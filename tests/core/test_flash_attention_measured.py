@@ -1,0 +1,29 @@
+"""core/flash_attention_measured.py: the speed-ups recomputed from the committed H200 rows by hand."""
+
+import json
+from pathlib import Path
+
+from core import flash_attention_measured as fm
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_speedups_are_standard_ms_over_kernel_ms_from_the_committed_rows():
+    raw = json.loads((ROOT / "results" / "gpu-h200-2026-11-27" / "bench_sdpa.json").read_text())["cuda"]
+    assert raw["device_name"] == "NVIDIA H200" and raw == fm.committed_gpu_run()
+    rows = fm.measured_speedups(raw)
+    ms = {(r["backend"], r["seq_len"], r["head_dim"], r["dtype"], r["causal"]): r["ms"] for r in raw["rows"]}
+    like = next(r for r in rows if (r.seq_len, r.head_dim, r.dtype, r.causal) == (4096, 128, "float16", False))
+    assert like.flash_speedup == ms["naive", 4096, 128, "float16", False] / ms["flash", 4096, 128, "float16", False]
+    assert round(like.flash_speedup, 1) == 3.4 and like.within_claim == "within"
+    fp32 = next(r for r in rows if r.dtype == "float32")
+    assert fp32.flash_ms is None and fp32.flash_speedup is None and fp32.flash_reason == "unavailable"
+    assert round(fp32.efficient_speedup, 1) == 1.5
+    assert len(rows) == sum(1 for r in raw["rows"] if r["backend"] == "naive")
+
+
+def test_the_verdict_against_the_claim():
+    row = fm.MeasuredSpeedup(2, 16, 4096, 128, False, "float16", naive_ms=10.0, flash_ms=None, efficient_ms=None)
+    assert row.within_claim is None
+    for flash, verdict in ((6.0, "below"), (2.5, "within"), (2.0, "above")):  # 1.7x, 4x, 5x
+        assert fm.MeasuredSpeedup(2, 16, 4096, 128, False, "float16", 10.0, flash, None).within_claim == verdict
