@@ -29,14 +29,20 @@ class Clock:
         return self.now
 
 
+_started: list[str] = []  # the URL scripts/postgres.sh printed, once per test process
+
+
 def postgres_url() -> str:
     url = os.environ.get("DATABASE_URL", "").strip()
     if url:
         return url
+    if _started:
+        return _started[0]
     done = subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.fail(f"no PostgreSQL for the room tests: scripts/postgres.sh start said {done.stderr.strip()}")
-    return done.stdout.strip().splitlines()[-1]
+    _started.append(done.stdout.strip().splitlines()[-1])
+    return _started[0]
 
 
 def schema_of(tmp_path: Path) -> str:
