@@ -86,7 +86,8 @@ class ExperimentView:
     results: dict  # the whole file (command, date, device ... for the "how made" note)
     missing: list[str]  # standard runs the file lacks
     loss: LossView  # the runs shown (all, or plain RoPE and one factor)
-    best: dict | None  # lowest loss beyond and within L0, and plain RoPE's loss beyond (None without data beyond)
+    best: dict | None  # lowest loss beyond and within L0, plain RoPE's beyond and within, and the mildest linear
+    # (position interpolation, not fine-tuned) run's loss within L0 (None without data beyond)
 
 
 def experiment_view(n_tokens: int, factor: str = "all") -> ExperimentView | None:
@@ -108,7 +109,13 @@ def experiment_view(n_tokens: int, factor: str = "all") -> ExperimentView | None
             "none_loss": plain["mean_loss_beyond_context"],
             "in_best": within["label"],
             "in_loss": within["mean_loss_within_context"],
+            "none_in_loss": plain["mean_loss_within_context"],
         }
+        linear = [r for r in res["runs"] if r["method"] == "linear"]
+        if linear:  # position interpolation without its fine-tuning: the smallest factor is the kindest
+            mildest = min(linear, key=lambda r: r["factor"])
+            best |= {"linear": mildest["label"], "linear_in_loss": mildest["mean_loss_within_context"],
+                     "linear_hurts_within": mildest["mean_loss_within_context"] > plain["mean_loss_within_context"]}  # fmt: skip
     return ExperimentView(res, missing_runs(res), loss_view(runs), best)
 
 

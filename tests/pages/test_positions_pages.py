@@ -134,3 +134,14 @@ def test_relative_part_cites_music_transformer_with_its_numbers():
     text = shown(open_page("positions", {"part": "relative", "rel_n": "10", "rel_d": "8", "clip": "2"}))
     assert "Music Transformer** (Huang et al. 2018)" in text
     assert "an (n, n, d) tensor, 800 numbers at n = 10, d = 8" in text and "50 numbers (n × 5 offsets)" in text
+
+
+def test_rope_part_computes_the_phrase_with_and_without_a_prefix():
+    from core.positions.prefix import prefix_view
+
+    ex = prefix_view()
+    text = shown(open_page("positions", {"part": "rope"}))
+    assert "“the cat sat” read alone (positions 0–2) and after “yesterday in the garden” (positions 4–6)" in text
+    assert (
+        f"change by up to {ex.absolute_change:.3f}" in text and f"at most {ex.rope_change:.1e}, rounding only" in text
+    )

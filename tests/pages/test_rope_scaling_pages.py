@@ -45,6 +45,16 @@ def test_rope_scaling_page_shows_the_results_file():
     if beyond:
         best = min(beyond, key=lambda r: r["mean_loss_beyond_context"])
         assert f"{best['mean_loss_beyond_context']:.2f} ({best['label']})" in text
+        # position interpolation with fine-tuning named, beside the un-fine-tuned linear run measured here
+        plain = next(r for r in res["runs"] if r["method"] == "default")
+        linear = min((r for r in res["runs"] if r["method"] == "linear"), key=lambda r: r["factor"])
+        assert linear["mean_loss_within_context"] > plain["mean_loss_within_context"]
+        assert "**position interpolation with fine-tuning** (Chen et al. 2023)" in text
+        assert (
+            f"{linear['label']} without it has a mean loss of {linear['mean_loss_within_context']:.2f} within 8,192 "
+            f"positions against {plain['mean_loss_within_context']:.2f} unscaled"
+        ) in text
+        assert f"{best['label']} reaches {best['mean_loss_beyond_context']:.2f} beyond 8,192 positions" in text
 
 
 def test_rope_scaling_page_without_results(monkeypatch, tmp_path):

@@ -4,10 +4,12 @@ only, the two layouts; optionally SmolLM2's real rotated q and k split by freque
 import streamlit as st
 
 from app import ui
-from core.positions import rope
+from core.positions import prefix, rope
 from viz.positions import rope as figures
 
 from . import rope_bands
+
+PREFIX_COLUMNS = ("absolute_alone", "absolute_prefixed", "rope_alone", "rope_prefixed")
 
 
 def part(T) -> None:
@@ -66,6 +68,8 @@ def part(T) -> None:
         )
     st.success(T("check_result", pairs=check.n * check.n, range=check.score_range, spread=check.max_spread))
 
+    prefix_example(T)
+
     st.subheader(T("layouts"))
     perm = check.permutation
     perm_text = str(perm) if len(perm) <= 16 else str(perm[:8])[:-1] + ", …]"
@@ -73,3 +77,19 @@ def part(T) -> None:
 
     if ui.checkbox("smol", T("smol"), False):
         rope_bands.part(T)
+
+
+def prefix_example(T) -> None:
+    """The material's relative-position example, computed: one phrase with and without a prefix."""
+    ex = prefix.prefix_view()
+    st.subheader(T("prefix_title"))
+    st.markdown(T("prefix_result", phrase=" ".join(ex.phrase), prefix=" ".join(ex.prefix), p=len(ex.prefix),
+                  last=len(ex.prefix) + len(ex.phrase) - 1, d=ex.d, abs=ex.absolute_change, rope=ex.rope_change))  # fmt: skip
+    q = len(ex.phrase) - 1  # the phrase's last word as the query
+    st.dataframe(
+        {
+            T("prefix_col_key"): list(ex.phrase),
+            **{T(f"prefix_col_{k}", q=ex.phrase[q]): [f"{x:.4f}" for x in ex.scores[k][q]] for k in PREFIX_COLUMNS},
+        },
+        hide_index=True,
+    )

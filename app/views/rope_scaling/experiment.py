@@ -69,6 +69,8 @@ def committed(T) -> None:
     )
     if view.best is not None:
         st.info(T("exp_best", **view.best))
+        if view.best.get("linear_hurts_within"):
+            st.markdown(T("finetune_note", **view.best))
     unscaled = slips.rope_unscaled(runs, res.get("original_context", experiment.ORIGINAL_CONTEXT))
     if unscaled is not None:
         st.caption(T("slip_rope", **unscaled))
