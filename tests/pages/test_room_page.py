@@ -8,7 +8,7 @@ import pytest
 
 import app.room.store as store_module
 from app.room.store import SQLiteStore
-from app.views.room import facilitator, follow
+from app.views.room import control_token, follow, links
 from core import room as rules
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
 
@@ -291,7 +291,7 @@ def test_a_new_room_keeps_its_control_token_out_of_the_link(store):
     assert "key" not in at.query_params and at.query_params["mode"] in ("control", ["control"])
     code = at.query_params["room"]
     code = code[0] if isinstance(code, list) else code
-    control = at.session_state[facilitator.CONTROL][code]
+    control = at.session_state[control_token.CONTROL][code]
     assert store.is_control(code, control)
     assert any(b.label == "Next step" for b in at.button)  # the facilitator's page, from the session
     assert control not in shown_text(at)  # only the recovery link has it, inside its popover (closed)
@@ -343,7 +343,7 @@ def test_the_projector_view_shows_the_room_without_control_or_names(store):
 
 def test_the_join_link_is_on_the_configured_public_address(store, monkeypatch):
     code, control = store.create(LESSON)
-    monkeypatch.setenv(follow.PUBLIC_URL_ENV, "https://lab.example.org/class/")
+    monkeypatch.setenv(links.PUBLIC_URL_ENV, "https://lab.example.org/class/")
     for params in ({"room": code, "key": control}, {"room": code, "mode": "projector"}):
         at = run_view("room", params)
         assert_no_exception(at)
@@ -358,7 +358,7 @@ def test_the_join_link_is_on_the_configured_public_address(store, monkeypatch):
      ("ftp://x.org/", None), ("http://[::1", None)],
 )  # fmt: skip
 def test_public_base_takes_an_http_address_only(raw, base):
-    assert follow.public_base({follow.PUBLIC_URL_ENV: raw}) == base
+    assert links.public_base({links.PUBLIC_URL_ENV: raw}) == base
 
 
 # ---- a learner's seat survives a new session -------------------------------------------------------------------

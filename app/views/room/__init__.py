@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import ui
-from app.views.room import facilitator, follow, projector
+from app.views.room import control_token, facilitator, follow, projector
 from core import room as rules
 from core.lessons import LessonError, text_in
 from core.room import RoomError
@@ -34,7 +34,7 @@ def create(T, lessons: dict) -> None:
     except RoomError as e:
         st.error(T(e.key))
         return
-    facilitator.take_control(code, control)  # kept in this session (and a cookie), never in the link
+    control_token.take_control(code, control)  # kept in this session (and a cookie), never in the link
     st.query_params.update({"room": code, "mode": "control"})
     st.rerun()
 
@@ -90,7 +90,12 @@ def page() -> None:
         st.code(str(e), language=None)
         ui.page_end()
         return
-    follow.in_words(open_room)(T, lessons)
+    try:
+        open_room(T, lessons)
+    except RoomError as e:
+        st.warning(T(e.key))
+        if e.key in ("busy", "unavailable"):
+            follow.rerun_when_back(st.query_params.get("room") or "")
     ui.page_end()
 
 
@@ -103,7 +108,7 @@ def open_room(T, lessons: dict) -> None:
         join(T, None)
     elif code and "key" in st.query_params:  # a recovery link: the token leaves the address bar at once
         token = st.query_params["key"]
-        held = facilitator.take_control(code, token)  # a database away: the link keeps it until it is checked
+        held = control_token.take_control(code, token)  # a database away: the link keeps it until it is checked
         del st.query_params["key"]
         if held:
             st.query_params["mode"] = "control"
@@ -111,7 +116,7 @@ def open_room(T, lessons: dict) -> None:
         else:
             st.error(T("not_control"))
     elif code and st.query_params.get("mode") == "control":
-        control = facilitator.held_control(code)
+        control = control_token.held_control(code)
         if control:
             facilitator.show(T, code, control, lessons)
         else:

@@ -10,49 +10,18 @@ view (app/views/room/projector.py), which holds no control at all."""
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import replace
 
 import streamlit as st
 
 from app import ui
-from app.views.room import door, follow
+from app.views.room import control_token, door, follow, links
 from core import room as rules
 from core.lessons import fill, text_in
 from core.room import RoomError
 from viz import room as figures
 
 LIVE_S = 1.5  # the facilitator's panel checks the room this often
-CONTROL = "room_control"  # session state: {room code: control token} of the rooms this tab controls
-COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser, for as long as the room lives
-
-
-def take_control(code: str, token: str | None) -> bool:
-    """Keep the control token in this session when it controls the room."""
-    if not token or not follow.store().is_control(code, token):
-        return False
-    st.session_state.setdefault(CONTROL, {})[code] = token
-    return True
-
-
-def held_control(code: str) -> str | None:
-    """The control token this tab holds for the room: this session's, else this browser's cookie (a new session
-    after a reload, a restart or a failover), checked against the store either way."""
-    for token in (st.session_state.get(CONTROL, {}).get(code), st.context.cookies.get(COOKIE_PREFIX + code)):
-        if take_control(code, token):
-            return token
-    return None
-
-
-def keep_in_browser(code: str, control: str, expires: float) -> None:
-    """Write the control cookie (Streamlit reads cookies but cannot set them: a line of script does). Path=/ and
-    SameSite=Strict; Secure on https; it lasts as long as the room."""
-    if st.context.cookies.get(COOKIE_PREFIX + code) == control:
-        return
-    cookie = f"{COOKIE_PREFIX}{code}={control}; Path=/; Max-Age={max(0, int(expires - time.time()))}; SameSite=Strict"
-    st.html(f"<script>document.cookie = {json.dumps(cookie)} + (location.protocol === 'https:' ? '; Secure' : '');"
-            "</script>", unsafe_allow_javascript=True)  # fmt: skip
 
 
 def move(code: str, control: str, lesson, step) -> None:
@@ -96,20 +65,13 @@ def join_qr(url: str) -> bytes:
 
 def join_panel(T, code: str, qr_width: int = 180) -> None:
     """The join link (on the configured public address) and its QR code: the same on the projector."""
-    url = follow.link("room", {"room": code})
+    url = links.link("room", {"room": code})
     c1, c2 = st.columns([3, 1])
     with c1:
         st.markdown(T("join_how", code=code))
         st.code(url, language=None)
     with c2:
         st.image(join_qr(url), width=qr_width)
-
-
-def recovery(T, code: str, control: str) -> None:
-    """The control link, behind a button: for the facilitator's other device or a browser that lost the cookie."""
-    with st.popover(T("recovery"), icon=":material/key:"):
-        st.warning(T("recovery_warning"))
-        st.code(follow.link("room", {"room": code, "key": control}), language=None)
 
 
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
@@ -209,14 +171,14 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
     room = replace(room, step=rules.step_of(room, lesson))
-    keep_in_browser(code, control, room.expires)
+    control_token.keep_in_browser(code, control, room.expires)
     st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
     st.info(T("control_warning"))
     c1, c2 = st.columns(2)
-    c1.link_button(T("projector"), follow.link("room", {"room": code, "mode": "projector"}), type="primary",
+    c1.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",
                    icon=":material/co_present:")  # fmt: skip
     with c2:
-        recovery(T, code, control)
+        control_token.recovery(T, code, control)
     with st.expander(T("join_header_f"), expanded=False):
         join_panel(T, code)
     steps_nav(T, code, control, lesson, room.step)
@@ -224,7 +186,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     step = lesson.steps[room.step]
     st.markdown(text_in(step.text, ui.lang()))
     page, params = follow.step_target(lesson, room.step)
-    st.link_button(T("open_step"), follow.link(page.url_path, params), icon=":material/open_in_new:")
+    st.link_button(T("open_step"), links.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
     door.show(T, code, control, room)

@@ -11,7 +11,6 @@ reads cookies but cannot set them, and a cookie would be one per browser, not on
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import replace
 
 import streamlit as st
@@ -27,7 +26,7 @@ POLL_S = (
 )
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
-PUBLIC_URL_ENV = "ATTENTION_LAB_PUBLIC_URL"  # where learners reach the server, e.g. https://lab.example.org/
+RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
 
 
 @st.cache_resource(show_spinner=False)
@@ -137,9 +136,10 @@ def sidebar(on_room_page: bool = False) -> None:
     if s is None and "me" in st.query_params:
         try:
             s = restore()
-        except RoomError:  # the database is away for a moment: the seat stays in the link, tried again
+        except RoomError as e:  # the database is busy or away: the seat stays in the link, tried again
             with st.sidebar:
-                seat_wanted()
+                st.warning(ui.t("room", e.key))
+                rerun_when_back()
             return
         if s is None and not on_room_page:
             leave()
@@ -157,14 +157,19 @@ def sidebar(on_room_page: bool = False) -> None:
 
 
 @st.fragment(run_every=POLL_S)
-def seat_wanted() -> None:
-    """A new session whose seat could not be read (the room's database busy or away): a sentence, the seat asked
-    for again at every poll, and the page drawn anew once the store answers."""
-    try:
-        restore()
-    except RoomError as e:
-        st.warning(ui.texts("room")(e.key))
+def rerun_when_back(code: str = "") -> None:
+    """Drawn under the sentence that the room's database is busy or away: the page is drawn anew once it answers
+    (a learner's seat found again, the facilitator's page back), with nobody having to reload. Its first draw,
+    inside the page's own run, only arms it: a store that answers this check but not the page's cannot loop."""
+    armed = st.session_state.get(RETRY, False)
+    st.session_state[RETRY] = True
+    if not armed:
         return
+    try:
+        store().poll(code)
+    except RoomError:
+        return
+    st.session_state[RETRY] = False
     st.rerun()
 
 
@@ -211,32 +216,3 @@ def panel() -> None:
             pass  # the board lags a little; following does not wait for it
         go_to_step(lesson, room.step)
     learner.panel(T, s, room, lesson)
-
-
-def public_base(environ: dict | None = None) -> str | None:
-    """$ATTENTION_LAB_PUBLIC_URL without its trailing slash (scheme, host, port and any path prefix the app is
-    served under), or None when it is unset or not an http(s) address."""
-    from urllib.parse import urlsplit
-
-    raw = (environ if environ is not None else os.environ).get(PUBLIC_URL_ENV, "").strip()
-    try:
-        parts = urlsplit(raw)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        return None
-    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
-
-
-def link(path: str, params: dict) -> str:
-    """An absolute link to one of the app's pages (join link, projector view, recovery link): on the configured
-    public address when there is one; else on the address this visitor's browser shows (a laptop, a test), which
-    behind a proxy or on a facilitator's localhost is not where learners can reach the server."""
-    from urllib.parse import urlencode, urlsplit
-
-    base = public_base()
-    if base is None:
-        here = urlsplit(st.context.url or "http://localhost:8501/")
-        prefix = here.path.rsplit("/", 1)[0] if here.path.count("/") > 1 else ""
-        base = f"{here.scheme}://{here.netloc}{prefix}"
-    return f"{base}/{path.strip('/')}" + (f"?{urlencode(params)}" if params else "")
