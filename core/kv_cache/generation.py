@@ -57,6 +57,9 @@ class Generation:
     stopped_at_eos: bool
     greedy: bool = True  # temperature 0: the most likely token at every step (else sampled)
     eviction_measured: bool = True  # False for a model whose sliding-window layers evict by themselves
+    # the largest |step weight - the same query row of one pass over the whole text without a cache|, every step,
+    # layer and head (full_pass_difference): what the page says it checked
+    full_pass_difference: float = float("nan")
 
     @property
     def generated_ids(self) -> list[int]:
@@ -199,7 +202,7 @@ def generate(
         if chosen == eos:
             break
     tokens = wrapper.labels(sequence, [i == eos for i in sequence])
-    return Generation(
+    gen = Generation(
         prompt_ids=list(ids),
         tokens=tokens,
         steps=steps,
@@ -214,6 +217,26 @@ def generate(
         greedy=temperature <= 0,
         eviction_measured=bool(policies),
     )
+    gen.full_pass_difference = full_pass_difference(wrapper, gen)
+    return gen
+
+
+@torch.no_grad()
+def full_pass_difference(wrapper, gen: Generation) -> float:
+    """The largest difference between every step's weights and the same query row of one pass over every token fed
+    (prompt and generated, no cache), through the model's own run (its weights checked against transformers' eager
+    attention when it was loaded), every layer and head: a cache that kept or rotated anything wrongly shows here."""
+    if not gen.steps:
+        return 0.0
+    fed = (gen.prompt_ids + gen.generated_ids)[: gen.steps[-1].position + 1]
+    trace = wrapper.run(wrapper.batch_of_ids([fed]), logits=False, hidden_states=False)
+    worst = 0.0
+    for step in gen.steps:
+        p = step.position
+        for layer in range(gen.layers):
+            full = trace.layer_attention(layer, rows=[p])[:, 0, : p + 1]  # (heads, p + 1)
+            worst = max(worst, float((torch.from_numpy(step.attention[layer]) - full).abs().max()))
+    return worst
 
 
 def _evicted(wrapper, cache, policy, position, token, window, sinks, full_logp) -> dict:

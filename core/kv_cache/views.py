@@ -27,12 +27,19 @@ class Continuation:
     n_new: int
     greedy: bool  # greedy decoding: the same tokens as decoding without any cache (a test checks it)
     stopped_at_eos: bool
+    full_pass_difference: float  # every step's weights against one pass over the whole text (measured now)
 
 
 def continuation(gen: Generation) -> Continuation:
     n = len(gen.prompt_ids)
     return Continuation(
-        "".join(gen.tokens[:n]), "".join(gen.tokens[n:]), n, len(gen.steps), gen.greedy, gen.stopped_at_eos
+        "".join(gen.tokens[:n]),
+        "".join(gen.tokens[n:]),
+        n,
+        len(gen.steps),
+        gen.greedy,
+        gen.stopped_at_eos,
+        gen.full_pass_difference,
     )
 
 

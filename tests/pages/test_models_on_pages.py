@@ -217,6 +217,8 @@ def test_kv_cache_runs_past_a_sliding_window_and_says_eviction_is_not_measured(f
     at = _runs_clean("kv-cache", {"model": folders["gemma2"], "prompt": TEXTS[0], "new": "6"})  # 19 + 6 > W = 4
     said = [i.value for i in at.info if "sliding-window layers" in i.value]
     assert said and "tiny-gemma2" in said[0], [i.value for i in at.info]
+    checked = [c.value for c in at.caption if "without the cache to within" in c.value]
+    assert checked and float(checked[0].split("to within ")[1].split(" ")[0]) <= 1e-5, checked
     at = _runs_clean("kv-cache", {"model": folders["llama"], "prompt": TEXTS[0], "new": "6"})
     assert not any("sliding-window layers" in i.value for i in at.info)  # a full cache: eviction measured
 

@@ -20,6 +20,7 @@ def generated_text(T, gen) -> None:
     st.subheader(T("continuation"))
     st.code(view.prompt + " ⟶ " + view.generated, language=None, wrap_lines=True)
     st.caption(T("continuation_caption", n=view.n_new, prompt=view.n_prompt))
+    st.caption(T("full_pass_check", diff=view.full_pass_difference))
     if view.greedy:
         st.caption(T("greedy_same"))
     if view.stopped_at_eos:
