@@ -451,3 +451,26 @@ def test_codes_tried_in_vain_hold_a_browser_back(store):
     assert_no_exception(at)
     assert any("Too many codes were tried from this browser" in w.value for w in at.warning)
     assert not any(e.value.startswith("Join") for e in at.get("form_submit_button"))
+
+
+def test_a_learner_who_just_joined_is_removed_from_the_live_panel(store):
+    """The door is drawn by the facilitator's live panel (a fragment that polls): a prankster who joined after the
+    page was drawn is in the list at the next poll, and removing them reruns only the panel."""
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code, "key": control})
+    eve = store.join(code, "Eve", "en")
+    run_fragment(at, "live")  # the panel's next poll
+    assert_no_exception(at)
+    at.selectbox(key="room-remove-pick").set_value(store.seats(code, control)[0][0])
+    next(b for b in at.button if b.label == "Remove from the room").click()
+    run_fragment(at, "live")
+    assert_no_exception(at)
+    assert store.learner(code, eve) is None
+    bo = store.join(code, "Bo", "en")
+    run_fragment(at, "live")
+    send_raw(at.selectbox(key="room-remove-pick"), string_value="0" * 16)  # a seat that is not (or no longer) there
+    next(b for b in at.button if b.label == "Remove from the room").click()
+    run_fragment(at, "live")
+    assert_no_exception(at)
+    assert any(e.value == "That learner is no longer in the room." for e in at.error)
+    assert store.learner(code, bo).name == "Bo"

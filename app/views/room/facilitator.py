@@ -114,7 +114,7 @@ def snapshot(code: str, control: str, lesson, polled) -> dict:
         hist = rules.histogram(rules.answer_from_json(room.answer), store.responses(code, room.question))
     return {"polled": polled, "room": room, "learners": learners, "answers": answers, "hist": hist,
             "board": rules.board(len(lesson.steps), learners, answers), "lost": store.lost_count(code),
-            "gallery": store.gallery(code, control, room.step)}  # fmt: skip
+            "gallery": store.gallery(code, control, room.step), "seats": store.seats(code, control)}  # fmt: skip
 
 
 def show_sentence(code: str, control: str, sentence: str) -> None:
@@ -161,6 +161,7 @@ def live(code: str, control: str, lesson) -> None:
             c1, c2 = st.columns([5, 1])
             c1.text(f"{name}: {sentence}")  # learners' words: plain text
             c2.button(T("show"), on_click=show_sentence, args=(code, control, sentence), key=f"room-show-{i}")
+    door.show(T, code, control, room, snap["seats"])  # here, so a learner who just joined can be removed at once
 
 
 def show(T, code: str, control: str, lessons: dict) -> None:
@@ -189,7 +190,6 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     st.link_button(T("open_step"), links.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
-    door.show(T, code, control, room)
     st.download_button(T("csv"), lambda: rules.answers_csv(store.answers(code, control),
                        {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}),
                        file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")  # fmt: skip
