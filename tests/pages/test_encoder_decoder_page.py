@@ -79,6 +79,12 @@ def test_stack_part_shows_the_shapes_of_the_sentence():
     assert "44,140,544 for the whole stack" in text and "63,084,544 in all, about 63.1M" in text
     # 63,084,544 does not round to 65M: the page gives both numbers and their gap, never "rounds"
     assert "table 3 reports 65M for this model, 1.9M more than this count" in text and "round" not in text
+    # the three architectures, with example families and this app's model for each
+    arch = next(d for d in at.dataframe if "architecture" in d.value.columns).value
+    assert arch["architecture"].tolist() == ["encoder-only", "decoder-only", "encoder-decoder"]
+    assert arch["example models (transformers model_type)"].tolist()[2] == "t5, bart, marian"
+    apps = arch["this app's models"].tolist()
+    assert "MiniLM" in apps[0] and "SmolLM2" in apps[1] and "Marian" in apps[2]
 
 
 @pytest.mark.slow

@@ -145,3 +145,15 @@ def test_rope_part_computes_the_phrase_with_and_without_a_prefix():
     assert (
         f"change by up to {ex.absolute_change:.3f}" in text and f"at most {ex.rope_change:.1e}, rounding only" in text
     )
+
+
+def test_the_position_table_names_example_models_and_the_apps_own():
+    at = open_page("positions", {"part": "alibi"})
+    table = next(d for d in at.dataframe if "example models (transformers model_type)" in d.value.columns).value
+    rows = dict(zip(table["positions"], table["example models (transformers model_type)"]))
+    assert rows["learned (absolute)"] == "bert, gpt2" and rows["RoPE (relative)"] == "llama, qwen2, mistral"
+    assert rows["ALiBi (relative)"] == "bloom, mpt"
+    app = dict(zip(table["positions"], table["this app's models"]))
+    assert (
+        "MiniLM" in app["learned (absolute)"] and "SmolLM2" in app["RoPE (relative)"] and app["ALiBi (relative)"] == "–"
+    )

@@ -6,6 +6,7 @@ import streamlit as st
 from app import ui
 from core.encoder_decoder import original
 from core.encoder_decoder import view as edv
+from core.models import examples
 from viz import encoder_decoder as figs
 
 
@@ -28,6 +29,17 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
         hide_index=True,
     )
     st.caption(T("stack_note"))
+    rows = examples.architecture_table()
+    st.markdown(T("arch_intro"))
+    st.dataframe(
+        {
+            T("arch_col_kind"): [T(f"arch_{r.kind}") for r in rows],
+            T("arch_col_attention"): [T(f"arch_attention_{r.kind}") for r in rows],
+            T("arch_col_models"): [", ".join(t for t, _ in r.examples) for r in rows],
+            T("arch_col_app"): [", ".join(r.app_models) or "–" for r in rows],
+        },
+        hide_index=True,
+    )
     o = original.original_transformer()
     st.markdown(T("original", n=o.layers, d=o.d_model, h=o.heads, dk=o.d_k, ff=f"{o.d_ff:,}", s=o.sublayers["self"],
                   m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,
