@@ -143,7 +143,11 @@ def test_security_quotes_the_limits_the_code_sets():
     assert f"at most {serving.max_sessions()} sessions" in text and f"cap ({serving.max_sessions()})" in text
     assert f"at most {serving.HEAVY.max_waiting} wait" in text
     assert f"capped at {config['server']['maxWidgetStateSize']} MB" in text
-    assert f"{room.MAX_LEARNERS}-seat cap" in text
+    assert f"{room.MAX_LEARNERS} seats" in text
+    assert f"{room.MAX_LEARNERS_ALL:,} seated learners, {room.MAX_OPEN_ROOMS} open rooms" in text
+    joins, opens, misses = (room.LIMITS[k] for k in ("join_client", "create", "join_miss"))
+    assert joins.window_s == opens.window_s == misses.window_s == 600
+    assert f"{joins.count} joins and {opens.count} new rooms in 10 minutes, {misses.count} codes tried in vain" in text
     assert "limit_conn browser_sessions 10;" in nginx and "10 sessions (websockets) at once per browser" in text
     assert "limit_conn address_sessions 200;" in nginx and "per address, limits generous enough" in text
     assert "(200 sessions" in text

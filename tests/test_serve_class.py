@@ -259,7 +259,10 @@ def test_every_answer_carries_the_security_headers(proxy):
         assert h["X-Frame-Options"] == "SAMEORIGIN"
         assert h["Referrer-Policy"] == "no-referrer"  # a link's parameters never reach another site
         csp = h["Content-Security-Policy"]
-        assert "img-src 'self' data: blob:" in csp and "frame-ancestors 'self'" in csp and "object-src 'none'" in csp
+        directives = dict((d.split() + [""])[:1] + [" ".join(d.split()[1:])] for d in csp.split(";") if d.strip())
+        images = set(directives["img-src"].split())  # a crafted link's outside image is not fetched
+        assert images == {"'self'", "data:", "blob:", "https://fonts.gstatic.com"}, images
+        assert directives["frame-ancestors"] == "'self'" and directives["object-src"] == "'none'"
         assert "Permissions-Policy" in h and "Server" not in h or "/" not in h["Server"]  # no version
 
 
