@@ -72,23 +72,32 @@ class Parity:
 
 @dataclass(frozen=True)
 class Estimate:
-    """What running a text of n tokens costs, from the sizes alone (float32): the weights, the q and k the Trace
-    keeps for every layer, and one layer's weights recomputed for display. The Trace never holds L·H·n² weights."""
+    """What running a text of n tokens costs, from the sizes alone (float32): the weights (every parameter, where
+    they were counted), the q and k the Trace keeps for every layer, its other outputs (the residual stream of every
+    layer, a decoder's next-token scores over the whole vocabulary), and one layer's weights recomputed for
+    display. The Trace never holds L·H·n² weights."""
 
     n_tokens: int
     weights_bytes: int
     trace_bytes: int
     layer_map_bytes: int
+    outputs_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
-        return self.weights_bytes + self.trace_bytes + self.layer_map_bytes
+        return self.weights_bytes + self.run_bytes
+
+    @property
+    def run_bytes(self) -> int:
+        """What one run adds to the loaded model: everything but the weights."""
+        return self.trace_bytes + self.outputs_bytes + self.layer_map_bytes
 
     def mib(self) -> dict[str, float]:
-        """The three parts in MiB, as a page prints them."""
+        """The parts in MiB, as a page prints them."""
         return {
             "weights": self.weights_bytes / 2**20,
             "trace": self.trace_bytes / 2**20,
+            "outputs": self.outputs_bytes / 2**20,
             "layer": self.layer_map_bytes / 2**20,
         }
 
@@ -153,7 +162,7 @@ def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | No
     seconds = None
     if parity is not None and parity.seconds > 0 and parity.flops > 0:
         seconds = parity.seconds * forward_flops(matmul_weights(model), caps, n_tokens) / parity.flops
-    run_mib = (memory.trace_bytes + memory.layer_map_bytes) / 2**20
+    run_mib = memory.run_bytes / 2**20
     if run_mib > MAX_RUN_MIB:
         return RunEstimate(int(n_tokens), memory, seconds, "memory", run_mib, MAX_RUN_MIB)
     if seconds is not None and seconds > MAX_RUN_SECONDS:
@@ -164,7 +173,10 @@ def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | No
 def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
     n = max(1, int(n_tokens))
     trace = caps.n_layers * (caps.n_heads + caps.n_kv_heads) * n * caps.head_dim * 4
-    return Estimate(n, (caps.parameters or caps.parameters_estimate()) * 4, trace, caps.n_heads * n * n * 4)
+    outputs = (caps.n_layers + 1) * n * caps.d_model  # the residual stream: the embeddings and every layer's output
+    outputs += n * caps.vocab_size if caps.kind == "decoder" else 0  # next-token scores
+    weights = (caps.parameters or caps.parameters_estimate()) * 4
+    return Estimate(n, weights, trace, caps.n_heads * n * n * 4, outputs * 4)
 
 
 # A visitor's folder (the /models page on a laptop run) must lie, symlinks followed, under one of these folders

@@ -86,3 +86,23 @@ def test_above_the_budget_the_run_is_refused_in_one_sentence(tiny, monkeypatch):
     big = local.run_estimate(model.capabilities, 64, model)
     assert "MiB" in big.problem  # memory is checked first: it needs no loaded model
     assert local.run_estimate(model.capabilities, 64).problem == big.problem
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_memory_estimate_is_what_a_run_keeps_and_every_weight(family, tmp_path):
+    """From the config alone: the weights part is 4 bytes per parameter of the loaded model (an untied output
+    layer and every expert included; an encoder-decoder whole, as it is loaded), and the q/k and outputs parts are
+    the bytes of the tensors a Trace of one n-token text holds (q and k of every layer; the residual stream; a
+    decoder's logits)."""
+    build(family, tmp_path)
+    caps = local.describe_folder(tmp_path)
+    model = local.load_folder(tmp_path)
+    text = "the cat sat on a mat because it was tired and then dog ran far away"
+    trace = model.run(model.tokenize([text]))
+    n = trace.batch.input_ids.shape[1]
+    memory = local.estimate(caps, n)
+    if caps.kind != "encoder-decoder":  # the contract keeps its encoder (the whole: test_models_broken_folders)
+        assert memory.weights_bytes == 4 * sum(p.numel() for p in model.model.parameters())
+    assert memory.trace_bytes == sum(t.nbytes for t in trace.queries + trace.keys)
+    held = [*trace.hidden_states, *([] if trace.logits is None else [trace.logits])]
+    assert memory.outputs_bytes == sum(t.nbytes for t in held)
