@@ -5,6 +5,10 @@ is set. Both run the same SQL and the same tests (tests/core/test_room_store.py)
 Every change a learner must follow (step, question opened or revealed, gallery sentence shown) bumps the room's
 `version`; every learner action bumps `activity`. Followers poll those two integers (poll(): one indexed read) and
 rerun only when they changed. Only the control token moves the room, reveals, sees names or exports answers.
+
+What is allowed is core/room's to decide (check_control, check_open_question, check_rate, check_join, check_open,
+seat_named, the retention times); a store reads what a rule needs and writes what it allowed in the same
+transaction, so that no other process or replica comes between the check and the write.
 """
 
 from __future__ import annotations
@@ -47,7 +51,6 @@ ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, act
 # Columns added since a database was first made: (table, column, declaration), added where missing at start.
 MIGRATIONS = (("rooms", "locked", "INTEGER NOT NULL DEFAULT 0"),)
 ADMISSION_LOCK = 7206  # PostgreSQL: joins and room openings, from every replica, one at a time
-SEAT_ID_CHARS = 16  # a seat as the facilitator's page names it: the start of its token's digest
 
 
 @dataclass(frozen=True)
@@ -182,8 +185,7 @@ class SqlStore:
     def _control(self, run, code: str, control: str | None) -> Room:
         room = self._live(run, code)
         stored = run("SELECT control FROM rooms WHERE code = ?", (code,)).fetchone()[0]
-        if not rules.same_secret(control, stored):
-            raise RoomError("not_control")
+        rules.check_control(control, stored)
         return room
 
     def _learner_row(self, run, code: str, token: str | None):
@@ -288,9 +290,7 @@ class SqlStore:
     @transaction
     def reveal(self, code: str, control: str) -> None:
         with self._tx(write=True) as run:
-            room = self._control(run, code, control)
-            if room.phase != "open":
-                raise RoomError("question_closed")
+            rules.check_open_question(self._control(run, code, control))
             run("UPDATE rooms SET phase = 'revealed' WHERE code = ?", (code,))
             self._bump(run, code, "version")
 
@@ -341,7 +341,7 @@ class SqlStore:
         with self._tx(write=False) as run:
             self._control(run, code, control)
             rows = run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
-            return [(t[:SEAT_ID_CHARS], n) for t, n in rows]
+            return [(rules.seat_id(t), n) for t, n in rows]
 
     @transaction
     def remove(self, code: str, control: str, seat: str) -> None:
@@ -349,12 +349,10 @@ class SqlStore:
         with self._tx(write=True) as run:
             self._control(run, code, control)
             rows = run("SELECT token FROM learners WHERE code = ?", (code,)).fetchall()
-            tokens = [t for (t,) in rows if isinstance(seat, str) and len(seat) == SEAT_ID_CHARS and t.startswith(seat)]
-            if not tokens:
-                raise RoomError("no_seat")
+            token = rules.seat_named(seat, [t for (t,) in rows])
             for table in ("answers", "gallery", "learners"):
-                run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, tokens[0]))
-            run("DELETE FROM events WHERE code = ? AND who = ?", (code, tokens[0]))
+                run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, token))
+            run("DELETE FROM events WHERE code = ? AND who = ?", (code, token))
             run("UPDATE rooms SET shown = '' WHERE code = ? AND shown != '' AND NOT EXISTS (SELECT 1 FROM gallery g "
                 "WHERE g.code = rooms.code AND g.sentence = rooms.shown)", (code,))  # fmt: skip
             self._bump(run, code, "version")
@@ -462,8 +460,7 @@ class SqlStore:
         with self._tx(write=True) as run:
             room = self._live(run, code)
             self._learner_row(run, code, token)
-            if room.phase != "open" or room.question != question:
-                raise RoomError("question_closed")
+            rules.check_open_question(room, question)
             self._rate(run, code, rules.digest(token), "answer")
             cur = run("INSERT INTO answers (code, question, token, response, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
                       "ON CONFLICT DO NOTHING", (code, question, rules.digest(token), response, int(correct),

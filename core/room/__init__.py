@@ -94,6 +94,27 @@ def same_secret(token: str | None, stored_digest: str) -> bool:
     return bool(token) and hmac.compare_digest(digest(token), stored_digest)
 
 
+def check_control(token: str | None, stored_digest: str) -> None:
+    """Only the room's control token moves it, reveals, sees names, locks, removes or closes."""
+    if not same_secret(token, stored_digest):
+        raise RoomError("not_control")
+
+
+SEAT_ID_CHARS = 16  # a seat as the facilitator's page names it: the start of its token's digest (never the token)
+
+
+def seat_id(stored_digest: str) -> str:
+    return stored_digest[:SEAT_ID_CHARS]
+
+
+def seat_named(seat, stored_digests: Sequence[str]) -> str:
+    """The stored digest of the seat a facilitator's page names, or RoomError('no_seat') (gone, or not a seat id)."""
+    for d in stored_digests:
+        if isinstance(seat, str) and len(seat) == SEAT_ID_CHARS and seat_id(d) == seat:
+            return d
+    raise RoomError("no_seat")
+
+
 def ttl_seconds(environ: dict | None = None) -> float:
     """Rooms expire this many seconds after they open: $ATTENTION_LAB_ROOM_TTL_H hours (default 24)."""
     raw = (environ if environ is not None else os.environ).get(TTL_ENV, "")
@@ -143,6 +164,13 @@ def check_rate(kind: str, times: Iterable[float], now: float) -> None:
     'rate'. The store counts the times and records the action in the same transaction, under a lock."""
     if not allowed(times, now, LIMITS[kind]):
         raise RoomError("join_attempts" if kind == "join_miss" else "rate", kind)
+
+
+def check_open_question(room, question: str | None = None) -> None:
+    """A reveal, or an answer to `question`, needs that question open in the room (a page drawn before the room
+    moved on may still offer it)."""
+    if room.phase != "open" or (question is not None and room.question != question):
+        raise RoomError("question_closed")
 
 
 def check_join(locked: bool, in_room: int, seated_all: int) -> None:
