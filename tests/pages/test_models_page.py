@@ -190,3 +190,30 @@ def test_the_antecedents_recompute_button_names_a_folder_as_typed(tmp_path, own_
     assert_no_exception(at)
     labels = [b.label for b in at.button if "Recompute" in b.label]
     assert labels and "my\\_\\*llama\\*" in labels[0], [b.label for b in at.button]
+
+
+def test_a_folder_of_pickled_or_broken_weights_is_refused_on_the_page_before_it_is_added(tmp_path, own_list):
+    """Pickled weights only, a garbage model.safetensors, a 401-digit size: the add form says why in one sentence
+    (plain text), nothing is added to the visitor's models, no exception box."""
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    cases = {"pickled": "pickled", "garbage": "not a safetensors file", "digits": "401 digits"}
+    for name in cases:
+        build("llama", tmp_path / name)
+    weights = tmp_path / "pickled" / "model.safetensors"
+    torch.save(load_file(weights), tmp_path / "pickled" / "pytorch_model.bin")
+    weights.unlink()
+    (tmp_path / "garbage" / "model.safetensors").write_bytes(b"\xff" * 4096)
+    config = json.loads((tmp_path / "digits" / "config.json").read_text())
+    (tmp_path / "digits" / "config.json").write_text(json.dumps({**config, "hidden_size": int("7" * 401)}))
+    for name, words in cases.items():
+        at = _add(tmp_path / name)
+        assert_no_exception(at)
+        assert at.error and not at.success, name
+        reason = " ".join(t.value for t in at.text)
+        assert words in reason and "\n" not in reason.strip(), reason
+        added = at.session_state[models.OWN_MODELS] if models.OWN_MODELS in at.session_state else {}
+        assert not added, added
