@@ -474,3 +474,15 @@ def test_a_learner_who_just_joined_is_removed_from_the_live_panel(store):
     assert_no_exception(at)
     assert any(e.value == "That learner is no longer in the room." for e in at.error)
     assert store.learner(code, bo).name == "Bo"
+
+
+def test_go_to_the_rooms_step_when_the_lesson_lost_that_step(store):
+    """A room moved to step 8 of a lesson that has 5 now (the file was edited under an open room)."""
+    code, control = store.create(LESSON)
+    store.move(code, control, 7)
+    token = store.join(code, "Ana", "en")
+    exploring = {"code": code, "token": token, "name": "Ana", "following": False, "version": 0, "step": -1}
+    at = run_view("room", {"room": code, "me": token}, state={follow.SEAT: exploring})
+    next(b for b in at.button if b.key == "room-go-step").click().run()
+    assert_no_exception(at)
+    assert at.session_state[follow.SEAT]["step"] == len(lesson().steps) - 1

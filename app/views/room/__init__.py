@@ -73,10 +73,12 @@ def seat(T, code: str, token: str) -> None:
     st.caption(T("seat_link"))
     if st.button(T("go_step"), type="primary", key="room-go-step"):
         room = follow.store().room(code)
-        s["following"], s["step"] = True, room.step
-        if room.lesson in follow.lessons():
-            follow.go_to_step(follow.lessons()[room.lesson], room.step)
-        st.error(T("lesson_gone", lesson=room.lesson))
+        lesson = None if room is None else follow.lesson_of(room)
+        if lesson is None:
+            st.error(T("room_closed") if room is None else T("lesson_gone", lesson=room.lesson))
+            return
+        s["following"], s["step"] = True, rules.step_of(room, lesson)
+        follow.go_to_step(lesson, s["step"])
 
 
 def page() -> None:
