@@ -29,8 +29,9 @@
    a time so the other pages keep a core, and a waiting visitor sees their place and an estimated wait; leaving
    the page (the script is stopped or rerun) frees the place. It is fair between visitors: a browser (all its
    tabs: `visitor()`) holds at most one waiting job per kind, a newer request replacing its older one. Every heavy
-   path uses it, the pages' live runs with a progress bar included (`heavy(..., progress=...)`). Lighter cached calls (st.cache_resource /
-   st.cache_data) are single-flight already: Streamlit holds a lock per cache key while one session computes it.
+   path uses it, the pages' live runs with a progress bar included (`heavy(..., progress=...)`). Lighter cached
+   calls (st.cache_resource / st.cache_data) are single-flight already: Streamlit holds a lock per cache key while
+   one session computes it.
 
 5. Hosted or laptop (`hosted()`): every server deployment runs hosted (ATTENTION_LAB_HOSTED=1 in the Dockerfile,
    compose.yaml, deploy/k8s and scripts/serve_class.py), and so does any run not bound to the loopback address; a

@@ -66,8 +66,9 @@ def test_nobody_gets_in_without_the_password(cluster):
     import psycopg
 
     url, _, _ = cluster
-    for changes in ({"password": None}, {"password": "wrong"}, {"user": "postgres", "password": None},
-                    {"user": "postgres", "password": "postgres"}, {"user": "postgres", "dbname": "postgres"}):  # fmt: skip
+    refused = ({"password": None}, {"password": "wrong"}, {"user": "postgres", "password": None},
+               {"user": "postgres", "password": "postgres"}, {"user": "postgres", "dbname": "postgres"})  # fmt: skip
+    for changes in refused:
         with pytest.raises(psycopg.OperationalError, match="password"):
             connect(url, **changes).close()
 
@@ -76,7 +77,8 @@ def test_nobody_gets_in_without_the_password(cluster):
 def test_another_user_of_the_host_cannot_connect_as_superuser(cluster):
     _, _, env = cluster
     psql = sorted(Path("/usr/lib/postgresql").glob("*/bin/psql"))[-1]
-    run = subprocess.run(["runuser", "-u", "nobody", "--", str(psql), "-h", "127.0.0.1", "-p", env["ATTENTION_LAB_PGPORT"],
+    port = env["ATTENTION_LAB_PGPORT"]
+    run = subprocess.run(["runuser", "-u", "nobody", "--", str(psql), "-h", "127.0.0.1", "-p", port,
                           "-U", "postgres", "-d", "postgres", "-w", "-tAc", "SELECT rolsuper FROM pg_roles LIMIT 1"],
                          capture_output=True, text=True, timeout=30, cwd="/")  # fmt: skip
     assert run.returncode != 0 and "password" in run.stderr, (run.stdout, run.stderr)
