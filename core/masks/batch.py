@@ -61,11 +61,12 @@ class PaddedBatch:
         return self.attention_mask.numpy().astype(bool)
 
 
-def pad_batch(token_lists: list[list[str]]) -> PaddedBatch:
-    """Right-pad token lists to the longest one, like a tokenizer called with padding=True."""
+def pad_batch(token_lists: list[list[str]], length: int | None = None) -> PaddedBatch:
+    """Right-pad token lists to the longest one, like a tokenizer called with padding=True; or to a fixed `length`
+    (padding="max_length", max_length=length), never shorter than the longest."""
     if not token_lists or any(len(t) == 0 for t in token_lists):
         raise ValueError("every sentence needs at least one token")
-    n = max(len(t) for t in token_lists)
+    n = max([len(t) for t in token_lists] + [int(length or 0)])
     padded = [list(t) + [PAD] * (n - len(t)) for t in token_lists]
     return PaddedBatch(
         tokens=[list(t) for t in token_lists],
@@ -97,10 +98,16 @@ class MaskedBatchAttention:
 
 
 def masked_batch_attention(
-    token_lists: list[list[str]], kind: str, seed: int = 0, d_model: int = D_MODEL, n_heads: int = N_HEADS
+    token_lists: list[list[str]],
+    kind: str,
+    seed: int = 0,
+    d_model: int = D_MODEL,
+    n_heads: int = N_HEADS,
+    length: int | None = None,
 ) -> MaskedBatchAttention:
-    """Scores before masking, the mask, and the weights after, for every sentence and head of a padded batch."""
-    batch = pad_batch(token_lists)
+    """Scores before masking, the mask, and the weights after, for every sentence and head of a padded batch
+    (padded to the longest sentence, or to `length`)."""
+    batch = pad_batch(token_lists, length)
     mha = random_attention(d_model, n_heads, seed)
     x = embed(batch.padded, d_model, seed)  # (B, n, d_model)
     mask = mask_of_kind(kind, batch.attention_mask)  # (B, 1, n, n)
@@ -162,3 +169,40 @@ def mask_steps_view(token_lists: list[list[str]], sentence: int, head: int, kind
         row_sum_max=float(sums.max()),
         sdpa_diff=result.sdpa_diff,
     )
+
+
+@dataclass(frozen=True)
+class PaddingCost:
+    length: int  # n: the padded length
+    padding: int  # padding positions in the batch
+    positions: int  # B n
+    scores: int  # B H n^2 scores computed
+    real_scores: int  # of them, between two real tokens of one sentence: the only ones a padding mask lets count
+
+
+@dataclass(frozen=True)
+class PaddingComparison:
+    """Padding to the longest sentence against padding to a fixed maximum (a tokenizer's max_length, as in the
+    material): what changes (the cost) and what does not (the real tokens' attention, under the padding mask)."""
+
+    longest: PaddingCost
+    fixed: PaddingCost
+    real_weights_diff: float  # largest |difference| of a real query's weights on real keys between the two
+
+
+def _cost(result: MaskedBatchAttention) -> PaddingCost:
+    b, h, n, _ = result.weights.shape
+    lengths = result.batch.lengths
+    return PaddingCost(n, b * n - sum(lengths), b * n, b * h * n * n, h * sum(x * x for x in lengths))
+
+
+def padding_comparison(token_lists: list[list[str]], fixed: int, seed: int = 0) -> PaddingComparison:
+    """The same sentences and random layer padded both ways, under the padding mask."""
+    longest = masked_batch_attention(token_lists, "padding", seed=seed)
+    padded = masked_batch_attention(token_lists, "padding", seed=seed, length=fixed)
+    diff = 0.0
+    for i, n_real in enumerate(longest.batch.lengths):
+        a = longest.weights[i, :, :n_real, :n_real]
+        b = padded.weights[i, :, :n_real, :n_real]
+        diff = max(diff, float(np.abs(a - b).max()))
+    return PaddingComparison(_cost(longest), _cost(padded), diff)

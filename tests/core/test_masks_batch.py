@@ -103,3 +103,20 @@ def test_mask_steps_view_is_one_sentence_and_head_of_the_batch(kind):
     np.testing.assert_array_equal(v.masks[kind], v.allowed)
     assert v.masked_max == 0.0  # exactly: masked cells are set to 0, not merely small
     assert abs(v.row_sum_min - 1) < 1e-6 and abs(v.row_sum_max - 1) < 1e-6 and v.sdpa_diff < 1e-5
+
+
+def test_padding_to_a_fixed_maximum_changes_the_cost_not_the_real_weights():
+    from core.masks import batch as mb
+
+    lists = [["the", "cat", "sat"], ["dogs", "bark"], ["it", "was", "tired", "because", "it", "ran"]]
+    padded = mb.pad_batch(lists, 41)
+    assert [len(p) for p in padded.padded] == [41, 41, 41] and padded.attention_mask.sum().item() == 11
+    assert mb.pad_batch(lists, 3).real.shape[1] == 6  # never shorter than the longest
+    c = mb.padding_comparison(lists, 41)
+    heads = mb.N_HEADS
+    assert (c.longest.length, c.longest.padding, c.longest.positions) == (6, 3 * 6 - 11, 18)
+    assert (c.fixed.length, c.fixed.padding, c.fixed.positions) == (41, 3 * 41 - 11, 123)
+    assert c.fixed.scores == 3 * heads * 41 * 41 and c.longest.scores == 3 * heads * 36
+    assert c.fixed.real_scores == c.longest.real_scores == heads * (9 + 4 + 36)
+    # the real tokens' attention is the same however much padding the mask hides (float32 rounding)
+    assert c.real_weights_diff < 1e-5

@@ -68,3 +68,16 @@ def test_masks_page_cross_attention_reads_the_encoder_output():
     assert any("/encoder-decoder page" in i.value for i in at.info)
     flow = " ".join(c.value for c in at.code)
     assert "encoder output (1, 5, 16)" in flow and "decoder output (1, 2, 16)" in flow
+
+
+def test_masks_page_pads_to_a_fixed_maximum_beside_the_longest():
+    from core.masks import batch as mb
+    from tests.apptest_helpers import shown_text
+
+    lists = mb.read_sentences("\n".join(mb.EXAMPLES)).token_lists
+    for link, fixed in (({}, 41), ({"pad_to": "20"}, 20)):
+        text = shown_text(open_view("masks", link))
+        c = mb.padding_comparison(lists, fixed)
+        assert f"To the longest: n = {c.longest.length}, {c.longest.padding} of {c.longest.positions}" in text
+        assert f'To a fixed {fixed} (a tokenizer called with padding="max_length"' in text
+        assert f"computes {c.fixed.scores:,} scores instead of {c.longest.scores:,}" in text

@@ -9,6 +9,8 @@ from viz.masks import attention_mask_figure
 
 MAX_SENTENCES = 4
 MAX_TOKENS = 12  # per sentence: a 12 x 12 matrix still shows its numbers
+MATERIAL_PAD_TO = 41  # the study material pads its batch to a fixed 41 tokens
+MAX_PAD_TO = 128
 
 
 def read_sentences(T) -> list[list[str]]:
@@ -36,4 +38,10 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
     )
+    fixed = ui.number("pad_to", T("pad_to"), 1, MAX_PAD_TO, MATERIAL_PAD_TO)
+    c = core.padding_comparison(token_lists, fixed)
+    st.markdown(T("pad_fixed", n1=c.longest.length, p1=c.longest.padding, pos1=c.longest.positions,
+                  n2=c.fixed.length, p2=c.fixed.padding, pos2=c.fixed.positions, s1=c.longest.scores,
+                  s2=c.fixed.scores, ratio=c.fixed.scores / c.longest.scores, real=c.fixed.real_scores,
+                  diff=c.real_weights_diff, material=MATERIAL_PAD_TO))  # fmt: skip
     return rows
