@@ -108,3 +108,11 @@ def test_the_entrypoint_refuses_a_first_start_without_a_password(tmp_path):
                           "LAB_DB_PASSWORD": "x'; DROP"}, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode != 0 and "letters, digits" in done.stderr
     assert not (tmp_path / "pgdata").exists()
+
+
+def test_the_password_file_compose_reads_is_never_committed_nor_copied_into_the_image():
+    # README: `echo "LAB_DB_PASSWORD=..." > .env` beside compose.yaml; compose reads it, git and the image must not
+    assert subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=ROOT).returncode == 0
+    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    assert ".env" in ignored  # the Dockerfile copies the whole folder (COPY . .)
+    assert 'LAB_DB_PASSWORD=$(openssl rand -hex 24)" > .env' in (ROOT / "README.md").read_text()
