@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from scripts.app_server import free_port, start_server, stop_server
+from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, exception_texts, sync_api, wait_for_run
 
 pytestmark = pytest.mark.browser
@@ -31,25 +31,35 @@ LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join",
 
 @pytest.fixture(scope="module")
 def room_server():
+    """(base URL, the server's store, restart): restart() stops the server and starts it again on the same port."""
     folder = tempfile.TemporaryDirectory(prefix="room-browser-")
     before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL")}
     os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")
     os.environ.pop("DATABASE_URL", None)
     port = free_port()
     with open(Path(folder.name) / "server.log", "w+") as log:
-        try:
-            proc = start_server(port, log, SERVER_START_S)
-        except RuntimeError as err:
-            log.seek(0)
-            pytest.fail(f"{err}:\n{log.read()[-3000:]}")
+        procs = []
+
+        def start() -> None:
+            try:
+                procs.append(start_server(port, log, SERVER_START_S))
+            except RuntimeError as err:
+                log.seek(0)
+                pytest.fail(f"{err}:\n{log.read()[-3000:]}")
+
+        def restart() -> None:
+            stop_server(procs[-1])
+            start()
+
+        start()
         try:
             from app.room.store import SQLiteStore
 
             store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
-            yield f"http://127.0.0.1:{port}", store
+            yield f"http://127.0.0.1:{port}", store, restart
             store.close()
         finally:
-            stop_server(proc)
+            stop_server(procs[-1])
             for k, v in before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -65,7 +75,7 @@ def shot(page, name: str) -> None:
 
 
 def test_facilitator_and_two_learners(room_server):
-    base, store = room_server
+    base, store, _ = room_server
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -140,6 +150,64 @@ def test_facilitator_and_two_learners(room_server):
             shot(en, "learner-en")
             shot(projector, "projector")
             for page in (fac, projector, *learners.values()):
+                assert not exception_texts(page)
+        finally:
+            browser.close()
+
+
+def counting(browser):
+    """A page in its own browser context that counts its finished script runs (window.__runsFinished)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(COUNT_RUNS)
+    return context.new_page()
+
+
+def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(room_server):
+    """The server stops and starts again while a question is open (a restart, a failover, a phone whose session
+    expired: each a new session on the page's link). The learner's page comes back as the same learner with her
+    answer, the facilitator's page with its control (the cookie), and the reveal reaches her."""
+    base, store, restart = room_server
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            fac, ana = (counting(browser) for _ in range(2))
+            fac.goto(f"{base}/room")
+            wait_for_run(fac)
+            fac.get_by_role("button", name="Open a room").click()
+            fac.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
+            wait_for_run(fac)
+            code = parse_qs(urlsplit(fac.url).query)["room"][0]
+            fac.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
+            name, name_label, join, number, answer = LEARNERS["en"]
+            ana.goto(f"{base}/room?room={code}")
+            wait_for_run(ana)
+            ana.get_by_label(name_label).fill(name)
+            ana.get_by_role("button", name=join).click()
+            ana.wait_for_url("**/sdpa-steps?*", timeout=FOLLOW_MS)
+            fac.get_by_role("button", name="Next step").click()
+            wait_for_run(fac)
+            fac.get_by_role("button", name="Open the question").click()
+            wait_for_run(fac)
+            box = ana.get_by_label(number)
+            box.wait_for(timeout=FOLLOW_MS)
+            box.fill("0.5")
+            ana.get_by_role("button", name=answer, exact=True).click()
+            ana.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)
+
+            restart()  # both pages lose their connection and their session
+            for page in (ana, fac):  # a run on the new server: the page reconnected and drew itself again
+                runs = page.evaluate("window.__runsFinished")
+                page.wait_for_function(f"window.__runsFinished > {runs}", timeout=4 * FOLLOW_MS, polling=200)
+                wait_for_run(page)
+            ana.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)
+            fac.get_by_role("button", name="Reveal the answer").wait_for(timeout=FOLLOW_MS)
+            assert store.steps_of_learners(code) == [1]  # one learner on the board, on the room's step
+            assert ana.get_by_label(number).count() == 0  # no second answer form
+            fac.get_by_role("button", name="Reveal the answer").click()
+            ana.get_by_text("Right answer:").first.wait_for(timeout=FOLLOW_MS)
+            question = store.room(code).question
+            assert len(store.responses(code, question)) == 1
+            for page in (fac, ana):
                 assert not exception_texts(page)
         finally:
             browser.close()
