@@ -6,8 +6,6 @@ violation and no answer refused by a limit (429) or failed (5xx) on the way."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -28,22 +26,15 @@ def proxied(tmp_path_factory):
     if not Path(sc.shutil.which("nginx") or "/usr/sbin/nginx").exists():
         pytest.skip("nginx is not installed (apt-get install nginx-light)")
     run = tmp_path_factory.mktemp("proxied")
-    folder = tempfile.TemporaryDirectory(prefix="proxied-rooms-")
-    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL")}
-    os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")  # both servers share it
-    os.environ.pop("DATABASE_URL", None)
-    lab = sc.Class([free_port(), free_port()], free_port(), run / "run", run / "logs")
-    lab.start()
-    try:
-        yield f"http://127.0.0.1:{lab.listen}"
-    finally:
-        lab.stop()
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        folder.cleanup()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ATTENTION_LAB_ROOMS", str(run / "rooms.sqlite3"))  # both servers share it
+        env.delenv("DATABASE_URL", raising=False)
+        lab = sc.Class([free_port(), free_port()], free_port(), run / "run", run / "logs")
+        lab.start()
+        try:
+            yield f"http://127.0.0.1:{lab.listen}"
+        finally:
+            lab.stop()
 
 
 class Watch:
