@@ -131,3 +131,56 @@ def test_a_browsers_tabs_are_one_visitor_for_the_queue():
     assert browser_token(token.hex()) == token.hex()  # a version-1 cookie: the bare token
     for bad in (None, "", "2|zz|00|1", "3|00|00|1", "2|00000000|00|1", "<script>"):
         assert browser_token(bad) is None, bad
+
+
+VISITOR_PROBE = """import os
+import streamlit as st
+from app import serving
+with open(os.environ["VISITOR_LOG"], "a") as f:
+    f.write(serving.visitor() + "\\n")
+st.markdown("ok")
+"""
+
+
+def test_on_a_real_server_two_tabs_of_one_browser_are_one_visitor(tmp_path, monkeypatch):
+    # The queue's (and the rooms') per-browser rules rest on this: Streamlit sets its XSRF cookie on the page's
+    # first answer and the browser sends it with each tab's websocket.
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from scripts.app_server import free_port
+    from scripts.load_test import StreamlitSession
+    from scripts.serve_class import ROOT, healthy, streamlit_command
+
+    (tmp_path / "probe.py").write_text(VISITOR_PROBE)
+    log = tmp_path / "visitors.txt"
+    monkeypatch.setenv("VISITOR_LOG", str(log))
+    port = free_port()
+    proc = subprocess.Popen(streamlit_command(port, str(tmp_path / "probe.py")), cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not healthy(port):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.3)
+
+        async def visits():
+            tab, same_browser, other_browser = (StreamlitSession(port, 60) for _ in range(3))
+            same_browser.cookies = tab.cookies  # a second tab: the same cookie jar
+            same_browser._http = urllib.request.build_opener(
+                urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(tab.cookies)
+            )
+            for session in (tab, same_browser, other_browser):
+                await session.open("")
+                await session.close()
+
+        asyncio.run(visits())
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+    first, second, third = log.read_text().split()
+    assert first.startswith("browser:") and first == second and third != first and third.startswith("browser:")
