@@ -157,3 +157,14 @@ def test_the_position_table_names_example_models_and_the_apps_own():
     assert (
         "MiniLM" in app["learned (absolute)"] and "SmolLM2" in app["RoPE (relative)"] and app["ALiBi (relative)"] == "–"
     )
+
+
+def test_sinusoidal_part_shows_what_one_training_step_moves():
+    from core.positions.training_step import one_step
+
+    s, learned = one_step("sinusoidal"), one_step("learned")
+    text = shown(open_page("positions", {"part": "sinusoidal"}))
+    assert f"the first layer's W^Q moved by {s.w_q:.2%} of its size" in text
+    assert (
+        "the sinusoidal position vectors moved by 0%" in text and f"({learned.positions:.2%} in the same step)" in text
+    )

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import ui
 from core import slips
-from core.positions import sinusoidal
+from core.positions import sinusoidal, training_step
 from viz.positions import sinusoidal as figures
 
 WIDTHS = ["512", "1024", "2048", "3072", "4096"]
@@ -49,6 +49,9 @@ def part(T) -> None:
             key="fig-dot-line",
         )
     st.success(T("dot_check", pairs=n * n, spread=enc.diagonal_spread))
+    sin, learned = training_step.one_step("sinusoidal"), training_step.one_step("learned")
+    st.markdown(T("what_learns", before=sin.loss_before, after=sin.loss_after, wq=sin.w_q, tok=sin.tokens,
+                  pos=sin.positions, lpos=learned.positions, lr=sin.lr))  # fmt: skip
 
     st.subheader(T("why_both"))
     half = sinusoidal.even(d) // 2

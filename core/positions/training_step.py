@@ -1,0 +1,68 @@
+"""Positions are added to the input before W^Q, W^K and W^V, and W is what learns. One training step of the small
+decoder of the extrapolation part (core/positions/extrapolation.py, the "most recent marker" task), measured:
+how much each piece moved. A sinusoidal position vector is a formula of the position, not a parameter, so no step
+changes it; W^Q (and the token embeddings) do change. A learned table is a parameter and moves with the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+import torch.nn.functional as F
+
+from .extrapolation import ExtrapolationConfig, PositionModel, marker_batch, sinusoidal_table
+
+
+@dataclass(frozen=True)
+class StepChange:
+    kind: str  # "sinusoidal" or "learned"
+    loss_before: float
+    loss_after: float  # the same batch after the step
+    w_q: float  # ||W^Q after - W^Q before|| / ||W^Q before||, first layer
+    positions: float  # the same for the position vectors added to the input (0 when they are not parameters)
+    tokens: float  # the same for the token embedding table
+    lr: float  # Adam's learning rate (the training script's)
+
+
+def _rel(after: torch.Tensor, before: torch.Tensor) -> float:
+    return float((after - before).norm() / before.norm())
+
+
+def _w_q(model: PositionModel) -> torch.Tensor:
+    d = model.cfg.d_model
+    return model.blocks[0].attn.qkv.weight[:d].detach().clone()  # rows 0 .. d-1 of the fused qkv projection
+
+
+def _positions(model: PositionModel, n: int) -> torch.Tensor:
+    if model.kind == "learned":
+        return model.pos.weight[:n].detach().clone()
+    return sinusoidal_table(n, model.cfg.d_model)
+
+
+@lru_cache(maxsize=4)
+def one_step(kind: str = "sinusoidal", seed: int = 0) -> StepChange:
+    """One Adam step (the training script's learning rate) on one batch of the marker task."""
+    cfg = ExtrapolationConfig(seed=seed)
+    torch.manual_seed(seed)
+    model = PositionModel(cfg, kind)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    tokens, targets = marker_batch(cfg, cfg.train_length, cfg.batch, torch.Generator().manual_seed(seed + 1))
+    n = tokens.shape[1]
+    w_q, pos, tok = _w_q(model), _positions(model, n), model.tok.weight.detach().clone()
+    loss = F.cross_entropy(model(tokens).reshape(-1, cfg.vocab), targets.reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        after = F.cross_entropy(model(tokens).reshape(-1, cfg.vocab), targets.reshape(-1)).item()
+    return StepChange(
+        kind,
+        loss.item(),
+        after,
+        _rel(_w_q(model), w_q),
+        _rel(_positions(model, n), pos),
+        _rel(model.tok.weight.detach(), tok),
+        cfg.lr,
+    )
