@@ -567,7 +567,7 @@ class PostgresStore(SqlStore):
     real, serial = "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"
     pool_size = 4  # connections per process (Streamlit runs every visitor in one process)
     connect_s = 2  # libpq's smallest connect timeout
-    statement_ms = 3000  # a statement (or a lock wait) longer than this is cancelled
+    statement_ms = 3000  # a statement longer than this is cancelled; a lock wait after two thirds of it ("busy")
     wait_s = 3.0  # an action waits this long for a free connection of the pool
 
     def __init__(self, url: str, clock: Callable[[], float] = time.time):
@@ -583,7 +583,7 @@ class PostgresStore(SqlStore):
         ms = self.statement_ms
         given = psycopg.conninfo.conninfo_to_dict(self.url).get("options") or ""  # the URL's own (search_path...)
         return psycopg.connect(self.url, connect_timeout=self.connect_s, autocommit=True,
-                               options=f"{given} -c statement_timeout={ms} -c lock_timeout={ms} "
+                               options=f"{given} -c statement_timeout={ms} -c lock_timeout={ms * 2 // 3} "
                                        f"-c idle_in_transaction_session_timeout={4 * ms}".strip())  # fmt: skip
 
     def _transient(self, error: Exception) -> str | None:
@@ -591,8 +591,9 @@ class PostgresStore(SqlStore):
 
         if isinstance(error, Busy):
             return "busy"
-        if isinstance(error, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
-            return "busy"
+        errors = psycopg.errors
+        if isinstance(error, errors.SerializationFailure | errors.DeadlockDetected | errors.LockNotAvailable):
+            return "busy"  # another replica's transaction held what this one needed past lock_timeout
         if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
             with self.lock:  # the server went away: every idle connection is as dead as this one
                 dead, self._idle = self._idle, []

@@ -529,3 +529,26 @@ def test_seat_limits_hold_across_replicas(store_kind, tmp_path, clock, monkeypat
     finally:
         one.close()
         other.close()
+
+
+def test_a_postgres_lock_held_past_the_timeout_is_busy_not_away(tmp_path, clock, monkeypatch):
+    """Another replica's transaction holds the admission lock longer than lock_timeout: 'busy', and the pool keeps
+    its healthy connections."""
+    import psycopg
+
+    from app.room.store import ADMISSION_LOCK, PostgresStore
+
+    monkeypatch.setattr(PostgresStore, "statement_ms", 300)
+    store = open_kind("postgres", tmp_path, clock)
+    code, _ = store.create("qkv")
+    holder = psycopg.connect(store.url, autocommit=True)
+    try:
+        with holder.transaction():
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK,))
+            with pytest.raises(RoomError, match="busy"):
+                store.join(code, "Ana", "en")
+        assert store.learner(code, store.join(code, "Ana", "en")).name == "Ana"  # once it is let go
+    finally:
+        holder.close()
+        store.close()
+        room_stores.drop_schema(tmp_path)
