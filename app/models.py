@@ -419,3 +419,17 @@ def load_gpu_smollm2():
     model = registry.LOADERS["smollm2"]()
     model.to_device("cuda")
     return model
+
+
+def show_examples(T, rows, columns: tuple[str, str, str, str], kind: str, detail: str) -> None:
+    """A table of example models (core.models.examples rows) beside this app's own: `columns` are the catalog keys
+    of its four headers, `kind` and `detail` the key prefixes of each row's two labels (prefix + the row's kind)."""
+    st.dataframe(
+        {
+            T(columns[0]): [T(kind + r.kind) for r in rows],
+            T(columns[1]): [T(detail + r.kind) for r in rows],
+            T(columns[2]): [", ".join(t for t, _ in r.examples) for r in rows],
+            T(columns[3]): [", ".join(r.app_models) or "–" for r in rows],
+        },
+        hide_index=True,
+    )

@@ -3,7 +3,7 @@ queries, keys and values come from, its mask and its shape."""
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core.encoder_decoder import original
 from core.encoder_decoder import view as edv
 from core.models import examples
@@ -29,17 +29,9 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
         hide_index=True,
     )
     st.caption(T("stack_note"))
-    rows = examples.architecture_table()
     st.markdown(T("arch_intro"))
-    st.dataframe(
-        {
-            T("arch_col_kind"): [T(f"arch_{r.kind}") for r in rows],
-            T("arch_col_attention"): [T(f"arch_attention_{r.kind}") for r in rows],
-            T("arch_col_models"): [", ".join(t for t, _ in r.examples) for r in rows],
-            T("arch_col_app"): [", ".join(r.app_models) or "–" for r in rows],
-        },
-        hide_index=True,
-    )
+    columns = ("arch_col_kind", "arch_col_attention", "arch_col_models", "arch_col_app")
+    models.show_examples(T, examples.architecture_table(), columns, "arch_", "arch_attention_")
     o = original.original_transformer()
     st.markdown(T("original", n=o.layers, d=o.d_model, h=o.heads, dk=o.d_k, ff=f"{o.d_ff:,}", s=o.sublayers["self"],
                   m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,

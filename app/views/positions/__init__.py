@@ -4,11 +4,12 @@ figures viz.positions."""
 
 import streamlit as st
 
-from app import ui
+from app import models, ui
 from core.models import examples
 
 from . import alibi, extrapolation, learned, relative, rope, sinusoidal
 
+COLUMNS = ("examples_col_kind", "examples_col_where", "examples_col_models", "examples_col_app")
 PARTS = {
     "sinusoidal": sinusoidal.part,
     "learned": learned.part,
@@ -24,16 +25,7 @@ def page() -> None:
     st.title(T("title"))
     st.markdown(T("intro"))
     with st.expander(T("examples_title")):
-        rows = examples.position_table()
-        st.dataframe(
-            {
-                T("examples_col_kind"): [T(f"examples_kind_{r.kind}") for r in rows],
-                T("examples_col_where"): [T(f"examples_where_{r.kind}") for r in rows],
-                T("examples_col_models"): [", ".join(t for t, _ in r.examples) for r in rows],
-                T("examples_col_app"): [", ".join(r.app_models) or "–" for r in rows],
-            },
-            hide_index=True,
-        )
+        models.show_examples(T, examples.position_table(), COLUMNS, "examples_kind_", "examples_where_")
         st.caption(T("examples_note"))
     part = ui.select(
         "part", T("part"), list(PARTS), "sinusoidal", format_func=lambda v: T(f"part_{v}"), radio=True, horizontal=True
