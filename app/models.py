@@ -122,6 +122,9 @@ class Need:
 
 # /logit-lens, /kv-cache, /ablation: a causal model with a final norm and an unembedding (transformers' *ForCausalLM)
 DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
+# /transformer-xl's live run: a decoder whose pass takes any (n, n) mask (Bloom builds its ALiBi from a 2-D padding
+# mask inside its own code: no other mask reaches it)
+MASKED_DECODER = Need("masked_decoder", lambda caps: DECODER(caps) and caps.positions.kind != "alibi")
 # /positions, learned part: a table of position vectors added to the embeddings (BERT's or GPT-2's)
 LEARNED_POSITIONS = Need("learned", lambda caps: caps.positions.kind == "learned" and caps.kind != "encoder-decoder")
 # /positions, RoPE bands: every dimension pair of a head rotated (no partial rotary, as GPT-NeoX's)

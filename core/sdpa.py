@@ -37,14 +37,17 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     return weights.masked_fill(~mask, 0.0)
 
 
-def attention_weights(q, k, mask=None, scale=None, softcap=None, sinks=None) -> torch.Tensor:
+def attention_weights(q, k, mask=None, scale=None, softcap=None, sinks=None, bias=None) -> torch.Tensor:
     """softmax(QK^T / sqrt(d_k) + mask), computed in float32 for display.
 
+    bias (broadcast to the scores, e.g. (H, n_q, n_k)): added to the scaled scores (ALiBi's -m_h (i - j)).
     Two features some models add (both as transformers' eager attention computes them):
     softcap c (Gemma 2): scores -> c * tanh(scores / c) before the mask, so no score exceeds c in size.
     sinks (gpt-oss): one learned logit per head (shape (H,), broadcast over the leading head dimension of q) joins
     every row's softmax as an extra column that attends to nothing and is then dropped, so a row sums to < 1."""
     scores = attention_scores(q.float(), k.float(), scale)
+    if bias is not None:
+        scores = scores + bias.float()
     if softcap is not None:
         scores = torch.tanh(scores / softcap) * softcap
     if sinks is None:

@@ -86,22 +86,24 @@ def _pick(logits: torch.Tensor, temperature: float, top_k: int, generator: torch
 
 def _weights(kept: dict, features: dict, layers: int, position: int) -> np.ndarray:
     """(layers, heads, position + 1) of one query from the recorded q (1, H, 1, d) and k (1, H_kv, n, d) per layer,
-    with what the layer's attention adds to its scores as the model passed it (features: soft-capping, learned
-    sinks; core/models/base.py LayerFeatures), so a row is the model's own: with sinks it sums to less than 1.
+    with what the layer's attention adds to its scores as the model passed it (features: ALiBi, soft-capping,
+    learned sinks; core/models/base.py LayerFeatures), so a row is the model's own: with sinks it sums to less than 1.
     A sliding-window layer hands its attention only the last n <= position + 1 keys: the earlier ones get weight
     exactly 0 from it, and are written as 0 here. Kept in float32: float16 would move a weight by up to 1e-4."""
     rows = []
     for layer in range(layers):
         q, k, scaling = kept[layer]
-        q, k = q[0, :, -1:].float(), k[0].float()  # (H, 1, d), (H_kv, n, d)
+        q, k = q[0, :, -1:].float().cpu(), k[0].float().cpu()  # (H, 1, d), (H_kv, n, d), beside the features
         k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (H, n, d): head h reads kv head h // group
         feature = features.get(layer)
+        n = k.shape[1]
         row = attention_weights(
             q,
             k,
             scale=scale_or_default(scaling, q.shape[-1]),
             softcap=getattr(feature, "softcap", None),
             sinks=getattr(feature, "sinks", None),
+            bias=None if feature is None else feature.alibi_bias([position], range(position + 1 - n, position + 1)),
         )[:, 0]  # (H, n)
         rows.append(torch.nn.functional.pad(row, (position + 1 - row.shape[-1], 0)))
     return torch.stack(rows).numpy().astype(np.float32)

@@ -53,6 +53,17 @@ class LayerFeatures:
     window: int | None = None
     softcap: float | None = None
     sinks: torch.Tensor | None = None  # (H,)
+    alibi: torch.Tensor | None = None  # (H,) ALiBi slopes m_h: score(i, j) += -m_h (i - j) (Bloom)
+
+    def alibi_bias(self, query_positions, key_positions, heads=None) -> torch.Tensor | None:
+        """(H, n_q, n_k) ALiBi's -m_h (i - j) for these positions (None without ALiBi). Bloom itself adds m_h j: the
+        same softmax, since m_h i is the same for every key of row i."""
+        if self.alibi is None:
+            return None
+        slopes = self.alibi if heads is None else self.alibi[list(heads)]
+        i = torch.as_tensor(query_positions, dtype=torch.float32)[:, None]
+        j = torch.as_tensor(key_positions, dtype=torch.float32)[None, :]
+        return -slopes.float()[:, None, None] * (i - j)[None]
 
 
 @dataclass
@@ -118,9 +129,12 @@ class Trace:
         sinks = feature.sinks
         if sinks is not None and heads is not None:
             sinks = sinks[heads]
+        n = m.shape[-1]
+        bias = feature.alibi_bias(torch.arange(n), torch.arange(n), heads)
         if rows is not None:
             q, m = q[:, rows], m[rows]
-        return attention_weights(q, k, m, self.scale, softcap=feature.softcap, sinks=sinks)
+            bias = None if bias is None else bias[:, rows]
+        return attention_weights(q, k, m, self.scale, softcap=feature.softcap, sinks=sinks, bias=bias)
 
 
 class AttentionModel(ABC):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 _LEARNED = {"bert", "roberta", "xlm-roberta", "electra", "gpt2", "gpt_neo", "opt", "bart", "mbart", "whisper"}
 _SINUSOIDAL = {"marian", "pegasus", "fsmt"}
 _ALIBI = {"bloom", "mpt"}
+ALIBI_READ = {"bloom"}  # ALiBi families whose own attention core/models/hf.py reads (the others are refused)
 _RELATIVE_BUCKETS = {"t5", "mt5", "umt5"}
 # Families that rotate the first config.rotary_dim dimensions of each head, with base 10,000 (their rotary code
 # has it written in; the config names no base).
@@ -74,10 +75,12 @@ class Capabilities:
     @property
     def through_attention_interface(self) -> bool:
         """Whether the attention contract (core/models/hf.py) can record this model's attention: T5's relative
-        position buckets and the ALiBi biases of Bloom, MPT and Falcon are added inside the family's own attention
-        code, which never calls transformers' attention interface (the seq2seq contract, core/models/seq2seq.py,
-        reads T5 through output_attentions instead)."""
-        return self.positions.kind not in ("relative-buckets", "alibi")
+        position buckets and the ALiBi biases of MPT and Falcon are added inside the family's own attention code,
+        which never calls transformers' attention interface (the seq2seq contract, core/models/seq2seq.py, reads T5
+        through output_attentions instead); Bloom's own attention is read by hooks of its own (ALIBI_READ)."""
+        return self.positions.kind != "relative-buckets" and (
+            self.positions.kind != "alibi" or self.model_type in ALIBI_READ
+        )
 
     @property
     def kv_groups(self) -> list[list[int]]:

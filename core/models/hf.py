@@ -34,6 +34,7 @@ CACHE_KEYWORD = (
     "cache" if "cache" in {f.name for f in dataclasses.fields(CausalLMOutputWithPast)} else "past_key_values"
 )
 ATTN_IMPLEMENTATION = "attention_lab"
+ALIBI_POSITIONS = 2048  # what a page may read of a text for a model without a position table (Bloom's training length)
 # Soft-capping (Gemma 2) and learned sinks (gpt-oss) cannot run under SDPA: such models run their own eager
 # attention function, which wants an additive float mask, so they get an implementation name of their own.
 ATTN_IMPLEMENTATION_EAGER = "attention_lab_eager"
@@ -102,6 +103,62 @@ AttentionInterface.register(ATTN_IMPLEMENTATION_EAGER, _recorder(_models_own_eag
 AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
 
 
+# Families whose attention adds its position bias inside its own forward and never calls the attention interface,
+# read by hooks on their own attention module instead: class name -> the function that installs them.
+_OWN_ATTENTION_READERS: dict = {}
+
+
+def _reads_own_attention(class_name: str):
+    def register(install):
+        _OWN_ATTENTION_READERS[class_name] = install
+        return install
+
+    return register
+
+
+@_reads_own_attention("BloomAttention")
+def _read_bloom(attention) -> None:
+    """Bloom: q and k from its fused projection (its own _reshape), the keys after its cache's update when it has
+    one, and its ALiBi slopes (its modeling file's _get_alibi_slopes) as the layer's feature; its scale is
+    inv_norm_factor. Pending q and k live in thread-local state (two visitors may run one model at once)."""
+    slopes = sys.modules[type(attention).__module__]._get_alibi_slopes(attention.num_heads, "cpu")
+    pending = threading.local()
+
+    def projected(_, __, fused):
+        query, key, _ = attention._reshape(fused)
+        pending.qk = (query, key)
+
+    def started(_, args, kwargs):
+        pending.cache = kwargs.get("layer_past")
+
+    def finished(*_):
+        query, key = pending.qk
+        cache, pending.cache, pending.qk = getattr(pending, "cache", None), None, None
+        if cache is not None and len(cache.layers) > attention.layer_idx:
+            key = cache.layers[attention.layer_idx].keys  # every cached key, this step's included
+        hooks.attention_call(attention, query, key, attention.inv_norm_factor, LayerFeatures(alibi=slopes.float()))
+
+    attention.query_key_value.register_forward_hook(projected)
+    attention.register_forward_pre_hook(started, with_kwargs=True)
+    attention.register_forward_hook(finished)
+
+
+def reads_own_attention(model) -> bool:
+    """Whether `model` has attention modules that the hooks above read (Bloom)."""
+    return any(type(m).__name__ in _OWN_ATTENTION_READERS for m in model.modules())
+
+
+def _install_own_attention_readers(model) -> None:
+    with hooks._install_lock:
+        if getattr(model, "_attention_lab_own_readers", False):
+            return
+        for module in model.modules():
+            install = _OWN_ATTENTION_READERS.get(type(module).__name__)
+            if install is not None:
+                install(module)
+        model._attention_lab_own_readers = True
+
+
 def scale_of(scaling: float | None, head_dim: int) -> float:
     """The scale the model passed to its attention function, or 1/sqrt(d) when it passed none (SDPA's default)."""
     return scale_or_default(scaling, head_dim)
@@ -135,6 +192,7 @@ class HFAttentionModel(AttentionModel):
     ):
         self.attn_implementation = ATTN_IMPLEMENTATION_EAGER if needs_eager(model.config) else ATTN_IMPLEMENTATION
         model.set_attn_implementation(self.attn_implementation)
+        _install_own_attention_readers(model)
         self.model = model.eval()
         self.tokenizer = LockedTokenizer(tokenizer)
         tokenizer.padding_side = "right"
@@ -148,7 +206,8 @@ class HFAttentionModel(AttentionModel):
         self.n_heads = cfg.num_attention_heads
         self.n_kv_heads = getattr(cfg, "num_key_value_heads", None) or self.n_heads
         # positions a text may use (capabilities: a RoBERTa-style table holds two fewer tokens than its rows)
-        self.max_positions = capabilities_of(cfg).max_positions or cfg.max_position_embeddings
+        self.max_positions = capabilities_of(cfg).max_positions or getattr(cfg, "max_position_embeddings", None)
+        self.max_positions = self.max_positions or ALIBI_POSITIONS  # ALiBi: no table, no limit of its own
         self.position_kind = position_kind
         self.is_causal = is_causal
         self.weights_note = weights_note

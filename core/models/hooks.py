@@ -37,6 +37,7 @@ OUTPUT_PROJECTION_PATHS = (
     "attention.output.dense",  # BERT, RoBERTa
     "attn.c_proj",  # GPT-2
     "attn.out_proj",  # GPT-J, CodeGen
+    "self_attention.dense",  # Bloom
     "attention.dense",  # GPT-NeoX
     "attention.out_lin",  # DistilBERT
 )

@@ -349,7 +349,7 @@ def describe_folder(path, allowed=None) -> Capabilities:
         caps = capabilities_of(config)
     except (ValueError, OverflowError) as err:
         raise ModelFolderError(f"{name}: {err}") from err
-    if caps.positions.kind == "alibi":  # no contract reads it: refused before a page could offer it
+    if caps.positions.kind == "alibi" and not caps.through_attention_interface:  # no contract reads it
         raise ModelFolderError(
             f"{name}: a {caps.model_type} model adds its ALiBi position biases inside its own attention code, "
             "which never calls transformers' attention interface, so this app cannot record its attention weights"

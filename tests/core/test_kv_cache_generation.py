@@ -215,6 +215,7 @@ def _eager_rows(model, sequence):
     [
         ("gemma2", dict(attn_logit_softcapping=0.5)),  # a cap that bends every score
         ("gpt_oss", {}),  # learned sinks: each row sums to less than 1
+        ("bloom", {}),  # ALiBi, added inside Bloom's own attention code
         ("llama", {}),
     ],
 )

@@ -201,13 +201,26 @@ def test_bad_folders_get_a_clear_message(tmp_path):
         local.load_folder("someone/some-model")
 
 
-def test_an_alibi_family_is_refused_in_one_true_sentence_before_it_is_added(tmp_path):
-    """Bloom adds its ALiBi biases inside its own attention code, which never calls transformers' attention
-    interface: no page could show its weights, so the folder is refused when described (before the registry adds
-    it), in words, never with a traceback after loading."""
+def test_bloom_is_shown_with_its_alibi_bias(tmp_path):
+    """Bloom adds ALiBi inside its own attention code: the weights the contract recomputes equal eager (the family
+    tests above) only with each head's bias -m_h (i - j); without it they do not. Its slopes are the paper's
+    geometric series 2^(-8h/H) (Press et al. 2022), h = 1 .. H."""
+    build("bloom", tmp_path)
+    model = local.load_folder(tmp_path)
+    trace = model.run(model.tokenize(TEXTS[:1]))
+    slopes = trace.features[0].alibi
+    torch.testing.assert_close(slopes, torch.tensor([2.0 ** (-8 * h / 4) for h in range(1, 5)]))
+    with_bias = trace.layer_attention(1)
+    trace.features = []  # plain softmax(q . k)
+    assert float((trace.layer_attention(1) - with_bias).abs().max()) > 1e-2
+
+
+def test_an_alibi_family_the_contract_cannot_read_is_refused_in_one_true_sentence(tmp_path):
+    """MPT adds its ALiBi biases inside its own attention code, which never calls transformers' attention interface
+    and has no reader of its own here: refused when described (before the registry adds it), in words."""
     from core.models import registry
 
-    build("bloom", tmp_path)
+    transformers.MptConfig(vocab_size=30, d_model=32, n_heads=4, n_layers=2).save_pretrained(tmp_path)
     before = set(registry.LOADERS)
     with pytest.raises(local.ModelFolderError, match="ALiBi") as err:
         registry.register_folder(tmp_path)

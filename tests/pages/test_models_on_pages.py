@@ -12,10 +12,12 @@ from core.models import registry
 from tests.apptest_helpers import assert_no_exception, run_view
 from tests.tiny_models import TEXTS, registered_folders
 
-DECODERS = ("llama", "gemma2", "gptj", "cohere")  # GPT-J: partial, interleaved RoPE; Cohere: a logit scale
+DECODERS = ("llama", "gemma2", "gptj", "cohere", "bloom")  # GPT-J: partial, interleaved RoPE; Cohere: a logit
+# scale; Bloom: ALiBi inside its own attention code
 ENCODERS = ("bert",)
 PARTIAL_ROPE = ("gpt_neox", "gptj")  # RoPE on half of each head: not for the RoPE bands or /rope-scaling
-WHOLE_ROPE = tuple(family for family in DECODERS if family not in PARTIAL_ROPE)
+WHOLE_ROPE = tuple(family for family in DECODERS if family not in PARTIAL_ROPE + ("bloom",))
+ANY_MASK = tuple(family for family in DECODERS if family != "bloom")  # Bloom builds ALiBi from a padding mask
 SHORT = TEXTS[1]  # "a dog ran": three words of the tiny vocabulary
 # the smallest settings of each page (URL parameters), so each run stays quick
 ANY_MODEL_PAGES = {
@@ -129,7 +131,7 @@ LIVE_PARTS = {
 
 @pytest.mark.parametrize(
     "topic, family",
-    [("transformer-xl", family) for family in DECODERS] + [("rope-scaling", family) for family in WHOLE_ROPE],
+    [("transformer-xl", family) for family in ANY_MASK] + [("rope-scaling", family) for family in WHOLE_ROPE],
 )
 def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
     key = folders[family]
@@ -145,6 +147,17 @@ def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
     else:
         assert f"tiny-{family}" in "\n".join(m.value for m in at.markdown)  # the live text names the model run
         assert len(titles) == 5  # masks, reach, the two committed curves (SmolLM2's), the live curve
+
+
+def test_transformer_xl_live_names_what_bloom_lacks(folders, monkeypatch):
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    at = run_view("transformer-xl", params={"model": folders["bloom"], **LIVE_PARTS["transformer-xl"]})
+    assert_no_exception(at)
+    assert at.selectbox(key="model").value == "smollm2"
+    said = [w.value for w in at.warning if "cannot use" in w.value]
+    assert said and "tiny-bloom" in said[0] and "any mask" in said[0], [w.value for w in at.warning]
 
 
 def test_rope_scaling_live_names_what_a_model_without_rope_lacks(folders, monkeypatch):

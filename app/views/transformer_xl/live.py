@@ -11,7 +11,7 @@ MAX_TOKENS = 256
 
 def show(T) -> None:
     st.header(T("live_header"))
-    key = models.pick_model(options=("smollm2",), needs=models.DECODER)
+    key = models.pick_model(options=("smollm2",), needs=models.MASKED_DECODER)
     st.markdown(T("live_text", k=MAX_TOKENS, name=models.name_in_text(key)))
     text = ui.text_area("text", T("text"), T("default_text"), height=120)
     c1, c2, c3, c4 = st.columns(4)
