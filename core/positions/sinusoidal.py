@@ -24,11 +24,7 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
 
 def sinusoidal_encoding(n_positions: int, d: int, base: float = 10000.0) -> np.ndarray:
     """(n_positions, d): sin on even columns, cos on odd columns."""
-    angles = np.arange(n_positions, dtype=np.float64)[:, None] * sinusoidal_frequencies(d, base)[None, :]
-    pe = np.empty((n_positions, d))
-    pe[:, 0::2] = np.sin(angles)
-    pe[:, 1::2] = np.cos(angles)
-    return pe
+    return _encoding_rows(0, n_positions, d, base)
 
 
 def pe_dot_by_distance(distances, d: int, base: float = 10000.0) -> np.ndarray:
@@ -194,3 +190,49 @@ def sparsity_view(n: int, d: int, base: float, threshold: float) -> SparsityView
         slow_dimension_share(n, d, base, threshold),
         neighbour_step_share(d, base, threshold),
     )
+
+
+MATERIAL_SIZE = (8192, 3072)  # the study material's heatmap: n positions x d dimensions
+POOLED_CELLS = 128  # cells a side of a pooled heatmap sent to the browser (a view stays under 1 MB)
+
+
+@dataclass(frozen=True)
+class PooledEncoding:
+    """PE(position, column) of a large n x d as block means: each cell averages a block of positions x columns.
+    A fast column averages out to about 0 over a block of positions; the slow columns keep their values."""
+
+    pe: np.ndarray  # (s_n, s_d) block means
+    n: int
+    d: int
+    row_edges: np.ndarray  # (s_n + 1,) position bins
+    col_edges: np.ndarray  # (s_d + 1,) column bins
+
+
+def pooled_encoding(n: int, d: int, base: float = 10000.0, cells: int = POOLED_CELLS) -> PooledEncoding:
+    """The block means of sinusoidal_encoding(n, d) without building it (8,192 x 3,072 would be 200 MB): over
+    positions a .. b-1 a column sums in closed form, sum_p sin(p w) = sin(c w) D and sum_p cos(p w) = cos(c w) D with
+    c = (a + b - 1) / 2, D = sin(m w / 2) / sin(w / 2), m = b - a (D -> m as w -> 0); then columns are averaged by
+    bins with a 0/1 membership matrix."""
+    from ..pooling import bin_edges, membership
+
+    d = even(d)
+    row_edges, col_edges = bin_edges(n, cells), bin_edges(d, cells)
+    a, b = row_edges[:-1].astype(np.float64), row_edges[1:].astype(np.float64)
+    m, c = (b - a)[:, None], ((a + b - 1) / 2)[:, None]  # (s_n, 1)
+    w = sinusoidal_frequencies(d, base)[None, :]  # (1, d/2)
+    half = np.sin(w / 2)
+    tiny = np.abs(half) < 1e-12
+    dirichlet = np.where(tiny, m, np.sin(m * w / 2) / np.where(tiny, 1.0, half))  # (s_n, d/2)
+    sums = np.empty((len(a), d))
+    sums[:, 0::2], sums[:, 1::2] = np.sin(c * w) * dirichlet, np.cos(c * w) * dirichlet
+    cols = membership(col_edges, d).double().numpy()  # (s_d, d) 0/1
+    out = (sums @ cols.T) / (m * cols.sum(1)[None, :])
+    return PooledEncoding(out, n, d, row_edges, col_edges)
+
+
+def _encoding_rows(a: int, b: int, d: int, base: float) -> np.ndarray:
+    """Positions a .. b-1 of the encoding: sin on even columns, cos on odd columns."""
+    angles = np.arange(a, b, dtype=np.float64)[:, None] * sinusoidal_frequencies(d, base)[None, :]
+    pe = np.empty((b - a, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe

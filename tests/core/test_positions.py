@@ -214,3 +214,14 @@ def test_neighbour_step_share_bounds_every_step():
     share = sinusoidal.neighbour_step_share(d, base, thr)
     assert share == pytest.approx((omega / 2 < thr).mean())
     assert share == pytest.approx(np.mean(step < thr), abs=2 / d)  # brute force agrees (up to one pair at the edge)
+
+
+@pytest.mark.parametrize("n,d,cells", [(512, 96, 16), (100, 30, 7), (8192, 3072, 256)])
+def test_pooled_encoding_equals_block_means_of_the_full_matrix(n, d, cells):
+    """The closed-form block sums against core.pooling.block_mean over the whole encoding (float32 there)."""
+    from core import pooling
+
+    ref, rows, cols = pooling.block_mean(torch.from_numpy(sinusoidal.sinusoidal_encoding(n, d)), None, cells)
+    got = sinusoidal.pooled_encoding(n, d, cells=cells)
+    np.testing.assert_allclose(got.pe, ref.numpy(), atol=1e-6)
+    assert np.array_equal(got.row_edges, rows) and np.array_equal(got.col_edges, cols)

@@ -168,3 +168,8 @@ def test_sinusoidal_part_shows_what_one_training_step_moves():
     assert (
         "the sinusoidal position vectors moved by 0%" in text and f"({learned.positions:.2%} in the same step)" in text
     )
+
+
+def test_sinusoidal_part_draws_the_materials_size_pooled():
+    at = open_page("positions", {"part": "sinusoidal"})
+    assert "(the material draws it at 8,192 positions × 3,072 dimensions): 8,192 × 3,072 values" in shown(at)

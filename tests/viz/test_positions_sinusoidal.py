@@ -40,3 +40,13 @@ def test_pair_circle_figure_is_one_sin_cos_pair():
     path = fig.data[1]
     np.testing.assert_allclose(np.hypot(path.x, path.y), 1.0, atol=1e-6)  # (sin, cos) of one frequency: radius 1
     assert len(path.x) == 20
+
+
+def test_pooled_encoding_figure_draws_the_block_means_on_position_and_dimension_axes():
+    view = sinusoidal.pooled_encoding(8192, 3072)
+    fig = figures.pooled_encoding_figure(view, t)
+    heat = fig.data[0]
+    assert np.asarray(heat.z).shape == (128, 128)
+    np.testing.assert_allclose(np.asarray(heat.z, dtype=np.float64), np.round(view.pe, 3), atol=1e-6)
+    assert list(heat.y[:2]) == [0, 64] and list(heat.x[:2]) == [0, 24]  # blocks of 64 positions x 24 dimensions
+    assert "n = 8,192 positions × d = 3,072 dimensions, as 128 × 128 block means" in fig.layout.title.text

@@ -13,12 +13,26 @@ from .circle import circle_figure
 from .common import curves, layout, value_heatmap
 
 if TYPE_CHECKING:
-    from core.positions.sinusoidal import CollisionView, EncodingView, SparsityView
+    from core.positions.sinusoidal import CollisionView, EncodingView, PooledEncoding, SparsityView
 
 
 def encoding_figure(view: EncodingView, t) -> go.Figure:
     return value_heatmap(
         view.pe, title=t("pe_title"), x_title=t("dimension"), y_title=t("position"), value_name="PE", decimals=3
+    )
+
+
+def pooled_encoding_figure(view: PooledEncoding, t) -> go.Figure:
+    """The block means on axes in positions and dimensions (each cell at its block's first position and column)."""
+    return value_heatmap(
+        view.pe,
+        x=view.col_edges[:-1],
+        y=view.row_edges[:-1],
+        title=t("pe_pooled_title", n=view.n, d=view.d, rows=view.pe.shape[0], cols=view.pe.shape[1]),
+        x_title=t("dimension"),
+        y_title=t("position"),
+        value_name=t("block_mean"),
+        decimals=3,
     )
 
 

@@ -84,6 +84,10 @@ def part(T) -> None:
     with c3:
         thr = float(ui.select("thr", T("thr"), THRESHOLDS, "0.01", format_func=lambda v: f"{float(v):.1%}"))
     sp = _sparsity(sp_n, sp_d, base, thr)
+    pooled = sinusoidal.pooled_encoding(sp_n, sp_d, base)
+    ui.show_figure(figures.pooled_encoding_figure(pooled, ui.texts("positions.figure")), f"sinusoidal-pe-{sp_n}x{sp_d}",
+                   data=pooled.pe, key="fig-pe-pooled")  # fmt: skip
+    st.caption(T("pe_pooled_note", n=sp_n, d=pooled.d))
     ui.show_figure(
         figures.variation_figure(sp, ui.texts("positions.figure")),
         "sinusoidal-variation",
