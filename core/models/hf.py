@@ -206,8 +206,9 @@ class HFAttentionModel(AttentionModel):
         self.n_heads = cfg.num_attention_heads
         self.n_kv_heads = getattr(cfg, "num_key_value_heads", None) or self.n_heads
         # positions a text may use (capabilities: a RoBERTa-style table holds two fewer tokens than its rows)
-        self.max_positions = capabilities_of(cfg).max_positions or getattr(cfg, "max_position_embeddings", None)
-        self.max_positions = self.max_positions or ALIBI_POSITIONS  # ALiBi: no table, no limit of its own
+        self.max_positions = capabilities_of(cfg).max_positions or (
+            ALIBI_POSITIONS if position_kind == "alibi" else cfg.max_position_embeddings  # ALiBi: no table
+        )
         self.position_kind = position_kind
         self.is_causal = is_causal
         self.weights_note = weights_note
