@@ -6,7 +6,7 @@ shipped models, after checks that turn every way a folder can be wrong into one 
                                        followed, refused in one sentence that tells nothing of what exists); None:
                                        the operator's list, trusted
     load_folder(path, allowed)      -> HFAttentionModel (an encoder-decoder: its encoder)
-    load_seq2seq(path or key)       -> (Seq2Seq, TextTokenizer): an encoder-decoder's encoder, decoder and
+    load_seq2seq(path)              -> (Seq2Seq, TextTokenizer): an encoder-decoder's encoder, decoder and
                                        cross-attention through core/models/seq2seq.py's contract
     parity(model)                   -> Parity: every layer's weights against transformers' own eager attention,
                                        and the speed of a pass as the pages run it
@@ -449,12 +449,10 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
 def load_seq2seq(path, allowed=None):
     """An encoder-decoder folder (Marian, BART, T5, ...: anything AutoModelForSeq2SeqLM loads) whole, with its own
     tokenizer and eager attention: (Seq2Seq, TextTokenizer) of core/models/seq2seq.py, whose encode, decode, step
-    and greedy read every attention weight as transformers computes it. `path` may also be the registry key of a
-    registered folder ("folder:<name>"). Raises ModelFolderError, also for a folder that is no encoder-decoder."""
-    from . import registry, seq2seq
+    and greedy read every attention weight as transformers computes it (a registered folder loads through its
+    registry key: registry.seq2seq_key). Raises ModelFolderError, also for a folder that is no encoder-decoder."""
+    from . import seq2seq
 
-    if str(path) in registry.FOLDERS:
-        path = registry.FOLDERS[str(path)]
     caps, label = describe_folder(path, allowed), display_name(path)
     if caps.kind != "encoder-decoder":
         article = "an" if caps.kind.startswith("e") else "a"
