@@ -63,6 +63,45 @@ def similarity_view(model, n: int) -> SimilarityView:
     return table_view(minilm_position_embeddings(model), n)
 
 
+# --- do positions and words share directions? ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubspaceView:
+    """Adding a position vector to a word vector loses nothing if the two live in different directions. Measured
+    on a trained table: how few directions hold most of the position vectors' variance, and how much of the word
+    embeddings' variance falls in those same directions, against a random subspace of that size (k / d)."""
+
+    d: int
+    energy: float  # the share of the position vectors' variance the k directions hold (at least this)
+    k: int  # principal directions of the (centred) position table needed for `energy`
+    word_share: float  # share of the (centred) token embeddings' variance inside those k directions
+    random_share: float  # k / d: what a random k-dimensional subspace would hold on average
+
+    @property
+    def below_chance(self) -> float:
+        """How many times less than a random subspace the words put into the position directions."""
+        return self.random_share / max(self.word_share, 1e-12)
+
+    @property
+    def kept_apart(self) -> bool:
+        """The words avoid the position directions: less than half of what chance would put there."""
+        return self.word_share < self.random_share / 2
+
+
+def subspace_view(model, energy: float = 0.9) -> SubspaceView:
+    """The learned position table against the model's whole token-embedding table."""
+    table = minilm_position_embeddings(model).double()
+    pos = table - table.mean(0)
+    _, sv, vt = torch.linalg.svd(pos, full_matrices=False)
+    cumulative = torch.cumsum(sv**2, 0) / (sv**2).sum()
+    k = int(torch.searchsorted(cumulative, torch.tensor(energy, dtype=torch.float64)).item()) + 1
+    words = model.token_embeddings(torch.arange(model.capabilities.vocab_size)).double()
+    words = words - words.mean(0)
+    inside = (words @ vt[:k].T).pow(2).sum() / words.pow(2).sum()
+    return SubspaceView(table.shape[1], energy, k, float(inside), k / table.shape[1])
+
+
 # --- past the table: a learned position that was never trained does not exist ----------------------------------
 
 

@@ -225,3 +225,29 @@ def test_pooled_encoding_equals_block_means_of_the_full_matrix(n, d, cells):
     got = sinusoidal.pooled_encoding(n, d, cells=cells)
     np.testing.assert_allclose(got.pe, ref.numpy(), atol=1e-6)
     assert np.array_equal(got.row_edges, rows) and np.array_equal(got.col_edges, cols)
+
+
+def test_subspace_view_against_numpy_on_a_made_up_model():
+    """Positions in the first 3 of 16 directions, words spread over the others (and a little everywhere): the view
+    finds k = 3 directions and a word share that numpy's own SVD and projection give."""
+    from types import SimpleNamespace
+
+    g = torch.Generator().manual_seed(0)
+    pos = torch.zeros(64, 16, dtype=torch.float64)
+    pos[:, :3] = torch.randn(64, 3, generator=g, dtype=torch.float64) * 5
+    pos += torch.randn(64, 16, generator=g, dtype=torch.float64) * 0.01
+    words = torch.randn(500, 16, generator=g, dtype=torch.float64)
+    words[:, :3] *= 0.1
+    model = SimpleNamespace(capabilities=SimpleNamespace(vocab_size=500), token_embeddings=lambda ids: words[ids])
+    from unittest import mock
+
+    with mock.patch.object(learned, "minilm_position_embeddings", lambda m: pos):
+        view = learned.subspace_view(model)
+    p = pos.numpy() - pos.numpy().mean(0)
+    _, s, vt = np.linalg.svd(p, full_matrices=False)
+    k = int(np.searchsorted(np.cumsum(s**2) / (s**2).sum(), 0.9)) + 1
+    w = words.numpy() - words.numpy().mean(0)
+    share = ((w @ vt[:k].T) ** 2).sum() / (w**2).sum()
+    assert view.k == k == 3 and view.d == 16
+    assert view.word_share == pytest.approx(share, rel=1e-9) and view.random_share == 3 / 16
+    assert view.kept_apart and view.below_chance == pytest.approx((3 / 16) / share)

@@ -173,3 +173,14 @@ def test_sinusoidal_part_shows_what_one_training_step_moves():
 def test_sinusoidal_part_draws_the_materials_size_pooled():
     at = open_page("positions", {"part": "sinusoidal"})
     assert "(the material draws it at 8,192 positions × 3,072 dimensions): 8,192 × 3,072 values" in shown(at)
+
+
+def test_learned_part_measures_the_sparser_explanation_on_minilms_table():
+    from core.models import registry
+    from core.positions.learned import subspace_view
+
+    sub = subspace_view(registry.shared("minilm"))
+    text = shown(open_page("positions", {"part": "learned"}))
+    assert f"{sub.k} of its {sub.d} directions hold 90% of the position vectors' variance" in text
+    assert f"put {sub.word_share:.2%} of their variance into those same directions" in text
+    assert sub.kept_apart and f"That is {sub.below_chance:.1f}× less than chance" in text
