@@ -153,6 +153,45 @@ def angles_view(inv_freq: torch.Tensor, n: int, pair: int) -> AnglesView:
 
 
 @dataclass(frozen=True)
+class PooledAngles:
+    """The angles m·θ_i of a large n x d/2 as block circular means: each cell is the direction of the mean of
+    (cos, sin) over its positions and pairs, and `coherence` the length of that mean (1: the block's angles agree;
+    near 0: they cover the whole circle, as a fast pair does over a block of positions)."""
+
+    angles: np.ndarray  # (s_n, s_p) in [0, 2 pi)
+    coherence: np.ndarray  # (s_n, s_p) in [0, 1]
+    n: int
+    d: int
+    row_edges: np.ndarray
+    col_edges: np.ndarray  # bins of pairs
+
+    @property
+    def fastest_coherence(self) -> float:
+        """Mean coherence of the fastest pairs' column: about 0, their angles cover the circle within a block."""
+        return float(self.coherence[:, 0].mean())
+
+    @property
+    def slowest_coherence(self) -> float:
+        """Lowest coherence of the slowest pairs' column: about 1, they barely turn within a block."""
+        return float(self.coherence[:, -1].min())
+
+
+def pooled_angles(n: int, d: int, base: float = 10000.0, cells: int = 128) -> PooledAngles:
+    """Never builds the n x d/2 angles: the position sums of cos and sin come in closed form
+    (core.positions.sinusoidal.position_block_sums), then pairs are summed by bins."""
+    from ..pooling import bin_edges, membership
+    from .sinusoidal import position_block_sums
+
+    pairs = d // 2
+    row_edges, col_edges = bin_edges(n, cells), bin_edges(pairs, cells)
+    sin_sums, cos_sums = position_block_sums(row_edges, rope_inv_freq(2 * pairs, base).numpy())
+    cols = membership(col_edges, pairs).double().numpy()  # (s_p, pairs)
+    count = np.diff(row_edges)[:, None] * cols.sum(1)[None, :]
+    s, c = sin_sums @ cols.T / count, cos_sums @ cols.T / count
+    return PooledAngles(np.remainder(np.arctan2(s, c), 2 * math.pi), np.hypot(s, c), n, 2 * pairs, row_edges, col_edges)
+
+
+@dataclass(frozen=True)
 class CheckView:
     n: int  # positions checked
     scores: np.ndarray  # (n, n) q_m . k_n

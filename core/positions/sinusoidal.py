@@ -217,17 +217,24 @@ def pooled_encoding(n: int, d: int, base: float = 10000.0, cells: int = POOLED_C
 
     d = even(d)
     row_edges, col_edges = bin_edges(n, cells), bin_edges(d, cells)
+    sin_sums, cos_sums = position_block_sums(row_edges, sinusoidal_frequencies(d, base))
+    sums = np.empty((len(row_edges) - 1, d))
+    sums[:, 0::2], sums[:, 1::2] = sin_sums, cos_sums
+    cols = membership(col_edges, d).double().numpy()  # (s_d, d) 0/1
+    out = (sums @ cols.T) / (np.diff(row_edges)[:, None] * cols.sum(1)[None, :])
+    return PooledEncoding(out, n, d, row_edges, col_edges)
+
+
+def position_block_sums(row_edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of sin(p w), sum of cos(p w)) over p in each bin [a, b) of row_edges, for every frequency w: each
+    (bins, len(w)), in closed form (pooled_encoding's docstring)."""
     a, b = row_edges[:-1].astype(np.float64), row_edges[1:].astype(np.float64)
-    m, c = (b - a)[:, None], ((a + b - 1) / 2)[:, None]  # (s_n, 1)
-    w = sinusoidal_frequencies(d, base)[None, :]  # (1, d/2)
+    m, c = (b - a)[:, None], ((a + b - 1) / 2)[:, None]  # (bins, 1)
+    w = np.asarray(w, dtype=np.float64)[None, :]
     half = np.sin(w / 2)
     tiny = np.abs(half) < 1e-12
-    dirichlet = np.where(tiny, m, np.sin(m * w / 2) / np.where(tiny, 1.0, half))  # (s_n, d/2)
-    sums = np.empty((len(a), d))
-    sums[:, 0::2], sums[:, 1::2] = np.sin(c * w) * dirichlet, np.cos(c * w) * dirichlet
-    cols = membership(col_edges, d).double().numpy()  # (s_d, d) 0/1
-    out = (sums @ cols.T) / (m * cols.sum(1)[None, :])
-    return PooledEncoding(out, n, d, row_edges, col_edges)
+    dirichlet = np.where(tiny, m, np.sin(m * w / 2) / np.where(tiny, 1.0, half))  # (bins, len(w))
+    return np.sin(c * w) * dirichlet, np.cos(c * w) * dirichlet
 
 
 def _encoding_rows(a: int, b: int, d: int, base: float) -> np.ndarray:

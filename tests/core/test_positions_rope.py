@@ -3,6 +3,7 @@ rotate_half application against transformers' Llama implementation."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from transformers import LlamaConfig
@@ -147,3 +148,23 @@ def test_frequency_bands_sum_to_scores():
     # band 0 = pairs 0..2 = dims (0,1,2) and (8,9,10) in the rotate_half layout
     idx = [0, 1, 2, 8, 9, 10]
     torch.testing.assert_close(bands[0], q[:, idx] @ k[:, idx].T)
+
+
+def test_pooled_angles_are_block_circular_means_of_the_angles():
+    """Against the angles built in full and averaged as complex numbers, block by block."""
+    import math
+
+    from core.pooling import bin_edges
+    from core.positions import rope as rp
+
+    n, d, cells = 300, 40, 7
+    ang = rp.rope_angles(torch.arange(n), rp.rope_inv_freq(d)).numpy()
+    rows, cols = bin_edges(n, cells), bin_edges(d // 2, cells)
+    view = rp.pooled_angles(n, d, cells=cells)
+    for i in range(len(rows) - 1):
+        for j in range(len(cols) - 1):
+            z = np.exp(1j * ang[rows[i] : rows[i + 1], cols[j] : cols[j + 1]]).mean()
+            assert abs(view.coherence[i, j] - abs(z)) < 1e-12
+            assert abs(np.angle(np.exp(1j * (view.angles[i, j] - np.angle(z) % (2 * math.pi))))) < 1e-9
+    big = rp.pooled_angles(8192, 3072)
+    assert big.angles.shape == (128, 128) and big.fastest_coherence < 0.05 and big.slowest_coherence > 0.99

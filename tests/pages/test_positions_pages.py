@@ -184,3 +184,12 @@ def test_learned_part_measures_the_sparser_explanation_on_minilms_table():
     assert f"{sub.k} of its {sub.d} directions hold 90% of the position vectors' variance" in text
     assert f"put {sub.word_share:.2%} of their variance into those same directions" in text
     assert sub.kept_apart and f"That is {sub.below_chance:.1f}× less than chance" in text
+
+
+def test_rope_part_draws_the_angles_at_the_materials_size():
+    from core.positions import rope as rp
+
+    big = rp.pooled_angles(8192, 3072)
+    text = shown(open_page("positions", {"part": "rope"}))
+    assert "At the material's size, n = 8,192 positions and d = 3,072" in text
+    assert f"length {big.fastest_coherence:.3f} on average" in text and f"at least {big.slowest_coherence:.4f}" in text

@@ -17,3 +17,14 @@ def test_angles_figure_pair_axis_starts_at_zero():
     fig = figures.angles_figure(ang, t)
     assert list(fig.data[0].x) == [0, 1, 2, 3]  # the pair axis starts at 0, as the slider does
     assert np.all(np.isfinite(np.asarray(fig.data[0].y, dtype=float)))
+
+
+def test_pooled_angles_figure_draws_the_circular_means_on_position_and_pair_axes():
+    from core.positions import rope as rp
+
+    view = rp.pooled_angles(8192, 3072)
+    fig = figures.pooled_angles_figure(view, t)
+    heat = fig.data[0]
+    assert np.asarray(heat.z).shape == (128, 128) and list(heat.y[:2]) == [0, 64] and list(heat.x[:2]) == [0, 12]
+    np.testing.assert_allclose(np.asarray(heat.z, dtype=np.float64), np.round(view.angles, 3), atol=1e-6)
+    assert "n = 8,192 positions × d = 3,072 (128 × 128 block circular means)" in fig.layout.title.text

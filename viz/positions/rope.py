@@ -13,7 +13,7 @@ from .circle import circle_figure
 from .common import curves, value_heatmap
 
 if TYPE_CHECKING:
-    from core.positions.rope import AnglesView, CheckView, RotationView
+    from core.positions.rope import AnglesView, CheckView, PooledAngles, RotationView
 
 
 def rotation_figure(view: RotationView, t) -> go.Figure:
@@ -34,6 +34,23 @@ def angles_figure(view: AnglesView, t) -> go.Figure:
     return value_heatmap(
         view.angles,
         title=t("angles_title"),
+        x_title=t("pair_axis"),
+        y_title=t("position"),
+        colorscale="Twilight",
+        zmid=None,
+        zmin=0.0,
+        zmax=2 * math.pi,
+        value_name=t("angle"),
+    )
+
+
+def pooled_angles_figure(view: PooledAngles, t) -> go.Figure:
+    """The block circular means on axes in positions and pairs (each cell at its block's first position and pair)."""
+    return value_heatmap(
+        view.angles,
+        x=view.col_edges[:-1],
+        y=view.row_edges[:-1],
+        title=t("angles_pooled_title", n=view.n, d=view.d, rows=view.angles.shape[0], cols=view.angles.shape[1]),
         x_title=t("pair_axis"),
         y_title=t("position"),
         colorscale="Twilight",

@@ -4,7 +4,7 @@ only, the two layouts; optionally SmolLM2's real rotated q and k split by freque
 import streamlit as st
 
 from app import ui
-from core.positions import prefix, rope
+from core.positions import prefix, rope, sinusoidal
 from viz.positions import rope as figures
 
 from . import rope_bands
@@ -48,6 +48,10 @@ def part(T) -> None:
         figures.angles_figure(ang, ui.texts("positions.figure")), "rope-angles", data=ang.angles, key="fig-angles"
     )
     ui.show_figure(figures.trajectory_figure(ang, ui.texts("positions.figure")), f"rope-pair{ang.pair}", key="fig-traj")
+    big = rope.pooled_angles(*sinusoidal.MATERIAL_SIZE, base=base)
+    ui.show_figure(figures.pooled_angles_figure(big, ui.texts("positions.figure")), "rope-angles-8192x3072",
+                   data=big.angles, key="fig-angles-pooled")  # fmt: skip
+    st.caption(T("angles_pooled_note", n=big.n, d=big.d, fast=big.fastest_coherence, slow=big.slowest_coherence))
 
     st.subheader(T("check_title"))
     check = rope.check_view(rot.inv_freq, n, m)
