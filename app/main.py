@@ -32,7 +32,8 @@ def run() -> None:
         page = st.navigation(nav, expanded=True)  # every page listed (collapsed, the sidebar hides all but ~10)
         # a learner in a study room: the seat from the link, the room's panel, following the facilitator (/room)
         room_follow.sidebar(on_room_page=page.url_path == "room")
-        page.run()
+        with serving.page_slot():  # a bounded number of page runs at once: app/serving.py says why
+            page.run()
     except Exception as err:  # one sentence for the visitor, the traceback in the server's log
         serving.unexpected(err)
     serving.after_run()  # torch threads, frozen heap, hosted lock-down: app/serving.py says why

@@ -40,13 +40,16 @@
    Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`).
 
 6. Bounded per process: at most MAX_SESSIONS visitors at once (`admit()`: a later one reads that the server is
-   full); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
+   full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once (`page_slot()`: one client's 50 sessions each
+   running /attention on 20,000 characters at the same moment took a replica past its 3 GiB, and a run's memory is
+   held only while it runs; a visitor waiting in the heavy-work queue gives the slot back meanwhile); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
    (`unexpected()`), the traceback shown too only where Streamlit's client.showErrorDetails is "full" (a
    developer's run: `bash scripts/dev.sh run`; .streamlit/config.toml says "none" for everyone else).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -73,6 +76,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SESSIONS_ENV = "ATTENTION_LAB_MAX_SESSIONS"
 _admitted: set[str] = set()  # ids of the sessions let in (pruned to the live ones when a new one arrives)
 _protected = False
+PAGE_RUNS_ENV = "ATTENTION_LAB_PAGE_RUNS"
+WAIT_POLL_S = 0.1  # how often a page waiting for a slot looks whether its visitor stopped or changed something
 
 
 def forget_stale_widgets() -> int:
@@ -148,6 +153,53 @@ def admit() -> bool:
     LOG.warning("session refused: %d visitors already (%s)", len(_admitted), SESSIONS_ENV)
     st.warning(ui.t("common", "server_full"))
     return False
+
+
+def _page_runs() -> int:
+    try:
+        return max(1, int(os.environ.get(PAGE_RUNS_ENV, "4")))
+    except ValueError:
+        return 4
+
+
+_page_slots = threading.BoundedSemaphore(_page_runs())
+_holding = threading.local()  # .slot: this thread's page run holds a slot now
+
+
+def _acquire_slot() -> None:
+    check = getattr(get_script_run_ctx(suppress_warning=True), "yield_check", None)
+    while not _page_slots.acquire(timeout=WAIT_POLL_S):
+        if check is not None:
+            check()  # raises Streamlit's stop or rerun: the visitor left or changed something
+    _holding.slot = True
+
+
+@contextlib.contextmanager
+def page_slot():
+    """Run a page inside one of the process's ATTENTION_LAB_PAGE_RUNS slots (waiting for a free one): the memory
+    and CPU of the pages running at once stay bounded, whatever one client opens. Threads under one interpreter
+    lock gain little from more at once."""
+    _acquire_slot()
+    try:
+        yield
+    finally:
+        if getattr(_holding, "slot", False):
+            _holding.slot = False
+            _page_slots.release()
+
+
+@contextlib.contextmanager
+def _slot_given_back():
+    """While this page waits for something else (the heavy-work queue), its slot serves another page."""
+    held = getattr(_holding, "slot", False)
+    if held:
+        _holding.slot = False
+        _page_slots.release()
+    try:
+        yield
+    finally:
+        if held:
+            _acquire_slot()
 
 
 def unexpected(err: Exception) -> None:
@@ -283,7 +335,10 @@ def heavy(key, fn, kind: str, progress=None):
             shown = words
 
     try:
-        return HEAVY.run(key, fn, kind, on_wait=on_wait, poll_s=POLL_S, visitor=visitor(), reports=progress is not None)
+        with _slot_given_back():
+            return HEAVY.run(
+                key, fn, kind, on_wait=on_wait, poll_s=POLL_S, visitor=visitor(), reports=progress is not None
+            )
     except QueueFull as err:
         st.warning(ui.t("models", "queue_full", n=err.waiting))
         st.stop()

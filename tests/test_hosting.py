@@ -140,3 +140,96 @@ def test_hosted_unless_a_laptop_run(monkeypatch, address, env, hosted):
         assert serving.hosted() is hosted
     finally:
         config.set_option("server.address", before)
+
+
+def test_the_hostile_script_sends_the_largest_message_the_server_accepts():
+    """scripts/hostile_sessions.py's value: a rerun message carrying it fits .streamlit/config.toml's limit, with
+    less than 2 % to spare (so the measured load is the worst a client can send)."""
+    import tomllib
+
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    from scripts import hostile_sessions
+
+    limit = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())["server"]["maxWidgetStateSize"] * 10**6
+    state = ClientState(query_string="text=a", page_script_hash="0" * 32, page_name="attention")
+    for value in ("words", "filler"):
+        text = hostile_sessions.hostile_text(49, value)
+        state.widget_states.widgets.append(WidgetState(id="$$ID-" + "0" * 32 + "-text", string_value=text))
+        msg = BackMsg()
+        msg.rerun_script.CopyFrom(state)
+        assert 0.98 * limit < len(msg.SerializeToString()) < limit
+        del state.widget_states.widgets[:]
+
+
+# --- a bounded number of page runs at once -----------------------------------------------------------------------
+
+
+def test_at_most_page_runs_pages_run_at_once_and_a_waiting_one_can_be_stopped(monkeypatch):
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from app import serving
+
+    slots = serving._page_runs()
+    running, most, lock = [0], [0], threading.Lock()
+
+    def page():
+        with serving.page_slot():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+
+    threads = [threading.Thread(target=page) for _ in range(3 * slots)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == slots
+
+    class Stopped(Exception):
+        pass
+
+    def stop():
+        raise Stopped
+
+    held = [serving._page_slots.acquire(timeout=1) for _ in range(slots)]  # every slot taken
+    try:
+        monkeypatch.setattr(serving, "get_script_run_ctx", lambda **_: SimpleNamespace(yield_check=stop))
+        with pytest.raises(Stopped):  # the visitor left while waiting: the run ends, no slot kept
+            with serving.page_slot():
+                pass
+    finally:
+        for _ in held:
+            serving._page_slots.release()
+
+
+def test_a_page_waiting_in_the_heavy_queue_gives_its_slot_back():
+    import threading
+
+    from app import serving
+
+    free_while_waiting = []
+
+    def page():
+        with serving.page_slot():
+            # every other slot taken by other pages; this one waits for a heavy job that needs a page to run
+            others = [serving._page_slots.acquire(timeout=1) for _ in range(serving._page_runs() - 1)]
+            with serving._slot_given_back():
+                free_while_waiting.append(serving._page_slots.acquire(timeout=1))
+                serving._page_slots.release()
+            for _ in others:
+                serving._page_slots.release()
+
+    t = threading.Thread(target=page)
+    t.start()
+    t.join(10)
+    assert free_while_waiting == [True]
+    assert all(serving._page_slots.acquire(timeout=1) for _ in range(serving._page_runs()))  # all given back
+    for _ in range(serving._page_runs()):
+        serving._page_slots.release()
