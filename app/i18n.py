@@ -4,7 +4,7 @@ Why TOML: Python reads it without a dependency (tomllib), translators edit it as
 (Weblate and Crowdin import it), and it keeps strings keyed by topic: a section per page topic ([attention],
 [masks], ...), nested where a topic has parts ([positions.rope]). Format fields are Python's ({n:,}).
 Adding a language means adding one file with a [meta] name; English is the reference every key falls back to,
-and tests/test_i18n.py checks that every language has every key with the same format fields.
+and tests/app/test_i18n.py checks that every language has every key with the same format fields.
 """
 
 from __future__ import annotations

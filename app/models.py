@@ -8,19 +8,20 @@ import dataclasses
 import re
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import streamlit as st
 
 from app import serving, ui
-from core import long_maps
+from core import attention, long_maps
 from core.long_maps.sources import exact_here
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
 from core.padded_batch import padding_report as _padding_report
 
-MODEL_KEYS = ("minilm", "smollm2", "moe")
+MODEL_KEYS = attention.SHIPPED_MODELS
 DEFAULT_MODEL = "minilm"  # the fast one: first loads and generic page tests stay quick
-MAX_PAGE_TOKENS = 512  # what a page reads of a text (SmolLM2 itself reads 8,192)
+MAX_PAGE_TOKENS = attention.MAX_PAGE_TOKENS  # what a page reads of a text (SmolLM2 itself reads 8,192)
 RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, shared by sessions
 
 
@@ -147,14 +148,19 @@ BERT_LAYER = Need("bert_layer", lambda caps: caps.bert_layer)
 ENCODER_DECODER = Need("encoder_decoder", lambda caps: caps.kind == "encoder-decoder")
 
 
-def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None) -> str:
+def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None, field=None, **known) -> str:
     """The model picker (bound to the URL): the page's shipped models first (the first is the default, so links and
     committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)
     -> bool says which (None: any model the attention contract reads, ATTENTION_CONTRACT). A link naming a model
-    the page cannot use gets a sentence saying what the page needs, and the default."""
+    the page cannot use gets a sentence saying what the page needs, and the default. `field`: the page's declared
+    picker (core.state.model_choice), whose options are `offered` (`known`: other values its declaration reads)."""
     needs = ATTENTION_CONTRACT if needs is None else needs
+    key = key if field is None else field.key
     offered = options + own_keys(needs)
     say_why_not_offered(key, offered, needs, options[0])
+    if field is not None:
+        c = SimpleNamespace(models=offered, **known)
+        return ui.field(field, ui.t("models", "model"), c, format_func=model_name)
     return ui.select(key, ui.t("models", "model"), offered, options[0], format_func=model_name)
 
 

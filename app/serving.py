@@ -99,7 +99,7 @@ def forget_stale_widgets() -> int:
             ]
             for wid in gone:
                 del widgets.widget_metadata[wid]
-    except AttributeError:  # another Streamlit's internals: leave them alone (tests/test_serving.py would fail)
+    except AttributeError:  # another Streamlit's internals: leave them alone (tests/app/test_serving.py would fail)
         return 0
     return len(gone)
 

@@ -255,9 +255,10 @@ def field(
     the model's capabilities, a value read before), and a link's text is read by the field's own parse, the one the
     lessons' answers read a step's state with. widget: "number" for an Int shown as a number box (default: a slider),
     "radio" for a Choice shown as radio buttons (default: a select box). Other keywords go to the widget
-    (format_func, horizontal, height)."""
-    if isinstance(f, declared.Text):
-        return text_area(f.key, label, f.default_in(c), help=help, **kwargs)
+    (format_func, horizontal, height; default for a Text the declaration leaves to the page's words)."""
+    if isinstance(f, declared.Text):  # default=: the page's words, where the declaration leaves it to them (None)
+        default = kwargs.pop("default", None)
+        return text_area(f.key, label, f.default_in(c) if default is None else default, help=help, **kwargs)
     if isinstance(f, declared.Flag):
         return checkbox(f.key, label, f.default_in(c), help=help)
     default, parse = f.default_in(c), lambda raw: f.parse(raw, c)

@@ -23,7 +23,7 @@ ablation within seconds. `WorkQueue.submit(key, fn)` gives each of them a `Ticke
   waiting ticket reads the latest report (`Ticket.progress()`): a live run's progress bar without Streamlit
   calls from the worker thread.
 
-Pure Python (threads only, no Streamlit): tests/test_work_queue.py drives it with threads; app/models.py puts the
+Pure Python (threads only, no Streamlit): tests/app/test_work_queue.py drives it with threads; app/models.py puts the
 heavy model calls through one process-wide queue and shows the place and wait (app/serving.py's `wait_for`).
 """
 

@@ -26,6 +26,7 @@ import torch
 
 from .pooling import bin_labels, block_mean, indexed_labels
 from .sdpa import entropy
+from .state import Choice, Flag, Int, State, Text, model_choice
 
 FULL_RES_MAX = 256  # tokens per side drawn cell by cell
 TILE, TILE_MANY, MANY_HEADS = 24, 16, 100  # model-view tile side; smaller tiles when there are many heads
@@ -331,3 +332,68 @@ def entropy_view(trace, tokens: Tokens) -> EntropyView:
 
 
 AGGREGATES = {"mean": mean_view, "rollout": rollout_view}  # the aggregates drawn as a query x key matrix
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # the pages' example sentence
+MAX_PAGE_TOKENS = 512  # what a page reads of a text (SmolLM2 itself reads 8,192)
+SHIPPED_MODELS = ("minilm", "smollm2", "moe")
+VIEWS = ("grid", "head", "token", "aggregate")
+AGGREGATE_KINDS = ("mean", "rollout", "entropy")
+
+
+class ModelContext:
+    """What a model-reading page's state bounds depend on: the models offered (the shipped ones, then a learner's own
+    folders that fit) and the picked one's shape (loaded once per process: the object the pages use). Built from
+    the values being read, so the picked model is the one read before the bounds that need it."""
+
+    def __init__(self, values, shipped: tuple[str, ...], fits, key: str = "model"):
+        self._values, self._key = values, key
+        self.models = offered_models(shipped, fits)
+
+    @property
+    def model_object(self):
+        from core.models import registry
+
+        return registry.shared(getattr(self._values, self._key))
+
+    @property
+    def n_layers(self) -> int:
+        return self.model_object.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.model_object.n_heads
+
+
+def page_trace(model, text: str):
+    """The trace of one text as a page reads it: at most MAX_PAGE_TOKENS tokens (and the model's positions)."""
+    return model.run(model.tokenize([text], min(MAX_PAGE_TOKENS, model.max_positions)))
+
+
+def offered_models(shipped: tuple[str, ...], fits) -> tuple[str, ...]:
+    """`shipped`, then the learner's registered folders whose capabilities fit(caps) (app/models.own_keys)."""
+    from core.models import registry
+
+    return shipped + tuple(k for k, caps in registry.CAPABILITIES.items() if fits(caps))
+
+
+def through_contract(caps) -> bool:
+    """The attention contract reads it: its attention goes through transformers' attention interface (not T5's)."""
+    return caps.through_attention_interface
+
+
+STATE = State(
+    model_choice(SHIPPED_MODELS),
+    Text("text", DEFAULT_SENTENCE),
+    Choice("view", "grid", options=VIEWS),
+    Flag("nospecial", False),
+    Int("layer", lambda c: c.n_layers - 1, 0, lambda c: c.n_layers - 1),
+    Int("head", 0, 0, lambda c: c.n_heads - 1),
+    Choice("token", lambda c: c.default_token, options=lambda c: c.token_options),  # the token view's query
+    Choice("agg", "mean", options=AGGREGATE_KINDS),
+    Flag("win", False),
+    Int("from", 0, 0, lambda c: c.last_window_start),
+    context=lambda c: ModelContext(c, SHIPPED_MODELS, through_contract),
+)

@@ -30,6 +30,7 @@ import torch
 
 from .models.base import Batch
 from .results import load_result
+from .state import Choice, Flag, State, model_choice
 
 RESULT_NAME = "head_detectors"
 DETECTORS = ("previous_token", "duplicate_token", "induction", "first_token", "local_window")
@@ -282,3 +283,28 @@ def committed_view(model_key: str, detector: str, top: int = 8) -> DetectorView 
         "load": entry.get("load_average", "?"),
     }
     return detector_view(from_json(entry), detector, model_key, top, provenance)
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+SHIPPED_MODELS = ("minilm", "smollm2")  # the models with a committed map
+
+
+def _any_readable(caps) -> bool:
+    from .attention import through_contract
+
+    return through_contract(caps)
+
+
+def _context(c):
+    from .attention import ModelContext
+
+    return ModelContext(c, SHIPPED_MODELS, _any_readable)
+
+
+STATE = State(
+    model_choice(SHIPPED_MODELS),
+    Choice("detector", "induction", options=tuple(DETECTORS)),
+    Flag("live", lambda c: c.model not in SHIPPED_MODELS),  # a learner's folder has no committed map: live first
+    context=_context,
+)

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from .attention import DEFAULT_SENTENCE, ModelContext
 from .models.weights import EncoderLayerWeights
+from .state import Choice, Int, State, Text, model_choice
 
 MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
 PAPER_D_MODEL, PAPER_HEADS = 512, 8  # "Attention Is All You Need": d_model = 512, h = 8, d_k = 64
@@ -301,3 +303,26 @@ def dropout_row(weights: torch.Tensor, query: int, p: float, seed: int = 0) -> D
     keep = torch.rand(row.shape, generator=g) >= p
     trained = torch.where(keep, row / (1.0 - p), torch.zeros_like(row))
     return DropoutRow(query, p, seed, row.tolist(), trained.tolist(), (~keep).tolist())
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+PARTS = ("layer", "heads", "order")
+SHIPPED_MODELS = ("minilm",)
+
+
+def recomputable(caps) -> bool:
+    """The walk recomputes a BERT layer from its weights: a BERT-style encoder (MiniLM's layout)."""
+    return caps.bert_layer
+
+
+STATE = State(
+    Choice("part", "layer", options=PARTS),
+    model_choice(SHIPPED_MODELS),
+    Text("text", DEFAULT_SENTENCE),
+    Int("layer", 0, 0, lambda c: c.n_layers - 1),
+    Int("head", 0, 0, lambda c: c.n_heads - 1),
+    Int("n", 64, 2, 512),
+    Int("seed", 0, 0, 9999),
+    context=lambda c: ModelContext(c, SHIPPED_MODELS, recomputable),
+)

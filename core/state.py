@@ -183,6 +183,12 @@ class Word(Field):
         return raw
 
 
+def model_choice(shipped: tuple[str, ...], key: str = "model") -> Choice:
+    """A page's model picker: its shipped models first (the first is the default, so links and committed figures
+    stay as they were), then a learner's own folders the page can use; c.models: every model offered."""
+    return Choice(key, shipped[0], options=lambda c: c.models)
+
+
 class Values:
     """A state read: fields by attribute (s.layer), then the context's attributes (s.n_layers, s.model_object)."""
 
@@ -252,7 +258,12 @@ class State:
                         value = field.read(value, values)
                 except (ValueError, TypeError, OverflowError):
                     value = _NOTHING
-            values._values[field.key] = field.default_in(values) if value is _NOTHING else value
+            if value is _NOTHING:
+                try:
+                    value = field.default_in(values)
+                except Unknown:  # its default needs a context this state has not (the answer does not use it)
+                    continue
+            values._values[field.key] = value
         return values
 
     def problems(self, raw: Mapping[str, str], name: str = "state", of: str = "a setting of this page") -> list[str]:

@@ -36,6 +36,7 @@ import torch
 
 from .kv_cache.eviction import POLICIES, policy_mask
 from .results import load_result
+from .state import Flag, Int, State, Text, model_choice
 
 RESULT_NAME = "transformer_xl"
 METHODS = ("independent", "xl", "window", "sinks_window", "full")
@@ -297,3 +298,21 @@ def live_view(wrapper, text: str, segment: int, window: int, sinks: int, max_tok
     curves = {m: tuple(float(v) for v in result.by_block(m, block)) for m in METHODS}
     lines = LinesView("by_block", _block_centres(block, len(curves["full"])), curves, {"block": block})
     return LiveView("ok", len(ids), len(used), lines, {m: round(result.mean(m), 4) for m in METHODS})
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+REACH_CONTEXT = 1024  # the effective-context part's text length
+LIVE_MAX_TOKENS = 256  # the live rerun reads at most this many tokens
+
+STATE = State(
+    Int("seg", 16, 1, REACH_CONTEXT),
+    Int("win", 16, 1, REACH_CONTEXT),
+    Int("sinks", 4, 0, 64),
+    model_choice(("smollm2",)),
+    Text("text", None),  # the page's words give the default (the shipped long text's opening, per language)
+    Int("lseg", 32, 1, LIVE_MAX_TOKENS),
+    Int("lwin", 32, 1, LIVE_MAX_TOKENS),
+    Int("lsinks", 4, 0, 64),
+    Flag("live", False),
+)

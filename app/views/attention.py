@@ -2,6 +2,7 @@
 aggregates (mean over heads, rollout, entropy). Data from core/attention.py, figures from viz/attention.py."""
 
 import functools
+from types import SimpleNamespace
 
 import streamlit as st
 
@@ -11,9 +12,7 @@ from core.head_detectors import detector_scores_for
 from viz import attention as figures
 from viz.grid import tile_of_point
 
-DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-VIEWS = ("grid", "head", "token", "aggregate")
-AGGREGATES = ("mean", "rollout", "entropy")
+F = attention.STATE  # the page's link, declared in core
 
 
 def open_head_view() -> None:
@@ -33,9 +32,9 @@ def open_clicked_tile(n_layers: int, n_heads: int) -> None:
 def window_start(T, tokens: attention.Tokens) -> int | None:
     """For texts longer than the full-resolution limit: None (block means) or the window's first token."""
     last = attention.last_window_start(tokens)
-    if last is None or not ui.checkbox("win", T("window")):
+    if last is None or not ui.field(F["win"], T("window")):
         return None
-    return ui.number("from", T("window_from"), 0, last, 0)
+    return ui.field(F["from"], T("window_from"), SimpleNamespace(last_window_start=last), widget="number")
 
 
 def show_gqa(T, model, trace, head: int) -> None:
@@ -81,8 +80,8 @@ def head_view(T, key, model, trace, tokens, layer: int, head: int) -> None:
 
 def token_view(T, trace, tokens) -> None:
     label_of = dict(zip((str(p) for p in tokens.positions.tolist()), tokens.labels))
-    default = str(attention.default_query(trace, tokens))
-    q = ui.select("token", T("query"), list(label_of), default, format_func=label_of.get)
+    shown = SimpleNamespace(token_options=tuple(label_of), default_token=str(attention.default_query(trace, tokens)))
+    q = ui.field(F["token"], T("query"), shown, format_func=label_of.get)
     view = attention.token_view(trace, tokens, int(q))
     fig = figures.figure(view, ui.texts("attention.figure"))
     data, rows, cols = view.weights, view.head_labels, view.labels
@@ -90,7 +89,7 @@ def token_view(T, trace, tokens) -> None:
 
 
 def aggregate_view(T, trace, tokens, layer: int) -> None:
-    kind = ui.select("agg", T("aggregate_kind"), AGGREGATES, "mean", format_func=T, radio=True, horizontal=True)
+    kind = ui.field(F["agg"], T("aggregate_kind"), widget="radio", format_func=T, horizontal=True)
     if kind == "entropy":
         view = attention.entropy_view(trace, tokens)
         data, rows, cols = view.entropy, view.row_labels, view.col_labels
@@ -112,24 +111,24 @@ def page() -> None:
     T = ui.page_setup("attention")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model()
+    key = models.pick_model(options=attention.SHIPPED_MODELS, field=F["model"])
     model = models.load(key)
     if model is not None:
-        text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+        text = ui.field(F["text"], T("text"))
         if not text.strip():
             st.info(ui.t("models", "empty"))
         else:
             trace = models.run(key, model, [text])
-            view = ui.select("view", T("view"), VIEWS, "grid", format_func=T, radio=True, horizontal=True)
-            hide = ui.checkbox("nospecial", T("hide_special"))
+            view = ui.field(F["view"], T("view"), widget="radio", format_func=T, horizontal=True)
+            hide = ui.field(F["nospecial"], T("hide_special"))
             tokens = attention.select_tokens(trace, 0, hide)  # once per run: every view below uses it
             if hide:
                 st.caption(T("hidden_note") if tokens.has_special else T("no_special"))
             c1, c2 = st.columns(2)
             with c1:
-                layer = ui.number("layer", T("layer"), 0, trace.n_layers - 1, trace.n_layers - 1)
+                layer = ui.field(F["layer"], T("layer"), trace, widget="number")
             with c2:
-                head = ui.number("head", T("head_n"), 0, trace.n_heads - 1, 0)
+                head = ui.field(F["head"], T("head_n"), trace, widget="number")
             if view == "grid":
                 grid(T, trace, tokens, layer, head)
             elif view == "head":

@@ -2,13 +2,15 @@
 window) scored on every head of MiniLM and SmolLM2 over repeated random-token sequences. The committed map comes
 from scripts/head_detectors.py (results/head_detectors.json); a small version can be recomputed live."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import models, ui
 from core import head_detectors as hd
 from viz import head_detectors as figures
 
-PRETRAINED = ("minilm", "smollm2")
+PRETRAINED = hd.SHIPPED_MODELS
 TOP = 8
 
 
@@ -26,11 +28,11 @@ def page() -> None:
     T = ui.page_setup("head_detectors")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=PRETRAINED)
-    detector = ui.select("detector", T("detector"), hd.DETECTORS, "induction", format_func=lambda d: T(f"name_{d}"))
+    key = models.pick_model(options=PRETRAINED, field=hd.STATE["model"])
+    detector = ui.field(hd.STATE["detector"], T("detector"), format_func=lambda d: T(f"name_{d}"))
     st.info(T(f"define_{detector}", w=hd.WINDOW))
     # a learner's own folder has no committed map: its map is computed live from the start
-    live = ui.checkbox("live", T("live"), key not in PRETRAINED, help=T("live_help"))
+    live = ui.field(hd.STATE["live"], T("live"), SimpleNamespace(model=key), help=T("live_help"))
     if live:
         s = hd.LIVE_SETTINGS
         st.markdown(T("live_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]))

@@ -9,20 +9,19 @@ from core import multi_head as mh
 from core import slips
 from viz import multi_head as figs
 
-DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-PARTS = ("layer", "heads", "order")
+F = mh.STATE  # the page's link, declared in core
 
 
 def layer_part(T, model) -> None:
-    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    text = ui.field(F["text"], T("text"))
     if not text.strip():
         st.info(T("empty"))
         return
     c1, c2 = st.columns(2)
     with c1:
-        layer = ui.number("layer", T("layer"), 0, model.n_layers - 1, 0)
+        layer = ui.field(F["layer"], T("layer"), model, widget="number")
     with c2:
-        head = ui.number("head", T("head"), 0, model.n_heads - 1, 0)
+        head = ui.field(F["head"], T("head"), model, widget="number")
     walk = mh.layer_walk(model, text, layer)
     if walk.truncated:
         st.info(T("cut", limit=mh.MAX_TOKENS))
@@ -41,7 +40,7 @@ def layer_part(T, model) -> None:
 
 
 def heads_part(T) -> None:
-    n = ui.slider("n", T("n"), 2, 512, 64)
+    n = ui.field(F["n"], T("n"))
     rows = mh.head_count_rows(mh.PAPER_D_MODEL, n)
     st.markdown(T("heads_intro", d=mh.PAPER_D_MODEL, h=mh.PAPER_HEADS, dk=mh.PAPER_D_MODEL // mh.PAPER_HEADS))
     st.dataframe(
@@ -60,11 +59,11 @@ def heads_part(T) -> None:
 
 
 def order_part(T, model) -> None:
-    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    text = ui.field(F["text"], T("text"))
     if not text.strip():
         st.info(T("empty"))
         return
-    seed = ui.number("seed", T("seed"), 0, 9999, 0)
+    seed = ui.field(F["seed"], T("seed"), widget="number")
     check = mh.permutation_check(model, text, seed)
     st.markdown(T("order_intro"))
     st.caption(T("permutation", p=", ".join(map(str, check.permutation[:64]))))
@@ -76,13 +75,13 @@ def page() -> None:
     T = ui.page_setup("multi_head")
     st.title(T("title"))
     st.markdown(T("intro"))
-    part = ui.select("part", T("part"), PARTS, "layer", format_func=lambda p: T(f"part_{p}"), radio=True,
-                     horizontal=True)  # fmt: skip
+    part = ui.field(F["part"], T("part"), widget="radio", format_func=lambda p: T(f"part_{p}"), horizontal=True)
     if part == "heads":
         heads_part(T)
     else:
         # MiniLM first; a learner's own BERT-style encoder too: the walk recomputes a BERT layer from its weights
-        model = models.load(models.pick_model(options=("minilm",), needs=models.BERT_LAYER))
+        key = models.pick_model(options=mh.SHIPPED_MODELS, needs=models.BERT_LAYER, field=F["model"])
+        model = models.load(key)
         if model is not None:
             (layer_part if part == "layer" else order_part)(T, model)
     ui.page_end()

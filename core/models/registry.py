@@ -192,7 +192,7 @@ def load_user_list() -> list[str]:
 
 # --- one copy of each model per process ----------------------------------------------------------------------------
 # shared(key) is the one place a server process keeps loaded models: the pages (app/models.py) and the lessons'
-# answer functions (core/lessons/questions.py) get the same object. One load per key at a time (a lock per key:
+# answer functions (core/lessons/answers/) get the same object. One load per key at a time (a lock per key:
 # concurrent callers wait for it), a failed load is not kept (the next call tries again), a key whose loader was
 # registered anew (a folder added again, a test's stand-in) or whose folder changed on disk (a checkpoint retrained
 # in place: folder_stamp) loads again, and at most OWN_MODELS_KEPT learner folders

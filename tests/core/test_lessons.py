@@ -197,7 +197,7 @@ def test_distribution_of_orders_keeps_the_most_common():
 
 
 def test_the_lesson_format_guide_lists_every_answer_function():
-    from core.lessons.questions import ANSWER_FUNCTIONS
+    from core.lessons.answers import ANSWER_FUNCTIONS
 
     guide = (core.DEFAULT_FOLDER / "README.md").read_text(encoding="utf-8")
     assert not [name for name in ANSWER_FUNCTIONS if f"| `{name}` | {ANSWER_FUNCTIONS[name].kind} |" not in guide]

@@ -1,4 +1,4 @@
-"""Every answer function (core/lessons/questions.py) against an independent computation: hand-worked numbers, a
+"""Every answer function (core/lessons/answers/) against an independent computation: hand-worked numbers, a
 brute-force loop, torch, transformers' own eager attention / full forward, or a paper's formula. Each test sets
 the page's state the way a link would (strings) and changes it, so the answer follows the live state."""
 
@@ -159,7 +159,8 @@ def test_head_count_against_measured_rank_module_parameters_and_counted_flops(he
         z = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d_k), -1) @ v
         z.transpose(0, 1).reshape(n, 512) @ torch.randn(512, 512)
     assert ans("multi_head.head_count", state, heads=heads, what="flops").correct == counter.get_total_flops()
-    assert ans("multi_head.params_change", state).correct == "no"
+    one_head = sum(p.numel() for p in torch.nn.MultiheadAttention(512, 1).parameters())
+    assert ans("multi_head.head_count", state, heads=heads, what="parameters").correct == one_head  # h changes none
 
 
 def test_best_head_is_the_maximum_of_the_committed_map_by_a_loop():
@@ -291,8 +292,12 @@ def test_rope_angles_against_transformers_default_rope(d, base_exp, m):
     assert ans("positions.rope_wavelength", state, pair="last").correct == pytest.approx(
         2 * math.pi / float(inv[-1]), rel=1e-6
     )
-    order = ans("positions.pair_order", state).correct
-    assert [int(p.split()[1]) for p in order] == sorted({0, d // 4, d // 2 - 1})
+    # the prediction: the base slider moved to base_exp + 1 (a base 10 times larger), from transformers' own table
+    wider = LlamaConfig(hidden_size=d, num_attention_heads=1, rope_theta=10 ** (base_exp + 1))
+    inv_wider = LlamaRotaryEmbedding.compute_default_rope_parameters(wider)[0].double()
+    growth = ans("positions.wavelength_growth", state, pair="last", to_base=base_exp + 1).correct
+    assert growth == pytest.approx(float(inv[-1] / inv_wider[-1]), rel=1e-6)
+    assert growth == pytest.approx(10 ** ((d - 2) / d), rel=1e-6)  # (base'/base)^(2i/d) with i = d/2 - 1
 
 
 def test_rope_scores_depend_on_the_offset_only_by_complex_rotation():
@@ -326,7 +331,7 @@ def test_rope_scaling_against_the_papers_formulas(factor):
     d, base, l0 = 64, 100000.0, 8192
     low = math.floor(d * math.log(l0 / (32 * 2 * math.pi)) / (2 * math.log(base)))
     assert ans("rope_scaling.kept_pairs", state, method="yarn").correct == low + 1  # pairs 0..low: ramp 0
-    assert ans("rope_scaling.uniform_method", state).correct == "linear"
+    assert ans("rope_scaling.ratio", state, method="yarn", pair=0).correct == pytest.approx(1.0)  # pair 0 kept
     slowest_default = 2 * math.pi * base ** ((d - 2) / d)
     dynamic_base = base * (factor * 131072 / l0 - (factor - 1)) ** (d / (d - 2))
     slowest = {"default": slowest_default, "linear": factor * slowest_default,
@@ -352,11 +357,11 @@ def test_moe_expert_against_mixtral_router_logits(moe, layer, word):
     assert ans("moe.expert", {"text": MOE_TEXT, "layer": layer}, word=word).correct == expected
 
 
-@pytest.mark.parametrize("cf", [0.25, 0.5, 1.25, 4.0])
-def test_moe_capacity_and_dropped_by_simulating_the_slots(moe, cf):
-    tokens, logits = hf_router_logits(moe, MOE_TEXT)
-    probs = torch.softmax(logits[1].reshape(len(tokens), -1).float(), -1)
-    n_experts, k = probs.shape[1], moe.top_k
+def simulated_slots(model, cf: float, layer: int = 1) -> tuple[int, int]:
+    """(capacity, dropped assignments) by filling each expert's slots from transformers' own router logits."""
+    tokens, logits = hf_router_logits(model, MOE_TEXT)
+    probs = torch.softmax(logits[layer].reshape(len(tokens), -1).float(), -1)
+    n_experts, k = probs.shape[1], model.top_k
     top = probs.topk(k, -1).indices.tolist()
     capacity = math.ceil(cf * len(tokens) * k / n_experts)
     used, dropped = [0] * n_experts, 0
@@ -367,19 +372,24 @@ def test_moe_capacity_and_dropped_by_simulating_the_slots(moe, cf):
                 used[e] += 1
             else:
                 dropped += 1
+    return capacity, dropped
+
+
+@pytest.mark.parametrize("cf", [0.25, 0.5, 1.25, 4.0])
+def test_moe_capacity_and_dropped_by_simulating_the_slots(moe, cf):
+    capacity, dropped = simulated_slots(moe, cf)
     state = {"text": MOE_TEXT, "layer": 1, "cf": cf}
     assert ans("moe.capacity", state).correct == capacity
     assert ans("moe.dropped", state).correct == dropped
 
 
-def test_moe_more_even_by_counting_assignments(moe_variants):
-    spread = {}
-    for variant, model in moe_variants.items():
-        tokens, logits = hf_router_logits(model, MOE_TEXT)
-        top = logits[1].reshape(len(tokens), -1).topk(model.top_k, -1).indices.flatten()
-        share = torch.bincount(top, minlength=model.n_experts).double() / top.numel()
-        spread[variant] = float((share - 1 / model.n_experts).abs().sum())
-    assert ans("moe.more_even", {"text": MOE_TEXT, "layer": 1}).correct == min(spread, key=spread.get)
+@pytest.mark.parametrize("cf", [0.5, 1.25, 4.0])
+def test_moe_dropped_change_by_simulating_both_checkpoints(moe_variants, cf):
+    drops = {v: simulated_slots(model, cf)[1] for v, model in moe_variants.items()}
+    expected = "same" if drops["collapsed"] == drops["balanced"] else (
+        "more" if drops["collapsed"] > drops["balanced"] else "fewer")  # fmt: skip
+    state = {"text": MOE_TEXT, "layer": 1, "cf": cf, "ckpt": "balanced"}
+    assert ans("moe.dropped_change", state, ckpt="collapsed").correct == expected
 
 
 # ---- /linear-attention -----------------------------------------------------------------------------------------------
@@ -452,7 +462,8 @@ def test_kv_cache_bytes_equal_a_real_cache_tensor():
     custom = {"cfg": "custom", "layers": 2, "heads": 12, "kv": 4, "hd": 64, "ctx": 100, "batch": 3, "dtype": "float32"}
     assert ans("sdpa_gqa.kv_bytes", custom, unit="bytes").correct == 2 * 2 * 4 * 64 * 100 * 3 * 4
     assert ans("sdpa_gqa.group_size", custom).correct == 3
-    assert ans("sdpa_gqa.variant_order", custom).correct == ("MHA", "GQA", "MQA")
+    # the prediction at another context and batch: the cache is linear in both
+    assert ans("sdpa_gqa.kv_bytes", custom, unit="bytes", ctx=400, batch=6).correct == 2 * 2 * 4 * 64 * 400 * 6 * 4
     with pytest.raises(ValueError):
         ans("sdpa_gqa.kv_bytes", {**custom, "kv": 5})
 
@@ -475,8 +486,9 @@ def test_eviction_verdicts_from_the_committed_run():
 
     data = json.loads((pathlib.Path(__file__).parents[2] / "results" / "transformer_xl.json").read_text())
     past = data["mean_loss_past_window"]
-    rises = "yes" if past["window"] > past["full"] else "no"
-    assert ans("transformer_xl.window_loss_rises").correct == rises
+    three = ("full", "sinks_window", "window")
+    by_hand = tuple(sorted(three, key=lambda m: past[m]))
+    assert ans("transformer_xl.loss_order", methods=list(three)).correct == by_hand
     lowest, best = math.inf, None
     for method, loss in past.items():
         if method != "full" and loss < lowest:

@@ -34,10 +34,10 @@ def test_top_key_explanation_gives_the_dot_products_and_the_cosines(lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
-def test_params_change_explanation_says_the_score_entries_grow(lang):
-    text, answer = explained("multi-head", "params-change", lang)
+def test_params_explanation_says_the_score_entries_grow(lang):
+    text, answer = explained("multi-head", "params-at-32", lang)
     d, n = 512, 64  # the paper's d_model; the step's n
-    assert answer.correct == "no" and f"{4 * d * d + 4 * d}" in text
+    assert answer.correct == 4 * d * d + 4 * d and f"{4 * d * d + 4 * d}" in text
     assert f"{8 * n * d * d + 4 * n * n * d}" in text  # the same matrix-product FLOPs at every h
     assert f"{1 * n * n}" in text and f"{32 * n * n}" in text and "4096" in text and "131072" in text
     assert "{" not in text

@@ -1,6 +1,7 @@
 """The shipped lessons (lessons/*.toml): at least 8 following the material, at least 4 questions each and 40 in all,
 every text in English, Japanese and Korean, every step on a page of the app, and every question's answer computed
-by the engine from its step's state (a valid answer of its kind, whose explanation fields all get filled)."""
+by the engine from its step's state (a valid answer of its kind, whose explanation fields all get filled); every
+step's state and question's params are the page's and the function's own (checked when the lessons load)."""
 
 import re
 
@@ -50,7 +51,9 @@ def test_every_text_in_three_languages_with_the_same_fields(lesson_id):
 
 @pytest.mark.slow  # loads MiniLM, the MoE and the encoder-decoder
 @pytest.mark.parametrize("lesson_id, index", QUESTIONS)
-def test_every_answer_is_computed_from_its_steps_state(lesson_id, index):
+def test_every_answer_is_well_formed_and_fills_its_words(lesson_id, index):
+    """The shape of each answer (its kind, options, tolerance) and every field its words quote. Whether the answer
+    is right is tests/pages/test_lesson_questions_on_pages.py's question: it reads the answer off the page."""
     step = LESSONS[lesson_id].steps[index]
     q = step.question
     answer = core.answer(q, step.state)

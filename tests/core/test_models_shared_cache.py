@@ -50,8 +50,9 @@ def fresh_registry(monkeypatch):
 
 def test_pages_and_lessons_get_the_same_object(monkeypatch):
     from app import models as app_models
-    from core.lessons import questions
+    from core.attention import STATE as attention_state
     from core.models import moe_model
+    from core.moe.state import STATE as moe_state
 
     loaders = {key: Counted() for key in ("minilm", "smollm2", "moe")}
     for key, loader in loaders.items():
@@ -63,13 +64,14 @@ def test_pages_and_lessons_get_the_same_object(monkeypatch):
     monkeypatch.setitem(registry.SHARED_LOADERS, registry.ENCODER_DECODER, ed)
 
     for key in loaders:
-        assert app_models._load(key) is questions._model(key) is registry.shared(key)
+        lessons_model = attention_state.read({"model": key}).model_object  # what the answer functions use
+        assert app_models._load(key) is lessons_model is registry.shared(key)
     checkpoints = app_models.load_moe_checkpoints()
     assert set(checkpoints) == set(moe_model.VARIANTS)
     for v, model in checkpoints.items():
-        assert questions._moe_model(v) is model
+        assert moe_state.read({"ckpt": v}).model_object is model
     assert checkpoints["balanced"] is app_models._load("moe")  # the registry's "moe" is the balanced checkpoint
-    assert app_models._load_encoder_decoder() is questions._ed_model()
+    assert app_models._load_encoder_decoder() is registry.shared(registry.ENCODER_DECODER)  # as the answers read it
     # each loaded exactly once, whoever asked first and however often
     assert [loader.calls for loader in (*loaders.values(), *variants.values(), ed)] == [1] * (
         len(loaders) + len(variants) + 1

@@ -3,9 +3,10 @@
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app import catalog
+from core.lessons.answers import PAGE_STATES
+from core.state import Text
 from tests.apptest_helpers import assert_no_exception, run_view
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
@@ -22,10 +23,6 @@ HOSTILE_TEXTS = {
 PAGE_URLS = [p.url for p in catalog.PAGES]
 
 
-def run_page(url: str, query: dict | None = None) -> AppTest:
-    return run_view(url, query)
-
-
 def page_source(topic: str) -> str:
     """The source of a page: app/views/<topic>.py, or every module of the package app/views/<topic>/."""
     single = ROOT / "app" / "views" / f"{topic}.py"
@@ -36,18 +33,22 @@ def page_source(topic: str) -> str:
 # Pages with a text box (read from their source, so pages without one cost no run here; the test fails if a page
 # listed here shows no text box). TEXT_LINKS opens the part of a page where its text box lives.
 TEXT_LINKS = {"positions": {"part": "rope", "smol": "1"}, "long-maps": {"doc": "own"}}
-TEXT_PAGE_URLS = [p.url for p in catalog.PAGES if "text_area(" in page_source(p.topic)]
+TEXT_PAGE_URLS = [
+    p.url
+    for p in catalog.PAGES
+    if "text_area(" in page_source(p.topic) or any(isinstance(f, Text) for f in PAGE_STATES.get(p.url, ()))
+]  # a text box drawn by hand, or one the page's declared state binds (ui.field)
 
 
 @pytest.mark.parametrize("url", PAGE_URLS)
 def test_page_runs(url):
-    assert_no_exception(run_page(url))
+    assert_no_exception(run_view(url))
 
 
 @pytest.mark.parametrize("url", TEXT_PAGE_URLS)
 @pytest.mark.parametrize("kind", list(HOSTILE_TEXTS))
 def test_page_survives_hostile_text(url, kind):
-    at = run_page(url, TEXT_LINKS.get(url))
+    at = run_view(url, TEXT_LINKS.get(url))
     assert at.text_area, "the page's source has a text box but none was shown"
     for area in at.text_area:
         area.set_value(HOSTILE_TEXTS[kind])
@@ -58,14 +59,14 @@ def test_page_survives_hostile_text(url, kind):
 
 
 def test_language_switch_changes_the_page():
-    at = run_page("home", {"lang": "ja"})
+    at = run_view("home", {"lang": "ja"})
     assert_no_exception(at)
     shown = " ".join(s.value for s in at.subheader) + " ".join(m.value for m in at.markdown)
     assert "ページ" in shown and "Pages" not in shown
 
 
 def test_unknown_language_in_a_link_falls_back_to_english_with_a_notice():
-    at = run_page("home", {"lang": "<script>"})  # the language is read on a session's first run
+    at = run_view("home", {"lang": "<script>"})  # the language is read on a session's first run
     assert_no_exception(at)
     assert "lang" in " ".join(w.value for w in at.warning)
     assert at.session_state["lang"] == "en"

@@ -8,14 +8,16 @@ no reader fails test_every_shipped_question_is_read_on_its_page."""
 
 from __future__ import annotations
 
+import html
+import math
 import re
 
 import numpy as np
 import pytest
 
-from app import catalog
+from app import catalog, i18n
 from core import lessons as core
-from tests.apptest_helpers import heatmap_by_key, number_after, open_view, shown_text
+from tests.apptest_helpers import figure_by_key, heatmap_by_key, number_after, open_view, plotted_values, shown_text
 
 LESSONS = core.load_lessons(pages=catalog.BY_URL)
 QUESTIONS = [(lesson.id, step) for lesson in LESSONS.values() for step in lesson.steps if step.question is not None]
@@ -133,6 +135,264 @@ def flash_running_max(step, q, a):
     close(float(table["m after"].iloc[q.params["row"]]), a, shown_digits=4)
 
 
+# ---- /sdpa-gqa and /transformer-xl -------------------------------------------------------------------------------
+
+
+def gqa_kv_bytes(step, q, a):
+    changes = {k: q.params[k] for k in ("ctx", "batch") if k in q.params}  # a prediction: the learner sets them
+    total = number_after(shown_text(page(step, **changes)), "= **")  # the formula line: "= **17,179,869,184 bytes"
+    close(total / {"GiB": 2**30, "MiB": 2**20, "bytes": 1}[q.params.get("unit", "GiB")], a, shown_digits=6)
+
+
+def gqa_group_size(step, q, a):
+    close(number_after(shown_text(page(step)), "groups of"), a)
+
+
+def xl_visible_keys(step, q, a):
+    """The page does not count one query's keys at the step's window; its masks figure draws the same rule at
+    W = 4, S = 1 on 12 tokens: the last row of the policy's panel, counted, is the answer function at those."""
+    from core.lessons.answers import compute  # the function under test, at the figure's own settings
+
+    panel = {"window": 3, "sinks_window": 4}[q.params.get("policy", "sinks_window")]
+    at = page(step)
+    trace = next(t for t in figure_by_key(at, "fig-masks")["data"] if t.get("xaxis") == f"x{panel}")
+    z = np.asarray(plotted_values(trace["z"]))
+    drawn = int((z[-1] > 0).sum())
+    at_figure = compute(q.answer_fn, {**q.params, "query": len(z) - 1}, {"win": "4", "sinks": "1"})
+    assert drawn == at_figure.correct == 5
+    assert a.correct == min(q.params["query"] + 1, a.detail["window"] + a.detail["sinks"])  # the rule, at the step's
+
+
+def committed_losses(at) -> dict[str, float]:
+    table = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    past = next(c for c in table.columns if c.startswith("mean loss from"))
+    names = {"independent segments": "independent", "XL memory": "xl", "window": "window",
+             "sinks + window": "sinks_window", "full attention": "full"}  # fmt: skip
+    return {names[m]: float(v) for m, v in zip(table["method"], table[past])}
+
+
+def xl_loss_order(step, q, a):
+    loss = committed_losses(page(step))
+    assert tuple(sorted(q.params["methods"], key=loss.get)) == a.correct
+
+
+def xl_best_after_eviction(step, q, a):
+    loss = committed_losses(page(step))
+    assert min((m for m in loss if m != "full"), key=loss.get) == a.correct
+
+
+# ---- /masks --------------------------------------------------------------------------------------------------
+
+
+def masks_allowed_count(step, q, a):
+    kind = q.params.get("mask") or step.state.get("mask", "both")
+    trace = next(t for t in figure_by_key(page(step), f"fig-mask-{kind}")["data"] if t.get("name") == "may attend")
+    z = plotted_values(trace["z"]).astype(float)
+    close(float(np.sum(np.isfinite(z) & (z != 0))), a)
+
+
+def masks_top_key(step, q, a):
+    z, x, y = heatmap_by_key(page(step), "fig-weights")
+    row = next(i for i, label in enumerate(y) if label.split(" ", 1)[1] == q.params["query"])
+    assert x[int(np.nanargmax(z[row]))] == a.correct
+
+
+def kind_cells(at) -> dict[str, int]:
+    """Cells each kind lets through: its weights, positive where allowed (a masked weight is exactly 0)."""
+    return {k: int(np.sum(np.nan_to_num(heatmap_by_key(at, f"fig-{k}")[0].astype(float)) > 0))
+            for k in ("encoder_self", "decoder_self", "cross")}  # fmt: skip
+
+
+def masks_kind_order(step, q, a):
+    cells = kind_cells(page(step))
+    assert tuple(sorted(cells, key=lambda k: -cells[k])) == a.correct
+
+
+def masks_cross_shape(step, q, a):
+    z, _, _ = heatmap_by_key(page(step), "fig-cross")
+    close(float(z.shape[1] if q.params.get("what", "keys") == "keys" else z.shape[0]), a)
+
+
+# ---- /positions (RoPE) and /rope-scaling -----------------------------------------------------------------------
+
+
+def rope_theta(step, pair, **changes) -> tuple[float, int]:
+    """θ of a pair, as the title of its circle's figure writes it (4 significant digits), and d."""
+    d = int(step.state.get("rope_d", 16))
+    i = {"last": d // 2 - 1, "middle": d // 4}.get(pair, pair)
+    title = figure_by_key(page(step, rope_pair=i, **changes), "fig-traj")["layout"]["title"]["text"]
+    return number_after(title, "θ ="), i
+
+
+def near(shown: float, answer: core.Answer, rel: float):
+    assert abs(shown - float(answer.correct)) <= rel * abs(float(answer.correct)), (shown, answer.correct)
+    assert core.is_correct(answer, shown)
+
+
+def positions_rope_angle(step, q, a):
+    theta, _ = rope_theta(step, q.params.get("pair", 0))
+    near(int(step.state.get("m", 3)) * theta, a, 1e-3)
+
+
+def positions_rope_wavelength(step, q, a):
+    theta, _ = rope_theta(step, q.params.get("pair", 0))
+    near(2 * math.pi / theta, a, 1e-3)
+
+
+def positions_wavelength_growth(step, q, a):
+    before, _ = rope_theta(step, q.params.get("pair", "last"))
+    after, _ = rope_theta(step, q.params.get("pair", "last"), rope_base=q.params["to_base"])
+    near(before / after, a, 2e-3)
+
+
+def positions_relative_only(step, q, a):
+    text = shown_text(page(step))
+    spread, spread_range = number_after(text, "agree to within"), number_after(text, "scores range over")
+    assert a.correct == ("offset" if spread <= 1e-9 * max(1.0, spread_range) else "both")
+
+
+def curve(at, key: str, method: str) -> np.ndarray:
+    trace = next(t for t in figure_by_key(at, key)["data"] if t.get("name") == method)
+    return plotted_values(trace["y"])
+
+
+def rope_scaling_ratio(step, q, a):
+    ratio = curve(page(step), "fig-ratio", q.params["method"])
+    pair = {"last": len(ratio) - 1, "middle": len(ratio) // 2}.get(q.params["pair"], q.params["pair"])
+    near(float(ratio[pair]), a, 1e-6)
+
+
+def method_table(at, column: str, method: str) -> float:
+    table = next(d.value for d in at.dataframe if "method" in d.value.columns and column in d.value.columns)
+    return float(table[column][list(table["method"]).index(method)])
+
+
+def rope_scaling_attention_factor(step, q, a):
+    near(method_table(page(step), "attention factor (q·k ×factor²)", q.params.get("method", "yarn")), a, 1e-3)
+
+
+def rope_scaling_kept_pairs(step, q, a):
+    close(method_table(page(step), "pairs kept (extrapolated)", q.params.get("method", "yarn")), a)
+
+
+def rope_scaling_slowest_order(step, q, a):
+    at = page(step)
+    slowest = {m: float(curve(at, "fig-wl", m)[-1]) for m in q.params.get("methods", ("default", "linear", "dynamic"))}
+    assert tuple(sorted(slowest, key=lambda m: -slowest[m])) == a.correct
+
+
+# ---- the pages of real models: /attention, /multi-head, /head-detectors, /encoder-decoder, /moe -------------------
+
+
+def word_of(label: str) -> str:
+    """'3 mat' -> 'mat' (an indexed label, as the figures write it; wordpiece marks dropped)."""
+    return html.unescape(label).split(" ", 1)[1].replace("##", "").replace("Ġ", "").replace("▁", "").strip().lower()
+
+
+def attention_top_key(step, q, a):
+    z, x, y = heatmap_by_key(page(step), "fig-head")
+    row = next(i for i, label in enumerate(y) if word_of(label) == q.params["query"])
+    assert html.unescape(x[int(np.argmax(z[row]))]) == a.correct
+
+
+def chain_trace(at, axis: str = "", starts: str = "") -> dict:
+    traces = figure_by_key(at, "fig-chain")["data"]
+    return next(
+        t for t in traces if (axis and t.get("xaxis") == axis) or (starts and (t.get("name") or "").startswith(starts))
+    )
+
+
+def multi_head_shape(step, q, a):
+    at, head = page(step), int(step.state.get("head", 0))
+    if q.params["what"] == "d_k":  # "Q_0 (13 × 32)": one head's queries, d_k columns
+        shown = number_after(chain_trace(at, starts=f"Q_{head} (")["name"], "× ")
+    elif q.params["what"] == "concat":  # "Concat of the 12 heads' Z (384 columns; ...)"
+        shown = number_after(chain_trace(at, starts="Concat of the")["name"], "Z (")
+    else:  # "X: layer input (13 × 384)": one row per token
+        shown = number_after(chain_trace(at, starts="X: layer input")["name"], "(")
+    close(shown, a)
+
+
+def multi_head_top_key(step, q, a):
+    weights = chain_trace(page(step), axis="x5")  # A_i: rows are queries, columns keys
+    z, x, y = plotted_values(weights["z"]), weights["x"], weights["y"]
+    row = next(i for i, label in enumerate(y) if word_of(label) == q.params["query"])
+    assert html.unescape(x[int(np.argmax(z[row]))]) == a.correct
+
+
+def multi_head_head_count(step, q, a):
+    table = page(step).dataframe[0].value
+    column = {"parameters": "parameters", "score_rank": "max rank of one head's scores", "head_dim": "d_k"}
+    row = list(table["heads h"]).index(q.params["heads"])
+    close(float(str(table[column[q.params["what"]]].iloc[row]).replace(",", "")), a)
+
+
+def head_detectors_best_head(step, q, a):
+    table = next(d.value for d in page(step).dataframe if list(d.value.columns) == ["layer", "head", "score"])
+    assert f"{table['layer'].iloc[0]}.{table['head'].iloc[0]}" == a.correct
+
+
+def encoder_decoder_source_length(step, q, a):
+    _, x, _ = heatmap_by_key(page(step), "fig-cross")
+    close(float(len(x)), a)
+
+
+def encoder_decoder_cross_top(step, q, a):
+    z, x, _ = heatmap_by_key(page(step), "fig-cross")
+    assert html.unescape(x[int(np.argmax(z[int(step.state["step"])]))]) == a.correct
+
+
+def next_tokens(at) -> tuple[list[str], np.ndarray]:
+    bar = figure_by_key(at, "fig-top")["data"][0]
+    return [html.unescape(t) for t in bar["y"]], plotted_values(bar["x"])
+
+
+def encoder_decoder_next_token(step, q, a):
+    tokens, p = next_tokens(page(step))
+    assert tokens[int(np.argmax(p))] == a.correct and sorted(tokens) == sorted(a.options)
+
+
+def encoder_decoder_probability(step, q, a):
+    _, p = next_tokens(page(step))
+    close(float(p.max()), a, shown_digits=4)
+
+
+def encoder_decoder_agrees(step, q, a):
+    said = shown_text(page(step))
+    words = {k: i18n.text("en", "encoder_decoder", k) for k in ("agrees", "disagrees", "no_reference")}
+    shown = [verdict for verdict, k in (("yes", "agrees"), ("no", "disagrees"), ("no_reference", "no_reference"))
+             if words[k] in said]  # fmt: skip
+    assert shown == [a.correct], (shown, a.correct)
+
+
+def moe_dropped_metric(at) -> tuple[int, int, int]:
+    """(dropped, assignments, capacity) as the 'Dropped assignments' metric and its help say them."""
+    m = next(m for m in at.metric if m.label == "Dropped assignments")
+    dropped, total = (int(x) for x in m.value.split(" / "))
+    return dropped, total, int(number_after(m.proto.help, "Capacity:"))
+
+
+def moe_expert(step, q, a):
+    z, x, y = heatmap_by_key(page(step), "router")
+    row = next(i for i, label in enumerate(y) if word_of(label) == q.params["word"])
+    close(float(int(np.argmax(z[row]))), a)
+    assert str(x[int(np.argmax(z[row]))]).endswith(str(int(a.correct)))
+
+
+def moe_capacity(step, q, a):
+    close(float(moe_dropped_metric(page(step))[2]), a)
+
+
+def moe_dropped(step, q, a):
+    close(float(moe_dropped_metric(page(step))[0]), a)
+
+
+def moe_dropped_change(step, q, a):
+    before = moe_dropped_metric(page(step))[0]
+    after = moe_dropped_metric(page(step, ckpt=q.params["ckpt"]))[0]
+    assert a.correct == ("same" if after == before else "more" if after > before else "fewer")
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -148,11 +408,38 @@ READERS = {
     "linear_attention.more_spread": linear_more_spread,
     "flash_attention.tiles": flash_tiles,
     "flash_attention.running_max": flash_running_max,
+    "sdpa_gqa.kv_bytes": gqa_kv_bytes,
+    "sdpa_gqa.group_size": gqa_group_size,
+    "transformer_xl.visible_keys": xl_visible_keys,
+    "transformer_xl.loss_order": xl_loss_order,
+    "transformer_xl.best_after_eviction": xl_best_after_eviction,
+    "masks.allowed_count": masks_allowed_count,
+    "masks.top_key": masks_top_key,
+    "masks.kind_order": masks_kind_order,
+    "masks.cross_shape": masks_cross_shape,
+    "positions.rope_angle": positions_rope_angle,
+    "positions.rope_wavelength": positions_rope_wavelength,
+    "positions.wavelength_growth": positions_wavelength_growth,
+    "positions.relative_only": positions_relative_only,
+    "rope_scaling.ratio": rope_scaling_ratio,
+    "rope_scaling.attention_factor": rope_scaling_attention_factor,
+    "rope_scaling.kept_pairs": rope_scaling_kept_pairs,
+    "rope_scaling.slowest_order": rope_scaling_slowest_order,
+    "attention.top_key": attention_top_key,
+    "multi_head.shape": multi_head_shape,
+    "multi_head.top_key": multi_head_top_key,
+    "multi_head.head_count": multi_head_head_count,
+    "head_detectors.best_head": head_detectors_best_head,
+    "encoder_decoder.source_length": encoder_decoder_source_length,
+    "encoder_decoder.cross_top": encoder_decoder_cross_top,
+    "encoder_decoder.next_token": encoder_decoder_next_token,
+    "encoder_decoder.probability": encoder_decoder_probability,
+    "encoder_decoder.agrees": encoder_decoder_agrees,
+    "moe.expert": moe_expert,
+    "moe.capacity": moe_capacity,
+    "moe.dropped": moe_dropped,
+    "moe.dropped_change": moe_dropped_change,
 }
-
-
-def _ids():
-    return [f"{lid}-{step.question.id}" for lid, step in QUESTIONS]
 
 
 def test_every_shipped_question_is_read_on_its_page():
@@ -163,7 +450,12 @@ def test_every_shipped_question_is_read_on_its_page():
     assert not sorted((asked & declared) - set(READERS))
 
 
-@pytest.mark.parametrize("lesson_id, step", QUESTIONS, ids=_ids())
+MODEL_PAGES = {"attention", "multi-head", "encoder-decoder", "moe"}  # they load a real model: marked slow
+CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * (step.page in MODEL_PAGES))
+         for lid, step in QUESTIONS]  # fmt: skip
+
+
+@pytest.mark.parametrize("lesson_id, step", CASES)
 def test_the_page_shows_the_lessons_answer(lesson_id, step):
     q = step.question
     reader = READERS.get(q.answer_fn)

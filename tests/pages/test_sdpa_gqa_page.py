@@ -82,7 +82,7 @@ def test_sdpa_page_bad_links_are_ignored():
 # --- languages ----------------------------------------------------------------------------------------------------
 
 
-# Every key's format fields in every language: tests/test_i18n.py (all sections at once).
+# Every key's format fields in every language: tests/app/test_i18n.py (all sections at once).
 
 
 @pytest.mark.parametrize("lang", ["ja", "ko"])

@@ -19,9 +19,10 @@ import inspect
 import math
 
 import pytest
-from test_app_pages import assert_no_exception, run_page  # same harness: open main.py, switch page, apply link
 
 from app import catalog, i18n, ui
+from tests.apptest_helpers import assert_no_exception
+from tests.apptest_helpers import run_view as run_page  # the one helper: open main.py, switch page, apply link
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from app import models, ui
 from core.encoder_decoder import grammar
+from core.encoder_decoder import state as ed_state
 from core.encoder_decoder import view as edv
 from core.models import registry
 
@@ -16,7 +17,7 @@ from .own import own_part
 from .stack import stack_part
 from .steps import steps_part
 
-PARTS = ("steps", "stack", "alignment")
+F = ed_state.STATE  # the page's link, declared in core
 MAX_NAMED_UNKNOWN = 12  # unknown words listed by name; the rest counted
 
 
@@ -38,9 +39,8 @@ def sentence_inputs(T) -> tuple[str, str]:
     examples = edv.example_sentences()
     st.selectbox(T("example"), ["own", *examples], key="ed_example", on_change=use_example,
                  format_func=lambda s: T("own") if s == "own" else s)  # fmt: skip
-    text = ui.text_area("text", T("text"), examples[0], height=70)
-    language = ui.select("target", T("target"), grammar.LANGUAGES, "ja", format_func=lambda c: T("lang_" + c),
-                         radio=True, horizontal=True)  # fmt: skip
+    text = ui.field(F["text"], T("text"), height=70)
+    language = ui.field(F["target"], T("target"), widget="radio", format_func=lambda c: T("lang_" + c), horizontal=True)
     vocabulary(T)
     return text, language
 
@@ -61,10 +61,10 @@ def page() -> None:
     st.title(T("title"))
     words, forms = grammar.english_word_counts()
     st.markdown(T("intro", words=words, forms=forms))
-    part = ui.select("part", T("part"), PARTS, "steps", format_func=lambda p: T(f"part_{p}"), radio=True,
-                     horizontal=True)  # fmt: skip
+    part = ui.field(F["part"], T("part"), widget="radio", format_func=lambda p: T(f"part_{p}"), horizontal=True)
     shipped = registry.ENCODER_DECODER  # the steps part also takes a learner's encoder-decoder folder (own.py)
-    key = models.pick_model(options=(shipped,), needs=models.ENCODER_DECODER) if part == "steps" else shipped
+    steps = part == "steps"
+    key = models.pick_model(options=(shipped,), needs=models.ENCODER_DECODER, field=F["model"]) if steps else shipped
     if part == "alignment":
         alignment_part(T)
     elif key != shipped:

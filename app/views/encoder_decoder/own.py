@@ -3,17 +3,19 @@ its own tokenizer, greedy generation, and at each step the decoder's masked self
 (rows: the decoder's queries, each writing an output token; columns: the source tokens), per layer and head.
 Folder names go into markdown escaped (models.name_in_text); tokens only into figures, st.code and st.text."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import models, ui
 from core.encoder_decoder import own
-from core.encoder_decoder import view as edv
+from core.encoder_decoder.state import STATE as F
 
 from .steps import head_picker, step_figures
 
 
 def own_part(T, key: str) -> None:
-    text = ui.text_area("text", T("own_text"), edv.example_sentences()[0], height=70)
+    text = ui.field(F["text"], T("own_text"), height=70)
     loaded = models.load_seq2seq(key)
     if loaded is None:
         return
@@ -29,8 +31,7 @@ def own_part(T, key: str) -> None:
     if not run.finished:
         st.warning(T("own_unfinished", n=len(run.translation.steps)))
     layer, head = head_picker(T, loaded[0].config)
-    # Fixed bounds, so a shared link's step stays valid whatever the text; past the last step shows the last.
-    step = ui.slider("step", T("step"), 0, own.MAX_STEPS, own.MAX_STEPS)
+    step = ui.field(F["step"], T("step"), SimpleNamespace(max_steps=own.MAX_STEPS))
     v = own.view(run, step, layer, head)
     st.caption(T("step_of", t=v.step, n=v.steps, last=v.steps - 1))
     st.caption(T("own_note", name=name))

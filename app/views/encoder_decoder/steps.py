@@ -2,19 +2,23 @@
 self-attention, its cross-attention over the source and its next-token probabilities; free generation or teacher
 forcing, and the two side by side."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core.encoder_decoder import view as edv
+from core.encoder_decoder.state import STATE as F
 from viz import encoder_decoder as figs
 
 
 def head_picker(T, config) -> tuple[int, int]:
+    shape = SimpleNamespace(n_layers=config.decoder_layers, n_heads=config.decoder_attention_heads)
     c1, c2 = st.columns(2)
     with c1:
-        layer = ui.number("layer", T("layer"), 0, config.decoder_layers - 1, 0)
+        layer = ui.field(F["layer"], T("layer"), shape, widget="number")
     with c2:
-        head = ui.number("head", T("head"), 0, config.decoder_attention_heads - 1, 0)
+        head = ui.field(F["head"], T("head"), shape, widget="number")
     return layer, head
 
 
@@ -52,12 +56,10 @@ def comparison(T, run: edv.SentenceRun) -> None:
 def steps_part(T, run: edv.SentenceRun, config) -> None:
     outputs(T, run)
     layer, head = head_picker(T, config)
-    mode = ui.select("mode", T("mode"), edv.MODES, "free", format_func=lambda m: T("mode_" + m), radio=True,
-                     horizontal=True)  # fmt: skip
+    mode = ui.field(F["mode"], T("mode"), widget="radio", format_func=lambda m: T("mode_" + m), horizontal=True)
     if mode == "forced" and run.forced is None:
         st.info(T("no_reference"))
-    # Fixed bounds, so a shared link's step stays valid whatever the sentence; past the last step shows the last.
-    step = ui.slider("step", T("step"), 0, edv.MAX_STEPS, edv.MAX_STEPS)
+    step = ui.field(F["step"], T("step"), SimpleNamespace(max_steps=edv.MAX_STEPS))
     v = edv.step_view(run, mode, step, layer, head)
     st.caption(T("step_of", t=v.step, n=v.steps, last=v.steps - 1))
     st.caption(T("mode_" + v.mode + "_note"))

@@ -1,5 +1,5 @@
 """/lessons: walk a lesson alone, step by step. Each step shows its text, opens its page with the step's state,
-and may ask a question whose right answer the engine computes (core/lessons/questions.py); a hint ladder before
+and may ask a question whose right answer the engine computes (core/lessons/answers/); a hint ladder before
 answering, then right or wrong, the explanation and the view that shows why. Position and answers live in the
 session and in the URL. Lessons are files in lessons/ (core/lessons)."""
 

@@ -5,16 +5,15 @@ import streamlit as st
 
 from app import ui
 from core.masks import batch as core
+from core.masks import state as masks_state
 from viz.masks import attention_mask_figure
 
-MAX_SENTENCES = 4
-MAX_TOKENS = 12  # per sentence: a 12 x 12 matrix still shows its numbers
-MATERIAL_PAD_TO = 41  # the study material pads its batch to a fixed 41 tokens
-MAX_PAD_TO = 128
+MAX_SENTENCES, MAX_TOKENS = masks_state.MAX_SENTENCES, masks_state.MAX_TOKENS
+MATERIAL_PAD_TO = masks_state.MATERIAL_PAD_TO
 
 
 def read_sentences(T) -> list[list[str]]:
-    raw = ui.text_area("text", T("texts"), "\n".join(core.EXAMPLES), height=120)
+    raw = ui.field(masks_state.STATE["text"], T("texts"), height=120)
     sentences = core.read_sentences(raw, MAX_SENTENCES, MAX_TOKENS)
     if sentences.too_many:
         st.info(T("too_many", k=MAX_SENTENCES))
@@ -38,7 +37,7 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
     )
-    fixed = ui.number("pad_to", T("pad_to"), 1, MAX_PAD_TO, MATERIAL_PAD_TO)
+    fixed = ui.field(masks_state.STATE["pad_to"], T("pad_to"), widget="number")
     c = core.padding_comparison(token_lists, fixed)
     st.markdown(T("pad_fixed", n1=c.longest.length, p1=c.longest.padding, pos1=c.longest.positions,
                   n2=c.fixed.length, p2=c.fixed.padding, pos2=c.fixed.positions, s1=c.longest.scores,

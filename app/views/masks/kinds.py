@@ -7,6 +7,7 @@ import streamlit as st
 from app import ui
 from core.masks import encoder_decoder as core
 from core.masks.layers import D_HEAD, D_MODEL, N_HEADS
+from core.masks.state import STATE, Sentences
 from viz.labels import indexed_labels
 from viz.masks import attention_kind_figure
 
@@ -16,12 +17,12 @@ SEED = 0
 def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
     st.header(T("kinds"))
     st.markdown(T("kinds_text", d=D_MODEL, h=N_HEADS, dh=D_HEAD))
-    options = [str(k) for k in range(len(rows))]
+    sentences = Sentences(token_lists)
     c1, c2 = st.columns(2)
     with c1:
-        src = int(ui.select("src", T("src"), options, "0", format_func=lambda k: rows[int(k)]))
+        src = int(ui.field(STATE["src"], T("src"), sentences, format_func=lambda k: rows[int(k)]))
     with c2:
-        tgt = int(ui.select("tgt", T("tgt"), options, "1", format_func=lambda k: rows[int(k)]))
+        tgt = int(ui.field(STATE["tgt"], T("tgt"), sentences, format_func=lambda k: rows[int(k)]))
     head = int(st.session_state.get("head", 0))  # the head picked in the part above
     view = core.encoder_decoder(token_lists[src], token_lists[tgt], seed=SEED)
     enc, dec, cross = view.kinds

@@ -4,7 +4,7 @@ import streamlit as st
 
 from app import ui
 from core.masks import batch as core
-from core.masks.layers import N_HEADS
+from core.masks.state import STATE, Sentences
 from viz.labels import indexed_labels
 from viz.masks import mask_steps_figures
 
@@ -15,12 +15,12 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
     st.subheader(T("masks"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        options = [str(k) for k in range(len(rows))]
-        i = int(ui.select("row", T("pick"), options, "0", format_func=lambda k: rows[int(k)]))
+        sentences = Sentences(token_lists)
+        i = int(ui.field(STATE["row"], T("pick"), sentences, format_func=lambda k: rows[int(k)]))
     with c2:
-        head = ui.number("head", T("head"), 0, N_HEADS - 1, 0)
+        head = ui.field(STATE["head"], T("head"), widget="number")
     with c3:
-        kind = ui.select("mask", T("kind"), list(core.MASK_KINDS), "both", format_func=lambda k: T(f"kind_{k}"))
+        kind = ui.field(STATE["mask"], T("kind"), format_func=lambda k: T(f"kind_{k}"))
     view = core.mask_steps_view(token_lists, i, head, kind, seed=SEED)
     labels = indexed_labels(view.tokens)
     figs = mask_steps_figures(view, ui.texts("masks.figure"), labels)

@@ -11,10 +11,12 @@ import streamlit as st
 from app import models, ui
 from core.models import ModelUnavailable, moe_model
 from core.moe import checkpoint_views
+from core.moe import state as moe_state
 
 from . import comparison, real_models, routing, specialisation
 
-DEFAULT_TEXT = "The little cat sees a big dog. She runs to the park quickly, and they play together!"
+F = moe_state.STATE  # the page's link, declared in core
+DEFAULT_TEXT = moe_state.DEFAULT_TEXT
 
 
 @st.cache_data(show_spinner=False, max_entries=len(moe_model.VARIANTS))
@@ -33,15 +35,15 @@ def page() -> None:
         st.error(T("unavailable", message=str(err)))
         checkpoints = None
     if checkpoints is not None:
-        text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+        text = ui.field(F["text"], T("text"))
         c1, c2, c3 = st.columns(3)
         with c1:
-            variant = ui.select("ckpt", T("ckpt"), list(moe_model.VARIANTS), "balanced", format_func=T)
+            variant = ui.field(F["ckpt"], T("ckpt"), format_func=T)
         model = checkpoints[variant]
         with c2:
-            layer = ui.slider("layer", T("layer"), 0, model.n_layers - 1, 1)
+            layer = ui.field(F["layer"], T("layer"), model)
         with c3:
-            cf = ui.slider("cf", T("cf"), 0.25, 4.0, 1.25, step=0.25, help=T("cf_help"))
+            cf = ui.field(F["cf"], T("cf"), help=T("cf_help"))
         st.caption(T("weights", note=model.weights_note))
         text_view = routing.show(T, tuple(checkpoints), variant, text, layer, cf)
         stats = {v: held_out(v) for v in moe_model.VARIANTS}

@@ -6,6 +6,7 @@ import streamlit as st
 
 from app import models, ui
 from core.models import examples
+from core.positions.state import STATE
 
 from . import alibi, extrapolation, learned, relative, rope, sinusoidal
 
@@ -27,8 +28,6 @@ def page() -> None:
     with st.expander(T("examples_title")):
         models.show_examples(T, examples.position_table(), COLUMNS, "examples_kind_", "examples_where_")
         st.caption(T("examples_note"))
-    part = ui.select(
-        "part", T("part"), list(PARTS), "sinusoidal", format_func=lambda v: T(f"part_{v}"), radio=True, horizontal=True
-    )
+    part = ui.field(STATE["part"], T("part"), widget="radio", format_func=lambda v: T(f"part_{v}"), horizontal=True)
     PARTS[part](T)
     ui.page_end()

@@ -1,9 +1,12 @@
 """ALiBi part: per-head slopes, one head's linear bias, and the weights that bias alone gives."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core.positions import alibi
+from core.positions.state import STATE
 from viz.positions import alibi as figures
 
 
@@ -11,11 +14,11 @@ def part(T) -> None:
     st.markdown(T("alibi_intro"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        heads = ui.slider("heads", T("heads"), 1, 32, 8)
+        heads = ui.field(STATE["heads"], T("heads"))
     with c2:
-        n = ui.slider("al_n", T("al_n"), 4, 64, 16)
+        n = ui.field(STATE["al_n"], T("al_n"))
     with c3:
-        h = ui.slider("al_head", T("al_head"), 0, heads - 1, 0) if heads > 1 else 0
+        h = ui.field(STATE["al_head"], T("al_head"), SimpleNamespace(heads=heads)) if heads > 1 else 0
     view = alibi.alibi_view(heads, n, h)
     names = figures.head_names(view)
     ui.show_figure(

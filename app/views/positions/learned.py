@@ -4,16 +4,18 @@ import streamlit as st
 
 from app import models, ui
 from core.positions import learned
+from core.positions.state import STATE
 from viz.positions import learned as figures
 
 
 def part(T) -> None:
     st.markdown(T("learned_intro"))
     # MiniLM first (the default and its committed figures); a learner's model with a learned table follows
-    model = models.load(models.pick_model(options=("minilm",), needs=models.LEARNED_POSITIONS))
+    key = models.pick_model(options=("minilm",), needs=models.LEARNED_POSITIONS, field=STATE["model"], part="learned")
+    model = models.load(key)
     if model is None:
         return
-    n = int(ui.select("npos", T("npos"), ["64", "128", "256", "512"], "128"))
+    n = ui.field(STATE["npos"], T("npos"))
     view = learned.similarity_view(model, n)
     c1, c2 = st.columns(2)
     with c1:
@@ -36,7 +38,7 @@ def part(T) -> None:
     st.markdown(T("hypotheses", d=sub.d, k=sub.k, energy=sub.energy, words=sub.word_share, random=sub.random_share))
     st.markdown(T("hyp_apart" if sub.kept_apart else "hyp_shared", times=sub.below_chance))
     st.markdown(T("past_intro"))
-    pos = ui.number("pastpos", T("past_position"), 0, 4 * 512, 512)
+    pos = ui.field(STATE["pastpos"], T("past_position"), widget="number")
     past = learned.past_table_view(model, pos)
     if past.exists:
         numbers = ", ".join(f"{x:.4f}" for x in past.head)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from app import ui
 from core.positions import relative
+from core.positions.state import STATE
 from viz.positions import relative as figures
 
 
@@ -11,13 +12,13 @@ def part(T) -> None:
     st.markdown(T("rel_intro"))
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        n = ui.slider("rel_n", T("rel_n"), 3, 24, 10)
+        n = ui.field(STATE["rel_n"], T("rel_n"))
     with c2:
-        d = ui.slider("rel_d", T("rel_d"), 2, 32, 8, step=2)
+        d = ui.field(STATE["rel_d"], T("rel_d"))
     with c3:
-        k = ui.slider("clip", T("clip"), 0, 12, 2)
+        k = ui.field(STATE["clip"], T("clip"))
     with c4:
-        seed = ui.number("seed", T("seed"), 0, 9999, 0)
+        seed = ui.field(STATE["seed"], T("seed"), widget="number")
     view = relative.shaw_view(n, d, k, seed)
     c1, c2 = st.columns(2)
     with c1:

@@ -1,10 +1,13 @@
 """RoPE part: the rotation matrix, every pair's angle, one pair's circle, the check that scores depend on m - n
 only, the two layouts; optionally SmolLM2's real rotated q and k split by frequency (rope_bands)."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core.positions import prefix, rope, sinusoidal
+from core.positions.state import STATE
 from viz.positions import rope as figures
 
 from . import rope_bands
@@ -16,19 +19,13 @@ def part(T) -> None:
     st.markdown(T("rope_intro"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        d = ui.slider("rope_d", T("rope_d"), 4, 64, 16, step=2)
+        d = ui.field(STATE["rope_d"], T("rope_d"))
     with c2:
-        base = 10 ** ui.slider("rope_base", T("rope_base"), 1.0, 6.0, 4.0, step=0.1)
+        base = 10 ** ui.field(STATE["rope_base"], T("rope_base"))
     with c3:
-        m = ui.slider("m", T("m"), 0, 500, 3)
-    layout = ui.select(
-        "layout",
-        T("layout"),
-        ["adjacent", "rotate_half"],
-        "adjacent",
-        format_func=lambda v: T(f"layout_{v}"),
-        radio=True,
-        horizontal=True,
+        m = ui.field(STATE["m"], T("m"))
+    layout = ui.field(
+        STATE["layout"], T("layout"), widget="radio", format_func=lambda v: T(f"layout_{v}"), horizontal=True
     )
     rot = rope.rotation_view(d, base, m, layout)
     ui.show_figure(
@@ -40,9 +37,9 @@ def part(T) -> None:
 
     c1, c2 = st.columns(2)
     with c1:
-        n = ui.slider("rope_n", T("rope_n"), 8, 512, 64, step=8)
+        n = ui.field(STATE["rope_n"], T("rope_n"))
     with c2:
-        pair = ui.slider("rope_pair", T("rope_pair"), 0, rot.d // 2 - 1, 0)
+        pair = ui.field(STATE["rope_pair"], T("rope_pair"), SimpleNamespace(rope_d=rot.d))
     ang = rope.angles_view(rot.inv_freq, n, pair)
     ui.show_figure(
         figures.angles_figure(ang, ui.texts("positions.figure")), "rope-angles", data=ang.angles, key="fig-angles"
@@ -79,7 +76,7 @@ def part(T) -> None:
     perm_text = str(perm) if len(perm) <= 16 else str(perm[:8])[:-1] + ", …]"
     st.info(T("layouts_result", perm=perm_text, diff=check.layout_diff, nodiff=check.layout_nodiff))
 
-    if ui.checkbox("smol", T("smol"), False):
+    if ui.field(STATE["smol"], T("smol")):
         rope_bands.part(T)
 
 

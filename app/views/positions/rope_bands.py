@@ -1,29 +1,31 @@
 """RoPE part, SmolLM2 section: the model's rotated q and k for a text, and its scores split by frequency band."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import models, ui
 from core.positions import rope_bands
+from core.positions.state import STATE
 from viz.positions import rope_bands as figures
 
-DEFAULT_TEXT = "The cat sat on the mat because it was tired. Then the cat slept."
 SMOL_TOKENS = 64  # tokens of the text read (the band figure is n x n)
 
 
 def part(T) -> None:
     # SmolLM2 first (the default and its figures); a learner's model with RoPE on whole heads follows
-    key = models.pick_model(options=("smollm2",), needs=models.ROPE)
+    key = models.pick_model(options=("smollm2",), needs=models.ROPE, field=STATE["model"], part="rope")
     model = models.load(key)
     if model is None:
         return
-    text = ui.text_area("text", T("text"), DEFAULT_TEXT, height=80)
+    text = ui.field(STATE["text"], T("text"), height=80)
     c1, c2, c3 = st.columns(3)
     with c1:
-        layer = ui.slider("layer", T("layer"), 0, model.n_layers - 1, min(3, model.n_layers - 1))
+        layer = ui.field(STATE["layer"], T("layer"), model)
     with c2:
-        head = ui.slider("head", T("smol_head"), 0, model.n_heads - 1, 0)
+        head = ui.field(STATE["head"], T("smol_head"), model)
     with c3:
-        n_bands = int(ui.select("bands", T("bands"), ["2", "4", "8"], "4"))
+        n_bands = ui.field(STATE["bands"], T("bands"))
     if not text.strip():
         st.info(T("empty"))
         return
@@ -55,7 +57,7 @@ def part(T) -> None:
         data={"pair": list(range(len(view.pair_share))), "share": view.pair_share},
         key="fig-share",
     )
-    band = ui.slider("band", T("band"), 0, n_bands - 1, 0)
+    band = ui.field(STATE["band"], T("band"), SimpleNamespace(bands=n_bands))
     ui.show_figure(
         figures.band_figure(view, ui.texts("positions.figure"), band),
         f"smollm2-band{band}-l{layer}-h{head}",

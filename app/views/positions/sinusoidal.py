@@ -1,16 +1,15 @@
 """Sinusoidal part: the PE matrix and its distance-only dot products, why each frequency needs sine AND cosine,
 and which columns barely move over a long context."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core import slips
 from core.positions import sinusoidal, training_step
+from core.positions.state import STATE
 from viz.positions import sinusoidal as figures
-
-WIDTHS = ["512", "1024", "2048", "3072", "4096"]
-LENGTHS = ["128", "512", "2048", "8192", "32768"]
-THRESHOLDS = ["0.001", "0.01", "0.05", "0.1"]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -22,11 +21,11 @@ def part(T) -> None:
     st.markdown(T("sin_intro"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        d = ui.slider("d", T("d"), 8, 256, 64, step=8)
+        d = ui.field(STATE["d"], T("d"))
     with c2:
-        n = ui.slider("n", T("n"), 16, 256, 128, step=16)
+        n = ui.field(STATE["n"], T("n"))
     with c3:
-        base = 10 ** ui.slider("base", T("base"), 1.0, 6.0, 4.0, step=0.1)
+        base = 10 ** ui.field(STATE["base"], T("base"))
     st.caption(T("base_now", base=base))
     ex = slips.sinusoidal_exponent(d, base)
     st.markdown(T("exponent_note", longest=ex["right_longest"], limit=ex["limit"]))
@@ -54,8 +53,7 @@ def part(T) -> None:
                   pos=sin.positions, lpos=learned.positions, lr=sin.lr))  # fmt: skip
 
     st.subheader(T("why_both"))
-    half = sinusoidal.even(d) // 2
-    pair = ui.slider("pair", T("pair"), 0, half - 1, min(2, half - 1))
+    pair = ui.field(STATE["pair"], T("pair"), SimpleNamespace(d=d))
     col = sinusoidal.collision_view(n, d, base, pair)
     c1, c2 = st.columns(2)
     with c1:
@@ -78,11 +76,11 @@ def part(T) -> None:
     st.subheader(T("sparsity"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        sp_d = int(ui.select("sp_d", T("sp_d"), WIDTHS, "3072"))
+        sp_d = ui.field(STATE["sp_d"], T("sp_d"))
     with c2:
-        sp_n = int(ui.select("sp_n", T("sp_n"), LENGTHS, "8192", format_func=lambda v: f"{int(v):,}"))
+        sp_n = ui.field(STATE["sp_n"], T("sp_n"), format_func=lambda v: f"{v:,}")
     with c3:
-        thr = float(ui.select("thr", T("thr"), THRESHOLDS, "0.01", format_func=lambda v: f"{float(v):.1%}"))
+        thr = float(ui.field(STATE["thr"], T("thr"), format_func=lambda v: f"{float(v):.1%}"))
     sp = _sparsity(sp_n, sp_d, base, thr)
     pooled = sinusoidal.pooled_encoding(sp_n, sp_d, base)
     ui.show_figure(figures.pooled_encoding_figure(pooled, ui.texts("positions.figure")), f"sinusoidal-pe-{sp_n}x{sp_d}",

@@ -1,6 +1,8 @@
 """The experiment part of /rope-scaling: SmolLM2's loss per position from the committed results files, and a
 short live rerun."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import models, ui
@@ -8,10 +10,9 @@ from app.measured import live_run
 from core import slips
 from core.models import registry
 from core.rope_scaling import experiment
+from core.rope_scaling.state import STATE
 from viz import rope_scaling as figures
 
-LIVE_SIZES = ["256", "512", "1024", "2048"]
-LIVE_METHODS = ["linear", "dynamic", "yarn"]
 LIVE_BUCKET = 128
 
 
@@ -28,27 +29,12 @@ def committed(T) -> None:
     if not choices:
         st.info(T("no_results"))
         return
-    lengths = [str(n) for n in choices]
-    chosen = lengths[0]
-    if len(lengths) > 1:
-        chosen = ui.select(
-            "exp_n",
-            T("exp_n"),
-            lengths,
-            lengths[-1],
-            format_func=lambda v: T("n_tokens", n=int(v)),
-            radio=True,
-            horizontal=True,
-        )
-    pick = ui.select(
-        "exp_factor",
-        T("exp_factor"),
-        ["all"] + choices[int(chosen)],
-        "all",
-        format_func=lambda v: T("all") if v == "all" else f"s = {v}",
-        radio=True,
-        horizontal=True,
-    )
+    chosen = str(next(iter(choices)))
+    if len(choices) > 1:
+        chosen = ui.field(STATE["exp_n"], T("exp_n"), widget="radio", format_func=lambda v: T("n_tokens", n=int(v)),
+                          horizontal=True)  # fmt: skip
+    pick = ui.field(STATE["exp_factor"], T("exp_factor"), SimpleNamespace(exp_n=chosen), widget="radio",
+                    format_func=lambda v: T("all") if v == "all" else f"s = {v}", horizontal=True)  # fmt: skip
     view = experiment.experiment_view(int(chosen), pick)
     res, runs = view.results, view.loss.runs
     if view.missing:
@@ -110,13 +96,13 @@ def live(T) -> None:
     st.caption(T("live_intro"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        n = int(ui.select("live_n", T("live_n"), LIVE_SIZES, "512"))
+        n = ui.field(STATE["live_n"], T("live_n"))
     with c2:
-        method = ui.select("live_method", T("live_method"), LIVE_METHODS, "linear")
+        method = ui.field(STATE["live_method"], T("live_method"))
     with c3:
-        factor = float(ui.select("live_factor", T("live_factor"), ["2", "4", "8"], "4"))
+        factor = float(ui.field(STATE["live_factor"], T("live_factor")))
     # SmolLM2 first: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
-    key = models.pick_model(options=("smollm2",), needs=models.ROPE_DECODER)
+    key = models.pick_model(options=("smollm2",), needs=models.ROPE_DECODER, field=STATE["model"])
     runs = st.session_state.get("_rope_live_runs", {}).get((key, n, method, factor))
     if st.button(T("run"), key="live-run"):
         model = models.load(key)

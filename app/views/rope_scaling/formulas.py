@@ -4,10 +4,8 @@ import streamlit as st
 
 from app import ui
 from core.rope_scaling import formulas
+from core.rope_scaling.state import STATE
 from viz import rope_scaling as figures
-
-FACTORS = ["2", "4", "8", "16", "32"]
-DISTANCES = ["16384", "32768", "65536", "131072"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -24,9 +22,9 @@ def part(T) -> None:
     st.markdown(T("methods"))
     c1, c2 = st.columns(2)
     with c1:
-        factor = float(ui.select("factor", T("factor"), FACTORS, "4"))
+        factor = float(ui.field(STATE["factor"], T("factor")))
     with c2:
-        maxd = int(ui.select("maxd", T("maxd"), DISTANCES, "131072", format_func=lambda v: f"{int(v):,}"))
+        maxd = ui.field(STATE["maxd"], T("maxd"), format_func=lambda v: f"{v:,}")
     freq = _frequencies(factor, maxd)
     words = ui.texts("rope_scaling.figure")
     c1, c2 = st.columns(2)
@@ -71,14 +69,8 @@ def part(T) -> None:
     st.caption(T("decay_note", maxd=maxd, bins=len(default["mean"])))
 
     st.subheader(T("res_title"))
-    measure = ui.select(
-        "measure",
-        T("measure"),
-        ["fastest_pair", "slowest_pair", "vector"],
-        "fastest_pair",
-        format_func=lambda v: T(f"measure_{v}"),
-        radio=True,
-        horizontal=True,
+    measure = ui.field(
+        STATE["measure"], T("measure"), widget="radio", format_func=lambda v: T(f"measure_{v}"), horizontal=True
     )
     res = formulas.resolution_view(factor)
     ui.show_figure(

@@ -5,12 +5,12 @@ import streamlit as st
 from app import ui
 from app.measured import live_meta, live_run, number
 from core.sdpa_gqa import backends as sb
+from core.sdpa_gqa.state import STATE
 from core.sdpa_gqa.views import BackendsView, backends_view
 from core.sdpa_gqa.views import live_run as sdpa_live_run
 from core.timing import human_bytes
 from viz.sdpa_gqa import backend_figures
 
-LIVE_N = ["128", "256", "512", "1024"]
 LIVE_HEADS, LIVE_D, LIVE_BUDGET_S = 4, 64, 1.0
 
 
@@ -99,9 +99,9 @@ def live(T) -> None:
         st.markdown(T("live_intro", heads=LIVE_HEADS, d=LIVE_D, budget=LIVE_BUDGET_S))
         c1, c2 = st.columns(2)
         with c1:
-            n = int(ui.select("sd_n", T("sd_n"), LIVE_N, "256"))
+            n = ui.field(STATE["sd_n"], T("sd_n"))
         with c2:
-            causal = ui.checkbox("sd_causal", T("sd_causal"))
+            causal = ui.field(STATE["sd_causal"], T("sd_causal"))
         if st.button(T("run"), key="run-sdpa"):
             job = ("sdpa_live", n, causal, LIVE_HEADS, LIVE_D, LIVE_BUDGET_S)
             st.session_state["_sdpa_live"] = live_run(

@@ -1,28 +1,22 @@
 """Part 2: the KV cache of a model as MHA, GQA and MQA, and the check that GQA is MHA with repeated K/V."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core import slips
-from core.kv_cache.memory import DTYPE_BYTES
 from core.sdpa_gqa import configs as kvc
+from core.sdpa_gqa.state import CUSTOM, STATE
+from core.sdpa_gqa.state import model_config as config_of
 from core.sdpa_gqa.views import kv_cache_view
 from core.timing import human_bytes
 from viz.sdpa_gqa import kv_cache_figure, variant_labels
 
-PRESET_KEYS = [*kvc.PRESETS, "custom"]
-DTYPES = list(DTYPE_BYTES)
-
 
 def model_config(T) -> kvc.ModelConfig | None:
-    key = ui.select(
-        "cfg",
-        T("cfg"),
-        PRESET_KEYS,
-        "llama-3-8b",
-        format_func=lambda k: T("custom") if k == "custom" else kvc.PRESETS[k].name,
-    )
-    if key != "custom":
+    key = ui.field(STATE["cfg"], T("cfg"), format_func=lambda k: T("custom") if k == CUSTOM else kvc.PRESETS[k].name)
+    if key != CUSTOM:
         cfg = kvc.PRESETS[key]
         st.caption(
             T(
@@ -40,17 +34,17 @@ def model_config(T) -> kvc.ModelConfig | None:
         return cfg
     c = st.columns(4)
     with c[0]:
-        layers = ui.number("layers", T("layers"), 1, 512, 32)
+        layers = ui.field(STATE["layers"], T("layers"), widget="number")
     with c[1]:
-        heads = ui.number("heads", T("heads"), 1, 256, 32)
+        heads = ui.field(STATE["heads"], T("heads"), widget="number")
     with c[2]:
-        kv = ui.number("kv", T("kv"), 1, 256, 8)
+        kv = ui.field(STATE["kv"], T("kv"), widget="number")
     with c[3]:
-        hd = ui.number("hd", T("hd"), 1, 1024, 128)
-    if kv > heads or heads % kv:
+        hd = ui.field(STATE["hd"], T("hd"), widget="number")
+    cfg = config_of(SimpleNamespace(cfg=key, layers=layers, heads=heads, kv=kv, hd=hd), T("custom"))
+    if cfg is None:
         st.error(T("bad_heads", h=heads, kv=kv))
-        return None
-    return kvc.ModelConfig(T("custom"), layers, heads, kv, hd, max_context=0, dtype="bfloat16", source="")
+    return cfg
 
 
 def part(T) -> None:
@@ -60,11 +54,11 @@ def part(T) -> None:
     cfg = model_config(T)
     c1, c2, c3 = st.columns(3)
     with c1:
-        ctx = ui.number("ctx", T("ctx"), 1, 10_000_000, 8192)
+        ctx = ui.field(STATE["ctx"], T("ctx"), widget="number")
     with c2:
-        batch = ui.number("batch", T("batch"), 1, 4096, 1)
+        batch = ui.field(STATE["batch"], T("batch"), widget="number")
     with c3:
-        dtype = ui.select("dtype", T("dtype"), DTYPES, "bfloat16")
+        dtype = ui.field(STATE["dtype"], T("dtype"))
     if cfg is None:
         return
     view = kv_cache_view(cfg, ctx, batch, dtype)

@@ -7,7 +7,7 @@ from core import transformer_xl as tx
 from viz import transformer_xl as vx
 
 LAYERS = 30  # SmolLM2's depth
-CONTEXT_N = 1024
+CONTEXT_N = tx.REACH_CONTEXT
 
 
 def show(T) -> None:
@@ -19,11 +19,11 @@ def show(T) -> None:
     st.header(T("reach_header"))
     c1, c2, c3 = st.columns(3)
     with c1:
-        segment = ui.number("seg", T("segment"), 1, CONTEXT_N, 16)
+        segment = ui.field(tx.STATE["seg"], T("segment"), widget="number")
     with c2:
-        window = ui.number("win", T("window"), 1, CONTEXT_N, 16, help=T("window_help"))
+        window = ui.field(tx.STATE["win"], T("window"), widget="number", help=T("window_help"))
     with c3:
-        sinks = ui.number("sinks", T("sinks"), 0, 64, 4)
+        sinks = ui.field(tx.STATE["sinks"], T("sinks"), widget="number")
     view = tx.reach_view(CONTEXT_N, segment, window, sinks, LAYERS)
     fig = vx.lines_figure(view.lines, words)
     ui.show_figure(fig, "xl-effective-context", data=view.lines.table(), key="fig-reach")

@@ -4,25 +4,26 @@ model) or the reader's own decoder, live, when asked."""
 import streamlit as st
 
 from app import models, ui
+from core import transformer_xl as tx
 from viz import transformer_xl as vx
 
-MAX_TOKENS = 256
+MAX_TOKENS = tx.LIVE_MAX_TOKENS
 
 
 def show(T) -> None:
     st.header(T("live_header"))
-    key = models.pick_model(options=("smollm2",), needs=models.MASKED_DECODER)
+    key = models.pick_model(options=("smollm2",), needs=models.MASKED_DECODER, field=tx.STATE["model"])
     st.markdown(T("live_text", k=MAX_TOKENS, name=models.name_in_text(key)))
-    text = ui.text_area("text", T("text"), T("default_text"), height=120)
+    text = ui.field(tx.STATE["text"], T("text"), default=T("default_text"), height=120)
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        segment = ui.number("lseg", T("segment"), 1, MAX_TOKENS, 32)
+        segment = ui.field(tx.STATE["lseg"], T("segment"), widget="number")
     with c2:
-        window = ui.number("lwin", T("window"), 1, MAX_TOKENS, 32, help=T("window_help"))
+        window = ui.field(tx.STATE["lwin"], T("window"), widget="number", help=T("window_help"))
     with c3:
-        sinks = ui.number("lsinks", T("sinks"), 0, 64, 4)
+        sinks = ui.field(tx.STATE["lsinks"], T("sinks"), widget="number")
     with c4:
-        run = ui.checkbox("live", T("run"), False)
+        run = ui.field(tx.STATE["live"], T("run"))
     if not run:
         return
     if not text.strip():

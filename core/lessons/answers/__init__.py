@@ -50,8 +50,6 @@ def register(name: str, kind: str, page: str, state: State, params: State | None
 def compute(name: str, params: dict, state: dict[str, str]) -> Answer:
     """The answer of function `name` for a question's params and a step's state (a link's parameters)."""
     fn = ANSWER_FUNCTIONS[name]
-    if fn.state is None:  # a function that still reads the raw state itself (core/lessons/questions.py)
-        return fn(params, state)
     return fn(fn.params.read(params), fn.state.read(state))
 
 
@@ -93,16 +91,18 @@ def model(key: str):
     return registry.shared(key)
 
 
-from core.lessons.answers import flash_attention, linear_attention, sdpa_steps  # noqa: E402, F401  (they register)
-
-
-def _take_unmoved() -> None:
-    """The answer functions not yet moved beside their topic read the raw state themselves."""
-    from core.lessons import questions
-
-    for name, fn in questions.ANSWER_FUNCTIONS.items():
-        fn.page = fn.state = fn.params = None
-        ANSWER_FUNCTIONS.setdefault(name, fn)
-
-
-_take_unmoved()
+from core.lessons.answers import (  # noqa: E402, F401  (they register)
+    attention,
+    encoder_decoder,
+    flash_attention,
+    head_detectors,
+    linear_attention,
+    masks,
+    moe,
+    multi_head,
+    positions,
+    rope_scaling,
+    sdpa_gqa,
+    sdpa_steps,
+    transformer_xl,
+)

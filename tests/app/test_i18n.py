@@ -8,7 +8,7 @@ import pytest
 
 from app import catalog, i18n
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENGLISH = i18n.flat(i18n.catalog("en"))
 OTHERS = [code for code in i18n.languages() if code != "en"]
 

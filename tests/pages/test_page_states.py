@@ -1,0 +1,27 @@
+"""Each declared page state (a topic's STATE in core, core/state.py) is the page's whole link: every parameter the
+page writes into its URL is a declared key, for every part of the page. A widget added without its declaration, or
+a declaration a page no longer reads, shows up here (the lesson loader and the answers read only the declaration)."""
+
+import pytest
+
+from app import catalog
+from core.lessons.answers import PAGE_STATES
+from tests.apptest_helpers import open_view
+
+MODEL_PAGES = {"attention", "multi-head", "encoder-decoder", "moe", "head-detectors", "positions", "rope-scaling",
+               "transformer-xl"}  # fmt: skip  # pages whose default view loads a real model (or offers one)
+
+
+def views():
+    for page, state in sorted(PAGE_STATES.items()):
+        parts = state["part"].options_in() if "part" in state else (None,)
+        for part in parts:
+            marks = [pytest.mark.slow] if page in MODEL_PAGES else []
+            yield pytest.param(page, part, id=f"{page}-{part or 'all'}", marks=marks)
+
+
+@pytest.mark.parametrize("page, part", list(views()))
+def test_every_parameter_the_page_writes_is_declared(page, part):
+    at = open_view(catalog.BY_URL[page].topic, {"part": part} if part else {})
+    written = set(at.query_params) - {"lang"}
+    assert written and written <= set(PAGE_STATES[page].fields), sorted(written - set(PAGE_STATES[page].fields))
