@@ -74,22 +74,28 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(folder / f"room-{name}.png"), full_page=False)
 
 
+def open_room(page, base: str) -> tuple[str, str]:
+    """Open a room as a facilitator does: (code, control token). The token never reaches the address bar; the
+    page's script keeps it in the browser's cookie."""
+    page.goto(f"{base}/room")
+    wait_for_run(page)
+    page.get_by_role("button", name="Open a room").click()
+    page.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
+    wait_for_run(page)
+    query = parse_qs(urlsplit(page.url).query)
+    assert "key" not in query
+    code = query["room"][0]
+    page.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
+    return code, next(c["value"] for c in page.context.cookies() if c["name"] == f"lab_control_{code}")
+
+
 def test_facilitator_and_two_learners(room_server):
     base, store, _ = room_server
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             fac = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-            fac.goto(f"{base}/room")
-            wait_for_run(fac)
-            fac.get_by_role("button", name="Open a room").click()
-            fac.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
-            wait_for_run(fac)
-            query = parse_qs(urlsplit(fac.url).query)
-            code = query["room"][0]
-            assert "key" not in query  # the control token never reaches the address bar
-            fac.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
-            control = next(c["value"] for c in fac.context.cookies() if c["name"] == f"lab_control_{code}")
+            code, control = open_room(fac, base)
             assert store.is_control(code, control) and control not in fac.url
             fac.reload()  # a new session: the browser's cookie keeps the control
             wait_for_run(fac)
@@ -171,13 +177,7 @@ def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(roo
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             fac, ana = (counting(browser) for _ in range(2))
-            fac.goto(f"{base}/room")
-            wait_for_run(fac)
-            fac.get_by_role("button", name="Open a room").click()
-            fac.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
-            wait_for_run(fac)
-            code = parse_qs(urlsplit(fac.url).query)["room"][0]
-            fac.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
+            code, _ = open_room(fac, base)
             name, name_label, join, number, answer = LEARNERS["en"]
             ana.goto(f"{base}/room?room={code}")
             wait_for_run(ana)
