@@ -129,6 +129,10 @@ class LiveSession(StreamlitSession):
     async def send(self, client_state: ClientState) -> None:
         """Send a rerun once no run is in flight, and wait for it to finish (a page switch included)."""
         await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        if client_state.is_auto_rerun and client_state.fragment_id not in self.fragments:
+            # a timer of a fragment the page's last run did not draw: the browser dropped it with that page, and
+            # the server ignores such a rerun (no answer at all, so waiting for one would hang this tab)
+            return
         client_state.context_info.timezone = "UTC"
         client_state.context_info.locale = "en-US"
         client_state.context_info.url = f"http://{HOST}:{self.port}/"
