@@ -152,3 +152,12 @@ def test_security_quotes_the_limits_the_code_sets():
     assert "limit_conn address_sessions 200;" in nginx and "per address, limits generous enough" in text
     assert "(200 sessions" in text
     assert "error_log stderr crit;" in nginx and "`crit`" in text
+
+
+def test_security_quotes_the_committed_hostile_sessions_run():
+    import json
+
+    run = json.loads((ROOT / "results" / "hostile_sessions.json").read_text())
+    text = " ".join(SECURITY.split())
+    assert f"peaked at {run['rss_mb']['peak']:,.0f} MB" in text and f"back at {run['rss_mb']['after']:,.0f} MB" in text
+    assert run["rss_mb"]["peak"] < run["limits"]["memory_mib"]
