@@ -125,6 +125,9 @@ class Need:
 DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
 # /transformer-xl's live run: a decoder whose pass takes any (n, n) mask (Bloom builds its ALiBi from a 2-D padding
 # mask inside its own code: no other mask reaches it)
+# /kv-cache: a decoder whose cache keeps keys and values per key/value head (the page's formula and eviction);
+# DeepSeek's latent attention caches one compressed vector per token instead
+KV_DECODER = Need("kv_decoder", lambda caps: DECODER(caps) and caps.kv_latent_dim is None)
 MASKED_DECODER = Need("masked_decoder", lambda caps: DECODER(caps) and caps.positions.kind != "alibi")
 # /positions, learned part: a table of position vectors added to the embeddings (BERT's or GPT-2's)
 LEARNED_POSITIONS = Need("learned", lambda caps: caps.positions.kind == "learned" and caps.kind != "encoder-decoder")

@@ -64,6 +64,9 @@ class Capabilities:
     # recomputes it by hand from core/models/weights.py's EncoderLayerWeights.
     bert_layer: bool = False
     value_dim: int | None = None  # of v, where it differs from head_dim (DeepSeek's latent attention)
+    # latent attention (MLA: DeepSeek V2/V3): the cache keeps one compressed vector per token and layer of this
+    # width (kv_lora_rank + the rotated part), not keys and values per head
+    kv_latent_dim: int | None = None
     # every parameter of the model the config describes (core/models/checkpoint.py: counted on a meta-device build,
     # all experts and an untied output layer included); None where it was not counted (shipped models)
     parameters: int | None = None
@@ -136,6 +139,11 @@ def _head_dim(config) -> int:
     if nope is not None and rope is not None:
         return int(nope) + int(rope)
     return int(getattr(config, "head_dim", None) or int(config.hidden_size) // int(config.num_attention_heads))
+
+
+def _kv_latent_dim(config) -> int | None:
+    rank, rotated = getattr(config, "kv_lora_rank", None), getattr(config, "qk_rope_head_dim", None)
+    return None if rank is None else int(rank) + int(rotated or 0)
 
 
 def _rotary_fraction(config, params: dict) -> float:
@@ -240,6 +248,7 @@ def capabilities_of(config) -> Capabilities:
         experts_per_token=getattr(text, "num_experts_per_tok", None),
         bert_layer=_bert_layer(text) and _kind(config) == "encoder",
         value_dim=getattr(text, "v_head_dim", None),
+        kv_latent_dim=_kv_latent_dim(text),
     )
 
 

@@ -45,6 +45,18 @@ def test_capabilities_are_read_from_the_config(family_folder):
     assert caps.positions.rope_pairs == ("interleaved" if family in ("gptj", "cohere") else "half")
 
 
+def test_a_latent_attention_cache_holds_one_compressed_vector_per_token_and_layer(tmp_path):
+    """DeepSeek-V3's MLA caches kv_lora_rank + qk_rope_head_dim = 16 + 8 values per token and layer (what
+    caps.kv_latent_dim says, from the config), not keys and values per head: the cache's own tensors say so."""
+    build("deepseek_v3", tmp_path)
+    caps = local.describe_folder(tmp_path)
+    assert caps.kv_latent_dim == 24
+    model = local.load_folder(tmp_path)
+    cache, ids = model.new_cache(), model.encode(TEXTS[0])
+    model.prefill(cache, ids)
+    assert model.cache_bytes(cache) == caps.n_layers * caps.kv_latent_dim * len(ids) * 4
+
+
 def test_the_head_size_is_the_one_the_model_computes_with(family_folder):
     """caps.head_dim (config only) is the size of the q and k the model hands its attention (DeepSeek's latent
     attention: 16 without positions + 8 rotated = 24, where its config's head_dim says 8)."""
@@ -53,6 +65,7 @@ def test_the_head_size_is_the_one_the_model_computes_with(family_folder):
     trace = local.load_folder(folder).run(local.load_folder(folder).tokenize(TEXTS[:1]))
     assert trace.queries[0].shape[-1] == trace.keys[0].shape[-1] == caps.head_dim
     assert caps.head_dim == FAMILIES[family][3].get("head_dim", caps.head_dim)
+    assert (caps.kv_latent_dim is not None) == (family == "deepseek_v3")
 
 
 def test_the_last_logit_lens_stage_is_the_models_own_logits(family_folder):

@@ -149,6 +149,20 @@ def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
         assert len(titles) == 5  # masks, reach, the two committed curves (SmolLM2's), the live curve
 
 
+def test_kv_cache_names_what_a_latent_attention_model_lacks(tmp_path, monkeypatch):
+    """DeepSeek-V3 caches a compressed latent, not keys and values per head: /kv-cache says so in words and shows
+    its default instead of a memory formula that does not describe it."""
+    from app import models
+
+    monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
+    with registered_folders(tmp_path, ("deepseek_v3",)) as keys:
+        at = run_view("kv-cache", params={"model": keys["deepseek_v3"], **DECODER_PAGES["kv-cache"]})
+        assert_no_exception(at)
+        assert at.selectbox(key="model").value == "smollm2"
+        said = [w.value for w in at.warning if "cannot use" in w.value]
+        assert said and "tiny-deepseek" in said[0] and "latent attention" in said[0], [w.value for w in at.warning]
+
+
 def test_transformer_xl_live_names_what_bloom_lacks(folders, monkeypatch):
     from app import models
 

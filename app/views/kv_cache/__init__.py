@@ -14,7 +14,7 @@ def page() -> None:
     T = ui.page_setup("kv_cache")
     st.title(T("title"))
     intro = st.empty()  # names the model picked below
-    key = models.pick_model(options=settings.SHIPPED, needs=models.DECODER)
+    key = models.pick_model(options=settings.SHIPPED, needs=models.KV_DECODER)
     intro.markdown(T("intro", model=models.name_in_text(key)))
     chosen = settings.read(T)
     model = models.load(key)
