@@ -81,7 +81,10 @@ def test_multi_head_shows_attention_dropout_in_training_and_evaluation():
 
 def test_linear_attention_checks_which_similarities_have_a_feature_map():
     at = open_view("linear_attention")
-    assert "The kernel trick run backwards" in shown_text(at)
+    text = shown_text(at)
+    assert (
+        "Linear attention runs the trick backwards" in text and "computes K(q, k) directly instead of φ(q)·φ(k)" in text
+    )
     table = next(df.value for df in at.dataframe if "similarity s(q, k)" in df.value.columns)
     verdicts = dict(zip(table["similarity s(q, k)"], table["a feature map φ can exist"]))
     assert verdicts["tanh(q·k)"].startswith("no") and verdicts["exp(q·k/√d): softmax's"].startswith("yes")

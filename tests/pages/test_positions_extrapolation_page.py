@@ -23,5 +23,5 @@ def test_extrapolation_part_from_a_link():
     assert f"carries past the training length ({100 * past['alibi']:.1f} %)" in text
     assert f"does not without scaling ({100 * past['rope']:.1f} %;" in text
     assert "the measured reason relative positions took over" not in text
-    table = at.dataframe[0].value
+    table = next(d.value for d in at.dataframe if "past the training length, per seed" in d.value.columns)
     assert table.iloc[:, 2].tolist()[1] == "no vector: cannot run"  # learned, past its table
