@@ -157,11 +157,13 @@ def thumbnails(trace, tokens: Tokens, size: int) -> torch.Tensor:
     return torch.stack(out)
 
 
+# English pronouns: the token view starts on one, and core.antecedents looks for their antecedents
+PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "who", "whom", "whose", "which")
+
+
 def default_query(trace, tokens: Tokens) -> int:
     """The token view's first query: the first shown pronoun (where attention to an antecedent is interesting),
     else the middle shown token. A position in the padded sequence."""
-    from .antecedents import PRONOUNS  # here: core.antecedents reads its weights through this module
-
     words = trace.batch.tokens[tokens.index]
     for p in tokens.positions.tolist():
         if words[p].strip().lower() in PRONOUNS:

@@ -3,7 +3,7 @@ each a session speaking Streamlit's websocket protocol (scripts/load_test.py's c
 
 A session here stays open like a browser tab: a reader handles every ForwardMsg, and each fragment with
 `run_every` is rerun on its timer as the frontend does (BackMsg rerun_script with the fragment's id). Learners'
-sidebar panels poll the room (app/views/room/follow.py), the facilitator's live panel polls it too.
+sidebar panels poll the room (app/views/room/seated.py), the facilitator's live panel polls it too.
 
 Stages, on a room of the lesson --lesson in a temporary SQLite store (--postgres: DATABASE_URL instead):
   join    the facilitator opens the control link; N learners open their seat links (over --ramp s) and press

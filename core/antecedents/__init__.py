@@ -22,12 +22,11 @@ from pathlib import Path
 
 import torch
 
-from ..attention import query_weights
+from ..attention import PRONOUNS, query_weights
 from ..stats import wilson_interval
 
 PAIRS_PATH = Path(__file__).resolve().parents[2] / "data" / "antecedent_pairs.json"
 
-PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "who", "whom", "whose", "which")
 DETERMINERS = ("the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their")
 # Capitalised words that are not names (sentence starts are skipped separately).
 NOT_NAMES = {"i", *PRONOUNS, *DETERMINERS}

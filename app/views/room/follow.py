@@ -1,5 +1,5 @@
-"""Being in a room on every page: app/main.py calls `sidebar()`; a learner with a seat gets the room's panel
-(app/views/room/learner.py) in the sidebar, inside a fragment that polls the room's version every POLL_S seconds
+"""A learner's seat in a room, and what following needs: app/views/room/seated.py puts the room's panel
+(app/views/room/learner.py) in the sidebar of every page, inside a fragment that polls the room's version every POLL_S seconds
 (one indexed read) and takes a following learner to the room's step by opening its link: the step's page with
 the step's query parameters, exactly what a shared link carries.
 
@@ -11,7 +11,6 @@ reads cookies but cannot set them, and a cookie would be one per browser, not on
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 
 import streamlit as st
 
@@ -128,34 +127,6 @@ def go_to_step(lesson, step_index: int) -> None:
     st.switch_page(page, query_params={**params, **(seat_params(s) if s else {})})
 
 
-def sidebar(on_room_page: bool = False) -> None:
-    """The room's panel for a seated learner, the seat put back from the link in a new session, and the seat in
-    this page's link. A link whose seat is not in the store (the room closed, a forged token) loses it, with a
-    notice, except on /room, which says so itself."""
-    s = seat()
-    if s is None and "me" in st.query_params:
-        try:
-            s = restore()
-        except RoomError as e:  # the database is busy or away: the seat stays in the link, tried again
-            with st.sidebar:
-                st.warning(ui.t("room", e.key))
-                rerun_when_back()
-            return
-        if s is None and not on_room_page:
-            leave()
-            st.sidebar.warning(ui.t("room", "seat_gone"))
-    elif s is None and not on_room_page:
-        st.query_params.pop("room", None)  # a room code alone means something on /room only
-    if s is None:
-        return
-    for name, value in seat_params(s).items():
-        if st.query_params.get(name) != value:
-            st.query_params[name] = value
-    with st.sidebar:
-        panel()
-        controls()
-
-
 @st.fragment(run_every=POLL_S)
 def rerun_when_back(code: str = "") -> None:
     """Drawn under the sentence that the room's database is busy or away: the page is drawn anew once it answers
@@ -171,48 +142,3 @@ def rerun_when_back(code: str = "") -> None:
         return
     st.session_state[RETRY] = False
     st.rerun()
-
-
-@st.fragment
-@in_words
-def controls() -> None:
-    from app.views.room import learner
-
-    s = seat()
-    if s is not None and s.get("room") is not None:
-        learner.controls(ui.texts("room"), s)
-
-
-@st.fragment(run_every=POLL_S)
-@in_words
-def panel() -> None:
-    from app.views.room import learner
-
-    s = seat()
-    if s is None:
-        return
-    T = ui.texts("room")
-    polled = store().poll(s["code"])
-    if polled is None:
-        st.warning(T("room_closed"))
-        if st.button(T("leave"), key="room-leave-closed"):
-            leave()
-            st.rerun()
-        return
-    room = s.get("room")
-    if polled[0] != s["version"] or room is None:
-        room = store().room(s["code"])
-        s.update(version=polled[0], room=room, responses=None, mine_q=None)
-    lesson = lesson_of(room)
-    if lesson is None:  # the lesson file went away or broke: say so here, every page still works
-        st.warning(T("lesson_gone", lesson=room.lesson))
-        return
-    room = replace(room, step=rules.step_of(room, lesson))
-    if s["following"] and s["step"] != room.step:
-        s["step"] = room.step
-        try:
-            rules.where(store(), s["code"], s["token"], lesson, room.step, True)
-        except RoomError:
-            pass  # the board lags a little; following does not wait for it
-        go_to_step(lesson, room.step)
-    learner.panel(T, s, room, lesson)

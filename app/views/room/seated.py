@@ -1,0 +1,83 @@
+"""Being in a room on every page: app/main.py calls `sidebar()`; a learner with a seat gets the room's panel
+(app/views/room/learner.py) in the sidebar, inside a fragment that polls the room's version (app/views/room/follow.py
+keeps the seat and the polling rules) and takes a following learner to the room's step."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from app import ui
+from app.views.room import follow, learner
+from core import room as rules
+from core.room import RoomError
+
+
+def sidebar(on_room_page: bool = False) -> None:
+    """The room's panel for a seated learner, the seat put back from the link in a new session, and the seat in
+    this page's link. A link whose seat is not in the store (the room closed, a forged token) loses it, with a
+    notice, except on /room, which says so itself."""
+    s = follow.seat()
+    if s is None and "me" in st.query_params:
+        try:
+            s = follow.restore()
+        except RoomError as e:  # the database is busy or away: the seat stays in the link, tried again
+            with st.sidebar:
+                st.warning(ui.t("room", e.key))
+                follow.rerun_when_back()
+            return
+        if s is None and not on_room_page:
+            follow.leave()
+            st.sidebar.warning(ui.t("room", "seat_gone"))
+    elif s is None and not on_room_page:
+        st.query_params.pop("room", None)  # a room code alone means something on /room only
+    if s is None:
+        return
+    for name, value in follow.seat_params(s).items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    with st.sidebar:
+        panel()
+        controls()
+
+
+@st.fragment
+@follow.in_words
+def controls() -> None:
+    s = follow.seat()
+    if s is not None and s.get("room") is not None:
+        learner.controls(ui.texts("room"), s)
+
+
+@st.fragment(run_every=follow.POLL_S)
+@follow.in_words
+def panel() -> None:
+    s = follow.seat()
+    if s is None:
+        return
+    T = ui.texts("room")
+    polled = follow.store().poll(s["code"])
+    if polled is None:
+        st.warning(T("room_closed"))
+        if st.button(T("leave"), key="room-leave-closed"):
+            follow.leave()
+            st.rerun()
+        return
+    room = s.get("room")
+    if polled[0] != s["version"] or room is None:
+        room = follow.store().room(s["code"])
+        s.update(version=polled[0], room=room, responses=None, mine_q=None)
+    lesson = follow.lesson_of(room)
+    if lesson is None:  # the lesson file went away or broke: say so here, every page still works
+        st.warning(T("lesson_gone", lesson=room.lesson))
+        return
+    room = replace(room, step=rules.step_of(room, lesson))
+    if s["following"] and s["step"] != room.step:
+        s["step"] = room.step
+        try:
+            rules.where(follow.store(), s["code"], s["token"], lesson, room.step, True)
+        except RoomError:
+            pass  # the board lags a little; following does not wait for it
+        follow.go_to_step(lesson, room.step)
+    learner.panel(T, s, room, lesson)
