@@ -25,6 +25,12 @@ def family_folder(request, tmp_path_factory):
     return request.param, folder
 
 
+@pytest.fixture(scope="module")
+def family_model(family_folder):
+    """The family's folder loaded once for the tests that only read it."""
+    return local.load_folder(family_folder[1])
+
+
 def test_capabilities_are_read_from_the_config(family_folder):
     family, folder = family_folder
     caps = local.describe_folder(folder)
@@ -57,29 +63,29 @@ def test_a_latent_attention_cache_holds_one_compressed_vector_per_token_and_laye
     assert model.cache_bytes(cache) == caps.n_layers * caps.kv_latent_dim * len(ids) * 4
 
 
-def test_the_head_size_is_the_one_the_model_computes_with(family_folder):
+def test_the_head_size_is_the_one_the_model_computes_with(family_folder, family_model):
     """caps.head_dim (config only) is the size of the q and k the model hands its attention (DeepSeek's latent
     attention: 16 without positions + 8 rotated = 24, where its config's head_dim says 8)."""
     family, folder = family_folder
     caps = local.describe_folder(folder)
-    trace = local.load_folder(folder).run(local.load_folder(folder).tokenize(TEXTS[:1]))
+    trace = family_model.run(family_model.tokenize(TEXTS[:1]))
     assert trace.queries[0].shape[-1] == trace.keys[0].shape[-1] == caps.head_dim
     assert caps.head_dim == FAMILIES[family][3].get("head_dim", caps.head_dim)
     assert (caps.kv_latent_dim is not None) == (family == "deepseek_v3")
 
 
-def test_the_last_logit_lens_stage_is_the_models_own_logits(family_folder):
+def test_the_last_logit_lens_stage_is_the_models_own_logits(family_folder, family_model):
     """unembed(the last residual stream) runs the family's own final transforms (Cohere's logit scale, Gemma 2's
     final soft-cap): it equals the logits of the model's own forward."""
-    family, folder = family_folder
+    family, _ = family_folder
     if FAMILIES[family][3]["kind"] != "decoder":
         pytest.skip("the logit lens reads decoders")
-    model = local.load_folder(folder)
+    model = family_model
     streams, out = model.residual_streams(model.tokenize(TEXTS[:1]))
     torch.testing.assert_close(model.unembed(streams[-1]), out.logits.float(), atol=1e-5, rtol=0)
 
 
-def test_zeroing_a_head_equals_zeroing_its_columns_of_the_output_projection(family_folder):
+def test_zeroing_a_head_equals_zeroing_its_columns_of_the_output_projection(family_folder, family_model):
     """Ablation's hook (a head's output zeroed before W^O) against the same model with that head's input columns
     of W^O set to 0: the same logits (decoders) or last hidden state (encoders)."""
     import copy
@@ -87,8 +93,7 @@ def test_zeroing_a_head_equals_zeroing_its_columns_of_the_output_projection(fami
     from core import ablation
     from core.models import hooks
 
-    family, folder = family_folder
-    model = local.load_folder(folder)
+    model = family_model
     batch = model.tokenize(TEXTS[:1])
     layer, head = 1, 1
     with ablation.ablated(model, [(layer, head)]):
