@@ -3,6 +3,8 @@
 Run with `bash scripts/dev.sh run` (or `streamlit run app/main.py` inside the set-up venv).
 """
 
+import json
+
 import streamlit as st
 
 from app import catalog, serving, ui
@@ -17,7 +19,51 @@ def sidebar() -> None:
             st.session_state["_ui_bad_lang"] = raw is not None and raw not in ui.LANGS
         st.selectbox(ui.t("common", "language"), list(ui.LANGS), key="lang", format_func=ui.LANGS.get)
         st.query_params["lang"] = st.session_state["lang"]
+        page_script()
         st.radio(ui.t("common", "figure_format"), ["png", "svg"], key="fig_format", horizontal=True)
+
+
+# What Streamlit has no setting for, done by a few lines of script in the sidebar (every page keeps it; it runs
+# again only when the language changes): the page's `lang` attribute follows the reader's choice, so a screen reader
+# pronounces 日本語 and 한국어 as such (Streamlit's page says lang="en"); a code block that scrolls sideways can be
+# reached by the keyboard (tabindex on its <pre>; Streamlit draws code blocks without, WCAG 2.1.1); the navigation's
+# sections are lists of their pages (Streamlit puts each section's <div> straight into one <ul>, which screen
+# readers announce as a broken list: the <ul> becomes a plain group, each section a list). A MutationObserver
+# mends what Streamlit redraws.
+PAGE_SCRIPT = """<script>
+document.documentElement.lang = %s;
+if (!window.__labCodeReachable) {
+  window.__labCodeReachable = true;
+  const mend = () => {
+    document.querySelectorAll('[data-testid="stCode"] pre:not([tabindex])').forEach(pre => { pre.tabIndex = 0; });
+    document.querySelectorAll('[data-testid="stSidebarNavItems"]:not([role])')
+      .forEach(ul => ul.setAttribute('role', 'none'));
+    document.querySelectorAll('[data-testid="stSidebarNavItems"] > :not(li):not([role])')
+      .forEach(section => section.setAttribute('role', 'list'));
+  };
+  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true});
+  mend();
+}
+</script>"""
+
+
+# Streamlit colours code tokens from a fixed palette the theme cannot change, 2.5-3.5:1 on the light code background;
+# these give each kind of token at least 4.5:1 there (the dark theme's tokens pass as they are).
+LIGHT_CODE_TOKENS = """<style>
+[data-testid="stCode"] pre code .token:is(.comment, .prolog, .doctype, .cdata, .punctuation, .unchanged) { color: #5c5f6b; }
+[data-testid="stCode"] pre code .token:is(.string, .char, .attr-value, .boolean, .constant, .symbol, .inserted) { color: #0b6e2a; }
+[data-testid="stCode"] pre code .token:is(.number, .regex) { color: #1c6b62; }
+[data-testid="stCode"] pre code .token:is(.keyword, .tag, .function, .class-name, .selector) { color: #0b5cad; }
+[data-testid="stCode"] pre code .token:is(.attr-name, .property, .variable) { color: #1d5f8a; }
+[data-testid="stCode"] pre code .token:is(.operator, .entity, .decorator, .atrule) { color: #a24a00; }
+[data-testid="stCode"] pre code .token:is(.deleted, .important) { color: #b3261e; }
+[data-testid="stCode"] pre code .token.url { color: #6b3fa0; }
+</style>"""
+
+
+def page_script() -> None:
+    light = st.context.theme.type != "dark"  # None before the browser has said: the default light theme
+    st.html(PAGE_SCRIPT % json.dumps(ui.lang()) + (LIGHT_CODE_TOKENS if light else ""), unsafe_allow_javascript=True)
 
 
 def run() -> None:
