@@ -13,6 +13,11 @@ from app.work_queue import QueueFull, Replaced, WorkQueue
 BIG = 100.0  # an estimate so large that the seconds a test takes do not move the hand-worked waits
 
 
+def about(waits: list[float], expected: list[float], slack_s: float = 5.0) -> bool:
+    """The hand-worked waits, less the seconds that passed since the running job started (a busy machine)."""
+    return len(waits) == len(expected) and all(e - slack_s <= w <= e + 0.5 for w, e in zip(waits, expected))
+
+
 class Gate:
     """A job body that blocks until released, counting its calls."""
 
@@ -70,7 +75,7 @@ def test_places_and_estimated_waits_in_order():
     tc = q.submit("c", Gate(), kind="lens")
     assert [t.position() for t in (ta, tb, tc)] == [0, 1, 2]
     # a runs (100 s left), then b (200 s), then c (100 s): ready after about 100, 300 and 400 s
-    assert [round(t.eta_s()) for t in (ta, tb, tc)] == [100, 300, 400]
+    assert about([t.eta_s() for t in (ta, tb, tc)], [100, 300, 400])
     for t in (tb, tc):
         t.leave()
     a.release.set()
@@ -84,7 +89,7 @@ def test_two_workers_share_the_waiting_jobs():
     assert a.started.wait(30) and b.started.wait(30)  # both run at once
     tc, td = q.submit("c", Gate(), kind="x"), q.submit("d", Gate(), kind="x")
     assert [t.position() for t in (ta, tb, tc, td)] == [0, 0, 1, 2]
-    assert [round(t.eta_s()) for t in (tc, td)] == [200, 200]  # each takes the next free worker
+    assert about([t.eta_s() for t in (tc, td)], [200, 200])  # each takes the next free worker
     for t in (tc, td):
         t.leave()
     a.release.set()
@@ -186,7 +191,7 @@ def test_run_leaves_the_queue_when_the_waiting_script_is_stopped():
 
     with pytest.raises(Stopped):
         q.run("b", b, kind="x", on_wait=on_wait, poll_s=0.01)
-    assert seen == [(1, 200)]
+    assert len(seen) == 1 and seen[0][0] == 1 and about([seen[0][1]], [200])
     assert q.stats()["waiting"] == 0 and q.abandoned == 1
     a.release.set()
     assert q.run("c", lambda: 7, kind="x", on_wait=lambda t: None, poll_s=0.01) == 7
