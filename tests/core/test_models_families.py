@@ -253,10 +253,10 @@ def test_missing_tokenizer_and_paths_outside_the_allowed_list(tmp_path):
         (folder / name).unlink(missing_ok=True)
     with pytest.raises(local.ModelFolderError, match="tokenizer"):
         local.load_folder(folder)
-    with pytest.raises(local.ModelFolderError, match="not in the list"):
+    with pytest.raises(local.ModelFolderError, match="not a model folder this server may open"):
         local.describe_folder(folder, allowed=[tmp_path / "elsewhere"])
     assert local.describe_folder(folder, allowed=[tmp_path / "allowed"]).kind == "decoder"
-    with pytest.raises(local.ModelFolderError, match="not in the list"):
+    with pytest.raises(local.ModelFolderError, match="not a model folder this server may open"):
         local.describe_folder(tmp_path / "allowed" / ".." / "x", allowed=[tmp_path / "allowed"])
 
 

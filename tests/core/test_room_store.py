@@ -237,12 +237,14 @@ def test_two_replicas_share_one_room(store_kind, tmp_path, clock):
 
 def test_open_question_computes_the_answer_from_the_step_state(store, monkeypatch):
     """The right answer comes from the engine at opening time (a fake answer function that echoes the state)."""
-    from core.lessons import questions
+    from core.lessons import answers
+    from core.state import Choice, State
 
     def echo(params, state):
-        return Answer("choice", state["pick"], ("a", "b"), None, {})
+        return Answer("choice", state.pick, ("a", "b"), None, {})
 
-    monkeypatch.setitem(questions.ANSWER_FUNCTIONS, "test.echo", echo)
+    echo.params, echo.state = State(), State(Choice("pick", "a", options=("a", "b")))
+    monkeypatch.setitem(answers.ANSWER_FUNCTIONS, "test.echo", echo)
     q = Question("q1", "choice", "test.echo", {}, {"en": "?"}, (), {"en": "."})
     lesson = Lesson("t", {"en": "t"}, (Step("attention", {"pick": "b"}, {"en": "x"}, q),))
     code, control = store.create("t")
