@@ -41,3 +41,10 @@ def test_params_explanation_says_the_score_entries_grow(lang):
     assert f"{8 * n * d * d + 4 * n * n * d}" in text  # the same matrix-product FLOPs at every h
     assert f"{1 * n * n}" in text and f"{32 * n * n}" in text and "4096" in text and "131072" in text
     assert "{" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_linear_attention_lesson_gives_softmax_its_own_matrix(lang):
+    """Softmax attention builds exp(QKᵀ/√d); φ(Q)φ(K)ᵀ is linear attention's matrix in the n × n order."""
+    first = core.text_in(core.load_lessons()["linear-attention"].steps[0].text, lang)
+    assert "exp(QKᵀ/√d)" in first and first.index("exp(QKᵀ/√d)") < first.index("φ(Q)φ(K)ᵀ")
