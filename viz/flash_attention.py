@@ -66,7 +66,7 @@ def tiles_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
 def statistics_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """Running max m and running sum l of each row of the query tile after each key tile; the current step
     marked. A row that has seen no key yet has m = -inf: no point is drawn there."""
-    # Plain dicts on a cached subplot grid, one unvalidated figure (issue 26: validation and add_vline were most of
+    # Plain dicts on a cached subplot grid, one unvalidated figure (validation and add_vline were most of
     # this page's interpreter time under load); tests/viz/test_flash_attention_unvalidated.py compares it with
     # plotly's own add_vline and a validated rebuild.
     layout = copy.deepcopy(_pair_grid(t("m_title"), t("l_title")))

@@ -3,7 +3,7 @@ grey with a cross: they are not small weights, they are not there.
 
 Built as plain trace and layout dicts handed to `go.Figure(..., _validate=False)`, as viz/grid.head_grid does:
 plotly's per-property validation and update_layout's path parsing were half of /masks' rerun time under load,
-holding the interpreter lock every visitor of the server shares (py-spy --gil, issue 26). tests/viz/test_heatmap.py
+holding the interpreter lock every visitor of the server shares (py-spy --gil). tests/viz/test_heatmap.py
 rebuilds each figure with validation and checks it is identical.
 """
 

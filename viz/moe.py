@@ -78,7 +78,7 @@ def _load_bars(
     loads: dict[str, np.ndarray], t: Translate, title: str, capacity_share: float | None = None
 ) -> go.Figure:
     """Grouped bars: for each series (name -> (E,) shares), each expert's share; a dashed line at 1/E."""
-    # Plain dicts, one unvalidated figure (issue 26: validation and add_hline were a fifth of /moe's rerun under
+    # Plain dicts, one unvalidated figure (validation and add_hline were a fifth of /moe's rerun under
     # load); tests/viz/test_moe_unvalidated.py compares it with plotly's own add_hline and a validated rebuild.
     traces, shapes, notes = [], [], []
     n = 0

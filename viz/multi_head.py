@@ -65,7 +65,7 @@ def chain_figure(walk, head: int, t) -> go.Figure:
         "x": walk.x, "q": walk.q[head], "k": walk.k[head], "v": walk.v[head], "z": walk.z[head],
         "concat": walk.concat, "output": walk.output,
     }  # fmt: skip
-    # Traces, axes and shapes as plain dicts in one unvalidated figure (issue 26: plotly's add_vline re-walks
+    # Traces, axes and shapes as plain dicts in one unvalidated figure (plotly's add_vline re-walks
     # every shape and axis per call, and validation took most of this page's rerun under load);
     # tests/viz/test_multi_head_figures.py rebuilds it the validated way and compares.
     layout = copy.deepcopy(grid)

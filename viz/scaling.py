@@ -1,6 +1,6 @@
 """Measured times against size on log-log axes, with fitted power laws. Arrays in, a plotly figure out.
 
-Being emptied (issue #19: "scaling" meant three things): the linear-attention charts moved to viz/linear_attention.py,
+Being emptied ("scaling" meant three things): the linear-attention charts moved to viz/linear_attention.py,
 the grouped bars to viz/sdpa_gqa.py. `loglog_figure` stays while viz/flash_attention.py imports it; delete this
 module once nothing does."""
 

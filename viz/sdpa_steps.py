@@ -89,7 +89,7 @@ def entropy_vs_dk_figure(
     y_title: str = "mean entropy of a row (nats)",
 ) -> go.Figure:
     """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference."""
-    # Plain dicts, one unvalidated figure (issue 26: validation, add_hline and add_vline were a third of
+    # Plain dicts, one unvalidated figure (validation, add_hline and add_vline were a third of
     # /sdpa-steps' rerun under load); tests/viz/test_sdpa_steps_unvalidated.py compares it with plotly's own.
     d_k = np.asarray(d_k, dtype=np.float64)
     traces = [

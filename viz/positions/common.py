@@ -110,7 +110,7 @@ def curves(
 ) -> go.Figure:
     """One line per named series over x (or x_per_series[name]); bands[name] = (low, high) shades a min-max range
     around that series (used for downsampled curves: the band shows every value the bin holds)."""
-    # Plain trace, shape and annotation dicts in one unvalidated figure (issue 26: plotly's per-property validation
+    # Plain trace, shape and annotation dicts in one unvalidated figure (plotly's per-property validation
     # and add_vline's re-walk of every shape were two thirds of /rope-scaling's rerun under load);
     # tests/viz/test_positions_unvalidated.py rebuilds it the validated way and compares.
     traces, shapes, notes = [], [], []
