@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from app import i18n
+from core import figure_text
 from core import state as declared
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
@@ -294,6 +296,7 @@ def show_figure(
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
     event = st.plotly_chart(fig, width="stretch", config=config, key=key, **select)
     if data is not None:
+        text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}")
         st.download_button(
             t("common", "download_csv"),
             lambda: to_csv(data, row_labels, col_labels),
@@ -303,6 +306,37 @@ def show_figure(
             on_click="ignore",
         )
     return event
+
+
+def text_alternative(fig, data: np.ndarray | dict, row_labels, col_labels, key: str) -> None:
+    """What a screen reader reads for a figure: one sentence from the numbers it draws (its title, what its rows
+    and columns are, its largest cells: core/figure_text.py), and those numbers as a table when asked for (a
+    toggle, so a 512 x 512 map is not sent to every browser)."""
+    layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.layout.to_plotly_json()
+    if isinstance(data, np.ndarray) and data.ndim == 2 and data.size:
+        cells = figure_text.strongest_cells(data, row_labels, col_labels)
+        named = "; ".join(
+            t("common", "figure_cell", row=literal(c.row), col=literal(c.col), value=c.value) for c in cells
+        )
+        title, rows, cols = (_layout_text(layout, part) for part in ("title", "yaxis", "xaxis"))
+        st.caption(t("common", "figure_summary", title=title, rows=rows, cols=cols, cells=named))
+    if st.toggle(t("common", "figure_table"), key=key):
+        if isinstance(data, dict):
+            st.dataframe({str(name): list(column) for name, column in data.items()})
+        else:
+            arr = np.atleast_2d(np.asarray(data))
+            names = [str(c) for c in col_labels] if col_labels is not None else None
+            index = [str(r) for r in row_labels] if row_labels is not None else None
+            st.dataframe(pd.DataFrame(arr, index=index, columns=names))
+
+
+def _layout_text(layout: dict, part: str) -> str:
+    """A figure's title or an axis's title as plain text for a caption: plotly's <br>/<b> tags dropped, markdown
+    and formula characters escaped."""
+    title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
+    text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    text = " ".join(re.sub(r"<[^>]*>", " ", text).split())
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$~<>])", r"\\\1", text)
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
