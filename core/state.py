@@ -196,6 +196,7 @@ class Values:
         self._values: dict[str, Any] = {}
         self._context_fn = context
         self._context = None
+        self._building = False
         self._known = dict(known or {})
 
     def __getattr__(self, name: str):
@@ -205,10 +206,14 @@ class Values:
             return self._values[name]
         if name in self._known:
             return self._known[name]
-        if self._context_fn is None:
+        if self._context_fn is None or self._building:  # no context, or a name the context itself needs
             raise Unknown(name)
         if self._context is None:
-            self._context = self._context_fn(self)
+            self._building = True
+            try:
+                self._context = self._context_fn(self)
+            finally:
+                self._building = False
         try:
             return getattr(self._context, name)
         except AttributeError:

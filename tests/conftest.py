@@ -78,3 +78,34 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if REAL_MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    _mark_page_tests(items)
+
+
+# Page tests (tests/pages) open the app headless: one whose pages load a real model takes seconds to minutes, so a
+# page test is `slow` unless its module says MODEL_FREE = True; there, any model load fails the test (the flag
+# cannot go stale: a page that starts loading a model makes its model-free tests fail).
+def _page_test(item) -> bool:
+    return item.path.parent.name == "pages"
+
+
+def _mark_page_tests(items):
+    for item in items:
+        if _page_test(item) and not getattr(item.module, "MODEL_FREE", False):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _no_model_in_model_free_page_tests(request, monkeypatch):
+    if not getattr(request.module, "MODEL_FREE", False) or request.node.get_closest_marker("slow"):
+        yield
+        return
+    loads = []
+    real = registry.shared
+
+    def shared(key, *args, **kwargs):
+        loads.append(key)
+        return real(key, *args, **kwargs)
+
+    monkeypatch.setattr(registry, "shared", shared)
+    yield
+    assert not loads, f"a MODEL_FREE page test loaded {loads}: mark the module slow instead"

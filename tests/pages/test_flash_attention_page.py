@@ -4,6 +4,8 @@ SDPA shown, and the traffic table for an extreme on-chip memory."""
 from core import flash_attention as fa
 from tests.apptest_helpers import figure_bytes, open_view, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 
 def test_default_view_says_the_tiles_equal_sdpa():
     at = open_view("flash_attention")

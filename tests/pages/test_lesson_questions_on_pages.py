@@ -19,6 +19,8 @@ from app import catalog, i18n
 from core import lessons as core
 from tests.apptest_helpers import figure_by_key, heatmap_by_key, number_after, open_view, plotted_values, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 LESSONS = core.load_lessons(pages=catalog.BY_URL)
 QUESTIONS = [(lesson.id, step) for lesson in LESSONS.values() for step in lesson.steps if step.question is not None]
 

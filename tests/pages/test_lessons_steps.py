@@ -8,6 +8,8 @@ from app import catalog
 from core import lessons as core
 from tests.apptest_helpers import open_view
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 LESSONS = core.load_lessons(pages=catalog.BY_URL)
 VIEWS = sorted({(s.page, tuple(sorted(s.state.items()))) for lesson in LESSONS.values() for s in lesson.steps})
 

@@ -14,6 +14,8 @@ from core.linear_attention.exp_kernel import exp_kernel_view
 from tests.apptest_helpers import figure_bytes, open_view
 from tests.apptest_helpers import shown_text as shown
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 MAX_VIEW_BYTES = 1_000_000
 PAGE = "linear_attention.py"
 

@@ -4,6 +4,8 @@ and what the paper's 4000x measures."""
 from core.linear_attention.copy_task import load_quality, quality_view
 from tests.apptest_helpers import open_view, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 
 def test_quality_part_shows_the_committed_run_and_the_papers_conditions():
     at = open_view("linear_attention", timeout=240)

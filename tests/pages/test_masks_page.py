@@ -3,6 +3,8 @@ allowed and blocked, and the encoder-decoder demo chains its layers."""
 
 from tests.apptest_helpers import figure_traces, open_view
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 MASKS = "masks"
 
 

@@ -8,6 +8,8 @@ from app import catalog
 from core.lessons.answers import PAGE_STATES
 from tests.apptest_helpers import open_view
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 MODEL_PAGES = {"attention", "multi-head", "encoder-decoder", "moe", "head-detectors", "positions", "rope-scaling",
                "transformer-xl"}  # fmt: skip  # pages whose default view loads a real model (or offers one)
 

@@ -10,6 +10,8 @@ import core.results
 from core.rnn_attention import model as rm
 from tests.apptest_helpers import figure_traces, open_view, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 
 def skip_without_weights():
     if rm.status():

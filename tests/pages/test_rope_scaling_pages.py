@@ -10,6 +10,8 @@ from tests.apptest_helpers import figure_bytes
 from tests.apptest_helpers import open_view as open_page
 from tests.apptest_helpers import shown_text as shown
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 MAX_VIEW_BYTES = 1_000_000
 
 

@@ -11,6 +11,8 @@ from core.sdpa_gqa import configs as kvc
 from tests.apptest_helpers import figure_bytes, open_view
 from tests.apptest_helpers import shown_text as shown
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 MAX_VIEW_BYTES = 1_000_000
 PAGE = "sdpa_gqa.py"
 

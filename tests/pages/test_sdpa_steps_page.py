@@ -6,6 +6,8 @@ from streamlit.testing.v1 import AppTest
 from core.sdpa_steps import VAR_SAMPLES, dot_product_variance
 from tests.apptest_helpers import open_view
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 SDPA = "sdpa_steps"
 
 

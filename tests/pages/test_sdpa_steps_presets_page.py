@@ -2,6 +2,8 @@
 
 from tests.apptest_helpers import open_view, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 
 def codes(at) -> str:
     return "\n".join(c.value for c in at.code)

@@ -7,6 +7,8 @@ from core import transformer_xl as tx
 from core.results import load_result
 from tests.apptest_helpers import open_view, shown_text
 
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
+
 
 def test_verdict_numbers_are_the_committed_results():
     data = load_result("transformer_xl")
