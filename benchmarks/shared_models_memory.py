@@ -30,7 +30,7 @@ MODULES = {"MiniLM": "BertModel", "MoE": "MixtralForCausalLM", "encoder-decoder"
 # (topic, query parameters) a visitor opens, then (answer function, params, state) of a lesson step on that page
 STEPS = [
     ("attention", {"model": "minilm"}, "attention.top_key", {"query": "it"}, {"model": "minilm", "layer": 2}),
-    ("moe", {}, "moe.more_even", {}, {"ckpt": "balanced", "layer": 1}),
+    ("moe", {}, "moe.dropped_change", {"ckpt": "collapsed"}, {"ckpt": "balanced", "layer": 1}),
     (
         "encoder-decoder",
         {},
@@ -72,12 +72,12 @@ def measure(root: Path) -> dict:
     def imports():
         from streamlit.testing.v1 import AppTest  # noqa: F401
 
-        from core.lessons import questions  # noqa: F401
+        from core.lessons import answers  # noqa: F401
 
     step("imports (streamlit, the lessons' answers)", imports)
     from streamlit.testing.v1 import AppTest
 
-    from core.lessons import questions
+    from core.lessons import answers
 
     def open_page(topic: str, params: dict):
         at = AppTest.from_file(str(root / "app" / "main.py"), default_timeout=300)
@@ -92,17 +92,15 @@ def measure(root: Path) -> dict:
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, [e.value for e in at.error]
 
-    answers = {}
+    answers_given = {}
     for topic, params, answer, q_params, state in STEPS:
         step(f"open /{topic}", lambda: open_page(topic, params))
-        step(
-            f"answer {answer}", lambda: answers.setdefault(answer, questions.ANSWER_FUNCTIONS[answer](q_params, state))
-        )
+        step(f"answer {answer}", lambda: answers_given.setdefault(answer, answers.compute(answer, q_params, state)))
     return {
         "root": str(root),
         "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip(),
         "steps": steps,
-        "answers": {k: str(a.correct) for k, a in answers.items()},
+        "answers": {k: str(a.correct) for k, a in answers_given.items()},
     }
 
 
