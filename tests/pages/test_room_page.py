@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 import app.room.store as store_module
+from app import i18n
 from app.room.store import SQLiteStore
+from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
@@ -486,3 +488,26 @@ def test_go_to_the_rooms_step_when_the_lesson_lost_that_step(store):
     next(b for b in at.button if b.key == "room-go-step").click().run()
     assert_no_exception(at)
     assert at.session_state[follow.SEAT]["step"] == len(lesson().steps) - 1
+
+
+def test_a_choice_is_offered_and_revealed_in_the_readers_words(store):
+    """The engine's choice identifiers ('scaled', 'unscaled') are said as /lessons says them (choice_<id>)."""
+    scaling = follow.lessons()["scaling"]
+    step = next(i for i, s in enumerate(scaling.steps) if s.question and s.question.id == "more-peaked")
+    code, control = store.create("scaling")
+    store.move(code, control, step)
+    rules.open_question(store, code, control, scaling)
+    at, token = learner_on_the_room_step(store, code)
+
+    def words(key):
+        return i18n.text("en", "lessons", key)
+
+    shown = [plain(words(f"choice_{o}")) for o in ("scaled", "unscaled", "same")]  # as markdown, escaped
+    assert list(at.radio(key="room-pick").options) == shown
+    at.radio(key="room-pick").set_value("unscaled")
+    next(b for b in at.get("form_submit_button") if b.label == "Answer").click()
+    run_fragment(at, "panel")  # the form is in the panel's fragment: a submit reruns only it
+    run_fragment(at, "panel")  # its own rerun after keeping the answer
+    assert_no_exception(at)
+    assert store.my_answer(code, token, "more-peaked")[0] == "unscaled"  # the store keeps the identifier
+    assert any(words("choice_unscaled") in t.value for t in at.text)

@@ -5,9 +5,12 @@ as plain text."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import ui
+from app.views.lessons.text import choice_label, plain
 from app.views.room import follow
 from core import room as rules
 from core.lessons import ORDER_SEPARATOR, fill, text_in
@@ -26,10 +29,16 @@ def toggle_follow(s: dict) -> None:
         pass  # the board is a little behind; following itself does not depend on it
 
 
+def said(right, response: str) -> str:
+    """A choice in the reader's words (the engine's answers are identifiers: 'yes', 'scaled'); others as written."""
+    return choice_label(ui.texts("lessons"), response) if right.kind == "choice" else response
+
+
 def answer_form(T, s: dict, room, right) -> None:
     with st.form("room-answer", clear_on_submit=False, border=False):
         if right.kind in ("token", "choice"):
-            raw = st.radio(T("pick"), right.options, index=None, key="room-pick")
+            raw = st.radio(T("pick"), right.options, index=None, key="room-pick",
+                           format_func=lambda o: plain(said(right, o)))  # fmt: skip
         elif right.kind == "order":
             raw = ORDER_SEPARATOR.join(st.multiselect(T("order_help"), right.options, key="room-order"))
         else:
@@ -62,12 +71,13 @@ def question(T, s: dict, room, lesson) -> None:
                 st.markdown(text_in(hint, lang))
         answer_form(T, s, room, right)
     elif mine is not None:
-        st.text(T("your_answer", answer=mine[0]))
+        st.text(T("your_answer", answer=said(right, mine[0])))
     if room.phase == "revealed":
-        st.success(T("right_answer", answer=rules.answer_to_text(right)))
+        st.success(T("right_answer", answer=said(right, rules.answer_to_text(right))))
         if mine is not None:
             st.write(T("right") if mine[1] else T("wrong"))
-        st.markdown(fill(text_in(q.explanation, lang), right))
+        shown = replace(right, correct=said(right, right.correct)) if right.kind == "choice" else right
+        st.markdown(fill(text_in(q.explanation, lang), shown))
         if s.get("responses") is None:
             s["responses"] = follow.store().responses(s["code"], room.question)
         view = rules.histogram(right, s["responses"])
