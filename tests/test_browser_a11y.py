@@ -82,3 +82,61 @@ def test_document_language_follows_the_choice(server, browser):
             assert f"lang={code}" in page.evaluate("location.search")
     finally:
         context.close()
+
+
+FOCUSED_TEXT = "() => (document.activeElement && (document.activeElement.innerText || '')).trim()"
+
+
+def tab_to(page, text: str, limit: int = 150) -> None:
+    """Press Tab (only Tab) until the focused element's text is `text`; fails when it is never reached."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate(FOCUSED_TEXT).endswith(text):
+            return
+    raise AssertionError(f"{text!r} is not reachable by Tab within {limit} presses")
+
+
+def press_and_wait(page, key: str) -> None:
+    before = page.evaluate("window.__runsFinished")
+    page.keyboard.press(key)
+    page.wait_for_function(f"window.__runsFinished > {before}", timeout=PAGE_RUN_MS, polling=50)
+    wait_for_run(page)
+
+
+def test_a_lesson_step_by_keyboard_alone(server, browser):
+    """/lessons with the keyboard only: Tab to 'Next step' and press Enter until a step asks for a hint, take the
+    hint (Enter), send the form empty (Tab to 'Check my answer', Enter: 'Give an answer first.'), then choose an
+    answer (Space on a radio, or typed) and send it: the page judges it. No mouse anywhere."""
+    context, page = open_page(browser, f"{server}/lessons")
+    try:
+        for _ in range(8):
+            if page.get_by_role("button", name="A nudge, please").count():
+                break
+            tab_to(page, "Next step")
+            press_and_wait(page, "Enter")
+        else:
+            raise AssertionError("no step with a hint within 8 steps")
+        page.locator("body").focus()
+        tab_to(page, "A nudge, please")
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Nudge", exact=True).count() == 1  # the first hint is shown
+        page.locator("body").focus()
+        tab_to(page, "Check my answer")
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Give an answer first.").count() == 1  # the form was sent, empty
+        # the answer: Tab into the form's first field, choose (Space on a radio) or type, then send it
+        page.locator("body").focus()
+        for _ in range(150):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.closest('[data-testid=\"stForm\"]') !== null"):
+                break
+        kind = page.evaluate("document.activeElement.type")
+        if kind == "radio":
+            page.keyboard.press("Space")
+        else:
+            page.keyboard.type("1")
+        tab_to(page, "Check my answer", limit=10)
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Your answer", exact=True).count() == 1, kind  # judged: right or wrong, shown
+    finally:
+        context.close()
