@@ -68,7 +68,7 @@ def train_variant(variant: str, args) -> dict:
     shipped = transformers.MixtralForCausalLM.from_pretrained(
         out_dir, dtype=torch.float32, experts_implementation="eager"
     )
-    metrics = moe_training.evaluate(shipped, moe_training.held_out_batch())
+    metrics = moe_model.evaluate(shipped, moe_training.held_out_batch())
     loads = [layer["expert_load"] for layer in metrics["layers"]]
     report = {
         "variant": variant,

@@ -17,8 +17,12 @@ import json
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from ..moe import data as moe_data
+from ..moe.balance import expert_load, switch_balance_loss
+from ..moe.layer import route_tokens
+from ..moe.specialisation import category_counts
 from .base import ModelUnavailable
 from .hf import HFAttentionModel
 
@@ -161,10 +165,8 @@ class MoEModel(HFAttentionModel):
     @torch.no_grad()
     def evaluate(self, input_ids: torch.Tensor) -> dict:
         """Held-out loss and per-layer expert load, Switch loss and category counts on a batch of ids (B, n): the
-        training script's own evaluation (core/moe/training.py: evaluate), run on this checkpoint."""
-        from ..moe import training  # training imports this module
-
-        return training.evaluate(self.model, input_ids)
+        training script's own evaluation (module-level `evaluate`, which core/moe/training.py uses too)."""
+        return evaluate(self.model, input_ids)
 
     def expert_weights(self, layer: int) -> dict[str, torch.Tensor]:
         """The tensors core.moe.moe_forward takes, read from the Mixtral block of `layer`."""
@@ -218,3 +220,37 @@ def status() -> str | None:
     if (variant_dir("balanced") / "model.safetensors").exists():
         return None
     return "no trained MoE checkpoint in data/moe/balanced: run `python scripts/train_moe.py`"
+
+
+def lm_loss(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of predicting token t+1 from tokens <= t (nats per token)."""
+    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), input_ids[:, 1:].reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(model, input_ids: torch.Tensor) -> dict:
+    """Held-out cross-entropy, and per layer: expert load (share of assignments), Switch loss and the
+    category counts per expert (which kinds of word each expert is chosen for)."""
+
+    model.eval()
+    out = model(input_ids=input_ids, output_router_logits=True, use_cache=False)
+    top_k = model.config.num_experts_per_tok
+    n_experts = model.config.num_local_experts
+    cats = token_categories(input_ids).reshape(-1)
+    layers = []
+    for logits in out.router_logits:
+        r = route_tokens(logits, top_k)
+        layers.append(
+            {
+                "expert_load": [round(v, 6) for v in expert_load(r.top_k_index, n_experts).tolist()],
+                "switch_loss": round(float(switch_balance_loss(r.probs, r.top_k_index)), 6),
+                "category_counts": category_counts(r.top_k_index, cats, n_experts, len(category_names()))
+                .int()
+                .tolist(),
+            }
+        )
+    return {
+        "held_out_loss": float(lm_loss(out.logits, input_ids)),
+        "layers": layers,
+        "held_out_tokens": int(input_ids.numel()),
+    }

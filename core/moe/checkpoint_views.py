@@ -22,7 +22,7 @@ from .specialisation import category_lift, category_shares, top_categories
 
 
 def held_out_stats(model) -> dict:
-    """Held-out loss and, per layer, expert load and category counts of one checkpoint (training.evaluate on the
+    """Held-out loss and, per layer, expert load and category counts of one checkpoint (moe_model.evaluate on the
     fixed held-out batch; a few seconds on CPU, so the page caches it per checkpoint)."""
     return model.evaluate(training.held_out_batch())
 

@@ -13,13 +13,12 @@ import time
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from ..models import moe_model
+from ..models.moe_model import lm_loss  # the loss the held-out evaluation (moe_model.evaluate) reports too
 from . import data as moe_data
-from .balance import expert_load, switch_balance_loss
+from .balance import switch_balance_loss
 from .layer import route_tokens
-from .specialisation import category_counts
 
 TRAIN_SEED_OFFSET = 0
 HELD_OUT_SEED = 987_654  # the held-out text never shares a generator stream with training
@@ -43,11 +42,6 @@ def packed_batch(rng: random.Random, batch_size: int, seq_len: int) -> torch.Ten
 
 def held_out_batch(n_rows: int = 64, seq_len: int = moe_model.MAX_POSITIONS) -> torch.Tensor:
     return packed_batch(random.Random(HELD_OUT_SEED), n_rows, seq_len)
-
-
-def lm_loss(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of predicting token t+1 from tokens <= t (nats per token)."""
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), input_ids[:, 1:].reshape(-1))
 
 
 def balance_loss(router_logits, top_k: int) -> torch.Tensor:
@@ -118,32 +112,3 @@ def train(
     result.seconds = time.perf_counter() - start
     model.eval()
     return result
-
-
-@torch.no_grad()
-def evaluate(model, input_ids: torch.Tensor) -> dict:
-    """Held-out cross-entropy, and per layer: expert load (share of assignments), Switch loss and the
-    category counts per expert (which kinds of word each expert is chosen for)."""
-
-    model.eval()
-    out = model(input_ids=input_ids, output_router_logits=True, use_cache=False)
-    top_k = model.config.num_experts_per_tok
-    n_experts = model.config.num_local_experts
-    cats = moe_model.token_categories(input_ids).reshape(-1)
-    layers = []
-    for logits in out.router_logits:
-        r = route_tokens(logits, top_k)
-        layers.append(
-            {
-                "expert_load": [round(v, 6) for v in expert_load(r.top_k_index, n_experts).tolist()],
-                "switch_loss": round(float(switch_balance_loss(r.probs, r.top_k_index)), 6),
-                "category_counts": category_counts(r.top_k_index, cats, n_experts, len(moe_model.category_names()))
-                .int()
-                .tolist(),
-            }
-        )
-    return {
-        "held_out_loss": float(lm_loss(out.logits, input_ids)),
-        "layers": layers,
-        "held_out_tokens": int(input_ids.numel()),
-    }

@@ -320,7 +320,7 @@ def test_a_few_training_steps_lower_the_loss():
 @pytest.fixture(scope="module")
 def held_out_metrics(moe_variants):
     batch = moe_training.held_out_batch()
-    return {v: moe_training.evaluate(m.model, batch) for v, m in moe_variants.items()}
+    return {v: moe_model.evaluate(m.model, batch) for v, m in moe_variants.items()}
 
 
 def test_shipped_weights_reproduce_reported_held_out_loss(moe_variants, held_out_metrics):
