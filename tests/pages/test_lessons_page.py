@@ -149,3 +149,23 @@ def test_a_choice_is_shown_in_the_readers_words(lang):
     assert at.success and at.query_params["a.relative"] == "offset"
     assert [c.value for c in at.code] == [word["offset"], word["offset"]]  # the learner's answer and the right one
     assert any(word["offset"] in m.value for m in at.markdown)  # the explanation says it in words too
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_items_of_an_order_are_shown_in_the_readers_words(lang):
+    """An order question's items ('encoder_self', 'cross') are labels in the reader's language in the box and in
+    both answer boxes; the link keeps the identifiers."""
+    steps = core.load_lessons()["masks"].steps
+    step = 1 + next(i for i, s in enumerate(steps) if s.question is not None and s.question.id == "kind-order")
+    at = open_view("lessons", {"lesson": "masks", "lstep": str(step)}, state={"lang": lang})
+    kinds = ("encoder_self", "decoder_self", "cross")
+    word = {k: i18n.text(lang, "lessons", f"choice_{k}") for k in kinds}
+    box = at.multiselect[0]
+    assert sorted(box.options) == sorted(word.values())
+    box.set_value(list(kinds))
+    next(b for b in at.button if (b.key or "").startswith("FormSubmitter")).click().run()
+    assert_no_exception(at)
+    assert at.query_params["a.kind-order"] in (" > ".join(kinds), [" > ".join(kinds)])
+    mine = at.code[0].value
+    assert mine == " > ".join(word[k] for k in kinds)
+    assert sorted(at.code[1].value.split(" > ")) == sorted(word.values())

@@ -28,14 +28,17 @@ def _widget(T, answer: core.Answer, key: str):
         )  # plain text
     if answer.kind == "number":
         return st.text_input(T("type_number"), key=key, max_chars=64) or None
-    chosen = st.multiselect(T("put_in_order"), answer.options, key=key)
+    chosen = st.multiselect(T("put_in_order"), answer.options, key=key, format_func=lambda o: choice_label(T, o))
     return list(chosen) or None
 
 
 def _shown(T, answer: core.Answer, response) -> str:
-    """A response as the learner reads it: a choice in words (choice_label), the rest as the engine writes it."""
+    """A response as the learner reads it: a choice and the items of an order in words (choice_label), the rest as
+    the engine writes it."""
     if answer.kind == "choice":
         return choice_label(T, response)
+    if answer.kind == "order":
+        return core.ORDER_SEPARATOR.join(choice_label(T, item) for item in response)
     return core.format_response(answer, response)
 
 
