@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from app import serving
+from app.work_queue import WorkQueue
 from tests.apptest_helpers import assert_no_exception, run_view
 from tests.tiny_models import registered_folders
 
@@ -18,6 +19,14 @@ from tests.tiny_models import registered_folders
 def llama(tmp_path_factory):
     with registered_folders(tmp_path_factory.mktemp("queued-models"), ("llama",)) as keys:
         yield keys["llama"]
+
+
+@pytest.fixture(autouse=True)
+def own_queue(monkeypatch):
+    """The server's queue as each test first finds it: the process-wide one keeps results by key and may hold jobs
+    that earlier page tests in this worker left, so a kept result could answer without the spy ever running."""
+    old = serving.HEAVY
+    monkeypatch.setattr(serving, "HEAVY", WorkQueue(workers=old.workers, max_waiting=old.max_waiting, name=old._name))
 
 
 def spy(monkeypatch, owner, name: str) -> list[str]:
