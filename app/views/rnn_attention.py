@@ -6,14 +6,14 @@ layer against length."""
 import streamlit as st
 
 from app import models, ui
-from core.encoder_decoder import grammar
 from core.encoder_decoder import view as edv
 from core.results import load_result
 from core.rnn_attention import compare as cmp
 from core.rnn_attention import view as rv
+from core.rnn_attention.state import STATE
 from viz import rnn_attention as figs
 
-PARTS = ("translate", "scores", "gradient", "cost")
+F = STATE  # the page's link, declared in core
 
 
 def _code(text: str) -> None:
@@ -22,9 +22,9 @@ def _code(text: str) -> None:
 
 def translate_part(T) -> None:
     examples = edv.example_sentences()
-    text = ui.text_area("text", T("text"), examples[0], height=70)
-    language = ui.select("target", T("target"), grammar.LANGUAGES, "ja", format_func=lambda c: T("lang_" + c),
-                         radio=True, horizontal=True)  # fmt: skip
+    text = ui.field(F["text"], T("text"), height=70)
+    language = ui.field(F["target"], T("target"), widget="radio", format_func=lambda c: T("lang_" + c),
+                        horizontal=True)  # fmt: skip
     st.caption(T("examples", examples=" | ".join(examples[:4])))
     if not text.strip():
         st.info(T("empty"))
@@ -96,9 +96,9 @@ def gradient_part(T) -> None:
 def cost_part(T) -> None:
     c1, c2 = st.columns(2)
     with c1:
-        n = ui.slider("n", T("n"), 2, 2048, 64)
+        n = ui.field(F["n"], T("n"))
     with c2:
-        d = ui.slider("d", T("d"), 16, 1024, 128)
+        d = ui.field(F["d"], T("d"))
     view = cmp.cost_view(n, d)
     st.markdown(T("path", n=n, rec=view.path_recurrent, att=view.path_attention))
     fig_t = ui.texts("rnn_attention.figure")
@@ -128,7 +128,6 @@ def page() -> None:
     T = ui.page_setup("rnn_attention")
     st.title(T("title"))
     st.markdown(T("intro"))
-    part = ui.select("part", T("part"), PARTS, "translate", format_func=lambda p: T(f"part_{p}"), radio=True,
-                     horizontal=True)  # fmt: skip
+    part = ui.field(F["part"], T("part"), widget="radio", format_func=lambda p: T(f"part_{p}"), horizontal=True)
     {"translate": translate_part, "scores": scores_part, "gradient": gradient_part, "cost": cost_part}[part](T)
     ui.page_end()
