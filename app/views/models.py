@@ -3,12 +3,15 @@ capabilities from its config, what a text of n tokens would cost, and how exactl
 (core/models/local.py). A hosted server (app/serving.py hosted) offers no folder box."""
 
 import logging
+from types import SimpleNamespace
 
 import streamlit as st
 
 from app import models, serving, ui
 from core.models import local, registry
 from core.models.capabilities import capability_rows
+from core.models.state import STATE as F
+from core.models.state import offered
 from viz import models as figures
 
 LOG = logging.getLogger("attention_lab")
@@ -42,18 +45,28 @@ def page() -> None:
         st.warning(T("list_problem"))
         for problem in registry.USER_LIST_PROBLEMS if not hosted else ():  # the operator's paths: not to visitors
             st.text(problem)
-    keys = list(models.own_keys())
-    if not keys:
+    own = models.own_keys()
+    if not own:
         st.caption(T("none"))
-        ui.page_end()
-        return
-    key = ui.select("pick", T("pick"), keys, keys[0], format_func=models.model_name)
+    key = ui.field(F["pick"], T("pick"), SimpleNamespace(models=offered(own)), format_func=models.model_name)
     caps = models.capabilities(key)
+    if caps is None:  # a shipped model whose config cannot be read here (its package is missing)
+        message = models.words_about(key, registry.model_status().get(key) or "?")
+        st.warning(ui.t("models", "missing", name=models.name_in_text(key), message=message))
+    else:
+        describe(T, key, caps)
+    ui.page_end()
+
+
+def describe(T, key: str, caps) -> None:
+    """What the contract reports for the picked model, what a text of n tokens would cost, and (a learner's folder,
+    loaded on request) how exactly the pages reproduce its attention."""
     rows = capability_rows(caps)
     st.subheader(T("capabilities"))
     st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
-    n = ui.number("tokens", T("tokens"), 1, 32768, 512)
-    model = models.load(key) if ui.checkbox("check", T("check")) else None
+    n = ui.field(F["tokens"], T("tokens"), widget="number")
+    own = models.is_own(key)  # a shipped model is checked by the test suite, not on the page
+    model = models.load(key) if own and ui.field(F["check"], T("check")) else None
     run = local.run_estimate(caps, n, model)  # the time needs the loaded model's measured pass
     st.caption(T("estimate", n=n, **run.memory.mib()))
     if run.seconds is not None:
@@ -61,9 +74,9 @@ def page() -> None:
     if run.over:
         st.warning(T("over_budget"))
         st.caption(T(f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))
-    st.subheader(T("parity"))
-    st.caption(T("parity_help"))
-    if model is not None:
-        fig = figures.parity_figure(model.parity, ui.texts("models.figure"))
-        ui.show_figure(fig, f"parity-{key}", key="fig-parity")
-    ui.page_end()
+    if own:
+        st.subheader(T("parity"))
+        st.caption(T("parity_help"))
+        if model is not None:
+            fig = figures.parity_figure(model.parity, ui.texts("models.figure"))
+            ui.show_figure(fig, f"parity-{key}", key="fig-parity")

@@ -217,3 +217,23 @@ def test_a_folder_of_pickled_or_broken_weights_is_refused_on_the_page_before_it_
         assert words in reason and "\n" not in reason.strip(), reason
         added = at.session_state[models.OWN_MODELS] if models.OWN_MODELS in at.session_state else {}
         assert not added, added
+
+
+def test_a_shipped_models_contract_is_shown_and_a_link_cannot_name_a_path(tmp_path, own_list, monkeypatch):
+    """With no folder added, the picker offers the shipped models (their contract reads the same way): a link's
+    pick selects one; a path in the link is not an option (ignored, named in the notice, the default shown) and
+    no folder box appears on a hosted server."""
+    at = run_view("models", params={"pick": "smollm2", "tokens": "100"})
+    assert_no_exception(at)
+    table = at.dataframe[0].value
+    values = dict(zip(table["capability"], table["value"]))
+    assert values["layers"] == "30" and values["heads"] == "9 query / 3 key-value"
+    assert any(c.value.startswith("At 100 tokens, about") for c in at.caption)
+    assert not at.checkbox, "a shipped model is not loaded and checked on this page"
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    for path in ("/etc/passwd", str(tmp_path), "../../etc"):
+        at = run_view("models", params={"pick": path})
+        assert_no_exception(at)
+        assert at.selectbox(key="pick").value == "minilm"
+        assert any("pick" in w.value for w in at.warning), [w.value for w in at.warning]
+        assert not at.text_input
