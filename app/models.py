@@ -14,6 +14,7 @@ import streamlit as st
 
 from app import serving, ui
 from core import attention, long_maps
+from core.kv_cache.state import keeps_keys_per_head
 from core.long_maps.sources import exact_here
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
@@ -127,7 +128,7 @@ DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
 # mask inside its own code: no other mask reaches it)
 # /kv-cache: a decoder whose cache keeps keys and values per key/value head (the page's formula and eviction);
 # DeepSeek's latent attention caches one compressed vector per token instead
-KV_DECODER = Need("kv_decoder", lambda caps: DECODER(caps) and caps.kv_latent_dim is None)
+KV_DECODER = Need("kv_decoder", keeps_keys_per_head)
 MASKED_DECODER = Need("masked_decoder", lambda caps: DECODER(caps) and caps.positions.kind != "alibi")
 # /positions, learned part: a table of position vectors added to the embeddings (BERT's or GPT-2's)
 LEARNED_POSITIONS = Need("learned", lambda caps: caps.positions.kind == "learned" and caps.kind != "encoder-decoder")

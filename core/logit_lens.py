@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .state import State, Text, model_choice
+
 MAX_TOKENS = 64
 TOP_K = 5
 CHUNK = 256  # at most this many rows per block: 50 MB of logits
@@ -156,3 +158,18 @@ def lens_table(view: LensView) -> LensTable:
         from_layer=S - 1 - k,
         finding="finding_late" if 2 * late > n else "finding_early",
     )
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+SHIPPED_MODELS = ("smollm2",)  # the default (committed figures); learners' decoders follow
+DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. The capital of Italy is"
+
+
+def _context(c):
+    from .attention import ModelContext
+
+    return ModelContext(c, SHIPPED_MODELS, lambda caps: caps.is_causal)  # a final norm and an unembedding
+
+
+STATE = State(model_choice(SHIPPED_MODELS), Text("text", DEFAULT_TEXT), context=_context)

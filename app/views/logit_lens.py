@@ -8,18 +8,17 @@ from app import models, ui
 from core import logit_lens as lens
 from viz import logit_lens as figures
 
-SHIPPED = ("smollm2",)  # the default (committed figures); learners' decoders follow
-DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. The capital of Italy is"
+F = lens.STATE  # the page's link, declared in core
 
 
 def page() -> None:
     T = ui.page_setup("logit_lens")
     st.title(T("title"))
     intro = st.empty()  # names the model picked below
-    key = models.pick_model(options=SHIPPED, needs=models.DECODER)
+    key = models.pick_model(options=lens.SHIPPED_MODELS, needs=models.DECODER, field=F["model"])
     name = models.name_in_text(key)
     intro.markdown(T("intro", model=name))
-    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
+    text = ui.field(F["text"], T("text"))
     if not text.strip():
         st.info(T("empty", model=name))
         ui.page_end()

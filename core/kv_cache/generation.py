@@ -62,6 +62,18 @@ class Generation:
     full_pass_difference: float = float("nan")
 
     @property
+    def n_layers(self) -> int:
+        return self.layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.heads
+
+    @property
+    def last_step(self) -> int:
+        return len(self.steps) - 1
+
+    @property
     def generated_ids(self) -> list[int]:
         return [s.chosen_id for s in self.steps]
 

@@ -39,3 +39,22 @@ def test_no_cache_claim_only_in_greedy_mode_and_the_window_is_defined_once():
     assert "its own included" in greedy  # W counts the keys the new token sees, as on /transformer-xl
     sampled = shown_text(open_view("kv_cache", {"new": "1", "decode": "sample", "seed": "3"}))
     assert "without any cache" not in sampled
+
+
+def test_a_link_opens_the_page_at_its_settings_as_the_declared_state_reads_them():
+    """Every setting a link carries, as the page had them before its state was declared: the widgets show them,
+    nothing is reported ignored, and core's declaration (what a lesson's answers read) reads the same values."""
+    from core.kv_cache.state import STATE
+
+    link = {"prompt": "The cat sat on the mat.", "new": "2", "decode": "sample", "temp": "0.5", "topk": "10",
+            "seed": "3", "window": "5", "sinks": "1", "step": "0", "layer": "3", "hlayer": "2", "head": "1"}  # fmt: skip
+    at = open_view("kv_cache", link)
+    assert not at.warning, [w.value for w in at.warning]
+    assert {k: at.query_params[k] for k in link} == link
+    read = STATE.read(link).as_dict()
+    widgets = {k: at.session_state[k] for k in link}
+    assert widgets == {k: read[k] for k in link} == {**link, "new": 2, "temp": 0.5, "topk": 10, "seed": 3,
+                                                     "window": 5, "sinks": 1, "step": 0, "layer": 3, "hlayer": 2}  # fmt: skip
+    bad = open_view("kv_cache", {**link, "new": "99", "head": "12"})  # SmolLM2 has 9 heads; at most 32 new tokens
+    assert "new" in bad.warning[0].value and "head" in bad.warning[0].value
+    assert (bad.session_state["new"], bad.session_state["head"]) == (6, "mean") == (STATE["new"].default, "mean")

@@ -1,13 +1,17 @@
 """The parts of the /kv-cache page: the continuation, one step's attention and next-token candidates, every step's
 attention, and the cache's memory with the KL divergence of eviction. Each part: one core view, one figure."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import ui
 from core.kv_cache import views
+from core.kv_cache.state import MEAN, STATE, head_options
 from viz import kv_cache as kv
 
 MAX_COLS = 96  # columns of a pooled attention row
+F = STATE
 
 
 def code(token: str) -> str:
@@ -32,9 +36,9 @@ def one_step(T, gen) -> None:
     last = len(gen.steps) - 1
     c1, c2 = st.columns(2)
     with c1:
-        step = ui.slider("step", T("step"), 0, last, last) if last > 0 else 0
+        step = ui.field(F["step"], T("step"), gen) if last > 0 else 0
     with c2:
-        layer = ui.slider("layer", T("layer"), 0, gen.layers - 1, gen.layers - 1)
+        layer = ui.field(F["layer"], T("layer"), gen)
     words = ui.texts("kv_cache.figure")
     view = views.step_attention(gen, step, layer, MAX_COLS)
     st.markdown(T("step_text", token=code(view.fed), position=view.position, chosen=code(view.chosen)))
@@ -53,15 +57,15 @@ def one_step(T, gen) -> None:
 
 def all_steps(T, gen) -> None:
     st.subheader(T("history_header"))
-    heads = ["mean"] + [str(h) for h in range(gen.heads)]
     c1, c2 = st.columns(2)
     with c1:
-        layer = ui.slider("hlayer", T("layer"), 0, gen.layers - 1, 0)
+        layer = ui.field(F["hlayer"], T("layer"), gen)
     with c2:
-        head = ui.select(
-            "head", T("head_pick"), heads, format_func=lambda h: T("mean") if h == "mean" else T("head", h=h)
+        shown = SimpleNamespace(head_options=head_options(gen.heads))
+        head = ui.field(
+            F["head"], T("head_pick"), shown, format_func=lambda h: T("mean") if h == MEAN else T("head", h=h)
         )
-    view = views.history(gen, layer, None if head == "mean" else int(head), MAX_COLS)
+    view = views.history(gen, layer, None if head == MEAN else int(head), MAX_COLS)
     fig = kv.history_figure(view, ui.texts("kv_cache.figure"))
     ui.show_figure(fig, f"kv-history-layer{layer}-{head}", data=view.weights, key="fig-hist")
     st.caption(T("history_caption"))
