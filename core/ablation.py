@@ -39,6 +39,7 @@ import torch.nn.functional as F
 
 from . import antecedents, head_detectors
 from .results import load_result
+from .state import Choice, Int, State, model_choice
 from .stats import wilson_interval
 
 RESULT_NAME = "ablation"
@@ -60,7 +61,7 @@ def by_layer(heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
 
 
 def removable_heads(model) -> int:
-    """How many heads there are to remove: every head of every layer."""
+    """How many heads there are to remove: every head of every layer (of a model, or of a state's context)."""
     return model.n_layers * model.n_heads
 
 
@@ -464,3 +465,41 @@ def committed_cards() -> dict[str, CardView] | None:
         view = card_view(c, c.get("model_key", "smollm2"), provenance)
         out[view.key] = view
     return out
+
+
+# --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)
+
+PARTS = ("cards", "live")
+LIVE_MODELS = ("smollm2",)  # the committed cards are SmolLM2's; the live part also takes learners' decoders
+MAX_LIVE_DRAWS = 10
+LIVE_DRAWS = 5  # the live part's default: fewer than the committed cards' 20, so a rerun takes seconds
+
+
+def card_keys() -> tuple[str, ...]:
+    """The committed cards' keys ("<claim>-<mode>"), in file order; none when results/ablation.json is missing."""
+    data = load_results()
+    return tuple(f"{c['claim']}-{c['mode']}" for c in data["cards"]) if data else ()
+
+
+def _is_decoder(caps) -> bool:
+    """The live part reads next-token predictions: a causal language model."""
+    return caps.is_causal
+
+
+def _context(c):
+    from .attention import ModelContext
+
+    return ModelContext(c, LIVE_MODELS, _is_decoder)
+
+
+STATE = State(
+    Choice("part", "cards", options=PARTS),
+    Choice("card", lambda c: next(iter(card_keys()), None), options=lambda c: card_keys()),
+    Choice("claim", "induction", options=CLAIMS),
+    Choice("mode", "zero", options=MODES),
+    model_choice(LIVE_MODELS),
+    Int("k", DEFAULT_HEADS, 0, removable_heads),  # of the picked model (its context, or the page's loaded model)
+    Int("draws", LIVE_DRAWS, 1, MAX_LIVE_DRAWS),
+    Int("seed", DEFAULT_SEED, 0, 9999),
+    context=_context,
+)

@@ -10,9 +10,7 @@ from app import models, ui
 from core import ablation as ab
 from viz import ablation as figures
 
-SHIPPED = ("smollm2",)  # the committed cards are SmolLM2's; the live part also takes learners' decoders
-PARTS = ("cards", "live")
-MAX_LIVE_DRAWS = 10
+F = ab.STATE  # the page's link, declared in core
 
 
 def show_card(T, view: ab.CardView) -> None:
@@ -45,9 +43,8 @@ def cards_part(T) -> None:
     if cards is None:
         st.warning(T("missing"))
         return
-    choice = ui.select("card", T("card"), list(cards), next(iter(cards)),
-                       format_func=lambda c: T("card_name", claim=T(f"claim_{cards[c].claim}"),
-                                               mode=T(f"mode_{cards[c].mode}")))  # fmt: skip
+    choice = ui.field(F["card"], T("card"), format_func=lambda c: T("card_name", claim=T(f"claim_{cards[c].claim}"),
+                                                                  mode=T(f"mode_{cards[c].mode}")))  # fmt: skip
     view = cards[choice]
     st.caption(T("provenance", **view.provenance))
     show_card(T, view)
@@ -56,16 +53,16 @@ def cards_part(T) -> None:
 def live_part(T) -> None:
     c1, c2 = st.columns(2)
     with c1:
-        claim = ui.select("claim", T("claim"), ab.CLAIMS, "induction", format_func=lambda c: T(f"claim_{c}"))
-        mode = ui.select("mode", T("mode"), ab.MODES, "zero", format_func=lambda m: T(f"mode_{m}"))
-    key = models.pick_model(options=SHIPPED, needs=models.DECODER)
+        claim = ui.field(F["claim"], T("claim"), format_func=lambda c: T(f"claim_{c}"))
+        mode = ui.field(F["mode"], T("mode"), format_func=lambda m: T(f"mode_{m}"))
+    key = models.pick_model(options=ab.LIVE_MODELS, needs=models.DECODER, field=F["model"])
     model = models.load(key)
     if model is None:
         return
     with c2:
-        k = ui.slider("k", T("k"), 0, ab.removable_heads(model), ab.DEFAULT_HEADS)
-        draws = ui.slider("draws", T("draws"), 1, MAX_LIVE_DRAWS, 5)
-        seed = ui.number("seed", T("seed"), 0, 9999, ab.DEFAULT_SEED)
+        k = ui.field(F["k"], T("k"), model)
+        draws = ui.field(F["draws"], T("draws"))
+        seed = ui.field(F["seed"], T("seed"), widget="number")
     if k == 0:
         st.info(T("no_heads"))
         return
@@ -88,8 +85,7 @@ def page() -> None:
     T = ui.page_setup("ablation")
     st.title(T("title"))
     st.markdown(T("intro"))
-    part = ui.select("part", T("part"), PARTS, "cards", format_func=lambda p: T(f"part_{p}"), radio=True,
-                     horizontal=True)  # fmt: skip
+    part = ui.field(F["part"], T("part"), widget="radio", format_func=lambda p: T(f"part_{p}"), horizontal=True)
     (cards_part if part == "cards" else live_part)(T)
     st.markdown(T("method"))
     ui.page_end()

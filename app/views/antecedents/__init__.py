@@ -5,18 +5,17 @@ any head (or SmolLM2's own answer) resolves the pronoun or just follows the firs
 import streamlit as st
 
 from app import models, ui
+from core.antecedents.state import PRETRAINED, STATE
 
 from .evaluation import evaluation
 from .sentence import try_sentence
-
-PRETRAINED = ("minilm", "smollm2")  # the tiny MoE knows ~270 words: no pronoun test for it
 
 
 def page() -> None:
     T = ui.page_setup("antecedents")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=PRETRAINED)
+    key = models.pick_model(options=PRETRAINED, field=STATE["model"])
     model = models.load(key)
     if model is not None:
         try_sentence(T, key, model)

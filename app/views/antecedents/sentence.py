@@ -1,14 +1,15 @@
 """/antecedents, part one: the reader's sentence, its pronoun and candidates, the heads ranked live."""
 
+from types import SimpleNamespace
+
 import streamlit as st
 
 from app import models, ui
 from core import antecedents as ante
 from core.antecedents import view as data
+from core.antecedents.state import STATE as F
+from core.antecedents.state import Sentence
 from viz import antecedents as figures
-
-DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-PAGE_TOKENS = 512
 
 
 def use_example() -> None:
@@ -26,28 +27,28 @@ def weights_phrase(T, weights, names) -> str:
     return ", ".join(T("on", w=float(w), c=md(c)) for w, c in zip(weights, names))
 
 
-def pick_words(T, text: str, words, pronouns: list[int], info: dict | None) -> tuple[int, list[int], bool]:
+def pick_words(T, sentence: Sentence) -> tuple[int, list[int], bool]:
     """The pronoun and candidates (widgets); and whether they are the stored sentence's own."""
-    default_p, default_c = data.default_choice(text, words, pronouns, info)
+    words, info = sentence.words, sentence.stored
     if info:
         st.caption(T("stored", answer=info["answer"]))
 
     def word(i) -> str:
         return f"{words[int(i)].text} ({T('word_n', i=int(i))})"
 
-    p = int(ui.select("pron", T("pronoun"), [str(p) for p in pronouns], str(default_p), format_func=word))
-    if not info or p != default_p:
-        default_c = ante.find_candidates(text, words, p)
+    p = int(ui.field(F["pron"], T("pronoun"), sentence, format_func=word))
+    offered = sentence.candidates(p)
+    if not info or str(p) != sentence.default_pronoun:
         st.caption(T("heuristic"))
     chosen = st.multiselect(
         T("candidates"),
         [str(i) for i in range(p)],
-        default=[str(c) for c in default_c],
+        default=[str(c) for c in offered],
         format_func=word,
-        key=f"cands-{hash(text)}-{p}",
+        key=f"cands-{hash(sentence.text)}-{p}",
     )
     cands = sorted(int(c) for c in chosen)
-    return p, cands, bool(info) and p == default_p and cands == default_c
+    return p, cands, sentence.is_stored_choice(p, cands)
 
 
 def try_sentence(T, key: str, model) -> None:
@@ -60,28 +61,27 @@ def try_sentence(T, key: str, model) -> None:
         on_change=use_example,
         format_func=lambda s: T("own") if s == "own" else f"{stored[s]['pair']}: {s}",
     )
-    text = ui.text_area("text", T("text"), DEFAULT_TEXT)
-    words = ante.split_words(text)
-    pronouns = ante.find_pronouns(words)
-    if not text.strip() or not pronouns:
+    text = ui.field(F["text"], T("text"))
+    sentence = Sentence(text)
+    if not text.strip() or not sentence.pronouns:
         st.info(T("no_pronoun", words=", ".join(ante.PRONOUNS)))
         return
-    info = stored.get(text)
-    p, cands, as_stored = pick_words(T, text, words, pronouns, info)
+    p, cands, as_stored = pick_words(T, sentence)
     if not cands:
         st.info(T("no_candidates"))
         return
-    analysis = ante.measure(model, models.run(key, model, [text], PAGE_TOKENS), p, cands)
+    words, info = sentence.words, sentence.stored
+    analysis = ante.measure(model, models.run(key, model, [text]), p, cands)
     if analysis is None:
         st.info(T("cut"))
         return
     names = [words[c].text for c in cands]
     c1, c2 = st.columns([3, 1])
     with c1:
-        options = [str(i) for i in range(len(cands))]
-        by = int(ui.select("rank", T("rank_by"), options, "0", format_func=lambda i: names[int(i)]))
+        by = int(ui.field(F["rank"], T("rank_by"), SimpleNamespace(rank_options=tuple(map(str, range(len(cands))))),
+                          format_func=lambda i: names[int(i)]))  # fmt: skip
     with c2:
-        top = ui.number("top", T("top"), 1, 30, 10)
+        top = ui.field(F["top"], T("top"), widget="number")
     ranked = data.ranking(analysis, by, top)
     fig = figures.ranking_figure(ranked, ui.texts("antecedents.figure"), pronoun=words[p].text, by=by)
     table = {"layer": [r[0] for r in ranked.heads[:top]], "head": [r[1] for r in ranked.heads[:top]]}
