@@ -13,12 +13,11 @@ from types import SimpleNamespace
 import streamlit as st
 
 from app import serving, ui
-from core import attention, long_maps
+from core import attention, long_maps, padded_batch
 from core.kv_cache.state import keeps_keys_per_head
 from core.long_maps.sources import exact_here
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
-from core.padded_batch import padding_report as _padding_report
 
 MODEL_KEYS = attention.SHIPPED_MODELS
 DEFAULT_MODEL = "minilm"  # the fast one: first loads and generic page tests stay quick
@@ -241,20 +240,40 @@ def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
     """A cached Trace of `texts` (shared by sessions, a few entries), with a notice for each text that was cut."""
     limit = min(max_tokens, model.max_positions)
     trace = _run(key, registry.serial(key), tuple(texts), limit)
-    for text, cut in zip(texts, trace.batch.truncated):
-        if cut:
-            st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
+    _say_cut(key, model, texts, trace.batch.truncated, limit)
     return trace
 
 
-def padding_report(key: str, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
+def _say_cut(key: str, model, texts, truncated: list[bool], limit: int) -> None:
+    for text, cut in zip(texts, truncated):
+        if cut:
+            st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
+
+
+def run_batch(key: str, model, texts: list[str], max_tokens: int, side: str, masked: bool) -> padded_batch.BatchRun:
+    """core.padded_batch.run_batch, cached like run (shared by sessions, a few entries), with the cut notices."""
+    limit = min(max_tokens, model.max_positions)
+    batch_run = _run_batch(key, registry.serial(key), tuple(texts), limit, side, masked)
+    _say_cut(key, model, texts, batch_run.trace.batch.truncated, limit)
+    return batch_run
+
+
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
+def _run_batch(key: str, serial: int, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool):
+    return padded_batch.run_batch(_load(key), list(texts), max_tokens, side, masked)
+
+
+def padding_report(key: str, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool) -> list[dict]:
     """core.padded_batch.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
-    return _padding_report_of(key, registry.serial(key), texts, max_tokens)
+    return _padding_report_of(key, registry.serial(key), texts, max_tokens, side, masked)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _padding_report_of(key: str, serial: int, texts: tuple[str, ...], max_tokens: int) -> list[dict]:
-    return _padding_report(_load(key), _run(key, serial, texts, max_tokens), max_tokens)
+def _padding_report_of(
+    key: str, serial: int, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool
+) -> list[dict]:
+    batch_run = _run_batch(key, serial, texts, max_tokens, side, masked)
+    return padded_batch.padding_report(_load(key), batch_run.trace, max_tokens, batch_run.real)
 
 
 def generate(key: str, ids: list[int], **options):

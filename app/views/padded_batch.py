@@ -1,6 +1,9 @@
 """A padded batch through a real model: the attention mask, padded keys at exactly zero weight, and each
-sentence's attention in the batch equal to its run alone. Data from core/padded_batch.py, figures from
+sentence's attention in the batch equal to its run alone; then the padding moved to the left, or the mask taken
+away, to see what each one protects. Data from core/padded_batch.py (its STATE: the page's link), figures from
 viz/padded_batch.py."""
+
+from types import SimpleNamespace
 
 import streamlit as st
 
@@ -8,21 +11,21 @@ from app import models, ui
 from core import padded_batch
 from viz import padded_batch as figures
 
-DEFAULT_TEXTS = "The cat sat on the mat.\nIt was tired because it had chased a mouse all night.\nDogs bark."
-MAX_SENTENCES = 4
-PAGE_TOKENS = 96  # per sentence on this page: the point is the padding, not long texts
+F = padded_batch.STATE  # the page's link, declared in core
 
 
-def sentence_head(T, trace, rows: list[str]) -> None:
+def sentence_head(T, batch_run, rows: list[str]) -> None:
     """One sentence's head inside the batch, padded rows and columns included."""
+    trace = batch_run.trace
     c1, c2, c3 = st.columns(3)
     with c1:
-        options = [str(k) for k in range(len(rows))]
-        i = int(ui.select("row", T("pick"), options, "0", format_func=lambda k: rows[int(k)]))
+        i = int(
+            ui.field(F["row"], T("pick"), SimpleNamespace(n_sentences=len(rows)), format_func=lambda k: rows[int(k)])
+        )
     with c2:
-        layer = ui.number("layer", T("layer"), 0, trace.n_layers - 1, 0)
+        layer = ui.field(F["layer"], T("layer"), trace, widget="number")
     with c3:
-        head = ui.number("head", T("head"), 0, trace.n_heads - 1, 0)
+        head = ui.field(F["head"], T("head"), trace, widget="number")
     view = padded_batch.sentence_view(trace, i, layer, head)
     fig = figures.sentence_figure(view, ui.texts("padded_batch.figure"), i)
     ui.show_figure(
@@ -33,14 +36,15 @@ def sentence_head(T, trace, rows: list[str]) -> None:
         col_labels=view.labels,
         key="fig-padded-head",
     )
-    if trace.length(i) < len(view.labels):
+    if batch_run.length(i) < len(view.labels):
         st.caption(T("pad_rows"))
 
 
-def check(T, key: str, model, trace, lines: list[str], rows: list[str]) -> None:
+def check(T, key: str, model, batch_run, lines: list[str], rows: list[str]) -> None:
     """Each sentence in the batch against its run alone."""
     st.subheader(T("check"))
-    report = models.padding_report(key, tuple(lines), min(PAGE_TOKENS, model.max_positions))
+    side, masked = batch_run.side, batch_run.masked
+    report = models.padding_report(key, tuple(lines), padded_batch.page_tokens(model), side, masked)
     st.dataframe(
         {
             T("sentence"): rows,
@@ -50,34 +54,41 @@ def check(T, key: str, model, trace, lines: list[str], rows: list[str]) -> None:
             T("col_diff"): [r["max_diff_alone"] for r in report],
         }
     )
-    result = padded_batch.verdict(report, trace)
-    if result.ok:
-        st.success(T("verdict_ok", heads=result.heads, diff=result.diff))
-    else:
-        st.warning(T("verdict_bad", pad=result.pad, diff=result.diff))
+    result = padded_batch.verdict(report, batch_run.trace)
+    (st.success if result.ok else st.warning)(
+        T(f"verdict_{result.kind}", heads=result.heads, pad=result.pad, diff=result.diff)
+    )
 
 
 def page() -> None:
     T = ui.page_setup("padded_batch")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model()
+    key = models.pick_model(options=padded_batch.SHIPPED_MODELS, field=F["model"])
     model = models.load(key)
     if model is not None:
-        raw = ui.text_area("text", T("texts"), DEFAULT_TEXTS, height=120)
-        lines, cut = padded_batch.split_lines(raw, MAX_SENTENCES)
+        raw = ui.field(F["text"], T("texts"), height=120)
+        lines, cut = padded_batch.split_lines(raw, padded_batch.MAX_SENTENCES)
         if cut:
-            st.info(T("too_many", k=MAX_SENTENCES))
+            st.info(T("too_many", k=padded_batch.MAX_SENTENCES))
+        c1, c2 = st.columns(2)
+        with c1:
+            side = ui.field(F["pad"], T("side"), widget="radio", format_func=lambda s: T(f"side_{s}"), horizontal=True)
+        with c2:
+            masked = not ui.field(F["nomask"], T("nomask"), help=T("nomask_help"))
         if len(lines) < 2:
             st.info(T("need_two"))
         else:
-            trace = models.run(key, model, lines, PAGE_TOKENS)
+            batch_run = models.run_batch(key, model, lines, padded_batch.page_tokens(model), side, masked)
+            trace = batch_run.trace
             rows = [f"{T('sentence')} {i}" for i in range(len(lines))]
             mask = padded_batch.mask_view(trace)
             fig = figures.mask_figure(mask, ui.texts("padded_batch.figure"))
             ui.show_figure(fig, "attention-mask", data=mask.mask, row_labels=rows, key="fig-mask")
+            if not masked:
+                st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))
             st.dataframe({r: toks for r, toks in zip(rows, trace.batch.tokens)}, hide_index=False)
-            sentence_head(T, trace, rows)
-            check(T, key, model, trace, lines, rows)
+            sentence_head(T, batch_run, rows)
+            check(T, key, model, batch_run, lines, rows)
     ui.page_end()

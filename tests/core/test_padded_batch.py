@@ -1,5 +1,8 @@
 """/padded-batch: the padding check (core/padded_batch.py) on a fake model whose single runs reproduce the batch,
-the verdict, the sentence view over the padded width, and the page headless (slow: MiniLM)."""
+the verdict, the sentence view over the padded width, the batch arranged (padding moved left, the mask taken away),
+the page's link as its declaration reads it, and the page headless (slow: MiniLM and the MoE)."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -76,8 +79,79 @@ def test_lines_are_the_non_empty_ones_at_most_four():
     assert padded_batch.split_lines("", 4) == ([], False)
 
 
+def test_arranged_moves_each_rows_padding_in_front_and_unmasked_is_all_ones():
+    """Hand-worked: rows of 3 and 1 real tokens in a width of 3; the left-padded rows and their labels."""
+    ids = torch.tensor([[5, 6, 7], [8, 0, 0]])
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    batch = Batch(ids, mask, [["a", "b", "c"], ["d", "P", "P"]], mask == 0, [False, False], ["abc", "d"])
+    left = padded_batch.arranged(batch, "left")
+    assert left.input_ids.tolist() == [[5, 6, 7], [0, 0, 8]] and left.attention_mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+    assert left.tokens == [["a", "b", "c"], ["P", "P", "d"]] and left.special.tolist()[1] == [True, True, False]
+    bare = padded_batch.arranged(batch, "left", masked=False)
+    assert bare.attention_mask.tolist() == [[1, 1, 1], [1, 1, 1]] and bare.input_ids.tolist() == left.input_ids.tolist()
+    assert padded_batch.arranged(batch).input_ids.tolist() == ids.tolist()
+    with pytest.raises(ValueError):
+        padded_batch.arranged(batch, "middle")
+
+
+def test_padding_report_reads_the_real_tokens_where_they_are():
+    """A left-padded batch whose rows are the right-padded ones moved: the report finds each row's real tokens at the
+    end (the fake model's runs alone are the right-padded rows), so nothing differs and no weight is on padding."""
+    full = fake_trace(lengths=(6, 4), causal=False, special_at=())
+    full.batch.texts[:] = ["0", "1"]
+    moved = dataclasses.replace(
+        full,
+        batch=padded_batch.arranged(full.batch, "left"),
+        queries=[torch.stack([q[0], q[1].roll(2, dims=-2)]) for q in full.queries],
+        keys=[torch.stack([k[0], k[1].roll(2, dims=-2)]) for k in full.keys],
+    )
+    real = moved.batch.attention_mask.bool()
+    report = padded_batch.padding_report(ConsistentFake(full), moved, real=real)
+    assert [r["padding"] for r in report] == [0, 2] and all(r["max_pad_weight"] == 0.0 for r in report)
+    assert all(r["max_diff_alone"] < 1e-6 for r in report)
+    unmasked = dataclasses.replace(moved, batch=padded_batch.arranged(moved.batch, "right", masked=False))
+    leak = padded_batch.padding_report(ConsistentFake(full), unmasked, real=real)
+    assert leak[1]["max_pad_weight"] > 0 and padded_batch.verdict(leak, unmasked).kind == "bad"
+
+
+def test_the_verdict_says_what_went_wrong():
+    t = fake_trace()
+    assert padded_batch.verdict([{"max_pad_weight": 0.0, "max_diff_alone": 1e-7}], t).kind == "ok"
+    assert padded_batch.verdict([{"max_pad_weight": 0.0, "max_diff_alone": 0.5}], t).kind == "moved"
+    assert padded_batch.verdict([{"max_pad_weight": 0.2, "max_diff_alone": 0.5}], t).kind == "bad"
+    assert padded_batch.verdict([{"max_pad_weight": 0.0, "max_diff_alone": float("nan")}], t).kind == "bad"
+
+
+SHAPE = {"n_layers": 6, "n_heads": 12, "models": ("minilm", "smollm2", "moe")}  # MiniLM's, known without loading it
+
+
+def test_the_link_is_read_as_the_page_reads_it():
+    """The declaration's bounds: the sentence picker has as many options as the text has sentences (at most 4), layer
+    and head the model's; a value out of them, or an unknown side, reads as the default."""
+    s = padded_batch.STATE.read({"text": "a\nb\nc", "row": "2", "layer": "5", "head": "11", "pad": "left",
+                                 "nomask": "1"}, **SHAPE)  # fmt: skip
+    assert (s.row, s.layer, s.head, s.pad, s.nomask, s.model) == ("2", 5, 11, "left", True, "minilm")
+    s = padded_batch.STATE.read({"text": "a\nb", "row": "2", "layer": "6", "head": "-1", "pad": "up"}, **SHAPE)
+    assert (s.row, s.layer, s.head, s.pad, s.nomask) == ("0", 0, 0, "right", False)
+    assert s.n_sentences == 2 and s.lines == ["a", "b"]
+    assert padded_batch.STATE.read({}, **SHAPE).text == padded_batch.DEFAULT_TEXTS
+    found = padded_batch.STATE.problems({"pad": "up", "mask": "0", "layer": "x"})
+    assert len(found) == 3 and any("mask is not" in f for f in found)
+
+
 @pytest.mark.slow
 def test_padded_batch_page_reports_exact_zeros_and_equality():
     at = open_view("padded_batch")
     text = shown_text(at)
     assert "every padded key gets exactly 0 weight" in text, text
+
+
+@pytest.mark.slow
+def test_a_link_moves_the_padding_left_or_takes_the_mask_away():
+    """MiniLM numbers positions from the first slot: left padding moves its real tokens' positions (no weight on
+    padding, yet not equal to the run alone); without the mask its real queries weigh the padding."""
+    at = open_view("padded_batch", {"pad": "left"})
+    assert at.radio(key="pad").value == "left" and "the model numbered them from the padding" in shown_text(at)
+    at = open_view("padded_batch", {"nomask": "1", "row": "2"})
+    assert at.checkbox(key="nomask").value and "padding leaks into this batch" in shown_text(at)
+    assert "Without the mask the model got all ones: the 14 padding tokens" in shown_text(at)
