@@ -285,6 +285,11 @@ class AttentionModel(ABC):
     def token_embeddings(self, ids) -> torch.Tensor:
         """The input embedding rows of token ids."""
 
+    @abstractmethod
+    def rotary_cos_sin(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cos, sin), each (n, d): what the model's own rotary module gives positions 0 .. n-1, as its attention
+        multiplies q and k with them."""
+
     @property
     @abstractmethod
     def capabilities(self):

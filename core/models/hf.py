@@ -557,6 +557,18 @@ class HFAttentionModel(AttentionModel):
         table = self.model.get_input_embeddings()
         return table(torch.as_tensor(ids, dtype=torch.long, device=self.device)).float().cpu()
 
+    @torch.no_grad()
+    def rotary_cos_sin(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cos, sin) each (n, d), float32 on the CPU: the model's own rotary module's output for positions
+        0 .. n-1 (its attention factor included), what its attention multiplies q and k with. ValueError, in words,
+        for a model without one rotary module for every layer."""
+        rotary, positions = getattr(self.model.base_model, "rotary_emb", None), self.capabilities.positions
+        if not isinstance(rotary, torch.nn.Module) or positions.rope_theta is None or positions.rotary_fraction != 1:
+            raise ValueError(f"{self.name} does not turn whole heads with one rotary embedding for every layer")
+        probe = torch.zeros(1, n, 1, dtype=next(self.model.parameters()).dtype, device=self.device)
+        cos, sin = rotary(probe, torch.arange(n, device=self.device)[None])
+        return cos[0].float().cpu(), sin[0].float().cpu()
+
     @property
     def device(self) -> torch.device:
         """Where the model's weights are (inputs are moved there by `forward`)."""

@@ -25,6 +25,13 @@ def pair_parts(x: torch.Tensor, pairs: str = "half") -> tuple[torch.Tensor, torc
     return x[..., :half], x[..., half:]
 
 
+def join_pairs(first: torch.Tensor, second: torch.Tensor, pairs: str = "half") -> torch.Tensor:
+    """pair_parts undone: (..., d/2) first and second members back into (..., d) in the `pairs` layout."""
+    if pairs == "interleaved":
+        return torch.stack((first, second), dim=-1).flatten(-2)
+    return torch.cat((first, second), dim=-1)
+
+
 def frequency_band_contributions(q: torch.Tensor, k: torch.Tensor, n_bands: int, pairs: str = "half") -> torch.Tensor:
     """Split q . k into the part each frequency band contributes. q (n_q, d), k (n_k, d) already rotated, their
     pairs laid out as `pairs` says (pair_parts); bands are contiguous runs of pairs, band 0 the fastest-rotating.

@@ -1,0 +1,192 @@
+"""Why a head attends: one head's scores before the softmax taken apart into exact pieces that add back up.
+
+RoPE decoders (SmolLM2, a learner's RoPE model). After rotation a score is a sum over the d/2 rotation pairs,
+
+    s_ij = scale * sum_p  (q_i^(p) . k_j^(p))          pair p turns by theta_p radians per position,
+
+so grouping the pairs into bands (fastest first) splits the score matrix exactly into one matrix per band; each
+band's share of a head's score magnitude says which frequencies carry the head (Barbero et al. 2025, "Round and
+Round We Go! What makes Rotary Positional Encodings useful?"). Two counterfactuals of the same head:
+- position removed: q and k turned back to where the model would have them at one common position (position 0:
+  the model's own cos and sin there), so every score is q_i . k_j with no rotation between them;
+- content removed: every key replaced by the text's average key (before rotation), turned to the key's own
+  position, so what is left of a score depends on the query and the distance only.
+How much of the head's attention each keeps: 1 - the mean total-variation distance between its weights and the
+head's own (1: the same pattern), beside what uniform attention keeps (the level to beat).
+
+Absolute positions (MiniLM, a BERT-style encoder), first layer. Its input is LayerNorm(t + p + s): token row,
+position row, the token-type row. The layer's scores with its own W_q, W_k split into four exact terms,
+token.token + token.position + position.token + position.position, wherever the input is a sum of a token part and
+a position part:
+- "before_norm": on the sum t + s | p itself (the biases b_q, b_k and the token-type row ride with the token part).
+  Exact, but the layer never sees this sum: LayerNorm stands between.
+- "after_norm": LayerNorm is linear apart from dividing each token by its own spread sigma_i, which is computed
+  from token and position together. Holding each sigma_i as the model computed it, LN(x_i) = gamma (C(t_i + s) /
+  sigma_i) + beta + gamma (C p_i / sigma_i) (C: subtract the mean), so the four terms add up exactly to the
+  model's own scores; but the position part of token i is divided by a number its token helped make.
+
+Shapes: n tokens, d head size, H heads, D model width, b bands.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .pooling import indexed_labels
+from .positions.rope_bands import band_edges, join_pairs, mean_share, pair_parts
+
+SPLITS = ("equal", "wavelength")
+WAVELENGTH_CUTS = (10.0, 100.0, 1000.0, 10000.0)  # tokens per turn: the band edges of the "wavelength" split
+TERMS = ("token_token", "token_position", "position_token", "position_position")
+WHERE = ("before_norm", "after_norm")
+
+
+# --- RoPE: frequencies, bands, turning pairs ------------------------------------------------------------------
+
+
+def pair_frequencies(cos: torch.Tensor, sin: torch.Tensor, pairs: str = "half") -> torch.Tensor:
+    """(d/2,) theta_p, radians per position of each pair, read off the model's own cos and sin at position 1
+    (cos, sin (n >= 2, d) as its rotary module gives them; every theta_p of a RoPE is below pi)."""
+    c, s = pair_parts(cos[1].double(), pairs)[0], pair_parts(sin[1].double(), pairs)[0]
+    return torch.atan2(s, c)
+
+
+def wavelengths(theta: torch.Tensor) -> torch.Tensor:
+    """(d/2,) tokens per full turn of each pair: 2 pi / theta_p."""
+    return 2 * math.pi / theta
+
+
+def wavelength_edges(theta: torch.Tensor, cuts=WAVELENGTH_CUTS) -> list[tuple[int, int]]:
+    """[start, end) pair runs whose wavelengths fall between consecutive cuts (empty runs dropped); pairs are
+    ordered fastest first, so their wavelengths grow."""
+    lengths = wavelengths(theta)
+    bins = torch.bucketize(lengths, torch.tensor(cuts, dtype=lengths.dtype)).tolist()
+    edges, start = [], 0
+    for p in range(1, len(bins) + 1):
+        if p == len(bins) or bins[p] != bins[start]:
+            edges.append((start, p))
+            start = p
+    return edges
+
+
+def split_edges(theta: torch.Tensor, split: str, n_bands: int) -> list[tuple[int, int]]:
+    """The bands of a split: "equal" runs of pairs (n_bands of them) or "wavelength" decades (WAVELENGTH_CUTS)."""
+    if split == "wavelength":
+        return wavelength_edges(theta)
+    return band_edges(theta.shape[0], n_bands)
+
+
+def turn(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairs: str = "half") -> torch.Tensor:
+    """x (n, d) with each pair (x1, x2) turned as transformers' apply_rotary_pos_emb turns it:
+    (x1 c - x2 s, x1 s + x2 c), c and s the model's cos and sin (n, d) of each position."""
+    (x1, x2), c, s = pair_parts(x, pairs), pair_parts(cos, pairs)[0], pair_parts(sin, pairs)[0]
+    return join_pairs(x1 * c - x2 * s, x1 * s + x2 * c, pairs)
+
+
+def unturn(y: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairs: str = "half") -> torch.Tensor:
+    """turn undone: the turn back by the same angle, divided by c^2 + s^2 (the square of the attention factor some
+    scaled RoPEs fold into cos and sin; 1 for a plain RoPE)."""
+    c, s = pair_parts(cos, pairs)[0], pair_parts(sin, pairs)[0]
+    return turn(y, cos, -sin, pairs) / join_pairs(c * c + s * s, c * c + s * s, pairs)
+
+
+def band_scores(q: torch.Tensor, k: torch.Tensor, edges, pairs: str, scale: float) -> torch.Tensor:
+    """(..., b, n_q, n_k) each band's part of the scores q . k * scale: q (..., n_q, d) and k (..., n_k, d) rotated,
+    laid out as `pairs`; band [a, b) is the product of pairs a .. b-1 alone (one matrix product per member)."""
+    (q1, q2), (k1, k2) = pair_parts(q, pairs), pair_parts(k, pairs)
+    parts = [
+        q1[..., a:b] @ k1[..., a:b].transpose(-1, -2) + q2[..., a:b] @ k2[..., a:b].transpose(-1, -2) for a, b in edges
+    ]
+    return torch.stack(parts, dim=-3) * scale
+
+
+# --- the weights a score matrix gives, and how much of a pattern another keeps ---------------------------------
+
+
+def softmax_rows(scores: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+    """(..., n, n) weights of scores over each row's visible keys (the causal mask)."""
+    return torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)
+
+
+def pattern_kept(scores: torch.Tensor, other: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+    """(...,) 1 - the mean total-variation distance between the weights of `other` and of `scores`, over the rows
+    with two keys or more to choose from (a row with one key is the same under any scores). 1: the same pattern."""
+    rows = visible.sum(-1) > 1
+    distance = 0.5 * (softmax_rows(scores, visible) - softmax_rows(other, visible)).abs().sum(-1)  # (..., n)
+    return 1 - distance[..., rows].mean(-1)
+
+
+def uniform_scores(visible: torch.Tensor) -> torch.Tensor:
+    """Scores whose weights are even over each row's visible keys: the placebo every pattern is compared with."""
+    return torch.zeros(visible.shape, dtype=torch.float64)
+
+
+# --- RoPE decoder: one layer taken apart ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RopeLayerParts:
+    """One layer of a RoPE decoder on one text, every head, every piece (float64, CPU)."""
+
+    labels: list[str]  # (n,) '3 cat': each token with its position
+    visible: torch.Tensor  # (n, n) bool: the causal mask
+    scores: torch.Tensor  # (H, n, n) the model's scaled scores q . k * scale
+    bands: torch.Tensor  # (H, b, n, n) each band's part; summed over b: scores
+    edges: list[tuple[int, int]]  # (b,) [start, end) pairs of each band
+    band_wavelengths: list[tuple[float, float]]  # (b,) shortest and longest wavelength (tokens) in each band
+    no_position: torch.Tensor  # (H, n, n) scores with q and k at one common position
+    no_content: torch.Tensor  # (H, n, n) scores with every key the average key, turned to its position
+
+
+def rope_layer_parts(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    scale: float,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    pairs: str,
+    edges: list[tuple[int, int]],
+    tokens: list[str],
+) -> RopeLayerParts:
+    """q (H, n, d) and k (H_kv, n, d) as the model rotated them; cos and sin (at least max(n, 2), d) as its rotary
+    module gives positions 0, 1, ...; edges: the bands' [start, end) pairs."""
+    q, k = q.double(), k.double()
+    n_heads, n = q.shape[0], q.shape[1]
+    lengths = wavelengths(pair_frequencies(cos, sin, pairs))
+    cos, sin = cos[:n].double(), sin[:n].double()
+    k = k.repeat_interleave(n_heads // k.shape[0], dim=0)  # (H, n, d): consecutive query heads share a key head
+    raw_q, raw_k = unturn(q, cos, sin, pairs), unturn(k, cos, sin, pairs)  # as projected, before any turn
+    at_zero = cos[:1].expand(n, -1), sin[:1].expand(n, -1)  # every token at position 0
+    average = raw_k.mean(-2, keepdim=True).expand(-1, n, -1)  # (H, n, d) the average key at every position
+    return RopeLayerParts(
+        labels=indexed_labels(tokens[:n]),
+        visible=torch.ones(n, n, dtype=torch.bool).tril(),
+        scores=q @ k.transpose(-1, -2) * scale,
+        bands=band_scores(q, k, edges, pairs, scale),
+        edges=list(edges),
+        band_wavelengths=[(float(lengths[a]), float(lengths[b - 1])) for a, b in edges],
+        no_position=turn(raw_q, *at_zero, pairs) @ turn(raw_k, *at_zero, pairs).transpose(-1, -2) * scale,
+        no_content=q @ turn(average, cos, sin, pairs).transpose(-1, -2) * scale,
+    )
+
+
+def band_shares(parts: RopeLayerParts) -> np.ndarray:
+    """(H, b) each band's share of each head's score magnitude: |band| / sum over bands of |band|, averaged over
+    the visible cells (the shares of a head sum to 1)."""
+    return np.stack([mean_share(bands, parts.visible) for bands in parts.bands])
+
+
+def rope_parts_of(model, text: str, layer: int, split: str, n_bands: int, max_tokens: int) -> RopeLayerParts:
+    """rope_layer_parts for one text (its first max_tokens tokens) and one layer of a RoPE decoder, through the
+    model contract: the layer's q and k (the pass stops there) and the model's own rotary cos and sin."""
+    batch = model.tokenize([text], max_tokens)
+    n = batch.lengths[0]
+    q, k, scale = model.layer_qk(batch, layer)
+    cos, sin = model.rotary_cos_sin(max(n, 2))
+    pairs = model.capabilities.positions.rope_pairs
+    edges = split_edges(pair_frequencies(cos, sin, pairs), split, n_bands)
+    return rope_layer_parts(q[0, :, :n], k[0, :, :n], scale, cos, sin, pairs, edges, batch.tokens[0])
