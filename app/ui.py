@@ -7,6 +7,7 @@ is ignored and listed in a notice at the top of the page (never echoed as HTML).
 
 from __future__ import annotations
 
+import html
 import io
 import math
 import re
@@ -287,16 +288,20 @@ def show_figure(
     col_labels=None,
     key: str | None = None,
     on_select: Callable[[], None] | None = None,
+    toolbar: bool = True,
 ):
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
     click on a point calls it before the rerun (the clicked points are in st.session_state[key].selection) and
-    the selection event is returned."""
+    the selection event is returned. Every figure gets its text alternative (text_alternative). toolbar=False: no
+    buttons (a room's projector)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
+    if not toolbar:
+        config = {"displayModeBar": False}
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
     event = st.plotly_chart(fig, width="stretch", config=config, key=key, **select)
+    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}")
     if data is not None:
-        text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}")
         st.download_button(
             t("common", "download_csv"),
             lambda: to_csv(data, row_labels, col_labels),
@@ -308,19 +313,20 @@ def show_figure(
     return event
 
 
-def text_alternative(fig, data: np.ndarray | dict, row_labels, col_labels, key: str) -> None:
-    """What a screen reader reads for a figure: one sentence from the numbers it draws (its title, what its rows
-    and columns are, its largest cells: core/figure_text.py), and those numbers as a table when asked for (a
-    toggle, so a 512 x 512 map is not sent to every browser)."""
+def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str) -> None:
+    """What a screen reader reads for a figure: one caption from the numbers it draws (its title and axes; a map's
+    largest cells, a bar chart's largest and smallest bars, a line's start, end, highest and lowest points:
+    core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
+    512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells."""
     layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.layout.to_plotly_json()
-    if isinstance(data, np.ndarray) and data.ndim == 2 and data.size:
+    matrix = isinstance(data, np.ndarray) and data.ndim == 2 and data.size > 0
+    told = figure_text.describe(_traces(fig), layout, maps=not matrix, map_labels=(row_labels, col_labels))
+    if matrix:
         cells = figure_text.strongest_cells(data, row_labels, col_labels)
-        named = "; ".join(
-            t("common", "figure_cell", row=literal(c.row), col=literal(c.col), value=c.value) for c in cells
-        )
-        title, rows, cols = (_layout_text(layout, part) for part in ("title", "yaxis", "xaxis"))
-        st.caption(t("common", "figure_summary", title=title, rows=rows, cols=cols, cells=named))
-    if st.toggle(t("common", "figure_table"), key=key):
+        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
+    if told.statements:
+        st.caption(_figure_caption(layout, told))
+    if data is not None and st.toggle(t("common", "figure_table"), key=key):
         if isinstance(data, dict):
             st.dataframe({str(name): list(column) for name, column in data.items()})
         else:
@@ -330,13 +336,71 @@ def text_alternative(fig, data: np.ndarray | dict, row_labels, col_labels, key: 
             st.dataframe(pd.DataFrame(arr, index=index, columns=names))
 
 
+def _traces(fig) -> list:
+    """A figure's traces as mappings of the fields core.figure_text reads (graph_objects' arrays as they are)."""
+    if isinstance(fig, dict):
+        return list(fig.get("data", []))
+    return [{f: trace[f] for f in figure_text.TRACE_FIELDS if f in trace} for trace in fig.data]
+
+
+def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
+    """The caption's words for core.figure_text's statements, in the reader's language."""
+    title, rows, cols = (_layout_text(layout, part) for part in ("title", "yaxis", "xaxis"))
+
+    def cell(c: figure_text.Cell, tile: str) -> str:
+        said = {"row": literal(c.row), "col": literal(c.col), "value": c.value}
+        return (
+            t("common", "figure_tile_cell", tile=_plain(tile), **said) if tile else t("common", "figure_cell", **said)
+        )
+
+    def line(s: figure_text.LineText) -> str:
+        if s.points == 1:
+            return t("common", "figure_point", at=_said(s.first.at), value=s.first.value)
+        ends = {f"{end}{suffix}": v for end in ("first", "last", "highest", "lowest")
+                for suffix, v in (("", _said(getattr(s, end).at)), ("_value", getattr(s, end).value))}  # fmt: skip
+        return t("common", "figure_line", n=s.points, **ends)
+
+    parts = []
+    for s in told.statements:
+        if isinstance(s, figure_text.MapText):
+            named = "; ".join(cell(c, tile) for c, tile in zip(s.cells, s.tiles, strict=True))
+            parts.append(t("common", "figure_map", rows=rows, cols=cols, cells=named))
+            continue
+        if isinstance(s, figure_text.BarText):
+            said = t("common", "figure_bars", n=s.bars, largest=_said(s.largest.at), largest_value=s.largest.value,
+                     smallest=_said(s.smallest.at), smallest_value=s.smallest.value)  # fmt: skip
+        else:
+            said = line(s)
+        parts.append(t("common", "figure_series", name=_plain(s.series), text=said) if s.series else said)
+    if told.more:
+        parts.append(t("common", "figure_more", n=told.more))
+    if any(not isinstance(s, figure_text.MapText) for s in told.statements) and (rows or cols):
+        axes = "figure_axes" if rows and cols else "figure_across" if cols else "figure_up"
+        parts.insert(0, t("common", axes, x=cols, y=rows))
+    return t("common", "figure_join").join([title, *parts] if title else parts) + t("common", "figure_end")
+
+
+def _said(label: str) -> str:
+    """A category or an x value in a caption: a number as it is, anything else (a token) as a literal."""
+    try:
+        float(label)
+    except ValueError:
+        return literal(label)
+    return label
+
+
+def _plain(text: str) -> str:
+    """A trace's name as caption text: tags dropped, markdown and formula characters escaped."""
+    text = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())  # safe_label's entities, as read
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$~<>])", r"\\\1", text)
+
+
 def _layout_text(layout: dict, part: str) -> str:
     """A figure's title or an axis's title as plain text for a caption: plotly's <br>/<b> tags dropped, markdown
     and formula characters escaped."""
     title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
-    text = " ".join(re.sub(r"<[^>]*>", " ", text).split())
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$~<>])", r"\\\1", text)
+    return _plain(text)
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:

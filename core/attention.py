@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .pooling import bin_labels, block_mean, indexed_labels
+from .pooling import bin_edges, bin_labels, block_mean, indexed_labels
 from .sdpa import entropy
 from .state import Choice, Flag, Int, State, Text, model_choice
 
@@ -208,6 +208,7 @@ class GridView:
     highlight: tuple[int, int]  # (layer, head) outlined
     head_names: list[str] | None  # GQA: '4·kv1' = query head 4 reads key/value head 1
     hide_special: bool
+    labels: list[str]  # (s,) a tile's rows and columns: the token, or 'first…last (i–j)' for a pooled block
 
 
 @dataclass
@@ -290,7 +291,8 @@ def grid_view(trace, tokens: Tokens, highlight: tuple[int, int] = (0, 0)) -> Gri
     if trace.n_kv_heads < trace.n_heads:  # GQA: say which key/value head each query head reads
         names = [f"{h}·kv{trace.kv_head(h)}" for h in range(trace.n_heads)]
     thumbs = thumbnails(trace, tokens, size).numpy()
-    return GridView(thumbs, tokens.m, highlight, names, tokens.hide_special)
+    labels = bin_labels(tokens.labels, bin_edges(tokens.m, size))  # the blocks thumbnails() pools
+    return GridView(thumbs, tokens.m, highlight, names, tokens.hide_special, labels)
 
 
 def token_view(trace, tokens: Tokens, query: int) -> TokenView:

@@ -6,7 +6,8 @@ largest first. Cells that are not finite (masked, not computed) are never named.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -32,3 +33,163 @@ def strongest_cells(
     finite = int(np.isfinite(m).sum())
     order = np.argsort(-flat, kind="stable")[: min(k, finite)]
     return [Cell(rows[i // m.shape[1]], cols[i % m.shape[1]], float(flat[i])) for i in order]
+
+
+# --- every figure, read from what it draws -----------------------------------------------------------------
+# A figure's traces as plotly has them (plain mappings: the browser's JSON, where arrays may be base64 "bdata", or
+# the fields of a graph_objects trace). Heatmaps: their strongest cells; bars: the largest and the smallest bar;
+# lines and points: where they start and end, their highest and lowest points. Traces a figure marks as decoration
+# (hoverinfo "skip": bands, reference circles, legend squares) and traces with nothing finite to tell are left out.
+
+TRACE_FIELDS = ("type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis")
+MAX_SERIES = 6  # lines or bar groups a sentence names; the rest are counted (the table holds them all)
+
+
+class Point(NamedTuple):
+    at: str  # the category, or the x value as the axis shows it
+    value: float
+
+
+class MapText(NamedTuple):
+    """The strongest cells of a heatmap; of several (thumbnails), the strongest over all tiles, each named by its
+    tile (the trace's name)."""
+
+    cells: list[Cell]
+    tiles: list[str]  # per cell: its tile's name ("" for a figure with one map)
+
+
+class BarText(NamedTuple):
+    series: str
+    bars: int
+    largest: Point
+    smallest: Point
+
+
+class LineText(NamedTuple):
+    series: str
+    points: int
+    first: Point
+    last: Point
+    highest: Point
+    lowest: Point
+
+
+class FigureText(NamedTuple):
+    statements: list  # MapText, BarText, LineText in the figure's order (one MapText for all its maps)
+    more: int  # series left unnamed past MAX_SERIES
+
+
+def plotted(value) -> np.ndarray | None:
+    """A trace's data array as plotly holds it: a list, a numpy array, or base64 {"dtype", "bdata", "shape"}."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape is None:
+            return array
+        dims = [int(s) for s in shape.split(",")] if isinstance(shape, str) else list(shape)
+        return array.reshape(dims)
+    return np.asarray(value, dtype=object)
+
+
+def _numbers(value) -> np.ndarray:
+    """Floats, with None and anything not a number as NaN."""
+    array = plotted(value)
+    if array is None:
+        return np.array([], dtype=float)
+    if array.dtype != object:
+        return array.astype(float)
+    flat = [v if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else np.nan for v in array.ravel()]
+    return np.asarray(flat, dtype=float).reshape(array.shape)
+
+
+def _label(value) -> str:
+    """A category or an x value as a reader hears it: numbers with at most 4 significant digits."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        number = float(value)
+        return str(int(number)) if number.is_integer() and abs(number) < 1e7 else f"{number:.4g}"
+    return str(value)
+
+
+def _axis_labels(layout: Mapping, axis: str) -> dict:
+    """An axis's tick texts by value (a categorical axis drawn at 0..n-1 names its positions this way)."""
+    spec = layout.get(axis) or {}
+    vals, text = spec.get("tickvals"), spec.get("ticktext")
+    if vals is None or text is None:
+        return {}
+    return {_label(v): str(s) for v, s in zip(plotted(vals).tolist(), plotted(text).tolist(), strict=False)}
+
+
+def _axis_name(ref: str | None, letter: str) -> str:
+    """The layout key of a trace's axis: 'x2' -> 'xaxis2', none -> 'xaxis'."""
+    return f"{letter}axis{(ref or letter)[1:]}"
+
+
+def _positions(trace: Mapping, letter: str, n: int, layout: Mapping, given: Sequence | None = None) -> list[str]:
+    """The labels of a trace's n positions along x or y: its own values, an axis's tick texts, the labels the
+    caller gives (tiles placed by x0/dx), or 0..n-1."""
+    raw = plotted(trace.get(letter))
+    if (raw is None or raw.size != n) and given is not None and len(given) == n:
+        return [str(g) for g in given]
+    values = raw.ravel().tolist() if raw is not None and raw.size == n else list(range(n))
+    ticks = _axis_labels(layout, _axis_name(trace.get(f"{letter}axis"), letter))
+    return [ticks.get(_label(v), _label(v)) for v in values]
+
+
+def _shown(trace: Mapping) -> bool:
+    mode = str(trace.get("mode") or "")
+    return (
+        trace.get("visible") in (None, True)
+        and trace.get("hoverinfo") != "skip"
+        and not (mode and "lines" not in mode and "markers" not in mode)  # text only: labels of other traces
+    )
+
+
+def describe(
+    traces: Sequence[Mapping],
+    layout: Mapping | None = None,
+    k: int = 3,
+    maps: bool = True,
+    map_labels: tuple[Sequence | None, Sequence | None] = (None, None),
+) -> FigureText:
+    """What a figure shows, as numbers to put in words. maps=False leaves heatmaps to the caller (a page that hands
+    the matrix with its labels); map_labels: the rows' and columns' names of heatmaps that carry none (tiles)."""
+    layout = layout or {}
+    statements, map_cells, more, series = [], [], 0, 0
+    for trace in filter(_shown, traces):
+        kind, name = trace.get("type") or "scatter", str(trace.get("name") or "")
+        if kind == "heatmap":
+            z = _numbers(trace.get("z"))
+            if not maps or z.ndim != 2 or not np.isfinite(z).any():
+                continue
+            rows = _positions(trace, "y", z.shape[0], layout, map_labels[0])
+            cols = _positions(trace, "x", z.shape[1], layout, map_labels[1])
+            if not map_cells:
+                statements.append(None)  # the maps' place in the figure's order
+            map_cells += [(c, name) for c in strongest_cells(z, rows, cols, k)]
+            continue
+        if kind not in ("bar", "scatter", "scattergl"):
+            continue
+        horizontal = kind == "bar" and trace.get("orientation") == "h"
+        values = _numbers(trace.get("x" if horizontal else "y")).ravel()
+        finite = np.isfinite(values)
+        if not finite.any():
+            continue
+        series += 1
+        if series > MAX_SERIES:
+            more += 1
+            continue
+        at = _positions(trace, "y" if horizontal else "x", values.size, layout)
+        points = [Point(at[i], float(values[i])) for i in np.flatnonzero(finite)]
+        highest = max(points, key=lambda p: p.value)  # the first of equals: reading order
+        lowest = min(points, key=lambda p: p.value)
+        if kind == "bar":
+            statements.append(BarText(name, len(points), highest, lowest))
+        else:
+            statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest))
+    if map_cells:
+        ranked = sorted(map_cells, key=lambda pair: -pair[0].value)[:k]  # stable: the earlier tile first
+        tiles = [name for _, name in ranked] if len({name for _, name in map_cells}) > 1 else [""] * len(ranked)
+        statements[statements.index(None)] = MapText([c for c, _ in ranked], tiles)
+    return FigureText(statements, more)

@@ -49,6 +49,7 @@ def head_grid(
             dy=1 / s_q,
             coloraxis="coloraxis",
             hoverongaps=False,
+            name=f"{layer_label} {l}, {head_label} {h}",  # the tile's name in its text alternative
             hovertemplate=f"{layer_label} {l}, {head_label} {h}<br>{value_name} %{{z}}<extra></extra>",
         )
         for l in range(L)

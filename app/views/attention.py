@@ -52,7 +52,8 @@ def grid(T, trace, tokens, layer: int, head: int) -> None:
     fig = figures.figure(view, ui.texts("attention.figure"))
     # The callback keeps two ints, not the trace: Streamlit keeps a chart's callback for the session (app/serving.py).
     select = functools.partial(open_clicked_tile, trace.n_layers, trace.n_heads)
-    ui.show_figure(fig, "all-heads", key="fig-grid", on_select=select)
+    labels = {"row_labels": view.labels, "col_labels": view.labels}  # the text alternative names a tile's cells
+    ui.show_figure(fig, "all-heads", key="fig-grid", on_select=select, **labels)
     st.button(T("open", l=layer, h=head), on_click=open_head_view)
 
 

@@ -1,9 +1,11 @@
-"""A figure's strongest cells, against hand-worked matrices."""
+"""A figure's text alternative, as numbers: strongest cells, bars and lines, against hand-worked figures."""
+
+import base64
 
 import numpy as np
 import pytest
 
-from core.figure_text import Cell, strongest_cells
+from core.figure_text import MAX_SERIES, BarText, Cell, LineText, Point, describe, strongest_cells
 
 
 def test_largest_cells_first_named_by_their_labels():
@@ -20,3 +22,54 @@ def test_masked_cells_are_never_named_and_ties_keep_reading_order():
 def test_one_dimension_is_refused():
     with pytest.raises(ValueError):
         strongest_cells(np.ones(3))
+
+
+# --- any figure, read from its traces ------------------------------------------------------------------------
+
+
+def test_bars_name_the_largest_and_the_smallest_bar():
+    """Hand-made bars: 'b' is the largest (0.5), 'c' the smallest (0.1); a horizontal bar's categories are its y."""
+    told = describe([{"type": "bar", "name": "soft", "x": ["a", "b", "c"], "y": [0.4, 0.5, 0.1]}])
+    assert told.statements == [BarText("soft", 3, Point("b", 0.5), Point("c", 0.1))]
+    sideways = describe([{"type": "bar", "orientation": "h", "y": ["a", "b"], "x": [3.0, -2.0]}])
+    assert sideways.statements == [BarText("", 2, Point("a", 3.0), Point("b", -2.0))]
+
+
+def test_lines_name_start_end_highest_and_lowest_and_skip_gaps():
+    """y = (x - 2)² on x = 0..4 with a gap at x = 1: starts at 4, ends at 4, lowest 0 at x = 2, highest the first 4."""
+    trace = {"type": "scatter", "mode": "lines", "name": "loss", "x": [0, 1, 2, 3, 4], "y": [4, None, 0, 1, 4]}
+    (line,) = describe([trace]).statements
+    assert line == LineText("loss", 4, Point("0", 4.0), Point("4", 4.0), Point("0", 4.0), Point("2", 0.0))
+
+
+def test_browser_json_arrays_and_tick_texts_are_read():
+    """The figure as the browser gets it: base64 arrays, and a heatmap drawn at 0..n-1 named by its axis' tick texts."""
+    z = np.array([[0.1, 0.7], [0.2, 0.0]], dtype=np.float32)
+    encoded = {"dtype": "f4", "bdata": base64.b64encode(z.tobytes()).decode(), "shape": "2, 2"}
+    layout = {"xaxis": {"tickvals": [0, 1], "ticktext": ["the", "cat"]}, "yaxis": {"tickvals": [0, 1],
+              "ticktext": ["it", "was"]}}  # fmt: skip
+    (cells,) = describe([{"type": "heatmap", "z": encoded}], layout).statements
+    assert cells.cells[0] == Cell("it", "cat", pytest.approx(0.7))
+    assert cells.tiles == ["", "", ""]
+
+
+def test_thumbnails_name_the_tile_of_each_strongest_cell():
+    """Two tiles: the largest cells over both, each with its tile's name."""
+    tiles = [
+        {"type": "heatmap", "name": "layer 0, head 0", "z": [[0.2, 0.8], [0.5, 0.5]]},
+        {"type": "heatmap", "name": "layer 0, head 1", "z": [[0.9, 0.1], [0.3, 0.7]]},
+    ]
+    (told,) = describe(tiles, k=3).statements
+    assert told.cells == [Cell("0", "0", 0.9), Cell("0", "1", 0.8), Cell("1", "1", 0.7)]
+    assert told.tiles == ["layer 0, head 1", "layer 0, head 0", "layer 0, head 1"]
+
+
+def test_decoration_and_empty_traces_are_not_told_and_series_past_the_cap_are_counted():
+    decoration = {"type": "scatter", "x": [0, 1], "y": [5, 6], "hoverinfo": "skip"}  # a band, a reference circle
+    legend_square = {"type": "scatter", "x": [None], "y": [None], "mode": "markers"}
+    labels = {"type": "scatter", "x": [0], "y": [1], "mode": "text"}
+    lines = [{"type": "scatter", "name": f"s{i}", "x": [0, 1], "y": [i, i + 1]} for i in range(MAX_SERIES + 2)]
+    told = describe([decoration, legend_square, labels, *lines])
+    assert [s.series for s in told.statements] == [f"s{i}" for i in range(MAX_SERIES)]
+    assert told.more == 2
+    assert describe([{"type": "heatmap", "z": [[1.0]]}], maps=False).statements == []

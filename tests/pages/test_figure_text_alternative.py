@@ -1,8 +1,12 @@
 """Every figure drawn with its numbers has a text alternative (app/ui.py text_alternative): a sentence naming the
 figure, its axes and its largest cells as the figure plots them, and the numbers as a table on demand."""
 
+import copy
+import re
+
 import numpy as np
 import pytest
+import torch
 
 from tests.apptest_helpers import heatmap_by_key, open_view, shown_text
 
@@ -32,3 +36,24 @@ def test_attention_head_is_told_in_the_readers_language(lang, word):
     text = shown_text(at)
     assert word in text
     assert f"` {queries[i]} ` → ` {keys[j]} `: {z[i, j]:.3g}" in text
+
+
+@pytest.mark.slow
+def test_attention_thumbnails_name_the_strongest_tile_and_its_tokens(minilm):
+    """/attention's grid of 6 × 12 thumbnails (9 tokens: one cell per token pair): the caption names the tile and
+    the query → key of the largest weight, which is the largest of transformers' own eager attention over every
+    layer and head (the thumbnails keep 3 decimals)."""
+    text = "The cat sat on the mat."
+    at = open_view("attention", {"view": "grid", "text": text})
+    ref = copy.deepcopy(minilm.model)
+    ref.set_attn_implementation("eager")
+    batch = minilm.tokenize([text])
+    with torch.no_grad():
+        eager = ref.eval()(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
+    weights = torch.stack([a[0] for a in eager.attentions]).numpy()  # (layers, heads, 9, 9)
+    told = re.search(r"layer (\d+), head (\d+), ` (\d+) (\S+) ` → ` (\d+) (\S+) `: ([0-9.e+-]+)", shown_text(at))
+    assert told, "no tile named"
+    layer, head, q, k = (int(told.group(i)) for i in (1, 2, 3, 5))
+    assert (told.group(4), told.group(6)) == (batch.tokens[0][q], batch.tokens[0][k])
+    assert round(float(weights[layer, head, q, k]), 3) == round(float(weights.max()), 3)
+    assert told.group(7) == f"{round(float(weights.max()), 3):.3g}"

@@ -142,7 +142,7 @@ def live(code: str, control: str, lesson) -> None:
     c3.metric(T("lost_n"), snap["lost"])
     if hist is not None:
         fig = figures.histogram(hist, ui.texts("room.figure"), reveal=room.phase == "revealed")
-        st.plotly_chart(fig, key="room-hist", config={"displayModeBar": False})
+        ui.show_figure(fig, "room-answers", key="room-hist", toolbar=False)
     with st.expander(T("board"), expanded=False):
         st.caption(T("board_steps", on=", ".join(f"{i + 1}: {n}" for i, n in enumerate(board.steps)),
                      away=board.elsewhere))  # fmt: skip

@@ -81,8 +81,8 @@ def question(T, s: dict, room, lesson) -> None:
         if s.get("responses") is None:
             s["responses"] = follow.store().responses(s["code"], room.question)
         view = rules.histogram(right, s["responses"])
-        st.plotly_chart(figures.histogram(view, ui.texts("room.figure"), reveal=True), key="room-hist-learner",
-                        config={"displayModeBar": False})  # fmt: skip
+        fig = figures.histogram(view, ui.texts("room.figure"), reveal=True)
+        ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
 
 def panel(T, s: dict, room, lesson) -> None:

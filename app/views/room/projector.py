@@ -44,7 +44,7 @@ def live(code: str, lesson) -> None:
     if step.question is not None and room.question == step.question.id:
         st.markdown(text_in(step.question.prompt, lang))
         fig = figures.histogram(hist, ui.texts("room.figure"), reveal=room.phase == "revealed")
-        st.plotly_chart(fig, key="room-projector-hist", config={"displayModeBar": False})
+        ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
             st.success(T("right_answer", answer=rules.answer_to_text(rules.answer_from_json(room.answer))))
     if room.shown:
