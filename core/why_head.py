@@ -190,3 +190,69 @@ def rope_parts_of(model, text: str, layer: int, split: str, n_bands: int, max_to
     pairs = model.capabilities.positions.rope_pairs
     edges = split_edges(pair_frequencies(cos, sin, pairs), split, n_bands)
     return rope_layer_parts(q[0, :, :n], k[0, :, :n], scale, cos, sin, pairs, edges, batch.tokens[0])
+
+
+# --- absolute positions: the first layer's four terms ----------------------------------------------------------
+
+
+def token_and_position(parts, where: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(token part, position part), each (n, D), of what the first layer reads (`parts`: the contract's
+    EmbeddingParts). "before_norm": t + s and p, the sum before LayerNorm. "after_norm": LayerNorm's output split
+    with each token's spread sigma_i held as the model computed it from the whole sum (the norm's bias rides with
+    the token part); the two add up to the layer's real input."""
+    token, position = parts.token.double() + parts.token_type.double(), parts.position.double()
+    if where == "before_norm":
+        return token, position
+    total = token + position
+    sigma = torch.sqrt(total.var(-1, unbiased=False, keepdim=True) + parts.norm_eps)  # (n, 1) each token's own
+    gamma, beta = parts.norm_weight.double(), parts.norm_bias.double()
+    centred = lambda x: x - x.mean(-1, keepdim=True)  # noqa: E731
+    return gamma * centred(token) / sigma + beta, gamma * centred(position) / sigma
+
+
+def four_terms(token, position, w_q, b_q, w_k, b_k, n_heads: int, scale: float) -> torch.Tensor:
+    """(H, 4, n, n) the layer's scores (q . k * scale per head) split as TERMS: token.token, token.position,
+    position.token, position.position. token, position (n, D); w_q, w_k (D, D) as nn.Linear keeps them (q = x @ w_q.T
+    + b_q); the biases ride with the token part, so the four add up to the scores of token + position exactly."""
+    n = token.shape[0]
+
+    def heads(x):  # (n, D) -> (H, n, d)
+        return x.reshape(n, n_heads, -1).transpose(0, 1)
+
+    token, position = token.double(), position.double()
+    w_q, b_q, w_k, b_k = w_q.double(), b_q.double(), w_k.double(), b_k.double()
+    q_token, q_position = heads(token @ w_q.T + b_q), heads(position @ w_q.T)
+    k_token, k_position = heads(token @ w_k.T + b_k), heads(position @ w_k.T)
+    pairs = ((q_token, k_token), (q_token, k_position), (q_position, k_token), (q_position, k_position))
+    return torch.stack([q @ k.transpose(-1, -2) * scale for q, k in pairs], dim=1)
+
+
+@dataclass(frozen=True)
+class AbsoluteLayerParts:
+    """The first layer of an absolute-position encoder on one text, every head (float64, CPU)."""
+
+    labels: list[str]  # (n,) '3 cat'
+    where: str  # "before_norm" or "after_norm"
+    terms: torch.Tensor  # (H, 4, n, n) as TERMS; summed over the 4: `scores`
+    scores: torch.Tensor  # (H, n, n) the scores the terms add up to (where: on the sum, or the model's own)
+    model_scores: torch.Tensor  # (H, n, n) the layer's own scores (after LayerNorm), for comparison
+
+
+def absolute_parts_of(model, text: str, where: str, max_tokens: int) -> AbsoluteLayerParts:
+    """The four terms of the first layer's scores for one text (its first max_tokens tokens), through the model
+    contract: its embedding parts and its first layer's W_q, W_k (BERT-style encoders)."""
+    batch = model.tokenize([text], max_tokens)
+    n = batch.lengths[0]
+    parts = model.embedding_parts(batch.input_ids[0, :n])
+    weights = model.encoder_layer(0)
+    scale = 1.0 / math.sqrt(weights.head_dim)
+    split = (weights.w_q, weights.b_q, weights.w_k, weights.b_k, weights.n_heads, scale)
+    terms = four_terms(*token_and_position(parts, where), *split)
+    own = terms if where == "after_norm" else four_terms(*token_and_position(parts, "after_norm"), *split)
+    return AbsoluteLayerParts(indexed_labels(batch.tokens[0][:n]), where, terms, terms.sum(1), own.sum(1))
+
+
+def term_shares(parts: AbsoluteLayerParts) -> np.ndarray:
+    """(H, 4) each term's share of each head's score magnitude, averaged over every (query, key) cell."""
+    every = torch.ones(parts.scores.shape[-2:], dtype=torch.bool)
+    return np.stack([mean_share(terms, every) for terms in parts.terms])

@@ -286,6 +286,11 @@ class AttentionModel(ABC):
         """The input embedding rows of token ids."""
 
     @abstractmethod
+    def embedding_parts(self, ids):
+        """A BERT-style encoder's input embedding of token ids taken apart before its LayerNorm
+        (core/models/weights.py EmbeddingParts): token rows, position rows, the token-type row, the norm."""
+
+    @abstractmethod
     def rotary_cos_sin(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(cos, sin), each (n, d): what the model's own rotary module gives positions 0 .. n-1, as its attention
         multiplies q and k with them."""

@@ -26,7 +26,7 @@ from .base import AttentionModel, Batch, LayerFeatures, Trace
 from .capabilities import Capabilities, capabilities_of
 from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
-from .weights import EncoderLayerWeights, read_encoder_layer
+from .weights import EmbeddingParts, EncoderLayerWeights, read_embedding_parts, read_encoder_layer
 
 # transformers renamed the cache keyword and output field past_key_values -> cache (5.24 warns, 5.40 removes the old
 # name); pyproject allows versions from before the rename, so the name is read from the installed version.
@@ -556,6 +556,14 @@ class HFAttentionModel(AttentionModel):
         come from learned_position_embeddings), float32 on the CPU."""
         table = self.model.get_input_embeddings()
         return table(torch.as_tensor(ids, dtype=torch.long, device=self.device)).float().cpu()
+
+    @torch.no_grad()
+    def embedding_parts(self, ids) -> EmbeddingParts:
+        """(core/models/weights.py) The addends of the input embedding of token ids (n,) at positions 0 .. n-1 as a
+        BERT-style encoder sums them before its LayerNorm, and that norm. ValueError, in words, for another
+        layout."""
+        positions = self.learned_position_embeddings()
+        return read_embedding_parts(self.model.base_model, self.token_embeddings(ids), positions, self.name)
 
     @torch.no_grad()
     def rotary_cos_sin(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:

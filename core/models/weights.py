@@ -125,3 +125,31 @@ def _dropout_p(self_attention, config) -> float:
     if isinstance(dropout, torch.nn.Dropout):
         return float(dropout.p)
     return float(getattr(config, "attention_probs_dropout_prob", 0.0) or 0.0)
+
+
+@dataclass(frozen=True)
+class EmbeddingParts:
+    """A BERT-style input embedding taken apart, float32 on the CPU: the embedding of token i is
+    LayerNorm(token[i] + position[i] + token_type), the norm's weight, bias and eps below (D = model width)."""
+
+    token: torch.Tensor  # (n, D) the word embedding rows
+    position: torch.Tensor  # (n, D) the learned position rows of positions 0 .. n-1
+    token_type: torch.Tensor  # (D,) the row of token type 0, which every token of one text gets
+    norm_weight: torch.Tensor  # (D,)
+    norm_bias: torch.Tensor  # (D,)
+    norm_eps: float
+
+
+def read_embedding_parts(base_model, token: torch.Tensor, positions: torch.Tensor | None, name: str) -> EmbeddingParts:
+    """The parts of a transformers BERT-style embedding (word + position + token type, then LayerNorm), given the
+    token rows and the position table the contract reads. ValueError, in words, for another layout."""
+    embeddings = getattr(base_model, "embeddings", None)
+    norm = getattr(embeddings, "LayerNorm", None)
+    types = getattr(embeddings, "token_type_embeddings", None)
+    if bert_style_layers(base_model) is None or norm is None or positions is None:
+        raise ValueError(f"{name} is not a BERT-style encoder with a learned position table")
+    n = token.shape[0]
+    if n > positions.shape[0]:
+        raise ValueError(f"{name} has {positions.shape[0]} positions, not {n}")
+    token_type = _tensor(types.weight[0]) if types is not None else torch.zeros(token.shape[1])
+    return EmbeddingParts(token, positions[:n], token_type, _tensor(norm.weight), _tensor(norm.bias), float(norm.eps))

@@ -170,3 +170,18 @@ def test_a_model_that_turns_part_of_each_head_is_refused_in_words():
     with pytest.raises(ValueError, match="whole heads"):
         model.rotary_cos_sin(4)
     assert tiny_llama().rotary_cos_sin(4)[0].shape == (4, 16)
+
+
+def test_pattern_kept_by_hand():
+    """Row 1 sees two keys: scores (0, log 3) give weights (1/4, 3/4), even scores (1/2, 1/2): total variation 1/4,
+    so 3/4 of the pattern is kept. Row 0 sees one key only and does not count."""
+    visible = torch.ones(2, 2, dtype=torch.bool).tril()
+    scores = torch.tensor([[5.0, 0], [0, math.log(3)]], dtype=torch.float64)
+    kept = why_head.pattern_kept(scores, why_head.uniform_scores(visible), visible)
+    assert float(kept) == pytest.approx(0.75)
+    assert float(why_head.pattern_kept(scores, scores + 7.0, visible)) == pytest.approx(1.0)  # a shift per row
+
+
+def test_a_decoder_has_no_embedding_parts_to_split(llama):
+    with pytest.raises(ValueError, match="BERT-style"):
+        llama.embedding_parts(torch.tensor([4, 5]))
