@@ -96,10 +96,28 @@ def tab_to(page, text: str, limit: int = 150) -> None:
     raise AssertionError(f"{text!r} is not reachable by Tab within {limit} presses")
 
 
+MAIN_TEXT = "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+FOCUS_REPORT = """() => ({runs: window.__runsFinished,
+  state: document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state'),
+  focused: (document.activeElement ? document.activeElement.outerHTML : '').slice(0, 200)})"""
+
+
 def press_and_wait(page, key: str) -> None:
+    """Press a key on the focused element and wait for the rerun it starts: seen by the run counter, or by the
+    page's text changing (a busy browser may draw a short run's 'running' and 'notRunning' in one frame, so the
+    counter never sees it)."""
     before = page.evaluate("window.__runsFinished")
+    text = page.evaluate(MAIN_TEXT)
+    focused = page.evaluate(FOCUS_REPORT)
     page.keyboard.press(key)
-    page.wait_for_function(f"window.__runsFinished > {before}", timeout=PAGE_RUN_MS, polling=50)
+    try:
+        page.wait_for_function(
+            f"() => window.__runsFinished > {before} || ({MAIN_TEXT})() !== {json.dumps(text)}",
+            timeout=PAGE_RUN_MS,
+            polling=50,
+        )
+    except Exception as error:
+        raise AssertionError(f"no run after {key}: before {focused}, now {page.evaluate(FOCUS_REPORT)}") from error
     wait_for_run(page)
 
 
