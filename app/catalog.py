@@ -44,6 +44,7 @@ PAGES = [
     Page("head_detectors", "heads", ":material/radar:"),
     Page("ablation", "heads", ":material/content_cut:"),
     Page("logit_lens", "heads", ":material/layers:"),
+    Page("why_head", "heads", ":material/troubleshoot:"),
     Page("kv_cache", "generation", ":material/history_edu:"),
     Page("transformer_xl", "generation", ":material/fast_forward:"),
     Page("positions", "position", ":material/pin_drop:"),

@@ -428,6 +428,24 @@ def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: i
     return serving.heavy(job, lambda: tx.live_view(model, text, segment, window, sinks, max_tokens), "transformer_xl")
 
 
+def why_head_rope(key: str, model, text: str, layer: int, split: str, n_bands: int | None):
+    """core.why_head.rope_parts_of (one layer taken apart on the reader's text), through the heavy-work queue:
+    computed once per model, text, layer and split for every session, a few kept."""
+    from core import why_head
+
+    job = ("why_head_rope", key, registry.serial(key), text, layer, split, n_bands)
+    compute = lambda: why_head.rope_parts_of(model, text, layer, split, n_bands, why_head.MAX_TOKENS)  # noqa: E731
+    return serving.heavy(job, compute, "why_head")
+
+
+def why_head_absolute(key: str, model, text: str, where: str):
+    """core.why_head.absolute_parts_of (the first layer's four terms on the reader's text), through the queue."""
+    from core import why_head
+
+    job = ("why_head_absolute", key, registry.serial(key), text, where)
+    return serving.heavy(job, lambda: why_head.absolute_parts_of(model, text, where, why_head.MAX_TOKENS), "why_head")
+
+
 # --- /long-maps: one layer's q and k of a long document, and a GPU copy of SmolLM2 when there is a GPU ---
 
 

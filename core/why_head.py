@@ -38,6 +38,7 @@ import torch
 
 from .pooling import indexed_labels
 from .positions.rope_bands import band_edges, join_pairs, mean_share, pair_parts
+from .state import Choice, Int, State, Text
 
 SPLITS = ("equal", "wavelength")
 WAVELENGTH_CUTS = (10.0, 100.0, 1000.0, 10000.0)  # tokens per turn: the band edges of the "wavelength" split
@@ -73,8 +74,9 @@ def wavelength_edges(theta: torch.Tensor, cuts=WAVELENGTH_CUTS) -> list[tuple[in
     return edges
 
 
-def split_edges(theta: torch.Tensor, split: str, n_bands: int) -> list[tuple[int, int]]:
-    """The bands of a split: "equal" runs of pairs (n_bands of them) or "wavelength" decades (WAVELENGTH_CUTS)."""
+def split_edges(theta: torch.Tensor, split: str, n_bands: int | None) -> list[tuple[int, int]]:
+    """The bands of a split: "equal" runs of pairs (n_bands of them) or "wavelength" decades (WAVELENGTH_CUTS, which
+    need no n_bands)."""
     if split == "wavelength":
         return wavelength_edges(theta)
     return band_edges(theta.shape[0], n_bands)
@@ -180,7 +182,7 @@ def band_shares(parts: RopeLayerParts) -> np.ndarray:
     return np.stack([mean_share(bands, parts.visible) for bands in parts.bands])
 
 
-def rope_parts_of(model, text: str, layer: int, split: str, n_bands: int, max_tokens: int) -> RopeLayerParts:
+def rope_parts_of(model, text: str, layer: int, split: str, n_bands: int | None, max_tokens: int) -> RopeLayerParts:
     """rope_layer_parts for one text (its first max_tokens tokens) and one layer of a RoPE decoder, through the
     model contract: the layer's q and k (the pass stops there) and the model's own rotary cos and sin."""
     batch = model.tokenize([text], max_tokens)
@@ -256,3 +258,141 @@ def term_shares(parts: AbsoluteLayerParts) -> np.ndarray:
     """(H, 4) each term's share of each head's score magnitude, averaged over every (query, key) cell."""
     every = torch.ones(parts.scores.shape[-2:], dtype=torch.bool)
     return np.stack([mean_share(terms, every) for terms in parts.terms])
+
+
+# --- what the page draws, and its link ---------------------------------------------------------------------------
+
+PARTS = ("rope", "absolute")
+SHIPPED = {"rope": ("smollm2",), "absolute": ("minilm",)}
+PATTERNS = ("own", "position_only", "content_only")  # the head's weights, with content removed, with position removed
+DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug. Then the cat sat on the mat again because it was tired."
+DEFAULT_LAYER = 3
+MAX_TOKENS = 128  # what the page reads of a text: every view is n x n, and one layer of SmolLM2 at 128 is quick
+MARGIN = 0.1  # a counterfactual keeps clearly more of the pattern than the other: by this much
+
+
+def fits_rope(caps) -> bool:
+    """A decoder that turns whole heads with one RoPE for every layer (what rope_parts_of reads)."""
+    positions = caps.positions
+    return (caps.kind == "decoder" and positions.kind == "rope" and positions.rotary_fraction == 1
+            and positions.rope_theta is not None)  # fmt: skip
+
+
+def fits_absolute(caps) -> bool:
+    """A post-LayerNorm BERT-style encoder with a learned position table (what absolute_parts_of reads)."""
+    return bool(caps.bert_layer) and caps.positions.kind == "learned"
+
+
+def _context(c):
+    from .attention import ModelContext
+
+    return ModelContext(c, SHIPPED[c.part], fits_rope if c.part == "rope" else fits_absolute)
+
+
+STATE = State(
+    Choice("part", "rope", options=PARTS),
+    Choice("model", lambda c: SHIPPED[c.part][0], options=lambda c: c.models),
+    Text("text", DEFAULT_TEXT),
+    Int("layer", lambda c: min(DEFAULT_LAYER, c.n_layers - 1), 0, lambda c: c.n_layers - 1),
+    Int("head", 0, 0, lambda c: c.n_heads - 1),
+    Choice("split", "wavelength", options=SPLITS),
+    Choice("bands", 4, options=(2, 4, 8), number=int),
+    Int("band", 0, 0, lambda c: c.n_bands - 1),
+    Choice("pattern", "own", options=PATTERNS),
+    Choice("where", "before_norm", options=WHERE),
+    Choice("term", "position_position", options=TERMS),
+    context=_context,
+)
+
+
+@dataclass(frozen=True)
+class RopeView:
+    head: int
+    labels: list[str]  # (n,) '3 cat'
+    visible: np.ndarray  # (n, n) bool: the causal mask
+    band: int  # the band drawn
+    band_scores: np.ndarray  # (n, n) its part of the head's scores
+    band_pairs: list[tuple[int, int]]  # (b,) first and last pair of each band
+    band_wavelengths: list[tuple[float, float]]  # (b,) shortest and longest wavelength in tokens
+    shares: np.ndarray  # (H, b) each band's share of each head's score magnitude
+    carrier: int  # the band with the largest share of this head
+    carrier_share: float  # its share
+    max_diff: float  # |sum of the bands - the model's scores| over every head's visible cells
+    pattern: str  # which weights are drawn (PATTERNS)
+    weights: np.ndarray  # (n, n) those weights
+    kept: dict[str, np.ndarray]  # "position_only", "content_only", "uniform": (H,) pattern kept of each head
+    kept_here: dict[str, float]  # the same of this head
+    verdict: str  # "position", "content" or "both": which counterfactual keeps clearly more of this head
+
+
+def verdict(position: float, content: float) -> str:
+    if position - content > MARGIN:
+        return "position"
+    if content - position > MARGIN:
+        return "content"
+    return "both"
+
+
+def rope_view(parts: RopeLayerParts, head: int, band: int, pattern: str) -> RopeView:
+    """One head of a layer's parts, ready to draw (head and band clipped to what there is)."""
+    head = min(max(head, 0), parts.scores.shape[0] - 1)
+    band = min(max(band, 0), len(parts.edges) - 1)
+    shares = band_shares(parts)
+    visible = parts.visible
+    uniform = uniform_scores(visible)
+    kept = {
+        "position_only": pattern_kept(parts.scores, parts.no_content, visible),
+        "content_only": pattern_kept(parts.scores, parts.no_position, visible),
+        "uniform": pattern_kept(parts.scores, uniform.expand_as(parts.scores), visible),
+    }
+    drawn = {"own": parts.scores, "position_only": parts.no_content, "content_only": parts.no_position}[pattern]
+    return RopeView(
+        head=head,
+        labels=parts.labels,
+        visible=visible.numpy(),
+        band=band,
+        band_scores=parts.bands[head, band].numpy(),
+        band_pairs=[(a, b - 1) for a, b in parts.edges],
+        band_wavelengths=parts.band_wavelengths,
+        shares=shares,
+        carrier=int(np.argmax(shares[head])),
+        carrier_share=float(shares[head].max()),
+        max_diff=float((parts.bands.sum(1) - parts.scores)[:, visible].abs().max()),
+        pattern=pattern,
+        weights=softmax_rows(drawn[head], visible).numpy(),
+        kept={k: v.numpy() for k, v in kept.items()},
+        kept_here={k: float(v[head]) for k, v in kept.items()},
+        verdict=verdict(float(kept["position_only"][head]), float(kept["content_only"][head])),
+    )
+
+
+@dataclass(frozen=True)
+class AbsoluteView:
+    head: int
+    labels: list[str]
+    where: str
+    term: str  # the term drawn (TERMS)
+    term_scores: np.ndarray  # (n, n) its part of the head's scores
+    shares: np.ndarray  # (H, 4) each term's share of each head's score magnitude
+    largest: str  # the term with the largest share of this head
+    largest_share: float  # its share
+    max_diff: float  # |sum of the terms - the scores they split| (0 up to rounding)
+    kept: float  # how much of the layer's own pattern the split scores keep, mean over heads (1 after the norm)
+
+
+def absolute_view(parts: AbsoluteLayerParts, head: int, term: str) -> AbsoluteView:
+    head = min(max(head, 0), parts.terms.shape[0] - 1)
+    shares = term_shares(parts)
+    every = torch.ones(parts.scores.shape[-2:], dtype=torch.bool)
+    return AbsoluteView(
+        head=head,
+        labels=parts.labels,
+        where=parts.where,
+        term=term,
+        term_scores=parts.terms[head, TERMS.index(term)].numpy(),
+        shares=shares,
+        largest=TERMS[int(np.argmax(shares[head]))],
+        largest_share=float(shares[head].max()),
+        max_diff=float((parts.terms.sum(1) - parts.scores).abs().max()),
+        kept=float(pattern_kept(parts.model_scores, parts.scores, every).mean()),
+    )

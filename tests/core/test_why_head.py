@@ -185,3 +185,21 @@ def test_pattern_kept_by_hand():
 def test_a_decoder_has_no_embedding_parts_to_split(llama):
     with pytest.raises(ValueError, match="BERT-style"):
         llama.embedding_parts(torch.tensor([4, 5]))
+
+
+def test_the_view_of_the_hand_worked_head_and_its_verdict():
+    """Row 1's own scores (1, 4); content removed (1, 3); position removed (2, 4): both counterfactuals give the same
+    weights, so neither keeps clearly more: 'both'. Even attention keeps 1 - |1/(1 + e^3) - 1/2|."""
+    q = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 1, 0]]])
+    k = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 3, 0]]])
+    cos = torch.tensor([[1.0, 1, 1, 1], [0, 1, 0, 1]])
+    sin = torch.tensor([[0.0, 0, 0, 0], [1, 0, 1, 0]])
+    parts = why_head.rope_layer_parts(q, k, 1.0, cos, sin, "half", [(0, 1), (1, 2)], ["a", "b"])
+    view = why_head.rope_view(parts, 0, 1, "content_only")
+    assert view.verdict == "both" and view.carrier == 1 and view.band_scores[1].tolist() == [1, 1]
+    kept = 1 - abs(1 / (1 + math.e**3) - 1 / (1 + math.e**2))
+    assert view.kept_here["position_only"] == pytest.approx(kept) == view.kept_here["content_only"]
+    assert view.kept_here["uniform"] == pytest.approx(1 - abs(1 / (1 + math.e**3) - 0.5))
+    assert view.weights[1].tolist() == pytest.approx([1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
+    assert [why_head.verdict(0.9, 0.7), why_head.verdict(0.5, 0.7), why_head.verdict(0.5, 0.55)] == [
+        "position", "content", "both"]  # fmt: skip

@@ -105,4 +105,5 @@ from core.lessons.answers import (  # noqa: E402, F401  (they register)
     sdpa_gqa,
     sdpa_steps,
     transformer_xl,
+    why_head,
 )

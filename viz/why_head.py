@@ -1,0 +1,111 @@
+"""/why-head's figures: each band's (or term's) share of every head's score magnitude as stacked bars, one band's
+(or term's) part of one head's scores as a query x key heatmap, the head's weights with content or position
+removed, and how much of each head's pattern each counterfactual keeps. Views from core/why_head.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .heatmap import attention_heatmap
+from .style import DIVERGING_SCALE, WEIGHTS_SCALE, base_layout, colour
+
+if TYPE_CHECKING:
+    from core.why_head import AbsoluteView, RopeView
+
+
+def band_name(view: RopeView, band: int, t) -> str:
+    """'pairs 0–1 · 6–9 tokens': a band by its pairs and the wavelengths they turn with."""
+    (a, z), (short, long) = view.band_pairs[band], view.band_wavelengths[band]
+    return t("band_name", b=band, a=a, z=z, short=short, long=long)
+
+
+def _stacked(shares: np.ndarray, names: list[str], head: int, title: str, t) -> go.Figure:
+    heads = [f"H{h}" for h in range(shares.shape[0])]
+    fig = go.Figure(
+        [go.Bar(x=heads, y=shares[:, i], name=name, marker_color=colour(i)) for i, name in enumerate(names)]
+    )
+    base_layout(fig, title, height=380, barmode="stack", legend=dict(orientation="h", y=-0.25))
+    fig.update_xaxes(title_text=t("head_axis"))
+    fig.update_yaxes(title_text=t("share_axis"), range=[0, 1])
+    fig.add_annotation(x=heads[head], y=1.0, text="▼", showarrow=False, yshift=8)  # the head drawn below
+    return fig
+
+
+def band_shares_figure(view: RopeView, t) -> go.Figure:
+    names = [band_name(view, b, t) for b in range(len(view.band_pairs))]
+    return _stacked(view.shares, names, view.head, t("band_shares_title"), t)
+
+
+def band_figure(view: RopeView, t) -> go.Figure:
+    """The drawn band's signed part of the head's scores, white at 0; future keys masked."""
+    fig = attention_heatmap(
+        view.band_scores,
+        view.labels,
+        view.labels,
+        masked=~view.visible,
+        title=t("band_title", h=view.head, band=band_name(view, view.band, t)),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        zmin=None,
+        colorscale=DIVERGING_SCALE,
+        value_name=t("score"),
+        decimals=2,
+    )
+    fig.data[0].update(zmid=0.0)
+    return fig
+
+
+def pattern_figure(view: RopeView, t) -> go.Figure:
+    """The head's weights as drawn: its own, from position alone (content removed) or content alone."""
+    return attention_heatmap(
+        view.weights,
+        view.labels,
+        view.labels,
+        masked=~view.visible,
+        title=t(f"pattern_title_{view.pattern}", h=view.head),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        zmax=1.0,
+        colorscale=WEIGHTS_SCALE,
+        value_name=t("weight"),
+    )
+
+
+def kept_figure(view: RopeView, t) -> go.Figure:
+    heads = [f"H{h}" for h in range(len(view.kept["uniform"]))]
+    fig = go.Figure(
+        [
+            go.Bar(x=heads, y=view.kept[k], name=t(f"kept_{k}"), marker_color=colour(i))
+            for i, k in enumerate(("position_only", "content_only", "uniform"))
+        ]  # fmt: skip
+    )
+    base_layout(fig, t("kept_title"), height=360, barmode="group", legend=dict(orientation="h", y=-0.25))
+    fig.update_xaxes(title_text=t("head_axis"))
+    fig.update_yaxes(title_text=t("kept_axis"), range=[0, 1])
+    return fig
+
+
+def term_shares_figure(view: AbsoluteView, t) -> go.Figure:
+    names = [t(f"term_{k}") for k in ("token_token", "token_position", "position_token", "position_position")]
+    return _stacked(view.shares, names, view.head, t(f"term_shares_title_{view.where}"), t)
+
+
+def term_figure(view: AbsoluteView, t) -> go.Figure:
+    """The drawn term's signed part of the head's scores, every key visible (an encoder)."""
+    fig = attention_heatmap(
+        view.term_scores,
+        view.labels,
+        view.labels,
+        title=t("term_title", h=view.head, term=t(f"term_{view.term}")),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        zmin=None,
+        colorscale=DIVERGING_SCALE,
+        value_name=t("score"),
+        decimals=2,
+    )
+    fig.data[0].update(zmid=0.0)
+    return fig
