@@ -10,6 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..results import load_result
+from ..stats import wilson_interval
 from . import PAIRS_PATH, Analysis, find_candidates, load_pairs, locate, measure_sentence, rank_heads
 
 RESULTS = "antecedents"  # results/antecedents.json, written by scripts/antecedent_eval.py
@@ -124,10 +125,40 @@ def accuracy_bars(results: dict) -> tuple[list[Bar], int]:
     return bars, n_held
 
 
+FIRST_NOUN_BASELINE = 0.5  # always picking the first-mentioned noun: right on one sentence of every pair
+
+
+def against_baseline(lo: float, hi: float) -> str:
+    """'chance', 'above' or 'below': where a 95% interval of an accuracy lies against the first-noun baseline."""
+    return "chance" if lo <= FIRST_NOUN_BASELINE <= hi else "above" if lo > FIRST_NOUN_BASELINE else "below"
+
+
 def verdict(result: dict) -> str:
-    """'chance', 'above' or 'below': where the held-out interval of the selected head lies against 50%."""
-    lo, hi = result["halves"]["held_out"]["head_interval"]
-    return "chance" if lo <= 0.5 <= hi else "above" if lo > 0.5 else "below"
+    """Where the held-out interval of the selected head lies against the first-noun baseline (against_baseline)."""
+    return against_baseline(*result["halves"]["held_out"]["head_interval"])
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One head on the held-out half: right on `right` of `n` sentences, its 95% Wilson interval, and where that
+    lies against the first-noun baseline."""
+
+    right: int
+    n: int
+    interval: tuple[float, float]
+    verdict: str
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.n
+
+
+def head_on_held_out(result: dict, layer: int, head: int) -> HeldOut:
+    """Any head of the model on the held-out half (the stored per-head accuracies, 4 decimals: the count is exact)."""
+    n = result["halves"]["held_out"]["n_sentences"]
+    right = round(float(per_head_accuracy(result)[layer, head]) * n)
+    lo, hi = wilson_interval(right, n)
+    return HeldOut(right, n, (lo, hi), against_baseline(lo, hi))
 
 
 def head_count(result: dict) -> int:

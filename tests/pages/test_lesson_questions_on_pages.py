@@ -395,6 +395,92 @@ def moe_dropped_change(step, q, a):
     assert a.correct == ("same" if after == before else "more" if after > before else "fewer")
 
 
+# ---- /ablation (the committed cards) and /antecedents (MiniLM, and the stored held-out evaluation) --------------
+
+
+def card_numbers(at) -> tuple[float, float]:
+    """(harm, mean placebo harm) as the card's effect and placebo lines say them (3 decimals)."""
+    text = shown_text(at)
+    return number_after(text, "(harm"), number_after(text, "mean harm")
+
+
+def claim_of(card: str) -> str:
+    return card.rsplit("-", 1)[0]
+
+
+def ablation_verdict(step, q, a):
+    text = shown_text(page(step))
+    said = [choice for choice, verdict in (("far_more", "far_more"), ("somewhat_more", "more"), ("no_more", "no_more"))
+            if i18n.text("en", "ablation", f"verdict_{verdict}") in text]  # fmt: skip
+    said += ["no_candidates"] * ("has no candidate antecedent heads" in text)
+    assert said == [a.correct], (said, a.correct)
+
+
+def ablation_harm_ratio(step, q, a):
+    harm, placebo = card_numbers(page(step))
+    ratio = harm / placebo
+    assert a.correct == ("under_2x" if ratio < 2 else "2x_to_10x" if ratio < 10 else "over_10x"), (ratio, a.correct)
+
+
+def ablation_larger_placebo(step, q, a):
+    here, there = card_numbers(page(step))[1], card_numbers(page(step, card=q.params["other"]))[1]
+    larger = step.state["card"] if here > there else q.params["other"]
+    assert a.correct == f"{claim_of(larger)}_layers"
+
+
+def ablation_mode_change(step, q, a):
+    before = card_numbers(page(step))[0]
+    after = card_numbers(page(step, card=f"{claim_of(step.state['card'])}-{q.params['mode']}"))[0]
+    assert a.correct == ("same" if abs(after - before) < 0.05 else "higher" if after > before else "lower")
+
+
+def finding_of(at, key: str) -> tuple[str, str]:
+    """The held-out finding of model `key` on /antecedents and the verdict line under it."""
+    from core.models import registry
+
+    said = [m.value for m in at.markdown]
+    i = next(i for i, m in enumerate(said) if m.startswith(f"**{registry.TITLES[key]}**: the head chosen"))
+    return said[i], said[i + 1]
+
+
+def verdict_in(text: str) -> list[str]:
+    return [v for v in ("above", "chance", "below") if i18n.text("en", "antecedents", f"verdict_{v}") in text]
+
+
+def antecedents_held_out_verdict(step, q, a):
+    _, verdict = finding_of(page(step), step.state.get("model", "minilm"))
+    assert verdict_in(verdict) == [a.correct]
+
+
+def antecedents_held_out_change(step, q, a):
+    finding, _ = finding_of(page(step), step.state.get("model", "minilm"))
+    before, after = number_after(finding, "; right on"), number_after(finding, ") is right on")  # whole per cents
+    assert a.correct == ("same" if after == before else "higher" if after > before else "lower")
+
+
+def antecedents_switching_heads(step, q, a):
+    from core.models import registry
+
+    text, name = shown_text(page(step)), registry.TITLES[q.params["model"]]
+    found = re.search(rf"(\d+) of the \d+ heads of {re.escape(name)} change", text)
+    close(0.0 if f"No head of {name} changes" in text else float(found.group(1)), a)
+
+
+def antecedents_head_beats_baseline(step, q, a):
+    at = page(step)
+    top = re.search(r"the top head for '[^']+' is layer (\d+), head (\d+)", shown_text(at))
+    line = next(m.value for m in at.markdown if "held-out pairs' sentences" in m.value)
+    assert f"layer {top.group(1)}, head {top.group(2)} gives the right noun" in line
+    assert verdict_in(line) == [a.correct]
+
+
+def antecedents_partner_outcome(step, q, a):
+    text = shown_text(page(step))
+    said = [o for o in ("switches", "wrong_way") if i18n.text("en", "antecedents", o) in text]
+    said += ["stays"] * bool(re.search(r"It prefers '[^']+' in both sentences, although", text))
+    assert said == [a.correct], (said, a.correct)
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -441,6 +527,15 @@ READERS = {
     "moe.capacity": moe_capacity,
     "moe.dropped": moe_dropped,
     "moe.dropped_change": moe_dropped_change,
+    "ablation.verdict": ablation_verdict,
+    "ablation.harm_ratio": ablation_harm_ratio,
+    "ablation.larger_placebo": ablation_larger_placebo,
+    "ablation.mode_change": ablation_mode_change,
+    "antecedents.held_out_verdict": antecedents_held_out_verdict,
+    "antecedents.held_out_change": antecedents_held_out_change,
+    "antecedents.switching_heads": antecedents_switching_heads,
+    "antecedents.head_beats_baseline": antecedents_head_beats_baseline,
+    "antecedents.partner_outcome": antecedents_partner_outcome,
 }
 
 
@@ -452,7 +547,13 @@ def test_every_shipped_question_is_read_on_its_page():
     assert not sorted((asked & declared) - set(READERS))
 
 
-MODEL_PAGES = {"attention", "multi-head", "encoder-decoder", "moe"}  # they load a real model: marked slow
+MODEL_PAGES = {
+    "attention",
+    "multi-head",
+    "encoder-decoder",
+    "moe",
+    "antecedents",
+}  # they load a real model: marked slow
 CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * (step.page in MODEL_PAGES))
          for lid, step in QUESTIONS]  # fmt: skip
 

@@ -94,3 +94,9 @@ def try_sentence(T, key: str, model) -> None:
         weights = weights_phrase(T, other.weights, names)
         st.markdown(T("partner", sentence=other.sentence, answer=other.answer, weights=weights))
         st.markdown(T("stays", c=md(other.picked)) if other.outcome == "stays" else T(other.outcome))
+    stored_result = (data.load_results() or {"models": {}})["models"].get(key)
+    if stored_result is not None:  # the same head on the held-out pairs, against the first-noun baseline
+        held = data.head_on_held_out(stored_result, l, h)
+        lo, hi = held.interval
+        said = T("top_head_held_out", l=l, h=h, right=held.right, n=held.n, acc=held.accuracy, lo=lo, hi=hi)
+        st.markdown(f"{said} {T('verdict_' + held.verdict)}")

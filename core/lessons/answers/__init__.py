@@ -92,6 +92,8 @@ def model(key: str):
 
 
 from core.lessons.answers import (  # noqa: E402, F401  (they register)
+    ablation,
+    antecedents,
     attention,
     encoder_decoder,
     flash_attention,
