@@ -27,29 +27,38 @@ from typing import Protocol
 from core import room as rules
 from core.room import AnswerRow, RoomError
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS rooms (
+# The schema, as numbered migrations: a database at version n has had migrations 1..n applied, each once, in
+# order, and records them in schema_version. A start applies the missing ones in one transaction (one process at a
+# time), so a running class's database upgrades in place. Append only: never edit or reorder a migration that has
+# shipped. {real} and {serial} are the dialect's (SQLiteStore, PostgresStore).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: rooms, learners, their answers and sentences, and the counted actions of the rate limits
+        """CREATE TABLE rooms (
   code TEXT PRIMARY KEY, control TEXT NOT NULL, lesson TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
   question TEXT NOT NULL DEFAULT '', phase TEXT NOT NULL DEFAULT '', answer TEXT NOT NULL DEFAULT '',
   shown TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL DEFAULT 1, activity INTEGER NOT NULL DEFAULT 0,
-  created {real} NOT NULL, expires {real} NOT NULL, locked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS learners (
+  created {real} NOT NULL, expires {real} NOT NULL)""",
+        """CREATE TABLE learners (
   code TEXT NOT NULL, token TEXT NOT NULL, name TEXT NOT NULL, lang TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
   following INTEGER NOT NULL DEFAULT 1, lost INTEGER NOT NULL DEFAULT 0, joined {real} NOT NULL,
-  PRIMARY KEY (code, token));
-CREATE TABLE IF NOT EXISTS answers (
+  PRIMARY KEY (code, token))""",
+        """CREATE TABLE answers (
   code TEXT NOT NULL, question TEXT NOT NULL, token TEXT NOT NULL, response TEXT NOT NULL,
-  correct INTEGER NOT NULL, at {real} NOT NULL, PRIMARY KEY (code, question, token));
-CREATE TABLE IF NOT EXISTS gallery (
+  correct INTEGER NOT NULL, at {real} NOT NULL, PRIMARY KEY (code, question, token))""",
+        """CREATE TABLE gallery (
   id {serial}, code TEXT NOT NULL, token TEXT NOT NULL, step INTEGER NOT NULL, sentence TEXT NOT NULL,
-  at {real} NOT NULL);
-CREATE TABLE IF NOT EXISTS events (code TEXT NOT NULL, who TEXT NOT NULL, kind TEXT NOT NULL, at {real} NOT NULL);
-CREATE INDEX IF NOT EXISTS events_by_who ON events (code, who, kind, at);
-CREATE INDEX IF NOT EXISTS gallery_by_room ON gallery (code, step);
-"""
+  at {real} NOT NULL)""",
+        "CREATE TABLE events (code TEXT NOT NULL, who TEXT NOT NULL, kind TEXT NOT NULL, at {real} NOT NULL)",
+        "CREATE INDEX events_by_who ON events (code, who, kind, at)",
+        "CREATE INDEX gallery_by_room ON gallery (code, step)",
+    ),
+    (  # 2: the facilitator can close the door
+        "ALTER TABLE rooms ADD COLUMN locked INTEGER NOT NULL DEFAULT 0",
+    ),
+)
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied {real} NOT NULL)"
 ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, activity, created, expires, locked"
-# Columns added since a database was first made: (table, column, declaration), added where missing at start.
-MIGRATIONS = (("rooms", "locked", "INTEGER NOT NULL DEFAULT 0"),)
+MIGRATION_LOCK = 7205  # PostgreSQL: replicas starting together migrate one at a time
 ADMISSION_LOCK = 7206  # PostgreSQL: joins and room openings, from every replica, one at a time
 
 
@@ -164,14 +173,42 @@ class SqlStore:
     def _sql(self, sql: str) -> str:
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
 
-    def _create_schema(self, run) -> None:
-        for statement in SCHEMA.format(real=self.real, serial=self.serial).split(";"):
-            if statement.strip():
-                run(statement, ())
-        for table, column, declaration in MIGRATIONS:
-            have = [d[0] for d in run(f"SELECT * FROM {table} LIMIT 0", ()).description]
-            if column not in have:
-                run(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}", ())
+    def _tables(self, run) -> set[str]:
+        """The names of the tables in the store's schema."""
+        raise NotImplementedError
+
+    def _version(self, run) -> int:
+        """The schema version of the database, made now where missing. A database made before versions were kept
+        has its version read from what it holds: no rooms table, 0; rooms without `locked`, 1; with it, 2."""
+        if "schema_version" not in self._tables(run):
+            run(VERSION_TABLE.format(real=self.real), ())
+            if "rooms" in self._tables(run):
+                columns = [d[0] for d in run("SELECT * FROM rooms LIMIT 0", ()).description]
+                for n in range(1, (2 if "locked" in columns else 1) + 1):
+                    run("INSERT INTO schema_version (version, applied) VALUES (?, ?)", (n, self.clock()))
+        return run("SELECT COALESCE(MAX(version), 0) FROM schema_version", ()).fetchone()[0]
+
+    def _migrate(self, run, migrations: tuple[tuple[str, ...], ...] = MIGRATIONS) -> list[int]:
+        """Apply the migrations this database lacks, in order, inside the caller's transaction (which holds the
+        store's write lock: two processes starting at once migrate one after the other, the second finds nothing
+        left to do). The numbers applied. A database newer than this code (a replica not yet upgraded) is left as
+        it is: migrations only add."""
+        done = self._version(run)
+        for number, statements in enumerate(migrations[done:], start=done + 1):
+            for statement in statements:
+                run(statement.format(real=self.real, serial=self.serial), ())
+            run("INSERT INTO schema_version (version, applied) VALUES (?, ?)", (number, self.clock()))
+        return list(range(done + 1, len(migrations) + 1))  # empty when the database is at or past the last
+
+    def migrate(self, migrations: tuple[tuple[str, ...], ...] = MIGRATIONS) -> list[int]:
+        """Bring the database to the last of `migrations` (a start does this): the numbers applied, [] when none."""
+        with self._tx(write=True) as run:
+            self._serialise(run, MIGRATION_LOCK)
+            return self._migrate(run, migrations)
+
+    def schema_version(self) -> int:
+        with self._tx(write=False) as run:
+            return run("SELECT COALESCE(MAX(version), 0) FROM schema_version", ()).fetchone()[0]
 
     def _serialise(self, run, key: int) -> None:
         """Hold `key` until this transaction ends, across processes (SQLite: its write lock already does)."""
@@ -526,8 +563,10 @@ class SQLiteStore(SqlStore):
         self.conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed answer survives a crash of the app
-        with self._tx(write=True) as run:
-            self._create_schema(run)
+        self.migrate()  # BEGIN IMMEDIATE: processes starting together migrate one at a time
+
+    def _tables(self, run) -> set[str]:
+        return {r[0] for r in run("SELECT name FROM sqlite_master WHERE type = 'table'", ()).fetchall()}
 
     def _transient(self, error: Exception) -> str | None:
         if isinstance(error, sqlite3.OperationalError):
@@ -627,11 +666,16 @@ class PostgresStore(SqlStore):
         run("SELECT pg_advisory_xact_lock(?)", (key,))
 
     def _make_schema(self, conn) -> None:
-        with conn.transaction():  # replicas starting together: one creates the schema at a time
+        with conn.transaction():  # replicas starting together: one migrates at a time
             cur = conn.cursor()
-            cur.execute("SELECT pg_advisory_xact_lock(7205)")
-            self._create_schema(lambda sql, params: cur.execute(sql, params))
+            run = lambda sql, params: cur.execute(self._sql(sql), params)  # noqa: E731
+            self._serialise(run, MIGRATION_LOCK)
+            self._migrate(run)
         self._ready = True
+
+    def _tables(self, run) -> set[str]:
+        rows = run("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()", ())
+        return {r[0] for r in rows.fetchall()}
 
     def close(self) -> None:
         with self.lock:
