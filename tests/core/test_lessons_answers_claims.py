@@ -198,14 +198,20 @@ TROPHY = "The trophy would not fit in the brown suitcase because it was too big.
 TROPHY_SMALL = "The trophy would not fit in the brown suitcase because it was too small."
 
 
-def eager_candidate_weights(minilm, text: str, nouns: tuple[str, str]) -> torch.Tensor:
-    """(L, H, 2): the weight from 'it' (its one token) to each noun (one token each), by transformers' eager
-    attention on the same tokens."""
+@pytest.fixture(scope="module")
+def eager(minilm):
+    """MiniLM with transformers' eager attention (its own softmax(QKᵀ/√d) per head), one copy for the module."""
     ref = copy.deepcopy(minilm.model)
     ref.set_attn_implementation("eager")
+    return ref.eval()
+
+
+def eager_candidate_weights(minilm, eager, text: str, nouns: tuple[str, str]) -> torch.Tensor:
+    """(L, H, 2): the weight from 'it' (its one token) to each noun (one token each), by transformers' eager
+    attention on the same tokens."""
     batch = minilm.tokenize([text])
     with torch.no_grad():
-        out = ref.eval()(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
+        out = eager(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
     tokens = batch.tokens[0]
     q, ks = tokens.index("it"), [tokens.index(n) for n in nouns]
     return torch.stack([a[0, :, q, ks] for a in out.attentions])  # (L, H, 2)
@@ -216,9 +222,10 @@ def top_head(weights: torch.Tensor, by: int) -> tuple[int, int]:
     return -best[1], -best[2]
 
 
-def test_partner_outcome_against_eager_attention(minilm):
+def test_partner_outcome_against_eager_attention(minilm, eager):
     nouns = ("trophy", "suitcase")
-    here, there = eager_candidate_weights(minilm, TROPHY, nouns), eager_candidate_weights(minilm, TROPHY_SMALL, nouns)
+    here = eager_candidate_weights(minilm, eager, TROPHY, nouns)
+    there = eager_candidate_weights(minilm, eager, TROPHY_SMALL, nouns)
     for by, answer_here in ((0, "trophy"), (1, "trophy")):
         l, h = top_head(here, by)
         pick_here, pick_there = int(here[l, h].argmax()), int(there[l, h].argmax())
@@ -231,9 +238,9 @@ def test_partner_outcome_against_eager_attention(minilm):
         ans("antecedents.partner_outcome", {"text": "The dog chased the cat because it was hungry."})
 
 
-def test_the_sentences_top_head_on_the_held_out_pairs_against_eager_attention(minilm):
+def test_the_sentences_top_head_on_the_held_out_pairs_against_eager_attention(minilm, eager):
     text = "The cat sat on the mat because it was tired."
-    l, h = top_head(eager_candidate_weights(minilm, text, ("cat", "mat")), 0)
+    l, h = top_head(eager_candidate_weights(minilm, eager, text, ("cat", "mat")), 0)
     result = evaluation()["minilm"]
     n = result["halves"]["held_out"]["n_sentences"]
     right = round(result["per_head"]["held_out"]["accuracy"][l][h] * n)

@@ -27,14 +27,14 @@ def _result(key: str) -> dict:
     return results["models"][key]
 
 
-def _ranking(s) -> tuple[data.Ranking, ante.Analysis]:
+def _ranking(s) -> data.Ranking:
     """The page's ranking for the link's text, pronoun and candidate (the default candidates of that pronoun)."""
     p = int(s.pron)
     model = s.model_object
     analysis = ante.measure(model, page_trace(model, s.text), p, s.sentence.candidates(p))
     if analysis is None:
         raise ValueError(f"nothing to rank in {s.text!r}")
-    return data.ranking(analysis, int(s.rank), s.top), analysis
+    return data.ranking(analysis, int(s.rank), s.top)
 
 
 @register("antecedents.held_out_verdict", "choice", PAGE, STATE)
@@ -74,7 +74,7 @@ def antecedents_switching_heads(params, s):
 def antecedents_head_beats_baseline(params, s):
     """The head at the top of the link's sentence's ranking, on the held-out pairs: its 95% interval lies 'above',
     around ('chance') or 'below' the first-noun baseline, 50% (details: `l`, `h`, and in per cent `accuracy`, `lo`, `hi`)."""
-    ranked, _ = _ranking(s)
+    ranked = _ranking(s)
     l, h = ranked.best
     held = data.head_on_held_out(_result(s.model), l, h)
     lo, hi = held.interval
@@ -87,12 +87,10 @@ def antecedents_partner_outcome(params, s):
     """A prediction, on a stored pair's sentence (the link's text, its own pronoun and candidates): the head at the top
     of the ranking, on the pair's other sentence, where the answer flips: it 'stays' on the same noun, 'switches' to
     the right one in both, or prefers the wrong one in both ('wrong_way'). Details: `l`, `h`, `picked`, `other`."""
-    sentence = s.sentence
-    ranked, analysis = _ranking(s)
-    if not (sentence.stored and sentence.stored["other"]) or not sentence.is_stored_choice(
-        analysis.pronoun, analysis.candidates
-    ):
+    sentence, p = s.sentence, int(s.pron)
+    if not (sentence.stored and sentence.stored["other"]) or not sentence.is_stored_choice(p, sentence.candidates(p)):
         raise ValueError("the partner is compared for a stored pair's sentence, with its own pronoun and candidates")
+    ranked = _ranking(s)
     other = data.partner(s.model_object, sentence.stored, ranked.best, ranked.shown[0], ranked.names)
     l, h = ranked.best
     return Answer("choice", other.outcome, ("stays", "switches", "wrong_way"), None,
