@@ -40,9 +40,11 @@
    Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`).
 
 6. Bounded per process: at most MAX_SESSIONS visitors at once (`admit()`: a later one reads that the server is
-   full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once (`page_slot()`: one client's 50 sessions each
-   running /attention on 20,000 characters at the same moment took a replica past its 3 GiB, and a run's memory is
-   held only while it runs; a visitor waiting in the heavy-work queue gives the slot back meanwhile); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
+   full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once, and one per visitor (`page_slot()`: one client's 50
+   sessions each running /attention on 20,000 characters at the same moment took a replica past its 3 GiB, and a
+   run's memory is held only while it runs; a client's sessions sharing one browser cookie then run one at a time
+   while other visitors keep the other slots; a visitor waiting in the heavy-work queue gives the slot back
+   meanwhile); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
    (`unexpected()`), the traceback shown too only where Streamlit's client.showErrorDetails is "full" (a
    developer's run: `bash scripts/dev.sh run`; .streamlit/config.toml says "none" for everyone else).
 """
@@ -63,7 +65,7 @@ from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from app import ui
-from app.work_queue import QueueFull, Replaced, Ticket, WorkQueue, workers_from_env
+from app.work_queue import FairSlots, QueueFull, Replaced, Ticket, WorkQueue, workers_from_env
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
@@ -162,44 +164,49 @@ def _page_runs() -> int:
         return 4
 
 
-_page_slots = threading.BoundedSemaphore(_page_runs())
-_holding = threading.local()  # .slot: this thread's page run holds a slot now
+_page_slots = FairSlots(_page_runs())
+_holding = threading.local()  # .owner: who this thread's page run holds a slot for (absent: none held)
 
 
-def _acquire_slot() -> None:
-    check = getattr(get_script_run_ctx(suppress_warning=True), "yield_check", None)
-    while not _page_slots.acquire(timeout=WAIT_POLL_S):
-        if check is not None:
-            check()  # raises Streamlit's stop or rerun: the visitor left or changed something
-    _holding.slot = True
+def _acquire_slot(own_limit: bool = True) -> None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    check = getattr(ctx, "yield_check", None)  # raises Streamlit's stop or rerun: the visitor left or changed
+    owner = (visitor() if ctx is not None else None) or object()  # no visitor known: a slot of its own
+    _page_slots.acquire(owner, check=check, poll_s=WAIT_POLL_S, own_limit=own_limit)
+    _holding.owner = owner
+
+
+def _release_slot() -> bool:
+    owner = getattr(_holding, "owner", None)
+    if owner is None:
+        return False
+    _holding.owner = None
+    _page_slots.release(owner)
+    return True
 
 
 @contextlib.contextmanager
 def page_slot():
-    """Run a page inside one of the process's ATTENTION_LAB_PAGE_RUNS slots (waiting for a free one): the memory
-    and CPU of the pages running at once stay bounded, whatever one client opens. Threads under one interpreter
-    lock gain little from more at once."""
+    """Run a page inside one of the process's ATTENTION_LAB_PAGE_RUNS slots (waiting for a free one), at most one
+    per visitor at a time: the memory and CPU of the pages running at once stay bounded, and one client's many
+    sessions share one slot whatever they open. Threads under one interpreter lock gain little from more at once."""
     _acquire_slot()
     try:
         yield
     finally:
-        if getattr(_holding, "slot", False):
-            _holding.slot = False
-            _page_slots.release()
+        _release_slot()
 
 
 @contextlib.contextmanager
 def _slot_given_back():
-    """While this page waits for something else (the heavy-work queue), its slot serves another page."""
-    held = getattr(_holding, "slot", False)
-    if held:
-        _holding.slot = False
-        _page_slots.release()
+    """While this page waits for something else (the heavy-work queue), its slot serves another page; taken back
+    without the one-per-visitor rule (another tab of this visitor may hold one meanwhile)."""
+    held = _release_slot()
     try:
         yield
     finally:
         if held:
-            _acquire_slot()
+            _acquire_slot(own_limit=False)
 
 
 def unexpected(err: Exception) -> None:

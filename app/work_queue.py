@@ -367,3 +367,79 @@ def workers_from_env(default: int = 1) -> int:
         return max(1, int(os.environ.get("ATTENTION_LAB_HEAVY_WORKERS", default)))
     except ValueError:
         return default
+
+
+@dataclass(eq=False)
+class _Waiter:
+    visitor: Hashable
+    own_limit: bool
+
+
+class FairSlots:
+    """At most `n` page runs at once, and at most one of them per visitor: one client's many sessions (a browser's
+    tabs, or a script that keeps one cookie jar) run one after another on one slot while everyone else gets the
+    others. Waiting visitors take free slots in the order they came; a visitor's second run waits without holding
+    up anyone behind it. A slot taken back after waiting for something else (`own_limit=False`) skips the
+    one-per-visitor rule, so a run that gave its slot away while holding a lock another of its tabs waits for can
+    always finish."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self._cond = threading.Condition()
+        self._held: collections.Counter = collections.Counter()
+        self._in_use = 0
+        self._waiting: list[_Waiter] = []  # in arrival order
+
+    def acquire(
+        self,
+        visitor: Hashable,
+        timeout: float | None = None,
+        check: Callable[[], None] | None = None,
+        poll_s: float = 0.1,
+        own_limit: bool = True,
+    ) -> bool:
+        """Wait for a slot; False when `timeout` passed first. `check()` runs at every poll and may raise (the
+        visitor left): the waiter then leaves the line."""
+        entry = _Waiter(visitor, own_limit)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            self._waiting.append(entry)
+            try:
+                while not self._may_take(entry):
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._cond.wait(poll_s if left is None else min(poll_s, left))
+                    if check is not None:
+                        check()
+                self._held[visitor] += 1
+                self._in_use += 1
+                return True
+            finally:
+                self._waiting = [w for w in self._waiting if w is not entry]
+                self._cond.notify_all()  # whoever was behind this entry may go now
+
+    def release(self, visitor: Hashable) -> None:
+        with self._cond:
+            self._held[visitor] -= 1
+            if self._held[visitor] <= 0:
+                del self._held[visitor]
+            self._in_use -= 1
+            self._cond.notify_all()
+
+    def in_use(self) -> int:
+        with self._cond:
+            return self._in_use
+
+    def _eligible(self, entry: _Waiter) -> bool:
+        return not entry.own_limit or self._held[entry.visitor] == 0
+
+    def _may_take(self, entry: _Waiter) -> bool:
+        if self._in_use >= self.n or not self._eligible(entry):
+            return False
+        for earlier in self._waiting:  # an earlier waiter that could run now goes first
+            if earlier is entry:
+                return True
+            if self._eligible(earlier):
+                return False
+        return True

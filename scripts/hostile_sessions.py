@@ -5,7 +5,8 @@ message at most 1 MB, text boxes of at most 20,000 characters, at most ATTENTION
 the load client of scripts/load_test.py (Streamlit's own websocket protocol, 127.0.0.1 only):
 
   before   a few normal visitors do the /attention loop (paste a sentence, open a head, pick another head);
-  during   --hostile sessions from this one client arrive over --ramp seconds, each opening /attention and sending
+  during   --hostile sessions from this one client (one cookie jar, as a browser's tabs; --cookies own: one jar
+           each, which a server cannot tell from a class of browsers behind one address) arrive over --ramp seconds, each opening /attention and sending
            the largest text the server accepts (a message just under the 1 MB limit, every session's text a new
            one so no cache can share them; sentences by default, the costliest run, or --value filler), then
            staying connected; the normal visitors carry on;
@@ -20,6 +21,7 @@ told the server is full); /proc/loadavg (the machine is shared). The memory limi
 
     python scripts/hostile_sessions.py                    # 50 hostile sessions, 5 normal -> results/hostile_sessions.json
     python scripts/hostile_sessions.py --value filler --out results/hostile_sessions_filler.json
+    python scripts/hostile_sessions.py --cookies own --out results/hostile_sessions_own_cookies.json
     python scripts/hostile_sessions.py --hostile 10 --during 20 --wait-after 130 --out /tmp/h.json    # a quick one
 """
 
@@ -57,10 +59,12 @@ def hostile_text(i: int, value: str = "words") -> str:
     return head + (fill * (LARGEST_VALUE_CHARS // len(fill) + 1))[: LARGEST_VALUE_CHARS - len(head)]
 
 
-async def hostile(i: int, port: int, args, outcome: dict, leave: asyncio.Event) -> None:
-    """Open /attention, send the largest text once, stay connected until told to leave."""
+async def hostile(i: int, port: int, args, outcome: dict, leave: asyncio.Event, jar) -> None:
+    """Open /attention, send the largest text once, stay connected until told to leave. `jar`: the one cookie jar
+    every hostile session keeps (one client, as a browser's tabs or a script with one jar are), or None (each
+    session its own: a client indistinguishable from a class of browsers behind one address)."""
     await asyncio.sleep(args.ramp * i / max(1, args.hostile))
-    s = lt.StreamlitSession(port, args.timeout)
+    s = lt.StreamlitSession(port, args.timeout, cookies=jar)
     try:
         try:
             await s.open("attention")
@@ -132,13 +136,16 @@ async def measure(args, server, port: int) -> dict:
     outcome = {"accepted": 0, "closed_by_server": 0, "refused_full": 0, "errors": []}
     leave = asyncio.Event()
     rec = lt.Recorder(time.monotonic())
-    hostiles = [asyncio.create_task(hostile(i, port, args, outcome, leave)) for i in range(args.hostile)]
+    jar = lt.http.cookiejar.CookieJar() if args.cookies == "shared" else None
+    hostiles = [asyncio.create_task(hostile(i, port, args, outcome, leave, jar)) for i in range(args.hostile)]
     await normal_visitors(port, args, rec, args.ramp + args.during)
     out["during"] = stage_summary(rec, args.ramp + args.settle)
     out["rss_mb"]["during_end"] = lt.rss_mb(pid)
     leave.set()
     await asyncio.gather(*hostiles)
     out["hostile"] = outcome | {"errors": outcome["errors"][:5], "n_errors": len(outcome["errors"])}
+    if jar is not None:  # what the one client was known by: Streamlit's per-browser XSRF cookie
+        out["hostile"]["cookies_kept"] = sorted(c.name for c in jar)
     out["loadavg"]["during"] = lt.loadavg()
 
     await asyncio.sleep(args.wait_after)  # closed sessions are kept server.disconnectedSessionTTL (120 s)
@@ -159,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hostile", type=int, default=50, help="sessions from the one hostile client")
     parser.add_argument("--value", choices=["words", "filler"], default="words", help="what fills the text")
+    parser.add_argument(
+        "--cookies",
+        choices=["shared", "own"],
+        default="shared",
+        help="the hostile sessions keep one cookie jar (one client) or one each (as many browsers)",
+    )
     parser.add_argument("--normal", type=int, default=5, help="normal visitors doing the /attention loop")
     parser.add_argument("--ramp", type=float, default=10.0, help="the hostile sessions arrive over this, s")
     parser.add_argument("--before", type=float, default=30.0, help="s of normal visitors alone")
@@ -189,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         | {
             "hostile_value": args.value,
+            "hostile_cookies": args.cookies,
             "hostile_value_chars": LARGEST_VALUE_CHARS,
             "think": args.think,
             "server": "hosted, .streamlit/config.toml",

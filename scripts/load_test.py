@@ -100,7 +100,7 @@ class StreamlitSession:
     state (current page, query string, widget ids and element protos by id), and of its cookies (a browser's
     proxy cookie keys nginx's stickiness and its per-browser limits, deploy/nginx.conf)."""
 
-    def __init__(self, port: int, timeout_s: float):
+    def __init__(self, port: int, timeout_s: float, cookies: http.cookiejar.CookieJar | None = None):
         self.port = port
         self.timeout_s = timeout_s
         self.ws = None
@@ -108,7 +108,8 @@ class StreamlitSession:
         self.pages: dict[str, str] = {}  # url path -> page_script_hash (from the Navigation message)
         self.query = ""
         self.widgets: dict[str, object] = {}  # element id -> its proto (text_area, radio, slider, ...)
-        self.cookies = http.cookiejar.CookieJar()  # one per visitor, as each browser keeps its own
+        # one per visitor, as each browser keeps its own; a jar shared by several sessions is one browser's tabs
+        self.cookies = cookies if cookies is not None else http.cookiejar.CookieJar()
         self._http = urllib.request.build_opener(
             urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.cookies)
         )

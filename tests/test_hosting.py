@@ -198,15 +198,18 @@ def test_at_most_page_runs_pages_run_at_once_and_a_waiting_one_can_be_stopped(mo
     def stop():
         raise Stopped
 
-    held = [serving._page_slots.acquire(timeout=1) for _ in range(slots)]  # every slot taken
+    held = [f"other{i}" for i in range(slots)]
+    assert all(serving._page_slots.acquire(who, timeout=1) for who in held)  # every slot taken
     try:
         monkeypatch.setattr(serving, "get_script_run_ctx", lambda **_: SimpleNamespace(yield_check=stop))
+        monkeypatch.setattr(serving, "visitor", lambda: "browser:left")
         with pytest.raises(Stopped):  # the visitor left while waiting: the run ends, no slot kept
             with serving.page_slot():
                 pass
     finally:
-        for _ in held:
-            serving._page_slots.release()
+        for who in held:
+            serving._page_slots.release(who)
+    assert serving._page_slots.in_use() == 0
 
 
 def test_a_page_waiting_in_the_heavy_queue_gives_its_slot_back():
@@ -219,17 +222,16 @@ def test_a_page_waiting_in_the_heavy_queue_gives_its_slot_back():
     def page():
         with serving.page_slot():
             # every other slot taken by other pages; this one waits for a heavy job that needs a page to run
-            others = [serving._page_slots.acquire(timeout=1) for _ in range(serving._page_runs() - 1)]
+            others = [f"other{i}" for i in range(serving._page_runs() - 1)]
+            assert all(serving._page_slots.acquire(who, timeout=1) for who in others)
             with serving._slot_given_back():
-                free_while_waiting.append(serving._page_slots.acquire(timeout=1))
-                serving._page_slots.release()
-            for _ in others:
-                serving._page_slots.release()
+                free_while_waiting.append(serving._page_slots.acquire("another", timeout=1))
+                serving._page_slots.release("another")
+            for who in others:
+                serving._page_slots.release(who)
 
     t = threading.Thread(target=page)
     t.start()
     t.join(10)
     assert free_while_waiting == [True]
-    assert all(serving._page_slots.acquire(timeout=1) for _ in range(serving._page_runs()))  # all given back
-    for _ in range(serving._page_runs()):
-        serving._page_slots.release()
+    assert serving._page_slots.in_use() == 0  # all given back

@@ -5,10 +5,11 @@ FIFO, a visitor who leaves frees their place, nothing computed twice or lost, on
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from app.work_queue import QueueFull, Replaced, WorkQueue
+from app.work_queue import FairSlots, QueueFull, Replaced, WorkQueue
 
 BIG = 100.0  # an estimate so large that the seconds a test takes do not move the hand-worked waits
 
@@ -343,3 +344,83 @@ def test_run_raises_replaced_for_the_older_tab():
     assert len(errors) == 1 and errors[0].kind == "x" and newer.position() == 1
     newer.leave()
     running.release.set()
+
+
+# --- page slots: at most n at once, one per visitor -----------------------------------------------------------
+
+
+def _waiting_for(slots: FairSlots, visitor: str, got: list) -> threading.Thread:
+    """A thread that waits for a slot for `visitor`, appends the name when it has one; returns once it is in line."""
+    before = len(slots._waiting)
+    thread = threading.Thread(target=lambda: got.append(visitor) if slots.acquire(visitor, timeout=10) else None)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while len(slots._waiting) == before and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return thread
+
+
+def _until(condition) -> None:
+    deadline = time.monotonic() + 5
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_one_visitor_holds_one_slot_while_another_visitor_gets_a_free_one_at_once():
+    slots = FairSlots(4)
+    assert slots.acquire("many-tabs", timeout=1)
+    assert not slots.acquire("many-tabs", timeout=0.2)  # three slots free, but this visitor already runs one
+    assert slots.acquire("classmate", timeout=0.2)
+    assert slots.in_use() == 2
+
+
+def test_waiters_go_in_arrival_order_and_a_visitor_with_a_run_does_not_hold_up_those_behind():
+    slots = FairSlots(2)
+    assert slots.acquire("x", timeout=1) and slots.acquire("y", timeout=1)
+    got: list = []
+    threads = [_waiting_for(slots, "a", got), _waiting_for(slots, "a", got), _waiting_for(slots, "b", got)]
+    slots.release("x")
+    _until(lambda: len(got) == 1)
+    assert got == ["a"]  # the first in line
+    slots.release("y")
+    _until(lambda: len(got) == 2)
+    assert got == ["a", "b"]  # a's second run waits for a's first; b, behind it, goes
+    slots.release("a")
+    _until(lambda: len(got) == 3)
+    assert got == ["a", "b", "a"]
+    for t in threads:
+        t.join(5)
+    assert slots.in_use() == 2
+
+
+def test_a_slot_taken_back_skips_the_one_per_visitor_rule_and_a_waiter_that_leaves_leaves_the_line():
+    slots = FairSlots(2)
+    assert slots.acquire("a", timeout=1)
+    assert slots.acquire("a", timeout=1, own_limit=False)  # its other tab gave a slot away and takes it back
+
+    class Left(Exception):
+        pass
+
+    def leave():
+        raise Left
+
+    with pytest.raises(Left):
+        slots.acquire("b", check=leave, poll_s=0.01)  # both slots held: b waits, then its visitor leaves
+    assert slots._waiting == []
+    slots.release("a")
+    assert slots.acquire("b", timeout=1)
+
+
+def test_a_free_slot_goes_to_the_first_waiter_that_may_run():
+    """The rule itself, with no thread racing another to wake first: a later waiter passes an earlier one only
+    when the earlier one's visitor already runs."""
+    from app.work_queue import _Waiter
+
+    slots = FairSlots(2)
+    first, second = _Waiter("a", True), _Waiter("b", True)
+    slots._waiting = [first, second]
+    assert slots._may_take(first) and not slots._may_take(second)
+    slots._waiting = []
+    assert slots.acquire("a", timeout=1, own_limit=False)  # a runs now: its waiting run may not, b's may
+    slots._waiting = [first, second]
+    assert not slots._may_take(first) and slots._may_take(second)
