@@ -1,5 +1,6 @@
 """A study room's rules, without a browser or a database: codes and secrets, what a learner may write (display
-name, gallery sentence), rate limits, expiry, the answer histogram, the board and the CSV of answers.
+name, gallery sentence), rate limits, expiry, the board and the CSV of answers (the answers' histogram is core.lessons.distribution, the one
+/lessons draws too).
 
 A room is run by one facilitator who holds a secret control token; learners join with a display name only and get
 a learner token (their identity in the room, carried in the room link, never a cookie). The store (app/room/store.py)
@@ -221,33 +222,6 @@ def answer_to_text(answer: Answer) -> str:
     from core.lessons import format_response
 
     return format_response(answer, answer.correct)
-
-
-@dataclass(frozen=True)
-class Histogram:
-    labels: tuple[str, ...]  # options in their order (number: the distinct responses, sorted)
-    counts: tuple[int, ...]
-    correct: tuple[bool, ...]  # whether each label is a right answer
-    total: int
-
-
-def histogram(answer: Answer, responses: Sequence[str]) -> Histogram:
-    """The room's distribution of (stored, formatted) responses. token/choice: every option, zero included;
-    number and order: each distinct response, most frequent first (numbers within tolerance count as right)."""
-    from core.lessons import is_correct, parse_response
-
-    counts = Counter(responses)
-    if answer.kind in ("token", "choice"):
-        labels = tuple(answer.options)
-    else:
-        labels = tuple(sorted(counts, key=lambda r: (-counts[r], r)))
-    right = []
-    for label in labels:
-        try:
-            right.append(bool(is_correct(answer, parse_response(answer, label))))
-        except ValueError:
-            right.append(False)
-    return Histogram(labels, tuple(counts.get(x, 0) for x in labels), tuple(right), len(responses))
 
 
 # ---- the board and the CSV ---------------------------------------------------------------------------------

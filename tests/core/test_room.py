@@ -1,4 +1,4 @@
-"""core/room's rules without a store: codes, names and sentences, rate limits, expiry, histograms, board, CSV."""
+"""core/room's rules without a store: codes, names and sentences, rate limits, expiry, board, CSV."""
 
 from __future__ import annotations
 
@@ -53,19 +53,6 @@ def test_ttl_from_the_environment():
     assert rules.ttl_seconds({rules.TTL_ENV: "1.5"}) == 5400
     assert rules.ttl_seconds({rules.TTL_ENV: "soon"}) == 24 * 3600
     assert rules.ttl_seconds({rules.TTL_ENV: "nan"}) == 24 * 3600
-
-
-def test_histogram_of_options_and_of_numbers():
-    choice = Answer("token", "it", ("cat", "it", "mat"), None, {})
-    h = rules.histogram(choice, ["it", "cat", "it"])
-    assert h.labels == ("cat", "it", "mat") and h.counts == (1, 2, 0) and h.correct == (False, True, False)
-    assert h.total == 3
-    number = Answer("number", 0.5, (), 0.01, {})
-    h = rules.histogram(number, ["0.5", "0.505", "0.7", "0.5"])
-    assert h.labels == ("0.5", "0.505", "0.7") and h.counts == (2, 1, 1) and h.correct == (True, True, False)
-    order = Answer("order", ("a", "b"), ("b", "a"), None, {})
-    h = rules.histogram(order, ["a > b", "b > a", "a > b"])
-    assert dict(zip(h.labels, h.correct)) == {"a > b": True, "b > a": False}
 
 
 def test_answers_survive_json():

@@ -78,7 +78,7 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
         st.code(_shown(T, answer, answer.correct), language=None)
     st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), _in_words(T, answer))))
     view = core.distribution(answer, [mine], reveal=True, mine=mine)
-    if answer.kind != "number" and view.labels:
+    if view.labels:
         ui.show_figure(histogram(view, ui.texts("lessons.figure")), f"lesson-{lesson.id}-{question.id}",
                        key=f"fig-{lesson.id}-{question.id}")  # fmt: skip
     st.markdown(T("why_view"))

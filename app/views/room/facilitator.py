@@ -17,9 +17,10 @@ import streamlit as st
 from app import ui
 from app.views.room import control_token, door, follow, links
 from core import room as rules
-from core.lessons import fill, text_in
+from core.lessons import distribution, fill, text_in
 from core.room import RoomError
 from viz import room as figures
+from viz.lessons import histogram
 
 LIVE_S = 1.5  # the facilitator's panel checks the room this often
 
@@ -111,7 +112,8 @@ def snapshot(code: str, control: str, lesson, polled) -> dict:
     answers = store.answers(code, control)
     hist = None
     if room.question and room.answer:
-        hist = rules.histogram(rules.answer_from_json(room.answer), store.responses(code, room.question))
+        hist = distribution(rules.answer_from_json(room.answer), store.responses(code, room.question),
+                            reveal=room.phase == "revealed")  # fmt: skip
     return {"polled": polled, "room": room, "learners": learners, "answers": answers, "hist": hist,
             "board": rules.board(len(lesson.steps), learners, answers), "lost": store.lost_count(code),
             "gallery": store.gallery(code, control, room.step), "seats": store.seats(code, control)}  # fmt: skip
@@ -141,8 +143,7 @@ def live(code: str, control: str, lesson) -> None:
     c2.metric(T("answered_n"), hist.total if hist else 0)
     c3.metric(T("lost_n"), snap["lost"])
     if hist is not None:
-        fig = figures.histogram(hist, ui.texts("room.figure"), reveal=room.phase == "revealed")
-        ui.show_figure(fig, "room-answers", key="room-hist", toolbar=False)
+        ui.show_figure(histogram(hist, ui.texts("lessons.figure")), "room-answers", key="room-hist", toolbar=False)
     with st.expander(T("board"), expanded=False):
         st.caption(T("board_steps", on=", ".join(f"{i + 1}: {n}" for i, n in enumerate(board.steps)),
                      away=board.elsewhere))  # fmt: skip

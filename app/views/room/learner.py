@@ -13,9 +13,9 @@ from app import ui
 from app.views.lessons.text import choice_label, plain
 from app.views.room import follow
 from core import room as rules
-from core.lessons import ORDER_SEPARATOR, fill, text_in
+from core.lessons import ORDER_SEPARATOR, distribution, fill, text_in
 from core.room import RoomError
-from viz import room as figures
+from viz.lessons import histogram
 
 
 def toggle_follow(s: dict) -> None:
@@ -80,8 +80,8 @@ def question(T, s: dict, room, lesson) -> None:
         st.markdown(fill(text_in(q.explanation, lang), shown))
         if s.get("responses") is None:
             s["responses"] = follow.store().responses(s["code"], room.question)
-        view = rules.histogram(right, s["responses"])
-        fig = figures.histogram(view, ui.texts("room.figure"), reveal=True)
+        view = distribution(right, s["responses"], reveal=True, mine=None if mine is None else mine[0])
+        fig = histogram(view, ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
 

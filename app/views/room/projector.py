@@ -10,8 +10,8 @@ import streamlit as st
 from app import ui
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import text_in
-from viz import room as figures
+from core.lessons import distribution, text_in
+from viz.lessons import histogram
 
 
 def snapshot(code: str, polled) -> dict:
@@ -19,7 +19,8 @@ def snapshot(code: str, polled) -> dict:
     room = store.room(code)
     hist = None
     if room is not None and room.question and room.answer:
-        hist = rules.histogram(rules.answer_from_json(room.answer), store.responses(code, room.question))
+        hist = distribution(rules.answer_from_json(room.answer), store.responses(code, room.question),
+                            reveal=room.phase == "revealed")  # fmt: skip
     return {"polled": polled, "room": room, "hist": hist, "learners": len(store.steps_of_learners(code))}
 
 
@@ -43,7 +44,7 @@ def live(code: str, lesson) -> None:
     c2.metric(T("answered_n"), hist.total if hist else 0)
     if step.question is not None and room.question == step.question.id:
         st.markdown(text_in(step.question.prompt, lang))
-        fig = figures.histogram(hist, ui.texts("room.figure"), reveal=room.phase == "revealed")
+        fig = histogram(hist, ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
             st.success(T("right_answer", answer=rules.answer_to_text(rules.answer_from_json(room.answer))))
