@@ -60,6 +60,9 @@ class Generation:
     # the largest |step weight - the same query row of one pass over the whole text without a cache|, every step,
     # layer and head (full_pass_difference): what the page says it checked
     full_pass_difference: float = float("nan")
+    windows: tuple[int | None, ...] = ()  # per layer: its sliding window W (keys seen, its own included), or None
+    block_multiply_adds: int = 0  # one token through every block's linear layers (core/models: linear_multiply_adds)
+    head_multiply_adds: int = 0  # one token through the language-model head
 
     @property
     def n_layers(self) -> int:
@@ -77,11 +80,32 @@ class Generation:
     def generated_ids(self) -> list[int]:
         return [s.chosen_id for s in self.steps]
 
+    def cached(self, context: int) -> list[int]:
+        """Positions each layer's cache holds after `context` tokens: all of them, or in a sliding-window layer the
+        last W - 1 (transformers' cache: the next token joins them, and sees W keys)."""
+        windows = self.windows or (None,) * self.layers
+        return [context if w is None else min(context, w - 1) for w in windows]
+
     def formula_bytes(self, context: int, kv_heads: int | None = None) -> float:
-        """2 * layers * kv_heads * head_dim * context * bytes (core/kv_cache/memory.py); kv_heads = heads is
-        what multi-head attention would store."""
+        """2 * kv_heads * head_dim * bytes per layer and cached position (core/kv_cache/memory.py), summed over the
+        layers (a sliding-window layer holds at most W - 1 positions); kv_heads = heads is what multi-head attention
+        would store."""
         kv = self.kv_heads if kv_heads is None else kv_heads
-        return kv_cache_bytes(self.layers, kv, self.head_dim, context, self.bytes_per_value)
+        return sum(kv_cache_bytes(1, kv, self.head_dim, n, self.bytes_per_value) for n in self.cached(context))
+
+    def step_multiply_adds(self, position: int) -> tuple[int, int]:
+        """(with the cache, without it): multiply-adds of the step that feeds the token at `position` (n = position
+        + 1 tokens). With the cache one token goes through every linear layer and its query meets the cached keys
+        (q·k and the weighted sum of values: 2 x heads x head_dim per key, per layer; a sliding layer's W at most).
+        Without it all n tokens go through the linear layers again and every layer computes the whole n x n scores
+        and sums (masked cells too, as SDPA does). The head turns one row into the next token's scores either way."""
+        n = position + 1
+        per_key = 2 * self.heads * self.head_dim
+        windows = self.windows or (None,) * self.layers
+        seen = sum(n if w is None else min(n, w) for w in windows)
+        with_cache = self.block_multiply_adds + self.head_multiply_adds + per_key * seen
+        without = n * self.block_multiply_adds + self.head_multiply_adds + per_key * self.layers * n * n
+        return with_cache, without
 
 
 def _pick(logits: torch.Tensor, temperature: float, top_k: int, generator: torch.Generator) -> int:
@@ -230,7 +254,9 @@ def generate(
         stopped_at_eos=bool(steps) and steps[-1].chosen_id == eos,
         greedy=temperature <= 0,
         eviction_measured=bool(policies),
+        windows=tuple(wrapper.capabilities.sliding_window) or (None,) * layers,
     )
+    gen.block_multiply_adds, gen.head_multiply_adds = wrapper.linear_multiply_adds()
     gen.full_pass_difference = full_pass_difference(wrapper, gen)
     return gen
 

@@ -16,6 +16,7 @@ DEFAULT_PROMPT = "The cat sat on the mat because it was tired. Then it"
 MAX_PROMPT_TOKENS = 512  # the end of a longer prompt is kept: it is what gets continued
 MAX_NEW_TOKENS = 32
 DECODING = ("greedy", "sample")
+MAX_CONTEXT = 10_000_000  # tokens: a million-token context and then some
 MEAN = "mean"  # the history's head picker: the mean over heads, or one head by number
 
 
@@ -76,5 +77,6 @@ STATE = State(
     Int("layer", lambda c: c.n_layers - 1, 0, lambda c: c.n_layers - 1),
     Int("hlayer", 0, 0, lambda c: c.n_layers - 1),
     Choice("head", MEAN, options=lambda c: c.head_options),
+    Int("ctx", 8192, 1, MAX_CONTEXT),  # the cache's bytes at a context the reader picks
     context=Context,
 )

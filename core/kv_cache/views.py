@@ -254,3 +254,55 @@ def eviction(gen: Generation) -> Eviction:
     return Eviction(
         kl_curves(gen), [gen.tokens[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured
     )
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """What the cache saves at one step: multiply-adds of the step with it and without it (the whole text again)."""
+
+    step: int
+    n: int  # tokens up to and including the one fed
+    with_cache: int
+    without: int
+
+    @property
+    def ratio(self) -> float:
+        return self.without / self.with_cache
+
+
+def step_work(gen: Generation, step: int) -> StepWork:
+    step = _clamp(step, 0, len(gen.steps) - 1)
+    position = gen.steps[step].position
+    with_cache, without = gen.step_multiply_adds(position)
+    return StepWork(step, position + 1, with_cache, without)
+
+
+@dataclass(frozen=True)
+class CacheAt:
+    """The cache of this model once `context` tokens are in it, with its key/value heads and with multi-head
+    attention's (one key/value head per query head); how many layers keep only a sliding window."""
+
+    context: int
+    bytes: float
+    bytes_mha: float
+    sliding_layers: int
+    windows: tuple[int, ...]  # the distinct windows W of those layers
+
+    @property
+    def human(self) -> str:
+        return human_bytes(self.bytes)
+
+    @property
+    def human_mha(self) -> str:
+        return human_bytes(self.bytes_mha)
+
+
+def cache_at(gen: Generation, context: int) -> CacheAt:
+    windows = [w for w in gen.windows if w is not None]
+    return CacheAt(
+        context,
+        gen.formula_bytes(context),
+        gen.formula_bytes(context, gen.heads),
+        len(windows),
+        tuple(sorted(set(windows))),
+    )

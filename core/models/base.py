@@ -263,6 +263,10 @@ class AttentionModel(ABC):
         """Next-token logits after ids, without a cache (the cache's reference)."""
 
     @abstractmethod
+    def linear_multiply_adds(self) -> tuple[int, int]:
+        """Multiply-adds of one token through (every block's linear layers, the language-model head)."""
+
+    @abstractmethod
     def cache_bytes(self, cache) -> int:
         """Bytes the cache's keys and values hold."""
 

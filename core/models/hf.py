@@ -424,6 +424,15 @@ class HFAttentionModel(AttentionModel):
         """Bytes of one weight (and one cached key or value): 4 for float32."""
         return next(self.model.parameters()).element_size()
 
+    def linear_multiply_adds(self) -> tuple[int, int]:
+        """Multiply-adds of one token through (the blocks' linear layers: the attention projections and the MLP,
+        in_features x out_features each; the language-model head, 0 without one). Experts kept as one fused tensor
+        (a mixture of experts) are not linear layers and are not counted."""
+        blocks = sum(m.in_features * m.out_features for m in self.model.base_model.modules()
+                     if isinstance(m, torch.nn.Linear))  # fmt: skip
+        head = self.model.get_output_embeddings() if self.is_causal else None
+        return blocks, (head.in_features * head.out_features if isinstance(head, torch.nn.Linear) else 0)
+
     @staticmethod
     def cache_bytes(cache: DynamicCache) -> int:
         """Bytes the cache's key and value tensors hold."""

@@ -481,6 +481,73 @@ def antecedents_partner_outcome(step, q, a):
     assert said == [a.correct], (said, a.correct)
 
 
+# ---- /kv-cache and /logit-lens (SmolLM2) --------------------------------------------------------------------------
+
+
+def kv_bytes_at(step, q, a):
+    """The sentence under the memory figure: 'At **8,192** tokens the cache of … holds **377,487,360 bytes** (…);
+    with one key/value head per query head … it would hold 1,132,462,080 bytes'."""
+    text = shown_text(page(step))
+    found = re.search(r"At \*\*([\d,]+)\*\* tokens .*? holds \*\*([\d,]+) bytes\*\*.*? would hold ([\d,]+) bytes", text)
+    context, own, mha = (int(g.replace(",", "")) for g in found.groups())
+    assert context == int(step.state["ctx"])
+    unit = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "bytes": 1}[q.params.get("unit", "MiB")]
+    close((own if q.params.get("heads", "kv") == "kv" else mha) / unit, a)
+
+
+def kv_work_ratio(step, q, a):
+    text = shown_text(page(step))
+    with_cache, without = number_after(text, "stored keys: **"), number_after(text, "scores: **")
+    assert number_after(text, "multiply-adds, **") == round(without / with_cache, 1)  # the factor the page prints
+    close(without / with_cache, a)
+
+
+def kv_next_token(step, q, a):
+    bar = figure_by_key(page(step), "fig-top")["data"][0]  # the full cache's panel
+    tokens = [html.unescape(label.split(". ", 1)[1]) for label in bar["y"]]
+    p = plotted_values(bar["x"])
+    assert tokens[int(np.argmax(p))] == a.correct and sorted(tokens) == sorted(a.options)
+
+
+def kv_top_key(step, q, a):
+    z, x, y = heatmap_by_key(page(step), "fig-step")
+    assert y[-1] == "mean of heads"  # the bottom row of weights: their mean
+    assert html.unescape(x[int(np.nanargmax(z[-1]))]) == a.correct
+
+
+def lens_position(at, word) -> int:
+    tokens = list(at.dataframe[0].value["token"])
+    return word if isinstance(word, int) else len(tokens) - 1
+
+
+def lens_final(step, q, a):
+    at = page(step)
+    table = at.dataframe[0].value
+    assert table["final prediction"].iloc[lens_position(at, q.params.get("word"))] == a.correct
+
+
+def lens_top_at(step, q, a):
+    """The figure's row 'after layer l' (or 'embeddings'), the position's column: its hover lists the top tokens."""
+    at = page(step)
+    trace = figure_by_key(at, "fig-lens")["data"][0]
+    row = trace["y"].index("embeddings" if q.params["layer"] == -1 else f"after layer {q.params['layer']}")
+    top = trace["customdata"][row][lens_position(at, q.params.get("word"))].split("<br>")[0]
+    assert html.unescape(top.rsplit(": ", 1)[0]) == a.correct
+
+
+def lens_first_layer(step, q, a):
+    at = page(step)
+    stage = at.dataframe[0].value["top token from"].iloc[lens_position(at, q.params.get("word"))]
+    close(-1.0 if stage == "embeddings" else number_after(stage, "after layer"), a)
+
+
+def lens_finding(step, q, a):
+    text = shown_text(page(step))
+    shown = [verdict for verdict, words in (("late", "in this text, most predictions form in the last few layers"),
+                                            ("early", "the others have it earlier")) if words in text]  # fmt: skip
+    assert shown == [a.correct], shown
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -536,6 +603,14 @@ READERS = {
     "antecedents.switching_heads": antecedents_switching_heads,
     "antecedents.head_beats_baseline": antecedents_head_beats_baseline,
     "antecedents.partner_outcome": antecedents_partner_outcome,
+    "kv_cache.bytes_at": kv_bytes_at,
+    "kv_cache.work_ratio": kv_work_ratio,
+    "kv_cache.next_token": kv_next_token,
+    "kv_cache.top_key": kv_top_key,
+    "logit_lens.final": lens_final,
+    "logit_lens.top_at": lens_top_at,
+    "logit_lens.first_layer": lens_first_layer,
+    "logit_lens.finding": lens_finding,
 }
 
 
@@ -553,6 +628,8 @@ MODEL_PAGES = {
     "encoder-decoder",
     "moe",
     "antecedents",
+    "kv-cache",
+    "logit-lens",
 }  # they load a real model: marked slow
 CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * (step.page in MODEL_PAGES))
          for lid, step in QUESTIONS]  # fmt: skip

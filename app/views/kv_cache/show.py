@@ -53,6 +53,8 @@ def one_step(T, gen) -> None:
         st.caption(T("kl_caption", window_kept=window.kept, window_evicted=window.evicted, sinks_kept=sinks.kept,
                      sinks_evicted=sinks.evicted))  # fmt: skip
     st.caption(T("timing", ms=top.ms, policy_ms=top.policy_ms))
+    work = views.step_work(gen, step)
+    st.markdown(T("work", n=work.n, with_cache=work.with_cache, without=work.without, ratio=work.ratio))
 
 
 def all_steps(T, gen) -> None:
@@ -84,6 +86,12 @@ def memory(T, gen, name: str) -> None:
                   sharing=T(view.sharing, model=name, group=view.group, h=view.heads)))  # fmt: skip
     words = ui.texts("kv_cache.figure")
     ui.show_figure(kv.memory_figure(view, words), "kv-cache-bytes", data=view.curves, key="fig-mem")
+    context = ui.field(F["ctx"], T("ctx"), widget="number", help=T("ctx_help"))
+    at = views.cache_at(gen, context)
+    st.markdown(T("cache_at", n=at.context, bytes=at.bytes, human=at.human, mha=at.bytes_mha, human_mha=at.human_mha,
+                  model=name))  # fmt: skip
+    if at.sliding_layers:
+        st.caption(T("cache_at_sliding", k=at.sliding_layers, layers=view.layers, w=", ".join(map(str, at.windows))))
     evicted = views.eviction(gen)
     if not evicted.measured:
         st.info(T("no_eviction", model=name))
