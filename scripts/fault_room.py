@@ -204,7 +204,7 @@ class Room:
     async def answer(self, learners: list[FaultSession]) -> None:
         from core import room as rules
 
-        right = rules.answer_from_json(self.store.room(self.code).answer)
+        right = rules.right_answer(self.store.room(self.code))
         for s in learners:
             assert await wait_for(lambda s=s: s.has("room-submit"), self.args.timeout), f"{s.name} has no form"
             fid = next(iter(s.fragments), "")

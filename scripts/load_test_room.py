@@ -288,7 +288,7 @@ async def answers(args, facilitator: LiveSession, learners: list[LiveSession], s
         return {"skipped": "the current step has no question (choose --steps so that it lands on one)"}
     await facilitator.click("room-open-q")
     shown = await wait_for(lambda: all(s.has("room-submit") for s in learners), args.timeout)
-    right = rules.answer_from_json(store.room(code).answer)  # its kind says which widget a learner fills
+    right = rules.right_answer(store.room(code))  # its kind says which widget a learner fills
     rng = random.Random(0)
     sent_at: list[float] = []
 

@@ -69,7 +69,7 @@ class Room:
     step: int
     question: str  # '' when none is open
     phase: str  # '' | 'open' | 'revealed'
-    answer: str  # the open question's right answer (core.room.answer_to_json), '' when none
+    answer: str  # the open question's right answer as stored text ('' when none): read it with core.room.right_answer
     shown: str  # the gallery sentence the facilitator shows to everyone, '' when none
     version: int
     activity: int

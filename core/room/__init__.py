@@ -203,6 +203,10 @@ def events_before(now: float) -> float:
 # ---- answers -----------------------------------------------------------------------------------------------
 
 
+# A room keeps its open question's right answer as text (the store stores text); right_answer() is the one place
+# that reads it back, and pages get the typed value (an order's tuple, a number's tolerance) from it.
+
+
 def answer_to_json(answer: Answer) -> str:
     correct = list(answer.correct) if isinstance(answer.correct, tuple) else answer.correct
     detail = {k: (list(v) if isinstance(v, tuple) else v) for k, v in answer.detail.items()}
@@ -215,6 +219,23 @@ def answer_from_json(text: str) -> Answer:
     d = json.loads(text)
     correct = tuple(d["correct"]) if d["kind"] == "order" else d["correct"]
     return Answer(d["kind"], correct, tuple(d["options"]), d["tolerance"], d.get("detail") or {})
+
+
+def right_answer(room) -> Answer | None:
+    """The right answer of the question open (or revealed) in `room`, typed; None while no question is open."""
+    return answer_from_json(room.answer) if room.question and room.answer else None
+
+
+def histogram(store, room, mine: str | None = None):
+    """The room's responses to its open question counted as /lessons counts a learner's own
+    (core.lessons.distribution: numbers binned), right bars marked once revealed; None while no question is open.
+    `mine`: the viewer's own response, outlined."""
+    from core.lessons import distribution
+
+    right = right_answer(room)
+    if right is None:
+        return None
+    return distribution(right, store.responses(room.code, room.question), reveal=room.phase == "revealed", mine=mine)
 
 
 def answer_to_text(answer: Answer) -> str:
@@ -372,9 +393,9 @@ def submit_answer(store, code: str, token: str, raw) -> bool:
     room = store.room(code)
     if room is None:
         raise RoomError("unknown_room", code)
-    if room.phase != "open" or not room.answer:
+    right = right_answer(room)
+    if room.phase != "open" or right is None:
         raise RoomError("question_closed")
-    right = answer_from_json(room.answer)
     try:
         value = parse_response(right, raw)
     except ValueError as e:

@@ -17,7 +17,7 @@ import streamlit as st
 from app import ui
 from app.views.room import control_token, door, follow, links
 from core import room as rules
-from core.lessons import distribution, fill, text_in
+from core.lessons import fill, text_in
 from core.room import RoomError
 from viz import room as figures
 from viz.lessons import histogram
@@ -100,7 +100,7 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
     elif room.phase == "open":
         st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary", key="room-reveal")
     else:
-        right = rules.answer_from_json(room.answer)
+        right = rules.right_answer(room)
         st.success(T("right_answer", answer=rules.answer_to_text(right)))
         st.markdown(fill(text_in(q.explanation, ui.lang()), right))
 
@@ -110,10 +110,7 @@ def snapshot(code: str, control: str, lesson, polled) -> dict:
     room = store.room(code)
     learners = store.learners(code, control)
     answers = store.answers(code, control)
-    hist = None
-    if room.question and room.answer:
-        hist = distribution(rules.answer_from_json(room.answer), store.responses(code, room.question),
-                            reveal=room.phase == "revealed")  # fmt: skip
+    hist = rules.histogram(store, room)
     return {"polled": polled, "room": room, "learners": learners, "answers": answers, "hist": hist,
             "board": rules.board(len(lesson.steps), learners, answers), "lost": store.lost_count(code),
             "gallery": store.gallery(code, control, room.step), "seats": store.seats(code, control)}  # fmt: skip

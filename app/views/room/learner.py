@@ -13,7 +13,7 @@ from app import ui
 from app.views.lessons.text import choice_label, plain
 from app.views.room import follow
 from core import room as rules
-from core.lessons import ORDER_SEPARATOR, distribution, fill, text_in
+from core.lessons import ORDER_SEPARATOR, fill, text_in
 from core.room import RoomError
 from viz.lessons import histogram
 
@@ -60,7 +60,7 @@ def question(T, s: dict, room, lesson) -> None:
     if not room.question or step.question is None or step.question.id != room.question:
         st.caption(T("waiting"))
         return
-    q, lang, right = step.question, ui.lang(), rules.answer_from_json(room.answer)
+    q, lang, right = step.question, ui.lang(), rules.right_answer(room)
     st.markdown(text_in(q.prompt, lang))
     if s.get("mine_q") != room.question:  # read once per question (and after each version change)
         s["mine"], s["mine_q"] = follow.store().my_answer(s["code"], s["token"], room.question), room.question
@@ -78,10 +78,9 @@ def question(T, s: dict, room, lesson) -> None:
             st.write(T("right") if mine[1] else T("wrong"))
         shown = replace(right, correct=said(right, right.correct)) if right.kind == "choice" else right
         st.markdown(fill(text_in(q.explanation, lang), shown))
-        if s.get("responses") is None:
-            s["responses"] = follow.store().responses(s["code"], room.question)
-        view = distribution(right, s["responses"], reveal=True, mine=None if mine is None else mine[0])
-        fig = histogram(view, ui.texts("lessons.figure"))
+        if s.get("hist") is None:  # read once per reveal (and after each version change)
+            s["hist"] = rules.histogram(follow.store(), room, mine=None if mine is None else mine[0])
+        fig = histogram(s["hist"], ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
 

@@ -10,17 +10,14 @@ import streamlit as st
 from app import ui
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import distribution, text_in
+from core.lessons import text_in
 from viz.lessons import histogram
 
 
 def snapshot(code: str, polled) -> dict:
     store = follow.store()
     room = store.room(code)
-    hist = None
-    if room is not None and room.question and room.answer:
-        hist = distribution(rules.answer_from_json(room.answer), store.responses(code, room.question),
-                            reveal=room.phase == "revealed")  # fmt: skip
+    hist = None if room is None else rules.histogram(store, room)
     return {"polled": polled, "room": room, "hist": hist, "learners": len(store.steps_of_learners(code))}
 
 
@@ -47,7 +44,7 @@ def live(code: str, lesson) -> None:
         fig = histogram(hist, ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
-            st.success(T("right_answer", answer=rules.answer_to_text(rules.answer_from_json(room.answer))))
+            st.success(T("right_answer", answer=rules.answer_to_text(rules.right_answer(room))))
     if room.shown:
         st.caption(T("shown"))
         st.text(room.shown)  # a learner's sentence: plain text

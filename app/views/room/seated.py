@@ -67,7 +67,7 @@ def panel() -> None:
     room = s.get("room")
     if polled[0] != s["version"] or room is None:
         room = follow.store().room(s["code"])
-        s.update(version=polled[0], room=room, responses=None, mine_q=None)
+        s.update(version=polled[0], room=room, hist=None, mine_q=None)
     lesson = follow.lesson_of(room)
     if lesson is None:  # the lesson file went away or broke: say so here, every page still works
         st.warning(T("lesson_gone", lesson=room.lesson))
