@@ -7,15 +7,26 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable
 from types import SimpleNamespace
 
 import streamlit as st
 
 from app import serving, ui
 from core import attention, long_maps, padded_batch
-from core.kv_cache.state import keeps_keys_per_head
-from core.long_maps.sources import exact_here
+from core.model_needs import (  # noqa: F401  (the pages ask for a need through this module)
+    ATTENTION_CONTRACT,
+    BERT_LAYER,
+    DECODER,
+    ENCODER_DECODER,
+    EXACT_SOFTMAX,
+    KV_DECODER,
+    LEARNED_POSITIONS,
+    MASKED_DECODER,
+    PAGE_NEEDS,
+    ROPE,
+    ROPE_DECODER,
+    Need,
+)
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
 
@@ -107,48 +118,6 @@ def words_about(key: str, text: str) -> str:
     """A sentence from core about model `key` (why it cannot load, where its weights are from), for markdown: a
     learner's folder's (its path inside) escaped; a shipped model's kept as written (its install command in `code`)."""
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
-
-
-@dataclasses.dataclass(frozen=True)
-class Need:
-    """What a page asks of a model, as a test on its Capabilities and the words ([models] need_<word>) that name
-    it when a chosen model lacks it."""
-
-    word: str
-    test: Callable[[Capabilities], bool]
-
-    def __call__(self, caps: Capabilities) -> bool:
-        return self.test(caps)
-
-
-# /logit-lens, /kv-cache, /ablation: a causal model with a final norm and an unembedding (transformers' *ForCausalLM)
-DECODER = Need("decoder", lambda caps: caps.kind == "decoder")
-# /transformer-xl's live run: a decoder whose pass takes any (n, n) mask (Bloom builds its ALiBi from a 2-D padding
-# mask inside its own code: no other mask reaches it)
-# /kv-cache: a decoder whose cache keeps keys and values per key/value head (the page's formula and eviction);
-# DeepSeek's latent attention caches one compressed vector per token instead
-KV_DECODER = Need("kv_decoder", keeps_keys_per_head)
-MASKED_DECODER = Need("masked_decoder", lambda caps: DECODER(caps) and caps.positions.kind != "alibi")
-# /positions, learned part: a table of position vectors added to the embeddings (BERT's or GPT-2's)
-LEARNED_POSITIONS = Need("learned", lambda caps: caps.positions.kind == "learned" and caps.kind != "encoder-decoder")
-# /positions, RoPE bands: every dimension pair of a head rotated (no partial rotary, as GPT-NeoX's)
-ROPE = Need(
-    "rope",
-    lambda caps: (
-        caps.positions.kind == "rope" and caps.positions.rotary_fraction == 1 and caps.kind != "encoder-decoder"
-    ),
-)
-# any page of the attention contract: attention that goes through transformers' attention interface (not T5's)
-ATTENTION_CONTRACT = Need("attention_contract", lambda caps: caps.through_attention_interface)
-# /rope-scaling's live run: the loss of every next token (a decoder) with its RoPE scaled; one RoPE base for every
-# layer (Gemma 3's differs by layer type: its config has no single base, its rotary module takes the layer's type)
-ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps) and caps.positions.rope_theta is not None)
-# /long-maps: weights that are softmax(q . k) alone (no score bias, sliding window, soft-capping or sinks)
-EXACT_SOFTMAX = Need("exact_softmax", exact_here)
-# /multi-head's walk and order check: a BERT layer recomputed by hand from its weights (MiniLM's layout)
-BERT_LAYER = Need("bert_layer", lambda caps: caps.bert_layer)
-# /encoder-decoder: an encoder-decoder whole (decoder and cross-attention), through core/models/seq2seq.py
-ENCODER_DECODER = Need("encoder_decoder", lambda caps: caps.kind == "encoder-decoder")
 
 
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None, field=None, **known) -> str:

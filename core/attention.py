@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .model_needs import PAGE_NEEDS
 from .pooling import bin_edges, bin_labels, block_mean, indexed_labels
 from .sdpa import entropy
 from .state import Choice, Flag, Int, State, Text, model_choice
@@ -383,9 +384,9 @@ def offered_models(shipped: tuple[str, ...], fits) -> tuple[str, ...]:
     return shipped + tuple(k for k, caps in registry.CAPABILITIES.items() if fits(caps))
 
 
-def through_contract(caps) -> bool:
-    """The attention contract reads it: its attention goes through transformers' attention interface (not T5's)."""
-    return caps.through_attention_interface
+# The attention contract reads it: its attention goes through transformers' attention interface (not T5's): what
+# /attention, /padded-batch, /head-detectors and /antecedents need of a model (core/model_needs.py).
+through_contract = PAGE_NEEDS["attention"]
 
 
 STATE = State(

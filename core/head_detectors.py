@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .model_needs import PAGE_NEEDS
 from .models.base import Batch
 from .results import load_result
 from .state import Choice, Flag, State, model_choice
@@ -290,16 +291,10 @@ def committed_view(model_key: str, detector: str, top: int = 8) -> DetectorView 
 SHIPPED_MODELS = ("minilm", "smollm2")  # the models with a committed map
 
 
-def _any_readable(caps) -> bool:
-    from .attention import through_contract
-
-    return through_contract(caps)
-
-
 def _context(c):
     from .attention import ModelContext
 
-    return ModelContext(c, SHIPPED_MODELS, _any_readable)
+    return ModelContext(c, SHIPPED_MODELS, PAGE_NEEDS["head-detectors"])
 
 
 STATE = State(

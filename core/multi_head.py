@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from .attention import DEFAULT_SENTENCE, ModelContext
+from .model_needs import PAGE_NEEDS
 from .models.weights import EncoderLayerWeights
 from .state import Choice, Int, State, Text, model_choice
 
@@ -311,11 +312,6 @@ PARTS = ("layer", "heads", "order")
 SHIPPED_MODELS = ("minilm",)
 
 
-def recomputable(caps) -> bool:
-    """The walk recomputes a BERT layer from its weights: a BERT-style encoder (MiniLM's layout)."""
-    return caps.bert_layer
-
-
 STATE = State(
     Choice("part", "layer", options=PARTS),
     model_choice(SHIPPED_MODELS),
@@ -324,5 +320,5 @@ STATE = State(
     Int("head", 0, 0, lambda c: c.n_heads - 1),
     Int("n", 64, 2, 512),
     Int("seed", 0, 0, 9999),
-    context=lambda c: ModelContext(c, SHIPPED_MODELS, recomputable),
+    context=lambda c: ModelContext(c, SHIPPED_MODELS, PAGE_NEEDS["multi-head"]),
 )

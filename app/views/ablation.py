@@ -55,7 +55,7 @@ def live_part(T) -> None:
     with c1:
         claim = ui.field(F["claim"], T("claim"), format_func=lambda c: T(f"claim_{c}"))
         mode = ui.field(F["mode"], T("mode"), format_func=lambda m: T(f"mode_{m}"))
-    key = models.pick_model(options=ab.LIVE_MODELS, needs=models.DECODER, field=F["model"])
+    key = models.pick_model(options=ab.LIVE_MODELS, needs=models.PAGE_NEEDS["ablation"], field=F["model"])
     model = models.load(key)
     if model is None:
         return

@@ -112,7 +112,7 @@ def page() -> None:
     T = ui.page_setup("attention")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=attention.SHIPPED_MODELS, field=F["model"])
+    key = models.pick_model(options=attention.SHIPPED_MODELS, field=F["model"], needs=models.PAGE_NEEDS["attention"])
     model = models.load(key)
     if model is not None:
         text = ui.field(F["text"], T("text"))

@@ -28,7 +28,7 @@ def page() -> None:
     T = ui.page_setup("head_detectors")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=PRETRAINED, field=hd.STATE["model"])
+    key = models.pick_model(options=PRETRAINED, field=hd.STATE["model"], needs=models.PAGE_NEEDS["head-detectors"])
     detector = ui.field(hd.STATE["detector"], T("detector"), format_func=lambda d: T(f"name_{d}"))
     st.info(T(f"define_{detector}", w=hd.WINDOW))
     # a learner's own folder has no committed map: its map is computed live from the start

@@ -15,7 +15,7 @@ def page() -> None:
     T = ui.page_setup("logit_lens")
     st.title(T("title"))
     intro = st.empty()  # names the model picked below
-    key = models.pick_model(options=lens.SHIPPED_MODELS, needs=models.DECODER, field=F["model"])
+    key = models.pick_model(options=lens.SHIPPED_MODELS, needs=models.PAGE_NEEDS["logit-lens"], field=F["model"])
     name = models.name_in_text(key)
     intro.markdown(T("intro", model=name))
     text = ui.field(F["text"], T("text"))

@@ -80,7 +80,7 @@ def page() -> None:
         heads_part(T)
     else:
         # MiniLM first; a learner's own BERT-style encoder too: the walk recomputes a BERT layer from its weights
-        key = models.pick_model(options=mh.SHIPPED_MODELS, needs=models.BERT_LAYER, field=F["model"])
+        key = models.pick_model(options=mh.SHIPPED_MODELS, needs=models.PAGE_NEEDS["multi-head"], field=F["model"])
         model = models.load(key)
         if model is not None:
             (layer_part if part == "layer" else order_part)(T, model)

@@ -64,7 +64,9 @@ def page() -> None:
     T = ui.page_setup("padded_batch")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=padded_batch.SHIPPED_MODELS, field=F["model"])
+    key = models.pick_model(
+        options=padded_batch.SHIPPED_MODELS, needs=models.PAGE_NEEDS["padded-batch"], field=F["model"]
+    )
     model = models.load(key)
     if model is not None:
         raw = ui.field(F["text"], T("texts"), height=120)

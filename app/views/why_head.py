@@ -14,7 +14,9 @@ F = wh.STATE  # the page's link, declared in core
 
 
 def rope_part(T) -> None:
-    key = models.pick_model(options=wh.SHIPPED["rope"], needs=models.ROPE_DECODER, field=F["model"], part="rope")
+    key = models.pick_model(
+        options=wh.SHIPPED["rope"], needs=models.PAGE_NEEDS["why-head/rope"], field=F["model"], part="rope"
+    )
     model = models.load(key)
     if model is None:
         return
@@ -62,7 +64,7 @@ def rope_part(T) -> None:
 
 
 def absolute_part(T) -> None:
-    key = models.pick_model(options=wh.SHIPPED["absolute"], needs=models.BERT_LAYER, field=F["model"],
+    key = models.pick_model(options=wh.SHIPPED["absolute"], needs=models.PAGE_NEEDS["why-head/absolute"], field=F["model"],
                             part="absolute")  # fmt: skip
     model = models.load(key)
     if model is None:

@@ -1,6 +1,7 @@
 """/encoder-decoder's link, declared once: app/ui.py binds the page's widgets from it, the lessons read a step's
 state with it (core/state.py)."""
 
+from core.model_needs import PAGE_NEEDS
 from core.state import Choice, Int, State, Text, model_choice
 
 from . import grammar, own
@@ -8,10 +9,6 @@ from . import view as edv
 
 PARTS = ("steps", "stack", "alignment")
 SHIPPED = "encoder-decoder"  # core.models.registry.ENCODER_DECODER: the model trained in this repo
-
-
-def _encoder_decoder(caps) -> bool:
-    return caps.kind == "encoder-decoder"
 
 
 class Context:
@@ -22,7 +19,7 @@ class Context:
         from core.attention import offered_models
 
         self._values = values
-        self.models = offered_models((SHIPPED,), _encoder_decoder)
+        self.models = offered_models((SHIPPED,), PAGE_NEEDS["encoder-decoder"])
 
     @property
     def max_steps(self) -> int:

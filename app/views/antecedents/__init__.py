@@ -15,7 +15,7 @@ def page() -> None:
     T = ui.page_setup("antecedents")
     st.title(T("title"))
     st.markdown(T("intro"))
-    key = models.pick_model(options=PRETRAINED, field=STATE["model"])
+    key = models.pick_model(options=PRETRAINED, needs=models.PAGE_NEEDS["antecedents"], field=STATE["model"])
     model = models.load(key)
     if model is not None:
         try_sentence(T, key, model)

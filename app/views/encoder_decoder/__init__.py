@@ -64,7 +64,11 @@ def page() -> None:
     part = ui.field(F["part"], T("part"), widget="radio", format_func=lambda p: T(f"part_{p}"), horizontal=True)
     shipped = registry.ENCODER_DECODER  # the steps part also takes a learner's encoder-decoder folder (own.py)
     steps = part == "steps"
-    key = models.pick_model(options=(shipped,), needs=models.ENCODER_DECODER, field=F["model"]) if steps else shipped
+    key = (
+        models.pick_model(options=(shipped,), needs=models.PAGE_NEEDS["encoder-decoder"], field=F["model"])
+        if steps
+        else shipped
+    )
     if part == "alignment":
         alignment_part(T)
     elif key != shipped:

@@ -15,7 +15,7 @@ def page() -> None:
     T = ui.page_setup("kv_cache")
     st.title(T("title"))
     intro = st.empty()  # names the model picked below
-    key = models.pick_model(options=SHIPPED, needs=models.KV_DECODER, field=STATE["model"])
+    key = models.pick_model(options=SHIPPED, needs=models.PAGE_NEEDS["kv-cache"], field=STATE["model"])
     intro.markdown(T("intro", model=models.name_in_text(key)))
     chosen = settings.read(T)
     model = models.load(key)

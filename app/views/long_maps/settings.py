@@ -64,8 +64,10 @@ def _shape(source: str) -> sources.SourceShape:
 
 def request(T) -> Request:
     """Source, length and layer (a model) or seed (random), with the notes each choice needs."""
-    options = (DEFAULT_SOURCE, *models.own_keys(models.EXACT_SOFTMAX), RANDOM)
-    models.say_why_not_offered("src", options, models.EXACT_SOFTMAX, DEFAULT_SOURCE)  # a link to one it cannot read
+    options = (DEFAULT_SOURCE, *models.own_keys(models.PAGE_NEEDS["long-maps"]), RANDOM)
+    models.say_why_not_offered(
+        "src", options, models.PAGE_NEEDS["long-maps"], DEFAULT_SOURCE
+    )  # a link to one it cannot read
     offered = SimpleNamespace(sources=options)
     source = ui.field(F["src"], T("source"), offered, widget="radio", format_func=lambda s: _label(T, s))
     shape = _shape(source)

@@ -11,7 +11,9 @@ from viz.positions import learned as figures
 def part(T) -> None:
     st.markdown(T("learned_intro"))
     # MiniLM first (the default and its committed figures); a learner's model with a learned table follows
-    key = models.pick_model(options=("minilm",), needs=models.LEARNED_POSITIONS, field=STATE["model"], part="learned")
+    key = models.pick_model(
+        options=("minilm",), needs=models.PAGE_NEEDS["positions/learned"], field=STATE["model"], part="learned"
+    )
     model = models.load(key)
     if model is None:
         return

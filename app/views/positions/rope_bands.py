@@ -14,7 +14,9 @@ SMOL_TOKENS = 64  # tokens of the text read (the band figure is n x n)
 
 def part(T) -> None:
     # SmolLM2 first (the default and its figures); a learner's model with RoPE on whole heads follows
-    key = models.pick_model(options=("smollm2",), needs=models.ROPE, field=STATE["model"], part="rope")
+    key = models.pick_model(
+        options=("smollm2",), needs=models.PAGE_NEEDS["positions/rope"], field=STATE["model"], part="rope"
+    )
     model = models.load(key)
     if model is None:
         return

@@ -102,7 +102,7 @@ def live(T) -> None:
     with c3:
         factor = float(ui.field(STATE["live_factor"], T("live_factor")))
     # SmolLM2 first: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
-    key = models.pick_model(options=("smollm2",), needs=models.ROPE_DECODER, field=STATE["model"])
+    key = models.pick_model(options=("smollm2",), needs=models.PAGE_NEEDS["rope-scaling"], field=STATE["model"])
     runs = st.session_state.get("_rope_live_runs", {}).get((key, n, method, factor))
     if st.button(T("run"), key="live-run"):
         model = models.load(key)

@@ -12,7 +12,7 @@ MAX_TOKENS = tx.LIVE_MAX_TOKENS
 
 def show(T) -> None:
     st.header(T("live_header"))
-    key = models.pick_model(options=("smollm2",), needs=models.MASKED_DECODER, field=tx.STATE["model"])
+    key = models.pick_model(options=("smollm2",), needs=models.PAGE_NEEDS["transformer-xl"], field=tx.STATE["model"])
     st.markdown(T("live_text", k=MAX_TOKENS, name=models.name_in_text(key)))
     text = ui.field(tx.STATE["text"], T("text"), default=T("default_text"), height=120)
     c1, c2, c3, c4 = st.columns(4)
