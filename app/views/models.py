@@ -8,6 +8,8 @@ from types import SimpleNamespace
 import streamlit as st
 
 from app import models, serving, ui
+from core.kv_cache.memory import model_cache_bytes
+from core.model_needs import pages_for
 from core.models import local, registry
 from core.models.capabilities import capability_rows
 from core.models.state import STATE as F
@@ -64,11 +66,14 @@ def describe(T, key: str, caps) -> None:
     rows = capability_rows(caps)
     st.subheader(T("capabilities"))
     st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
+    st.markdown(T("pages", pages=" · ".join(f"/{page}" for page in pages_for(caps))))
     n = ui.field(F["tokens"], T("tokens"), widget="number")
     own = models.is_own(key)  # a shipped model is checked by the test suite, not on the page
     model = models.load(key) if own and ui.field(F["check"], T("check")) else None
     run = local.run_estimate(caps, n, model)  # the time needs the loaded model's measured pass
     st.caption(T("estimate", n=n, **run.memory.mib()))
+    cache = model_cache_bytes(caps, n)
+    st.markdown(T("no_cache") if cache is None else T("cache", n=n, bytes=cache))
     if run.seconds is not None:
         st.caption(T("time", n=n, seconds=run.seconds, d=caps.head_dim))
     if run.over:

@@ -40,3 +40,20 @@ def max_context_for_budget(
     """The longest context whose cache fits in `budget_bytes` (the formula solved for context, rounded down)."""
     per_token = kv_cache_bytes(layers, kv_heads, head_dim, 1, bytes_per_value, batch)
     return int(budget_bytes // per_token) if budget_bytes > 0 else 0
+
+
+def model_cache_bytes(caps, context: int, bytes_per_value: float = DTYPE_BYTES["float32"]) -> float | None:
+    """The key/value cache a decoder with these capabilities (core/models/capabilities.py) holds after `context`
+    tokens, in bytes (float32: as the pages run it): every layer's keys and values per key/value head, a
+    sliding-window layer only its last window's (cached_positions), values of their own width where they differ
+    from the keys'. None where there is no such cache: an encoder reads its whole text at once and generates
+    nothing, an encoder-decoder's cache is its decoder's, and a latent-attention model (DeepSeek) caches one
+    compressed vector per token and layer instead."""
+    if caps.kind != "decoder" or caps.kv_latent_dim is not None:
+        return None
+    widths = (caps.head_dim + (caps.value_dim or caps.head_dim)) / (2 * caps.head_dim)  # values as wide as keys: 1
+    windows = caps.sliding_window or (None,) * caps.n_layers
+    return widths * sum(
+        kv_cache_bytes(1, caps.n_kv_heads, caps.head_dim, cached_positions(context, w), bytes_per_value)
+        for w in windows
+    )

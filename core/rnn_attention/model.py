@@ -51,6 +51,16 @@ class Shape:
     decoder: int = 128  # decoder state s_t
     attention: int = 128  # width of W_q s and W_k h inside the additive score
 
+    @property
+    def state_width(self) -> int:
+        """2H: one annotation h_j = [->h_j ; <-h_j], what attention reads per source token."""
+        return 2 * self.hidden
+
+    def attended_numbers(self, states: int) -> int:
+        """Numbers the decoder may read from the encoder at each step with attention: every annotation, S x 2H.
+        Without attention it has the forward encoder's last state alone: H numbers, however long the sentence."""
+        return states * self.state_width
+
 
 def gru_cell(x: torch.Tensor, h: torch.Tensor, w_ih, w_hh, b_ih, b_hh) -> torch.Tensor:
     """One GRU step (Cho et al. 2014), torch.nn.GRUCell's equations and layout: w_ih (3H, in), w_hh (3H, H), rows

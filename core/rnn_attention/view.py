@@ -32,6 +32,9 @@ class SentenceView:
     reference: list[str] | None
     transformer_output: list[str]
     verdict: str  # both_right, gru_only, transformer_only, neither, no_reference
+    state_width: int  # 2H: one encoder state h_j (forward and backward), what attention reads per source token
+    final_width: int  # H: the forward encoder's last state, the one vector a decoder without attention starts from
+    attended_numbers: int  # S x 2H: what the decoder may read from the encoder at each step with attention
 
 
 def sentence_view(model: rm.RNNSearch, tokenizer, run) -> SentenceView:
@@ -50,7 +53,8 @@ def sentence_view(model: rm.RNNSearch, tokenizer, run) -> SentenceView:
                    (False, False): "neither"}[(gru_ok, tr_ok)]  # fmt: skip
     marks = [(tgt, src) for src, tgt in run.alignment] if gru_ok else []
     return SentenceView(t.source_tokens, t.output, rows, t.attention[: len(rows)].tolist(), marks, run.reference,
-                        list(run.free.output), verdict)  # fmt: skip
+                        list(run.free.output), verdict, model.shape.state_width, model.shape.hidden,
+                        model.shape.attended_numbers(len(t.source_tokens)))  # fmt: skip
 
 
 @dataclass(frozen=True)

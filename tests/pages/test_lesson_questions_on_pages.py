@@ -548,6 +548,73 @@ def lens_finding(step, q, a):
     assert shown == [a.correct], shown
 
 
+# ---- /rnn-attention and /models ----------------------------------------------------------------------------------
+
+
+def rnn_aligned_source(step, q, a):
+    z, x, y = heatmap_by_key(page(step), "fig-rnn-align")  # rows: the written words, columns: the source tokens
+    row = next(i for i, label in enumerate(y) if html.unescape(label).split(" ", 1)[1] == q.params["word"])
+    assert html.unescape(x[int(np.argmax(z[row]))]) == a.correct
+
+
+def rnn_encoder_numbers(step, q, a):
+    at = page(step)
+    text = shown_text(at)
+    if q.params.get("what", "attended") == "attended":  # "... all **12** encoder states ...: **1,536** numbers"
+        _, x, _ = heatmap_by_key(at, "fig-rnn-align")
+        assert number_after(text, "it may read all **") == len(x)  # one state per column of the alignment
+        close(number_after(text, "(forward and backward): **"), a)
+    else:
+        close(number_after(text, "last state, **"), a)
+
+
+def rnn_path_length(step, q, a):
+    text = shown_text(page(step))
+    found = re.search(r"\*\*(\d+)\*\* recurrent steps.*\*\*(\d+)\*\* in a self-attention layer", text)
+    close(float(found.group(1 if q.params.get("kind", "recurrent") == "recurrent" else 2)), a)
+
+
+def rnn_cheaper(step, q, a):
+    text = shown_text(page(step, **({"n": q.params["to_n"]} if "to_n" in q.params else {})))
+    said = {"recurrent": "the recurrent layer needs fewer operations", "attention": "self-attention needs fewer",
+            "equal": "the two layers need the same operations"}  # fmt: skip
+    assert [k for k, words in said.items() if words in text] == [a.correct]
+
+
+def capability_table(at) -> dict[str, str]:
+    table = at.dataframe[0].value
+    return dict(zip(table["capability"], table["value"]))
+
+
+def models_count(step, q, a):
+    table = capability_table(page(step))
+    query, kv = re.fullmatch(r"(\d+) query / (\d+) key-value", table["heads"]).groups()
+    shown = {"layers": table["layers"], "query_heads": query, "kv_heads": kv, "head_dim": table["head size d"]}
+    close(float(shown[q.params.get("what", "head_dim")]), a)
+
+
+def models_positions(step, q, a):
+    assert capability_table(page(step))["positions"].split(" ")[0] == a.correct
+
+
+def models_cache_bytes(step, q, a):
+    changes = {"tokens": q.params["to_tokens"]} if "to_tokens" in q.params else {}  # a prediction: the learner sets it
+    shown = number_after(shown_text(page(step, **changes)), "key/value cache holds **")
+    close(shown / {"bytes": 1, "MiB": 2**20}[q.params.get("unit", "MiB")], a)
+
+
+def models_has_cache(step, q, a):
+    text = shown_text(page(step))
+    shown = [v for v, words in (("yes", "key/value cache holds"), ("no", "No key/value cache")) if words in text]
+    assert shown == [a.correct]
+
+
+def models_supports(step, q, a):
+    listed = shown_text(page(step)).split("with these capabilities:** ", 1)[1].split("\n", 1)[0]
+    pages = [p.strip().lstrip("/") for p in listed.split("·")]
+    assert ("yes" if q.params["page"] in pages else "no") == a.correct
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -611,6 +678,15 @@ READERS = {
     "logit_lens.top_at": lens_top_at,
     "logit_lens.first_layer": lens_first_layer,
     "logit_lens.finding": lens_finding,
+    "rnn_attention.aligned_source": rnn_aligned_source,
+    "rnn_attention.encoder_numbers": rnn_encoder_numbers,
+    "rnn_attention.path_length": rnn_path_length,
+    "rnn_attention.cheaper": rnn_cheaper,
+    "models.count": models_count,
+    "models.positions": models_positions,
+    "models.cache_bytes": models_cache_bytes,
+    "models.has_cache": models_has_cache,
+    "models.supports": models_supports,
 }
 
 
@@ -631,7 +707,14 @@ MODEL_PAGES = {
     "kv-cache",
     "logit-lens",
 }  # they load a real model: marked slow
-CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * (step.page in MODEL_PAGES))
+
+
+def loads_a_model(step) -> bool:
+    """/rnn-attention's translate part loads the GRU and the Transformer; its other parts read numbers only."""
+    return step.page in MODEL_PAGES or (step.page == "rnn-attention" and step.state.get("part") == "translate")
+
+
+CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * loads_a_model(step))
          for lid, step in QUESTIONS]  # fmt: skip
 
 

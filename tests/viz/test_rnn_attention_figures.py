@@ -22,6 +22,9 @@ def sentence():
         reference=["猫", "は", "眠る", "。"],
         transformer_output=["猫", "は", "眠る", "。"],
         verdict="both_right",
+        state_width=128,
+        final_width=64,
+        attended_numbers=6 * 128,
     )
 
 
