@@ -337,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
         raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
 
-    from app.room.store import PostgresStore
     from core.results import save_result
+    from core.room.sql import PostgresStore
     from core.timing import machine_info
     from scripts.serve_class import Class
 

@@ -342,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.learners > 200:
         raise SystemExit("at most 200 learners (a room's limit)")
 
-    from app.room.store import PostgresStore, SQLiteStore
     from core.results import save_result
+    from core.room.sql import PostgresStore, SQLiteStore
     from core.timing import machine_info
 
     tmp = tempfile.TemporaryDirectory(prefix="room-load-")

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.room.store import PostgresStore, SQLiteStore  # noqa: E402
 from core import room as rules  # noqa: E402
 from core.room import RoomError  # noqa: E402
+from core.room.sql import PostgresStore, SQLiteStore  # noqa: E402
 from scripts.app_server import free_port  # noqa: E402
 from scripts.load_test import loadavg  # noqa: E402
 
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "limits": {k: [v.count, v.window_s] for k, v in rules.LIMITS.items()},
     }
     result["sqlite_two_processes"] = two_processes_on_sqlite(args.clicks)
-    if args.sqlite_only:  # e.g. on an older app/room/store.py, for a before/after figure
+    if args.sqlite_only:  # e.g. on an older store, for a before/after figure
         path = save_result(Path(args.out), result | {"loadavg_after": loadavg()})
         print(f"lost clicks: {result['sqlite_two_processes']['lost']}\nwrote {path}")
         return 0

@@ -13,7 +13,7 @@ Ctrl-C (or SIGTERM) stops everything it started.
 
 Rooms: every server keeps them in the same store. On one machine that is one SQLite file (ATTENTION_LAB_ROOMS, else
 ~/.cache/attention-lab/rooms.sqlite3), passed to every server by its absolute path: its writers take the write lock
-before they read and retry briefly (app/room/store.py), so the processes share it without losing a click. Several
+before they read and retry briefly (core/room/sql.py), so the processes share it without losing a click. Several
 machines (or replicas that do not share a disk) need PostgreSQL: set DATABASE_URL and every server uses it.
 """
 
@@ -88,8 +88,8 @@ def streamlit_command(port: int, script: str = "app/main.py") -> list[str]:
 
 
 def rooms_file() -> Path:
-    """The SQLite room file every server of this machine opens (app/room/store.py's default), absolute."""
-    from app.room.store import default_path
+    """The SQLite room file every server of this machine opens (core/room/sql.py's default), absolute."""
+    from core.room.sql import default_path
 
     return default_path().expanduser().resolve()
 

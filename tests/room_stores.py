@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from app.room.store import PostgresStore, SQLiteStore
+from core.room.sql import PostgresStore, SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -53,7 +53,7 @@ def room_server():
 
         start()
         try:
-            from app.room.store import SQLiteStore
+            from core.room.sql import SQLiteStore
 
             store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
             yield f"http://127.0.0.1:{port}", store, restart

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.room.store import PostgresStore
+from core.room.sql import PostgresStore
 from scripts.app_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,2 +1,2 @@
-"""Study rooms: the store that holds them (app/room/store.py) and the actions pages take on them
-(app/room/actions.py). The rules themselves (what is allowed, summaries) are pure: core/room."""
+"""Study rooms: which store this process uses (app/room/store.py, from its environment). The rules, the stores and
+the actions pages take are core's: core/room."""

@@ -1,10 +1,11 @@
 """A study room's rules, without a browser or a database: codes and secrets, what a learner may write (display
-name, gallery sentence), rate limits, expiry, the board and the CSV of answers (the answers' histogram is core.lessons.distribution, the one
-/lessons draws too).
+name, gallery sentence), rate limits, expiry, the room's right answer and histogram of answers (counted as /lessons
+counts: core.lessons.distribution), the board and the CSV of answers.
 
 A room is run by one facilitator who holds a secret control token; learners join with a display name only and get
-a learner token (their identity in the room, carried in the room link, never a cookie). The store (app/room/store.py)
-keeps the state; this module decides what is allowed and summarises what is there.
+a learner token (their identity in the room, carried in the room link, never a cookie). The store (core/room/sql.py;
+its interface, core/room/store.py) keeps the state; this module decides what is allowed and summarises what is
+there.
 """
 
 from __future__ import annotations
@@ -311,7 +312,7 @@ def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = Non
     return out.getvalue()
 
 
-# ---- actions that need the lesson (any store with app/room/store.py's methods) -----------------------------
+# ---- actions that need the lesson (any core.room.store.Store) ----------------------------------------------
 # Pages call these, never the store's writers directly: a value a widget or a crafted message can send (a
 # selectbox's free text, None from a half-finished toggle, 999) is checked here against the room's lesson.
 

@@ -12,9 +12,9 @@ import time
 import psycopg
 import pytest
 
-from app.room.store import MIGRATIONS, SqlStore
 from core import room as rules
 from core.lessons import Answer
+from core.room.sql import MIGRATIONS, SqlStore
 from tests import room_stores
 from tests.room_stores import open_kind, postgres_url, schema_of
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.room.store import PostgresStore
 from core.room import RoomError
+from core.room.sql import PostgresStore
 from scripts.app_server import free_port
 from tests.room_stores import ROOT
 

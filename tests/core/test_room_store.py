@@ -9,10 +9,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from app.room.store import SQLiteStore
 from core import room as rules
 from core.lessons import Answer, Lesson, Question, Step, format_response, is_correct, parse_response
 from core.room import RoomError
+from core.room.sql import SQLiteStore
 from tests import room_stores
 from tests.room_stores import open_kind
 
@@ -538,7 +538,7 @@ def test_a_postgres_lock_held_past_the_timeout_is_busy_not_away(tmp_path, clock,
     its healthy connections."""
     import psycopg
 
-    from app.room.store import ADMISSION_LOCK, PostgresStore
+    from core.room.sql import ADMISSION_LOCK, PostgresStore
 
     monkeypatch.setattr(PostgresStore, "statement_ms", 300)
     store = open_kind("postgres", tmp_path, clock)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import app.room.store as store_module
-from app.room.store import SQLiteStore
 from app.views.room import follow
 from core import room as rules
+from core.room.sql import SQLiteStore
 from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
 
 LESSON = "qkv-softmax"

@@ -8,10 +8,10 @@ import pytest
 
 import app.room.store as store_module
 from app import i18n
-from app.room.store import SQLiteStore
 from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
+from core.room.sql import SQLiteStore
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
 
 LESSON = "qkv-softmax"

@@ -1,7 +1,8 @@
 """/room: a study group learns together. A facilitator opens a room on a lesson and gets a short code, a join link
 with a QR code and a secret control link; learners join with a display name only and follow the facilitator from
 step to step (the sidebar panel, app/views/room/seated.py), answer the questions whose right answers the engine
-computes (core/lessons), and see the room's distribution after the reveal. Rules: core/room; store: app/room/store.
+computes (core/lessons), and see the room's distribution after the reveal. Rules: core/room; stores:
+core/room/sql.py (app/room/store.py picks the process's).
 
 Links: /room (start), /room?room=CODE (join), /room?room=CODE&me=TOKEN (a learner's seat, carried by every page the
 learner opens: a reload or a second tab is the same learner), /room?room=CODE&mode=projector (what the class sees),
