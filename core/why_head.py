@@ -269,6 +269,7 @@ DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug. Then the cat sat
 DEFAULT_LAYER = 3
 MAX_TOKENS = 128  # what the page reads of a text: every view is n x n, and one layer of SmolLM2 at 128 is quick
 MARGIN = 0.1  # a counterfactual keeps clearly more of the pattern than the other: by this much
+KEPT = ("position_only", "content_only", "uniform")  # content removed, position removed, even attention
 
 
 def fits_rope(caps) -> bool:
@@ -339,12 +340,7 @@ def rope_view(parts: RopeLayerParts, head: int, band: int, pattern: str) -> Rope
     band = min(max(band, 0), len(parts.edges) - 1)
     shares = band_shares(parts)
     visible = parts.visible
-    uniform = uniform_scores(visible)
-    kept = {
-        "position_only": pattern_kept(parts.scores, parts.no_content, visible),
-        "content_only": pattern_kept(parts.scores, parts.no_position, visible),
-        "uniform": pattern_kept(parts.scores, uniform.expand_as(parts.scores), visible),
-    }
+    kept = dict(zip(KEPT, kept_by_head(parts)))
     drawn = {"own": parts.scores, "position_only": parts.no_content, "content_only": parts.no_position}[pattern]
     return RopeView(
         head=head,
@@ -360,7 +356,7 @@ def rope_view(parts: RopeLayerParts, head: int, band: int, pattern: str) -> Rope
         max_diff=float((parts.bands.sum(1) - parts.scores)[:, visible].abs().max()),
         pattern=pattern,
         weights=softmax_rows(drawn[head], visible).numpy(),
-        kept={k: v.numpy() for k, v in kept.items()},
+        kept=kept,
         kept_here={k: float(v[head]) for k, v in kept.items()},
         verdict=verdict(float(kept["position_only"][head]), float(kept["content_only"][head])),
     )
@@ -396,3 +392,121 @@ def absolute_view(parts: AbsoluteLayerParts, head: int, term: str) -> AbsoluteVi
         max_diff=float((parts.terms.sum(1) - parts.scores).abs().max()),
         kept=float(pattern_kept(parts.model_scores, parts.scores, every).mean()),
     )
+
+
+# --- many texts: which bands carry the heads the detectors found ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SharesOverTexts:
+    """Every head of every layer of a RoPE decoder, one entry per text (float64 numpy)."""
+
+    edges: list[tuple[int, int]]  # (b,) the bands' [start, end) pairs
+    band_wavelengths: list[tuple[float, float]]  # (b,) shortest and longest wavelength in tokens
+    shares: np.ndarray  # (T, L, H, b) each band's share of each head's score magnitude, per text
+    kept: dict[str, np.ndarray]  # "position_only", "content_only", "uniform": (T, L, H) pattern kept, per text
+    tokens: list[int]  # (T,) tokens read of each text
+
+
+def shares_over_texts(model, texts: list[str], split: str, n_bands: int | None, max_tokens: int) -> SharesOverTexts:
+    """One forward pass per text (every layer's q and k), then every layer taken apart as rope_parts_of does."""
+    shares, kept, lengths = [], {k: [] for k in KEPT}, []
+    cos, sin = model.rotary_cos_sin(max(max_tokens, 2))
+    pairs = model.capabilities.positions.rope_pairs
+    edges = split_edges(pair_frequencies(cos, sin, pairs), split, n_bands)
+    for text in texts:
+        batch = model.tokenize([text], max_tokens)
+        n = batch.lengths[0]
+        trace = model.run(batch, logits=False, hidden_states=False)
+        per_layer = [
+            rope_layer_parts(q[0, :, :n], k[0, :, :n], trace.scale, cos, sin, pairs, edges, batch.tokens[0])
+            for q, k in zip(trace.queries, trace.keys)
+        ]
+        shares.append(np.stack([band_shares(parts) for parts in per_layer]))
+        for key, value in zip(kept, zip(*(kept_by_head(parts) for parts in per_layer))):
+            kept[key].append(np.stack(value))
+        lengths.append(n)
+    return SharesOverTexts(edges, per_layer[0].band_wavelengths, np.stack(shares),
+                           {k: np.stack(v) for k, v in kept.items()}, lengths)  # fmt: skip
+
+
+def kept_by_head(parts: RopeLayerParts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H,) each, in KEPT's order: how much of every head's pattern content removed, position removed and even
+    attention keep (pattern_kept)."""
+    visible = parts.visible
+    uniform = uniform_scores(visible).expand_as(parts.scores)
+    return tuple(
+        pattern_kept(parts.scores, other, visible).numpy() for other in (parts.no_content, parts.no_position, uniform)
+    )
+
+
+# --- the committed measurement over held-out texts (scripts/why_head_bands.py) ------------------------------------
+
+RESULT_NAME = "why_head_bands"
+DETECTOR_HEADS = ("previous_token", "first_token", "induction")
+
+
+@dataclass(frozen=True)
+class DetectorGroup:
+    detector: str
+    heads: list[str]  # 'layer.head' of the group's heads
+    fastest_share: float  # mean share of the fastest band (shortest wavelengths) over the group's heads and texts
+    slowest_share: float  # the same of the slowest band
+    kept: dict[str, float]  # KEPT -> mean pattern kept
+    verdict: str  # "position", "content" or "both" (verdict of the group's means)
+
+
+@dataclass(frozen=True)
+class DetectorHeadsView:
+    model: str
+    provenance: dict  # command, date, load, texts, seconds
+    fastest_wavelength: float  # the fastest band's longest wavelength (tokens per turn)
+    all_fastest_share: float  # the fastest band's mean share over every head: the baseline
+    all_slowest_share: float
+    all_kept: dict[str, float]
+    groups: list[DetectorGroup]
+    rows: dict[str, list]  # the table: one row per detector head
+    paper: str  # "agrees" or "differs": see paper_finding
+
+
+def _has_heads(data) -> bool:
+    return all(d in data["detector_heads"] for d in DETECTOR_HEADS) and bool(data["bands"])
+
+
+def committed_detector_heads(model_key: str) -> DetectorHeadsView | None:
+    """results/why_head_bands.json for `model_key`, ready to show (None when there is none for that model)."""
+    from .results import load_result
+
+    data = load_result(RESULT_NAME, _has_heads)
+    if data is None or data.get("model") != model_key:
+        return None
+    every = data["all_heads"]
+    groups, rows = [], {k: [] for k in ("detector", "head", "score", "carrier", "fastest", "rank", *KEPT)}
+    for d in DETECTOR_HEADS:
+        heads, group = data["detector_heads"][d], data["detector_groups"][d]
+        kept = {k: float(group["kept_mean"][k]) for k in KEPT}
+        groups.append(DetectorGroup(d, [f"{h['layer']}.{h['head']}" for h in heads], group["band_share_mean"][0],
+                                    group["band_share_mean"][-1], kept,
+                                    verdict(kept["position_only"], kept["content_only"])))  # fmt: skip
+        for h in heads:
+            for key, value in zip(rows, (d, f"{h['layer']}.{h['head']}", h["detector_score"], h["carrier_band"],
+                                         h["band_share_mean"][0], h["fastest_band_rank"],
+                                         *(h["kept_mean"][k] for k in KEPT))):  # fmt: skip
+                rows[key].append(value)
+    provenance = {"command": data["command"], "date": data["date"], "load": data["device"].get("loadavg_1min"),
+                  "texts": data["texts"], "seconds": data["seconds"]}  # fmt: skip
+    fastest, slowest = every["band_share_mean"][0], every["band_share_mean"][-1]
+    return DetectorHeadsView(model_key, provenance, data["bands"][0]["wavelength_tokens"][1], fastest, slowest,
+                             {k: float(every["kept_mean"][k]) for k in KEPT}, groups, rows,
+                             paper_finding(groups, fastest, slowest))  # fmt: skip
+
+
+def paper_finding(groups: list[DetectorGroup], all_fastest: float, all_slowest: float) -> str:
+    """Barbero et al.'s finding holds here ("agrees") when the previous-token heads' pattern comes from position and
+    their fastest band's share is above every head's mean, while the induction heads' pattern comes from content and
+    their slowest band's share is above every head's mean; else "differs"."""
+    by = {g.detector: g for g in groups}
+    previous, induction = by["previous_token"], by["induction"]
+    holds = (previous.verdict == "position" and previous.fastest_share > all_fastest
+             and induction.verdict == "content" and induction.slowest_share > all_slowest)  # fmt: skip
+    return "agrees" if holds else "differs"

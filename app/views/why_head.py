@@ -61,6 +61,24 @@ def rope_part(T) -> None:
     ui.show_figure(figures.kept_figure(view, t), f"kept-l{layer}", data=view.kept, key="fig-kept")
     st.markdown(T(f"verdict_{view.verdict}", h=head, **view.kept_here))
     st.caption(T("paper"))
+    found = wh.committed_detector_heads(key)
+    if found is not None:
+        detector_heads(T, found)
+
+
+def detector_heads(T, found: wh.DetectorHeadsView) -> None:
+    """The committed measurement over held-out texts (scripts/why_head_bands.py) of the heads the detectors found."""
+    st.subheader(T("detectors_title"))
+    st.markdown(T("detectors_intro", texts=found.provenance["texts"]))
+    for g in found.groups:
+        name = ui.t("head_detectors", f"name_{g.detector}")
+        st.markdown(T(f"group_{g.verdict}", detector=name, heads=", ".join(g.heads), fastest=g.fastest_share,
+                      all_fastest=found.all_fastest_share, wavelength=found.fastest_wavelength, slowest=g.slowest_share,
+                      all_slowest=found.all_slowest_share, **g.kept))  # fmt: skip
+    rows = dict(found.rows, detector=[ui.t("head_detectors", f"name_{d}") for d in found.rows["detector"]])
+    st.dataframe({T(f"col_{k}"): v for k, v in rows.items()}, hide_index=True)
+    st.markdown(T(f"paper_{found.paper}", all_fastest=found.all_fastest_share, all_slowest=found.all_slowest_share))
+    st.caption(T("detectors_provenance", **found.provenance))
 
 
 def absolute_part(T) -> None:

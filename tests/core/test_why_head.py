@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 import transformers
@@ -203,3 +204,47 @@ def test_the_view_of_the_hand_worked_head_and_its_verdict():
     assert view.weights[1].tolist() == pytest.approx([1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
     assert [why_head.verdict(0.9, 0.7), why_head.verdict(0.5, 0.7), why_head.verdict(0.5, 0.55)] == [
         "position", "content", "both"]  # fmt: skip
+
+
+def test_shares_over_texts_read_every_layer_of_one_pass_as_the_page_reads_one(llama):
+    """One forward pass per text (every layer's q and k from run) gives each layer's shares and kept measures as the
+    page's pass that stops at that layer (layer_qk) does."""
+    texts = [TEXT, "a dog ran far away"]
+    found = why_head.shares_over_texts(llama, texts, "equal", 2, 64)
+    assert found.shares.shape == (2, 2, 6, 2) and found.tokens == [19, 5]
+    for t, text in enumerate(texts):
+        for layer in (0, 1):
+            view = why_head.rope_view(why_head.rope_parts_of(llama, text, layer, "equal", 2, 64), 0, 0, "own")
+            np.testing.assert_allclose(found.shares[t, layer], view.shares, atol=1e-9)
+            for key in why_head.KEPT:
+                np.testing.assert_allclose(found.kept[key][t, layer], view.kept[key], atol=1e-9)
+
+
+def test_the_committed_detector_heads_are_read_as_the_file_says():
+    """results/why_head_bands.json (scripts/why_head_bands.py): each row is a head of the file, each group's verdict
+    follows its kept means, and another model has no such measurement."""
+    from core.results import load_result
+
+    data = load_result(why_head.RESULT_NAME)
+    found = why_head.committed_detector_heads(data["model"])
+    assert why_head.committed_detector_heads("minilm") is None
+    first = data["detector_heads"]["previous_token"][0]
+    assert found.rows["head"][0] == f"{first['layer']}.{first['head']}"
+    assert (
+        found.rows["fastest"][0] == first["band_share_mean"][0] and found.rows["rank"][0] == first["fastest_band_rank"]
+    )
+    assert len(found.rows["head"]) == sum(len(data["detector_heads"][d]) for d in why_head.DETECTOR_HEADS)
+    for group in found.groups:
+        kept = data["detector_groups"][group.detector]["kept_mean"]
+        assert group.verdict == why_head.verdict(kept["position_only"], kept["content_only"])
+    assert found.all_fastest_share == data["all_heads"]["band_share_mean"][0]
+
+
+def test_the_papers_finding_by_hand():
+    def group(detector, verdict, fastest, slowest):
+        return why_head.DetectorGroup(detector, [], fastest, slowest, {}, verdict)
+
+    agreeing = [group("previous_token", "position", 0.2, 0.5), group("induction", "content", 0.01, 0.8)]
+    assert why_head.paper_finding(agreeing, 0.05, 0.6) == "agrees"
+    assert why_head.paper_finding(agreeing, 0.25, 0.6) == "differs"  # previous-token heads below the average
+    assert why_head.paper_finding(agreeing[:1] + [group("induction", "both", 0.01, 0.8)], 0.05, 0.6) == "differs"
