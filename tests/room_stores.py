@@ -64,6 +64,17 @@ def open_kind(kind: str, tmp_path: Path, clock: Clock):
         pytest.fail(f"cannot reach PostgreSQL: {type(e).__name__}: {e}")
 
 
+def as_process_store(tmp_path: Path, monkeypatch):
+    """A SQLite store (a temporary file) as the one every page of this process opens (app.room.store.open_store);
+    a fixture yields from it."""
+    import app.room.store as process
+
+    s = SQLiteStore(tmp_path / "rooms.sqlite3")
+    monkeypatch.setattr(process, "_store", s)
+    yield s
+    s.close()
+
+
 def drop_schema(tmp_path: Path) -> None:
     with psycopg.connect(postgres_url(), autocommit=True, connect_timeout=10) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema_of(tmp_path)} CASCADE")

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-import app.room.store as store_module
 from app.views.room import follow
 from core import room as rules
-from core.room.sql import SQLiteStore
 from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
+from tests.room_stores import as_process_store
 
 LESSON = "qkv-softmax"
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    s = SQLiteStore(tmp_path / "rooms.sqlite3")
-    monkeypatch.setattr(store_module, "_store", s)
-    yield s
-    s.close()
+    yield from as_process_store(tmp_path, monkeypatch)
 
 
 def bars(figure: dict) -> dict:

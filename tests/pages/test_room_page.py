@@ -11,18 +11,15 @@ from app import i18n
 from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
-from core.room.sql import SQLiteStore
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
+from tests.room_stores import as_process_store
 
 LESSON = "qkv-softmax"
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    s = SQLiteStore(tmp_path / "rooms.sqlite3")
-    monkeypatch.setattr(store_module, "_store", s)
-    yield s
-    s.close()
+    yield from as_process_store(tmp_path, monkeypatch)
 
 
 def lesson():
