@@ -14,10 +14,9 @@ The machine is shared: the load average is recorded before and after.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
+from benchmarks.bench_heads import median_s
 from benchmarks.cli import add_run_options, apply_run_options
 from core import why_head as wh
 from core.models import registry
@@ -28,15 +27,6 @@ TARGET_S = 2.0
 TEXT = (
     "The capital of France is Paris. The capital of Japan is Tokyo. The cat sat on the mat because it was tired. " * 8
 )
-
-
-def median_s(fn, reps: int = 3) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return round(statistics.median(times), 3)
 
 
 def main() -> None:
@@ -55,8 +45,8 @@ def main() -> None:
             wh.rope_view(wh.rope_parts_of(smol, TEXT, layer, "wavelength", None, wh.MAX_TOKENS), 0, 0, "own")
 
         view()  # warm-up
-        rope[str(layer)] = median_s(view)
-        forward[str(layer)] = median_s(lambda layer=layer: smol.layer_qk(batch, layer))
+        rope[str(layer)] = round(median_s(view), 3)
+        forward[str(layer)] = round(median_s(lambda layer=layer: smol.layer_qk(batch, layer)), 3)
         print(f"layer {layer}: {rope[str(layer)]:.2f} s (forward {forward[str(layer)]:.2f} s)")
     absolute = lambda: wh.absolute_view(
         wh.absolute_parts_of(minilm, TEXT, "after_norm", wh.MAX_TOKENS), 0, "token_token"
@@ -70,7 +60,7 @@ def main() -> None:
         "tokens": wh.MAX_TOKENS,
         "rope_layer_128_s": rope,
         "forward_s": forward,
-        "absolute_128_s": median_s(absolute),
+        "absolute_128_s": round(median_s(absolute), 3),
         "meets_target": max(rope.values()) <= TARGET_S,
     }
     save_result(Path(args.out), out)

@@ -39,23 +39,19 @@ def band_shares_figure(view: RopeView, t) -> go.Figure:
     return _stacked(view.shares, names, view.head, t("band_shares_title"), t)
 
 
-def band_figure(view: RopeView, t) -> go.Figure:
-    """The drawn band's signed part of the head's scores, white at 0; future keys masked."""
-    fig = attention_heatmap(
-        view.band_scores,
-        view.labels,
-        view.labels,
-        masked=~view.visible,
-        title=t("band_title", h=view.head, band=band_name(view, view.band, t)),
-        x_title=t("key_axis"),
-        y_title=t("query_axis"),
-        zmin=None,
-        colorscale=DIVERGING_SCALE,
-        value_name=t("score"),
-        decimals=2,
-    )
+def _signed(values, labels, title: str, t, masked=None) -> go.Figure:
+    """A signed part of a head's scores, queries down and keys across, white at 0."""
+    fig = attention_heatmap(values, labels, labels, masked=masked, title=title, x_title=t("key_axis"),
+                            y_title=t("query_axis"), zmin=None, colorscale=DIVERGING_SCALE, value_name=t("score"),
+                            decimals=2)  # fmt: skip
     fig.data[0].update(zmid=0.0)
     return fig
+
+
+def band_figure(view: RopeView, t) -> go.Figure:
+    """The drawn band's signed part of the head's scores; future keys masked."""
+    title = t("band_title", h=view.head, band=band_name(view, view.band, t))
+    return _signed(view.band_scores, view.labels, title, t, masked=~view.visible)
 
 
 def pattern_figure(view: RopeView, t) -> go.Figure:
@@ -95,17 +91,5 @@ def term_shares_figure(view: AbsoluteView, t) -> go.Figure:
 
 def term_figure(view: AbsoluteView, t) -> go.Figure:
     """The drawn term's signed part of the head's scores, every key visible (an encoder)."""
-    fig = attention_heatmap(
-        view.term_scores,
-        view.labels,
-        view.labels,
-        title=t("term_title", h=view.head, term=t(f"term_{view.term}")),
-        x_title=t("key_axis"),
-        y_title=t("query_axis"),
-        zmin=None,
-        colorscale=DIVERGING_SCALE,
-        value_name=t("score"),
-        decimals=2,
-    )
-    fig.data[0].update(zmid=0.0)
-    return fig
+    title = t("term_title", h=view.head, term=t(f"term_{view.term}"))
+    return _signed(view.term_scores, view.labels, title, t)
