@@ -43,20 +43,23 @@
    full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once, and one per visitor (`page_slot()`: one client's 50
    sessions each running /attention on 20,000 characters at the same moment took a replica past its 3 GiB, and a
    run's memory is held only while it runs; a client's sessions sharing one browser cookie then run one at a time
-   while other visitors keep the other slots; a visitor waiting in the heavy-work queue gives the slot back
-   meanwhile); an unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
+   while other visitors keep the other slots, and a free slot goes to the visitor here longest, so a crowd of new
+   sessions waits among itself; a visitor waiting in the heavy-work queue gives the slot back meanwhile); an
+   unexpected exception on a page is one sentence for the visitor and a traceback in the server's log
    (`unexpected()`), the traceback shown too only where Streamlit's client.showErrorDetails is "full" (a
    developer's run: `bash scripts/dev.sh run`; .streamlit/config.toml says "none" for everyone else).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import logging
 import os
 import sys
 import threading
+import time
 
 import streamlit as st
 import torch
@@ -168,11 +171,27 @@ _page_slots = FairSlots(_page_runs())
 _holding = threading.local()  # .owner: who this thread's page run holds a slot for (absent: none held)
 
 
+_first_seen: collections.OrderedDict = collections.OrderedDict()  # visitor -> monotonic time, most recent last
+FIRST_SEEN_KEPT = 10_000  # visitors remembered; one forgotten is new again on its next run
+
+
+def first_seen(who) -> float:
+    """When this process first saw the visitor (a page run's seniority for the slots)."""
+    now = time.monotonic()
+    with _lock:
+        since = _first_seen.pop(who, now)
+        _first_seen[who] = since
+        while len(_first_seen) > FIRST_SEEN_KEPT:
+            _first_seen.popitem(last=False)
+    return since
+
+
 def _acquire_slot(own_limit: bool = True) -> None:
     ctx = get_script_run_ctx(suppress_warning=True)
     check = getattr(ctx, "yield_check", None)  # raises Streamlit's stop or rerun: the visitor left or changed
     owner = (visitor() if ctx is not None else None) or object()  # no visitor known: a slot of its own
-    _page_slots.acquire(owner, check=check, poll_s=WAIT_POLL_S, own_limit=own_limit)
+    since = first_seen(owner) if isinstance(owner, str) else time.monotonic()
+    _page_slots.acquire(owner, check=check, poll_s=WAIT_POLL_S, own_limit=own_limit, since=since)
     _holding.owner = owner
 
 

@@ -373,22 +373,26 @@ def workers_from_env(default: int = 1) -> int:
 class _Waiter:
     visitor: Hashable
     own_limit: bool
+    since: float = 0.0  # when the server first saw this visitor: the earliest goes first
+    order: int = 0  # arrival in line, among visitors seen at the same time
 
 
 class FairSlots:
     """At most `n` page runs at once, and at most one of them per visitor: one client's many sessions (a browser's
     tabs, or a script that keeps one cookie jar) run one after another on one slot while everyone else gets the
-    others. Waiting visitors take free slots in the order they came; a visitor's second run waits without holding
-    up anyone behind it. A slot taken back after waiting for something else (`own_limit=False`) skips the
-    one-per-visitor rule, so a run that gave its slot away while holding a lock another of its tabs waits for can
-    always finish."""
+    others. A free slot goes to the waiting visitor who has been here longest (`since`: when the server first saw
+    them), in arrival order among equals: a crowd of new sessions, a class arriving or one client opening fifty,
+    waits among itself while the visitors already at work keep their turns. A slot taken back after waiting for
+    something else (`own_limit=False`) skips the one-per-visitor rule, so a run that gave its slot away while
+    holding a lock another of its tabs waits for can always finish."""
 
     def __init__(self, n: int):
         self.n = n
         self._cond = threading.Condition()
         self._held: collections.Counter = collections.Counter()
         self._in_use = 0
-        self._waiting: list[_Waiter] = []  # in arrival order
+        self._waiting: list[_Waiter] = []
+        self._arrivals = 0
 
     def acquire(
         self,
@@ -397,12 +401,14 @@ class FairSlots:
         check: Callable[[], None] | None = None,
         poll_s: float = 0.1,
         own_limit: bool = True,
+        since: float = 0.0,
     ) -> bool:
         """Wait for a slot; False when `timeout` passed first. `check()` runs at every poll and may raise (the
-        visitor left): the waiter then leaves the line."""
-        entry = _Waiter(visitor, own_limit)
+        visitor left): the waiter then leaves the line. `since`: when this visitor was first seen."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
+            self._arrivals += 1
+            entry = _Waiter(visitor, own_limit, since, self._arrivals)
             self._waiting.append(entry)
             try:
                 while not self._may_take(entry):
@@ -437,9 +443,5 @@ class FairSlots:
     def _may_take(self, entry: _Waiter) -> bool:
         if self._in_use >= self.n or not self._eligible(entry):
             return False
-        for earlier in self._waiting:  # an earlier waiter that could run now goes first
-            if earlier is entry:
-                return True
-            if self._eligible(earlier):
-                return False
-        return True
+        first = min((w for w in self._waiting if self._eligible(w)), key=lambda w: (w.since, w.order))
+        return first is entry

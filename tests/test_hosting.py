@@ -235,3 +235,14 @@ def test_a_page_waiting_in_the_heavy_queue_gives_its_slot_back():
     t.join(10)
     assert free_while_waiting == [True]
     assert serving._page_slots.in_use() == 0  # all given back
+
+
+def test_a_visitor_keeps_the_time_it_was_first_seen():
+    import time
+
+    from app import serving
+
+    first = serving.first_seen("browser:first-seen-test")
+    time.sleep(0.01)
+    assert serving.first_seen("browser:first-seen-test") == first
+    assert serving.first_seen("browser:first-seen-later") > first

@@ -349,10 +349,12 @@ def test_run_raises_replaced_for_the_older_tab():
 # --- page slots: at most n at once, one per visitor -----------------------------------------------------------
 
 
-def _waiting_for(slots: FairSlots, visitor: str, got: list) -> threading.Thread:
+def _waiting_for(slots: FairSlots, visitor: str, got: list, since: float = 0.0) -> threading.Thread:
     """A thread that waits for a slot for `visitor`, appends the name when it has one; returns once it is in line."""
     before = len(slots._waiting)
-    thread = threading.Thread(target=lambda: got.append(visitor) if slots.acquire(visitor, timeout=10) else None)
+    thread = threading.Thread(
+        target=lambda: got.append(visitor) if slots.acquire(visitor, timeout=10, since=since) else None
+    )
     thread.start()
     deadline = time.monotonic() + 5
     while len(slots._waiting) == before and time.monotonic() < deadline:
@@ -424,3 +426,21 @@ def test_a_free_slot_goes_to_the_first_waiter_that_may_run():
     assert slots.acquire("a", timeout=1, own_limit=False)  # a runs now: its waiting run may not, b's may
     slots._waiting = [first, second]
     assert not slots._may_take(first) and slots._may_take(second)
+
+
+def test_a_free_slot_goes_to_the_visitor_here_longest_before_a_crowd_of_new_ones():
+    """Fifty new sessions queued first do not take the turns of a visitor who was already at work."""
+    slots = FairSlots(1)
+    assert slots.acquire("x", timeout=1)
+    got: list = []
+    threads = [_waiting_for(slots, f"new{i}", got, since=100.0 + i) for i in range(3)]
+    threads.append(_waiting_for(slots, "at-work", got, since=5.0))  # in line last, here first
+    slots.release("x")
+    _until(lambda: len(got) == 1)
+    assert got == ["at-work"]
+    for expected in ("new0", "new1", "new2"):  # the newcomers among themselves: in the order they came
+        slots.release(got[-1])
+        _until(lambda: got[-1] == expected)
+    assert got == ["at-work", "new0", "new1", "new2"]
+    for t in threads:
+        t.join(5)
