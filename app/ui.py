@@ -332,7 +332,9 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
         else:
             arr = np.atleast_2d(np.asarray(data))
             names = [str(c) for c in col_labels] if col_labels is not None else None
-            index = [str(r) for r in row_labels] if row_labels is not None else None
+            # the index column is named (the rows' axis), so a screen reader's table has no empty header
+            rows_named = _axis_title(layout, "yaxis") or t("common", "figure_rows")
+            index = pd.Index([str(r) for r in row_labels], name=rows_named) if row_labels is not None else None
             st.dataframe(pd.DataFrame(arr, index=index, columns=names))
 
 
@@ -401,6 +403,13 @@ def _layout_text(layout: dict, part: str) -> str:
     title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
     return _plain(text)
+
+
+def _axis_title(layout: dict, axis: str) -> str:
+    """An axis's title as it reads (tags dropped, entities decoded), for a table's header (text, not markdown)."""
+    title = layout.get(axis, {}).get("title", {})
+    text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:

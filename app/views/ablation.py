@@ -14,7 +14,7 @@ F = ab.STATE  # the page's link, declared in core
 
 
 def show_card(T, view: ab.CardView) -> None:
-    st.subheader(T(f"claim_{view.claim}"))
+    st.header(T(f"claim_{view.claim}"))
     if view.status == "no_heads":
         st.info(T("no_heads"))
         return

@@ -9,7 +9,7 @@ def page() -> None:
     T = ui.page_setup("home")
     st.title(T("title"))
     st.markdown(T("intro"))
-    st.subheader(T("pages"))
+    st.header(T("pages"))
     for entry in catalog.PAGES[1:]:
         st.page_link(catalog.streamlit_page(entry))
         st.caption(ui.t(f"nav.{entry.topic}", "teaches"))

@@ -64,7 +64,7 @@ def describe(T, key: str, caps) -> None:
     """What the contract reports for the picked model, what a text of n tokens would cost, and (a learner's folder,
     loaded on request) how exactly the pages reproduce its attention."""
     rows = capability_rows(caps)
-    st.subheader(T("capabilities"))
+    st.header(T("capabilities"))
     st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
     st.markdown(T("pages", pages=" · ".join(f"/{page}" for page in pages_for(caps))))
     n = ui.field(F["tokens"], T("tokens"), widget="number")
@@ -80,7 +80,7 @@ def describe(T, key: str, caps) -> None:
         st.warning(T("over_budget"))
         st.caption(T(f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))
     if own:
-        st.subheader(T("parity"))
+        st.header(T("parity"))
         st.caption(T("parity_help"))
         if model is not None:
             fig = figures.parity_figure(model.parity, ui.texts("models.figure"))

@@ -5,6 +5,7 @@ viz/padded_batch.py."""
 
 from types import SimpleNamespace
 
+import pandas as pd
 import streamlit as st
 
 from app import models, ui
@@ -42,7 +43,7 @@ def sentence_head(T, batch_run, rows: list[str]) -> None:
 
 def check(T, key: str, model, batch_run, lines: list[str], rows: list[str]) -> None:
     """Each sentence in the batch against its run alone."""
-    st.subheader(T("check"))
+    st.header(T("check"))
     side, masked = batch_run.side, batch_run.masked
     report = models.padding_report(key, tuple(lines), padded_batch.page_tokens(model), side, masked)
     st.dataframe(
@@ -90,7 +91,9 @@ def page() -> None:
             if not masked:
                 st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))
-            st.dataframe({r: toks for r, toks in zip(rows, trace.batch.tokens)}, hide_index=False)
+            table = pd.DataFrame({r: toks for r, toks in zip(rows, trace.batch.tokens)})
+            position = ui.t("padded_batch.figure", "position")  # the index column named: no empty header cell
+            st.dataframe(table.rename_axis(position), hide_index=False)
             sentence_head(T, batch_run, rows)
             check(T, key, model, batch_run, lines, rows)
     ui.page_end()

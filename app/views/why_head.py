@@ -43,7 +43,7 @@ def rope_part(T) -> None:
     view = wh.rope_view(parts, head, band, pattern)
     t = ui.texts("why_head.figure")
 
-    st.subheader(T("bands_title"))
+    st.header(T("bands_title"))
     st.markdown(T("bands_intro"))
     ui.show_figure(figures.band_shares_figure(view, t), f"band-shares-l{layer}", data=view.shares,
                    row_labels=[f"H{h}" for h in range(len(view.shares))],
@@ -54,7 +54,7 @@ def rope_part(T) -> None:
     ui.show_figure(figures.band_figure(view, t), f"band{view.band}-l{layer}-h{head}", data=view.band_scores,
                    row_labels=view.labels, col_labels=view.labels, key="fig-band")  # fmt: skip
 
-    st.subheader(T("counter_title"))
+    st.header(T("counter_title"))
     st.markdown(T("counter_intro"))
     ui.show_figure(figures.pattern_figure(view, t), f"{pattern}-l{layer}-h{head}", data=view.weights,
                    row_labels=view.labels, col_labels=view.labels, key="fig-pattern")  # fmt: skip

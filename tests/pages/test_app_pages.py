@@ -61,7 +61,7 @@ def test_page_survives_hostile_text(url, kind):
 def test_language_switch_changes_the_page():
     at = run_view("home", {"lang": "ja"})
     assert_no_exception(at)
-    shown = " ".join(s.value for s in at.subheader) + " ".join(m.value for m in at.markdown)
+    shown = " ".join(s.value for s in at.header) + " ".join(m.value for m in at.markdown)
     assert "ページ" in shown and "Pages" not in shown
 
 

@@ -75,7 +75,7 @@ def stored(T, key: str, results: dict) -> None:
 
 def evaluation(T, key: str, model) -> None:
     pairs = ante.load_pairs()["pairs"]
-    st.subheader(T("eval", n=len(pairs)))
+    st.header(T("eval", n=len(pairs)))
     st.markdown(T("eval_how"))
     results = data.load_results()
     if results is None:
@@ -86,7 +86,7 @@ def evaluation(T, key: str, model) -> None:
     if model is not None and st.button(T("recompute", name=name)):
         job = ("antecedent_eval", key, registry.serial(key), len(pairs))
         live = live_run(T, job, lambda report: ante.evaluate(model, pairs, progress=report))
-        st.subheader(T("recomputed"))
+        st.header(T("recomputed"))
         show_results(T, live, name)
         d = data.largest_difference((results or {}).get("models", {}).get(key), live)
         if d is not None:

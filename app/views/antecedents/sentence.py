@@ -52,7 +52,7 @@ def pick_words(T, sentence: Sentence) -> tuple[int, list[int], bool]:
 
 
 def try_sentence(T, key: str, model) -> None:
-    st.subheader(T("try"))
+    st.header(T("try"))
     stored = data.builtin_sentences()
     st.selectbox(
         T("example"),

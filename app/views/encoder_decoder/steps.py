@@ -38,7 +38,7 @@ def comparison(T, run: edv.SentenceRun) -> None:
     rows = edv.comparison_rows(run)
     if not rows:
         return
-    st.subheader(T("compare_head"))
+    st.header(T("compare_head"))
     st.caption(T("compare_note"))
     st.dataframe(
         {
@@ -73,12 +73,12 @@ def step_figures(T, v: edv.StepView, heading: str, cross_note: str = "cross_note
     self-attention, the next-token candidates and cross-attention (the shipped model's steps and a learner's)."""
     fig_t = ui.texts("encoder_decoder.figure")
 
-    st.subheader(T("encoder_head"))
+    st.header(T("encoder_head"))
     st.caption(T("encoder_note"))
     ui.show_figure(figs.encoder_figure(v, fig_t), f"encoder-L{v.layer}-H{v.head}", data=v.encoder,
                    row_labels=v.source_tokens, col_labels=v.source_tokens, key="fig-encoder")  # fmt: skip
 
-    st.subheader(heading)
+    st.header(heading)
     c1, c2 = st.columns(2)
     with c1:
         st.caption(T("self_note"))

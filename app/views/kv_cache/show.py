@@ -21,7 +21,7 @@ def code(token: str) -> str:
 
 def generated_text(T, gen) -> None:
     view = views.continuation(gen)
-    st.subheader(T("continuation"))
+    st.header(T("continuation"))
     st.code(view.prompt + " ⟶ " + view.generated, language=None, wrap_lines=True)
     st.caption(T("continuation_caption", n=view.n_new, prompt=view.n_prompt))
     st.caption(T("full_pass_check", diff=view.full_pass_difference))
@@ -32,7 +32,7 @@ def generated_text(T, gen) -> None:
 
 
 def one_step(T, gen) -> None:
-    st.subheader(T("step_header"))
+    st.header(T("step_header"))
     last = len(gen.steps) - 1
     c1, c2 = st.columns(2)
     with c1:
@@ -58,7 +58,7 @@ def one_step(T, gen) -> None:
 
 
 def all_steps(T, gen) -> None:
-    st.subheader(T("history_header"))
+    st.header(T("history_header"))
     c1, c2 = st.columns(2)
     with c1:
         layer = ui.field(F["hlayer"], T("layer"), gen)
@@ -75,7 +75,7 @@ def all_steps(T, gen) -> None:
 
 def memory(T, gen, name: str) -> None:
     """name: the model's name, ready for markdown (app/models.py: name_in_text)."""
-    st.subheader(T("memory_header"))
+    st.header(T("memory_header"))
     view = views.memory(gen)
     c1, c2, c3 = st.columns(3)
     c1.metric(T("measured"), view.measured)

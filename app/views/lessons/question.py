@@ -89,7 +89,7 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
 
 def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None:
     question = step.question
-    st.subheader(T("question"))
+    st.header(T("question"))
     st.markdown(plain(core.text_in(question.prompt, ui.lang())))
     try:
         answer = progress.right_answer(question, step.state)

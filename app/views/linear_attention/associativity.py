@@ -12,7 +12,7 @@ ORDERS = ("quadratic", "linear")
 
 
 def part(T) -> None:
-    st.subheader(T("h_trick"))
+    st.header(T("h_trick"))
     st.markdown(T("trick"))
     c1, c2 = st.columns(2)
     with c1:

@@ -9,7 +9,7 @@ from viz.linear_attention import exp_kernel_figure
 
 
 def part(T) -> None:
-    st.subheader(T("h_exp"))
+    st.header(T("h_exp"))
     st.markdown(T("exp"))
     c1, c2 = st.columns(2)
     with c1:

@@ -44,7 +44,7 @@ def show(T, view: GenerationView, name: str, key: str) -> None:
 
 
 def part(T, res: dict | None) -> None:
-    st.subheader(T("h_generation"))
+    st.header(T("h_generation"))
     st.markdown(T("generation"))
     st.markdown(f"**{T('committed')}**")
     if res is None:

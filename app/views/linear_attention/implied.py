@@ -9,7 +9,7 @@ from viz.linear_attention import implied_figures
 
 
 def part(T) -> None:
-    st.subheader(T("h_implied"))
+    st.header(T("h_implied"))
     st.markdown(T("implied"))
     c1, c2, c3 = st.columns(3)
     with c1:

@@ -14,7 +14,7 @@ from .common import results_meta
 
 
 def part(T) -> None:
-    st.subheader(T("h_quality"))
+    st.header(T("h_quality"))
     data = copy_task.load_quality()
     if data is None:
         st.info(T("q_no_results"))

@@ -54,7 +54,7 @@ def show(T, view: TimingView, name: str, key: str) -> None:
 
 
 def part(T, res: dict | None) -> None:
-    st.subheader(T("h_timing"))
+    st.header(T("h_timing"))
     st.markdown(T("timing"))
     st.markdown(f"**{T('committed')}**")
     if res is None:

@@ -62,9 +62,9 @@ def page() -> None:
             if maps.n < req.n:
                 st.info(T("own_short", tokens=maps.n, n=req.n))
         _timings(T, result, req)
-        st.subheader(T("h_heads"))
+        st.header(T("h_heads"))
         bars = heads.show(T, maps, display.head)
-        st.subheader(T("h_map"))
+        st.header(T("h_map"))
         map_bytes = pooled_map.show(T, maps, req.source, req.layer, display, result.qk.k.shape[1])
         zoom_bytes = zoom.show(T, result.qk, result.tokens, display, maps.causal)
         st.info(

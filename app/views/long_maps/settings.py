@@ -122,7 +122,7 @@ class Display:
 def display(T, n: int, heads: int) -> Display:
     """Every display widget, drawn before the results whether or not they exist yet: a shared link then keeps
     head, zoom and the rest (a widget missing from a run would have its link parameter dropped)."""
-    st.subheader(T("h_view"))
+    st.header(T("h_view"))
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     with c1:
         head = ui.field(F["head"], T("head"), SimpleNamespace(n_heads=heads)) if heads > 1 else 0

@@ -13,7 +13,7 @@ from .settings import Display
 
 def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display, causal: bool) -> int:
     """Draws the window; returns the bytes the figure sends to the browser."""
-    st.subheader(T("h_zoom"))
+    st.header(T("h_zoom"))
     st.caption(T("zoom_intro"))
     q, k, scale = qk.q, qk.k, qk.scale
     view = views.zoom_view(

@@ -26,13 +26,13 @@ def read_sentences(T) -> list[list[str]]:
 
 def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     """The padded batch as a table and its attention_mask; returns the sentences' row names."""
-    st.subheader(T("batch"))
+    st.header(T("batch"))
     batch = core.pad_batch(token_lists)
     b, n = batch.real.shape
     st.markdown(T("batch_text", b=b, n=n, lengths=", ".join(str(x) for x in batch.lengths), pad=f"`{core.PAD}`"))
     rows = [f"{T('sentence')} {i}" for i in range(b)]
     positions = [str(j) for j in range(n)]
-    st.dataframe(pd.DataFrame(batch.padded, index=rows, columns=positions))
+    st.dataframe(pd.DataFrame(batch.padded, index=pd.Index(rows, name=T("sentence")), columns=positions))
     fig = attention_mask_figure(batch, ui.texts("masks.figure"), rows)
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"

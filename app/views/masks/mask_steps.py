@@ -12,7 +12,7 @@ SEED = 0
 
 
 def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> None:
-    st.subheader(T("masks"))
+    st.header(T("masks"))
     c1, c2, c3 = st.columns(3)
     with c1:
         sentences = Sentences(token_lists)
@@ -33,7 +33,7 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
                 figs[k], f"mask-{k}-sentence{i}", data=data, row_labels=labels, col_labels=labels, key=f"fig-mask-{k}"
             )
 
-    st.subheader(T("steps"))
+    st.header(T("steps"))
     st.markdown(T("steps_text", h=head))
     shown = [
         ("scores", f"scores-sentence{i}-head{head}", view.scores, "fig-scores"),

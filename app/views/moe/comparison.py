@@ -15,7 +15,7 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
     )
     words = ui.texts("moe.figure")
     experts = vmoe.expert_labels(view.n_experts, words)
-    st.subheader(T("compare_h"))
+    st.header(T("compare_h"))
     st.caption(T("compare_intro"))
     for col, (variant, summary) in zip(st.columns(len(view.checkpoints)), view.checkpoints.items()):
         with col:

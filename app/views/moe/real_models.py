@@ -14,7 +14,7 @@ def show(T, model=None) -> None:
     """model: the balanced MoEModel, or None when the checkpoints are missing (the table still shows)."""
     view = checkpoint_views.real_models(model)
     table = view.table
-    st.subheader(T("real_h"))
+    st.header(T("real_h"))
     st.caption(T("real_intro"))
     st.dataframe(
         {

@@ -74,7 +74,7 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
     words = ui.texts("moe.figure")
     labels, experts = vmoe.token_labels(view), vmoe.expert_labels(view.n_experts, words)
 
-    st.subheader(T("routing_h", layer=layer))
+    st.header(T("routing_h", layer=layer))
     show_metrics(T, view)
     ui.show_figure(
         vmoe.router_heatmap(view, words),

@@ -10,7 +10,7 @@ from viz import moe as vmoe
 def show(T, stats: dict, variant: str, layer: int) -> None:
     """stats: the checkpoint's held-out statistics (core.moe.checkpoint_views.held_out_stats, cached by the page)."""
     view = checkpoint_views.specialisation(stats, variant, layer)
-    st.subheader(T("spec_h"))
+    st.header(T("spec_h"))
     st.caption(T("spec_intro", n=view.held_out_tokens))
     words = ui.texts("moe.figure")
     ui.show_figure(

@@ -50,7 +50,7 @@ def part(T) -> None:
                    data=big.angles, key="fig-angles-pooled")  # fmt: skip
     st.caption(T("angles_pooled_note", n=big.n, d=big.d, fast=big.fastest_coherence, slow=big.slowest_coherence))
 
-    st.subheader(T("check_title"))
+    st.header(T("check_title"))
     check = rope.check_view(rot.inv_freq, n, m)
     c1, c2 = st.columns(2)
     with c1:
@@ -71,7 +71,7 @@ def part(T) -> None:
 
     prefix_example(T)
 
-    st.subheader(T("layouts"))
+    st.header(T("layouts"))
     perm = check.permutation
     perm_text = str(perm) if len(perm) <= 16 else str(perm[:8])[:-1] + ", …]"
     st.info(T("layouts_result", perm=perm_text, diff=check.layout_diff, nodiff=check.layout_nodiff))
@@ -83,7 +83,7 @@ def part(T) -> None:
 def prefix_example(T) -> None:
     """The material's relative-position example, computed: one phrase with and without a prefix."""
     ex = prefix.prefix_view()
-    st.subheader(T("prefix_title"))
+    st.header(T("prefix_title"))
     st.markdown(T("prefix_result", phrase=" ".join(ex.phrase), prefix=" ".join(ex.prefix), p=len(ex.prefix),
                   last=len(ex.prefix) + len(ex.phrase) - 1, d=ex.d, abs=ex.absolute_change, rope=ex.rope_change))  # fmt: skip
     q = len(ex.phrase) - 1  # the phrase's last word as the query

@@ -52,7 +52,7 @@ def part(T) -> None:
     st.markdown(T("what_learns", before=sin.loss_before, after=sin.loss_after, wq=sin.w_q, tok=sin.tokens,
                   pos=sin.positions, lpos=learned.positions, lr=sin.lr))  # fmt: skip
 
-    st.subheader(T("why_both"))
+    st.header(T("why_both"))
     pair = ui.field(STATE["pair"], T("pair"), SimpleNamespace(d=d))
     col = sinusoidal.collision_view(n, d, base, pair)
     c1, c2 = st.columns(2)
@@ -73,7 +73,7 @@ def part(T) -> None:
     )
     st.info(T("sine_only", lo=col.sine_only_lo, hi=col.sine_only_hi))
 
-    st.subheader(T("sparsity"))
+    st.header(T("sparsity"))
     c1, c2, c3 = st.columns(3)
     with c1:
         sp_d = ui.field(STATE["sp_d"], T("sp_d"))

@@ -24,7 +24,7 @@ PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no w
 
 def create(T, lessons: dict) -> None:
     with st.form("room-create", border=True):
-        st.subheader(T("open_header"))
+        st.header(T("open_header"))
         pick = st.selectbox(
             T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()), key="room-lesson"
         )
@@ -42,7 +42,7 @@ def create(T, lessons: dict) -> None:
 
 def join(T, code: str | None) -> None:
     with st.form("room-join", border=True):
-        st.subheader(T("join_header"))
+        st.header(T("join_header"))
         typed = st.text_input(T("code"), value=code or "", max_chars=12)
         name = st.text_input(T("name"), max_chars=rules.MAX_NAME_CHARS)
         if not st.form_submit_button(T("join"), type="primary"):

@@ -171,7 +171,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         return
     room = replace(room, step=rules.step_of(room, lesson))
     control_token.keep_in_browser(code, control, room.expires)
-    st.subheader(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
+    st.header(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
     st.info(T("control_warning"))
     c1, c2 = st.columns(2)
     c1.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",

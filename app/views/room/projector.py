@@ -56,6 +56,6 @@ def show(T, code: str, lessons: dict) -> None:
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
-    st.subheader(T("projector_header", code=code, title=text_in(lesson.title, ui.lang())))
+    st.header(T("projector_header", code=code, title=text_in(lesson.title, ui.lang())))
     facilitator.join_panel(T, code, qr_width=240)
     live(code, lesson)

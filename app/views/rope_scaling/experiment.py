@@ -92,7 +92,7 @@ def _live(model, model_key: str, n: int, method: str, factor: float, T) -> list[
 
 
 def live(T) -> None:
-    st.subheader(T("live"))
+    st.header(T("live"))
     st.caption(T("live_intro"))
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -122,7 +122,7 @@ def live(T) -> None:
 
 
 def part(T) -> None:
-    st.subheader(T("experiment"))
+    st.header(T("experiment"))
     st.markdown(T("exp_intro"))
     committed(T)
     live(T)

@@ -68,7 +68,7 @@ def part(T) -> None:
     )
     st.caption(T("decay_note", maxd=maxd, bins=len(default["mean"])))
 
-    st.subheader(T("res_title"))
+    st.header(T("res_title"))
     measure = ui.field(
         STATE["measure"], T("measure"), widget="radio", format_func=lambda v: T(f"measure_{v}"), horizontal=True
     )

@@ -115,7 +115,7 @@ def live(T) -> None:
 
 
 def part(T) -> None:
-    st.subheader(T("h_backends"))
+    st.header(T("h_backends"))
     st.markdown(T("backends"))
     committed(T)
     live(T)

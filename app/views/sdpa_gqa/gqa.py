@@ -48,7 +48,7 @@ def model_config(T) -> kvc.ModelConfig | None:
 
 
 def part(T) -> None:
-    st.subheader(T("h_gqa"))
+    st.header(T("h_gqa"))
     st.markdown(T("gqa"))
     st.caption(T("slip_gqa", ratios="; ".join(f"{name} {r}" for name, r in slips.gqa_ratios().items())))
     cfg = model_config(T)

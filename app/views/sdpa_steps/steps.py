@@ -83,7 +83,8 @@ def show_steps(T) -> None:
 
     st.subheader(T("check"))
     st.markdown(T("check_text"))
-    st.dataframe(pd.DataFrame(s.sdpa_output, index=view.q_labels, columns=view.v_labels))
+    query = ui.t("sdpa_steps.figure", "query")  # a named index: no empty header cell for a screen reader
+    st.dataframe(pd.DataFrame(s.sdpa_output, index=pd.Index(view.q_labels, name=query), columns=view.v_labels))
     if s.max_abs_diff <= 1e-9:
         st.success(T("check_ok", diff=s.max_abs_diff))
     else:
