@@ -1,8 +1,10 @@
 """Real-browser test: the app served by `streamlit run` and opened page by page in Debian's chromium.
 
-Every page listed in app/catalog.py is opened by its own URL (http://host/<url>) in a fresh browser session, as a
-shared link or a bookmark would open it. It must show that page (not Streamlit's "Page not found" notice, not a
-different page), with the app's sidebar, no exception box and no JavaScript dialog. Where a page has text areas,
+Every page listed in app/catalog.py is opened by its own URL (http://host/<url>?lang=<en, ja, ko in turn>) in a
+fresh browser session, as a shared link or a bookmark would open it. It must show that page (not Streamlit's "Page
+not found" notice, not a different page), with the app's sidebar, no exception box and no JavaScript dialog, its
+document language the link's, and axe-core must find no serious accessibility violation there (tests/axe_helpers.py:
+every page in one of the three languages, each language on a third of them). Where a page has text areas,
 hostile texts are typed into them (empty, 20,000 characters, emoji, CJK, Korean, a <script> tag, a template
 expression); each must stay text: no exception, no dialog, no <script> element, no "49" computed from {{7*7}}.
 
@@ -26,6 +28,7 @@ import pytest
 
 from app import catalog
 from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
+from tests import axe_helpers
 
 pytestmark = pytest.mark.browser
 
@@ -147,6 +150,11 @@ def assert_healthy(page, dialogs: list[str], where: str) -> None:
 # The landing page last: on a fresh server, the first page opened must be one reached by its own URL (opening
 # "/" first would hide a server that resolves page URLs only after its first run of the main page).
 PAGES_IN_TEST_ORDER = sorted(catalog.PAGES, key=lambda p: p.url == "home")
+# Each page in one language, the three in turn (the README's pictures: English)
+LANG_OF = {
+    p.url: "en" if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs" else ("en", "ja", "ko")[i % 3]
+    for i, p in enumerate(PAGES_IN_TEST_ORDER)
+}
 
 
 @pytest.mark.parametrize("entry", PAGES_IN_TEST_ORDER, ids=[p.url for p in PAGES_IN_TEST_ORDER])
@@ -157,7 +165,8 @@ def test_page_opened_by_its_url(server, browser, entry):
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
-        page.goto(server + page_path(entry), wait_until="domcontentloaded", timeout=60_000)
+        lang = LANG_OF[entry.url]
+        page.goto(f"{server}{page_path(entry)}?lang={lang}", wait_until="domcontentloaded", timeout=60_000)
         page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
         wait_for_run(page)
 
@@ -195,6 +204,10 @@ def test_page_opened_by_its_url(server, browser, entry):
             DOC_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             (DOC_SCREENSHOTS / f"{entry.url}.png").write_bytes(page.screenshot())
             page.set_viewport_size(size)
+
+        axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)  # the language set, the navigation mended
+        found = axe_helpers.violations(page)
+        assert found == [], axe_helpers.report(found)
 
         areas = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea')
         if areas.count() == 0:

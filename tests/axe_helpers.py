@@ -1,0 +1,43 @@
+"""axe-core (vendored in tests/axe/) run on a page open in chromium: what the browser tests check for accessibility.
+
+A page passes when axe finds no serious or critical violation of WCAG 2.1 A/AA, Streamlit's own markup included
+(what the app cannot mend there is moderate or minor, and listed in the README's known limits), and no
+heading-order or empty-table-header violation (moderate and minor, but the app's own headings and tables: mended).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+AXE = Path(__file__).resolve().parent / "axe" / "axe.min.js"
+SERIOUS = ("critical", "serious")
+MENDED = ("heading-order", "empty-table-header")  # best-practice rules, enabled beside the WCAG tags
+# app/main.py's page script has run: it sets the document's language and mends Streamlit's navigation lists and
+# code blocks. A page whose run has finished can still be drawing its sidebar, where that script lives.
+PAGE_SCRIPT_RAN = "lang => window.__labCodeReachable === true && document.documentElement.lang === lang"
+
+
+def wait_for_page_script(page, lang: str, timeout_ms: float) -> None:
+    page.wait_for_function(PAGE_SCRIPT_RAN, arg=lang, timeout=timeout_ms, polling=100)
+
+
+def violations(page) -> list[dict]:
+    """axe's serious and critical violations of WCAG 2.1 A/AA on the page as drawn, and any heading-order or
+    empty-table-header, with the elements they name."""
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(
+        """async ([serious, mended]) => {
+          const r = await axe.run(document, {
+            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+            rules: Object.fromEntries(mended.map(id => [id, {enabled: true}])), resultTypes: ['violations']});
+          return r.violations.filter(v => serious.includes(v.impact) || mended.includes(v.id)).map(v => ({
+            id: v.id, impact: v.impact, nodes: v.nodes.map(n => ({target: n.target.join(' '),
+              html: n.html.slice(0, 160), summary: (n.failureSummary || '').slice(0, 300)}))}));
+        }""",
+        [list(SERIOUS), list(MENDED)],
+    )
+
+
+def report(found: list[dict]) -> str:
+    return json.dumps(found, ensure_ascii=False, indent=1)
