@@ -615,6 +615,70 @@ def models_supports(step, q, a):
     assert ("yes" if q.params["page"] in pages else "no") == a.correct
 
 
+# ---- /padded-batch and /long-maps --------------------------------------------------------------------------------
+
+
+def check_table(at):
+    return next(d.value for d in at.dataframe if "padding tokens" in d.value.columns)
+
+
+def padded_batch_pad_tokens(step, q, a):
+    close(float(check_table(page(step))["padding tokens"].sum()), a)
+
+
+def padded_batch_pad_weight(step, q, a):
+    close(float(check_table(page(step))["largest weight on a padded key"].max()), a)
+
+
+def padded_batch_matches_alone(step, q, a):
+    at = page(step)
+    said = [s.value for s in at.success if s.value.startswith("Measured now")]
+    warned = [w.value for w in at.warning if w.value.startswith("Measured now")]
+    assert len(said) + len(warned) == 1 and a.correct == ("yes" if said else "no"), (said, warned)
+
+
+def computed(step, **changes):
+    """The step's /long-maps page with its maps computed (the learner presses the button)."""
+    at = page(step, **changes)
+    next(b for b in at.button if b.label == "Compute the maps").click().run()
+    assert not at.exception and len(at.get("plotly_chart")) == 3, [e.value for e in at.exception]
+    return at
+
+
+def shown_map(at, step) -> np.ndarray:
+    """The head's pooled map as plotted (a log scale plots log10 of each cell; masked cells NaN)."""
+    z = plotted_values(figure_by_key(at, "fig-map")["data"][0]["z"]).astype(float)
+    return z if step.state.get("log", "1") == "0" else 10**z
+
+
+def long_maps_cell_tokens(step, q, a):
+    close(number_after(shown_text(computed(step)), "a cell covers about"), a)
+
+
+def long_maps_cell(step, q, a):
+    close(float(shown_map(computed(step), step)[q.params["row"]][q.params["col"]]), a, shown_digits=6)
+
+
+def long_maps_peak_change(step, q, a):
+    before = float(np.nanmax(shown_map(computed(step), step)))
+    after = float(np.nanmax(shown_map(computed(step, side=q.params["to"]), step)))
+    assert a.correct == ("same" if abs(after - before) <= 1e-6 else "higher" if after > before else "lower")
+
+
+def long_maps_full_bytes(step, q, a):
+    found = re.search(r"would be ([\d.]+) (B|KiB|MiB|GiB)", shown_text(computed(step)))
+    shown = float(found.group(1)) * 1024 ** ["B", "KiB", "MiB", "GiB"].index(found.group(2))  # bytes, 2 decimals
+    unit = {"MiB": 2**20, "GiB": 2**30, "bytes": 1}[q.params.get("unit", "MiB")]
+    close(shown / unit, a, shown_digits=2 if unit > 1 else 0)
+
+
+def long_maps_mass_where(step, q, a):
+    first, own = (plotted_values(t["y"]) for t in figure_by_key(computed(step), "fig-shares")["data"][:2])
+    head = int(step.state.get("head", 0))
+    parts = {"first": first[head], "own": own[head], "elsewhere": 1 - first[head] - own[head]}
+    assert max(parts, key=parts.get) == a.correct, parts
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -687,6 +751,14 @@ READERS = {
     "models.cache_bytes": models_cache_bytes,
     "models.has_cache": models_has_cache,
     "models.supports": models_supports,
+    "padded_batch.pad_tokens": padded_batch_pad_tokens,
+    "padded_batch.pad_weight": padded_batch_pad_weight,
+    "padded_batch.matches_alone": padded_batch_matches_alone,
+    "long_maps.cell_tokens": long_maps_cell_tokens,
+    "long_maps.cell": long_maps_cell,
+    "long_maps.peak_change": long_maps_peak_change,
+    "long_maps.full_bytes": long_maps_full_bytes,
+    "long_maps.mass_where": long_maps_mass_where,
 }
 
 
@@ -706,12 +778,18 @@ MODEL_PAGES = {
     "antecedents",
     "kv-cache",
     "logit-lens",
+    "padded-batch",
 }  # they load a real model: marked slow
 
 
 def loads_a_model(step) -> bool:
-    """/rnn-attention's translate part loads the GRU and the Transformer; its other parts read numbers only."""
-    return step.page in MODEL_PAGES or (step.page == "rnn-attention" and step.state.get("part") == "translate")
+    """/rnn-attention's translate part loads the GRU and the Transformer; its other parts read numbers only. /long-maps
+    loads one for a model's source, not for random q and k."""
+    return (
+        step.page in MODEL_PAGES
+        or (step.page == "rnn-attention" and step.state.get("part") == "translate")
+        or (step.page == "long-maps" and step.state.get("src", "smollm2") != "random")
+    )
 
 
 CASES = [pytest.param(lid, step, id=f"{lid}-{step.question.id}", marks=[pytest.mark.slow] * loads_a_model(step))
