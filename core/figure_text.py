@@ -31,7 +31,12 @@ def strongest_cells(
     cols = [str(c) for c in col_labels] if col_labels is not None else [str(j) for j in range(m.shape[1])]
     flat = np.where(np.isfinite(m), m, -np.inf).ravel()
     finite = int(np.isfinite(m).sum())
-    order = np.argsort(-flat, kind="stable")[: min(k, finite)]
+    if flat.size > 4 * k:  # a large map: sort only the cells at or above the k-th largest (ties kept whole)
+        kth = np.partition(flat, flat.size - k)[flat.size - k]
+        candidates = np.flatnonzero(flat >= kth)
+        order = candidates[np.argsort(-flat[candidates], kind="stable")][: min(k, finite)]
+    else:
+        order = np.argsort(-flat, kind="stable")[: min(k, finite)]
     return [Cell(rows[i // m.shape[1]], cols[i % m.shape[1]], float(flat[i])) for i in order]
 
 
@@ -90,18 +95,27 @@ def plotted(value) -> np.ndarray | None:
             return array
         dims = [int(s) for s in shape.split(",")] if isinstance(shape, str) else list(shape)
         return array.reshape(dims)
-    return np.asarray(value, dtype=object)
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged: rows of different lengths
+        return np.asarray(value, dtype=object)
+    return array if array.dtype.kind not in "US" else np.asarray(value, dtype=object)  # text keeps its numbers
 
 
 def _numbers(value) -> np.ndarray:
-    """Floats, with None and anything not a number as NaN."""
+    """Floats, with None and anything not a number as NaN (a figure's arrays are numbers: no loop for them)."""
     array = plotted(value)
     if array is None:
         return np.array([], dtype=float)
-    if array.dtype != object:
+    try:
         return array.astype(float)
-    flat = [v if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else np.nan for v in array.ravel()]
-    return np.asarray(flat, dtype=float).reshape(array.shape)
+    except (TypeError, ValueError):  # text among the numbers
+        numbers = [
+            v if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else np.nan for v in array.ravel()
+        ]
+        return np.asarray(numbers, dtype=float).reshape(array.shape)
 
 
 def _label(value) -> str:

@@ -73,3 +73,19 @@ def test_decoration_and_empty_traces_are_not_told_and_series_past_the_cap_are_co
     assert [s.series for s in told.statements] == [f"s{i}" for i in range(MAX_SERIES)]
     assert told.more == 2
     assert describe([{"type": "heatmap", "z": [[1.0]]}], maps=False).statements == []
+
+
+def test_a_large_map_names_the_same_cells_as_a_full_sort():
+    """512 x 512 with ties and masked cells: the partial sort names what sorting every cell names."""
+    rng = np.random.default_rng(0)
+    m = np.round(rng.random((512, 512)), 2)  # many ties
+    m[rng.random(m.shape) < 0.3] = np.nan
+    flat = np.where(np.isfinite(m), m, -np.inf).ravel()
+    order = np.argsort(-flat, kind="stable")[:5]
+    expected = [Cell(str(i // 512), str(i % 512), float(flat[i])) for i in order]
+    assert strongest_cells(m, k=5) == expected
+
+
+def test_text_among_a_lines_numbers_is_not_a_point():
+    (line,) = describe([{"type": "scatter", "x": [1, 2, 3], "y": ["n/a", 3, 1]}]).statements
+    assert (line.points, line.first, line.lowest) == (2, Point("2", 3.0), Point("3", 1.0))
