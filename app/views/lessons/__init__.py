@@ -5,7 +5,7 @@ session and in the URL. Lessons are files in lessons/ (core/lessons)."""
 
 import streamlit as st
 
-from app import ui
+from app import step_views, ui
 from core import lessons as core
 
 from . import progress, question
@@ -72,6 +72,7 @@ def page() -> None:
     st.progress((index + 1) / n, text=T("where", i=index + 1, n=n))
     summary(T, lesson, given)
     st.markdown(plain(core.text_in(step.text, lang)))
+    step_views.show(step, f"step-fig-{index}")  # the page's figure at the step's state, above the question
     progress.step_links(T, step, f"step-{index}")
     if step.question is not None:
         question.show(T, lesson, step, given)

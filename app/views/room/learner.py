@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import ui
+from app import step_views, ui
 from app.views.lessons.text import choice_label, plain
 from app.views.room import follow
 from core import room as rules
@@ -91,6 +91,7 @@ def panel(T, s: dict, room, lesson) -> None:
     page, params = follow.step_target(lesson, room.step)
     st.page_link(page, label=T("back"), icon=":material/undo:", query_params={**params, **follow.seat_params(s)})
     st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
+    step_views.show(lesson.steps[room.step], "room-step-fig", side_by_side=False)  # the view above the question
     question(T, s, room, lesson)
     if room.shown:
         st.caption(T("shown"))

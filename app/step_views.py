@@ -1,0 +1,208 @@
+"""A lesson step's view: the figure a topic page draws at the step's declared state, drawn beside the step's question
+(/lessons, and a learner's room panel) so the learner does not leave the question to see it.
+
+One declaration per topic: VIEWS maps a page's URL to a function (values, step) -> [Drawn]. The values are the
+step's state read by the topic's own declaration (core's STATE, the same reader the page's widgets and the
+answer functions use); the function makes the page's core call for that part and hands the view to the page's viz
+builder, nothing more. Which part of a many-part page a step shows follows from its state (the part it names,
+the keys it sets) and its question (the matrix a question asks about). A page without an entry, or a view that
+cannot be drawn here (a model not installed), leaves the step with its buttons that open the page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from app import ui
+from core import attention, multi_head, sdpa_steps
+from core import lessons as core_lessons
+from core.lessons.answers import PAGE_STATES
+from core.masks import batch as masks_batch
+from core.masks import encoder_decoder as masks_kinds
+from core.models import registry
+from core.positions import rope
+from core.state import Values
+from viz import attention as attention_figures
+from viz import multi_head as multi_head_figures
+from viz import sdpa_steps as sdpa_figures
+from viz.labels import indexed_labels
+from viz.masks import attention_kind_figure, mask_steps_figures
+from viz.positions import rope as rope_figures
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One figure as ui.show_figure takes it (the numbers and labels feed its text alternative)."""
+
+    fig: Any
+    name: str
+    data: Any = None
+    row_labels: Any = None
+    col_labels: Any = None
+
+
+StepView = Callable[[Values, core_lessons.Step], list[Drawn]]
+VIEWS: dict[str, StepView] = {}
+
+
+def step_view(page: str):
+    """Declare the step view of `page` (its URL)."""
+
+    def add(fn: StepView) -> StepView:
+        VIEWS[page] = fn
+        return fn
+
+    return add
+
+
+CHEAP_MODELS = (
+    "minilm",
+)  # loaded in seconds and kept: a step on another model (or a learner's folder) keeps the buttons
+
+
+def _asks(step: core_lessons.Step) -> tuple[str, Mapping]:
+    q = step.question
+    return (q.answer_fn, q.params) if q is not None else ("", {})
+
+
+# ---- one entry per topic -----------------------------------------------------------------------------------
+
+
+@step_view("sdpa-steps")
+def _sdpa_steps(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The part the step's state sets: the lookup (lq, tau), the saturation (sdk, keys), else the four steps on the
+    preset's matrices as the page starts them, at the matrix the question asks about (weights otherwise)."""
+    words = ui.texts("sdpa_steps.figure")
+    if {"lq", "tau"} & set(step.state):
+        names = [n.strip() for n in ui.t("sdpa_steps", "lookup_names").split(",")]
+        lookup = sdpa_steps.lookup_view(None if s.lq == sdpa_steps.LOOKUP_OTHER_KEY else int(s.lq), s.tau, names)
+        data = {
+            "key": lookup.names,
+            "score": lookup.scores,
+            "soft_weight": lookup.weights,
+            "dict_weight": lookup.hard_weights,
+        }
+        return [Drawn(sdpa_figures.lookup_figures(lookup, words)["weights"], "lookup-weights", data)]
+    if {"sdk", "keys"} & set(step.state):
+        sat = sdpa_steps.saturation_view(s.sdk, s.keys, seed=0)  # the page's seed (sdpa_steps/saturation.py)
+        figs = sdpa_figures.saturation_figures(sat, words)
+        row = {"key": sat.key_labels, "score": sat.row["scores"], "weight_scaled": sat.row["weights_scaled"],
+               "weight_unscaled": sat.row["weights_unscaled"]}  # fmt: skip
+        return [Drawn(figs["entropy"], f"softmax-saturation-n{s.keys}"),
+                Drawn(figs["row"], f"softmax-row-dk{s.sdk}-n{s.keys}", row)]  # fmt: skip
+    view = sdpa_steps.preset_view(s.preset, s.dk, s.dv)
+    if view.steps is None:
+        return []
+    fn, params = _asks(step)
+    matrix = params.get("matrix", "weights") if fn == "sdpa_steps.cell" else "weights"
+    cols = view.v_labels if matrix == "output" else view.k_labels
+    fig = sdpa_figures.step_figures(view, words)[matrix]
+    return [Drawn(fig, f"sdpa-{matrix}", getattr(view.steps, matrix), view.q_labels, cols)]
+
+
+@step_view("masks")
+def _masks(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The three kinds of attention when the step picks source and target sentences (src, tgt); else the picked
+    sentence's mask applied and the picked head's weights after it."""
+    words = ui.texts("masks.figure")
+    lists = s.token_lists
+    if {"src", "tgt"} & set(step.state):
+        head = s.head
+        kinds = masks_kinds.encoder_decoder(lists[int(s.src)], lists[int(s.tgt)], seed=0)
+        drawn = []
+        for k in kinds.kinds:
+            rows, cols = indexed_labels(k.query_tokens), indexed_labels(k.key_tokens)
+            fig = attention_kind_figure(k, words, head, rows, cols)
+            drawn.append(Drawn(fig, f"{k.kind}-head{head}", k.weights[head], rows, cols))
+        return drawn
+    i = int(s.row)
+    view = masks_batch.mask_steps_view(lists, i, s.head, s.mask, seed=0)  # the page's seed (masks/mask_steps.py)
+    labels = indexed_labels(view.tokens)
+    figs = mask_steps_figures(view, words, labels)
+    return [Drawn(figs["applied"], f"mask-{s.mask}-sentence{i}-applied", view.allowed.astype(int), labels, labels),
+            Drawn(figs["weights"], f"weights-{s.mask}-sentence{i}-head{s.head}", view.weights, labels, labels)]  # fmt: skip
+
+
+@step_view("positions")
+def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """RoPE: the check that scores depend on m - n only for that question, else the rotation at m and every pair's
+    angle. The other parts have no step view yet (their steps keep the buttons)."""
+    if s.part != "rope":
+        return []
+    words = ui.texts("positions.figure")
+    rot = rope.rotation_view(s.rope_d, 10**s.rope_base, s.m, s.layout)
+    if _asks(step)[0] == "positions.relative_only":
+        check = rope.check_view(rot.inv_freq, s.rope_n, s.m)
+        return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores),
+                Drawn(rope_figures.check_offset_figure(check, words), "rope-score-by-offset",
+                      {"offset": check.offsets, "score": check.score_by_offset})]  # fmt: skip
+    angles = rope.angles_view(rot.inv_freq, s.rope_n, s.rope_pair)
+    return [Drawn(rope_figures.rotation_figure(rot, words), f"rope-rotation-m{s.m}", rot.rotation),
+            Drawn(rope_figures.angles_figure(angles, words), "rope-angles", angles.angles)]  # fmt: skip
+
+
+@step_view("multi-head")
+def _multi_head(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The heads part: the table as a figure (d_model 512, the step's n); the layer part: the walk through the
+    step's MiniLM layer at its head. The order part has no figure."""
+    words = ui.texts("multi_head.figure")
+    if s.part == "heads":
+        rows = multi_head.head_count_rows(multi_head.PAPER_D_MODEL, s.n)
+        return [Drawn(multi_head_figures.head_count_figure(rows, words), "heads")]
+    if s.part != "layer" or s.model not in CHEAP_MODELS or not s.text.strip():
+        return []
+    walk = multi_head.layer_walk(registry.shared(s.model), s.text, s.layer)
+    return [Drawn(multi_head_figures.chain_figure(walk, s.head, words), f"layer{s.layer}-head{s.head}")]
+
+
+@step_view("attention")
+def _attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The head view (one head over the shown tokens) on MiniLM; the page's other views keep the buttons."""
+    if s.view != "head" or s.model not in CHEAP_MODELS or not s.text.strip() or s.win:
+        return []
+    trace = attention.page_trace(registry.shared(s.model), s.text)
+    tokens = attention.select_tokens(trace, 0, s.nospecial)
+    view = attention.head_view(trace, tokens, s.layer, s.head)
+    fig = attention_figures.figure(view, ui.texts("attention.figure"))
+    return [Drawn(fig, f"layer{s.layer}-head{s.head}", view.weights, view.labels, view.labels)]
+
+
+# ---- drawing ------------------------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _drawn(page: str, state: tuple, fn: str, params: tuple, lang: str) -> list[Drawn]:
+    """A step's figures, made once per process for a (page, state, question, language): every learner of a room
+    redraws them at each poll."""
+    del lang  # in the key: the figures' words are the reader's
+    step = core_lessons.Step(page, dict(state), {}, None if not fn else core_lessons.Question(
+        "q", "choice", fn, dict(params), {}, (), {}))  # fmt: skip
+    return VIEWS[page](PAGE_STATES[page].read(step.state), step)
+
+
+def figures(step: core_lessons.Step) -> list[Drawn]:
+    """The figures of a step's view ([] when its page has none here or it cannot be drawn)."""
+    if step.page not in VIEWS or step.page not in PAGE_STATES:
+        return []
+    fn, params = _asks(step)
+    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+    try:
+        return _drawn(step.page, tuple(sorted(step.state.items())), fn, frozen, ui.lang())
+    except (ValueError, LookupError, RuntimeError, OSError):  # a state the page would refuse, a missing model
+        return []
+
+
+def show(step: core_lessons.Step, key: str, side_by_side: bool = True) -> bool:
+    """Draw a step's view (side by side on a wide screen; stacked in a narrow panel); False when there is none."""
+    drawn = figures(step)
+    if not drawn:
+        return False
+    places = st.columns(len(drawn)) if side_by_side and len(drawn) > 1 else [st.container() for _ in drawn]
+    for i, (place, d) in enumerate(zip(places, drawn)):
+        with place:
+            ui.show_figure(d.fig, d.name, data=d.data, row_labels=d.row_labels, col_labels=d.col_labels,
+                           key=f"{key}-{i}", toolbar=side_by_side)  # fmt: skip
+    return True

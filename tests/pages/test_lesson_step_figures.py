@@ -1,0 +1,71 @@
+"""A lesson step draws its page's figure above its question, on /lessons and in a learner's room panel: the same
+traces (numbers, labels, colours) the topic page draws when a link opens it at the step's state."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.views.lessons import progress
+from core import room as rules
+from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
+from tests.room_stores import as_process_store
+
+# (lesson, step counted from 1, the keys of the page's figures the step draws, in order)
+CASES = [
+    ("qkv-softmax", 1, ["fig-scores"]),  # the question asks about QKᵀ: the scores
+    ("scaling", 1, ["fig-saturation", "fig-row"]),  # the saturation part, at the step's d_k and keys
+    ("masks", 4, ["fig-encoder_self", "fig-decoder_self", "fig-cross"]),
+    ("rope", 4, ["fig-check", "fig-check-line"]),  # "does the score depend on m - n only?"
+    ("multi-head", 4, ["fig-heads"]),
+    pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
+    pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
+]
+IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "multi-head-3", "qkv-softmax-5"]
+
+
+def step_of(lesson: str, index: int):
+    return progress.load_lessons()[lesson].steps[index - 1]
+
+
+def drawn(figure: dict) -> tuple:
+    """What a figure shows: its traces and its title."""
+    return figure["data"], figure["layout"].get("title")
+
+
+@pytest.mark.parametrize(("lesson", "index", "keys"), CASES, ids=IDS)
+def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
+    step = step_of(lesson, index)
+    walk = open_view("lessons", {"lesson": lesson, "lstep": str(index)})
+    page = open_view(step.page, step.state)
+    for i, key in enumerate(keys):
+        assert drawn(figure_by_key(walk, f"step-fig-{index - 1}-{i}")) == drawn(figure_by_key(page, key)), key
+    assert not [e for e in walk.get("plotly_chart") if e.proto.id.endswith(f"step-fig-{index - 1}-{len(keys)}")]
+    # the figure comes before the question, which is still open (nothing answered yet)
+    ids = [e.proto.id for e in walk.get("plotly_chart")]
+    assert ids[0].endswith(f"step-fig-{index - 1}-0")
+    assert walk.get("form"), "the question's form, still open"
+
+
+def test_a_step_whose_view_is_not_drawn_here_keeps_its_buttons():
+    """/linear-attention has no step view here: no figure, the buttons that open the page."""
+    walk = open_view("lessons", {"lesson": "linear-attention", "lstep": "1"})
+    assert not walk.get("plotly_chart")
+    assert [b for b in walk.button if b.key == "here-step-0"]
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    yield from as_process_store(tmp_path, monkeypatch)
+
+
+def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store):
+    lesson, index = "masks", 3
+    code, control = store.create(lesson)
+    store.move(code, control, index - 1)  # a room counts steps from 0
+    assert rules.open_question(store, code, control, progress.load_lessons()[lesson])
+    learner = run_view("room", {"room": code, "me": store.join(code, "Ana", "en")})
+    learner.run()  # the panel's first poll opens the room's step
+    assert_no_exception(learner)
+    page = open_view("masks", step_of(lesson, index).state)
+    assert drawn(figure_by_key(learner, "room-step-fig-1")) == drawn(figure_by_key(page, "fig-weights"))
+    assert learner.sidebar.get("form"), "the question's form, under the figure"
