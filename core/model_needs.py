@@ -48,6 +48,9 @@ ATTENTION_CONTRACT = Need("attention_contract", lambda caps: caps.through_attent
 ROPE_DECODER = Need("rope_decoder", lambda caps: DECODER(caps) and ROPE(caps) and caps.positions.rope_theta is not None)
 # /long-maps: weights that are softmax(q . k) alone (no score bias, sliding window, soft-capping or sinks)
 EXACT_SOFTMAX = Need("exact_softmax", exact_here)
+# /why-head's RoPE part: a whole-head RoPE decoder whose weights are its scores' softmax under the causal mask alone
+# (no sliding window, soft-capping or sinks), so the patterns it draws and compares are the model's own
+EXACT_ROPE_DECODER = Need("exact_rope_decoder", lambda caps: ROPE_DECODER(caps) and exact_here(caps))
 # /multi-head's walk and order check: a BERT layer recomputed by hand from its weights (MiniLM's layout)
 BERT_LAYER = Need("bert_layer", lambda caps: caps.bert_layer)
 # /encoder-decoder: an encoder-decoder whole (decoder and cross-attention), through core/models/seq2seq.py
@@ -65,7 +68,7 @@ PAGE_NEEDS: dict[str, Need] = {
     "positions/learned": LEARNED_POSITIONS,
     "positions/rope": ROPE,
     "rope-scaling": ROPE_DECODER,
-    "why-head/rope": ROPE_DECODER,
+    "why-head/rope": EXACT_ROPE_DECODER,
     "why-head/absolute": BERT_LAYER,
     "logit-lens": DECODER,
     "ablation": DECODER,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .model_needs import PAGE_NEEDS
 from .pooling import indexed_labels
 from .positions.rope_bands import band_edges, join_pairs, mean_share, pair_parts
 from .state import Choice, Int, State, Text
@@ -272,22 +273,10 @@ MARGIN = 0.1  # a counterfactual keeps clearly more of the pattern than the othe
 KEPT = ("position_only", "content_only", "uniform")  # content removed, position removed, even attention
 
 
-def fits_rope(caps) -> bool:
-    """A decoder that turns whole heads with one RoPE for every layer (what rope_parts_of reads)."""
-    positions = caps.positions
-    return (caps.kind == "decoder" and positions.kind == "rope" and positions.rotary_fraction == 1
-            and positions.rope_theta is not None)  # fmt: skip
-
-
-def fits_absolute(caps) -> bool:
-    """A post-LayerNorm BERT-style encoder with a learned position table (what absolute_parts_of reads)."""
-    return bool(caps.bert_layer) and caps.positions.kind == "learned"
-
-
 def _context(c):
     from .attention import ModelContext
 
-    return ModelContext(c, SHIPPED[c.part], fits_rope if c.part == "rope" else fits_absolute)
+    return ModelContext(c, SHIPPED[c.part], PAGE_NEEDS[f"why-head/{c.part}"])
 
 
 STATE = State(

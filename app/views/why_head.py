@@ -68,7 +68,7 @@ def rope_part(T) -> None:
 
 def detector_heads(T, found: wh.DetectorHeadsView) -> None:
     """The committed measurement over held-out texts (scripts/why_head_bands.py) of the heads the detectors found."""
-    st.subheader(T("detectors_title"))
+    st.header(T("detectors_title"))
     st.markdown(T("detectors_intro", texts=found.provenance["texts"]))
     for g in found.groups:
         name = ui.t("head_detectors", f"name_{g.detector}")

@@ -248,3 +248,16 @@ def test_the_papers_finding_by_hand():
     assert why_head.paper_finding(agreeing, 0.05, 0.6) == "agrees"
     assert why_head.paper_finding(agreeing, 0.25, 0.6) == "differs"  # previous-token heads below the average
     assert why_head.paper_finding(agreeing[:1] + [group("induction", "both", 0.01, 0.8)], 0.05, 0.6) == "differs"
+
+
+@pytest.mark.parametrize("family, offered", [("llama", True), ("qwen2", True), ("mistral", False), ("gemma2", False),
+                                             ("gpt_oss", False), ("gpt_neox", False), ("bert", False)])  # fmt: skip
+def test_the_rope_part_offers_a_learners_model_only_where_its_patterns_are_its_own(family, offered):
+    """Mistral's sliding window, Gemma 2's soft-capping and gpt-oss's sinks change the weights the causal softmax of
+    the scores would give, GPT-NeoX turns half of each head, BERT has no RoPE: none is offered."""
+    from core.model_needs import PAGE_NEEDS
+    from core.models.capabilities import capabilities_of
+
+    config_name, _, kwargs, _ = FAMILIES[family]
+    caps = capabilities_of(getattr(transformers, config_name)(**kwargs))
+    assert PAGE_NEEDS["why-head/rope"](caps) is offered

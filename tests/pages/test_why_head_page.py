@@ -25,7 +25,7 @@ def test_rope_part_draws_the_band_shares_and_names_the_carrier(smollm2):
     heatmap = figure_traces(at, 1)[0]
     assert heatmap["y"][0] == view.labels[0]  # rows: queries, top to bottom
     found = wh.committed_detector_heads("smollm2")  # the measurement over held-out texts, below
-    assert [h.value for h in at.subheader][-1] == "The heads the detectors found, over many texts"
+    assert [h.value for h in at.header][-1] == "The heads the detectors found, over many texts"
     table = at.dataframe[0].value
     assert table["layer.head"].tolist() == found.rows["head"] and table["detector"][0] == "previous token"
     assert ("This agrees with Barbero" in text) == (found.paper == "agrees")
