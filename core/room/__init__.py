@@ -231,12 +231,16 @@ def histogram(store, room, mine: str | None = None):
     """The room's responses to its open question counted as /lessons counts a learner's own
     (core.lessons.distribution: numbers binned), right bars marked once revealed; None while no question is open.
     `mine`: the viewer's own response, outlined."""
+    return _counted(room, store.responses(room.code, room.question) if right_answer(room) else [], mine)
+
+
+def _counted(room, responses: Sequence[str], mine: str | None = None):
     from core.lessons import distribution
 
     right = right_answer(room)
     if right is None:
         return None
-    return distribution(right, store.responses(room.code, room.question), reveal=room.phase == "revealed", mine=mine)
+    return distribution(right, responses, reveal=room.phase == "revealed", mine=mine)
 
 
 def answer_to_text(answer: Answer) -> str:
@@ -328,6 +332,27 @@ def check_step(step, n_steps: int, *, exploring: bool = False) -> int:
     if not (0 <= step < n_steps or (exploring and step == EXPLORING)):
         raise RoomError("bad_step", f"{step} not in 0..{n_steps - 1}")
     return step
+
+
+@dataclass(frozen=True)
+class FacilitatorView:
+    """A facilitator's live panel: the room, how many learners, the histogram of the open question (None when
+    none), the board, "I'm lost", the gallery of the room's step and the seats."""
+
+    room: object  # core.room.store.Room
+    learners: int
+    hist: object  # core.lessons.Distribution | None
+    board: Board
+    lost: int
+    gallery: tuple[tuple[str, str], ...]
+    seats: tuple[tuple[str, str], ...]
+
+
+def facilitator_view(store, code: str, control: str, lesson) -> FacilitatorView:
+    """One read of the room (Store.panel: one transaction) made into what the facilitator's panel shows."""
+    p = store.panel(code, control)
+    return FacilitatorView(p.room, len(p.learners), _counted(p.room, p.responses),
+                           board(len(lesson.steps), p.learners, p.answers), p.lost, tuple(p.gallery), tuple(p.seats))  # fmt: skip
 
 
 def check_flag(value) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from core import room as rules
 from core.room import AnswerRow, RoomError
-from core.room.store import Learner, Room
+from core.room.store import Learner, Panel, Room
 
 
 @dataclass(frozen=True)
@@ -181,17 +181,45 @@ class SqlStore:
         if self.dialect.hold:
             run(self.dialect.hold, (key,))
 
-    def _live(self, run, code: str) -> Room:
-        row = run(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ?", (code,)).fetchone()
+    def _room_and_control(self, run, code: str) -> tuple[Room, str]:
+        """The open room and its control token's digest, in one read of its row."""
+        row = run(f"SELECT {ROOM_COLUMNS}, control FROM rooms WHERE code = ?", (code,)).fetchone()
         if row is None or row[10] <= self.clock():
             raise RoomError("unknown_room", code)
-        return Room(*row[:11], locked=bool(row[11]))
+        return Room(*row[:11], locked=bool(row[11])), row[12]
+
+    def _live(self, run, code: str) -> Room:
+        return self._room_and_control(run, code)[0]
 
     def _control(self, run, code: str, control: str | None) -> Room:
-        room = self._live(run, code)
-        stored = run("SELECT control FROM rooms WHERE code = ?", (code,)).fetchone()[0]
+        room, stored = self._room_and_control(run, code)
         rules.check_control(control, stored)
         return room
+
+    def _learners_of(self, run, code: str) -> list[tuple[str, int, bool]]:
+        rows = run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
+        return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
+
+    def _answers_of(self, run, code: str) -> list[AnswerRow]:
+        rows = run("SELECT a.question, l.name, a.response, a.correct, a.at FROM answers a JOIN learners l "
+                   "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name", (code,))  # fmt: skip
+        return [AnswerRow(q, n, r, bool(c), at) for q, n, r, c, at in rows.fetchall()]
+
+    def _gallery_of(self, run, code: str, step: int) -> list[tuple[str, str]]:
+        rows = run("SELECT l.name, g.sentence FROM gallery g JOIN learners l ON g.code = l.code AND "
+                   "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, int(step)))  # fmt: skip
+        return [(n, s) for n, s in rows.fetchall()]
+
+    def _seats_of(self, run, code: str) -> list[tuple[str, str]]:
+        rows = run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
+        return [(rules.seat_id(t), n) for t, n in rows]
+
+    def _responses_of(self, run, code: str, question: str) -> list[str]:
+        rows = run("SELECT response FROM answers WHERE code = ? AND question = ?", (code, question))
+        return [r[0] for r in rows.fetchall()]
+
+    def _lost_of(self, run, code: str) -> int:
+        return run("SELECT COUNT(*) FROM learners WHERE code = ? AND lost = 1", (code,)).fetchone()[0]
 
     def _learner_row(self, run, code: str, token: str | None):
         if not token:
@@ -312,25 +340,31 @@ class SqlStore:
         """(name, step, following) of every learner, in joining order: names for the facilitator only."""
         with self._tx(write=False) as run:
             self._control(run, code, control)
-            rows = run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
-            return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
+            return self._learners_of(run, code)
 
     @transaction
     def answers(self, code: str, control: str) -> list[AnswerRow]:
         with self._tx(write=False) as run:
             self._control(run, code, control)
-            rows = run("SELECT a.question, l.name, a.response, a.correct, a.at FROM answers a JOIN learners l "
-                       "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name", (code,))  # fmt: skip
-            return [AnswerRow(q, n, r, bool(c), at) for q, n, r, c, at in rows.fetchall()]
+            return self._answers_of(run, code)
+
+    @transaction
+    def panel(self, code: str, control: str) -> Panel:
+        """What a facilitator's live panel draws, read in one transaction: the room (its row read once, the control
+        compared once), learners, answers, the responses to the open question, "I'm lost", the gallery of the room's
+        step and the seats."""
+        with self._tx(write=False) as run:
+            room = self._control(run, code, control)
+            responses = self._responses_of(run, code, room.question) if room.question else []
+            return Panel(room, self._learners_of(run, code), self._answers_of(run, code), responses,
+                         self._lost_of(run, code), self._gallery_of(run, code, room.step), self._seats_of(run, code))  # fmt: skip
 
     @transaction
     def gallery(self, code: str, control: str, step: int) -> list[tuple[str, str]]:
         """(name, sentence) submitted for `step`, oldest first."""
         with self._tx(write=False) as run:
             self._control(run, code, control)
-            rows = run("SELECT l.name, g.sentence FROM gallery g JOIN learners l ON g.code = l.code AND "
-                       "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, int(step)))  # fmt: skip
-            return [(n, s) for n, s in rows.fetchall()]
+            return self._gallery_of(run, code, step)
 
     @transaction
     def lock_joining(self, code: str, control: str, locked: bool) -> None:
@@ -345,8 +379,7 @@ class SqlStore:
         """(seat id, name) of every learner in joining order: the id names a seat to remove without its token."""
         with self._tx(write=False) as run:
             self._control(run, code, control)
-            rows = run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
-            return [(rules.seat_id(t), n) for t, n in rows]
+            return self._seats_of(run, code)
 
     @transaction
     def remove(self, code: str, control: str, seat: str) -> None:
@@ -456,7 +489,7 @@ class SqlStore:
     @transaction
     def lost_count(self, code: str) -> int:
         with self._tx(write=False) as run:
-            return run("SELECT COUNT(*) FROM learners WHERE code = ? AND lost = 1", (code,)).fetchone()[0]
+            return self._lost_of(run, code)
 
     @transaction
     def answer(self, code: str, token: str, question: str, response: str, correct: bool) -> bool:
@@ -486,8 +519,7 @@ class SqlStore:
     def responses(self, code: str, question: str) -> list[str]:
         """Every response to a question, without names (the room's distribution)."""
         with self._tx(write=False) as run:
-            rows = run("SELECT response FROM answers WHERE code = ? AND question = ?", (code, question))
-            return [r[0] for r in rows.fetchall()]
+            return self._responses_of(run, code, question)
 
     @transaction
     def steps_of_learners(self, code: str) -> list[int]:

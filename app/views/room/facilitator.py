@@ -106,14 +106,7 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
 
 
 def snapshot(code: str, control: str, lesson, polled) -> dict:
-    store = follow.store()
-    room = store.room(code)
-    learners = store.learners(code, control)
-    answers = store.answers(code, control)
-    hist = rules.histogram(store, room)
-    return {"polled": polled, "room": room, "learners": learners, "answers": answers, "hist": hist,
-            "board": rules.board(len(lesson.steps), learners, answers), "lost": store.lost_count(code),
-            "gallery": store.gallery(code, control, room.step), "seats": store.seats(code, control)}  # fmt: skip
+    return {"polled": polled, "view": rules.facilitator_view(follow.store(), code, control, lesson)}
 
 
 def show_sentence(code: str, control: str, sentence: str) -> None:
@@ -132,13 +125,14 @@ def live(code: str, control: str, lesson) -> None:
         st.warning(T("room_closed"))
         return
     snap = st.session_state.get("room-live")
-    if snap is None or snap["polled"] != polled or snap["room"].code != code:
+    if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
         snap = st.session_state["room-live"] = snapshot(code, control, lesson, polled)
-    room, board, hist = snap["room"], snap["board"], snap["hist"]
+    view = snap["view"]
+    room, board, hist = view.room, view.board, view.hist
     c1, c2, c3 = st.columns(3)
-    c1.metric(T("learners_n"), len(snap["learners"]))
+    c1.metric(T("learners_n"), view.learners)
     c2.metric(T("answered_n"), hist.total if hist else 0)
-    c3.metric(T("lost_n"), snap["lost"])
+    c3.metric(T("lost_n"), view.lost)
     if hist is not None:
         ui.show_figure(histogram(hist, ui.texts("lessons.figure")), "room-answers", key="room-hist", toolbar=False)
     with st.expander(T("board"), expanded=False):
@@ -150,16 +144,16 @@ def live(code: str, control: str, lesson) -> None:
             for name, step, following, n, right in board.rows
         ]
         st.dataframe({c: [r[i] for r in rows] for i, c in enumerate(columns)}, hide_index=True)  # text, not HTML
-    with st.expander(T("gallery_header", n=len(snap["gallery"])), expanded=bool(snap["gallery"])):
+    with st.expander(T("gallery_header", n=len(view.gallery)), expanded=bool(view.gallery)):
         if room.shown:
             st.caption(T("shown"))
             st.text(room.shown)
             st.button(T("hide"), on_click=show_sentence, args=(code, control, ""), key="room-hide")
-        for i, (name, sentence) in enumerate(snap["gallery"][-20:]):
+        for i, (name, sentence) in enumerate(view.gallery[-20:]):
             c1, c2 = st.columns([5, 1])
             c1.text(f"{name}: {sentence}")  # learners' words: plain text
             c2.button(T("show"), on_click=show_sentence, args=(code, control, sentence), key=f"room-show-{i}")
-    door.show(T, code, control, room, snap["seats"])  # here, so a learner who just joined can be removed at once
+    door.show(T, code, control, room, view.seats)  # here, so a learner who just joined can be removed at once
 
 
 def show(T, code: str, control: str, lessons: dict) -> None:
