@@ -419,9 +419,8 @@ def submit_answer(store, code: str, token: str, raw) -> bool:
     room = store.room(code)
     if room is None:
         raise RoomError("unknown_room", code)
+    check_open_question(room)
     right = right_answer(room)
-    if room.phase != "open" or right is None:
-        raise RoomError("question_closed")
     try:
         value = parse_response(right, raw)
     except ValueError as e:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import ui
+from app.room.store import open_store
 from app.views.room import control_token, facilitator, follow, projector
 from core import room as rules
 from core.lessons import LessonError, text_in
@@ -31,7 +32,7 @@ def create(T, lessons: dict) -> None:
         if not st.form_submit_button(T("open"), type="primary"):
             return
     try:
-        code, control = rules.create(follow.store(), lessons, pick, follow.client())  # a selectbox may send free text
+        code, control = rules.create(open_store(), lessons, pick, follow.client())  # a selectbox may send free text
     except RoomError as e:
         st.error(T(e.key))
         return
@@ -51,7 +52,7 @@ def join(T, code: str | None) -> None:
     try:
         if normal is None:
             raise RoomError("unknown_room")
-        token = follow.store().join(normal, name, ui.lang(), follow.client())
+        token = open_store().join(normal, name, ui.lang(), follow.client())
     except RoomError as e:
         st.error(T(e.key))
         return
@@ -62,7 +63,7 @@ def join(T, code: str | None) -> None:
 
 def seat(T, code: str, token: str) -> None:
     """A learner's room link (a second tab, a reload): the same seat, never a second learner."""
-    learner = follow.store().learner(code, token)
+    learner = open_store().learner(code, token)
     if learner is None:
         st.error(T("not_learner"))
         join(T, code)
@@ -73,7 +74,7 @@ def seat(T, code: str, token: str) -> None:
     st.success(T("seated", code=code, name=learner.name))
     st.caption(T("seat_link"))
     if st.button(T("go_step"), type="primary", key="room-go-step"):
-        room = follow.store().room(code)
+        room = open_store().room(code)
         lesson = None if room is None else follow.lesson_of(room)
         if lesson is None:
             st.error(T("room_closed") if room is None else T("lesson_gone", lesson=room.lesson))
@@ -106,7 +107,7 @@ def open_room(T, lessons: dict) -> None:
     """The part of /room the link asks for: a facilitator's, a learner's seat, joining, or the start."""
     raw = st.query_params.get("room")
     code = rules.normal_code(raw) if raw is not None else None
-    if raw is not None and (code is None or follow.store().find(code, follow.client()) is None):
+    if raw is not None and (code is None or open_store().find(code, follow.client()) is None):
         st.error(T("unknown_room"))
         join(T, None)
     elif code and "key" in st.query_params:  # a recovery link: the token leaves the address bar at once

@@ -9,7 +9,8 @@ import time
 
 import streamlit as st
 
-from app.views.room import follow, links
+from app.room.store import open_store
+from app.views.room import links
 
 CONTROL = "room_control"  # session state: {room code: control token} of the rooms this tab controls
 COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser, for as long as the room lives
@@ -17,7 +18,7 @@ COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser
 
 def take_control(code: str, token: str | None) -> bool:
     """Keep the control token in this session when it controls the room."""
-    if not token or not follow.store().is_control(code, token):
+    if not token or not open_store().is_control(code, token):
         return False
     st.session_state.setdefault(CONTROL, {})[code] = token
     return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.views.room import follow
+from app.room.store import open_store
 from core.room import RoomError
 
 REFUSED = "room-door-error"  # a refusal of the last click here, said on the next draw of this part
@@ -14,21 +14,21 @@ REFUSED = "room-door-error"  # a refusal of the last click here, said on the nex
 
 def lock_joining(code: str, control: str, locked: bool) -> None:
     try:
-        follow.store().lock_joining(code, control, locked)
+        open_store().lock_joining(code, control, locked)
     except RoomError as e:
         st.session_state[REFUSED] = e.key
 
 
 def remove(code: str, control: str) -> None:
     try:
-        follow.store().remove(code, control, st.session_state.get("room-remove-pick"))
+        open_store().remove(code, control, st.session_state.get("room-remove-pick"))
     except RoomError as e:
         st.session_state[REFUSED] = e.key
 
 
 def end(code: str, control: str) -> None:
     try:
-        follow.store().end(code, control)
+        open_store().end(code, control)
     except RoomError as e:
         st.session_state[REFUSED] = e.key
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import ui
+from app.room.store import open_store
 from app.views.room import control_token, door, follow, links
 from core import room as rules
 from core.lessons import fill, text_in
@@ -27,7 +28,7 @@ LIVE_S = 1.5  # the facilitator's panel checks the room this often
 
 def move(code: str, control: str, lesson, step) -> None:
     try:
-        rules.move(follow.store(), code, control, lesson, step)
+        rules.move(open_store(), code, control, lesson, step)
     except RoomError as e:
         follow.refused(e)
 
@@ -38,7 +39,7 @@ def move_to_picked(code: str, control: str, lesson) -> None:
 
 def open_question(code: str, control: str, lesson) -> None:
     try:
-        rules.open_question(follow.store(), code, control, lesson)
+        rules.open_question(open_store(), code, control, lesson)
     except RoomError as e:
         follow.refused(e)
     except ValueError as e:  # the engine could not compute this step's answer
@@ -54,7 +55,7 @@ def notice(T) -> None:
 
 def reveal(code: str, control: str) -> None:
     try:
-        follow.store().reveal(code, control)
+        open_store().reveal(code, control)
     except RoomError as e:  # a click from a page drawn before the room moved on
         follow.refused(e)
 
@@ -106,12 +107,12 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
 
 
 def snapshot(code: str, control: str, lesson, polled) -> dict:
-    return {"polled": polled, "view": rules.facilitator_view(follow.store(), code, control, lesson)}
+    return {"polled": polled, "view": rules.facilitator_view(open_store(), code, control, lesson)}
 
 
 def show_sentence(code: str, control: str, sentence: str) -> None:
     try:
-        follow.store().show(code, control, sentence)
+        open_store().show(code, control, sentence)
     except RoomError as e:
         follow.refused(e)
 
@@ -120,7 +121,7 @@ def show_sentence(code: str, control: str, sentence: str) -> None:
 @follow.in_words
 def live(code: str, control: str, lesson) -> None:
     T = ui.texts("room")
-    polled = follow.store().poll(code)
+    polled = open_store().poll(code)
     if polled is None:
         st.warning(T("room_closed"))
         return
@@ -157,7 +158,7 @@ def live(code: str, control: str, lesson) -> None:
 
 
 def show(T, code: str, control: str, lessons: dict) -> None:
-    store = follow.store()
+    store = open_store()
     room = store.room(code)
     lesson = lessons.get(room.lesson)
     if lesson is None:

@@ -34,10 +34,6 @@ def lessons() -> dict:
     return load_lessons(pages=list(catalog.BY_URL))
 
 
-def store():
-    return open_store()
-
-
 def client() -> str:
     """Who asks, for the rooms' per-client limits: the one declaration the heavy queue uses too (a browser's tabs
     are one client; a client without cookies is its session)."""
@@ -99,7 +95,7 @@ def restore() -> dict | None:
     code, token = rules.normal_code(st.query_params.get("room") or ""), st.query_params.get("me")
     if not code or not token:
         return None
-    learner = store().learner(code, token)
+    learner = open_store().learner(code, token)
     if learner is None:
         return None
     s = take_seat(code, token, learner.name)
@@ -137,7 +133,7 @@ def rerun_when_back(code: str = "") -> None:
     if not armed:
         return
     try:
-        store().poll(code)
+        open_store().poll(code)
     except RoomError:
         return
     st.session_state[RETRY] = False

@@ -10,6 +10,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import step_views, ui
+from app.room.store import open_store
 from app.views.lessons.text import choice_label, plain
 from app.views.room import follow
 from core import room as rules
@@ -24,7 +25,7 @@ def toggle_follow(s: dict) -> None:
     lesson = follow.lesson_of(s["room"])
     try:
         if lesson is not None:
-            rules.where(follow.store(), s["code"], s["token"], lesson, rules.EXPLORING, s["following"])
+            rules.where(open_store(), s["code"], s["token"], lesson, rules.EXPLORING, s["following"])
     except RoomError:
         pass  # the board is a little behind; following itself does not depend on it
 
@@ -46,7 +47,7 @@ def answer_form(T, s: dict, room, right) -> None:
         sent = st.form_submit_button(T("submit"), key="room-submit")
     if sent:
         try:
-            kept = rules.submit_answer(follow.store(), s["code"], s["token"], raw if raw is not None else "")
+            kept = rules.submit_answer(open_store(), s["code"], s["token"], raw if raw is not None else "")
             st.toast(T("answer_kept") if kept else T("answered_before"))
         except RoomError as e:
             st.warning(T(e.key))
@@ -63,7 +64,7 @@ def question(T, s: dict, room, lesson) -> None:
     q, lang, right = step.question, ui.lang(), rules.right_answer(room)
     st.markdown(text_in(q.prompt, lang))
     if s.get("mine_q") != room.question:  # read once per question (and after each version change)
-        s["mine"], s["mine_q"] = follow.store().my_answer(s["code"], s["token"], room.question), room.question
+        s["mine"], s["mine_q"] = open_store().my_answer(s["code"], s["token"], room.question), room.question
     mine = s["mine"]
     if mine is None and room.phase == "open":
         for i, hint in enumerate(q.hints):
@@ -79,7 +80,7 @@ def question(T, s: dict, room, lesson) -> None:
         shown = replace(right, correct=said(right, right.correct)) if right.kind == "choice" else right
         st.markdown(fill(text_in(q.explanation, lang), shown))
         if s.get("hist") is None:  # read once per reveal (and after each version change)
-            s["hist"] = rules.histogram(follow.store(), room, mine=None if mine is None else mine[0])
+            s["hist"] = rules.histogram(open_store(), room, mine=None if mine is None else mine[0])
         fig = histogram(s["hist"], ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
@@ -100,7 +101,7 @@ def panel(T, s: dict, room, lesson) -> None:
 
 def toggle_lost(s: dict) -> None:
     try:
-        rules.set_lost(follow.store(), s["code"], s["token"], st.session_state["room-lost"])
+        rules.set_lost(open_store(), s["code"], s["token"], st.session_state["room-lost"])
         s["lost"] = st.session_state["room-lost"]
     except RoomError as e:
         s["notice"] = e.key
@@ -122,7 +123,7 @@ def controls(T, s: dict) -> None:
             if st.form_submit_button(T("send")) and lesson is not None:
                 step = s["step"] if s["step"] != rules.EXPLORING else room.step
                 try:
-                    rules.submit_sentence(follow.store(), s["code"], s["token"], lesson, step, sentence)
+                    rules.submit_sentence(open_store(), s["code"], s["token"], lesson, step, sentence)
                     st.toast(T("sent"))
                 except RoomError as e:
                     st.warning(T(e.key))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import ui
+from app.room.store import open_store
 from app.views.room import facilitator, follow
 from core import room as rules
 from core.lessons import text_in
@@ -15,7 +16,7 @@ from viz.lessons import histogram
 
 
 def snapshot(code: str, polled) -> dict:
-    store = follow.store()
+    store = open_store()
     room = store.room(code)
     hist = None if room is None else rules.histogram(store, room)
     return {"polled": polled, "room": room, "hist": hist, "learners": len(store.steps_of_learners(code))}
@@ -25,7 +26,7 @@ def snapshot(code: str, polled) -> dict:
 @follow.in_words
 def live(code: str, lesson) -> None:
     T, lang = ui.texts("room"), ui.lang()
-    polled = follow.store().poll(code)
+    polled = open_store().poll(code)
     snap = st.session_state.get("room-projector")
     if polled is not None and (snap is None or snap["polled"] != polled or snap["room"].code != code):
         snap = st.session_state["room-projector"] = snapshot(code, polled)
@@ -51,7 +52,7 @@ def live(code: str, lesson) -> None:
 
 
 def show(T, code: str, lessons: dict) -> None:
-    room = follow.store().room(code)
+    room = open_store().room(code)
     lesson = lessons.get(room.lesson)
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))

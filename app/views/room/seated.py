@@ -9,6 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import ui
+from app.room.store import open_store
 from app.views.room import follow, learner
 from core import room as rules
 from core.room import RoomError
@@ -57,7 +58,7 @@ def panel() -> None:
     if s is None:
         return
     T = ui.texts("room")
-    polled = follow.store().poll(s["code"])
+    polled = open_store().poll(s["code"])
     if polled is None:
         st.warning(T("room_closed"))
         if st.button(T("leave"), key="room-leave-closed"):
@@ -66,7 +67,7 @@ def panel() -> None:
         return
     room = s.get("room")
     if polled[0] != s["version"] or room is None:
-        room = follow.store().room(s["code"])
+        room = open_store().room(s["code"])
         s.update(version=polled[0], room=room, hist=None, mine_q=None)
     lesson = follow.lesson_of(room)
     if lesson is None:  # the lesson file went away or broke: say so here, every page still works
@@ -76,7 +77,7 @@ def panel() -> None:
     if s["following"] and s["step"] != room.step:
         s["step"] = room.step
         try:
-            rules.where(follow.store(), s["code"], s["token"], lesson, room.step, True)
+            rules.where(open_store(), s["code"], s["token"], lesson, room.step, True)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
         follow.go_to_step(lesson, room.step)
