@@ -11,7 +11,8 @@ from tests.apptest_helpers import open_view
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
 MODEL_PAGES = {"attention", "multi-head", "encoder-decoder", "moe", "head-detectors", "positions", "rope-scaling", "why-head",
-               "transformer-xl", "kv-cache", "logit-lens", "rnn-attention"}  # fmt: skip  # pages whose default view loads a real model (or offers one)
+               "transformer-xl", "kv-cache", "logit-lens", "rnn-attention", "ablation", "antecedents",
+               "padded-batch"}  # fmt: skip  # pages whose default view loads a real model (or offers one)
 
 
 def views():
