@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from . import antecedents, head_detectors
+from .model_needs import PAGE_NEEDS
 from .results import load_result
 from .state import Choice, Int, State, model_choice
 from .stats import wilson_interval
@@ -481,15 +482,10 @@ def card_keys() -> tuple[str, ...]:
     return tuple(f"{c['claim']}-{c['mode']}" for c in data["cards"]) if data else ()
 
 
-def _is_decoder(caps) -> bool:
-    """The live part reads next-token predictions: a causal language model."""
-    return caps.is_causal
-
-
 def _context(c):
     from .attention import ModelContext
 
-    return ModelContext(c, LIVE_MODELS, _is_decoder)
+    return ModelContext(c, LIVE_MODELS, PAGE_NEEDS["ablation"])  # next-token predictions: a decoder
 
 
 STATE = State(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .model_needs import PAGE_NEEDS
 from .state import State, Text, model_choice
 
 MAX_TOKENS = 64
@@ -169,7 +170,7 @@ DEFAULT_TEXT = "The capital of France is Paris. The capital of Japan is Tokyo. T
 def _context(c):
     from .attention import ModelContext
 
-    return ModelContext(c, SHIPPED_MODELS, lambda caps: caps.is_causal)  # a final norm and an unembedding
+    return ModelContext(c, SHIPPED_MODELS, PAGE_NEEDS["logit-lens"])  # a final norm and an unembedding
 
 
 STATE = State(model_choice(SHIPPED_MODELS), Text("text", DEFAULT_TEXT), context=_context)

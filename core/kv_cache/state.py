@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from core.attention import ModelContext
+from core.model_needs import PAGE_NEEDS
 from core.state import Choice, Float, Int, State, Text, model_choice
 
 from .generation import generate, prompt_ids
@@ -20,10 +21,9 @@ MAX_CONTEXT = 10_000_000  # tokens: a million-token context and then some
 MEAN = "mean"  # the history's head picker: the mean over heads, or one head by number
 
 
-def keeps_keys_per_head(caps) -> bool:
-    """The page's cache is a decoder's keys and values per key/value head (its formula and eviction): not DeepSeek's
-    latent attention, which caches one compressed vector per token and layer."""
-    return caps.is_causal and caps.kv_latent_dim is None
+# The page's cache is a decoder's keys and values per key/value head (its formula and eviction): not DeepSeek's
+# latent attention, which caches one compressed vector per token and layer (core/model_needs.py).
+keeps_keys_per_head = PAGE_NEEDS["kv-cache"]
 
 
 def generation_options(s) -> dict:
