@@ -15,6 +15,7 @@ from ..models.minilm import minilm_position_embeddings
 from ..pooling import block_mean
 
 MAX_DRAWN = 256  # positions per side drawn at full resolution; beyond, 2 x 2 block means
+FAR = 100  # the far distance the page quotes beside 1 and 10
 
 
 def cosine_similarity_matrix(vectors: torch.Tensor) -> np.ndarray:
@@ -45,7 +46,11 @@ class SimilarityView:
 
     def mean_at(self, distance: int) -> float:
         """Mean similarity of positions `distance` apart (the largest distance there is, if beyond)."""
-        return float(self.by_distance["mean"][min(distance, self.n - 1)])
+        return float(self.by_distance["mean"][self.distance(distance)])
+
+    def distance(self, wanted: int) -> int:
+        """The distance the view can show for `wanted`: at most the largest there is (n - 1)."""
+        return min(wanted, self.n - 1)
 
 
 def table_view(table: torch.Tensor, n: int) -> SimilarityView:

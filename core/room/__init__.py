@@ -127,6 +127,11 @@ def ttl_seconds(environ: dict | None = None) -> float:
     return max(hours, 0.01) * 3600.0 if hours == hours else DEFAULT_TTL_H * 3600.0
 
 
+def seconds_left(expires: float, now: float) -> int:
+    """Whole seconds until a room expires, never below 0 (a cookie that lasts as long as the room)."""
+    return max(0, int(expires - now))
+
+
 # ---- what a learner writes ---------------------------------------------------------------------------------
 
 

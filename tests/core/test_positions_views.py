@@ -62,6 +62,7 @@ def test_learned_table_view_pools_past_256_positions():
     small = learned.table_view(table, 64)
     assert small.factor == 1 and small.mean_at(1) == pytest.approx(np.mean([sim[i, i + 1] for i in range(63)]))
     assert small.mean_at(1000) == small.mean_at(63)
+    assert (small.distance(100), small.distance(10)) == (63, 10)  # 64 positions: 63 apart at most
 
 
 def test_shaw_view_against_a_loop():

@@ -55,6 +55,11 @@ def test_ttl_from_the_environment():
     assert rules.ttl_seconds({rules.TTL_ENV: "nan"}) == 24 * 3600
 
 
+def test_the_control_cookie_lasts_the_seconds_left_in_the_room():
+    assert rules.seconds_left(1000.0, 400.5) == 599  # whole seconds, rounded down
+    assert rules.seconds_left(1000.0, 1200.0) == 0  # an expired room: the cookie ends now
+
+
 def test_answers_survive_json():
     for a in (Answer("order", ("a", "b"), ("b", "a"), None, {"n": (1, 2)}), Answer("number", 1.5, (), 0.1, {})):
         back = rules.answer_from_json(rules.answer_to_json(a))

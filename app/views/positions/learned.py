@@ -34,7 +34,7 @@ def part(T) -> None:
             data=view.by_distance,
             key="fig-sim-dist",
         )
-    far = min(100, view.n - 1)
+    far = view.distance(learned.FAR)
     st.info(T("learned_result", s1=view.mean_at(1), s10=view.mean_at(10), far=far, sfar=view.mean_at(far)))
     sub = learned.subspace_view(model)
     st.markdown(T("hypotheses", d=sub.d, k=sub.k, energy=sub.energy, words=sub.word_share, random=sub.random_share))

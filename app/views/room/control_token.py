@@ -11,6 +11,7 @@ import streamlit as st
 
 from app.room.store import open_store
 from app.views.room import links
+from core import room as rules
 
 CONTROL = "room_control"  # session state: {room code: control token} of the rooms this tab controls
 COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser, for as long as the room lives
@@ -38,7 +39,9 @@ def keep_in_browser(code: str, control: str, expires: float) -> None:
     SameSite=Strict; Secure on https; it lasts as long as the room."""
     if st.context.cookies.get(COOKIE_PREFIX + code) == control:
         return
-    cookie = f"{COOKIE_PREFIX}{code}={control}; Path=/; Max-Age={max(0, int(expires - time.time()))}; SameSite=Strict"
+    cookie = (
+        f"{COOKIE_PREFIX}{code}={control}; Path=/; Max-Age={rules.seconds_left(expires, time.time())}; SameSite=Strict"
+    )
     st.html(f"<script>document.cookie = {json.dumps(cookie)} + (location.protocol === 'https:' ? '; Secure' : '');"
             "</script>", unsafe_allow_javascript=True)  # fmt: skip
 
