@@ -73,8 +73,9 @@ def _asks(step: core_lessons.Step) -> tuple[str, Mapping]:
 
 @step_view("sdpa-steps")
 def _sdpa_steps(s: Values, step: core_lessons.Step) -> list[Drawn]:
-    """The part the step's state sets: the lookup (lq, tau), the saturation (sdk, keys), else the four steps on the
-    preset's matrices as the page starts them, at the matrix the question asks about (weights otherwise)."""
+    """The part the step's state sets: the lookup's weights (lq, tau), the saturation curves (sdk, keys), else one
+    of the four steps on the preset's matrices as the page starts them: the matrix the question asks about (the
+    weights otherwise)."""
     words = ui.texts("sdpa_steps.figure")
     if {"lq", "tau"} & set(step.state):
         names = [n.strip() for n in ui.t("sdpa_steps", "lookup_names").split(",")]
@@ -88,11 +89,7 @@ def _sdpa_steps(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return [Drawn(sdpa_figures.lookup_figures(lookup, words)["weights"], "lookup-weights", data)]
     if {"sdk", "keys"} & set(step.state):
         sat = sdpa_steps.saturation_view(s.sdk, s.keys, seed=0)  # the page's seed (sdpa_steps/saturation.py)
-        figs = sdpa_figures.saturation_figures(sat, words)
-        row = {"key": sat.key_labels, "score": sat.row["scores"], "weight_scaled": sat.row["weights_scaled"],
-               "weight_unscaled": sat.row["weights_unscaled"]}  # fmt: skip
-        return [Drawn(figs["entropy"], f"softmax-saturation-n{s.keys}"),
-                Drawn(figs["row"], f"softmax-row-dk{s.sdk}-n{s.keys}", row)]  # fmt: skip
+        return [Drawn(sdpa_figures.saturation_figures(sat, words)["entropy"], f"softmax-saturation-n{s.keys}")]
     view = sdpa_steps.preset_view(s.preset, s.dk, s.dv)
     if view.steps is None:
         return []
@@ -106,7 +103,7 @@ def _sdpa_steps(s: Values, step: core_lessons.Step) -> list[Drawn]:
 @step_view("masks")
 def _masks(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The three kinds of attention when the step picks source and target sentences (src, tgt); else the picked
-    sentence's mask applied and the picked head's weights after it."""
+    head's weights on the picked sentence after its mask."""
     words = ui.texts("masks.figure")
     lists = s.token_lists
     if {"src", "tgt"} & set(step.state):
@@ -121,27 +118,22 @@ def _masks(s: Values, step: core_lessons.Step) -> list[Drawn]:
     i = int(s.row)
     view = masks_batch.mask_steps_view(lists, i, s.head, s.mask, seed=0)  # the page's seed (masks/mask_steps.py)
     labels = indexed_labels(view.tokens)
-    figs = mask_steps_figures(view, words, labels)
-    return [Drawn(figs["applied"], f"mask-{s.mask}-sentence{i}-applied", view.allowed.astype(int), labels, labels),
-            Drawn(figs["weights"], f"weights-{s.mask}-sentence{i}-head{s.head}", view.weights, labels, labels)]  # fmt: skip
+    fig = mask_steps_figures(view, words, labels)["weights"]  # the masked cells are crossed out in it
+    return [Drawn(fig, f"weights-{s.mask}-sentence{i}-head{s.head}", view.weights, labels, labels)]
 
 
 @step_view("positions")
 def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
-    """RoPE: the check that scores depend on m - n only for that question, else the rotation at m and every pair's
-    angle. The other parts have no step view yet (their steps keep the buttons)."""
+    """RoPE: the check that scores depend on m - n only for that question, else every pair's angle by position. The other parts have no step view yet (their steps keep the buttons)."""
     if s.part != "rope":
         return []
     words = ui.texts("positions.figure")
     rot = rope.rotation_view(s.rope_d, 10**s.rope_base, s.m, s.layout)
     if _asks(step)[0] == "positions.relative_only":
         check = rope.check_view(rot.inv_freq, s.rope_n, s.m)
-        return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores),
-                Drawn(rope_figures.check_offset_figure(check, words), "rope-score-by-offset",
-                      {"offset": check.offsets, "score": check.score_by_offset})]  # fmt: skip
+        return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores)]
     angles = rope.angles_view(rot.inv_freq, s.rope_n, s.rope_pair)
-    return [Drawn(rope_figures.rotation_figure(rot, words), f"rope-rotation-m{s.m}", rot.rotation),
-            Drawn(rope_figures.angles_figure(angles, words), "rope-angles", angles.angles)]  # fmt: skip
+    return [Drawn(rope_figures.angles_figure(angles, words), "rope-angles", angles.angles)]
 
 
 @step_view("multi-head")
@@ -196,7 +188,9 @@ def figures(step: core_lessons.Step) -> list[Drawn]:
 
 
 def show(step: core_lessons.Step, key: str, side_by_side: bool = True) -> bool:
-    """Draw a step's view (side by side on a wide screen; stacked in a narrow panel); False when there is none."""
+    """Draw a step's view (side by side on a wide screen; stacked in a narrow panel); False when there is none.
+    Each figure keeps its text alternative; the numbers' table and CSV stay on the page itself (its buttons, under
+    the question), so the figure and the question fit one screen."""
     drawn = figures(step)
     if not drawn:
         return False
@@ -204,5 +198,5 @@ def show(step: core_lessons.Step, key: str, side_by_side: bool = True) -> bool:
     for i, (place, d) in enumerate(zip(places, drawn)):
         with place:
             ui.show_figure(d.fig, d.name, data=d.data, row_labels=d.row_labels, col_labels=d.col_labels,
-                           key=f"{key}-{i}", toolbar=side_by_side)  # fmt: skip
+                           key=f"{key}-{i}", toolbar=side_by_side, tables=False)  # fmt: skip
     return True

@@ -289,19 +289,21 @@ def show_figure(
     key: str | None = None,
     on_select: Callable[[], None] | None = None,
     toolbar: bool = True,
+    tables: bool = True,
 ):
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
     click on a point calls it before the rerun (the clicked points are in st.session_state[key].selection) and
     the selection event is returned. Every figure gets its text alternative (text_alternative). toolbar=False: no
-    buttons (a room's projector)."""
+    buttons (a room's projector). tables=False: `data` names the caption's cells, but no table toggle or CSV (a
+    lesson step's figure, whose page offers them)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     if not toolbar:
         config = {"displayModeBar": False}
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
     event = st.plotly_chart(fig, width="stretch", config=config, key=key, **select)
-    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}")
-    if data is not None:
+    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables)
+    if data is not None and tables:
         st.download_button(
             t("common", "download_csv"),
             lambda: to_csv(data, row_labels, col_labels),
@@ -313,7 +315,7 @@ def show_figure(
     return event
 
 
-def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str) -> None:
+def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str, table: bool = True) -> None:
     """What a screen reader reads for a figure: one caption from the numbers it draws (its title and axes; a map's
     largest cells, a bar chart's largest and smallest bars, a line's start, end, highest and lowest points:
     core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
@@ -326,7 +328,7 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
         told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
     if told.statements:
         st.caption(_figure_caption(layout, told))
-    if data is not None and st.toggle(t("common", "figure_table"), key=key):
+    if data is not None and table and st.toggle(t("common", "figure_table"), key=key):
         if isinstance(data, dict):
             st.dataframe({str(name): list(column) for name, column in data.items()})
         else:

@@ -72,10 +72,13 @@ def page() -> None:
     st.progress((index + 1) / n, text=T("where", i=index + 1, n=n))
     summary(T, lesson, given)
     st.markdown(plain(core.text_in(step.text, lang)))
-    step_views.show(step, f"step-fig-{index}")  # the page's figure at the step's state, above the question
-    progress.step_links(T, step, f"step-{index}")
+    drawn = step_views.show(step, f"step-fig-{index}")  # the page's figure at the step's state, above the question
+    if not drawn:
+        progress.step_links(T, step, f"step-{index}")
     if step.question is not None:
         question.show(T, lesson, step, given)
+    if drawn:  # the page itself, to explore further, under the question
+        progress.step_links(T, step, f"step-{index}")
     navigation(T, lesson, index)
     progress.mirror_answers(lesson, given)
     ui.page_end()

@@ -1,0 +1,60 @@
+"""Screenshots of a lesson step with its figure above its question, in Debian's chromium at a laptop's 1366 x 768
+and a phone's 390 x 844 (where a room's QR code lands): the window scrolled to the step's figure, so each picture
+is one screen. Writes docs/screenshots/lesson-step-{1366,390}.png (the README shows them).
+
+    .venv/bin/python scripts/lesson_screenshots.py [--lesson masks --step 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.app_server import free_port, start_server, stop_server  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+SIZES = {"1366": (1366, 768), "390": (390, 844)}
+HEADER = 72  # px of Streamlit's header over the page: the figure's top goes just under it
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lesson", default="masks")
+    parser.add_argument("--step", type=int, default=3)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    with tempfile.TemporaryFile("w+") as log:
+        server = start_server(port, log)
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+                for name, (width, height) in SIZES.items():
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page.goto(f"http://127.0.0.1:{port}/lessons?lesson={args.lesson}&lstep={args.step}")
+                    figure = page.locator(f".st-key-step-fig-{args.step - 1}-0, .stPlotlyChart").first
+                    figure.wait_for(timeout=60_000)
+                    page.locator("[data-testid=stForm]").first.wait_for(timeout=60_000)  # the question
+                    page.wait_for_timeout(1500)  # plotly draws after the element appears
+                    figure.evaluate("e => e.scrollIntoView({block: 'start'})")
+                    page.mouse.move(width // 2, height // 2)
+                    page.mouse.wheel(0, -HEADER)
+                    page.wait_for_timeout(500)
+                    path = Path(args.out) / f"lesson-step-{name}.png"
+                    page.screenshot(path=str(path))
+                    print(path)
+                    page.close()
+                browser.close()
+        finally:
+            stop_server(server)
+
+
+if __name__ == "__main__":
+    main()
