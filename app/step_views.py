@@ -20,15 +20,20 @@ from app import ui
 from core import attention, multi_head, sdpa_steps
 from core import lessons as core_lessons
 from core.lessons.answers import PAGE_STATES
+from core.linear_attention.state import COST_SIZES
+from core.linear_attention.views import associativity_view, implied_view
 from core.masks import batch as masks_batch
 from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
 from core.positions import rope
+from core.rope_scaling import formulas as rope_scaling
 from core.state import Values
 from viz import attention as attention_figures
 from viz import multi_head as multi_head_figures
+from viz import rope_scaling as rope_scaling_figures
 from viz import sdpa_steps as sdpa_figures
 from viz.labels import indexed_labels
+from viz.linear_attention import cost_figure, implied_figures
 from viz.masks import attention_kind_figure, mask_steps_figures
 from viz.positions import rope as rope_figures
 
@@ -160,6 +165,32 @@ def _attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
     view = attention.head_view(trace, tokens, s.layer, s.head)
     fig = attention_figures.figure(view, ui.texts("attention.figure"))
     return [Drawn(fig, f"layer{s.layer}-head{s.head}", view.weights, view.labels, view.labels)]
+
+
+@step_view("rope-scaling")
+def _rope_scaling(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The formula part: each method's wavelength per pair for an order of the slowest pairs, else the ratio to
+    plain RoPE per pair (the kept pairs, the stretched ones). The experiment part keeps the buttons."""
+    freq = rope_scaling.frequency_view(float(s.factor), s.maxd)
+    words, factor = ui.texts("rope_scaling.figure"), float(s.factor)
+    if _asks(step)[0] == "rope_scaling.slowest_order":
+        data = {"pair": freq.pairs, **{r["method"]: r["wavelength"] for r in freq.rows}}
+        return [Drawn(rope_scaling_figures.wavelength_figure(freq, words), f"rope-wavelengths-s{factor:g}", data)]
+    data = {"pair": freq.pairs, **{r["method"]: r["ratio"] for r in freq.rows}}
+    return [Drawn(rope_scaling_figures.ratio_figure(freq, words), f"rope-interpolation-s{factor:g}", data)]
+
+
+@step_view("linear-attention")
+def _linear_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The implied matrices (softmax's beside linear attention's) when the step sets that part (im_n, im_d,
+    spread); else the two orders' cost against n at the step's d."""
+    words = ui.texts("linear_attention.figure")
+    if {"im_n", "im_d", "spread"} & set(step.state):
+        view = implied_view(s.im_n, s.im_d, s.spread, s.causal, s.seed)
+        return [Drawn(fig, f"{kind}-weights-n{s.im_n}-s{s.spread:g}", getattr(view, kind), view.queries, view.keys)
+                for kind, fig in zip(("softmax", "linear"), implied_figures(view, words))]  # fmt: skip
+    view = associativity_view(s.n, s.d, list(COST_SIZES))
+    return [Drawn(cost_figure(view, words), f"associativity-d{s.d}", {"n": view.sizes, **view.curves})]
 
 
 # ---- drawing ------------------------------------------------------------------------------------------------

@@ -17,10 +17,13 @@ CASES = [
     ("masks", 4, ["fig-encoder_self", "fig-decoder_self", "fig-cross"]),
     ("rope", 4, ["fig-check"]),  # "does the score depend on m - n only?"
     ("multi-head", 4, ["fig-heads"]),
+    ("rope-scaling", 5, ["fig-wl"]),  # the methods' slowest wavelengths, in order
+    ("linear-attention", 5, ["fig-softmax", "fig-linear"]),  # the implied matrices
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
 ]
-IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "multi-head-3", "qkv-softmax-5"]
+IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
+IDS += ["multi-head-3", "qkv-softmax-5"]
 
 
 def step_of(lesson: str, index: int):
@@ -50,10 +53,10 @@ def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
 
 
 def test_a_step_whose_view_is_not_drawn_here_keeps_its_buttons():
-    """/linear-attention has no step view here: no figure, the buttons that open the page."""
-    walk = open_view("lessons", {"lesson": "linear-attention", "lstep": "1"})
+    """/transformer-xl has no step view here: no figure, the buttons that open the page."""
+    walk = open_view("lessons", {"lesson": "flash-gqa-kv", "lstep": "6"})
     assert not walk.get("plotly_chart")
-    assert [b for b in walk.button if b.key == "here-step-0"]
+    assert [b for b in walk.button if b.key == "here-step-5"]
 
 
 @pytest.fixture
