@@ -179,6 +179,27 @@ def test_sliding_window_weights_are_zero_outside_the_window_and_equal_the_models
                 assert float(ours[:, : p + 1 - windows[layer]].abs().max()) == 0.0
 
 
+@pytest.mark.parametrize("family", ["mistral", "gemma2"])
+def test_a_sliding_layers_cache_stops_at_its_window_as_the_formula_counts(family, tmp_path):
+    """Measured on transformers' own cache tensors after every step: equal to the formula counted layer by layer,
+    a sliding layer (W = 4) at W - 1 = 3 positions. A tiny Mistral slides in all 3 layers, so its cache stops
+    growing: 3 layers x 2 (K, V) x 2 key/value heads x 8 values x 3 positions x 4 bytes = 1,152 bytes at every
+    step; Gemma 2's full middle layer still grows by 2 x 2 x 8 x 4 = 128 bytes a token."""
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build(family, tmp_path)
+    model = local.load_folder(tmp_path)
+    ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 5)
+    gen = kc.generate(model, ids, max_new_tokens=5, policies=())
+    measured = [s.cache_bytes for s in gen.steps]
+    assert measured == [gen.formula_bytes(s.position + 1) for s in gen.steps]
+    if family == "mistral":
+        assert measured == [1152] * len(gen.steps)
+    else:
+        assert [b - a for a, b in zip(measured, measured[1:])] == [128] * (len(measured) - 1)
+
+
 def test_a_learned_table_keeps_prompt_and_new_tokens_within_its_positions(tmp_path):
     from core.models import local
     from tests.tiny_models import build

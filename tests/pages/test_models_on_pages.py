@@ -250,6 +250,20 @@ def test_kv_cache_runs_past_a_sliding_window_and_says_eviction_is_not_measured(f
     assert not any("sliding-window layers" in i.value for i in at.info)  # a full cache: eviction measured
 
 
+@pytest.mark.parametrize(
+    "lang, says",
+    [("en", ["2 of the 3 layers", "W = 4", "never read again"]), ("ja", ["3 層のうち 2 層", "W = 4", "二度と読まれない"]),
+     ("ko", ["3개 층 중 2개 층", "W = 4", "다시 읽지 않으므로"])],
+)  # fmt: skip
+def test_kv_cache_says_why_a_sliding_layers_cache_stops_growing(folders, lang, says):
+    """Gemma 2's two sliding layers (W = 4) past their window: the page says why their cache stops at W - 1, in the
+    reader's language."""
+    at = run_view("kv-cache", params={"model": folders["gemma2"], "prompt": TEXTS[0], "new": "6"}, state={"lang": lang})
+    assert_no_exception(at)
+    said = [c.value for c in at.caption if says[-1] in c.value]
+    assert said and all(part in said[0] for part in says), [c.value for c in at.caption]
+
+
 def test_a_t5_folder_is_offered_where_a_contract_reads_it_and_refused_in_words_elsewhere(tmp_path, monkeypatch):
     """T5 adds its relative position buckets inside its own attention code: the attention contract cannot record
     it, so /attention names that in words; /encoder-decoder (the seq2seq contract) offers it."""
