@@ -1,14 +1,44 @@
-"""Landing page: what Attention Lab is and what each page teaches."""
+"""Landing page: what Attention Lab is, the study paths to start with (each a link to /lessons at its first lesson,
+the path in the link), then what each page teaches."""
 
 import streamlit as st
 
 from app import catalog, ui
+from app.views.lessons import paths as study_paths
+from app.views.lessons import progress
+from app.views.lessons.text import plain
+from core import lessons as core
+
+
+def paths(T) -> None:
+    """The study paths, two a row (one above the other on a phone): a link to the path's first lesson, what it covers, its lessons."""
+    try:
+        lessons, declared = progress.load_lessons(), study_paths.load_paths()
+    except core.LessonError:
+        st.info(T("paths_unavailable"))
+        return
+    if not declared:
+        return
+    lang = ui.lang()
+    st.header(T("paths"))
+    st.caption(T("paths_about"))
+    target = catalog.streamlit_page(catalog.BY_URL["lessons"])
+    in_order = list(declared.values())
+    for row in range(0, len(in_order), 2):  # a row at a time: a screen reader meets the paths in the file's order
+        for column, path in zip(st.columns(2), in_order[row : row + 2]):
+            with column.container(border=True):
+                st.page_link(target, label=core.text_in(path.title, lang), icon=":material/route:",
+                             query_params={"lesson": path.lessons[0], study_paths.PARAM: path.id})  # fmt: skip
+                st.markdown(plain(core.text_in(path.about, lang)))
+                titles = " → ".join(core.text_in(lessons[x].title, lang) for x in path.lessons)
+                st.caption(plain(T("path_lessons", n=len(path.lessons), titles=titles)))
 
 
 def page() -> None:
     T = ui.page_setup("home")
     st.title(T("title"))
     st.markdown(T("intro"))
+    paths(T)
     st.header(T("pages"))
     for entry in catalog.PAGES[1:]:
         st.page_link(catalog.streamlit_page(entry))

@@ -41,6 +41,7 @@ LANGUAGES = ("en", "ja", "ko")
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "lessons"
 ORDER_SEPARATOR = " > "  # an "order" response as one string: items in the learner's order
 MAX_RESPONSE_CHARS = 2000
+PATHS_FILE = "paths.toml"  # the study paths (core/lessons/paths.py), beside the lessons: not a lesson
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
@@ -269,7 +270,7 @@ def _line_of(message: str) -> int | None:
 def load_lessons(folder: str | Path | None = None, pages: Iterable[str] | None = None) -> dict[str, Lesson]:
     """Every lessons/*.toml, in the material's order (`order`, then id). Raises LessonError on the first bad file."""
     folder = Path(folder) if folder is not None else DEFAULT_FOLDER
-    lessons = [load_lesson(p, pages) for p in sorted(folder.glob("*.toml"))]
+    lessons = [load_lesson(p, pages) for p in sorted(folder.glob("*.toml")) if p.name != PATHS_FILE]
     seen: dict[str, str] = {}
     for lesson in lessons:
         if lesson.id in seen:

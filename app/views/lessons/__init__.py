@@ -8,7 +8,7 @@ import streamlit as st
 from app import step_views, ui
 from core import lessons as core
 
-from . import progress, question
+from . import paths, progress, question
 from .text import plain
 
 CURRENT = "_lesson_on_screen"
@@ -65,12 +65,15 @@ def page() -> None:
     if st.session_state.get(CURRENT, lesson_id) != lesson_id:
         st.session_state["lstep"] = 1  # another lesson starts at its first step
     st.session_state[CURRENT] = lesson_id
+    on_path = paths.current(lesson_id)
     n = len(lesson.steps)
     index = ui.number("lstep", T("step"), 1, n, 1) - 1
     step = lesson.steps[index]
     given = progress.answers(lesson)
     st.progress((index + 1) / n, text=T("where", i=index + 1, n=n))
     summary(T, lesson, given)
+    if on_path is not None:
+        paths.where(T, on_path, lesson_id)
     st.markdown(plain(core.text_in(step.text, lang)))
     drawn = step_views.show(step, f"step-fig-{index}")  # the page's figure at the step's state, above the question
     if not drawn:
@@ -80,5 +83,7 @@ def page() -> None:
     if drawn:  # the page itself, to explore further, under the question
         progress.step_links(T, step, f"step-{index}")
     navigation(T, lesson, index)
+    if on_path is not None and index == n - 1:
+        paths.offer_next(T, on_path, lessons, lesson_id)
     progress.mirror_answers(lesson, given)
     ui.page_end()
