@@ -178,20 +178,25 @@ def _question(raw, fail, registry) -> Question:
     )
 
 
-def load_lesson(path: str | Path, pages: Iterable[str] | None = None) -> Lesson:
-    """One lesson file. `pages`: the catalog URLs a step may name (None: not checked here). Raises LessonError."""
-    from core.lessons.answers import ANSWER_FUNCTIONS, PAGE_STATES
-
-    path = Path(path)
+def read_toml(path: Path) -> tuple[str, dict]:
+    """A file of the lessons folder: its text and its TOML. Raises LessonError naming the file (and the line)."""
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise LessonError(path, None, f"cannot read: {e}") from None
     try:
-        data = tomllib.loads(source)
+        return source, tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
         line = getattr(e, "lineno", None) or _line_of(str(e))
         raise LessonError(path, line, f"not valid TOML: {getattr(e, 'msg', e)}") from None
+
+
+def load_lesson(path: str | Path, pages: Iterable[str] | None = None) -> Lesson:
+    """One lesson file. `pages`: the catalog URLs a step may name (None: not checked here). Raises LessonError."""
+    from core.lessons.answers import ANSWER_FUNCTIONS, PAGE_STATES
+
+    path = Path(path)
+    source, data = read_toml(path)
 
     def fail_at(line):
         def fail(message):

@@ -12,12 +12,11 @@ link to /lessons?lesson=<id>&path=<path> says how far along the path a learner i
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.lessons import _ID, DEFAULT_FOLDER, PATHS_FILE, LessonError, _line_of, _words
+from core.lessons import _ID, DEFAULT_FOLDER, PATHS_FILE, LessonError, _words, read_toml
 
 
 @dataclass(frozen=True)
@@ -43,13 +42,7 @@ def load_paths(lessons: Mapping[str, object], folder: str | Path | None = None) 
     path = (Path(folder) if folder is not None else DEFAULT_FOLDER) / PATHS_FILE
     if not path.exists():
         return {}
-    try:
-        source = path.read_text(encoding="utf-8")
-        data = tomllib.loads(source)
-    except (OSError, UnicodeDecodeError) as e:
-        raise LessonError(path, None, f"cannot read: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise LessonError(path, getattr(e, "lineno", None) or _line_of(str(e)), f"not valid TOML: {e}") from None
+    source, data = read_toml(path)
     if set(data) - {"paths"} or not isinstance(data.get("paths"), list):
         raise LessonError(path, 1, "the file holds [[paths]] tables only")
     lines = [i + 1 for i, line in enumerate(source.splitlines()) if re.match(r"^\s*\[\[\s*paths\s*\]\]", line)]
