@@ -18,6 +18,7 @@ import streamlit as st
 
 from app import ui
 from core import attention, multi_head, sdpa_steps
+from core import flash_attention as flash
 from core import lessons as core_lessons
 from core.lessons.answers import PAGE_STATES
 from core.linear_attention.state import COST_SIZES
@@ -27,8 +28,11 @@ from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
 from core.positions import rope
 from core.rope_scaling import formulas as rope_scaling
+from core.sdpa_gqa.state import model_config as gqa_config
+from core.sdpa_gqa.views import kv_cache_view
 from core.state import Values
 from viz import attention as attention_figures
+from viz import flash_attention as flash_figures
 from viz import multi_head as multi_head_figures
 from viz import rope_scaling as rope_scaling_figures
 from viz import sdpa_steps as sdpa_figures
@@ -36,6 +40,7 @@ from viz.labels import indexed_labels
 from viz.linear_attention import cost_figure, implied_figures
 from viz.masks import attention_kind_figure, mask_steps_figures
 from viz.positions import rope as rope_figures
+from viz.sdpa_gqa import kv_cache_figure
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,30 @@ def _linear_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
                 for kind, fig in zip(("softmax", "linear"), implied_figures(view, words))]  # fmt: skip
     view = associativity_view(s.n, s.d, list(COST_SIZES))
     return [Drawn(cost_figure(view, words), f"associativity-d{s.d}", {"n": view.sizes, **view.curves})]
+
+
+@step_view("flash-attention")
+def _flash_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The tiled walk of the step's query tile at its key-tile step (the page's default: the last): the running
+    maximum and sum for a question about them, else the score tiles."""
+    view = flash.walk(q_tile=int(s.qtile), n=s.n, d=s.d, br=s.br, bc=s.bc, causal=s.causal, padded_keys=s.pad,
+                      seed=s.seed)  # fmt: skip
+    at = s.step if len(view.steps) > 1 else 0  # the state's default: the last step, as the page starts
+    words = ui.texts("flash_attention.figure")
+    if _asks(step)[0] == "flash_attention.running_max":
+        return [Drawn(flash_figures.statistics_figure(view, words, at), "flash-m-l")]
+    return [Drawn(flash_figures.tiles_figure(view, words, at), "flash-tiles", view.weights)]
+
+
+@step_view("sdpa-gqa")
+def _sdpa_gqa(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The KV cache of the step's model as MHA, GQA and MQA at its context, batch and number format."""
+    cfg = gqa_config(s, ui.t("sdpa_gqa", "custom"))
+    if cfg is None:
+        return []
+    view = kv_cache_view(cfg, s.ctx, s.batch, s.dtype)
+    data = {k: [r[k] for r in view.variants] for k in ("variant", "kv_heads", "bytes")}
+    return [Drawn(kv_cache_figure(view, ui.texts("sdpa_gqa.figure")), f"kv-cache-{cfg.name}-{s.ctx}", data)]
 
 
 # ---- drawing ------------------------------------------------------------------------------------------------

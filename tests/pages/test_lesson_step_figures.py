@@ -19,10 +19,14 @@ CASES = [
     ("multi-head", 4, ["fig-heads"]),
     ("rope-scaling", 5, ["fig-wl"]),  # the methods' slowest wavelengths, in order
     ("linear-attention", 5, ["fig-softmax", "fig-linear"]),  # the implied matrices
+    ("flash-gqa-kv", 1, ["fig-tiles"]),  # no step in the state: the page's last
+    ("flash-gqa-kv", 2, ["fig-ml"]),  # the running maximum at step 1
+    ("flash-gqa-kv", 3, ["fig-kv"]),
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
+IDS += ["flash-gqa-kv-1", "flash-gqa-kv-2", "flash-gqa-kv-3"]
 IDS += ["multi-head-3", "qkv-softmax-5"]
 
 
@@ -30,9 +34,9 @@ def step_of(lesson: str, index: int):
     return progress.load_lessons()[lesson].steps[index - 1]
 
 
-def drawn(figure: dict) -> tuple:
-    """What a figure shows: its traces and its title."""
-    return figure["data"], figure["layout"].get("title")
+def drawn(figure: dict) -> dict:
+    """What a figure shows: its traces and its layout (title, axes, the shapes that mark a tile), as sent."""
+    return figure
 
 
 @pytest.mark.parametrize(("lesson", "index", "keys"), CASES, ids=IDS)
