@@ -312,7 +312,7 @@ class RopeView:
     weights: np.ndarray  # (n, n) those weights
     kept: dict[str, np.ndarray]  # "position_only", "content_only", "uniform": (H,) pattern kept of each head
     kept_here: dict[str, float]  # the same of this head
-    verdict: str  # "position", "content" or "both": which counterfactual keeps clearly more of this head
+    verdict: str  # "position", "content" or "mixed": which counterfactual keeps clearly more of this head
 
 
 def verdict(position: float, content: float) -> str:
@@ -320,7 +320,7 @@ def verdict(position: float, content: float) -> str:
         return "position"
     if content - position > MARGIN:
         return "content"
-    return "both"
+    return "mixed"
 
 
 def rope_view(parts: RopeLayerParts, head: int, band: int, pattern: str) -> RopeView:
@@ -442,7 +442,7 @@ class DetectorGroup:
     fastest_share: float  # mean share of the fastest band (shortest wavelengths) over the group's heads and texts
     slowest_share: float  # the same of the slowest band
     kept: dict[str, float]  # KEPT -> mean pattern kept
-    verdict: str  # "position", "content" or "both" (verdict of the group's means)
+    verdict: str  # "position", "content" or "mixed" (verdict of the group's means)
 
 
 @dataclass(frozen=True)

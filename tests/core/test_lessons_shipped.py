@@ -16,8 +16,8 @@ QUESTIONS = [(lid, i) for lid, i in STEPS if LESSONS[lid].steps[i].question is n
 FIELD = re.compile(r"\{(\w+)\}")
 # The material in order (the pages each lesson teaches from).
 MATERIAL = ["sdpa-steps", "sdpa-steps", "masks", "multi-head", "encoder-decoder", "positions", "rope-scaling", "moe",
-            "linear-attention", "flash-attention", "padded-batch", "long-maps", "antecedents", "ablation", "kv-cache",
-            "logit-lens", "rnn-attention", "models"]  # fmt: skip
+            "linear-attention", "flash-attention", "padded-batch", "long-maps", "antecedents", "ablation", "why-head",
+            "kv-cache", "logit-lens", "rnn-attention", "models"]  # fmt: skip
 
 
 def test_enough_lessons_and_questions_in_the_material_order():

@@ -190,20 +190,20 @@ def test_a_decoder_has_no_embedding_parts_to_split(llama):
 
 def test_the_view_of_the_hand_worked_head_and_its_verdict():
     """Row 1's own scores (1, 4); content removed (1, 3); position removed (2, 4): both counterfactuals give the same
-    weights, so neither keeps clearly more: 'both'. Even attention keeps 1 - |1/(1 + e^3) - 1/2|."""
+    weights, so neither keeps clearly more: 'mixed'. Even attention keeps 1 - |1/(1 + e^3) - 1/2|."""
     q = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 1, 0]]])
     k = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 3, 0]]])
     cos = torch.tensor([[1.0, 1, 1, 1], [0, 1, 0, 1]])
     sin = torch.tensor([[0.0, 0, 0, 0], [1, 0, 1, 0]])
     parts = why_head.rope_layer_parts(q, k, 1.0, cos, sin, "half", [(0, 1), (1, 2)], ["a", "b"])
     view = why_head.rope_view(parts, 0, 1, "content_only")
-    assert view.verdict == "both" and view.carrier == 1 and view.band_scores[1].tolist() == [1, 1]
+    assert view.verdict == "mixed" and view.carrier == 1 and view.band_scores[1].tolist() == [1, 1]
     kept = 1 - abs(1 / (1 + math.e**3) - 1 / (1 + math.e**2))
     assert view.kept_here["position_only"] == pytest.approx(kept) == view.kept_here["content_only"]
     assert view.kept_here["uniform"] == pytest.approx(1 - abs(1 / (1 + math.e**3) - 0.5))
     assert view.weights[1].tolist() == pytest.approx([1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
     assert [why_head.verdict(0.9, 0.7), why_head.verdict(0.5, 0.7), why_head.verdict(0.5, 0.55)] == [
-        "position", "content", "both"]  # fmt: skip
+        "position", "content", "mixed"]  # fmt: skip
 
 
 def test_shares_over_texts_read_every_layer_of_one_pass_as_the_page_reads_one(llama):
@@ -247,7 +247,7 @@ def test_the_papers_finding_by_hand():
     agreeing = [group("previous_token", "position", 0.2, 0.5), group("induction", "content", 0.01, 0.8)]
     assert why_head.paper_finding(agreeing, 0.05, 0.6) == "agrees"
     assert why_head.paper_finding(agreeing, 0.25, 0.6) == "differs"  # previous-token heads below the average
-    assert why_head.paper_finding(agreeing[:1] + [group("induction", "both", 0.01, 0.8)], 0.05, 0.6) == "differs"
+    assert why_head.paper_finding(agreeing[:1] + [group("induction", "mixed", 0.01, 0.8)], 0.05, 0.6) == "differs"
 
 
 @pytest.mark.parametrize("family, offered", [("llama", True), ("qwen2", True), ("mistral", False), ("gemma2", False),

@@ -17,6 +17,7 @@ import pytest
 
 from app import catalog, i18n
 from core import lessons as core
+from core import why_head
 from tests.apptest_helpers import figure_by_key, heatmap_by_key, number_after, open_view, plotted_values, shown_text
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
@@ -679,6 +680,42 @@ def long_maps_mass_where(step, q, a):
     assert max(parts, key=parts.get) == a.correct, parts
 
 
+# ---- /why-head (SmolLM2's RoPE part, MiniLM's absolute part) -----------------------------------------------------
+
+
+def stacked_shares(at, key: str) -> tuple[np.ndarray, list[str]]:
+    """(H, parts) of the stacked bars drawn under `key`, and each part's legend name."""
+    bars = figure_by_key(at, key)["data"]
+    return np.stack([plotted_values(b["y"]) for b in bars], 1), [b["name"] for b in bars]
+
+
+def why_head_carrier_band(step, q, a):
+    shares, names = stacked_shares(page(step), "fig-shares")
+    carrier = int(np.argmax(shares[int(step.state["head"])]))
+    assert names[carrier].startswith(f"band {carrier}:") and str(carrier) == a.correct, (names[carrier], a.correct)
+
+
+def why_head_position_or_content(step, q, a):
+    """The sentence under the counterfactuals says which keeps clearly more; the bars it speaks of must agree."""
+    at = page(step)
+    said = {"position": "mostly from **position**", "content": "mostly from **content**",
+            "mixed": "Neither alone keeps clearly more"}  # fmt: skip
+    assert [v for v, words in said.items() if words in shown_text(at)] == [a.correct]
+    kept = {b["name"]: plotted_values(b["y"])[int(step.state["head"])] for b in figure_by_key(at, "fig-kept")["data"]}
+    position, content = (
+        kept[i18n.text("en", "why_head.figure", f"kept_{k}")] for k in ("position_only", "content_only")
+    )
+    margin = why_head.MARGIN  # "clearly more"
+    assert a.correct == ("position" if position - content > margin else "content" if content - position > margin
+                         else "mixed"), (position, content)  # fmt: skip
+
+
+def why_head_largest_term(step, q, a):
+    shares, names = stacked_shares(page(step), "fig-terms")
+    term = {i18n.text("en", "why_head.figure", f"term_{k}"): k for k in a.options}
+    assert term[names[int(np.argmax(shares[int(step.state["head"])]))]] == a.correct
+
+
 READERS = {
     "sdpa_steps.cell": sdpa_cell,
     "sdpa_steps.top_key": sdpa_top_key,
@@ -759,6 +796,9 @@ READERS = {
     "long_maps.peak_change": long_maps_peak_change,
     "long_maps.full_bytes": long_maps_full_bytes,
     "long_maps.mass_where": long_maps_mass_where,
+    "why_head.carrier_band": why_head_carrier_band,
+    "why_head.position_or_content": why_head_position_or_content,
+    "why_head.largest_term": why_head_largest_term,
 }
 
 
@@ -779,6 +819,7 @@ MODEL_PAGES = {
     "kv-cache",
     "logit-lens",
     "padded-batch",
+    "why-head",
 }  # they load a real model: marked slow
 
 

@@ -7,7 +7,7 @@ from core.lessons import Answer
 from core.lessons.answers import register
 
 PAGE = "why-head"
-VERDICTS = ("position", "content", "both")
+VERDICTS = ("position", "content", "mixed")
 
 
 def _rope_view(s) -> wh.RopeView:
@@ -28,7 +28,7 @@ def why_head_carrier_band(params, s):
 @register("why_head.position_or_content", "choice", PAGE, wh.STATE)
 def why_head_position_or_content(params, s):
     """Whether the page's head keeps clearly more of its pattern from 'position' alone (content removed) or from
-    'content' alone (position removed), or 'both' (within core.why_head.MARGIN of each other)."""
+    'content' alone (position removed), or 'mixed' (within core.why_head.MARGIN of each other)."""
     view = _rope_view(s)
     return Answer("choice", view.verdict, VERDICTS, None, {"head": view.head, **view.kept_here})
 
