@@ -17,9 +17,12 @@ from typing import Any
 import streamlit as st
 
 from app import ui
+from app.views.transformer_xl.ideas import CONTEXT_N as XL_CONTEXT
+from app.views.transformer_xl.ideas import LAYERS as XL_LAYERS
 from core import attention, multi_head, sdpa_steps
 from core import flash_attention as flash
 from core import lessons as core_lessons
+from core import transformer_xl as xl
 from core.lessons.answers import PAGE_STATES
 from core.linear_attention.state import COST_SIZES
 from core.linear_attention.views import associativity_view, implied_view
@@ -36,6 +39,7 @@ from viz import flash_attention as flash_figures
 from viz import multi_head as multi_head_figures
 from viz import rope_scaling as rope_scaling_figures
 from viz import sdpa_steps as sdpa_figures
+from viz import transformer_xl as xl_figures
 from viz.labels import indexed_labels
 from viz.linear_attention import cost_figure, implied_figures
 from viz.masks import attention_kind_figure, mask_steps_figures
@@ -220,6 +224,21 @@ def _sdpa_gqa(s: Values, step: core_lessons.Step) -> list[Drawn]:
     view = kv_cache_view(cfg, s.ctx, s.batch, s.dtype)
     data = {k: [r[k] for r in view.variants] for k in ("variant", "kv_heads", "bytes")}
     return [Drawn(kv_cache_figure(view, ui.texts("sdpa_gqa.figure")), f"kv-cache-{cfg.name}-{s.ctx}", data)]
+
+
+@step_view("transformer-xl")
+def _transformer_xl(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The committed SmolLM2 run's loss by position for a question about it, else how far back each method reaches
+    at the step's segment, window and sinks. The live part keeps the buttons."""
+    words = ui.texts("transformer_xl.figure")
+    if _asks(step)[0] in ("transformer_xl.loss_order", "transformer_xl.best_after_eviction"):
+        measured = xl.measured_view()
+        if measured is None:
+            return []
+        return [Drawn(xl_figures.lines_figure(measured.by_block, words), "xl-loss-by-position",
+                      measured.by_block.table())]  # fmt: skip
+    view = xl.reach_view(XL_CONTEXT, s.seg, s.win, s.sinks, XL_LAYERS)
+    return [Drawn(xl_figures.lines_figure(view.lines, words), "xl-effective-context", view.lines.table())]
 
 
 # ---- drawing ------------------------------------------------------------------------------------------------

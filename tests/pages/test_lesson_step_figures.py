@@ -22,11 +22,13 @@ CASES = [
     ("flash-gqa-kv", 1, ["fig-tiles"]),  # no step in the state: the page's last
     ("flash-gqa-kv", 2, ["fig-ml"]),  # the running maximum at step 1
     ("flash-gqa-kv", 3, ["fig-kv"]),
+    ("flash-gqa-kv", 6, ["fig-reach"]),  # /transformer-xl: how far back each method reaches
+    ("flash-gqa-kv", 7, ["fig-block"]),  # the committed run's loss by position
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
-IDS += ["flash-gqa-kv-1", "flash-gqa-kv-2", "flash-gqa-kv-3"]
+IDS += ["flash-gqa-kv-1", "flash-gqa-kv-2", "flash-gqa-kv-3", "flash-gqa-kv-6", "flash-gqa-kv-7"]
 IDS += ["multi-head-3", "qkv-softmax-5"]
 
 
@@ -57,10 +59,10 @@ def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
 
 
 def test_a_step_whose_view_is_not_drawn_here_keeps_its_buttons():
-    """/transformer-xl has no step view here: no figure, the buttons that open the page."""
-    walk = open_view("lessons", {"lesson": "flash-gqa-kv", "lstep": "6"})
+    """/moe has no step view here: no figure, the buttons that open the page."""
+    walk = open_view("lessons", {"lesson": "moe", "lstep": "2"})
     assert not walk.get("plotly_chart")
-    assert [b for b in walk.button if b.key == "here-step-5"]
+    assert [b for b in walk.button if b.key == "here-step-1"]
 
 
 @pytest.fixture
