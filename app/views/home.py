@@ -1,9 +1,9 @@
-"""Landing page: what Attention Lab is, the study paths to start with (each a link to /lessons at its first lesson,
-the path in the link), then what each page teaches."""
+"""Landing page: what Attention Lab is, a live figure (/sdpa-steps' example), the study paths to start with (each a
+link to /lessons at its first lesson, the path in the link), then what each page teaches."""
 
 import streamlit as st
 
-from app import catalog, ui
+from app import catalog, step_views, ui
 from app.views.lessons import paths as study_paths
 from app.views.lessons import progress
 from app.views.lessons.text import plain
@@ -34,10 +34,18 @@ def paths(T) -> None:
                 st.caption(plain(T("path_lessons", n=len(path.lessons), titles=titles)))
 
 
+def live_figure(T) -> None:
+    """/sdpa-steps' example as that page starts (no model to load): the attention weights, drawn by the same core
+    call and figure builder as the page and a lesson step, with a link to the page that changes them."""
+    if step_views.show(core.Step("sdpa-steps", {}, {}, None), "home-figure"):
+        st.page_link(catalog.streamlit_page(catalog.BY_URL["sdpa-steps"]), label=T("figure_link"))
+
+
 def page() -> None:
     T = ui.page_setup("home")
     st.title(T("title"))
     st.markdown(T("intro"))
+    live_figure(T)
     paths(T)
     st.header(T("pages"))
     for entry in catalog.PAGES[1:]:

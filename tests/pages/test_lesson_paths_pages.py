@@ -71,3 +71,16 @@ def test_an_unknown_path_is_ignored_with_a_notice_and_a_lesson_off_the_path_leav
     assert "path" in " ".join(w.value for w in at.warning) and "path" not in at.query_params
     at = open_view("lessons", {"lesson": "moe", "path": "attention-in-30-minutes"})
     assert "path" not in at.query_params and not at.warning
+
+
+def test_the_landing_page_draws_the_sdpa_steps_weights_live_above_the_paths():
+    """No model to load: /sdpa-steps' example as that page starts, the same traces and title as its weights figure,
+    with a link to the page."""
+    from tests.apptest_helpers import figure_by_key
+
+    home, page = open_view("home"), open_view("sdpa-steps")
+    drawn = figure_by_key(home, "home-figure-0")
+    mine = figure_by_key(page, "fig-weights")
+    assert (drawn["data"], drawn["layout"].get("title")) == (mine["data"], mine["layout"].get("title"))
+    links = [link.proto.page for link in home.get("page_link")]
+    assert links.index("sdpa-steps") < links.index("lessons"), "the figure's link comes before the paths"
