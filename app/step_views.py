@@ -17,9 +17,10 @@ from typing import Any
 import streamlit as st
 
 from app import ui
+from app.views.head_detectors import TOP as DETECTOR_TOP
 from app.views.transformer_xl.ideas import CONTEXT_N as XL_CONTEXT
 from app.views.transformer_xl.ideas import LAYERS as XL_LAYERS
-from core import attention, multi_head, sdpa_steps
+from core import attention, head_detectors, multi_head, sdpa_steps
 from core import flash_attention as flash
 from core import lessons as core_lessons
 from core import transformer_xl as xl
@@ -36,6 +37,7 @@ from core.sdpa_gqa.views import kv_cache_view
 from core.state import Values
 from viz import attention as attention_figures
 from viz import flash_attention as flash_figures
+from viz import head_detectors as detector_figures
 from viz import multi_head as multi_head_figures
 from viz import rope_scaling as rope_scaling_figures
 from viz import sdpa_steps as sdpa_figures
@@ -239,6 +241,19 @@ def _transformer_xl(s: Values, step: core_lessons.Step) -> list[Drawn]:
                       measured.by_block.table())]  # fmt: skip
     view = xl.reach_view(XL_CONTEXT, s.seg, s.win, s.sinks, XL_LAYERS)
     return [Drawn(xl_figures.lines_figure(view.lines, words), "xl-effective-context", view.lines.table())]
+
+
+@step_view("head-detectors")
+def _head_detectors(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """The committed map of the step's detector on the step's model (no model is loaded); a live map keeps the
+    buttons."""
+    if s.live:
+        return []
+    view = head_detectors.committed_view(s.model, s.detector, DETECTOR_TOP)
+    if view is None:
+        return []
+    fig = detector_figures.detector_grid(view, ui.texts("head_detectors.figure"))
+    return [Drawn(fig, f"{view.model_key}-{view.detector}", view.scores)]
 
 
 # ---- drawing ------------------------------------------------------------------------------------------------
