@@ -23,7 +23,7 @@ def scale_or_default(scale: float | None, head_dim: int) -> float:
 def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
     """QK^T * scale, with scale = 1/sqrt(d_k) by default. q (..., n_q, d), k (..., n_k, d) -> (..., n_q, n_k)."""
     scale = scale_or_default(scale, q.shape[-1])
-    return (q @ k.transpose(-2, -1)) * scale
+    return (q @ k.transpose(-2, -1)).mul_(scale)  # the product's own tensor: scaled in place
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -44,18 +44,39 @@ def attention_weights(q, k, mask=None, scale=None, softcap=None, sinks=None, bia
     Two features some models add (both as transformers' eager attention computes them):
     softcap c (Gemma 2): scores -> c * tanh(scores / c) before the mask, so no score exceeds c in size.
     sinks (gpt-oss): one learned logit per head (shape (H,), broadcast over the leading head dimension of q) joins
-    every row's softmax as an extra column that attends to nothing and is then dropped, so a row sums to < 1."""
+    every row's softmax as an extra column that attends to nothing and is then dropped, so a row sums to < 1.
+
+    The scores are this function's own, so every step before the softmax rewrites them in place (and, where no
+    gradient is asked for, the softmax's output is masked in place too): at most two score-sized tensors are alive
+    at once, the scores and the weights (core/models/local.py's memory estimate counts them so)."""
     scores = attention_scores(q.float(), k.float(), scale)
+    shape = torch.broadcast_shapes(scores.shape, *(t.shape for t in (mask, bias) if t is not None))
+    if shape != scores.shape:  # a mask or bias of more dimensions than q and k: the scores take its shape
+        scores = scores.expand(shape).clone()
     if bias is not None:
-        scores = scores + bias.float()
+        scores.add_(bias.float())
     if softcap is not None:
-        scores = torch.tanh(scores / softcap) * softcap
+        grad = scores.requires_grad  # tanh keeps its output for the gradient: then not rewritten in place
+        scores = torch.tanh(scores / softcap) * softcap if grad else scores.div_(softcap).tanh_().mul_(softcap)
     if sinks is None:
-        return masked_softmax(scores, mask)
+        return _masked_softmax_of_own(scores, mask)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores.masked_fill_(~mask, float("-inf"))
     sink = sinks.float().reshape(-1, 1, 1).expand(*scores.shape[:-1], 1)  # (H, n_q, 1)
-    return torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
+    joined = torch.cat([scores, sink], dim=-1)
+    del scores
+    return torch.softmax(joined, dim=-1)[..., :-1]
+
+
+def _masked_softmax_of_own(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """masked_softmax of scores the caller hands over, of the mask's shape or more (they are overwritten): the same
+    numbers with one score-sized tensor fewer."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    scores.masked_fill_(~mask, float("-inf"))
+    scores.masked_fill_(~mask.any(dim=-1, keepdim=True), 0.0)
+    weights = torch.softmax(scores, dim=-1)
+    return weights.masked_fill(~mask, 0.0) if weights.requires_grad else weights.masked_fill_(~mask, 0.0)
 
 
 def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:

@@ -128,6 +128,23 @@ def peak_rss_delta(fn: Callable[[], object]) -> tuple[object, int | None]:
     return result, max(0, peak - before) * 1024
 
 
+def torch_live_peak(fn) -> int:
+    """The most bytes of tensors torch's CPU allocator held at once during fn() (its profiler's allocation and
+    free events, summed in order; what fn returns stays allocated): the tensors alone, without what glibc's heap
+    keeps beside them, which the resident peak includes."""
+    from torch.profiler import ProfilerActivity, profile  # imported when asked: most callers never need it
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        kept = fn()
+    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
+    live = peak = 0
+    for _, nbytes in events:
+        live += nbytes
+        peak = max(peak, live)
+    del kept
+    return peak
+
+
 def cuda_peak_delta(fn: Callable[[], object], device=None) -> tuple[object, int]:
     """(fn(), peak extra bytes torch's CUDA allocator handed out during the call)."""
     synchronize(device or "cuda")

@@ -221,11 +221,24 @@ EXTRA_FAMILIES = {
 }
 
 
+def config_of(family: str, **changes):
+    """The tiny `family`'s transformers config (nothing built); `changes` override it."""
+    config_name, _, kwargs, _ = FAMILIES.get(family) or EXTRA_FAMILIES[family]
+    return getattr(transformers, config_name)(**{**kwargs, **changes})
+
+
+def longer_positions(family: str, positions: int) -> dict:
+    """The config change that gives a tiny family a position table of `positions` rows (Bloom has none: ALiBi)."""
+    if family == "bloom":
+        return {}
+    return {"n_positions": positions} if family in ("gpt2", "gptj") else {"max_position_embeddings": positions}
+
+
 def build(family: str, folder, **changes) -> None:
     """A tiny random `family` saved in `folder` with its tokenizer; `changes` override the family's config."""
-    config_name, model_name, kwargs, expected = FAMILIES.get(family) or EXTRA_FAMILIES[family]
+    _, model_name, _, expected = FAMILIES.get(family) or EXTRA_FAMILIES[family]
     torch.manual_seed(0)
-    config = getattr(transformers, config_name)(**{**kwargs, **changes})
+    config = config_of(family, **changes)
     model = getattr(transformers, model_name)(config).eval()
     if family == "gpt_oss":  # sinks start at zero: make them matter
         for layer in model.model.layers:

@@ -75,7 +75,7 @@ def describe(T, key: str, caps) -> None:
     cache = model_cache_bytes(caps, n)
     st.markdown(T("no_cache") if cache is None else T("cache", n=n, bytes=cache))
     if run.seconds is not None:
-        st.caption(T("time", n=n, seconds=run.seconds, d=caps.head_dim))
+        st.caption(T("time", n=n, seconds=run.seconds, d=caps.head_dim, timed=local.TIMED_TOKENS))
     if run.over:
         st.warning(T("over_budget"))
         st.caption(T(f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))

@@ -124,8 +124,7 @@ class Trace:
         feature = self.features[layer] if self.features else LayerFeatures()
         if feature.window is not None:
             n = m.shape[-1]
-            offset = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # i - j
-            m = m & (offset < feature.window)
+            m = m & (torch.arange(n)[:, None] - torch.arange(n)[None, :] < feature.window)  # i - j: freed at once
         sinks = feature.sinks
         if sinks is not None and heads is not None:
             sinks = sinks[heads]

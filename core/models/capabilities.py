@@ -67,6 +67,9 @@ class Capabilities:
     # latent attention (MLA: DeepSeek V2/V3): the cache keeps one compressed vector per token and layer of this
     # width (kv_lora_rank + the rotated part), not keys and values per head
     kv_latent_dim: int | None = None
+    # the width of one token's feed-forward activations (config.intermediate_size, n_inner, ffn_dim or d_ff: a dense
+    # layer's, or else one expert's); None where the config names none (GPT-2 and Bloom build 4 x d_model)
+    ffn_dim: int | None = None
     # every parameter of the model the config describes (core/models/checkpoint.py: counted on a meta-device build,
     # all experts and an untied output layer included); None where it was not counted (shipped models)
     parameters: int | None = None
@@ -139,6 +142,14 @@ def _head_dim(config) -> int:
     if nope is not None and rope is not None:
         return int(nope) + int(rope)
     return int(getattr(config, "head_dim", None) or int(config.hidden_size) // int(config.num_attention_heads))
+
+
+def _ffn_dim(config) -> int | None:
+    for name in ("intermediate_size", "n_inner", "ffn_dim", "encoder_ffn_dim", "d_ff", "moe_intermediate_size"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def _kv_latent_dim(config) -> int | None:
@@ -249,6 +260,7 @@ def capabilities_of(config) -> Capabilities:
         bert_layer=_bert_layer(text) and _kind(config) == "encoder",
         value_dim=getattr(text, "v_head_dim", None),
         kv_latent_dim=_kv_latent_dim(text),
+        ffn_dim=_ffn_dim(text),
     )
 
 

@@ -45,6 +45,8 @@ EXACT = 1e-5  # attention weights lie in [0, 1]: an absolute bound is the right 
 MAX_RUN_SECONDS = float(os.environ.get("ATTENTION_LAB_MAX_RUN_SECONDS", 120))
 MAX_RUN_MIB = float(os.environ.get("ATTENTION_LAB_MAX_RUN_MIB", 4096))
 PARITY_TEXTS = ("The cat sat on the mat because it was tired.", "A short one.")
+TIMED_REPEATS = 3
+TIMED_TOKENS = 256  # the loading check also times a run this long: with the short one, a line for the time estimate
 
 
 class ModelFolderError(ValueError):
@@ -54,8 +56,13 @@ class ModelFolderError(ValueError):
 @dataclass(frozen=True)
 class Parity:
     per_layer: tuple[float, ...]  # per layer, the largest |ours - eager| over its heads and real query rows
-    seconds: float = 0.0  # a second pass over the same short batch as the pages run it, timed (the first warms up)
-    flops: int = 0  # that pass's matrix-product FLOPs (forward_flops per sequence x batch)
+    # two runs timed as the pages run them (timed_passes): the short padded batch, and one sequence of TIMED_TOKENS
+    # ordinary ids; with their matrix-product FLOPs (page_flops per sequence x batch), they give a run's fixed cost
+    # and its cost per FLOP (seconds_for)
+    seconds: float = 0.0
+    flops: int = 0
+    long_seconds: float = 0.0
+    long_flops: int = 0
 
     @property
     def max_difference(self) -> float:
@@ -69,19 +76,36 @@ class Parity:
     def exact(self) -> bool:
         return self.max_difference <= EXACT
 
+    def seconds_for(self, flops: int) -> float | None:
+        """A pass of `flops` FLOPs: the line through the two timed passes (a fixed cost per pass, Python and the
+        hooks, plus seconds per FLOP); through the origin and the longer pass where the two do not give a
+        rising line (timing noise), or the one pass where only one was timed. None: nothing was timed."""
+        if self.long_seconds > 0 and self.long_flops > self.flops > 0:
+            per_flop = (self.long_seconds - self.seconds) / (self.long_flops - self.flops)
+            fixed = self.seconds - per_flop * self.flops
+            if per_flop > 0 and fixed >= 0:
+                return fixed + per_flop * flops
+            return self.long_seconds * flops / self.long_flops
+        if self.seconds > 0 and self.flops > 0:
+            return self.seconds * flops / self.flops
+        return None
+
 
 @dataclass(frozen=True)
 class Estimate:
     """What running a text of n tokens costs, from the sizes alone (float32): the weights (every parameter, where
-    they were counted), the q and k the Trace keeps for every layer, its other outputs (the residual stream of every
-    layer, a decoder's next-token scores over the whole vocabulary), and one layer's weights recomputed for
-    display. The Trace never holds L·H·n² weights."""
+    they were counted), and what one run adds to them: the q and k the Trace keeps for every layer, its other
+    outputs (the residual stream of every layer, a decoder's next-token scores over the whole vocabulary), and the
+    larger of two moments that come and go: one layer's weights recomputed for display (layer_map) and the most the
+    forward pass holds at once beyond what it keeps (pass: a layer's eager attention, a layer's feed-forward
+    activations, or the head's transformed logits). The Trace never holds L·H·n² weights."""
 
     n_tokens: int
     weights_bytes: int
     trace_bytes: int
     layer_map_bytes: int
     outputs_bytes: int = 0
+    pass_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -89,17 +113,42 @@ class Estimate:
 
     @property
     def run_bytes(self) -> int:
-        """What one run adds to the loaded model: everything but the weights."""
-        return self.trace_bytes + self.outputs_bytes + self.layer_map_bytes
+        """What one run adds to the loaded model at its peak: everything but the weights."""
+        return self.trace_bytes + self.outputs_bytes + max(self.layer_map_bytes, self.pass_bytes)
 
     def mib(self) -> dict[str, float]:
-        """The parts in MiB, as a page prints them."""
+        """The parts in MiB, as a page prints them ("peak": the larger of the two passing moments)."""
         return {
             "weights": self.weights_bytes / 2**20,
             "trace": self.trace_bytes / 2**20,
             "outputs": self.outputs_bytes / 2**20,
             "layer": self.layer_map_bytes / 2**20,
+            "passing": self.pass_bytes / 2**20,
+            "peak": max(self.layer_map_bytes, self.pass_bytes) / 2**20,
+            "run": self.run_bytes / 2**20,
         }
+
+
+# How many (H, n, n) float32 score tensors one layer's attention holds at once, by how the model runs it. Under
+# SDPA (core/models/hf.py, most models) torch's fused CPU kernel works in blocks and holds none. Soft-capping,
+# learned sinks and Bloom's ALiBi run the family's own eager attention, as transformers writes it: Gemma 2's scaled,
+# capped, masked scores and their softmax replace one another two at a time; gpt-oss keeps its masked scores, the
+# scores joined with the sink column less their maximum, and the softmax (three); Bloom's baddbmm expands its ALiBi
+# to the scores' shape, then adds the mask and takes the softmax beside them (four).
+EAGER_SCORE_COPIES = {"alibi": 4, "sinks": 3, "softcap": 2}
+# The display's recompute (core/sdpa.py attention_weights) holds the scores and the weights, and ALiBi's bias too.
+DISPLAY_SCORE_COPIES = 2
+# A gated feed-forward holds act(gate(x)), up(x) and their product at once, each n x ffn_dim.
+FEED_FORWARD_COPIES = 3
+
+
+def eager_attention(caps: Capabilities) -> str | None:
+    """Which eager attention the model runs (a key of EAGER_SCORE_COPIES), or None under SDPA."""
+    if caps.positions.kind == "alibi":
+        return "alibi"
+    if caps.sinks:
+        return "sinks"
+    return "softcap" if caps.attn_softcap is not None else None
 
 
 def matmul_weights(model: HFAttentionModel) -> int:
@@ -130,12 +179,19 @@ def forward_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
     return 2 * n * weights + 2 * caps.n_layers * caps.n_heads * per_head * n * n
 
 
+def page_flops(weights: int, caps: Capabilities, n_tokens: int) -> int:
+    """What a page's run of n tokens multiplies: the forward pass, and one layer's scores of every head recomputed
+    for display (2 n^2 d per head)."""
+    n = int(n_tokens)
+    return forward_flops(weights, caps, n) + 2 * caps.n_heads * caps.head_dim * n * n
+
+
 @dataclass(frozen=True)
 class RunEstimate:
-    """What one run of n tokens would take: memory from the sizes (Estimate) and seconds from the measured speed of
-    the loading check's pass (its FLOPs per second), with the server's verdict: `over` names the budget it would
-    exceed ("memory" or "time"; None: within budget), `need` and `limit` the two numbers (MiB or s). The check's
-    input is short, so its speed is overhead-bound: longer texts tend to run faster per FLOP than this says."""
+    """What one run of n tokens would take: memory from the sizes (Estimate) and seconds from the loading check's
+    two timed runs (Parity.seconds_for: a fixed cost and seconds per FLOP), with the server's verdict: `over` names
+    the budget it would exceed ("memory" or "time"; None: within budget), `need` and `limit` the two numbers (MiB
+    or s)."""
 
     n_tokens: int
     memory: Estimate
@@ -159,9 +215,7 @@ def run_estimate(caps: Capabilities, n_tokens: int, model: HFAttentionModel | No
     above MAX_RUN_MIB or MAX_RUN_SECONDS (memory first: it needs no loaded model)."""
     memory = estimate(caps, n_tokens)
     parity = getattr(model, "parity", None)
-    seconds = None
-    if parity is not None and parity.seconds > 0 and parity.flops > 0:
-        seconds = parity.seconds * forward_flops(matmul_weights(model), caps, n_tokens) / parity.flops
+    seconds = None if parity is None else parity.seconds_for(page_flops(matmul_weights(model), caps, n_tokens))
     run_mib = memory.run_bytes / 2**20
     if run_mib > MAX_RUN_MIB:
         return RunEstimate(int(n_tokens), memory, seconds, "memory", run_mib, MAX_RUN_MIB)
@@ -174,9 +228,18 @@ def estimate(caps: Capabilities, n_tokens: int) -> Estimate:
     n = max(1, int(n_tokens))
     trace = caps.n_layers * (caps.n_heads + caps.n_kv_heads) * n * caps.head_dim * 4
     outputs = (caps.n_layers + 1) * n * caps.d_model  # the residual stream: the embeddings and every layer's output
-    outputs += n * caps.vocab_size if caps.kind == "decoder" else 0  # next-token scores
+    logits = n * caps.vocab_size if caps.kind == "decoder" else 0
+    outputs += logits  # next-token scores
     weights = (caps.parameters or caps.parameters_estimate()) * 4
-    return Estimate(n, weights, trace, caps.n_heads * n * n * 4, outputs * 4)
+    scores = caps.n_heads * n * n * 4  # one layer's (H, n, n) in float32
+    eager = eager_attention(caps)
+    display = scores * (DISPLAY_SCORE_COPIES + (eager == "alibi"))
+    attention = 0
+    if eager is not None:  # and an additive float mask (n, n) per kind of layer (full, each window) beside them
+        attention = scores * EAGER_SCORE_COPIES[eager] + len(set(caps.sliding_window) or {None}) * n * n * 4
+    feed_forward = FEED_FORWARD_COPIES * n * (caps.ffn_dim or 4 * caps.d_model) * 4
+    head = logits * 4 if caps.logit_scale is not None or caps.final_softcap is not None else 0  # a scaled copy
+    return Estimate(n, weights, trace, display, outputs * 4, max(attention, feed_forward, head))
 
 
 # A visitor's folder (the /models page on a laptop run) must lie, symlinks followed, under one of these folders
@@ -477,12 +540,7 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
         raise ModelFolderError(
             f"{model.name}: {err} Its layers bypass the attention interface (linear-attention or hybrid layers?)"
         ) from err
-    start = time.perf_counter()  # the speed of a pass as the pages run it, once warmed up
-    model.run(batch)
-    seconds = time.perf_counter() - start
-    flops = batch.input_ids.shape[0] * forward_flops(
-        matmul_weights(model), model.capabilities, batch.input_ids.shape[1]
-    )
+    seconds, flops, long_seconds, long_flops = timed_passes(model, batch)
     module = model.model
     module.set_attn_implementation("eager")
     try:
@@ -505,4 +563,28 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
             ours = trace.layer_attention(layer, index)[:, :m]
             worst = max(worst, float((ours - theirs[index, :, :m].float()).abs().max()))
         per_layer.append(worst)
-    return Parity(tuple(per_layer), seconds, flops)
+    return Parity(tuple(per_layer), seconds, flops, long_seconds, long_flops)
+
+
+def timed_passes(model: HFAttentionModel, batch) -> tuple[float, int, float, int]:
+    """(seconds, FLOPs) of a page's run over `batch` and of one over TIMED_TOKENS ordinary ids (fewer where the
+    model's positions end first): the pass, then one layer's weights of every head recomputed for display
+    (page_flops), each the fastest of TIMED_REPEATS after one untimed run of the same shape (which warms it up)."""
+    weights = matmul_weights(model)
+    ids = model.ordinary_ids()
+    n = min(TIMED_TOKENS, model.max_positions)
+    long = model.batch_of_ids([ids[torch.arange(n) % len(ids)].tolist()]) if len(ids) else None
+    timed = []
+    for b in (batch, long):
+        if b is None:
+            timed.append((0.0, 0))
+            continue
+        model.run(b).layer_attention(0)
+        seconds = float("inf")
+        for _ in range(TIMED_REPEATS):  # the fastest: a busy machine only ever adds time
+            start = time.perf_counter()
+            model.run(b).layer_attention(0)
+            seconds = min(seconds, time.perf_counter() - start)
+        timed.append((seconds, b.input_ids.shape[0] * page_flops(weights, model.capabilities, b.input_ids.shape[1])))
+    (seconds, flops), (long_seconds, long_flops) = timed
+    return seconds, flops, long_seconds, long_flops
