@@ -20,7 +20,7 @@ from app import ui
 from app.views.head_detectors import TOP as DETECTOR_TOP
 from app.views.transformer_xl.ideas import CONTEXT_N as XL_CONTEXT
 from app.views.transformer_xl.ideas import LAYERS as XL_LAYERS
-from core import attention, head_detectors, multi_head, sdpa_steps
+from core import ablation, attention, head_detectors, multi_head, sdpa_steps
 from core import flash_attention as flash
 from core import lessons as core_lessons
 from core import transformer_xl as xl
@@ -35,6 +35,7 @@ from core.rope_scaling import formulas as rope_scaling
 from core.sdpa_gqa.state import model_config as gqa_config
 from core.sdpa_gqa.views import kv_cache_view
 from core.state import Values
+from viz import ablation as ablation_figures
 from viz import attention as attention_figures
 from viz import flash_attention as flash_figures
 from viz import head_detectors as detector_figures
@@ -254,6 +255,18 @@ def _head_detectors(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return []
     fig = detector_figures.detector_grid(view, ui.texts("head_detectors.figure"))
     return [Drawn(fig, f"{view.model_key}-{view.detector}", view.scores)]
+
+
+@step_view("ablation")
+def _ablation(s: Values, step: core_lessons.Step) -> list[Drawn]:
+    """A committed card: the harm of removing its heads against the placebo draws (a card without heads to test
+    has no figure). The live part keeps the buttons."""
+    cards = ablation.committed_cards() if s.part == "cards" else None
+    view = cards.get(s.card) if cards else None
+    if view is None or view.status in ("no_heads", "no_candidates"):
+        return []
+    fig = ablation_figures.claim_figure(view, ui.texts("ablation.figure"))
+    return [Drawn(fig, f"ablation-{view.key}", {"placebo_harm": list(view.placebo_harms)})]
 
 
 # ---- drawing ------------------------------------------------------------------------------------------------

@@ -25,11 +25,20 @@ CASES = [
     ("flash-gqa-kv", 6, ["fig-reach"]),  # /transformer-xl: how far back each method reaches
     ("flash-gqa-kv", 7, ["fig-block"]),  # the committed run's loss by position
     ("multi-head", 6, ["fig-previous_token"]),  # /head-detectors' committed map
+    ("ablation", 1, ["fig-induction"]),  # the committed induction card against its placebo
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
-IDS += ["flash-gqa-kv-1", "flash-gqa-kv-2", "flash-gqa-kv-3", "flash-gqa-kv-6", "flash-gqa-kv-7", "multi-head-6"]
+IDS += [
+    "flash-gqa-kv-1",
+    "flash-gqa-kv-2",
+    "flash-gqa-kv-3",
+    "flash-gqa-kv-6",
+    "flash-gqa-kv-7",
+    "multi-head-6",
+    "ablation-1",
+]
 IDS += ["multi-head-3", "qkv-softmax-5"]
 
 
