@@ -20,7 +20,7 @@ import torch
 
 from ..sdpa import attention_weights, scale_or_default
 from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
-from .memory import kv_cache_bytes
+from .memory import dynamic_cache_positions, kv_cache_bytes
 
 TOP = 5  # next-token candidates kept per step
 
@@ -84,7 +84,7 @@ class Generation:
         """Positions each layer's cache holds after `context` tokens: all of them, or in a sliding-window layer the
         last W - 1 (transformers' cache: the next token joins them, and sees W keys)."""
         windows = self.windows or (None,) * self.layers
-        return [context if w is None else min(context, w - 1) for w in windows]
+        return [dynamic_cache_positions(context, w) for w in windows]
 
     def formula_bytes(self, context: int, kv_heads: int | None = None) -> float:
         """2 * kv_heads * head_dim * bytes per layer and cached position (core/kv_cache/memory.py), summed over the

@@ -34,6 +34,13 @@ def cached_positions(context: int, sliding_window: int | None = None) -> int:
     return context if sliding_window is None else min(context, sliding_window)
 
 
+def dynamic_cache_positions(context: int, sliding_window: int | None = None) -> int:
+    """Positions transformers' cache keeps after `context` tokens, as the app runs a model: all of them, or in a
+    sliding-window layer the last W - 1 (the next token joins them and sees W keys; the paper's rolling buffer of
+    W, `cached_positions`, also holds the token being written)."""
+    return context if sliding_window is None else min(context, sliding_window - 1)
+
+
 def max_context_for_budget(
     budget_bytes: float, layers: int, kv_heads: int, head_dim: int, bytes_per_value: float, batch: int = 1
 ) -> int:
@@ -45,7 +52,8 @@ def max_context_for_budget(
 def model_cache_bytes(caps, context: int, bytes_per_value: float = DTYPE_BYTES["float32"]) -> float | None:
     """The key/value cache a decoder with these capabilities (core/models/capabilities.py) holds after `context`
     tokens, in bytes (float32: as the pages run it): every layer's keys and values per key/value head, a
-    sliding-window layer only its last window's (cached_positions), values of their own width where they differ
+    sliding-window layer only its last W - 1 (dynamic_cache_positions: as transformers' cache and /kv-cache count
+    them), values of their own width where they differ
     from the keys'. None where there is no such cache: an encoder reads its whole text at once and generates
     nothing, an encoder-decoder's cache is its decoder's, and a latent-attention model (DeepSeek) caches one
     compressed vector per token and layer instead."""
@@ -54,6 +62,6 @@ def model_cache_bytes(caps, context: int, bytes_per_value: float = DTYPE_BYTES["
     widths = (caps.head_dim + (caps.value_dim or caps.head_dim)) / (2 * caps.head_dim)  # values as wide as keys: 1
     windows = caps.sliding_window or (None,) * caps.n_layers
     return widths * sum(
-        kv_cache_bytes(1, caps.n_kv_heads, caps.head_dim, cached_positions(context, w), bytes_per_value)
+        kv_cache_bytes(1, caps.n_kv_heads, caps.head_dim, dynamic_cache_positions(context, w), bytes_per_value)
         for w in windows
     )

@@ -185,6 +185,7 @@ def test_a_sliding_layers_cache_stops_at_its_window_as_the_formula_counts(family
     a sliding layer (W = 4) at W - 1 = 3 positions. A tiny Mistral slides in all 3 layers, so its cache stops
     growing: 3 layers x 2 (K, V) x 2 key/value heads x 8 values x 3 positions x 4 bytes = 1,152 bytes at every
     step; Gemma 2's full middle layer still grows by 2 x 2 x 8 x 4 = 128 bytes a token."""
+    from core.kv_cache.memory import model_cache_bytes
     from core.models import local
     from tests.tiny_models import TEXTS, build
 
@@ -194,6 +195,8 @@ def test_a_sliding_layers_cache_stops_at_its_window_as_the_formula_counts(family
     gen = kc.generate(model, ids, max_new_tokens=5, policies=())
     measured = [s.cache_bytes for s in gen.steps]
     assert measured == [gen.formula_bytes(s.position + 1) for s in gen.steps]
+    # /models' sentence on the model's cache counts the same
+    assert measured == [model_cache_bytes(model.capabilities, s.position + 1) for s in gen.steps]
     if family == "mistral":
         assert measured == [1152] * len(gen.steps)
     else:

@@ -98,14 +98,15 @@ def test_supported_pages_by_hand(pick, page, correct):
 
 
 def test_cache_of_window_layers_and_wider_values_by_hand():
-    """A sliding-window layer keeps its last W positions only; values wider than keys cost their own width."""
+    """A sliding-window layer keeps its last W - 1 positions only (transformers' cache: measured in
+    tests/core/test_kv_cache_generation.py); values wider than keys cost their own width."""
     from types import SimpleNamespace
 
     from core.kv_cache.memory import model_cache_bytes
 
     caps = SimpleNamespace(kind="decoder", kv_latent_dim=None, n_layers=2, n_kv_heads=2, head_dim=8, value_dim=None,
                            sliding_window=(None, 4))  # fmt: skip
-    assert model_cache_bytes(caps, 10) == 2 * 2 * 8 * (10 + 4) * 4  # K and V x kv heads x d x (10 + 4) x 4 bytes
+    assert model_cache_bytes(caps, 10) == 2 * 2 * 8 * (10 + 3) * 4  # K and V x kv heads x d x (10 + 3) x 4 bytes
     wide = SimpleNamespace(**{**caps.__dict__, "value_dim": 16})
-    assert model_cache_bytes(wide, 10) == 2 * (8 + 16) * (10 + 4) * 4
+    assert model_cache_bytes(wide, 10) == 2 * (8 + 16) * (10 + 3) * 4
     assert model_cache_bytes(SimpleNamespace(**{**caps.__dict__, "kind": "encoder"}), 10) is None
