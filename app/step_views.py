@@ -294,16 +294,23 @@ def figures(step: core_lessons.Step) -> list[Drawn]:
         return []
 
 
-def show(step: core_lessons.Step, key: str, side_by_side: bool = True) -> bool:
+def show(step: core_lessons.Step, key: str, side_by_side: bool = True, held_back: str | None = None) -> bool:
     """Draw a step's view (side by side on a wide screen; stacked in a narrow panel); False when there is none.
     Each figure keeps its text alternative; the numbers' table and CSV stay on the page itself (its buttons, under
-    the question), so the figure and the question fit one screen."""
+    the question), so the figure and the question fit one screen. `held_back`: the label of a closed box the view
+    waits in, for a question not answered yet (the learner predicts first, then opens it)."""
     drawn = figures(step)
     if not drawn:
         return False
+    box = st.expander(held_back, expanded=False) if held_back else st.container()
+    with box:
+        _draw(drawn, key, side_by_side)
+    return True
+
+
+def _draw(drawn: list, key: str, side_by_side: bool) -> None:
     places = st.columns(len(drawn)) if side_by_side and len(drawn) > 1 else [st.container() for _ in drawn]
     for i, (place, d) in enumerate(zip(places, drawn)):
         with place:
             ui.show_figure(d.fig, d.name, data=d.data, row_labels=d.row_labels, col_labels=d.col_labels,
                            key=f"{key}-{i}", toolbar=side_by_side, tables=False)  # fmt: skip
-    return True

@@ -39,9 +39,12 @@ def main() -> None:
                 for name, (width, height) in SIZES.items():
                     page = browser.new_page(viewport={"width": width, "height": height})
                     page.goto(f"http://127.0.0.1:{port}/lessons?lesson={args.lesson}&lstep={args.step}")
+                    page.locator("[data-testid=stForm]").first.wait_for(timeout=60_000)  # the question
+                    held_back = page.locator("[data-testid=stExpander] summary").first
+                    if held_back.count():  # the view waits closed until an answer: opened as a learner would
+                        held_back.click()
                     figure = page.locator(f".st-key-step-fig-{args.step - 1}-0, .stPlotlyChart").first
                     figure.wait_for(timeout=60_000)
-                    page.locator("[data-testid=stForm]").first.wait_for(timeout=60_000)  # the question
                     page.wait_for_timeout(1500)  # plotly draws after the element appears
                     figure.evaluate("e => e.scrollIntoView({block: 'start'})")
                     page.mouse.move(width // 2, height // 2)

@@ -68,6 +68,22 @@ def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
     assert [b for b in walk.button if b.key == f"here-step-{index - 1}"]
 
 
+HELD_BACK = "The view (open it once you have made your prediction)"
+
+
+def test_a_questions_figure_waits_closed_until_the_learner_has_answered():
+    """Predict, then look: before an answer the step's figure sits in a closed box above the question; with the
+    answer given (in the link, as after Check my answer) it is drawn open."""
+    step = step_of("scaling", 1)
+    before = open_view("lessons", {"lesson": "scaling", "lstep": "1"})
+    boxes = [e for e in before.expander if e.label == HELD_BACK]
+    assert len(boxes) == 1 and not boxes[0].proto.expanded
+    assert boxes[0].get("plotly_chart"), "the figure is in the box"
+    after = open_view("lessons", {"lesson": "scaling", "lstep": "1", f"a.{step.question.id}": "1"})
+    assert not [e for e in after.expander if e.label == HELD_BACK]
+    assert figure_by_key(after, "step-fig-0-0") == figure_by_key(before, "step-fig-0-0")
+
+
 def test_a_step_whose_view_is_not_drawn_here_keeps_its_buttons():
     """/moe has no step view here: no figure, the buttons that open the page."""
     walk = open_view("lessons", {"lesson": "moe", "lstep": "2"})
@@ -91,3 +107,5 @@ def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store):
     page = open_view("masks", step_of(lesson, index).state)
     assert drawn(figure_by_key(learner, "room-step-fig-0")) == drawn(figure_by_key(page, "fig-weights"))
     assert learner.sidebar.get("form"), "the question's form, under the figure"
+    held = [e for e in learner.expander if e.label == HELD_BACK]
+    assert len(held) == 1 and not held[0].proto.expanded  # not answered yet: the figure waits closed

@@ -75,7 +75,9 @@ def page() -> None:
     if on_path is not None:
         paths.where(T, on_path, lesson_id)
     st.markdown(plain(core.text_in(step.text, lang)))
-    drawn = step_views.show(step, f"step-fig-{index}")  # the page's figure at the step's state, above the question
+    unanswered = step.question is not None and step.question.id not in given
+    held_back = T("view_after_predict") if unanswered else None  # predict first, then look
+    drawn = step_views.show(step, f"step-fig-{index}", held_back=held_back)  # the page's figure, above the question
     if not drawn:
         progress.step_links(T, step, f"step-{index}")
     if step.question is not None:

@@ -56,16 +56,26 @@ def answer_form(T, s: dict, room, right) -> None:
         st.rerun(scope="fragment")  # show the kept answer now, not at the next poll
 
 
-def question(T, s: dict, room, lesson) -> None:
+def asked(lesson, room) -> bool:
+    """The room's open question is this step's."""
     step = lesson.steps[room.step]
-    if not room.question or step.question is None or step.question.id != room.question:
+    return bool(room.question) and step.question is not None and step.question.id == room.question
+
+
+def my_answer(s: dict, room):
+    """This learner's answer to the room's question, read once per question (and after each version change)."""
+    if s.get("mine_q") != room.question:
+        s["mine"], s["mine_q"] = open_store().my_answer(s["code"], s["token"], room.question), room.question
+    return s["mine"]
+
+
+def question(T, s: dict, room, lesson) -> None:
+    if not asked(lesson, room):
         st.caption(T("waiting"))
         return
-    q, lang, right = step.question, ui.lang(), rules.right_answer(room)
+    q, lang, right = lesson.steps[room.step].question, ui.lang(), rules.right_answer(room)
     st.markdown(text_in(q.prompt, lang))
-    if s.get("mine_q") != room.question:  # read once per question (and after each version change)
-        s["mine"], s["mine_q"] = open_store().my_answer(s["code"], s["token"], room.question), room.question
-    mine = s["mine"]
+    mine = my_answer(s, room)
     if mine is None and room.phase == "open":
         for i, hint in enumerate(q.hints):
             with st.expander(T(f"hint_{min(i, 2)}")):
@@ -92,7 +102,9 @@ def panel(T, s: dict, room, lesson) -> None:
     page, params = follow.step_target(lesson, room.step)
     st.page_link(page, label=T("back"), icon=":material/undo:", query_params={**params, **follow.seat_params(s)})
     st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
-    step_views.show(lesson.steps[room.step], "room-step-fig", side_by_side=False)  # the view above the question
+    unanswered = asked(lesson, room) and room.phase == "open" and my_answer(s, room) is None
+    held_back = ui.t("lessons", "view_after_predict") if unanswered else None  # predict first, then look
+    step_views.show(lesson.steps[room.step], "room-step-fig", side_by_side=False, held_back=held_back)
     question(T, s, room, lesson)
     if room.shown:
         st.caption(T("shown"))
