@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
-from .style import PALETTE
+from .style import BLUE, PALETTE, RED
 
 
 def head_ranking_bars(
@@ -67,7 +67,7 @@ def accuracy_bars(
             x=np.round(acc, 3).tolist(),
             y=y,
             orientation="h",
-            marker_color="#1f77b4",
+            marker_color=BLUE,
             error_x=dict(
                 type="data",
                 symmetric=False,
@@ -82,7 +82,7 @@ def accuracy_bars(
     fig.add_vline(
         x=chance,
         line_dash="dash",
-        line_color="#d62728",
+        line_color=RED,
         annotation_text=safe_label(chance_label, 30),
         annotation_position="top",
     )

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
-from .style import MASKED_COLOUR
+from .style import MASKED_COLOUR, RED
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
 
@@ -64,7 +64,7 @@ def head_grid(
             x1=h * step_x + 1.04,
             y0=l * step_y - 0.04,
             y1=l * step_y + 1.04,
-            line=dict(color="#d62728", width=2),
+            line=dict(color=RED, width=2),
         )
     fig.update_layout(
         title=dict(text=safe_label(title, 160), y=0.99, yanchor="top"),

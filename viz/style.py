@@ -5,8 +5,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
-# Categorical colours (plotly's default order, colour-blind-safe enough for 2-4 series).
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+# Categorical colours: Okabe and Ito's palette (Wong, "Points of view: Color blindness", Nature Methods 8, 2011),
+# in the order blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow, black. Every pair stays
+# apart for a protanope, a deuteranope and a tritanope (tests/viz/test_colour_vision.py); plotly's default order,
+# used before, made orange and green one colour for a protanope and green and red nearly one for a deuteranope.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BLUE, ORANGE, GREEN, RED = PALETTE[:4]
 MASKED_COLOUR = "#c8c8c8"  # cells a query may not see: not small weights, absent
 ALLOWED_COLOUR = "#4292c6"  # cells a query may see, on mask diagrams (darker than MASKED_COLOUR)

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from core.transformer_xl import LinesView, MasksView
 
+from .masks import MARK_COLOURS, MASKED_MARK
 from .style import ALLOWED_COLOUR, MASKED_COLOUR, base_layout, colour
 
 Words = Callable[..., str]
@@ -23,7 +24,8 @@ AXES = {  # kind -> (x axis, y axis) words
 
 
 def masks_figure(view: MasksView, t: Words) -> go.Figure:
-    """One small n x n mask per method (blue = may attend, grey = hidden), queries down, keys across."""
+    """One small n x n mask per method (blue = may attend, grey with a cross = hidden, as on /masks), queries down,
+    keys across."""
     names = list(view.masks)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[t(f"method_{m}") for m in names])
     for k, name in enumerate(names, start=1):
@@ -34,6 +36,9 @@ def masks_figure(view: MasksView, t: Words) -> go.Figure:
                 zmin=0,
                 zmax=1,
                 showscale=False,
+                text=np.where(view.masks[name], "", MASKED_MARK).tolist(),
+                texttemplate="%{text}",
+                textfont=dict(color=MARK_COLOURS[False], size=9),
                 xgap=1,
                 ygap=1,
                 hovertemplate=t("query") + " %{y}, " + t("key") + " %{x}<extra></extra>",

@@ -18,6 +18,9 @@ def test_masks_figure_draws_each_mask_cell_for_cell():
     assert [a.text for a in fig.layout.annotations] == [words(f"method_{m}") for m in tx.METHODS]
     for trace, m in zip(fig.data, tx.METHODS):
         np.testing.assert_array_equal(np.asarray(trace.z), view.masks[m].astype(np.float32))
+        # hidden cells are told by a cross as well as by colour; cells a query may attend carry nothing
+        np.testing.assert_array_equal(np.array(trace.text), np.where(view.masks[m], "", "✕"))
+        assert trace.texttemplate == "%{text}"
 
 
 def test_lines_figure_reads_back_its_view():
