@@ -28,6 +28,18 @@ CASES = [
     ("ablation", 1, ["fig-induction"]),  # the committed induction card against its placebo
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
+    # the pages that run a model (or read one's committed results): the page's main figure at the step's state
+    ("rnn-attention", 2, ["fig-rnn-align"]),  # the shipped GRU's alignment into Korean
+    ("rnn-attention", 5, ["fig-rnn-cost"]),
+    ("encoder-decoder", 2, ["fig-cross"]),  # "which source word does the decoder look at?"
+    ("antecedents", 2, ["fig-ranking"]),  # MiniLM's heads ranked on the step's sentence
+    ("antecedents", 4, ["fig-accuracy"]),  # the stored held-out test against the first-noun baseline
+    ("padded-batch", 3, ["fig-padded-head"]),  # sentence 2 in MiniLM's batch without the mask
+    ("why-head", 5, ["fig-terms"]),  # MiniLM's four terms through LayerNorm
+    ("logit-lens", 2, ["fig-lens"]),  # SmolLM2, through the heavy-work queue
+    ("kv-cache", 5, ["fig-step"]),  # SmolLM2's step at layer 20, its generation through the queue
+    ("long-maps", 5, ["fig-map"]),  # random q and k pooled by the maximum, as after the page's button
+    ("moe", 1, ["router"]),  # the balanced checkpoint's router probabilities
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
 IDS += [
@@ -40,6 +52,8 @@ IDS += [
     "ablation-1",
 ]
 IDS += ["multi-head-3", "qkv-softmax-5"]
+IDS += [f"{lesson}-{index}" for lesson, index, _ in CASES[len(IDS) :]]
+PRESS = {"long-maps": "Compute the maps"}  # a page that computes only after its button: pressed, as a reader would
 
 
 def step_of(lesson: str, index: int):
@@ -56,6 +70,8 @@ def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
     step = step_of(lesson, index)
     walk = open_view("lessons", {"lesson": lesson, "lstep": str(index)})
     page = open_view(step.page, step.state)
+    if step.page in PRESS:
+        next(b for b in page.button if b.label == PRESS[step.page]).click().run()
     for i, key in enumerate(keys):
         assert drawn(figure_by_key(walk, f"step-fig-{index - 1}-{i}")) == drawn(figure_by_key(page, key)), key
     assert not [e for e in walk.get("plotly_chart") if e.proto.id.endswith(f"step-fig-{index - 1}-{len(keys)}")]
@@ -85,8 +101,9 @@ def test_a_questions_figure_waits_closed_until_the_learner_has_answered():
 
 
 def test_a_step_whose_view_is_not_drawn_here_keeps_its_buttons():
-    """/moe has no step view here: no figure, the buttons that open the page."""
-    walk = open_view("lessons", {"lesson": "moe", "lstep": "2"})
+    """/models draws no figure for a shipped model (its capabilities are a table): no figure, the buttons that open
+    the page."""
+    walk = open_view("lessons", {"lesson": "models", "lstep": "2"})
     assert not walk.get("plotly_chart")
     assert [b for b in walk.button if b.key == "here-step-1"]
 

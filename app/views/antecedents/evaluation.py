@@ -46,19 +46,33 @@ def show_results(T, res: dict, name: str) -> None:
         st.markdown(T("choice_finding", name=name, acc=held["choice_accuracy"], lo=clo, hi=chi, first=first))
 
 
+def accuracy_figure(results: dict):
+    """(figure, table) of the stored held-out accuracies with their intervals against the baseline, or None when
+    the file has none (a lesson step draws the same)."""
+    bars, n_held = data.accuracy_bars(results)
+    if not bars:
+        return None
+    names = {b.model: name_of(b.model, results["models"][b.model]) for b in bars}
+    words = ui.texts("antecedents.figure")
+    labels = figures.bar_labels(bars, names, words)
+    table = {"": labels, "accuracy": [b.accuracy for b in bars], "low": [b.low for b in bars]}
+    table["high"] = [b.high for b in bars]
+    return figures.accuracy_figure(bars, words, labels, n_held), table
+
+
+def per_head_figure(key: str, res: dict):
+    """(figure, per-head accuracies) of model `key`'s stored result `res` (a lesson step draws the same)."""
+    acc_map = data.per_head_accuracy(res)
+    return figures.per_head_figure(acc_map, ui.texts("antecedents.figure"), models.short_name(key)), acc_map
+
+
 def stored(T, key: str, results: dict) -> None:
     st.caption(T("provenance", command=results["command"], date=results["date"], device=results["device"]))
     if not data.results_are_fresh(results):
         st.warning(T("stale"))
-    bars, n_held = data.accuracy_bars(results)
-    if bars:
-        names = {b.model: name_of(b.model, results["models"][b.model]) for b in bars}
-        words = ui.texts("antecedents.figure")
-        labels = figures.bar_labels(bars, names, words)
-        fig = figures.accuracy_figure(bars, words, labels, n_held)
-        table = {"": labels, "accuracy": [b.accuracy for b in bars], "low": [b.low for b in bars]}
-        table["high"] = [b.high for b in bars]
-        ui.show_figure(fig, "antecedent-accuracy", data=table, key="fig-accuracy")
+    accuracy = accuracy_figure(results)
+    if accuracy is not None:
+        ui.show_figure(accuracy[0], "antecedent-accuracy", data=accuracy[1], key="fig-accuracy")
     for k, res in results["models"].items():
         show_results(T, res, name_of(k, res))
     res = results["models"].get(key)
@@ -66,8 +80,7 @@ def stored(T, key: str, results: dict) -> None:
         st.info(T("not_in_file"))
         return
     name = models.short_name(key)
-    acc_map = data.per_head_accuracy(res)
-    fig = figures.per_head_figure(acc_map, ui.texts("antecedents.figure"), name)
+    fig, acc_map = per_head_figure(key, res)
     ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, key="fig-per-head")
     with st.expander(T("sentences", name=name)):
         st.dataframe(res["sentences"])

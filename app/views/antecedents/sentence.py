@@ -51,6 +51,17 @@ def pick_words(T, sentence: Sentence) -> tuple[int, list[int], bool]:
     return p, cands, sentence.is_stored_choice(p, cands)
 
 
+def ranking_figure(analysis, sentence: Sentence, p: int, cands: list[int], by: int, top: int):
+    """(ranked heads, their figure, its table) of the heads ranked by their weight from pronoun `p` on candidate
+    `by` (a lesson step draws the same)."""
+    names = [sentence.words[c].text for c in cands]
+    ranked = data.ranking(analysis, by, top)
+    fig = figures.ranking_figure(ranked, ui.texts("antecedents.figure"), pronoun=sentence.words[p].text, by=by)
+    table = {"layer": [r[0] for r in ranked.heads[:top]], "head": [r[1] for r in ranked.heads[:top]]}
+    table |= {n: ranked.shown[:, i] for i, n in enumerate(names)}
+    return ranked, fig, table
+
+
 def try_sentence(T, key: str, model) -> None:
     st.header(T("try"))
     stored = data.builtin_sentences()
@@ -82,10 +93,7 @@ def try_sentence(T, key: str, model) -> None:
                           format_func=lambda i: names[int(i)]))  # fmt: skip
     with c2:
         top = ui.field(F["top"], T("top"), widget="number")
-    ranked = data.ranking(analysis, by, top)
-    fig = figures.ranking_figure(ranked, ui.texts("antecedents.figure"), pronoun=words[p].text, by=by)
-    table = {"layer": [r[0] for r in ranked.heads[:top]], "head": [r[1] for r in ranked.heads[:top]]}
-    table |= {n: ranked.shown[:, i] for i, n in enumerate(names)}
+    ranked, fig, table = ranking_figure(analysis, sentence, p, cands, by, top)
     ui.show_figure(fig, "antecedent-heads", data=table, key="fig-ranking")
     l, h = ranked.best
     st.markdown(T("top_head", c=md(names[by]), l=l, h=h, weights=weights_phrase(T, ranked.shown[0], names)))

@@ -61,9 +61,15 @@ def text_run(variant: str, text: str) -> views.TextRun | None:
     return views.run_text(models.load_moe_checkpoints()[variant], text)
 
 
+def text_view(variants: tuple[str, ...], variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
+    """The text routed by every checkpoint at this layer and capacity factor, seen from `variant` (a lesson step
+    draws from the same)."""
+    return views.text_routing({v: text_run(v, text) for v in variants}, variant, layer, cf)
+
+
 def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
     """Route the text once per checkpoint at this layer and draw; returns the view for the comparison part."""
-    view = views.text_routing({v: text_run(v, text) for v in variants}, variant, layer, cf)
+    view = text_view(variants, variant, text, layer, cf)
     if view is None:
         st.info(T("empty"))
         return None

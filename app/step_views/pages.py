@@ -1,20 +1,6 @@
-"""A lesson step's view: the figure a topic page draws at the step's declared state, drawn beside the step's question
-(/lessons, and a learner's room panel) so the learner does not leave the question to see it.
-
-One declaration per topic: VIEWS maps a page's URL to a function (values, step) -> [Drawn]. The values are the
-step's state read by the topic's own declaration (core's STATE, the same reader the page's widgets and the
-answer functions use); the function makes the page's core call for that part and hands the view to the page's viz
-builder, nothing more. Which part of a many-part page a step shows follows from its state (the part it names,
-the keys it sets) and its question (the matrix a question asks about). A page without an entry, or a view that
-cannot be drawn here (a model not installed), leaves the step with its buttons that open the page."""
+"""The step views of the topics whose figures need no model, or MiniLM only (loaded in seconds and kept)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-import streamlit as st
 
 from app import ui
 from app.views.head_detectors import TOP as DETECTOR_TOP
@@ -24,7 +10,6 @@ from core import ablation, attention, head_detectors, multi_head, sdpa_steps
 from core import flash_attention as flash
 from core import lessons as core_lessons
 from core import transformer_xl as xl
-from core.lessons.answers import PAGE_STATES
 from core.linear_attention.state import COST_SIZES
 from core.linear_attention.views import associativity_view, implied_view
 from core.masks import batch as masks_batch
@@ -49,41 +34,7 @@ from viz.masks import attention_kind_figure, mask_steps_figures
 from viz.positions import rope as rope_figures
 from viz.sdpa_gqa import kv_cache_figure
 
-
-@dataclass(frozen=True)
-class Drawn:
-    """One figure as ui.show_figure takes it (the numbers and labels feed its text alternative)."""
-
-    fig: Any
-    name: str
-    data: Any = None
-    row_labels: Any = None
-    col_labels: Any = None
-
-
-StepView = Callable[[Values, core_lessons.Step], list[Drawn]]
-VIEWS: dict[str, StepView] = {}
-
-
-def step_view(page: str):
-    """Declare the step view of `page` (its URL)."""
-
-    def add(fn: StepView) -> StepView:
-        VIEWS[page] = fn
-        return fn
-
-    return add
-
-
-CHEAP_MODELS = (
-    "minilm",
-)  # loaded in seconds and kept: a step on another model (or a learner's folder) keeps the buttons
-
-
-def _asks(step: core_lessons.Step) -> tuple[str, Mapping]:
-    q = step.question
-    return (q.answer_fn, q.params) if q is not None else ("", {})
-
+from .registry import CHEAP_MODELS, Drawn, asks, step_view
 
 # ---- one entry per topic -----------------------------------------------------------------------------------
 
@@ -110,7 +61,7 @@ def _sdpa_steps(s: Values, step: core_lessons.Step) -> list[Drawn]:
     view = sdpa_steps.preset_view(s.preset, s.dk, s.dv)
     if view.steps is None:
         return []
-    fn, params = _asks(step)
+    fn, params = asks(step)
     matrix = params.get("matrix", "weights") if fn == "sdpa_steps.cell" else "weights"
     cols = view.v_labels if matrix == "output" else view.k_labels
     fig = sdpa_figures.step_figures(view, words)[matrix]
@@ -146,7 +97,7 @@ def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return []
     words = ui.texts("positions.figure")
     rot = rope.rotation_view(s.rope_d, 10**s.rope_base, s.m, s.layout)
-    if _asks(step)[0] == "positions.relative_only":
+    if asks(step)[0] == "positions.relative_only":
         check = rope.check_view(rot.inv_freq, s.rope_n, s.m)
         return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores)]
     angles = rope.angles_view(rot.inv_freq, s.rope_n, s.rope_pair)
@@ -185,7 +136,7 @@ def _rope_scaling(s: Values, step: core_lessons.Step) -> list[Drawn]:
     plain RoPE per pair (the kept pairs, the stretched ones). The experiment part keeps the buttons."""
     freq = rope_scaling.frequency_view(float(s.factor), s.maxd)
     words, factor = ui.texts("rope_scaling.figure"), float(s.factor)
-    if _asks(step)[0] == "rope_scaling.slowest_order":
+    if asks(step)[0] == "rope_scaling.slowest_order":
         data = {"pair": freq.pairs, **{r["method"]: r["wavelength"] for r in freq.rows}}
         return [Drawn(rope_scaling_figures.wavelength_figure(freq, words), f"rope-wavelengths-s{factor:g}", data)]
     data = {"pair": freq.pairs, **{r["method"]: r["ratio"] for r in freq.rows}}
@@ -213,7 +164,7 @@ def _flash_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
                       seed=s.seed)  # fmt: skip
     at = s.step if len(view.steps) > 1 else 0  # the state's default: the last step, as the page starts
     words = ui.texts("flash_attention.figure")
-    if _asks(step)[0] == "flash_attention.running_max":
+    if asks(step)[0] == "flash_attention.running_max":
         return [Drawn(flash_figures.statistics_figure(view, words, at), "flash-m-l")]
     return [Drawn(flash_figures.tiles_figure(view, words, at), "flash-tiles", view.weights)]
 
@@ -234,7 +185,7 @@ def _transformer_xl(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The committed SmolLM2 run's loss by position for a question about it, else how far back each method reaches
     at the step's segment, window and sinks. The live part keeps the buttons."""
     words = ui.texts("transformer_xl.figure")
-    if _asks(step)[0] in ("transformer_xl.loss_order", "transformer_xl.best_after_eviction"):
+    if asks(step)[0] in ("transformer_xl.loss_order", "transformer_xl.best_after_eviction"):
         measured = xl.measured_view()
         if measured is None:
             return []
@@ -267,50 +218,3 @@ def _ablation(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return []
     fig = ablation_figures.claim_figure(view, ui.texts("ablation.figure"))
     return [Drawn(fig, f"ablation-{view.key}", {"placebo_harm": list(view.placebo_harms)})]
-
-
-# ---- drawing ------------------------------------------------------------------------------------------------
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _drawn(page: str, state: tuple, fn: str, params: tuple, lang: str) -> list[Drawn]:
-    """A step's figures, made once per process for a (page, state, question, language): every learner of a room
-    redraws them at each poll."""
-    del lang  # in the key: the figures' words are the reader's
-    step = core_lessons.Step(page, dict(state), {}, None if not fn else core_lessons.Question(
-        "q", "choice", fn, dict(params), {}, (), {}))  # fmt: skip
-    return VIEWS[page](PAGE_STATES[page].read(step.state), step)
-
-
-def figures(step: core_lessons.Step) -> list[Drawn]:
-    """The figures of a step's view ([] when its page has none here or it cannot be drawn)."""
-    if step.page not in VIEWS or step.page not in PAGE_STATES:
-        return []
-    fn, params = _asks(step)
-    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
-    try:
-        return _drawn(step.page, tuple(sorted(step.state.items())), fn, frozen, ui.lang())
-    except (ValueError, LookupError, RuntimeError, OSError):  # a state the page would refuse, a missing model
-        return []
-
-
-def show(step: core_lessons.Step, key: str, side_by_side: bool = True, held_back: str | None = None) -> bool:
-    """Draw a step's view (side by side on a wide screen; stacked in a narrow panel); False when there is none.
-    Each figure keeps its text alternative; the numbers' table and CSV stay on the page itself (its buttons, under
-    the question), so the figure and the question fit one screen. `held_back`: the label of a closed box the view
-    waits in, for a question not answered yet (the learner predicts first, then opens it)."""
-    drawn = figures(step)
-    if not drawn:
-        return False
-    box = st.expander(held_back, expanded=False) if held_back else st.container()
-    with box:
-        _draw(drawn, key, side_by_side)
-    return True
-
-
-def _draw(drawn: list, key: str, side_by_side: bool) -> None:
-    places = st.columns(len(drawn)) if side_by_side and len(drawn) > 1 else [st.container() for _ in drawn]
-    for i, (place, d) in enumerate(zip(places, drawn)):
-        with place:
-            ui.show_figure(d.fig, d.name, data=d.data, row_labels=d.row_labels, col_labels=d.col_labels,
-                           key=f"{key}-{i}", toolbar=side_by_side, tables=False)  # fmt: skip
