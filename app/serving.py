@@ -5,6 +5,9 @@
    in its own thread of this process; torch's default of one worker thread per core makes concurrent calls fight
    over the cores, and on a busy 2-core machine a MiniLM forward took 1.2-1.4 s with 2 threads against 0.12 s with
    1 (benchmarks/rerun_gc.py, scripts/load_test.py). Visitors run in parallel instead: torch releases the GIL.
+   The same first time, glibc is told to map every block of 1 MiB or more on its own (core/timing.py
+   map_large_blocks): a run's scores go back to the system when it ends, and its resident peak is what /models
+   estimates.
 
 2. The long-lived heap is frozen. Streamlit runs a full `gc.collect(2)` after every script run
    (`runner.postScriptGC`); a full collection walks every tracked object, and once torch, transformers, plotly and
@@ -69,6 +72,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from app import ui
 from app.work_queue import FairSlots, QueueFull, Replaced, Ticket, WorkQueue, workers_from_env
+from core import timing
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
@@ -267,6 +271,7 @@ def after_run() -> None:
     with _lock:  # sessions run their scripts in threads of one process
         if not _threads_set:
             torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
+            timing.map_large_blocks()  # a run's resident peak is its tensors', as /models estimates it
             _threads_set = True
         if FREEZE and len(sys.modules) != _modules_at_freeze:
             gc.collect()

@@ -8,7 +8,8 @@ of tests/tiny_models.py (their position tables widened to 1,024 so that 512 toke
 What is measured is what a page does with a text: model.run(batch) (the Trace: q and k of every layer, the residual
 stream, a decoder's logits) and one layer's weights of every head recomputed for display (layer_attention), on one
 sequence of n ordinary token ids. Each model runs in a process of its own (one torch thread, as app/serving.py
-sets for the server), loaded, its loading check made (which times the pass the time estimate scales), warmed up by
+sets for the server, with glibc told to map every block of 1 MiB or more on its own as the server is:
+core/timing.py map_large_blocks says why), loaded, its loading check made (which times the pass the time estimate scales), warmed up by
 one run of 16 tokens, then:
   peak    the process's peak extra resident memory during the run (core/timing.py peak_rss_delta: VmHWM after a
           reset, minus VmRSS before, glibc's free heap trimmed first), the Trace kept: the median of 3 runs
@@ -60,9 +61,10 @@ def load(name: str, folder: Path):
 
 def measure_one(name: str, n_tokens: int) -> dict:
     from core.models import local
-    from core.timing import peak_rss_delta, torch_live_peak
+    from core.timing import map_large_blocks, peak_rss_delta, torch_live_peak
 
     torch.set_num_threads(1)
+    map_large_blocks()  # as app/serving.py sets the server's process
     with tempfile.TemporaryDirectory() as tmp:
         model, caps = load(name, Path(tmp))
     ids = model.ordinary_ids()

@@ -116,6 +116,26 @@ def release_free_heap() -> None:
         _LIBC.malloc_trim(0)
 
 
+# glibc's mallopt parameter and the size from which a block is mapped on its own and unmapped when freed.
+M_MMAP_THRESHOLD = -3
+MAPPED_FROM_BYTES = 1 << 20
+
+
+def map_large_blocks(threshold: int = MAPPED_FROM_BYTES) -> bool:
+    """Give every block of `threshold` bytes or more its own mapping, returned to the kernel when freed (glibc's
+    mallopt(M_MMAP_THRESHOLD); False where there is no glibc). Once per process that runs models.
+
+    Why: by default glibc raises its mmap threshold to the size of each mapped block freed, so a layer's (H, n, n)
+    scores land in the heap from the second layer on, where a freed block is reused only by one no larger and the
+    next tensors go beside it: the resident peak of one and the same run varied from 11 to 35 MiB with the heap's
+    history (a tiny Gemma 2 at 512 tokens, 10.7 MiB of tensors held at once) and a page's estimate could not be
+    honest. With a fixed threshold the resident peak stays within 10 % of the tensors held at once
+    (benchmarks/run_estimate.py), and what a visitor's run held is handed back after it."""
+    if _LIBC is None or not hasattr(_LIBC, "mallopt"):
+        return False
+    return bool(_LIBC.mallopt(M_MMAP_THRESHOLD, int(threshold)))
+
+
 def peak_rss_delta(fn: Callable[[], object]) -> tuple[object, int | None]:
     """(fn(), peak extra resident bytes during the call) on Linux; (fn(), None) where that cannot be measured."""
     release_free_heap()

@@ -134,8 +134,10 @@ class Estimate:
 # learned sinks and Bloom's ALiBi run the family's own eager attention, as transformers writes it: Gemma 2's scaled,
 # capped, masked scores and their softmax replace one another two at a time; gpt-oss keeps its masked scores, the
 # scores joined with the sink column less their maximum, and the softmax (three); Bloom's baddbmm expands its ALiBi
-# to the scores' shape, then adds the mask and takes the softmax beside them (four).
-EAGER_SCORE_COPIES = {"alibi": 4, "sinks": 3, "softcap": 2}
+# to the scores' shape, then adds the mask and takes the softmax beside them (four). Where a head's values are not
+# the size of its queries and keys (DeepSeek's latent attention), torch's fused CPU kernel declines and SDPA's math
+# path holds the scores and their softmax (two, measured by the profiler: 9.2 MiB for (4, 512, 512) scores).
+EAGER_SCORE_COPIES = {"alibi": 4, "sinks": 3, "softcap": 2, "math": 2}
 # The display's recompute (core/sdpa.py attention_weights) holds the scores and the weights, and ALiBi's bias too.
 DISPLAY_SCORE_COPIES = 2
 # A gated feed-forward holds act(gate(x)), up(x) and their product at once, each n x ffn_dim.
@@ -143,12 +145,14 @@ FEED_FORWARD_COPIES = 3
 
 
 def eager_attention(caps: Capabilities) -> str | None:
-    """Which eager attention the model runs (a key of EAGER_SCORE_COPIES), or None under SDPA."""
+    """Which attention holds whole score tensors (a key of EAGER_SCORE_COPIES), or None: SDPA's fused kernel."""
     if caps.positions.kind == "alibi":
         return "alibi"
     if caps.sinks:
         return "sinks"
-    return "softcap" if caps.attn_softcap is not None else None
+    if caps.attn_softcap is not None:
+        return "softcap"
+    return "math" if caps.value_dim not in (None, caps.head_dim) else None
 
 
 def matmul_weights(model: HFAttentionModel) -> int:

@@ -2,6 +2,7 @@
 
 import gc
 
+from app import serving
 from core.models.base import Trace
 from tests.apptest_helpers import assert_no_exception, open_view
 
@@ -184,3 +185,14 @@ def test_on_a_real_server_two_tabs_of_one_browser_are_one_visitor(tmp_path, monk
         proc.wait(15)
     first, second, third = log.read_text().split()
     assert first.startswith("browser:") and first == second and third != first and third.startswith("browser:")
+
+
+def test_the_first_run_maps_large_blocks_on_their_own(monkeypatch):
+    """The server's process sets glibc as /models' memory estimate assumes (core/timing.py map_large_blocks), once."""
+    calls = []
+    monkeypatch.setattr(serving.timing, "map_large_blocks", lambda: calls.append(1) or True)
+    monkeypatch.setattr(serving, "_threads_set", False)
+    monkeypatch.setattr(serving.torch, "set_num_threads", lambda n: None)
+    serving.after_run()
+    serving.after_run()
+    assert calls == [1]

@@ -136,10 +136,11 @@ def test_the_transient_peak_by_hand():
     tensors (4 MiB each) and a float mask for each of its two kinds of layer (1 MiB each) in a layer's attention:
     10 MiB, more than its feed-forward (3 x 512 x 48 x 4 B) or the display's two scores (8 MiB). A Llama under SDPA
     holds no scores in the pass: the display's 2 x (6, n, n) = 12 MiB is the moment. Bloom's display adds its
-    ALiBi bias (a third), its own attention four scores and one mask: 17 MiB. gpt-oss: three and two masks."""
+    ALiBi bias (a third), its own attention four scores and one mask: 17 MiB. gpt-oss: three and two masks.
+    DeepSeek-V3's values (8) are narrower than its queries and keys (24): SDPA's math path, two scores and a mask."""
     mib = 2**20
     sizes = {"gemma2": (10 * mib, 8 * mib), "llama": (3 * 512 * 48 * 4, 12 * mib)}
-    sizes |= {"bloom": (17 * mib, 12 * mib), "gpt_oss": (14 * mib, 8 * mib)}
+    sizes |= {"bloom": (17 * mib, 12 * mib), "gpt_oss": (14 * mib, 8 * mib), "deepseek_v3": (9 * mib, 8 * mib)}
     for family, (passing, display) in sizes.items():
         caps = capabilities_of(config_of(family))
         memory = local.estimate(caps, 512)
@@ -154,7 +155,7 @@ def test_a_scaled_or_capped_head_holds_a_second_copy_of_the_scores():
         assert local.estimate(caps, 64).pass_bytes == 64 * 100_000 * 4, family
 
 
-@pytest.mark.parametrize("family", ["llama", "gemma2", "gpt_oss", "bloom", "bert"])
+@pytest.mark.parametrize("family", ["llama", "gemma2", "gpt_oss", "bloom", "bert", "deepseek_v3"])
 def test_the_estimate_is_the_tensors_a_run_holds_at_its_peak(family, tmp_path):
     """A property, measured in bytes (no clock): torch's profiler sums every allocation and free of its CPU
     allocator in order during a page's run (the pass, one layer's weights for display) of 256 tokens; the most held
