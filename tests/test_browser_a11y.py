@@ -1,6 +1,7 @@
 """Accessibility in a real browser: the document's language following the reader's choice, and a lesson walked by
 keyboard alone. axe-core runs on every page, in the three languages in turn, in tests/test_browser.py (each page is
-opened there once; tests/axe_helpers.py says what passes).
+opened there once; tests/axe_helpers.py says what passes). Joining a room and answering by keyboard alone is walked
+in tests/test_browser_room.py, on its room server, with this module's tab_to.
 
 Shares the real-browser test's server and chromium (tests/test_browser.py); skipped like it when either is missing.
 """
@@ -47,11 +48,20 @@ def test_document_language_follows_the_choice(server, browser):
         context.close()
 
 
-FOCUSED_TEXT = "() => (document.activeElement && (document.activeElement.innerText || '')).trim()"
+# what a screen reader names the focused element by: a button's or link's text, a field's label (aria-label)
+FOCUSED_TEXT = """() => { const e = document.activeElement;
+  return e ? (e.innerText || e.getAttribute('aria-label') || '').trim() : ''; }"""
+
+
+def start_at_top(page) -> None:
+    """Put the keyboard's starting point at the top of the document, as a page just opened has it: the next Tab
+    goes to the first focusable element (a plain body.focus() does not move it, the body is not focusable)."""
+    page.evaluate("() => { const b = document.body; b.tabIndex = -1; b.focus(); b.removeAttribute('tabindex'); }")
 
 
 def tab_to(page, text: str, limit: int = 150) -> None:
-    """Press Tab (only Tab) until the focused element's text is `text`; fails when it is never reached."""
+    """Press Tab (only Tab) until the focused element's text or label ends with `text`; fails when it is never
+    reached."""
     for _ in range(limit):
         page.keyboard.press("Tab")
         if page.evaluate(FOCUSED_TEXT).endswith(text):

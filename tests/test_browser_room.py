@@ -1,5 +1,7 @@
 """A study room in a real browser (Debian's chromium): a facilitator and two learners, one in Japanese, each in
-their own browser context (their own session). They join by the link, follow a step, answer, the facilitator sees
+their own browser context (their own session). The Japanese learner joins by the link and answers with the mouse;
+the English one uses the keyboard only (Tab to the room code, type it, Tab to her name, type it, Tab to Join,
+Enter; Tab to the open question's field, type, Tab to Answer, Enter). They follow a step, answer, the facilitator sees
 the histogram and reveals. The facilitator's control token never shows in the address bar and a reload keeps the
 control (the browser's cookie); a learner's reload is the same learner (the link carries the seat); the projector
 view shows the room with no control. Screenshots go to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs
@@ -17,6 +19,7 @@ import pytest
 
 from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, exception_texts, sync_api, wait_for_run
+from tests.test_browser_a11y import start_at_top, tab_to
 
 pytestmark = pytest.mark.browser
 
@@ -105,10 +108,19 @@ def test_facilitator_and_two_learners(room_server):
             learners = {}
             for lang, (name, name_label, join, _, _) in LEARNERS.items():
                 page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-                page.goto(f"{base}/room?room={code}&lang={lang}")
-                wait_for_run(page)
-                page.get_by_label(name_label).fill(name)
-                page.get_by_role("button", name=join).click()
+                if lang == "en":  # the keyboard only, from a bare /room: the code typed, not in the link
+                    page.goto(f"{base}/room")
+                    wait_for_run(page)
+                    for label, typed in (("Room code", code), (name_label, name)):
+                        tab_to(page, label)
+                        page.keyboard.type(typed)
+                    tab_to(page, join, limit=5)
+                    page.keyboard.press("Enter")
+                else:
+                    page.goto(f"{base}/room?room={code}&lang={lang}")
+                    wait_for_run(page)
+                    page.get_by_label(name_label).fill(name)
+                    page.get_by_role("button", name=join).click()
                 page.wait_for_url("**/sdpa-steps?*", timeout=FOLLOW_MS)  # following: the room's first step
                 wait_for_run(page)
                 learners[lang] = page
@@ -125,8 +137,15 @@ def test_facilitator_and_two_learners(room_server):
                 _, _, _, number, answer = LEARNERS[lang]
                 box = page.get_by_label(number)
                 box.wait_for(timeout=FOLLOW_MS)
-                box.fill("0.5")
-                page.get_by_role("button", name=answer, exact=True).click()
+                if lang == "en":  # Tab from the top of the page to the question's field, type, Tab to Answer, Enter
+                    start_at_top(page)
+                    tab_to(page, number)
+                    page.keyboard.type("0.5")
+                    tab_to(page, answer, limit=5)
+                    page.keyboard.press("Enter")
+                else:
+                    box.fill("0.5")
+                    page.get_by_role("button", name=answer, exact=True).click()
                 page.wait_for_timeout(500)
                 wait_for_run(page)
             question = store.room(code).question
