@@ -1,8 +1,10 @@
 """Screenshots of a lesson step with its figure above its question, in Debian's chromium at a laptop's 1366 x 768
 and a phone's 390 x 844 (where a room's QR code lands): the window scrolled to the step's figure, so each picture
-is one screen. Writes docs/screenshots/lesson-step-{1366,390}.png (the README shows them).
+is one screen. Writes docs/screenshots/lesson-step-{1366,390}.png (the README shows them); --name another prefix,
+e.g. a step whose figure runs a model (the README's lesson-model-step pictures):
 
     .venv/bin/python scripts/lesson_screenshots.py [--lesson masks --step 4]
+    .venv/bin/python scripts/lesson_screenshots.py --lesson kv-cache --step 5 --name lesson-model-step
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def main() -> None:
     parser.add_argument("--lesson", default="masks")
     parser.add_argument("--step", type=int, default=3)
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    parser.add_argument("--name", default="lesson-step", help="the pictures' file name before -1366.png, -390.png")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -39,18 +42,20 @@ def main() -> None:
                 for name, (width, height) in SIZES.items():
                     page = browser.new_page(viewport={"width": width, "height": height})
                     page.goto(f"http://127.0.0.1:{port}/lessons?lesson={args.lesson}&lstep={args.step}")
-                    page.locator("[data-testid=stForm]").first.wait_for(timeout=60_000)  # the question
+                    page.locator("[data-testid=stForm]").first.wait_for(
+                        timeout=180_000
+                    )  # the question (after its figure)
                     held_back = page.locator("[data-testid=stExpander] summary").first
                     if held_back.count():  # the view waits closed until an answer: opened as a learner would
                         held_back.click()
                     figure = page.locator(f".st-key-step-fig-{args.step - 1}-0, .stPlotlyChart").first
-                    figure.wait_for(timeout=60_000)
+                    figure.wait_for(timeout=180_000)  # a model's first load and pass included
                     page.wait_for_timeout(1500)  # plotly draws after the element appears
                     figure.evaluate("e => e.scrollIntoView({block: 'start'})")
                     page.mouse.move(width // 2, height // 2)
                     page.mouse.wheel(0, -HEADER)
                     page.wait_for_timeout(500)
-                    path = Path(args.out) / f"lesson-step-{name}.png"
+                    path = Path(args.out) / f"{args.name}-{name}.png"
                     page.screenshot(path=str(path))
                     print(path)
                     page.close()
