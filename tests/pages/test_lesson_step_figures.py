@@ -113,16 +113,21 @@ def store(tmp_path, monkeypatch):
     yield from as_process_store(tmp_path, monkeypatch)
 
 
-def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store):
-    lesson, index = "masks", 3
+@pytest.mark.parametrize(
+    ("lesson", "index", "key"),
+    [("masks", 3, "fig-weights"), ("kv-cache", 5, "fig-step")],  # the second: SmolLM2 through the queue
+    ids=["masks-3", "kv-cache-5"],
+)
+def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store, lesson, index, key):
     code, control = store.create(lesson)
     store.move(code, control, index - 1)  # a room counts steps from 0
     assert rules.open_question(store, code, control, progress.load_lessons()[lesson])
     learner = run_view("room", {"room": code, "me": store.join(code, "Ana", "en")})
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)
-    page = open_view("masks", step_of(lesson, index).state)
-    assert drawn(figure_by_key(learner, "room-step-fig-0")) == drawn(figure_by_key(page, "fig-weights"))
+    step = step_of(lesson, index)
+    page = open_view(step.page, step.state)
+    assert drawn(figure_by_key(learner, "room-step-fig-0")) == drawn(figure_by_key(page, key))
     assert learner.sidebar.get("form"), "the question's form, under the figure"
     held = [e for e in learner.expander if e.label == HELD_BACK]
     assert len(held) == 1 and not held[0].proto.expanded  # not answered yet: the figure waits closed
