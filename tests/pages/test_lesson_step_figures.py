@@ -131,3 +131,34 @@ def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store, les
     assert learner.sidebar.get("form"), "the question's form, under the figure"
     held = [e for e in learner.expander if e.label == HELD_BACK]
     assert len(held) == 1 and not held[0].proto.expanded  # not answered yet: the figure waits closed
+
+
+@pytest.mark.parametrize(
+    ("lesson", "index", "module", "name"),
+    [("why-head", 5, "core.why_head", "absolute_parts_of"), ("kv-cache", 5, "core.kv_cache", "generate")],
+    ids=["why-head-5", "kv-cache-5"],
+)
+def test_a_steps_model_pass_waits_its_turn_in_the_pages_queue(monkeypatch, lesson, index, module, name):
+    """A step whose figure runs a model runs it where its page does: on the heavy-work queue's worker (one job per
+    visitor and kind, computed once for every visitor asking the same), never in the learner's script thread."""
+    import importlib
+    import threading
+
+    from app import serving
+    from app.work_queue import WorkQueue
+
+    old = serving.HEAVY  # a queue of its own: the process's keeps results that earlier tests asked for
+    monkeypatch.setattr(serving, "HEAVY", WorkQueue(workers=old.workers, max_waiting=old.max_waiting, name="step"))
+    owner, threads = importlib.import_module(module), []
+    real = getattr(owner, name)
+
+    def spied(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spied)
+    walk = open_view("lessons", {"lesson": lesson, "lstep": str(index)})
+    assert figure_by_key(walk, f"step-fig-{index - 1}-0")
+    # the figure's pass ran on the queue's worker (the question's answer function may also compute it, in the
+    # script thread: that is the answer's, not the figure's)
+    assert any(t.startswith("step-queue-") for t in threads), threads
