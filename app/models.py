@@ -13,7 +13,9 @@ import streamlit as st
 
 from app import serving, ui
 from core import attention, long_maps, padded_batch
-from core.model_needs import (  # noqa: F401  (the pages ask for a need through this module)
+from core.models import ModelUnavailable, registry
+from core.models.capabilities import Capabilities
+from core.models.needs import (  # noqa: F401  (the pages ask for a need through this module)
     ATTENTION_CONTRACT,
     BERT_LAYER,
     DECODER,
@@ -27,8 +29,6 @@ from core.model_needs import (  # noqa: F401  (the pages ask for a need through 
     ROPE_DECODER,
     Need,
 )
-from core.models import ModelUnavailable, registry
-from core.models.capabilities import Capabilities
 
 MODEL_KEYS = attention.SHIPPED_MODELS
 DEFAULT_MODEL = "minilm"  # the fast one: first loads and generic page tests stay quick
@@ -38,10 +38,10 @@ RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, sh
 
 # --- learners' folders: the operator's (registered for every visitor) and this visitor's own (this session's) ------
 
-OWN_MODELS = "_own_models"  # session state: {key: registry.OwnModel} of the folders this visitor added
+OWN_MODELS = "_own_models"  # session state: {key: registry.ModelRecord} of the folders this visitor added
 
 
-def session_models() -> dict[str, registry.OwnModel]:
+def session_models() -> dict[str, registry.ModelRecord]:
     """The folders this visitor added on /models (a laptop run): kept in this session only, never registered for
     the process, written to a file or offered to another visitor."""
     return st.session_state.setdefault(OWN_MODELS, {})
@@ -53,15 +53,15 @@ def add_own_folder(path: str) -> str:
     local.ModelFolderError (a ValueError) with one sentence."""
     from core.models import local
 
-    own = registry.describe(path, allowed=local.visitor_allowed(), taken=registry.LOADERS, hashed=True)
-    for key, source in registry.SOURCES.items():
-        if source == own.source:
+    own = registry.describe(path, allowed=local.visitor_allowed(), taken=registry.RECORDS, hashed=True)
+    for key, record in registry.folders().items():
+        if record.source == own.source:
             return key
     session_models()[own.key] = own
     return own.key
 
 
-def _own(key: str) -> registry.OwnModel | None:
+def _own(key: str) -> registry.ModelRecord | None:
     return session_models().get(key.removesuffix(registry.SEQ2SEQ_SUFFIX))
 
 
@@ -73,7 +73,7 @@ def capabilities(key: str) -> Capabilities | None:
 
 def is_own(key: str) -> bool:
     """A learner's folder (the operator's or this visitor's), not a shipped model."""
-    return key in registry.FOLDERS or _own(key) is not None
+    return key in registry.folders() or _own(key) is not None
 
 
 def _shared(key: str):
@@ -102,7 +102,7 @@ def model_name(key: str) -> str:
 def short_name(key: str) -> str:
     """The model's own name (the registry's title, or this visitor's folder's), the same in every language."""
     own = _own(key)
-    return own.title if own is not None else registry.TITLES[key]
+    return own.title if own is not None else registry.title(key)
 
 
 _MARKDOWN_CHARACTERS = re.compile(r"([\\`*_\[\]<>$~|!#])")
@@ -141,7 +141,7 @@ def say_why_not_offered(key: str, offered: tuple[str, ...], needs, default: str)
     a warning that it is a shipped model this widget does not offer, or what it lacks (needs: a Need, or any test
     on its capabilities), and that `default` is shown instead. Names go in markdown-escaped."""
     asked = st.query_params.get(key)
-    known = asked in registry.LOADERS or (asked is not None and _own(asked) is not None)
+    known = asked in registry.offered() or (asked is not None and _own(asked) is not None)
     if key in st.session_state or not known or asked in offered:
         return
     caps, name, shown = capabilities(asked), name_in_text(asked), name_in_text(default)
@@ -155,8 +155,8 @@ def say_why_not_offered(key: str, offered: tuple[str, ...], needs, default: str)
 def own_keys(needs=None) -> tuple[str, ...]:
     """The learners' folders this visitor may pick (the operator's, then this visitor's own) that fit
     needs(capabilities) -> bool (None: all), in the order they were added."""
-    folders = [*registry.CAPABILITIES.items(), *((k, own.capabilities) for k, own in session_models().items())]
-    return tuple(k for k, caps in folders if needs is None or needs(caps))
+    folders = [*registry.folders().items(), *session_models().items()]
+    return tuple(k for k, record in folders if needs is None or needs(record.capabilities))
 
 
 def _load(key: str):
@@ -435,7 +435,7 @@ def layer_qk(key: str, _model, text_id: str, n: int, layer: int, _text: str):
 @st.cache_resource(show_spinner=False)
 def load_gpu_smollm2():
     """A separate SmolLM2 on the GPU for long documents (the shared one stays on the CPU for the other pages)."""
-    model = registry.LOADERS["smollm2"]()
+    model = registry.RECORDS["smollm2"].load()
     model.to_device("cuda")
     return model
 

@@ -64,11 +64,11 @@ def main() -> None:
         "detector_map_s": {},
     }
     for key in ("minilm", "smollm2"):
-        model = registry.LOADERS[key]()
+        model = registry.RECORDS[key].load()
         found = hd.detector_map(model, **hd.SCRIPT_SETTINGS)
         out["detector_map_s"][key] = round(found.seconds, 2)
         print(f"detector map {key}: {found.seconds:.1f} s")
-    smol = registry.LOADERS["smollm2"]()
+    smol = registry.RECORDS["smollm2"].load()
     heads, _, _ = ab.claim_heads("smollm2", smol, "induction", ab.DEFAULT_HEADS)
     for name, settings in (
         ("ablation_run_s", ab.LIVE_EVAL_SETTINGS),

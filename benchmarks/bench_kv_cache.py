@@ -65,7 +65,7 @@ def main() -> None:
     add_run_options(ap, results_path(RESULT_NAME), device=False)
     args = ap.parse_args()
     apply_run_options(args)
-    wrapper = registry.LOADERS["smollm2"]()
+    wrapper = registry.RECORDS["smollm2"].load()
     ids = wrapper.tokenizer(TEXT.read_text(encoding="utf-8"), add_special_tokens=False)["input_ids"][: args.context]
     if len(ids) < args.context:
         sys.exit(f"{TEXT} has only {len(ids)} tokens")

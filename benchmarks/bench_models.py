@@ -76,7 +76,7 @@ def text_to_arrays(model, text: str, n_tokens: int) -> dict[str, torch.Tensor]:
 
 def timed_load(key: str) -> tuple[object, float]:
     t = time.perf_counter()
-    model = registry.LOADERS[key]()
+    model = registry.RECORDS[key].load()
     return model, time.perf_counter() - t
 
 

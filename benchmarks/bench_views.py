@@ -70,7 +70,7 @@ def p50(fn, reps: int) -> float:
 
 def bench_model(key: str, reps: int) -> list[dict]:
     t = time.perf_counter()
-    model = registry.LOADERS[key]()
+    model = registry.RECORDS[key].load()
     print(f"{key}: loaded in {time.perf_counter() - t:.1f} s")
     rows = []
     text = TEXT * 40

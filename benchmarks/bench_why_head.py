@@ -34,7 +34,7 @@ def main() -> None:
     add_run_options(parser, RESULTS_DIR / "bench_why_head.json", device=False)
     args = parser.parse_args()
     apply_run_options(args)
-    smol, minilm = registry.LOADERS["smollm2"](), registry.LOADERS["minilm"]()
+    smol, minilm = registry.RECORDS["smollm2"].load(), registry.RECORDS["minilm"].load()
     batch = smol.tokenize([TEXT], wh.MAX_TOKENS)
     assert batch.lengths[0] == wh.MAX_TOKENS, batch.lengths
     before = machine_info()

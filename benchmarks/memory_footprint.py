@@ -52,8 +52,8 @@ def main() -> int:
     )
     from core.models import registry
 
-    step("MiniLM", lambda: loaded.setdefault("minilm", registry.LOADERS["minilm"]()))
-    step("SmolLM2", lambda: loaded.setdefault("smollm2", registry.LOADERS["smollm2"]()))
+    step("MiniLM", lambda: loaded.setdefault("minilm", registry.RECORDS["minilm"].load()))
+    step("SmolLM2", lambda: loaded.setdefault("smollm2", registry.RECORDS["smollm2"].load()))
     from core import kv_cache
     from core import logit_lens as lens
 
@@ -62,7 +62,7 @@ def main() -> int:
     step("SmolLM2 generation, 32 tokens", lambda: kv_cache.generate(loaded["smollm2"], ids, max_new_tokens=32,
                                                                      temperature=0.0, top_k=0, seed=0, window=8,
                                                                      sinks=4))  # fmt: skip
-    step("MoE", lambda: loaded.setdefault("moe", registry.LOADERS["moe"]()))
+    step("MoE", lambda: loaded.setdefault("moe", registry.RECORDS["moe"].load()))
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     result = {

@@ -47,7 +47,7 @@ def load(name: str, folder: Path):
     from core.models import local, registry
 
     if name in SHIPPED:
-        model = registry.LOADERS[name]()
+        model = registry.RECORDS[name].load()
         caps = registry.capabilities(name)
     else:
         from tests.tiny_models import build, longer_positions

@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from . import antecedents, head_detectors
-from .model_needs import PAGE_NEEDS
+from .models.needs import PAGE_NEEDS
 from .results import load_result
 from .state import Choice, Int, State, model_choice
 from .stats import wilson_interval

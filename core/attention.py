@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .model_needs import PAGE_NEEDS
+from .models.needs import PAGE_NEEDS
 from .pooling import bin_edges, bin_labels, block_mean, indexed_labels
 from .sdpa import entropy
 from .state import Choice, Flag, Int, State, Text, model_choice
@@ -381,11 +381,11 @@ def offered_models(shipped: tuple[str, ...], fits) -> tuple[str, ...]:
     """`shipped`, then the learner's registered folders whose capabilities fit(caps) (app/models.own_keys)."""
     from core.models import registry
 
-    return shipped + tuple(k for k, caps in registry.CAPABILITIES.items() if fits(caps))
+    return shipped + tuple(k for k, r in registry.folders().items() if fits(r.capabilities))
 
 
 # The attention contract reads it: its attention goes through transformers' attention interface (not T5's): what
-# /attention, /padded-batch, /head-detectors and /antecedents need of a model (core/model_needs.py).
+# /attention, /padded-batch, /head-detectors and /antecedents need of a model (core/models/needs.py).
 through_contract = PAGE_NEEDS["attention"]
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .model_needs import PAGE_NEEDS
 from .models.base import Batch
+from .models.needs import PAGE_NEEDS
 from .results import load_result
 from .state import Choice, Flag, State, model_choice
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .model_needs import PAGE_NEEDS
+from .models.needs import PAGE_NEEDS
 from .state import State, Text, model_choice
 
 MAX_TOKENS = 64

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from .attention import DEFAULT_SENTENCE, ModelContext
-from .model_needs import PAGE_NEEDS
+from .models.needs import PAGE_NEEDS
 from .models.weights import EncoderLayerWeights
 from .state import Choice, Int, State, Text, model_choice
 

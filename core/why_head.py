@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .model_needs import PAGE_NEEDS
+from .models.needs import PAGE_NEEDS
 from .pooling import indexed_labels
 from .positions.rope_bands import band_edges, join_pairs, mean_share, pair_parts
 from .state import Choice, Int, State, Text

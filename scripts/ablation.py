@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model = registry.LOADERS[args.model]()
+    model = registry.RECORDS[args.model].load()
     cards = []
     for claim in args.claims:
         evalset = ab.eval_set_for(model, claim)

@@ -69,7 +69,7 @@ def main() -> None:
             print(f"{key}: skipped ({status[key]})")
             continue
         t0 = time.perf_counter()
-        model = registry.LOADERS[key]()
+        model = registry.RECORDS[key].load()
         t1 = time.perf_counter()
         res = antecedents.evaluate(model, data["pairs"])
         res["seconds"] = {"load": round(t1 - t0, 1), "evaluate": round(time.perf_counter() - t1, 1)}

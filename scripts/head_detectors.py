@@ -50,7 +50,7 @@ def main() -> None:
         if status.get(key):
             print(f"{key}: skipped ({status[key]})")
             continue
-        model = registry.LOADERS[key]()
+        model = registry.RECORDS[key].load()
         found = hd.detector_map(model, args.sequences, args.half, args.seed)
         entry = found.to_json()
         entry["load_average"] = _loadavg()

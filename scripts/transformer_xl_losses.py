@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=64, help="positions per point of the loss-against-position curve")
     ap.add_argument("--out", default=str(results_path(RESULT_NAME)))
     args = ap.parse_args()
-    wrapper = registry.LOADERS["smollm2"]()
+    wrapper = registry.RECORDS["smollm2"].load()
     ids = wrapper.encode(TEXT.read_text(encoding="utf-8"))[: args.tokens]
     before = machine_info("cpu")
     start = time.perf_counter()

@@ -31,7 +31,7 @@ def main() -> int:
         "--require",
         action="append",
         default=[],
-        choices=sorted(registry.LOADERS),
+        choices=sorted(registry.offered()),
         help="fail (exit 1) unless this model loads; repeat for several",
     )
     args = parser.parse_args()
@@ -47,7 +47,7 @@ def main() -> int:
             continue
         start = time.perf_counter()
         try:
-            model = registry.LOADERS[key]()
+            model = registry.RECORDS[key].load()
             loaded = time.perf_counter() - start
             trace = model.run(model.tokenize([SENTENCE]))
         except Exception as err:  # noqa: BLE001 - report every model, then fail at the end

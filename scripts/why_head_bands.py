@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model = registry.LOADERS["smollm2"]()
+    model = registry.RECORDS["smollm2"].load()
     detected = hd.committed_map("smollm2")
     if detected is None:
         raise SystemExit("no committed head-detector map for SmolLM2: run python scripts/head_detectors.py first")

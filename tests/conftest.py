@@ -28,7 +28,7 @@ def load_or_skip(key: str):
     reason = registry.model_status().get(key)
     if reason is not None:
         pytest.skip(f"{key}: {reason}")
-    return registry.LOADERS[key]()
+    return registry.RECORDS[key].load()
 
 
 @pytest.fixture(scope="session")

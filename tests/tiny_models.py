@@ -3,6 +3,7 @@ path as a user's checkpoint, with no download (tests of core/models/local.py and
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 
 import torch
@@ -257,19 +258,18 @@ def forget_registrations(before: set) -> None:
     whole-model loader of an encoder-decoder folder and any loaded copy included."""
     from core.models import registry
 
-    for key in set(registry.LOADERS) - before:
-        for table in (
-            registry.LOADERS,
-            registry.TITLES,
-            registry.STATUS_CHECKS,
-            registry.FOLDERS,
-            registry.CAPABILITIES,
-            registry.SOURCES,
-        ):
-            table.pop(key, None)
-        registry.SHARED_LOADERS.pop(registry.seq2seq_key(key), None)
-        registry.forget(key)
-        registry.forget(registry.seq2seq_key(key))
+    for key in set(registry.RECORDS) - before:
+        registry.unregister(key)
+
+
+def stand_in(monkeypatch, key: str, load) -> None:
+    """A test's loader for `key` (its record's other fields kept; a key nothing registered gets a bare record),
+    undone with the monkeypatch."""
+    from core.models import registry
+
+    record = registry.RECORDS.get(key)
+    new = registry.ModelRecord(key, key, load) if record is None else dataclasses.replace(record, load=load)
+    monkeypatch.setitem(registry.RECORDS, key, new)
 
 
 @contextmanager
@@ -277,7 +277,7 @@ def registered_folders(root, families):
     """{family: registry key} of tiny folders root/tiny-<family>, registered as a learner's own; undone afterwards."""
     from core.models import registry
 
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     try:
         keys = {}
         for family in families:

@@ -46,7 +46,7 @@ KV_STEP_COLS = 96  # the page's columns of a pooled attention row (app/views/kv_
 
 def _installed(key: str) -> bool:
     """A shipped model this server can load (a learner's folder, or a model whose package is missing: the buttons)."""
-    return key in registry.LOADERS and registry.model_status().get(key) is None
+    return key in registry.offered() and registry.model_status().get(key) is None
 
 
 # ---- the shipped encoder-decoder and the GRU beside it --------------------------------------------------------

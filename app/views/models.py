@@ -9,9 +9,9 @@ import streamlit as st
 
 from app import models, serving, ui
 from core.kv_cache.memory import model_cache_bytes
-from core.model_needs import pages_for
 from core.models import local, registry
 from core.models.capabilities import capability_rows
+from core.models.needs import pages_for
 from core.models.state import STATE as F
 from core.models.state import offered
 from viz import models as figures
@@ -40,7 +40,7 @@ def page() -> None:
     st.markdown(T("intro"))
     hosted = serving.hosted()
     if hosted:
-        st.info(T("hosted", n=len(registry.FOLDERS)))
+        st.info(T("hosted", n=len(registry.folders())))
     else:
         add_folder(T)
     if registry.USER_LIST_PROBLEMS:

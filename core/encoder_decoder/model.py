@@ -18,7 +18,7 @@ from ..models import seq2seq
 from ..models.seq2seq import Seq2Seq, Shape, WordTokenizer
 from . import grammar, training
 
-WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "encoder_decoder"
+WEIGHTS_DIR = seq2seq.SHIPPED_FOLDER
 MAX_LENGTH = 24  # tokens on either side: the grammar's longest sentences have 13 source and 11 target tokens
 
 
@@ -78,12 +78,7 @@ def train(train_pairs, held_out_pairs, seed: int = 0, epochs: int = 12, batch_si
     return model, tokenizer, log
 
 
-def status(folder: Path | None = None) -> str | None:
-    """None when the shipped weights are there, else why not (with the command that makes them)."""
-    folder = folder or WEIGHTS_DIR
-    if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
-        return f"no trained encoder-decoder at {folder}; make it with: python scripts/train_encoder_decoder.py"
-    return None
+status = seq2seq.shipped_status  # None when the shipped weights are there, else why not (with the command)
 
 
 def load(folder: Path | None = None) -> tuple[Seq2Seq, WordTokenizer]:

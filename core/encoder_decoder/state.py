@@ -1,7 +1,7 @@
 """/encoder-decoder's link, declared once: app/ui.py binds the page's widgets from it, the lessons read a step's
 state with it (core/state.py)."""
 
-from core.model_needs import PAGE_NEEDS
+from core.models.needs import PAGE_NEEDS
 from core.state import Choice, Int, State, Text, model_choice
 
 from . import grammar, own

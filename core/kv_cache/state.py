@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from core.attention import ModelContext
-from core.model_needs import PAGE_NEEDS
+from core.models.needs import PAGE_NEEDS
 from core.state import Choice, Float, Int, State, Text, model_choice
 
 from .generation import generate, prompt_ids
@@ -22,7 +22,7 @@ MEAN = "mean"  # the history's head picker: the mean over heads, or one head by 
 
 
 # The page's cache is a decoder's keys and values per key/value head (its formula and eviction): not DeepSeek's
-# latent attention, which caches one compressed vector per token and layer (core/model_needs.py).
+# latent attention, which caches one compressed vector per token and layer (core/models/needs.py).
 keeps_keys_per_head = PAGE_NEEDS["kv-cache"]
 
 

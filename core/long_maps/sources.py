@@ -19,21 +19,8 @@ from dataclasses import dataclass
 from ..models.capabilities import Capabilities
 from .maps import RANDOM_SHAPE
 
-EXACT_POSITIONS = ("rope", "learned", "sinusoidal", "none")  # nothing added to the scores
 # SmolLM2-135M's shape, for the page when its config cannot be read here (its weight package missing)
 SMOLLM2_SHAPE = {"n_layers": 30, "n_heads": 9, "n_kv_heads": 3, "max_positions": 8192}
-
-
-def exact_here(caps: Capabilities) -> bool:
-    """True when softmax(scale q . k) over the keys a query sees is the model's own weights: an encoder or a
-    decoder, no score bias, no sliding window, no soft-capping, no learned sinks."""
-    return (
-        caps.kind in ("encoder", "decoder")
-        and caps.positions.kind in EXACT_POSITIONS
-        and all(w is None for w in caps.sliding_window)
-        and caps.attn_softcap is None
-        and not caps.sinks
-    )
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,12 @@ class SourceContext:
 
     def __init__(self, values):
         from core.models import registry
+        from core.models.needs import EXACT_SOFTMAX
 
         self._values = values
         self.sources = (
             DEFAULT_SOURCE,
-            *(k for k, caps in registry.CAPABILITIES.items() if sources.exact_here(caps)),
+            *(k for k, r in registry.folders().items() if EXACT_SOFTMAX(r.capabilities)),
             RANDOM,
         )
 

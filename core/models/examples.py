@@ -52,7 +52,7 @@ def _app_models() -> list[tuple[str, Capabilities]]:
     for key in APP_MODELS:
         caps = registry.capabilities(key)
         if caps is not None:
-            found.append((registry.TITLES.get(key, key), caps))
+            found.append((registry.title(key), caps))
     return found
 
 

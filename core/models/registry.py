@@ -1,22 +1,25 @@
-"""The models the pages can pick, by key.
+"""The models the pages can pick, by key: one record per model (RECORDS), the one place its title, loader, status,
+folder, source and capabilities are declared.
 
-    LOADERS[key]()     -> a fresh copy of the model (an AttentionModel); raises ModelUnavailable when it cannot be
-                          loaded here
-    shared(key)        -> the process's one copy (pages and lessons alike): loaded once, a lock per key, own folders
-                          bounded (see the section above _register_builtin)
-    TITLES[key]        -> its name for humans
-    model_status()     -> {key: None if it can be loaded, else why not (with the install command)}
+    RECORDS[key]         -> its ModelRecord: title (its name for humans), load() (a fresh copy; raises
+                            ModelUnavailable in one sentence when it cannot be loaded here), status() (cheap: None if
+                            it can be loaded, else why not, with the install command), folder and source (a
+                            learner's folder), capabilities (what it offers, known without loading it)
+    offered()            -> the keys the pickers offer, in registration order
+    shared(key)          -> the process's one copy (pages and lessons alike): loaded once, a lock per key, own
+                            folders bounded (see the section above _register_builtin)
+    model_status()       -> {key: record.status()} of the offered models
 
-model_status() only looks for packages and files, it never reads weights, so a page can call it on every
-run. A new model is one `register(...)` call in `_register_builtin` below, with a loader and a cheap status check
-in its own module.
+status() only looks for packages and files, it never reads weights, so a page can call model_status() on every
+run. A new model is one `register(ModelRecord(...))` call in `_register_builtin` below, with a loader and a cheap
+status check in its own module.
 
-A model folder (or hub id) is described by `describe` (config only: its capabilities) into an OwnModel record
-that says how to load it; loading runs the parity check against transformers' eager attention
-(core/models/local.py). The operator's folders, listed in the TOML file that $ATTENTION_LAB_MODELS names, are
-registered here at start (`register_folder`, key "folder:<name>") and offered to every visitor. A visitor's own
-folder (the /models page on a laptop run) is never registered here: its OwnModel lives in that visitor's session
-(app/models.py), its key carries a hash of its path, and nothing about it is written to a file.
+A model folder (or hub id) is described by `describe` (config only: its capabilities) into a ModelRecord that says
+how to load it; loading runs the parity check against transformers' eager attention (core/models/local.py). The
+operator's folders, listed in the TOML file that $ATTENTION_LAB_MODELS names, are registered here at start
+(`register_folder`, key "folder:<name>") and offered to every visitor. A visitor's own folder (the /models page on a
+laptop run) is never registered here: its record lives in that visitor's session (app/models.py), its key carries a
+hash of its path, and nothing about it is written to a file.
 """
 
 from __future__ import annotations
@@ -31,61 +34,82 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import AttentionModel
+from .base import ModelUnavailable
 from .capabilities import Capabilities
 
-LOADERS: dict[str, Callable[[], AttentionModel]] = {}
-TITLES: dict[str, str] = {}
-STATUS_CHECKS: dict[str, Callable[[], str | None]] = {}
-FOLDERS: dict[str, Path] = {}  # key -> folder, for models registered from a folder
-SOURCES: dict[str, str] = {}  # key -> what the learner or host gave: a folder, or a hub id ("org/name")
-CAPABILITIES: dict[str, Capabilities] = {}  # key -> capabilities, known without loading (folders)
-CONFIG_READERS: dict[str, Callable[[], object]] = {}  # key -> its transformers config, no weights read (built-ins)
-_BUILTIN_CAPABILITIES: dict[str, Capabilities] = {}
 FOLDER_PREFIX = "folder:"
 MODELS_LIST = "ATTENTION_LAB_MODELS"  # the operator's TOML file: [[model]] path = "...", title = "..."
 _lock = threading.Lock()
 
 
-def register(
-    key: str,
-    title: str,
-    load: Callable[[], AttentionModel],
-    status: Callable[[], str | None],
-    config: Callable[[], object] | None = None,
-) -> None:
-    """Add a model. `status` must be cheap (no weights read): None = loadable, else a reason in words. `config`
-    (optional) returns its transformers config without reading weights, for capabilities()."""
-    LOADERS[key] = load
-    TITLES[key] = title
-    STATUS_CHECKS[key] = status
-    if config is not None:
-        CONFIG_READERS[key] = config
+def _loadable() -> str | None:
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRecord:
+    """One model: how the pickers name it, how it loads, whether it can load here, where it is from and what it
+    offers. A learner's folder's record comes from `describe` (config only); a shipped model's from
+    `_register_builtin`."""
+
+    key: str
+    title: str
+    load: Callable[[], object]  # a fresh copy (an AttentionModel; (Seq2Seq, tokenizer) for an encoder-decoder whole)
+    status: Callable[[], str | None] = _loadable  # cheap (no weights read): None = loadable, else why not in words
+    folder: Path | None = None  # a learner's local folder (a hub id's: the hub cache's); None for a shipped model
+    source: str | None = None  # what the operator or visitor gave: the folder resolved, or the pinned hub id
+    capabilities: Capabilities | None = None  # a folder's, read when it was described (shipped: from `config`)
+    config: Callable[[], object] | None = None  # a shipped model's transformers config, no weights read
+    load_seq2seq: Callable[[], object] | None = None  # a learner's encoder-decoder whole (seq2seq_key), else None
+    offered: bool = True  # in the pickers (False: a checkpoint the pages load by name, as the MoE variants)
+
+
+RECORDS: dict[str, ModelRecord] = {}
+_BUILTIN_CAPABILITIES: dict[str, Capabilities] = {}
+
+
+def register(record: ModelRecord) -> None:
+    """Add a model (or replace the record of its key: a folder added again)."""
+    RECORDS[record.key] = record
+
+
+def offered() -> tuple[str, ...]:
+    """The keys of the models the pickers offer, in registration order (shipped first, then the operator's)."""
+    return tuple(key for key, record in RECORDS.items() if record.offered)
+
+
+def folders() -> dict[str, ModelRecord]:
+    """{key: record} of the operator's registered folders, in the order they were added."""
+    return {key: record for key, record in RECORDS.items() if record.folder is not None}
+
+
+def title(key: str) -> str:
+    """The model's name for humans (the key itself for a key nothing registered)."""
+    record = RECORDS.get(key)
+    return key if record is None else record.title
 
 
 def capabilities(key: str) -> Capabilities | None:
     """What the model offers the pages, known without loading its weights: a folder's (read at registration) or a
     built-in's (its config, read once); None when it cannot be read here (a missing package)."""
-    from .base import ModelUnavailable
     from .capabilities import capabilities_of
 
-    if key in CAPABILITIES:
-        return CAPABILITIES[key]
-    if key not in _BUILTIN_CAPABILITIES and key in CONFIG_READERS:
+    record = RECORDS.get(key)
+    if record is None:
+        return None
+    if record.capabilities is not None:
+        return record.capabilities
+    if key not in _BUILTIN_CAPABILITIES and record.config is not None:
         try:
-            _BUILTIN_CAPABILITIES[key] = capabilities_of(CONFIG_READERS[key]())
+            _BUILTIN_CAPABILITIES[key] = capabilities_of(record.config())
         except (ModelUnavailable, OSError, ValueError):
             return None
     return _BUILTIN_CAPABILITIES.get(key)
 
 
 def model_status() -> dict[str, str | None]:
-    """{key: None if the model can be loaded here, else the reason, with the install command}."""
-    out = {}
-    for key in LOADERS:
-        check = STATUS_CHECKS.get(key)
-        out[key] = check() if check else None
-    return out
+    """{key: None if the model can be loaded here, else the reason, with the install command} of offered()."""
+    return {key: RECORDS[key].status() for key in offered()}
 
 
 def available() -> list[str]:
@@ -93,27 +117,13 @@ def available() -> list[str]:
     return [key for key, reason in model_status().items() if reason is None]
 
 
-@dataclass(frozen=True, eq=False)
-class OwnModel:
-    """A model folder or hub id described from its config: what a picker offers and how it loads. The operator's
-    are registered (register_folder); a visitor's stays in that visitor's session."""
-
-    key: str
-    title: str
-    folder: Path  # the local folder (a hub id's: the hub cache's)
-    source: str  # what the operator or visitor gave: the folder resolved, or the hub id
-    capabilities: Capabilities
-    load: Callable[[], AttentionModel]  # a fresh copy, its parity checked
-    load_seq2seq: Callable[[], object] | None  # an encoder-decoder whole, else None
-
-
 def _user_list() -> Path | None:
     return Path(os.environ[MODELS_LIST]) if os.environ.get(MODELS_LIST) else None
 
 
 def describe(path, title: str | None = None, allowed=None, taken: Collection[str] = (), hashed: bool = False):
-    """The OwnModel of a folder or hub id (config only; nothing registered). `allowed`: core/models/local.py's
-    check of a visitor's path (None: the operator's, trusted). `taken`: keys in use, whose sources are in SOURCES
+    """The ModelRecord of a folder or hub id (config only; nothing registered). `allowed`: core/models/local.py's
+    check of a visitor's path (None: the operator's, trusted). `taken`: keys in use, whose sources are in RECORDS
     or not (then always hashed); `hashed`: the key always carries a hash of the source (a visitor's folder: two
     visitors' checkpoint-500 folders never share a key, a cache or a link). Raises local.ModelFolderError."""
     from . import local
@@ -130,30 +140,25 @@ def describe(path, title: str | None = None, allowed=None, taken: Collection[str
     key, name = _key_for(local.display_name(source), origin, taken, hashed)
     title = title or name
 
-    def load() -> AttentionModel:
+    def load():
         model = local.load_folder(target, allowed, name=title)
         model.parity = local.parity(model)
         return model
 
+    def status() -> str | None:
+        return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
+
     whole = (lambda: local.load_seq2seq(target, allowed)) if caps.kind == "encoder-decoder" else None
-    return OwnModel(key, title, folder, origin, caps, load, whole)
+    return ModelRecord(key, title, load, status, folder, origin, caps, load_seq2seq=whole)
 
 
 def register_folder(path, title: str | None = None, allowed=None) -> str:
     """Describe an operator's folder (config only) and offer it to every visitor; returns its key. Raises
     local.ModelFolderError."""
     with _lock:
-        own = describe(path, title, allowed, taken=LOADERS)
-        folder = own.folder
-
-        def status() -> str | None:
-            return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
-
-        register(own.key, own.title, own.load, status)
-        FOLDERS[own.key], CAPABILITIES[own.key], SOURCES[own.key] = folder, own.capabilities, own.source
-        if own.load_seq2seq is not None:  # whole, decoder and cross-attention included (/encoder-decoder)
-            SHARED_LOADERS[seq2seq_key(own.key)] = own.load_seq2seq
-    return own.key
+        record = describe(path, title, allowed, taken=RECORDS)
+        register(record)
+    return record.key
 
 
 def _key_for(name: str, origin: str, taken: Collection[str] = (), hashed: bool = False) -> tuple[str, str]:
@@ -162,10 +167,11 @@ def _key_for(name: str, origin: str, taken: Collection[str] = (), hashed: bool =
     adds a short hash of the origin (the same at every start) and, when the name was taken, the title its last two
     parts, so neither replaces the other's registration, nor is shown the other's cached runs."""
     key = FOLDER_PREFIX + name[:60]
-    if not hashed and (key not in taken or SOURCES.get(key, origin) == origin):
+    held = RECORDS[key].source if key in RECORDS else None
+    if not hashed and (key not in taken or (held or origin) == origin):
         return key, name
     digest = hashlib.sha1(origin.encode("utf-8")).hexdigest()[:8]
-    title = "/".join(Path(origin).parts[-2:]) if key in taken and SOURCES.get(key) != origin else name
+    title = "/".join(Path(origin).parts[-2:]) if key in taken and held != origin else name
     return f"{key}-{digest}", title
 
 
@@ -193,12 +199,11 @@ def load_user_list() -> list[str]:
 # --- one copy of each model per process ----------------------------------------------------------------------------
 # shared(key) is the one place a server process keeps loaded models: the pages (app/models.py) and the lessons'
 # answer functions (core/lessons/answers/) get the same object. One load per key at a time (a lock per key:
-# concurrent callers wait for it), a failed load is not kept (the next call tries again), a key whose loader was
+# concurrent callers wait for it), a failed load is not kept (the next call tries again), a key whose record was
 # registered anew (a folder added again, a test's stand-in) or whose folder changed on disk (a checkpoint retrained
 # in place: folder_stamp) loads again, and at most OWN_MODELS_KEPT learner folders
 # stay loaded (the least recently used goes first; shipped models are never evicted).
 
-SHARED_LOADERS: dict[str, Callable[[], object]] = {}  # loadable through shared() but not offered by the pickers
 OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
 ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
 SEQ2SEQ_SUFFIX = "#seq2seq"  # a learner's encoder-decoder folder, whole (see seq2seq_key)
@@ -222,21 +227,28 @@ def moe_key(variant: str) -> str:
     return "moe" if variant == "balanced" else f"moe:{variant}"
 
 
-def _loader_of(key: str) -> Callable[[], object]:
-    loader = LOADERS.get(key) or SHARED_LOADERS.get(key)
-    if loader is None:
+def record_of(key: str, record: ModelRecord | None = None) -> ModelRecord:
+    """The record behind a shared() key: RECORDS' (a seq2seq_key: its folder's), or `record` (a visitor's own)."""
+    found = record if record is not None else RECORDS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
+    if found is None:
         raise KeyError(f"no model registered as {key!r}")
-    return loader
+    return found
+
+
+def _loader_of(key: str, record: ModelRecord) -> Callable[[], object]:
+    if key != ENCODER_DECODER and key == seq2seq_key(record.key):
+        if record.load_seq2seq is None:
+            raise KeyError(f"{record.title} is no encoder-decoder")
+        return record.load_seq2seq
+    return record.load
 
 
 WEIGHT_FILES = ("config.json", "*.safetensors", "*.bin", "tokenizer.json")
 
 
-def folder_stamp(key: str, folder: Path | None = None) -> tuple:
+def folder_stamp(folder: Path | None) -> tuple:
     """What a learner's folder holds now (name, size, modification time of its config, weights and tokenizer), so
-    that a checkpoint retrained in place loads again; () for a shipped model (cheap: a few stat calls). `folder`:
-    a visitor's OwnModel's (not registered here)."""
-    folder = folder or FOLDERS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
+    that a checkpoint retrained in place loads again; () for a shipped model (None; cheap: a few stat calls)."""
     if folder is None:
         return ()
     stamp = []
@@ -267,17 +279,12 @@ def serial(key: str) -> int:
         return 0 if entry is None else entry[3]
 
 
-def shared(key: str, own: OwnModel | None = None):
-    """The process's one copy of model `key` (a LOADERS or SHARED_LOADERS key; or a visitor's OwnModel `own`, its
-    key or its seq2seq_key), loaded on first use. Raises what the loader raises (ModelUnavailable, a folder's
-    ValueError, OSError), and keeps nothing then."""
-    if own is None:
-        loader, stamp = _loader_of(key), folder_stamp(key)
-    else:
-        loader = own.load_seq2seq if key == seq2seq_key(own.key) else own.load
-        if loader is None:
-            raise KeyError(f"{own.title} is no encoder-decoder")
-        stamp = folder_stamp(key, own.folder)
+def shared(key: str, record: ModelRecord | None = None):
+    """The process's one copy of model `key` (a RECORDS key or the seq2seq_key of one; or a visitor's own
+    `record`, its key or its seq2seq_key), loaded on first use. Raises what the loader raises (ModelUnavailable, a
+    folder's ValueError, OSError), and keeps nothing then."""
+    record = record_of(key, record)
+    loader, stamp = _loader_of(key, record), folder_stamp(record.folder)
     with _shared_lock:
         found, model = _cached(key, loader, stamp)
         if found:
@@ -315,6 +322,13 @@ def forget(key: str | None = None) -> None:
             _shared.pop(key, None)
 
 
+def unregister(key: str) -> None:
+    """Take a registered model out of RECORDS and drop its loaded copies (its seq2seq one included)."""
+    RECORDS.pop(key, None)
+    forget(key)
+    forget(seq2seq_key(key))
+
+
 def seq2seq_key(key: str) -> str:
     """The shared() key of an encoder-decoder, whole: (Seq2Seq, tokenizer) of core/models/seq2seq.py. The shipped
     one is ENCODER_DECODER; a learner's folder "folder:<name>" is "folder:<name>#seq2seq" (kept and evicted like
@@ -322,35 +336,30 @@ def seq2seq_key(key: str) -> str:
     return key if key == ENCODER_DECODER else key + SEQ2SEQ_SUFFIX
 
 
-def _encoder_decoder_config():
-    """transformers' config of the shipped encoder-decoder (no weights read), for capabilities()."""
-    from core.encoder_decoder import model as ed
-
-    from . import seq2seq
-
-    return seq2seq.config(ed.WEIGHTS_DIR)
-
-
-def _load_encoder_decoder():
-    from core.encoder_decoder import model as ed  # its folder; the weights load through core/models/seq2seq.py
-
-    return ed.load()
-
-
 def _register_builtin() -> None:
     from functools import partial
 
     from . import minilm, moe_model, seq2seq, smollm2
 
-    register("minilm", minilm.NAME, minilm.load_minilm, minilm.status, minilm.config)
-    register("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, smollm2.config)
-    register("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, moe_model.config)
+    register(ModelRecord("minilm", minilm.NAME, minilm.load_minilm, minilm.status, config=minilm.config))
+    register(ModelRecord("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, config=smollm2.config))
+    register(ModelRecord("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, config=moe_model.config))
     for variant in moe_model.VARIANTS:
-        if moe_key(variant) not in LOADERS:
-            SHARED_LOADERS[moe_key(variant)] = partial(moe_model.load_moe, variant)
-    SHARED_LOADERS[ENCODER_DECODER] = _load_encoder_decoder
-    TITLES[ENCODER_DECODER] = seq2seq.NAME  # not in LOADERS: it is no AttentionModel (its page loads it itself)
-    CONFIG_READERS[ENCODER_DECODER] = _encoder_decoder_config
+        if moe_key(variant) not in RECORDS:
+            load = partial(moe_model.load_moe, variant)
+            register(ModelRecord(moe_key(variant), moe_model.NAME.replace("balanced", variant), load, offered=False))
+    # not offered by the pickers: it is no AttentionModel (its page loads it by name)
+    shipped = seq2seq.SHIPPED_FOLDER
+    register(
+        ModelRecord(
+            ENCODER_DECODER,
+            seq2seq.NAME,
+            partial(seq2seq.load, shipped),
+            seq2seq.shipped_status,
+            config=partial(seq2seq.config, shipped),
+            offered=False,
+        )
+    )
 
 
 _register_builtin()

@@ -332,6 +332,18 @@ def config(folder: Path):
     return AutoConfig.from_pretrained(folder, local_files_only=True)
 
 
+# the encoder-decoder this repo trains (scripts/train_encoder_decoder.py; its page: core/encoder_decoder/)
+SHIPPED_FOLDER = Path(__file__).resolve().parents[2] / "data" / "encoder_decoder"
+
+
+def shipped_status(folder: Path | None = None) -> str | None:
+    """None when the shipped weights are there, else why not (with the command that makes them)."""
+    folder = folder or SHIPPED_FOLDER
+    if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
+        return f"no trained encoder-decoder at {folder}; make it with: python scripts/train_encoder_decoder.py"
+    return None
+
+
 def load(folder: Path) -> tuple[Seq2Seq, WordTokenizer]:
     """(model, tokenizer) from a folder that save() and WordTokenizer.save() wrote: float32 on the CPU, eval mode."""
     from transformers import MarianMTModel, PreTrainedTokenizerFast

@@ -20,7 +20,7 @@ def registered(values) -> SimpleNamespace:
     """The context without a visitor's session (the lessons): the operator's folders, then the shipped models."""
     from . import registry
 
-    return SimpleNamespace(models=offered(tuple(registry.CAPABILITIES)))
+    return SimpleNamespace(models=offered(tuple(registry.folders())))
 
 
 STATE = State(

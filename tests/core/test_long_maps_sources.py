@@ -10,6 +10,7 @@ import transformers
 from core.long_maps import sources
 from core.models import registry
 from core.models.capabilities import capabilities_of
+from core.models.needs import exact_here
 from tests.tiny_models import FAMILIES
 
 OFFERED = (512, 1024, 2048, 4096, 8192)  # the page's CPU lengths
@@ -29,13 +30,13 @@ NOT_EXACT = ("mistral", "gemma2", "gpt_oss", "marian")
 
 @pytest.mark.parametrize("family", EXACT + NOT_EXACT)
 def test_exact_here_takes_plain_softmax_models_only(family):
-    assert sources.exact_here(caps_of(family)) == (family in EXACT)
+    assert exact_here(caps_of(family)) == (family in EXACT)
 
 
 def test_a_score_bias_is_not_exact():
     """ALiBi adds a bias to the scores: q and k alone do not give the weights (BLOOM's config)."""
     caps = capabilities_of(transformers.BloomConfig(n_layer=2, n_head=4, hidden_size=32))
-    assert caps.positions.kind == "alibi" and not sources.exact_here(caps)
+    assert caps.positions.kind == "alibi" and not exact_here(caps)
 
 
 def test_an_encoders_learned_table_stops_the_lengths_at_its_size():

@@ -26,7 +26,7 @@ from core.models.base import Batch, Trace
 from core.models.hf import HFAttentionModel
 from tests.apptest_helpers import MAIN, open_view
 from tests.references import assert_close_in_scale, numpy_rollout
-from tests.tiny_models import WORDS
+from tests.tiny_models import WORDS, stand_in
 from tests.tiny_models import tokenizer as word_tokenizer
 
 HOSTILE = [
@@ -324,15 +324,15 @@ def test_a_missing_package_is_reported_with_its_install_command(monkeypatch, key
 @pytest.mark.slow
 def test_the_other_model_still_loads_when_one_package_is_missing(monkeypatch):
     hide_package(monkeypatch, smollm2_module.MODULE)
-    model = registry.LOADERS["minilm"]()
+    model = registry.RECORDS["minilm"].load()
     trace = model.run(model.tokenize(["still here"]))
     assert trace.n_layers == 6
 
 
 def test_registry_lists_the_models_with_titles():
-    assert list(registry.LOADERS) == ["minilm", "smollm2", "moe"]
-    assert registry.TITLES["minilm"] == "MiniLM-L6 (all-MiniLM-L6-v2)"
-    assert registry.TITLES["smollm2"] == "SmolLM2-135M-Instruct"
+    assert list(registry.offered()) == ["minilm", "smollm2", "moe"]
+    assert registry.title("minilm") == "MiniLM-L6 (all-MiniLM-L6-v2)"
+    assert registry.title("smollm2") == "SmolLM2-135M-Instruct"
     assert registry.model_status()["moe"] is None  # the checkpoint ships in data/moe
 
 
@@ -473,7 +473,7 @@ def smollm2_missing(monkeypatch):
     def unavailable():
         raise ModelUnavailable(f"the weight package is not installed: {INSTALL}")
 
-    monkeypatch.setitem(registry.LOADERS, "smollm2", unavailable)
+    stand_in(monkeypatch, "smollm2", unavailable)
 
 
 @pytest.mark.slow
@@ -494,7 +494,7 @@ def test_loader_failure_is_explained_too(monkeypatch):
     def unavailable():
         raise ModelUnavailable(f"could not read the weights: {INSTALL}")
 
-    monkeypatch.setitem(registry.LOADERS, "smollm2", unavailable)
+    stand_in(monkeypatch, "smollm2", unavailable)
     monkeypatch.setattr(registry, "model_status", lambda: {"minilm": None, "smollm2": None})
     # a stand-in loader is a new registration: registry.shared() loads through it even if SmolLM2 is loaded already
     at = open_view("attention", {"model": "smollm2"})

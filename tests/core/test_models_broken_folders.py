@@ -114,11 +114,11 @@ def test_a_broken_folder_is_refused_in_one_sentence_before_it_is_added(case, lla
     folder = tmp_path / "broken"
     shutil.copytree(llama, folder)
     spoil(folder)
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     with pytest.raises(local.ModelFolderError) as err:
         registry.register_folder(folder)
     message = str(err.value)
-    assert set(registry.LOADERS) == before, "added before it was refused"
+    assert set(registry.RECORDS) == before, "added before it was refused"
     assert message.startswith("broken: ") and words in message, message
     assert "\n" not in message and len(message) < 400 and "Traceback" not in message
     with pytest.raises(local.ModelFolderError):

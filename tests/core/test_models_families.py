@@ -239,10 +239,10 @@ def test_an_alibi_family_the_contract_cannot_read_is_refused_in_one_true_sentenc
     from core.models import registry
 
     transformers.MptConfig(vocab_size=30, d_model=32, n_heads=4, n_layers=2).save_pretrained(tmp_path)
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     with pytest.raises(local.ModelFolderError, match="ALiBi") as err:
         registry.register_folder(tmp_path)
-    assert set(registry.LOADERS) == before
+    assert set(registry.RECORDS) == before
     assert "\n" not in str(err.value) and "Error" not in str(err.value)
 
 

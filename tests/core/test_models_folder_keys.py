@@ -12,7 +12,7 @@ from tests.tiny_models import build, forget_registrations
 
 @pytest.fixture()
 def registrations():
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     yield
     forget_registrations(before)
 
@@ -23,8 +23,13 @@ def test_two_folders_of_one_name_get_a_key_each(tmp_path, registrations):
     first = registry.register_folder(tmp_path / "run-a" / "checkpoint-500")
     second = registry.register_folder(tmp_path / "run-b" / "checkpoint-500")
     assert first == registry.FOLDER_PREFIX + "checkpoint-500" and second != first
-    assert registry.CAPABILITIES[first].kind == "decoder" and registry.CAPABILITIES[second].kind == "encoder"
-    assert registry.FOLDERS[first].parent.name == "run-a" and registry.FOLDERS[second].parent.name == "run-b"
-    assert registry.TITLES[first] == "checkpoint-500" and registry.TITLES[second] == "run-b/checkpoint-500"
+    assert (
+        registry.RECORDS[first].capabilities.kind == "decoder"
+        and registry.RECORDS[second].capabilities.kind == "encoder"
+    )
+    assert (
+        registry.RECORDS[first].folder.parent.name == "run-a" and registry.RECORDS[second].folder.parent.name == "run-b"
+    )
+    assert registry.title(first) == "checkpoint-500" and registry.title(second) == "run-b/checkpoint-500"
     assert registry.register_folder(tmp_path / "run-b" / "checkpoint-500") == second  # the same folder: same key
     assert registry.register_folder(tmp_path / "run-a" / "checkpoint-500") == first

@@ -59,7 +59,7 @@ def hub(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "get_safetensors_metadata", metadata)
     monkeypatch.setattr(local, "hub_offline", lambda: False)
     monkeypatch.chdir(tmp_path)  # no folder here is named like the hub id
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     yield source, calls
     forget_registrations(before)
 
@@ -77,11 +77,11 @@ def test_offline_a_hub_id_is_refused_in_one_sentence_and_nothing_is_fetched(monk
 def test_online_the_config_first_then_the_weights_when_loaded(hub):
     _, calls = hub
     key = registry.register_folder("tiny-org/tiny-llama")
-    assert key == registry.FOLDER_PREFIX + "tiny-llama" and registry.TITLES[key] == "tiny-llama"
+    assert key == registry.FOLDER_PREFIX + "tiny-llama" and registry.title(key) == "tiny-llama"
     assert {kind for kind, _, _ in calls} == {"file", "metadata"}  # registering: the config and the headers only
-    assert registry.CAPABILITIES[key].kind == "decoder"
-    assert registry.SOURCES[key] == f"tiny-org/tiny-llama@{COMMIT}"  # the revision whose config was read
-    model = registry.LOADERS[key]()
+    assert registry.RECORDS[key].capabilities.kind == "decoder"
+    assert registry.RECORDS[key].source == f"tiny-org/tiny-llama@{COMMIT}"  # the revision whose config was read
+    model = registry.RECORDS[key].load()
     snapshots = [patterns for kind, patterns, _ in calls if kind == "snapshot"]
     assert {revision for kind, _, revision in calls if kind == "snapshot"} == {COMMIT}  # the same revision
     assert snapshots and all(
@@ -147,7 +147,7 @@ def test_the_operators_list_may_name_a_hub_id(hub, monkeypatch, tmp_path):
     (tmp_path / "models.toml").write_text('[[model]]\npath = "tiny-org/tiny-llama"\n', encoding="utf-8")
     monkeypatch.setenv(registry.MODELS_LIST, str(tmp_path / "models.toml"))
     assert registry.load_user_list() == []
-    assert registry.SOURCES[registry.FOLDER_PREFIX + "tiny-llama"] == f"tiny-org/tiny-llama@{COMMIT}"  # pinned
+    assert registry.RECORDS[registry.FOLDER_PREFIX + "tiny-llama"].source == f"tiny-org/tiny-llama@{COMMIT}"  # pinned
 
 
 def test_a_visitor_may_name_a_hub_id_only_where_any_is_allowed(hub):
@@ -164,4 +164,4 @@ def test_a_hub_models_load_error_names_the_model_not_the_cache_folder(hub):
         tokenizer_file.unlink()
     key = registry.register_folder("tiny-org/tiny-llama")
     with pytest.raises(local.ModelFolderError, match=r"^tiny-llama: no usable tokenizer"):
-        registry.LOADERS[key]()
+        registry.RECORDS[key].load()

@@ -137,17 +137,16 @@ def test_a_long_text_is_cut_to_the_position_table():
 
 
 def test_a_registered_folder_loads_whole_by_its_key_and_a_decoder_is_refused(tmp_path, monkeypatch):
-    for name in ("LOADERS", "SHARED_LOADERS", "TITLES", "STATUS_CHECKS", "FOLDERS", "CAPABILITIES"):
-        monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
+    monkeypatch.setattr(registry, "RECORDS", dict(registry.RECORDS))
     build_seq2seq("t5", tmp_path / "tiny-t5")
     build("llama", tmp_path / "tiny-llama")
     key = registry.register_folder(tmp_path / "tiny-t5")
     by_path, _ = local.load_seq2seq(tmp_path / "tiny-t5")
-    assert registry.SHARED_LOADERS[registry.seq2seq_key(key)]()[0].config == by_path.config
+    assert registry.RECORDS[key].load_seq2seq()[0].config == by_path.config
     llama = registry.register_folder(tmp_path / "tiny-llama")
-    assert registry.seq2seq_key(llama) not in registry.SHARED_LOADERS
+    assert registry.RECORDS[llama].load_seq2seq is None
     with pytest.raises(local.ModelFolderError, match="tiny-llama: a decoder, not an encoder-decoder"):
-        local.load_seq2seq(registry.FOLDERS[llama])
+        local.load_seq2seq(registry.RECORDS[llama].folder)
     # the encoder-only path of the other pages: Marian's encoder still loads there; T5's, which it cannot read, is
     # refused in words (it was an AttributeError)
     build_seq2seq("marian", tmp_path / "tiny-marian")

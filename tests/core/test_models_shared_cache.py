@@ -15,6 +15,7 @@ import pytest
 
 from core.models import registry
 from core.models.local import ModelFolderError
+from tests.tiny_models import stand_in
 
 
 class Counted:
@@ -41,8 +42,7 @@ class Counted:
 def fresh_registry(monkeypatch):
     """Registry tables and the shared cache as copies: whatever a test registers or loads is gone afterwards, and
     models other tests of this process loaded stay loaded."""
-    for name in ("LOADERS", "SHARED_LOADERS", "TITLES", "STATUS_CHECKS", "FOLDERS", "CAPABILITIES", "SOURCES"):
-        monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
+    monkeypatch.setattr(registry, "RECORDS", dict(registry.RECORDS))
     monkeypatch.setattr(registry, "_shared", OrderedDict())
     monkeypatch.setattr(registry, "_key_locks", {})
     monkeypatch.delenv(registry.OWN_MODELS_KEPT_ENV, raising=False)
@@ -56,12 +56,12 @@ def test_pages_and_lessons_get_the_same_object(monkeypatch):
 
     loaders = {key: Counted() for key in ("minilm", "smollm2", "moe")}
     for key, loader in loaders.items():
-        monkeypatch.setitem(registry.LOADERS, key, loader)
+        stand_in(monkeypatch, key, loader)
     variants = {v: Counted() for v in moe_model.VARIANTS if registry.moe_key(v) != "moe"}
     for v, loader in variants.items():
-        monkeypatch.setitem(registry.SHARED_LOADERS, registry.moe_key(v), loader)
+        stand_in(monkeypatch, registry.moe_key(v), loader)
     ed = Counted()
-    monkeypatch.setitem(registry.SHARED_LOADERS, registry.ENCODER_DECODER, ed)
+    stand_in(monkeypatch, registry.ENCODER_DECODER, ed)
 
     for key in loaders:
         lessons_model = attention_state.read({"model": key}).model_object  # what the answer functions use
@@ -81,7 +81,7 @@ def test_pages_and_lessons_get_the_same_object(monkeypatch):
 def test_eight_threads_asking_one_key_cause_one_load(monkeypatch):
     release = threading.Event()
     loader = Counted(wait=release)
-    monkeypatch.setitem(registry.SHARED_LOADERS, "test:one", loader)
+    stand_in(monkeypatch, "test:one", loader)
     start = threading.Barrier(8)
     got = [None] * 8
 
@@ -105,8 +105,8 @@ def test_eight_threads_asking_one_key_cause_one_load(monkeypatch):
 def test_a_load_does_not_hold_up_another_key(monkeypatch):
     release = threading.Event()
     slow, quick = Counted(wait=release), Counted()
-    monkeypatch.setitem(registry.SHARED_LOADERS, "test:slow", slow)
-    monkeypatch.setitem(registry.SHARED_LOADERS, "test:quick", quick)
+    stand_in(monkeypatch, "test:slow", slow)
+    stand_in(monkeypatch, "test:quick", quick)
     thread = threading.Thread(target=registry.shared, args=("test:slow",))
     thread.start()
     try:
@@ -123,7 +123,7 @@ def test_own_folders_are_evicted_least_recently_used_first(monkeypatch):
     monkeypatch.setenv(registry.OWN_MODELS_KEPT_ENV, "2")
     loaders = {key: Counted() for key in ("folder:a", "folder:b", "folder:c", "folder:d", "minilm")}
     for key, loader in loaders.items():
-        monkeypatch.setitem(registry.LOADERS, key, loader)
+        stand_in(monkeypatch, key, loader)
 
     registry.shared("minilm")
     a = registry.shared("folder:a")
@@ -147,8 +147,8 @@ def test_own_folders_are_evicted_least_recently_used_first(monkeypatch):
 def test_shipped_models_are_never_evicted(monkeypatch):
     monkeypatch.setenv(registry.OWN_MODELS_KEPT_ENV, "1")
     for key in ("minilm", "smollm2", "moe", "folder:a", "folder:b", "folder:c"):
-        monkeypatch.setitem(registry.LOADERS, key, Counted())
-    monkeypatch.setitem(registry.SHARED_LOADERS, registry.ENCODER_DECODER, Counted())
+        stand_in(monkeypatch, key, Counted())
+    stand_in(monkeypatch, registry.ENCODER_DECODER, Counted())
     for key in ("minilm", "smollm2", "folder:a", "moe", "folder:b", registry.ENCODER_DECODER, "folder:c"):
         registry.shared(key)
     assert registry.shared_keys() == ("minilm", "smollm2", "moe", registry.ENCODER_DECODER, "folder:c")
@@ -156,7 +156,7 @@ def test_shipped_models_are_never_evicted(monkeypatch):
 
 def test_a_failed_load_is_not_kept(monkeypatch):
     loader = Counted(fail=1)
-    monkeypatch.setitem(registry.LOADERS, "folder:broken", loader)
+    stand_in(monkeypatch, "folder:broken", loader)
     with pytest.raises(ModelFolderError, match="broken on call 1"):
         registry.shared("folder:broken")
     assert "folder:broken" not in registry.shared_keys()
@@ -166,9 +166,9 @@ def test_a_failed_load_is_not_kept(monkeypatch):
 
 def test_a_new_registration_of_a_key_loads_anew(monkeypatch):
     first, second = Counted(), Counted()
-    monkeypatch.setitem(registry.LOADERS, "folder:x", first)
+    stand_in(monkeypatch, "folder:x", first)
     old = registry.shared("folder:x")
-    monkeypatch.setitem(registry.LOADERS, "folder:x", second)  # the folder added again (or a test's stand-in)
+    stand_in(monkeypatch, "folder:x", second)  # the folder added again (or a test's stand-in)
     new = registry.shared("folder:x")
     assert new is not old and (first.calls, second.calls) == (1, 1)
     assert registry.shared_keys() == ("folder:x",)

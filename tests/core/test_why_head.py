@@ -255,8 +255,8 @@ def test_the_papers_finding_by_hand():
 def test_the_rope_part_offers_a_learners_model_only_where_its_patterns_are_its_own(family, offered):
     """Mistral's sliding window, Gemma 2's soft-capping and gpt-oss's sinks change the weights the causal softmax of
     the scores would give, GPT-NeoX turns half of each head, BERT has no RoPE: none is offered."""
-    from core.model_needs import PAGE_NEEDS
     from core.models.capabilities import capabilities_of
+    from core.models.needs import PAGE_NEEDS
 
     config_name, _, kwargs, _ = FAMILIES[family]
     caps = capabilities_of(getattr(transformers, config_name)(**kwargs))

@@ -20,7 +20,7 @@ TEXT = "the cat sat on a mat"
 def folders(tmp_path_factory):
     """{family: registry key} of a tiny Marian and a tiny Llama, registered as a learner's own; undone afterwards."""
     root = tmp_path_factory.mktemp("own-seq2seq")
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     keys = {}
     for family in ("marian", "llama"):  # underscores: the page shows the names markdown-escaped, as typed
         build(family, root / f"tiny_{family}")
@@ -62,7 +62,7 @@ def test_the_shipped_model_stays_the_default_and_a_decoder_folder_is_refused_in_
     at = run_view("encoder_decoder", {"text": TEXT})
     assert_no_exception(at)
     picker = at.selectbox(key="model")
-    assert picker.value == registry.ENCODER_DECODER and picker.options[0].startswith(registry.TITLES[picker.value])
+    assert picker.value == registry.ENCODER_DECODER and picker.options[0].startswith(registry.title(picker.value))
     assert any("tiny_marian" in label for label in picker.options)  # an encoder-decoder folder is offered
     assert not any("tiny_llama" in label for label in picker.options)
     at = run_view("encoder_decoder", {"model": folders["llama"], "text": TEXT})

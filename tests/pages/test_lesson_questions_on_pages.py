@@ -440,7 +440,7 @@ def finding_of(at, key: str) -> tuple[str, str]:
     from core.models import registry
 
     said = [m.value for m in at.markdown]
-    i = next(i for i, m in enumerate(said) if m.startswith(f"**{registry.TITLES[key]}**: the head chosen"))
+    i = next(i for i, m in enumerate(said) if m.startswith(f"**{registry.title(key)}**: the head chosen"))
     return said[i], said[i + 1]
 
 
@@ -462,7 +462,7 @@ def antecedents_held_out_change(step, q, a):
 def antecedents_switching_heads(step, q, a):
     from core.models import registry
 
-    text, name = shown_text(page(step)), registry.TITLES[q.params["model"]]
+    text, name = shown_text(page(step)), registry.title(q.params["model"])
     found = re.search(rf"(\d+) of the \d+ heads of {re.escape(name)} change", text)
     close(0.0 if f"No head of {name} changes" in text else float(found.group(1)), a)
 

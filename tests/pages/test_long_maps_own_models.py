@@ -51,7 +51,7 @@ def _block_reduce(full: np.ndarray, side: int, how) -> np.ndarray:
 
 def _reference(key: str, n: int, layer: int) -> np.ndarray:
     """(H, n, n) float64 weights of `layer` from the model's full Trace of the page's document."""
-    model = registry.LOADERS[key]()
+    model = registry.RECORDS[key].load()
     trace = model.run(lm.document_batch(model, load_long_text(), n), logits=False, hidden_states=False)
     return trace.layer_attention(layer).to(torch.float64).numpy()
 
@@ -67,7 +67,7 @@ def _check_map(at, full: np.ndarray, head: int, causal: bool) -> None:
 
 
 def test_a_decoder_with_rope_runs_past_its_trained_positions_with_a_warning(folders):
-    key, caps = folders["llama"], registry.CAPABILITIES[folders["llama"]]
+    key, caps = folders["llama"], registry.RECORDS[folders["llama"]].capabilities
     layer, head, n = caps.n_layers - 1, caps.n_heads - 1, 512
     at = _computed(key, {"n": str(n), "layer": str(layer), "head": str(head)})
     labels = at.radio(key="src").options  # SmolLM2 first, then the learner's models that fit, then random
@@ -89,7 +89,7 @@ def test_a_decoder_with_rope_runs_past_its_trained_positions_with_a_warning(fold
 
 
 def test_an_encoder_with_a_learned_table_stops_at_its_positions_and_masks_nothing(folders):
-    key, caps = folders["bert"], registry.CAPABILITIES[folders["bert"]]
+    key, caps = folders["bert"], registry.RECORDS[folders["bert"]].capabilities
     at = _computed(key, {"n": "512", "layer": "1", "head": "2"})  # 512: past the table, so the link is not taken
     limit = caps.max_positions
     assert at.selectbox(key="n").options == [str(limit)] and at.selectbox(key="n").value == str(limit)
@@ -108,7 +108,7 @@ def test_an_encoder_with_a_learned_table_stops_at_its_positions_and_masks_nothin
 @pytest.mark.parametrize("family", MORE)
 def test_other_plain_softmax_families_run_through_compute(folders, family):
     """Each runs clean at the longest length it offers up to 512 (a learned table stops below), its mask as its kind."""
-    key, caps = folders[family], registry.CAPABILITIES[folders[family]]
+    key, caps = folders[family], registry.RECORDS[folders[family]].capabilities
     at = _computed(key, {"n": "512", "layer": "0"})
     n = int(at.selectbox(key="n").value)
     assert n <= 512 and (n == 512) == (caps.positions.kind == "rope")

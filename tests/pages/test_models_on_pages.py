@@ -118,7 +118,7 @@ def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monk
         assert_no_exception(at)
         assert at.selectbox(key="model").value == "smollm2"
         said = [w.value for w in at.warning if words in w.value]
-        assert said and registry.TITLES[asked] in said[0], [w.value for w in at.warning]
+        assert said and registry.title(asked) in said[0], [w.value for w in at.warning]
 
 
 # live runs of the loss of every next token: /transformer-xl's five masks on any decoder, /rope-scaling's scaled RoPE
@@ -209,7 +209,7 @@ def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch
     monkeypatch.setattr(models, "load", lambda key: None)  # the words come before any weights
     empty = {"logit-lens": {"text": ""}, "kv-cache": {"prompt": ""}}[topic]
     for key in (folders["llama"], "smollm2"):
-        name = registry.TITLES[key]
+        name = registry.title(key)
         at = run_view(topic, params={"model": key, **DECODER_PAGES[topic]})
         assert_no_exception(at)
         intro = [m.value for m in at.markdown if name in m.value]
@@ -271,7 +271,7 @@ def test_a_t5_folder_is_offered_where_a_contract_reads_it_and_refused_in_words_e
 
     with registered_folders(tmp_path, ("t5",)) as keys:
         key = keys["t5"]
-        assert not registry.CAPABILITIES[key].through_attention_interface
+        assert not registry.RECORDS[key].capabilities.through_attention_interface
         monkeypatch.setattr(models, "load", lambda k: None)  # the default model is not the point here
         at = run_view("attention", params={"model": key, "text": SHORT})
         assert_no_exception(at)

@@ -22,7 +22,7 @@ def own_list(tmp_path, monkeypatch):
     monkeypatch.setenv(local.FOLDER_ROOTS_ENV, str(tmp_path))
     monkeypatch.setenv("ATTENTION_LAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(registry.MODELS_LIST, raising=False)
-    before = set(registry.LOADERS)
+    before = set(registry.RECORDS)
     yield tmp_path
     forget_registrations(before)
 
@@ -70,11 +70,11 @@ def test_a_visitors_folder_is_that_visitors_only(tmp_path, own_list):
     link naming it gets the default model (its key is in no one else's picker)."""
     folder = tmp_path / "my-llama"
     build("llama", folder)
-    tables = {name: dict(getattr(registry, name)) for name in ("LOADERS", "FOLDERS", "CAPABILITIES", "SOURCES")}
+    records = dict(registry.RECORDS)
     at = _add(folder)
     assert at.success
     key = _added_key(at)
-    assert {name: dict(getattr(registry, name)) for name in tables} == tables
+    assert registry.RECORDS == records
     assert not [p for p in tmp_path.rglob("*.toml")], "a visit wrote a file"
     other = run_view("attention", params={"model": key, "text": "a dog ran"})
     assert_no_exception(other)
@@ -149,8 +149,8 @@ def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path
     assert_no_exception(at)
     assert any("At 300 tokens, about" in c.value and " s on this server" in c.value for c in at.caption)
     # the formula named is the one the estimate counts (local.forward_flops): 4 n² d per head and layer
-    d = registry.CAPABILITIES[key].head_dim
-    caps = registry.CAPABILITIES[key]
+    d = registry.RECORDS[key].capabilities.head_dim
+    caps = registry.RECORDS[key].capabilities
     assert local.forward_flops(0, caps, 300) == 4 * caps.n_layers * caps.n_heads * 300**2 * d
     assert any(f"4·n²·d per head and layer, d = {d} the head size" in c.value for c in at.caption)
     assert not at.warning

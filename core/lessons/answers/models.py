@@ -6,7 +6,7 @@ from __future__ import annotations
 from core.kv_cache.memory import model_cache_bytes
 from core.lessons import Answer
 from core.lessons.answers import number, register
-from core.model_needs import PAGE_NEEDS, pages_for
+from core.models.needs import PAGE_NEEDS, pages_for
 from core.models.state import MAX_ESTIMATE_TOKENS, STATE
 from core.state import Choice, Int, State
 

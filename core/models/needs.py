@@ -1,4 +1,4 @@
-"""What each page needs of a model, declared once: a test on the model's capabilities (core/models/capabilities.py)
+"""What each page needs of a model, declared once: a test on the model's capabilities (capabilities.py, beside it)
 and the word ([models] need_<word>) that names it when a chosen model lacks it. The pages' model pickers offer a
 learner's folder where its capabilities pass the page's need (app/models.py pick_model), and /models lists the pages
 a model's capabilities fit (pages_for)."""
@@ -8,8 +8,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.long_maps.sources import exact_here
-from core.models.capabilities import Capabilities
+from .capabilities import Capabilities
+
+EXACT_POSITIONS = ("rope", "learned", "sinusoidal", "none")  # nothing added to the scores
+
+
+def exact_here(caps: Capabilities) -> bool:
+    """True when softmax(scale q . k) over the keys a query sees is the model's own weights: an encoder or a
+    decoder, no score bias, no sliding window, no soft-capping, no learned sinks."""
+    return (
+        caps.kind in ("encoder", "decoder")
+        and caps.positions.kind in EXACT_POSITIONS
+        and all(w is None for w in caps.sliding_window)
+        and caps.attn_softcap is None
+        and not caps.sinks
+    )
 
 
 @dataclass(frozen=True)
