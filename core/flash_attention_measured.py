@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .results import load_result
+from .results import gpu_result_name
+from .sdpa_gqa import backends as sb
 
 PAPER_CLAIM = (2.0, 4.0)  # "2-4x faster" than standard attention
 MATERIAL_SHAPE = {"batch": 4, "heads": 32, "seq_len": 4096, "head_dim": 128}
-GPU_RESULT = "gpu-h200-2026-11-27/bench_sdpa"  # results/<this>.json, {"cuda": run}
+GPU_RESULT = gpu_result_name(sb.RESULT_NAME)  # results/<this>.json, {"cuda": run}, read by sb.load_results
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,6 @@ def measured_speedups(run: dict) -> list[MeasuredSpeedup]:
 
 
 def committed_gpu_run() -> dict | None:
-    """The committed H200 run (its "cuda" entry), or None when absent or not of that shape."""
-    data = load_result(GPU_RESULT, required=lambda d: isinstance(d["cuda"]["rows"], list))
-    return None if data is None else data["cuda"]
+    """The committed GPU run of benchmarks/bench_sdpa.py (the "cuda" entry /sdpa-gqa shows too), or None."""
+    run = (sb.load_results() or {}).get("cuda")
+    return run if isinstance(run, dict) else None

@@ -52,3 +52,47 @@ def save_result(name_or_path: str | Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+# --- runs measured on a GPU ----------------------------------------------------------------------------------------
+
+# results/<this>/: the benchmarks' GPU runs, committed with a README giving device, date, versions and commands
+# (this machine has no GPU). A benchmark's own results/<name>.json holds this machine's runs.
+GPU_RUNS_DIR = "gpu-h200-2026-11-27"
+
+
+def gpu_result_name(name: str) -> str:
+    """results/<GPU_RUNS_DIR>/<name>.json, the GPU run of the benchmark that writes results/<name>.json."""
+    return f"{GPU_RUNS_DIR}/{name}"
+
+
+def load_device_runs(
+    name: str, is_run: Callable[[dict], bool], path: str | Path | None = None
+) -> dict[str, dict | str] | None:
+    """{device: run, or a sentence saying why it was not measured} of a benchmark that keys its runs by device.
+
+    results/<name>.json holds this machine's runs (its "cuda" entry a sentence: no GPU here); a run of the same
+    benchmark in results/<GPU_RUNS_DIR>/<name>.json takes that entry's place. An entry counts when it is a string
+    or `is_run(entry)` holds; None when neither file has one. With `path`, that file alone."""
+
+    def runs(data: dict) -> dict:
+        out = {}
+        for device, run in data.items():
+            try:
+                if isinstance(run, str) or (isinstance(run, dict) and is_run(run)):
+                    out[device] = run
+            except (KeyError, TypeError, IndexError):
+                pass
+        return out
+
+    def read(source: str | Path) -> dict:
+        data = load_result(source, required=lambda d: bool(runs(d)))
+        return {} if data is None else runs(data)
+
+    if path is not None:
+        return read(path) or None
+    merged = read(name)
+    for device, run in read(gpu_result_name(name)).items():
+        if not isinstance(run, str):
+            merged[device] = run
+    return merged or None

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from core.results import load_result
+from core.results import load_device_runs
 from core.sdpa import repeat_kv
 from core.timing import peak_memory_delta, time_ms
 
@@ -248,18 +248,13 @@ def gqa_check(
     }
 
 
-def _runs(data: dict) -> dict:
-    """{device: run} for the entries that are a run (rows and command) or a string saying why not measured."""
-    return {
-        device: run
-        for device, run in data.items()
-        if isinstance(run, str)
-        or (isinstance(run, dict) and isinstance(run.get("rows"), list) and isinstance(run.get("command"), str))
-    }
+def _is_run(run: dict) -> bool:
+    return isinstance(run["rows"], list) and isinstance(run["command"], str)
 
 
 def load_results(path: str | Path | None = None) -> dict | None:
     """The committed output of benchmarks/bench_sdpa.py: {device: run dict, or a string saying why it was not
-    measured}. Entries that are neither are dropped; None when the file is missing, unreadable or has none."""
-    data = load_result(path or RESULT_NAME, required=lambda d: bool(_runs(d)))
-    return None if data is None else _runs(data)
+    measured}, this machine's runs with the committed GPU run in place of "cuda"'s sentence
+    (core.results.load_device_runs). Entries that are neither are dropped; None when there is none. With `path`,
+    that file alone."""
+    return load_device_runs(RESULT_NAME, _is_run, path)

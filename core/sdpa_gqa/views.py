@@ -136,3 +136,41 @@ def kv_cache_view(cfg: ModelConfig, context: int, batch: int, dtype: str) -> KvC
         variant_gib=[r["bytes"] / GIB for r in variants],
         check=sb.gqa_check(cfg.heads, cfg.kv_heads),
     )
+
+
+@dataclass(frozen=True)
+class DevicesCompared:
+    """The committed CPU run beside the committed GPU run: which kernels ran on each, and each one's fastest kernel
+    against the naive version at its largest shape (the summary sentences' figures)."""
+
+    cpu_name: str
+    gpu_name: str
+    cpu_backends: list[str]  # kernels (not naive) that ran at least once
+    gpu_backends: list[str]
+    cpu_best: dict  # BackendsView.summary of the CPU run
+    gpu_best: dict
+    gpu_only_best: bool  # the GPU's fastest kernel has no CPU implementation
+
+
+def devices_compared(runs: dict | None) -> DevicesCompared | None:
+    """None unless both a CPU and a GPU run are committed, each with a summary."""
+    cpu, gpu = (runs or {}).get("cpu"), (runs or {}).get("cuda")
+    if not (isinstance(cpu, dict) and isinstance(gpu, dict)):
+        return None
+    cpu_view, gpu_view = backends_view(cpu["rows"]), backends_view(gpu["rows"])
+    if cpu_view.summary is None or gpu_view.summary is None:
+        return None
+
+    def ran(rows: list[dict]) -> list[str]:
+        return list(dict.fromkeys(r["backend"] for r in rows if r["status"] == "ok" and r["backend"] != sb.NAIVE))
+
+    cpu_backends = ran(cpu["rows"])
+    return DevicesCompared(
+        cpu_name=cpu.get("device_name", "cpu"),
+        gpu_name=gpu.get("device_name", "cuda"),
+        cpu_backends=cpu_backends,
+        gpu_backends=ran(gpu["rows"]),
+        cpu_best=cpu_view.summary,
+        gpu_best=gpu_view.summary,
+        gpu_only_best=gpu_view.summary["best"] not in cpu_backends,
+    )

@@ -1,11 +1,15 @@
 """/sdpa-gqa through AppTest: it renders from the committed results (and without them), the live button runs with a
 tiny size, what the page states is the computed figure, and bad links are ignored."""
 
+import json
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import i18n
 from core.kv_cache import memory
+from core.results import GPU_RUNS_DIR
 from core.sdpa_gqa import backends as sb
 from core.sdpa_gqa import configs as kvc
 from tests.apptest_helpers import figure_bytes, open_view
@@ -15,6 +19,7 @@ MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conf
 
 MAX_VIEW_BYTES = 1_000_000
 PAGE = "sdpa_gqa.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def open_page(file: str, params: dict | None = None, lang: str = "en") -> AppTest:
@@ -36,6 +41,25 @@ def test_sdpa_page_shows_committed_results_and_cuda_note():
     tables = " ".join(str(df.value.to_dict()) for df in at.dataframe)
     assert "CUDA only" in tables
     assert figure_bytes(at) < MAX_VIEW_BYTES
+
+
+def test_sdpa_page_shows_the_committed_gpu_run_beside_the_cpu():
+    """The H200 run's numbers, read here from its JSON by hand: its table, its summary and the sentence beside the
+    CPU's (a changed number in the file changes what the page must show)."""
+    gpu = json.loads((ROOT / "results" / GPU_RUNS_DIR / "bench_sdpa.json").read_text())["cuda"]
+    at = open_page("sdpa_gqa.py")
+    text = shown(at)
+    assert gpu["command"] in text and f"CUDA {gpu['cuda_version']}" in text
+    table = next(df.value for df in at.dataframe if "B=2 H=16 n=16384 d=128 float16" in df.value.iloc[:, 0].tolist())
+    big = [r for r in gpu["rows"] if (r["seq_len"], r["head_dim"], r["dtype"]) == (16384, 128, "float16")]
+    ms = {r["backend"]: r["ms"] for r in big}
+    shown_ms = table[table["shape"] == "B=2 H=16 n=16384 d=128 float16"].set_index("backend")["ms"]
+    assert {b: shown_ms[b] for b in ms} == {b: f"{v:,.2f}" for b, v in ms.items()}
+    assert (round(ms["cudnn"], 2), round(ms["flash"], 2), round(ms["naive"], 2)) == (6.85, 13.05, 33.88)  # as filed
+    best = min((b for b in ms if b != "naive"), key=ms.get)
+    assert f"by **{ms['naive'] / ms[best]:,.1f}×** on the GPU ({best}, B=2 H=16 n=16384 d=128 float16)" in text
+    assert "on the NVIDIA H200, 4 (flash, efficient, cudnn, math)" in text
+    assert "has no CPU implementation" in text
 
 
 def test_sdpa_page_without_results(monkeypatch, tmp_path):

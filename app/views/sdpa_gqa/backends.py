@@ -6,7 +6,8 @@ from app import ui
 from app.measured import live_meta, live_run, number
 from core.sdpa_gqa import backends as sb
 from core.sdpa_gqa.state import STATE
-from core.sdpa_gqa.views import BackendsView, backends_view
+from core.results import GPU_RUNS_DIR
+from core.sdpa_gqa.views import BackendsView, backends_view, devices_compared
 from core.sdpa_gqa.views import live_run as sdpa_live_run
 from core.timing import human_bytes
 from viz.sdpa_gqa import backend_figures
@@ -91,6 +92,29 @@ def committed(T) -> None:
                 cpus=run.get("cpu_count", "?"),
                 how=view.memory_method or "?",
             )
+        )
+        if run.get("device") == "cuda":
+            st.caption(T("gpu_meta", cuda=run.get("cuda_version", "?"), readme=f"results/{GPU_RUNS_DIR}/README.md"))
+    compared = devices_compared(results)
+    if compared is not None:
+        c, g = compared.cpu_best, compared.gpu_best
+        st.markdown(
+            T(
+                "gpu_beside",
+                cpu=compared.cpu_name,
+                gpu=compared.gpu_name,
+                cpu_n=len(compared.cpu_backends),
+                gpu_n=len(compared.gpu_backends),
+                cpu_list=", ".join(compared.cpu_backends),
+                gpu_list=", ".join(compared.gpu_backends),
+                cpu_best=c["best"],
+                cpu_shape=c["shape"],
+                cpu_x=c["speedup"],
+                gpu_best=g["best"],
+                gpu_shape=g["shape"],
+                gpu_x=g["speedup"],
+            )
+            + (" " + T("gpu_only_best", best=g["best"]) if compared.gpu_only_best else "")
         )
 
 
