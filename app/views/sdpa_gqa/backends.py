@@ -4,9 +4,9 @@ import streamlit as st
 
 from app import ui
 from app.measured import live_meta, live_run, number
+from core.results import GPU_RUNS_DIR
 from core.sdpa_gqa import backends as sb
 from core.sdpa_gqa.state import STATE
-from core.results import GPU_RUNS_DIR
 from core.sdpa_gqa.views import BackendsView, backends_view, devices_compared
 from core.sdpa_gqa.views import live_run as sdpa_live_run
 from core.timing import human_bytes
