@@ -15,8 +15,8 @@ STEPS = [(lesson.id, i) for lesson in LESSONS.values() for i in range(len(lesson
 QUESTIONS = [(lid, i) for lid, i in STEPS if LESSONS[lid].steps[i].question is not None]
 FIELD = re.compile(r"\{(\w+)\}")
 # The material in order (the pages each lesson teaches from).
-MATERIAL = ["sdpa-steps", "sdpa-steps", "masks", "multi-head", "encoder-decoder", "positions", "rope-scaling", "moe",
-            "linear-attention", "flash-attention", "padded-batch", "long-maps", "antecedents", "ablation", "why-head",
+MATERIAL = ["sdpa-steps", "sdpa-steps", "masks", "multi-head", "encoder-decoder", "multi-head", "positions",
+            "rope-scaling", "moe", "linear-attention", "flash-attention", "flash-attention", "padded-batch", "long-maps", "antecedents", "ablation", "why-head",
             "kv-cache", "logit-lens", "rnn-attention", "models"]  # fmt: skip
 
 

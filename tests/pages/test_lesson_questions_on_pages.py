@@ -138,6 +138,26 @@ def flash_running_max(step, q, a):
     close(float(table["m after"].iloc[q.params["row"]]), a, shown_digits=4)
 
 
+def flash_running_sum(step, q, a):
+    table = next(d.value for d in page(step).dataframe if "l after" in d.value.columns)
+    close(float(table["l after"].iloc[q.params["row"]]), a, shown_digits=4)
+
+
+def flash_exact(step, q, a):
+    diff = number_after(shown_text(page(step)), "max |difference| =")
+    assert a.correct == ("rounding" if diff < 1e-9 else "approximate" if diff < 1e-3 else "different"), diff
+
+
+def flash_hbm_traffic(step, q, a):
+    table = next(d.value for d in page(step).dataframe if "total" in d.value.columns)
+    row = ["naive", "flash1", "flash2"].index(q.params.get("algorithm", "naive"))
+    elements = float(str(table["total"].iloc[row]).replace(",", ""))
+    unit = q.params.get("unit", "MiB")
+    close(
+        elements * (1 if unit == "elements" else int(step.state.get("bytes", 2))) / (2**20 if unit == "MiB" else 1), a
+    )
+
+
 # ---- /sdpa-gqa and /transformer-xl -------------------------------------------------------------------------------
 
 
@@ -254,6 +274,41 @@ def positions_relative_only(step, q, a):
     assert a.correct == ("offset" if spread <= 1e-9 * max(1.0, spread_range) else "both")
 
 
+def positions_sinusoidal_dot(step, q, a):
+    trace = figure_by_key(page(step), "fig-dot-line")["data"][0]
+    x, y = plotted_values(trace["x"]), plotted_values(trace["y"])
+    close(float(y[list(x).index(q.params.get("distance", 0))]), a)
+
+
+def positions_relative_vectors(step, q, a):
+    z, _, _ = heatmap_by_key(page(step), "fig-offsets")
+    close(float(len(np.unique(z))), a)
+
+
+def positions_alibi_bias(step, q, a):
+    z, _, _ = heatmap_by_key(page(step), "fig-bias")
+    close(float(z[q.params.get("distance", 4)][0]), a)  # query `distance`, key 0
+
+
+def extrapolation_past(at) -> dict[str, float | None]:
+    """Each kind's accuracy past the training length (percent) as the extrapolation table says it."""
+    table = next(d.value for d in at.dataframe if any(str(c).endswith("and after") for c in d.value.columns))
+    past = next(c for c in table.columns if c.endswith("and after"))
+    kind = {i18n.text("en", "positions", f"ex_{k}"): k for k in ("sinusoidal", "learned", "alibi", "rope")}
+    shown = {kind[k]: str(v) for k, v in zip(table["positions"], table[past])}
+    return {k: float(v.rstrip(" %")) if v.endswith("%") else None for k, v in shown.items()}
+
+
+def positions_extrapolation_order(step, q, a):
+    past = extrapolation_past(page(step))
+    assert tuple(sorted(a.options, key=lambda k: -past[k])) == a.correct, past
+
+
+def positions_extrapolation_accuracy(step, q, a):
+    assert q.params.get("where", "past") == "past"  # the reader reads the past column
+    close(extrapolation_past(page(step))[q.params.get("kind", "rope")], a, shown_digits=1)
+
+
 def curve(at, key: str, method: str) -> np.ndarray:
     trace = next(t for t in figure_by_key(at, key)["data"] if t.get("name") == method)
     return plotted_values(trace["y"])
@@ -321,6 +376,12 @@ def multi_head_top_key(step, q, a):
     z, x, y = plotted_values(weights["z"]), weights["x"], weights["y"]
     row = next(i for i, label in enumerate(y) if word_of(label) == q.params["query"])
     assert html.unescape(x[int(np.argmax(z[row]))]) == a.correct
+
+
+def multi_head_shuffled_output(step, q, a):
+    text = shown_text(page(step))
+    error = number_after(text, "differ by up to" if q.params.get("positions") else "to within")
+    assert a.correct == ("moves" if error <= 1e-4 else "changes"), error
 
 
 def multi_head_head_count(step, q, a):
@@ -731,6 +792,9 @@ READERS = {
     "linear_attention.more_spread": linear_more_spread,
     "flash_attention.tiles": flash_tiles,
     "flash_attention.running_max": flash_running_max,
+    "flash_attention.running_sum": flash_running_sum,
+    "flash_attention.exact": flash_exact,
+    "flash_attention.hbm_traffic": flash_hbm_traffic,
     "sdpa_gqa.kv_bytes": gqa_kv_bytes,
     "sdpa_gqa.group_size": gqa_group_size,
     "transformer_xl.visible_keys": xl_visible_keys,
@@ -744,6 +808,11 @@ READERS = {
     "positions.rope_wavelength": positions_rope_wavelength,
     "positions.wavelength_growth": positions_wavelength_growth,
     "positions.relative_only": positions_relative_only,
+    "positions.sinusoidal_dot": positions_sinusoidal_dot,
+    "positions.relative_vectors": positions_relative_vectors,
+    "positions.alibi_bias": positions_alibi_bias,
+    "positions.extrapolation_order": positions_extrapolation_order,
+    "positions.extrapolation_accuracy": positions_extrapolation_accuracy,
     "rope_scaling.ratio": rope_scaling_ratio,
     "rope_scaling.attention_factor": rope_scaling_attention_factor,
     "rope_scaling.kept_pairs": rope_scaling_kept_pairs,
@@ -752,6 +821,7 @@ READERS = {
     "multi_head.shape": multi_head_shape,
     "multi_head.top_key": multi_head_top_key,
     "multi_head.head_count": multi_head_head_count,
+    "multi_head.shuffled_output": multi_head_shuffled_output,
     "head_detectors.best_head": head_detectors_best_head,
     "encoder_decoder.source_length": encoder_decoder_source_length,
     "encoder_decoder.cross_top": encoder_decoder_cross_top,

@@ -9,7 +9,7 @@ from core.lessons import Answer
 from core.lessons.answers import argmax_label, number, register, word_position
 from core.models import registry
 from core.pooling import indexed_labels
-from core.state import Choice, Int, State, Word
+from core.state import Choice, Flag, Int, State, Word
 
 PAGE = "multi-head"
 
@@ -59,3 +59,23 @@ def multi_head_head_count(params, s):
     return number(getattr(row, params.what), params, 0, n=s.n, heads=params.heads, d_k=row.head_dim,
                   parameters=row.parameters, flops=row.flops, h_few=few.heads, h_many=many.heads,
                   entries_few=few.score_entries, entries_many=many.score_entries)  # fmt: skip
+
+
+MOVED_WITHIN = 1e-4  # float32 rounding of one layer is ~1e-6; with positions the outputs differ by ~0.1 and more
+
+
+@functools.lru_cache(maxsize=8)
+def _permutation(key: str, serial: int, text: str, seed: int):
+    return mh.permutation_check(registry.shared(key), text, seed)
+
+
+@register("multi_head.shuffled_output", "choice", PAGE, mh.STATE, State(Flag("positions", False)))
+def multi_head_shuffled_output(params, s):
+    """A prediction on the order part: the page's tokens shuffled (its seed) through layer 0, on the word embeddings
+    alone or (`positions`) with the model's position vectors added by position: does each token get the output it
+    had before, only 'moves' with it (every number within 1e-4), or does its output 'change'?"""
+    registry.shared(s.model)
+    check = _permutation(s.model, registry.serial(s.model), s.text, s.seed)
+    error = check.error_with_positions if params.positions else check.error_without_positions
+    return Answer("choice", "moves" if error <= MOVED_WITHIN else "changes", ("moves", "changes"), None,
+                  {"error": f"{error:.1e}", "tokens": len(check.permutation)})  # fmt: skip

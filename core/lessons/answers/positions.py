@@ -1,15 +1,18 @@
-"""/positions, RoPE part: the rotation at the link's d, base (log10) and position m."""
+"""/positions: RoPE's rotation at the link's d, base (log10) and position m; the sinusoidal, relative and ALiBi
+parts at their sliders; the extrapolation part's committed run."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers import mixed, number, register
 from core.lessons.answers.rope_scaling import pair_index
-from core.positions import rope
+from core.positions import alibi, extrapolation, relative, rope, sinusoidal
 from core.positions.state import STATE
-from core.state import Float, State, Word
+from core.state import Choice, Float, Int, Many, State, Word
 
 PAGE = "positions"
 PAIR = State(Word("pair", 0))
@@ -60,3 +63,78 @@ def positions_relative_only(params, s):
     check = rope.check_view(rot.inv_freq, s.rope_n, rot.m)
     correct = "offset" if check.max_spread <= 1e-9 * max(1.0, check.score_range) else "both"
     return Answer("choice", correct, ("offset", "both"), None, {"spread": check.max_spread})
+
+
+# ---- the other parts: sinusoidal, relative (Shaw et al.), ALiBi and the measured extrapolation -------------------
+
+
+@register("positions.sinusoidal_dot", "number", PAGE, STATE, State(Int("distance", 0, 0)))
+def positions_sinusoidal_dot(params, s):
+    """PE(p)·PE(p + `distance`) of the sinusoidal part's encoding at the page's d and base: the same for every p
+    (each sin/cos pair adds cos(distance·ω_i), so distance 0 gives d/2)."""
+    d = sinusoidal.even(s.d)
+    if params.distance >= s.n:
+        raise ValueError(f"distance {params.distance} is past the page's {s.n} positions")
+    value = float(sinusoidal.pe_dot_by_distance([params.distance], d, 10**s.base)[0])
+    return number(value, params, 0.01, d=d, pairs=d // 2, distance=params.distance)
+
+
+@register("positions.relative_vectors", "number", PAGE, STATE)
+def positions_relative_vectors(params, s):
+    """Distinct learned offset vectors E the relative part's n × n scores use: offsets clip(i - j, -k, k), so 2k + 1
+    (fewer when n is shorter than the clip)."""
+    view = relative.shaw_view(s.rel_n, s.rel_d, s.clip, s.seed)
+    return number(len(np.unique(view.offsets)), params, 0, k=s.clip, n=s.rel_n, offsets=2 * s.clip + 1)
+
+
+@register("positions.alibi_bias", "number", PAGE, STATE, State(Int("distance", 4, 0)))
+def positions_alibi_bias(params, s):
+    """The bias ALiBi adds to the picked head's score of a key `distance` positions back: -m_h · distance."""
+    view = alibi.alibi_view(s.heads, s.al_n, s.al_head)
+    if params.distance >= s.al_n:
+        raise ValueError(f"distance {params.distance} is past the page's {s.al_n} positions")
+    slope = float(view.slopes[view.head])
+    value = float(view.bias[params.distance, 0])  # query `distance`, key 0
+    return number(value, params, 0.01, slope=slope, slope_label=view.slope_labels[view.head], head=view.head,
+                  heads=s.heads, distance=params.distance)  # fmt: skip
+
+
+def _extrapolation():
+    data = extrapolation.load_extrapolation()
+    if data is None:
+        raise ValueError(
+            f"results/{extrapolation.RESULT_NAME}.json is missing: run scripts/train_position_extrapolation.py"
+        )
+    return extrapolation.extrapolation_view(data)
+
+
+RUNNABLE_PAST = tuple(k for k in extrapolation.KINDS if k != "learned")  # a learned table has no rows past its length
+
+
+@register("positions.extrapolation_order", "order", PAGE, STATE,
+          State(Many("kinds", RUNNABLE_PAST, options=RUNNABLE_PAST)))  # fmt: skip
+def positions_extrapolation_order(params, s):
+    """A prediction, in the committed run (extrapolation part): `kinds` from the highest to the lowest accuracy
+    past the training length (mean over seeds); learned absolute positions cannot run there at all."""
+    view = _extrapolation()
+    kinds = tuple(params.kinds)
+    ranked = tuple(sorted(kinds, key=lambda k: -view.past[k]))
+    return Answer("order", ranked, mixed(kinds), None,
+                  {"train": view.train_length, "test": len(view.positions), "seeds": len(view.seeds),
+                   **{f"{k}_past": round(100 * view.past[k], 1) for k in kinds}})  # fmt: skip
+
+
+@register("positions.extrapolation_accuracy", "number", PAGE, STATE,
+          State(Choice("kind", "rope", options=extrapolation.KINDS),
+                Choice("where", "past", options=("inside", "past"))))  # fmt: skip
+def positions_extrapolation_accuracy(params, s):
+    """In the committed run: the mean accuracy (percent, mean over seeds) of `kind` inside or past the training
+    length; 5 percentage points either way count as right."""
+    view = _extrapolation()
+    share = (view.inside if params.where == "inside" else view.past)[params.kind]
+    if share is None:
+        raise ValueError(f"{params.kind} positions cannot run past the training length: there is no number to ask")
+    seeds = view.past_by_seed[params.kind] if params.where == "past" else [share]
+    return number(100 * share, params, 5.0, kind=params.kind, train=view.train_length,
+                  test=len(view.positions), chance=round(100 * view.chance), inside=round(100 * view.inside[params.kind], 1),
+                  seed_low=round(100 * min(seeds), 1), seed_high=round(100 * max(seeds), 1))  # fmt: skip
