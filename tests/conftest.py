@@ -17,7 +17,7 @@ from streamlit import config as streamlit_config
 from core.models import registry
 
 # The developer's setting (scripts/dev.sh run's): an unexpected exception shows under the visitor's sentence, so
-# the page tests' AppTest sees it as an Exception element (tests/pages/test_hosting_page.py checks what a visitor
+# the page tests' AppTest sees it as an Exception element (tests/app/test_serving_hosted.py checks what a visitor
 # of .streamlit/config.toml's "none" sees). Servers the tests start get it from the environment.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 streamlit_config.get_option("client.showErrorDetails")  # read .streamlit/config.toml first, then override it
@@ -81,11 +81,17 @@ def pytest_collection_modifyitems(config, items):
     _mark_page_tests(items)
 
 
-# Page tests (tests/pages) open the app headless: one whose pages load a real model takes seconds to minutes, so a
-# page test is `slow` unless its module says MODEL_FREE = True; there, any model load fails the test (the flag
-# cannot go stale: a page that starts loading a model makes its model-free tests fail).
+# Page tests open the app headless: one whose pages load a real model takes seconds to minutes, so a page test is
+# `slow` unless its module says MODEL_FREE = True; there, any model load fails the test (the flag cannot go stale:
+# a page that starts loading a model makes its model-free tests fail). Page tests are those of tests/pages and
+# those of tests/app that drive the app through tests/apptest_helpers (app/serving.py's, on real pages).
 def _page_test(item) -> bool:
-    return item.path.parent.name == "pages"
+    folder = item.path.parent.name
+    return folder == "pages" or (folder == "app" and _drives_the_app(item.module))
+
+
+def _drives_the_app(module) -> bool:
+    return any(getattr(value, "__module__", None) == "tests.apptest_helpers" for value in vars(module).values())
 
 
 def _mark_page_tests(items):

@@ -110,3 +110,60 @@ def test_only_core_models_touches_transformers():
             if imported or reached:
                 found[name] = sorted(imported) + reached
     assert not found, found
+
+
+# app's own modules outside app/views (a name core/ or viz/ also uses belongs to that layer's tests)
+APP_MODULES = sorted(
+    name
+    for name in [p.stem for p in (ROOT / "app").glob("*.py")]
+    + [p.parent.name for p in (ROOT / "app").glob("*/__init__.py")]
+    if name not in ("__init__", "views") and not _exists("core", name) and not _exists("viz", name)
+)
+# Test files in tests/core that still open a page, until the registry's restructure that edits them has landed.
+PAGE_TESTS_TO_MOVE = {"tests/core/test_long_maps.py", "tests/core/test_models.py"}
+
+
+def _drives_the_app(path: Path) -> bool:
+    return bool({"tests.apptest_helpers", "streamlit.testing.v1"} & _modules_imported(path))
+
+
+def _modules_imported(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+    return names
+
+
+def test_the_tests_of_apps_own_modules_live_in_tests_app():
+    """tests/app mirrors app's modules outside app/views: a test file named after one (test_serving*.py) is there."""
+    elsewhere = [
+        str(path.relative_to(ROOT))
+        for name in APP_MODULES
+        for path in (ROOT / "tests").rglob(f"test_{name}*.py")
+        if path.parent.name != "app" and re.fullmatch(rf"test_{name}(_\w+)?\.py", path.name)
+    ]
+    assert "serving" in APP_MODULES and "i18n" in APP_MODULES and "models" not in APP_MODULES
+    assert not elsewhere, elsewhere
+
+
+def test_a_test_that_opens_a_page_is_a_page_test_and_slow_unless_model_free():
+    """Opening the app headless is a page test's: one in tests/pages or tests/app is marked slow by tests/conftest.py
+    unless its module says MODEL_FREE = True (then a model load fails it); a whole-app test at the top of tests/
+    says one of the two itself; tests/core and tests/viz open none (their pages' tests go to tests/pages)."""
+    unmarked, misplaced = [], []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if not _drives_the_app(path):
+            continue
+        name, folder = str(path.relative_to(ROOT)), path.parent.relative_to(ROOT).as_posix()
+        if folder in ("tests/core", "tests/viz"):
+            misplaced.append(name)
+        elif folder == "tests" and not re.search(
+            r"^(pytestmark = pytest\.mark\.slow|MODEL_FREE = True)", path.read_text(encoding="utf-8"), re.M
+        ):
+            unmarked.append(name)
+    assert not unmarked, unmarked
+    assert sorted(set(misplaced) - PAGE_TESTS_TO_MOVE) == [], misplaced
+    assert PAGE_TESTS_TO_MOVE <= set(misplaced), "moved: take it off PAGE_TESTS_TO_MOVE"

@@ -2,15 +2,20 @@
 
 import gc
 
+import pytest
+
 from app import serving
 from core.models.base import Trace
 from tests.apptest_helpers import assert_no_exception, open_view
+
+MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
 
 def widget_metadata(at) -> dict:
     return at.session_state._state._state._new_widget_state.widget_metadata
 
 
+@pytest.mark.slow  # /attention runs MiniLM
 def test_new_sentences_leave_no_widgets_or_traces_behind():
     # The model view's chart is a clickable widget whose id hashes the figure: Streamlit 1.67 keeps a stale widget's
     # metadata (and its callback) for the whole session, so without forget_stale_widgets() each new sentence left

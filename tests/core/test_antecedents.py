@@ -1,6 +1,7 @@
 """Antecedent heads (core/antecedents/): word and candidate detection, the ranking against a hand loop over
 Trace.attention, the deterministic split, the statistics, the pairs file, the committed results file
-recomputed from the real models, the page's view data (core/antecedents/view.py) and the page headless."""
+recomputed from the real models and the page's view data (core/antecedents/view.py); the page headless is
+tests/pages/test_antecedents_page.py."""
 
 import json
 import random
@@ -12,7 +13,6 @@ import torch
 from core import antecedents as ante
 from core.antecedents import view
 from core.attention import query_weights
-from tests.apptest_helpers import open_view, shown_text
 from tests.references import FLOAT32_RELATIVE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,24 +245,3 @@ def test_accuracy_bars_and_the_largest_difference_from_the_file():
     stored = results["models"]["minilm"]
     assert view.largest_difference(stored, stored) == 0.0
     assert view.largest_difference(None, stored) is None
-
-
-# --- the page, headless (MiniLM) ----------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_antecedent_page_shows_the_measured_cat_head_and_that_it_stays_on_cat():
-    at = open_view("antecedents")
-    text = shown_text(at)
-    assert "layer 5, head 11" in text and "0.71 on 'cat', 0.10 on 'mat'" in text
-    assert "prefers 'cat' in both sentences" in text  # the 'flat' sentence, computed live
-    assert "held-out sentences" in text  # the stored evaluation
-
-
-@pytest.mark.slow
-def test_antecedent_recompute_matches_the_file():
-    at = open_view("antecedents")
-    next(b for b in at.button if b.label.startswith("Recompute")).click().run()
-    assert not at.exception
-    text = shown_text(at)
-    assert "differ from the file by at most" in text and "best head the same" in text, text

@@ -1,6 +1,6 @@
 """/padded-batch: the padding check (core/padded_batch.py) on a fake model whose single runs reproduce the batch,
 the verdict, the sentence view over the padded width, the batch arranged (padding moved left, the mask taken away),
-the page's link as its declaration reads it, and the page headless (slow: MiniLM and the MoE)."""
+and the page's link as its declaration reads it; the page headless is tests/pages/test_padded_batch_page.py."""
 
 import dataclasses
 
@@ -10,7 +10,6 @@ import torch
 
 from core import padded_batch
 from core.models.base import Batch, Trace
-from tests.apptest_helpers import open_view, shown_text
 from tests.fake_traces import fake_trace
 
 
@@ -137,21 +136,3 @@ def test_the_link_is_read_as_the_page_reads_it():
     assert padded_batch.STATE.read({}, **SHAPE).text == padded_batch.DEFAULT_TEXTS
     found = padded_batch.STATE.problems({"pad": "up", "mask": "0", "layer": "x"})
     assert len(found) == 3 and any("mask is not" in f for f in found)
-
-
-@pytest.mark.slow
-def test_padded_batch_page_reports_exact_zeros_and_equality():
-    at = open_view("padded_batch")
-    text = shown_text(at)
-    assert "every padded key gets exactly 0 weight" in text, text
-
-
-@pytest.mark.slow
-def test_a_link_moves_the_padding_left_or_takes_the_mask_away():
-    """MiniLM numbers positions from the first slot: left padding moves its real tokens' positions (no weight on
-    padding, yet not equal to the run alone); without the mask its real queries weigh the padding."""
-    at = open_view("padded_batch", {"pad": "left"})
-    assert at.radio(key="pad").value == "left" and "the model numbered them from the padding" in shown_text(at)
-    at = open_view("padded_batch", {"nomask": "1", "row": "2"})
-    assert at.checkbox(key="nomask").value and "padding leaks into this batch" in shown_text(at)
-    assert "Without the mask the model got all ones: the 14 padding tokens" in shown_text(at)

@@ -32,3 +32,15 @@ def test_an_unusable_link_value_falls_back_to_the_declared_default_with_a_notice
     assert at.number_input(key="top").value == STATE["top"].default == 10
     notice = at.warning[0].value
     assert "pron" in notice and "top" in notice
+
+
+def test_the_page_shows_the_measured_cat_head_and_its_recompute_matches_the_file():
+    at = open_view("antecedents")
+    text = shown_text(at)
+    assert "layer 5, head 11" in text and "0.71 on 'cat', 0.10 on 'mat'" in text
+    assert "prefers 'cat' in both sentences" in text  # the 'flat' sentence, computed live
+    assert "held-out sentences" in text  # the stored evaluation
+    next(b for b in at.button if b.label.startswith("Recompute")).click().run()
+    assert not at.exception
+    text = shown_text(at)
+    assert "differ from the file by at most" in text and "best head the same" in text, text
