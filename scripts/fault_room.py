@@ -338,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("nginx is not installed (Debian: apt-get install nginx-light)")
 
     from core.results import save_result
+    from core.room.service import rooms_on
     from core.room.sql import PostgresStore
     from core.timing import machine_info
     from scripts.serve_class import Class
@@ -374,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     store = None
     try:
         os.environ["DATABASE_URL"] = cluster("start", env)
-        store = PostgresStore(os.environ["DATABASE_URL"])
+        store = rooms_on(PostgresStore(os.environ["DATABASE_URL"]))
         code, control = store.create(args.lesson)
         tokens = [store.join(code, f"Learner {i}", "en") for i in range(args.learners)]
         result |= asyncio.run(run(args, lab_factory, env, store, code, control, tokens))

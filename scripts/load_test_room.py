@@ -343,17 +343,18 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("at most 200 learners (a room's limit)")
 
     from core.results import save_result
+    from core.room.service import rooms_on
     from core.room.sql import PostgresStore, SQLiteStore
     from core.timing import machine_info
 
     tmp = tempfile.TemporaryDirectory(prefix="room-load-")
     environ = {k: os.environ.get(k) for k in ("DATABASE_URL", "ATTENTION_LAB_ROOMS")}  # restored at the end
     if args.postgres:
-        store = PostgresStore(os.environ["DATABASE_URL"])
+        store = rooms_on(PostgresStore(os.environ["DATABASE_URL"]))
     else:
         os.environ.pop("DATABASE_URL", None)
         os.environ["ATTENTION_LAB_ROOMS"] = str(Path(tmp.name) / "rooms.sqlite3")
-        store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
+        store = rooms_on(SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"]))
     code, control = store.create(args.lesson)
     result: dict = {
         "command": " ".join(["python", "scripts/load_test_room.py", *(argv if argv is not None else sys.argv[1:])]),

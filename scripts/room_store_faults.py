@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from core import room as rules  # noqa: E402
 from core.room import RoomError  # noqa: E402
+from core.room.service import rooms_on  # noqa: E402
 from core.room.sql import PostgresStore, SQLiteStore  # noqa: E402
 from scripts.app_server import free_port  # noqa: E402
 from scripts.load_test import loadavg  # noqa: E402
@@ -40,7 +41,7 @@ LEARNERS = 30
 
 def learners_process(path: str, code: str, tokens: list[str], stop_at: float) -> None:
     """The other server: its learners report where they are, as fast as their rate limits let them."""
-    store = SQLiteStore(path)
+    store = rooms_on(SQLiteStore(path))
     i = 0
     while time.time() < stop_at:
         token = tokens[i % len(tokens)]
@@ -55,7 +56,7 @@ def learners_process(path: str, code: str, tokens: list[str], stop_at: float) ->
 def two_processes_on_sqlite(clicks: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="room-faults-"))
     path = str(folder / "rooms.sqlite3")
-    store = SQLiteStore(path)
+    store = rooms_on(SQLiteStore(path))
     code, control = store.create("qkv-softmax")
     tokens = [store.join(code, f"Learner {i}", "en") for i in range(LEARNERS)]
     other = multiprocessing.get_context("spawn").Process(
@@ -113,7 +114,7 @@ def postgres_away() -> dict:
     os.rmdir(data)  # scripts/postgres.sh makes its private folder itself
     env = dict(os.environ, ATTENTION_LAB_PGPORT=str(free_port()), ATTENTION_LAB_PGDATA=data)
     url = cluster("start", env)
-    store = PostgresStore(url)
+    store = rooms_on(PostgresStore(url))
     out: dict = {}
     try:
         code, control = store.create("qkv-softmax")
@@ -126,7 +127,7 @@ def postgres_away() -> dict:
             mute.bind(("127.0.0.1", 0))
             mute.listen(64)
             port = mute.getsockname()[1]
-            silent = PostgresStore(url.replace(f":{env['ATTENTION_LAB_PGPORT']}/", f":{port}/"))
+            silent = rooms_on(PostgresStore(url.replace(f":{env['ATTENTION_LAB_PGPORT']}/", f":{port}/")))
             said = seconds_to_sentence(lambda: silent.poll(code))
         out["server_not_answering"] = dict(zip(("seconds", "said"), said))
         start = time.monotonic()

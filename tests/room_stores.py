@@ -8,12 +8,15 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from core.lessons import Answer, Lesson, Question, Step
+from core.room.service import Rooms
 from core.room.sql import PostgresStore, SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,11 +68,11 @@ def open_kind(kind: str, tmp_path: Path, clock: Clock):
 
 
 def as_process_store(tmp_path: Path, monkeypatch):
-    """A SQLite store (a temporary file) as the one every page of this process opens (app.room.store.open_store);
-    a fixture yields from it."""
+    """The room service on a SQLite store (a temporary file), as every page of this process opens it
+    (app.room.store.open_store), on the shipped lessons; a fixture yields from it."""
     import app.room.store as process
 
-    s = SQLiteStore(tmp_path / "rooms.sqlite3")
+    s = Rooms(SQLiteStore(tmp_path / "rooms.sqlite3"), process.lessons)
     monkeypatch.setattr(process, "_store", s)
     yield s
     s.close()
@@ -97,3 +100,56 @@ def store(store_kind, tmp_path, clock):
     s.close()
     if store_kind == "postgres":
         drop_schema(tmp_path)
+
+
+# A lesson of three steps for the service's tests: a choice question on step 0, a number on step 1, none on step 2.
+# Their right answers are fixed (the `rooms` fixture stands in for the engine: core.lessons.answer).
+CHOICE = Answer("choice", "it", ("cat", "mat", "it"), None, {})
+NUMBER = Answer("number", 0.25, (), 0.01, {})
+FIXED = {"q1": CHOICE, "q2": NUMBER}
+
+
+def question(qid: str, kind: str) -> Question:
+    return Question(qid, kind, "fixed", {}, {"en": "?"}, (), {"en": "."})
+
+
+LESSON = Lesson("qkv", {"en": "qkv"}, (Step("attention", {}, {"en": "step 1"}, question("q1", "choice")),
+                                       Step("attention", {}, {"en": "step 2"}, question("q2", "number")),
+                                       Step("attention", {}, {"en": "step 3"}, None)))  # fmt: skip
+LESSONS = {"qkv": LESSON}
+
+
+def open_rooms(kind: str, tmp_path: Path, clock: Clock) -> Rooms:
+    """The room service on a store of `kind` (open_kind), on LESSONS."""
+    return Rooms(open_kind(kind, tmp_path, clock), LESSONS)
+
+
+@pytest.fixture
+def fixed_answers(monkeypatch):
+    monkeypatch.setattr("core.lessons.answer", lambda question, state: FIXED[question.id])
+
+
+@pytest.fixture
+def rooms(store, fixed_answers) -> Rooms:
+    """The room service on the `store` fixture (SQLite, then PostgreSQL), on LESSONS."""
+    return Rooms(store, LESSONS)
+
+
+def counted_queries(store, monkeypatch) -> dict[str, int]:
+    """Counts the transactions and statements of `store` (a SqlStore) from now on."""
+    counts = {"transactions": 0, "statements": 0}
+    original = store._tx
+
+    @contextmanager
+    def tx(write: bool):
+        counts["transactions"] += 1
+        with original(write) as run:
+
+            def run_counted(sql, params):
+                counts["statements"] += 1
+                return run(sql, params)
+
+            yield run_counted
+
+    monkeypatch.setattr(store, "_tx", tx)
+    return counts

@@ -56,9 +56,10 @@ def room_server():
 
         start()
         try:
+            from core.room.service import rooms_on
             from core.room.sql import SQLiteStore
 
-            store = SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"])
+            store = rooms_on(SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"]))
             yield f"http://127.0.0.1:{port}", store, restart
             store.close()
         finally:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from core.room.service import rooms_on
 from core.room.sql import PostgresStore
 from scripts.app_server import free_port
 
@@ -112,9 +113,9 @@ def test_a_folder_someone_else_could_have_prepared_is_refused(tmp_path):
 
 def test_the_room_store_works_with_the_printed_url(cluster):
     url, _, _ = cluster
-    store = PostgresStore(url)
+    store = rooms_on(PostgresStore(url))
     try:
-        code, _ = store.create("qkv")
+        code, _ = store.create("qkv-softmax")
         token = store.join(code, "Ana", "en")
         assert store.learner(code, token).name == "Ana"
     finally:

@@ -1,11 +1,11 @@
 """A study room's rules, without a browser or a database: codes and secrets, what a learner may write (display
-name, gallery sentence), rate limits, expiry, the room's right answer and histogram of answers (counted as /lessons
+name, gallery sentence), rate limits, expiry, sizes, steps, the room's histogram of answers (counted as /lessons
 counts: core.lessons.distribution), the board and the CSV of answers.
 
 A room is run by one facilitator who holds a secret control token; learners join with a display name only and get
-a learner token (their identity in the room, carried in the room link, never a cookie). The store (core/room/sql.py;
-its interface, core/room/store.py) keeps the state; this module decides what is allowed and summarises what is
-there.
+a learner token (their identity in the room, carried in the room link, never a cookie). The room service
+(core/room/service.py) applies these rules, each action in one transaction of a store that only stores
+(core/room/store.py, core/room/sql.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import csv
 import hashlib
 import hmac
 import io
-import json
 import numbers
 import os
 import re
@@ -209,37 +208,15 @@ def events_before(now: float) -> float:
 # ---- answers -----------------------------------------------------------------------------------------------
 
 
-# A room keeps its open question's right answer as text (the store stores text); right_answer() is the one place
-# that reads it back, and pages get the typed value (an order's tuple, a number's tolerance) from it.
-
-
-def answer_to_json(answer: Answer) -> str:
-    correct = list(answer.correct) if isinstance(answer.correct, tuple) else answer.correct
-    detail = {k: (list(v) if isinstance(v, tuple) else v) for k, v in answer.detail.items()}
-    return json.dumps(
-        {"kind": answer.kind, "correct": correct, "options": list(answer.options), "tolerance": answer.tolerance,
-         "detail": detail}, default=str, ensure_ascii=False)  # fmt: skip
-
-
-def answer_from_json(text: str) -> Answer:
-    d = json.loads(text)
-    correct = tuple(d["correct"]) if d["kind"] == "order" else d["correct"]
-    return Answer(d["kind"], correct, tuple(d["options"]), d["tolerance"], d.get("detail") or {})
-
-
 def right_answer(room) -> Answer | None:
     """The right answer of the question open (or revealed) in `room`, typed; None while no question is open."""
-    return answer_from_json(room.answer) if room.question and room.answer else None
+    return room.answer if room.question else None
 
 
-def histogram(store, room, mine: str | None = None):
+def counted(room, responses: Sequence[str], mine: str | None = None):
     """The room's responses to its open question counted as /lessons counts a learner's own
     (core.lessons.distribution: numbers binned), right bars marked once revealed; None while no question is open.
     `mine`: the viewer's own response, outlined."""
-    return _counted(room, store.responses(room.code, room.question) if right_answer(room) else [], mine)
-
-
-def _counted(room, responses: Sequence[str], mine: str | None = None):
     from core.lessons import distribution
 
     right = right_answer(room)
@@ -321,9 +298,9 @@ def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = Non
     return out.getvalue()
 
 
-# ---- actions that need the lesson (any core.room.store.Store) ----------------------------------------------
-# Pages call these, never the store's writers directly: a value a widget or a crafted message can send (a
-# selectbox's free text, None from a half-finished toggle, 999) is checked here against the room's lesson.
+# ---- what a request may set ---------------------------------------------------------------------------------
+# A value a widget or a crafted message can send (a selectbox's free text, None from a half-finished toggle, 999) is
+# checked against the room's lesson by the room service before a store keeps it.
 
 EXPLORING = -1  # a learner's position while on a page that is not the room's step
 
@@ -339,6 +316,19 @@ def check_step(step, n_steps: int, *, exploring: bool = False) -> int:
     return step
 
 
+def check_flag(value) -> bool:
+    """A toggle's value: True or False only (a crafted message may send anything)."""
+    if not isinstance(value, bool):
+        raise RoomError("bad_value", repr(value)[:40])
+    return value
+
+
+def step_of(room, lesson) -> int:
+    """The room's step as a page may index the lesson with: a room whose lesson file lost steps since it moved
+    there shows the lesson's last step instead of failing."""
+    return min(max(int(room.step), 0), len(lesson.steps) - 1)
+
+
 @dataclass(frozen=True)
 class FacilitatorView:
     """A facilitator's live panel: the room, how many learners, the histogram of the open question (None when
@@ -352,82 +342,7 @@ class FacilitatorView:
     gallery: tuple[tuple[str, str], ...]
     seats: tuple[tuple[str, str], ...]
 
-
-def facilitator_view(store, code: str, control: str, lesson) -> FacilitatorView:
-    """One read of the room (Store.panel: one transaction) made into what the facilitator's panel shows."""
-    p = store.panel(code, control)
-    return FacilitatorView(p.room, len(p.learners), _counted(p.room, p.responses),
-                           board(len(lesson.steps), p.learners, p.answers), p.lost, tuple(p.gallery), tuple(p.seats))  # fmt: skip
-
-
-def check_flag(value) -> bool:
-    """A toggle's value: True or False only (a crafted message may send anything)."""
-    if not isinstance(value, bool):
-        raise RoomError("bad_value", repr(value)[:40])
-    return value
-
-
-def create(store, lessons: dict, lesson_id, client: str = "") -> tuple[str, str]:
-    """A new room on one of this server's lessons: (code, control token). `client`: who asks (one browser), for
-    the per-client limit."""
-    if not isinstance(lesson_id, str) or lesson_id not in lessons:
-        raise RoomError("unknown_lesson", repr(lesson_id)[:40])
-    return store.create(lesson_id, client=client)
-
-
-def move(store, code: str, control: str, lesson, step) -> None:
-    """The facilitator takes the room to `step` of its lesson (its question, if any, waits closed)."""
-    store.move(code, control, check_step(step, len(lesson.steps)))
-
-
-def where(store, code: str, token: str, lesson, step, following) -> None:
-    """A learner's position: a step of the room's lesson, or EXPLORING; never None when stored."""
-    store.where(code, token, check_step(step, len(lesson.steps), exploring=True), check_flag(following))
-
-
-def set_lost(store, code: str, token: str, lost) -> None:
-    store.set_lost(code, token, check_flag(lost))
-
-
-def submit_sentence(store, code: str, token: str, lesson, step, sentence) -> None:
-    """A learner's gallery sentence for a step of the room's lesson."""
-    store.submit(code, token, check_step(step, len(lesson.steps)), clean_sentence(sentence))
-
-
-def step_of(room, lesson) -> int:
-    """The room's step as a page may index the lesson with: a room whose lesson file lost steps since it moved
-    there shows the lesson's last step instead of failing."""
-    return min(max(int(room.step), 0), len(lesson.steps) - 1)
-
-
-def open_question(store, code: str, control: str, lesson, state: dict[str, str] | None = None) -> Answer:
-    """Open the question of the room's current step; its right answer is computed now by the engine from the
-    step's state (or the facilitator's live `state`) and kept with the room, so learners never recompute it."""
-    from core.lessons import answer
-
-    room = store.room(code)
-    if room is None:
-        raise RoomError("unknown_room", code)
-    step = lesson.steps[step_of(room, lesson)]
-    if step.question is None:
-        raise RoomError("no_question")
-    right = answer(step.question, dict(step.state if state is None else state))
-    store.open_question(code, control, step.question.id, answer_to_json(right))
-    return right
-
-
-def submit_answer(store, code: str, token: str, raw) -> bool:
-    """A learner's response to the open question, validated against its kind (core.lessons.parse_response):
-    True when kept, False when this learner had already answered. RoomError('bad_answer') for invalid input."""
-    from core.lessons import format_response, is_correct, parse_response
-
-    room = store.room(code)
-    if room is None:
-        raise RoomError("unknown_room", code)
-    check_open_question(room)
-    right = right_answer(room)
-    try:
-        value = parse_response(right, raw)
-    except ValueError as e:
-        raise RoomError("bad_answer", str(e)) from None
-    return store.answer(code, token, room.question, format_response(right, value), is_correct(right, value))
+    @property
+    def polled(self) -> tuple[int, int]:
+        """The room's (version, activity) when this was read: what a poll compares against."""
+        return self.room.version, self.room.activity

@@ -3,18 +3,14 @@ one class. SQLiteStore (a file, the standard library, WAL) by default; PostgresS
 is set. Both run the same SQL and the same tests (tests/core/test_room_store.py); what differs between them is
 in DIALECTS.
 
-Every change a learner must follow (step, question opened or revealed, gallery sentence shown) bumps the room's
-`version`; every learner action bumps `activity`. Followers poll those two integers (poll(): one indexed read) and
-rerun only when they changed. Only the control token moves the room, reveals, sees names or exports answers.
-
-What is allowed is core/room's to decide (check_control, check_open_question, check_rate, check_join, check_open,
-seat_named, the retention times); a store reads what a rule needs and writes what it allowed in the same
-transaction, so that no other process or replica comes between the check and the write.
+A store only stores: in one transaction (`atomic`) it reads and writes what the room service
+(core/room/service.py) asks, which decides what is allowed (the control token, the phase, the step, rate limits,
+expiry, sizes). A store decides nothing; the one refusal it says is its own: the database busy or away.
 """
 
 from __future__ import annotations
 
-import functools
+import json
 import os
 import sqlite3
 import threading
@@ -24,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import room as rules
+from core.lessons import Answer
 from core.room import AnswerRow, RoomError
-from core.room.store import Learner, Panel, Room
+from core.room.store import Learner, Room
 
 
 @dataclass(frozen=True)
@@ -40,14 +36,15 @@ class Dialect:
     serial: str  # an auto-incrementing key
     tables: str  # the names of the tables of the store's schema
     hold: str  # holds a lock key until the transaction ends, across processes ('': the write lock already does)
+    for_update: str  # a writer's read of a room holds its row until it commits ('': the write lock already does)
 
 
 DIALECTS = {
     "sqlite": Dialect("?", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT",
-                      "SELECT name FROM sqlite_master WHERE type = 'table'", ""),
+                      "SELECT name FROM sqlite_master WHERE type = 'table'", "", ""),
     "postgresql": Dialect("%s", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY",
                           "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
-                          "SELECT pg_advisory_xact_lock(?)"),
+                          "SELECT pg_advisory_xact_lock(?)", " FOR UPDATE"),
 }  # fmt: skip
 
 # The schema, as numbered migrations: a database at version n has had migrations 1..n applied, each once, in
@@ -93,32 +90,10 @@ ATTEMPTS = 3  # tries of one action while the database is busy or away
 DEADLINE_S = 4.5  # no new try starts later than this after the first: a visitor reads a sentence within ~5 s
 
 
-def transaction(action):
-    """A store action: one transaction. While the database is busy (another process holds SQLite's write lock,
-    PostgreSQL reports a serialization failure) or away (PostgreSQL restarting), the action is tried again
-    briefly; then it is refused in words, RoomError('busy' | 'unavailable'), never a database traceback."""
-
-    @functools.wraps(action)
-    def attempt(self, *args, **kwargs):
-        start = time.monotonic()
-        for n in range(1, ATTEMPTS + 1):
-            try:
-                return action(self, *args, **kwargs)
-            except RoomError:
-                raise
-            except Exception as error:
-                key = self._transient(error)
-                if key is None:
-                    raise
-                if n == ATTEMPTS or time.monotonic() - start > DEADLINE_S / 2:
-                    raise RoomError(key, f"{type(error).__name__}: {error}") from None
-                time.sleep(0.05 * 2**n)
-
-    return attempt
-
-
 class SqlStore:
-    """The rules and SQL both stores share; a subclass gives the connection (`_tx`) and the parameter style."""
+    """What both stores share: the schema's migrations, transactions (`atomic`) and, in a transaction (SqlTx),
+    the reads and writes the room service (core/room/service.py) asks for; a subclass gives the connection
+    (`_tx`) and the parameter style."""
 
     dialect = DIALECTS["sqlite"]
 
@@ -139,6 +114,32 @@ class SqlStore:
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", self.dialect.placeholder)
+
+    @contextmanager
+    def atomic(self, write: bool):
+        """One transaction: a SqlTx whose reads and writes commit together when the block ends (write: it will
+        write; a writer holds the room rows it reads until it commits), or not at all when it raises."""
+        with self._tx(write) as run:
+            yield SqlTx(run, self.dialect, write)
+
+    def attempt(self, action: Callable[[], object]):
+        """Run `action` (which opens one transaction). While the database is busy (another process holds SQLite's
+        write lock, PostgreSQL reports a serialization failure) or away (PostgreSQL restarting), it is run again
+        briefly; then RoomError('busy' | 'unavailable'): a sentence, never a database traceback."""
+        start = time.monotonic()
+        for n in range(1, ATTEMPTS + 1):
+            try:
+                return action()
+            except RoomError:
+                raise
+            except Exception as error:
+                key = self._transient(error)
+                if key is None:
+                    raise
+                if n == ATTEMPTS or time.monotonic() - start > DEADLINE_S / 2:
+                    raise RoomError(key, f"{type(error).__name__}: {error}") from None
+                time.sleep(0.05 * 2**n)
+        raise AssertionError("unreachable")
 
     def _tables(self, run) -> set[str]:
         return {r[0] for r in run(self.dialect.tables, ()).fetchall()}
@@ -181,363 +182,194 @@ class SqlStore:
         if self.dialect.hold:
             run(self.dialect.hold, (key,))
 
-    def _room_and_control(self, run, code: str) -> tuple[Room, str]:
-        """The open room and its control token's digest, in one read of its row."""
-        row = run(f"SELECT {ROOM_COLUMNS}, control FROM rooms WHERE code = ?", (code,)).fetchone()
-        if row is None or row[10] <= self.clock():
-            raise RoomError("unknown_room", code)
-        return Room(*row[:11], locked=bool(row[11])), row[12]
+    def close(self) -> None:
+        raise NotImplementedError
 
-    def _live(self, run, code: str) -> Room:
-        return self._room_and_control(run, code)[0]
 
-    def _control(self, run, code: str, control: str | None) -> Room:
-        room, stored = self._room_and_control(run, code)
-        rules.check_control(control, stored)
-        return room
+def _answer_to_json(answer: Answer | None) -> str:
+    """A room's right answer as its column keeps it ('' for none): the one place that writes it."""
+    if answer is None:
+        return ""
+    correct = list(answer.correct) if isinstance(answer.correct, tuple) else answer.correct
+    detail = {k: (list(v) if isinstance(v, tuple) else v) for k, v in answer.detail.items()}
+    return json.dumps(
+        {"kind": answer.kind, "correct": correct, "options": list(answer.options), "tolerance": answer.tolerance,
+         "detail": detail}, default=str, ensure_ascii=False)  # fmt: skip
 
-    def _learners_of(self, run, code: str) -> list[tuple[str, int, bool]]:
-        rows = run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
-        return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
 
-    def _answers_of(self, run, code: str) -> list[AnswerRow]:
-        rows = run("SELECT a.question, l.name, a.response, a.correct, a.at FROM answers a JOIN learners l "
-                   "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name", (code,))  # fmt: skip
-        return [AnswerRow(q, n, r, bool(c), at) for q, n, r, c, at in rows.fetchall()]
+def _answer_from_json(text: str) -> Answer | None:
+    """The column read back as the engine's typed Answer (an order's tuple, a number's float): the one reader."""
+    if not text:
+        return None
+    d = json.loads(text)
+    correct = tuple(d["correct"]) if d["kind"] == "order" else d["correct"]
+    return Answer(d["kind"], correct, tuple(d["options"]), d["tolerance"], d.get("detail") or {})
 
-    def _gallery_of(self, run, code: str, step: int) -> list[tuple[str, str]]:
-        rows = run("SELECT l.name, g.sentence FROM gallery g JOIN learners l ON g.code = l.code AND "
-                   "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, int(step)))  # fmt: skip
-        return [(n, s) for n, s in rows.fetchall()]
 
-    def _seats_of(self, run, code: str) -> list[tuple[str, str]]:
-        rows = run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
-        return [(rules.seat_id(t), n) for t, n in rows]
+ROOM_FIELDS = ("step", "question", "phase", "answer", "shown", "expires", "locked")  # what update_room may set
+LEARNER_FIELDS = ("step", "following", "lost")  # what update_learner may set
+COUNTERS = ("version", "activity")
 
-    def _responses_of(self, run, code: str, question: str) -> list[str]:
-        rows = run("SELECT response FROM answers WHERE code = ? AND question = ?", (code, question))
-        return [r[0] for r in rows.fetchall()]
 
-    def _lost_of(self, run, code: str) -> int:
-        return run("SELECT COUNT(*) FROM learners WHERE code = ? AND lost = 1", (code,)).fetchone()[0]
+class SqlTx:
+    """One transaction's reads and writes, as the room service asks for them: it keeps what it is told and reads
+    what is there (an expired room, any control digest), deciding nothing. Tokens arrive as their digests."""
 
-    def _learner_row(self, run, code: str, token: str | None):
-        if not token:
-            raise RoomError("not_learner")
-        row = run("SELECT name FROM learners WHERE code = ? AND token = ?", (code, rules.digest(token))).fetchone()
+    def __init__(self, run, dialect: Dialect, write: bool):
+        self.run, self.dialect, self.write = run, dialect, write
+
+    def hold_admissions(self) -> None:
+        """Joins and room openings, from every process and replica, one at a time until this transaction ends (the
+        counts they read stay true until they write)."""
+        if self.dialect.hold:
+            self.run(self.dialect.hold, (ADMISSION_LOCK,))
+
+    # -- rooms ---------------------------------------------------------------------------------------------
+
+    def room(self, code: str) -> tuple[Room, str] | None:
+        """The room as stored, expired or not, and its control token's digest; a writer holds its row."""
+        lock = self.dialect.for_update if self.write else ""
+        row = self.run(f"SELECT {ROOM_COLUMNS}, control FROM rooms WHERE code = ?{lock}", (code,)).fetchone()
         if row is None:
-            raise RoomError("not_learner")
-        return row
-
-    def _times(self, run, code: str, who: str, kind: str) -> list[float]:
-        since = self.clock() - rules.LIMITS[kind].window_s
-        rows = run("SELECT at FROM events WHERE code = ? AND who = ? AND kind = ? AND at > ?", (code, who, kind, since))
-        return [r[0] for r in rows.fetchall()]
-
-    def _record(self, run, code: str, who: str, kind: str) -> None:
-        run("INSERT INTO events (code, who, kind, at) VALUES (?, ?, ?, ?)", (code, who, kind, self.clock()))
-
-    def _rate(self, run, code: str, who: str, kind: str) -> None:
-        """One more action of `kind` by `who` in room `code` ('' for any room), counted and recorded in this
-        transaction (core.room.check_rate decides)."""
-        rules.check_rate(kind, self._times(run, code, who, kind), self.clock())
-        self._record(run, code, who, kind)
-
-    def _purge(self, run) -> None:
-        """The retention rule (core.room.KEEP_AFTER_CLOSE_S): closed rooms go with everything in them."""
-        now = self.clock()
-        gone = [r[0] for r in run("SELECT code FROM rooms WHERE expires < ?", (rules.forget_before(now),)).fetchall()]
-        for old in gone:
-            for table in ("answers", "learners", "gallery", "events", "rooms"):
-                run(f"DELETE FROM {table} WHERE code = ?", (old,))
-        run("DELETE FROM events WHERE at < ?", (rules.events_before(now),))
-
-    def _bump(self, run, code: str, column: str) -> None:
-        run(f"UPDATE rooms SET {column} = {column} + 1 WHERE code = ?", (code,))
-
-    # -- the facilitator -----------------------------------------------------------------------------------
-
-    @transaction
-    def create(self, lesson: str, ttl_s: float | None = None, client: str = "") -> tuple[str, str]:
-        """A new room on `lesson`: (code, control token). Rooms closed long enough are purged here. `client`: the
-        browser that asks (per-client limit); '' for the operator's own scripts (no per-client limit)."""
-        now = self.clock()
-        ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
-        control = rules.new_token()
-        with self._tx(write=True) as run:
-            self._serialise(run, ADMISSION_LOCK)
-            self._purge(run)
-            if client:
-                self._rate(run, "", client, "create")
-            rules.check_open(run("SELECT COUNT(*) FROM rooms WHERE expires > ?", (now,)).fetchone()[0])
-            for _ in range(20):
-                code = rules.new_code()
-                if run("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
-                    break
-            run("INSERT INTO rooms (code, control, lesson, created, expires) VALUES (?, ?, ?, ?, ?)",
-                (code, rules.digest(control), lesson, now, now + ttl))  # fmt: skip
-        return code, control
-
-    @transaction
-    def room(self, code: str) -> Room | None:
-        """The room, or None when the code is unknown or the room expired."""
-        try:
-            with self._tx(write=False) as run:
-                return self._live(run, code)
-        except RoomError:
             return None
+        fields = list(row[:12])
+        fields[5], fields[11] = _answer_from_json(fields[5]), bool(fields[11])
+        return Room(*fields), row[12]
 
-    @transaction
-    def poll(self, code: str) -> tuple[int, int] | None:
-        """(version, activity): what a follower reads every few seconds. None: unknown or expired."""
-        with self._tx(write=False) as run:
-            row = run("SELECT version, activity, expires FROM rooms WHERE code = ?", (code,)).fetchone()
-        return None if row is None or row[2] <= self.clock() else (row[0], row[1])
+    def counters(self, code: str) -> tuple[int, int, float] | None:
+        """(version, activity, expires): one indexed read."""
+        row = self.run("SELECT version, activity, expires FROM rooms WHERE code = ?", (code,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
 
-    @transaction
-    def is_control(self, code: str, control: str | None) -> bool:
-        try:
-            with self._tx(write=False) as run:
-                self._control(run, code, control)
-            return True
-        except RoomError:
-            return False
+    def code_taken(self, code: str) -> bool:
+        return self.run("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is not None
 
-    @transaction
-    def move(self, code: str, control: str, step: int) -> None:
-        """The room goes to `step` (its question, if any, waits closed until opened)."""
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            run("UPDATE rooms SET step = ?, question = '', phase = '', answer = '', shown = '' WHERE code = ?",
-                (int(step), code))  # fmt: skip
-            self._bump(run, code, "version")
+    def rooms_open_at(self, now: float) -> int:
+        return self.run("SELECT COUNT(*) FROM rooms WHERE expires > ?", (now,)).fetchone()[0]
 
-    @transaction
-    def open_question(self, code: str, control: str, question: str, answer_json: str) -> None:
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            run("UPDATE rooms SET question = ?, phase = 'open', answer = ? WHERE code = ?",
-                (question, answer_json, code))  # fmt: skip
-            self._bump(run, code, "version")
+    def insert_room(self, code: str, control_digest: str, lesson: str, created: float, expires: float) -> None:
+        self.run("INSERT INTO rooms (code, control, lesson, created, expires) VALUES (?, ?, ?, ?, ?)",
+                 (code, control_digest, lesson, created, expires))  # fmt: skip
 
-    @transaction
-    def reveal(self, code: str, control: str) -> None:
-        with self._tx(write=True) as run:
-            rules.check_open_question(self._control(run, code, control))
-            run("UPDATE rooms SET phase = 'revealed' WHERE code = ?", (code,))
-            self._bump(run, code, "version")
+    def update_room(self, code: str, bump: tuple[str, ...] = (), **fields) -> None:
+        """Set `fields` (of ROOM_FIELDS) and add one to each counter in `bump` ('version', 'activity')."""
+        unknown = set(fields) - set(ROOM_FIELDS) | set(bump) - set(COUNTERS)
+        if unknown:
+            raise ValueError(f"not a room column: {sorted(unknown)}")
+        values = {
+            k: (_answer_to_json(v) if k == "answer" else int(v) if k == "locked" else v) for k, v in fields.items()
+        }
+        sets = [f"{k} = ?" for k in values] + [f"{c} = {c} + 1" for c in bump]
+        if sets:
+            self.run(f"UPDATE rooms SET {', '.join(sets)} WHERE code = ?", (*values.values(), code))
 
-    @transaction
-    def show(self, code: str, control: str, sentence: str) -> None:
-        """Show one gallery sentence to everyone ('' hides it)."""
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            run("UPDATE rooms SET shown = ? WHERE code = ?", (sentence, code))
-            self._bump(run, code, "version")
+    def rooms_expired_before(self, moment: float) -> list[str]:
+        return [r[0] for r in self.run("SELECT code FROM rooms WHERE expires < ?", (moment,)).fetchall()]
 
-    @transaction
-    def learners(self, code: str, control: str) -> list[tuple[str, int, bool]]:
-        """(name, step, following) of every learner, in joining order: names for the facilitator only."""
-        with self._tx(write=False) as run:
-            self._control(run, code, control)
-            return self._learners_of(run, code)
-
-    @transaction
-    def answers(self, code: str, control: str) -> list[AnswerRow]:
-        with self._tx(write=False) as run:
-            self._control(run, code, control)
-            return self._answers_of(run, code)
-
-    @transaction
-    def panel(self, code: str, control: str) -> Panel:
-        """What a facilitator's live panel draws, read in one transaction: the room (its row read once, the control
-        compared once), learners, answers, the responses to the open question, "I'm lost", the gallery of the room's
-        step and the seats."""
-        with self._tx(write=False) as run:
-            room = self._control(run, code, control)
-            responses = self._responses_of(run, code, room.question) if room.question else []
-            return Panel(room, self._learners_of(run, code), self._answers_of(run, code), responses,
-                         self._lost_of(run, code), self._gallery_of(run, code, room.step), self._seats_of(run, code))  # fmt: skip
-
-    @transaction
-    def gallery(self, code: str, control: str, step: int) -> list[tuple[str, str]]:
-        """(name, sentence) submitted for `step`, oldest first."""
-        with self._tx(write=False) as run:
-            self._control(run, code, control)
-            return self._gallery_of(run, code, step)
-
-    @transaction
-    def lock_joining(self, code: str, control: str, locked: bool) -> None:
-        """The facilitator closes the door (nobody new joins; seated learners stay) or opens it again."""
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            run("UPDATE rooms SET locked = ? WHERE code = ?", (int(bool(locked)), code))
-            self._bump(run, code, "version")
-
-    @transaction
-    def seats(self, code: str, control: str) -> list[tuple[str, str]]:
-        """(seat id, name) of every learner in joining order: the id names a seat to remove without its token."""
-        with self._tx(write=False) as run:
-            self._control(run, code, control)
-            return self._seats_of(run, code)
-
-    @transaction
-    def remove(self, code: str, control: str, seat: str) -> None:
-        """A learner leaves the room for good, with their answers and sentences (their link is no seat any more)."""
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            rows = run("SELECT token FROM learners WHERE code = ?", (code,)).fetchall()
-            token = rules.seat_named(seat, [t for (t,) in rows])
-            for table in ("answers", "gallery", "learners"):
-                run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, token))
-            run("DELETE FROM events WHERE code = ? AND who = ?", (code, token))
-            run("UPDATE rooms SET shown = '' WHERE code = ? AND shown != '' AND NOT EXISTS (SELECT 1 FROM gallery g "
-                "WHERE g.code = rooms.code AND g.sentence = rooms.shown)", (code,))  # fmt: skip
-            self._bump(run, code, "version")
-            self._bump(run, code, "activity")
-
-    @transaction
-    def end(self, code: str, control: str) -> None:
-        """The facilitator closes the room now: every page says so, and its data goes with the retention rule."""
-        with self._tx(write=True) as run:
-            self._control(run, code, control)
-            run("UPDATE rooms SET expires = ? WHERE code = ?", (self.clock(), code))
-            self._bump(run, code, "version")
+    def delete_room(self, code: str) -> None:
+        """The room with everything in it: learners, answers, sentences, counted actions."""
+        for table in ("answers", "learners", "gallery", "events", "rooms"):
+            self.run(f"DELETE FROM {table} WHERE code = ?", (code,))
 
     # -- learners ------------------------------------------------------------------------------------------
 
-    def _find(self, run, code: str, client: str) -> Room | None:
-        """The open room behind a typed or linked code; a code that opens none counts against `client`, and a
-        client past its tries learns nothing more (not even whether the next code exists)."""
-        if client:
-            rules.check_rate("join_miss", self._times(run, "", client, "join_miss"), self.clock())
-        try:
-            return self._live(run, code)
-        except RoomError:
-            if client:
-                self._record(run, "", client, "join_miss")
-            return None
-
-    @transaction
-    def find(self, code: str, client: str = "") -> Room | None:
-        """The room a visitor's link or typed code names, or None (counted: core.room.LIMITS['join_miss']). A hit
-        only reads (every load of a room page asks): the write lock is taken for a miss."""
-        with self._tx(write=False) as run:
-            if client:
-                rules.check_rate("join_miss", self._times(run, "", client, "join_miss"), self.clock())
-            try:
-                return self._live(run, code)
-            except RoomError:
-                pass
-        with self._tx(write=True) as run:
-            self._serialise(run, ADMISSION_LOCK)
-            return self._find(run, code, client)
-
-    @transaction
-    def join(self, code: str, name: str, lang: str, client: str = "") -> str:
-        """A learner joins with a display name: their token (keep it; it is their identity in the room). `client`:
-        the browser that asks (per-client limits); '' for the operator's own scripts."""
-        name = rules.clean_name(name)
-        token = rules.new_token()
-        with self._tx(write=True) as run:
-            self._serialise(run, ADMISSION_LOCK)  # count and insert as one step, whichever replica
-            room = self._find(run, code, client)
-            if room is not None:
-                in_room = run("SELECT COUNT(*) FROM learners WHERE code = ?", (code,)).fetchone()[0]
-                seated = run("SELECT COUNT(*) FROM learners l JOIN rooms r ON l.code = r.code WHERE r.expires > ?",
-                             (self.clock(),)).fetchone()[0]  # fmt: skip
-                rules.check_join(room.locked, in_room, seated)
-                self._rate(run, code, "", "join")
-                if client:
-                    self._rate(run, "", client, "join_client")
-                run("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, ?, ?)",
-                    (code, rules.digest(token), name, str(lang)[:8], room.step, self.clock()))  # fmt: skip
-                self._bump(run, code, "activity")
-        if room is None:  # said after the commit: the miss stays counted
-            raise RoomError("unknown_room", code)
-        return token
-
-    @transaction
-    def learner(self, code: str, token: str | None) -> Learner | None:
-        if not token:
-            return None
-        with self._tx(write=False) as run:
-            row = run("SELECT name, lang, step, following, lost FROM learners WHERE code = ? AND token = ?",
-                      (code, rules.digest(token))).fetchone()  # fmt: skip
+    def learner(self, code: str, token_digest: str) -> Learner | None:
+        row = self.run("SELECT name, lang, step, following, lost FROM learners WHERE code = ? AND token = ?",
+                       (code, token_digest)).fetchone()  # fmt: skip
         return None if row is None else Learner(row[0], row[1], row[2], bool(row[3]), bool(row[4]))
 
-    @transaction
-    def where(self, code: str, token: str, step: int, following: bool) -> None:
-        """Where a learner is: the room's step number, or -1 while exploring elsewhere."""
-        with self._tx(write=True) as run:
-            self._live(run, code)
-            self._learner_row(run, code, token)
-            self._rate(run, code, rules.digest(token), "where")
-            run("UPDATE learners SET step = ?, following = ? WHERE code = ? AND token = ?",
-                (int(step), int(bool(following)), code, rules.digest(token)))  # fmt: skip
-            self._bump(run, code, "activity")
+    def learners_in(self, code: str) -> int:
+        return self.run("SELECT COUNT(*) FROM learners WHERE code = ?", (code,)).fetchone()[0]
 
-    @transaction
-    def set_lost(self, code: str, token: str, lost: bool) -> None:
-        with self._tx(write=True) as run:
-            self._live(run, code)
-            self._learner_row(run, code, token)
-            self._rate(run, code, rules.digest(token), "lost")
-            run("UPDATE learners SET lost = ? WHERE code = ? AND token = ?", (int(lost), code, rules.digest(token)))
-            self._bump(run, code, "activity")
+    def learners_seated_at(self, now: float) -> int:
+        """Learners in every room open at `now`, all rooms of the database together."""
+        return self.run("SELECT COUNT(*) FROM learners l JOIN rooms r ON l.code = r.code WHERE r.expires > ?",
+                        (now,)).fetchone()[0]  # fmt: skip
 
-    @transaction
-    def lost_count(self, code: str) -> int:
-        with self._tx(write=False) as run:
-            return self._lost_of(run, code)
+    def insert_learner(self, code: str, token_digest: str, name: str, lang: str, step: int, joined: float) -> None:
+        self.run("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, ?, ?)",
+                 (code, token_digest, name, lang, step, joined))  # fmt: skip
 
-    @transaction
-    def answer(self, code: str, token: str, question: str, response: str, correct: bool) -> bool:
-        """Keep a learner's (validated) response to the open question: True, or False when this learner already
-        answered it (a second tab answers nothing). RoomError when the question is not open."""
-        with self._tx(write=True) as run:
-            room = self._live(run, code)
-            self._learner_row(run, code, token)
-            rules.check_open_question(room, question)
-            self._rate(run, code, rules.digest(token), "answer")
-            cur = run("INSERT INTO answers (code, question, token, response, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
-                      "ON CONFLICT DO NOTHING", (code, question, rules.digest(token), response, int(correct),
-                                                 self.clock()))  # fmt: skip
-            kept = cur.rowcount == 1
-            if kept:
-                self._bump(run, code, "activity")
-        return kept
+    def update_learner(self, code: str, token_digest: str, **fields) -> None:
+        """Set `fields` (of LEARNER_FIELDS) of one learner."""
+        if set(fields) - set(LEARNER_FIELDS):
+            raise ValueError(f"not a learner column: {sorted(set(fields) - set(LEARNER_FIELDS))}")
+        values = [int(v) for v in fields.values()]
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        self.run(f"UPDATE learners SET {sets} WHERE code = ? AND token = ?", (*values, code, token_digest))
 
-    @transaction
-    def my_answer(self, code: str, token: str, question: str) -> tuple[str, bool] | None:
-        with self._tx(write=False) as run:
-            row = run("SELECT response, correct FROM answers WHERE code = ? AND question = ? AND token = ?",
-                      (code, question, rules.digest(token))).fetchone()  # fmt: skip
+    def delete_learner(self, code: str, token_digest: str) -> None:
+        """A learner with their answers, sentences and counted actions."""
+        for table in ("answers", "gallery", "learners"):
+            self.run(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, token_digest))
+        self.run("DELETE FROM events WHERE code = ? AND who = ?", (code, token_digest))
+
+    def learners(self, code: str) -> list[tuple[str, int, bool]]:
+        """(name, step, following) of every learner, in joining order."""
+        rows = self.run("SELECT name, step, following FROM learners WHERE code = ? ORDER BY joined", (code,))
+        return [(n, s, bool(f)) for n, s, f in rows.fetchall()]
+
+    def seats(self, code: str) -> list[tuple[str, str]]:
+        """(token digest, name) of every learner, in joining order."""
+        rows = self.run("SELECT token, name FROM learners WHERE code = ? ORDER BY joined", (code,)).fetchall()
+        return [(t, n) for t, n in rows]
+
+    def lost(self, code: str) -> int:
+        return self.run("SELECT COUNT(*) FROM learners WHERE code = ? AND lost = 1", (code,)).fetchone()[0]
+
+    def steps_of_learners(self, code: str) -> list[int]:
+        return [r[0] for r in self.run("SELECT step FROM learners WHERE code = ?", (code,)).fetchall()]
+
+    # -- answers and sentences -----------------------------------------------------------------------------
+
+    def insert_answer(self, code: str, question: str, token_digest: str, response: str, correct: bool,
+                      at: float) -> bool:  # fmt: skip
+        """Keep one response: True, or False when this learner's answer to `question` is already kept."""
+        cur = self.run("INSERT INTO answers (code, question, token, response, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
+                       "ON CONFLICT DO NOTHING", (code, question, token_digest, response, int(correct), at))  # fmt: skip
+        return cur.rowcount == 1
+
+    def my_answer(self, code: str, question: str, token_digest: str) -> tuple[str, bool] | None:
+        row = self.run("SELECT response, correct FROM answers WHERE code = ? AND question = ? AND token = ?",
+                       (code, question, token_digest)).fetchone()  # fmt: skip
         return None if row is None else (row[0], bool(row[1]))
 
-    @transaction
     def responses(self, code: str, question: str) -> list[str]:
-        """Every response to a question, without names (the room's distribution)."""
-        with self._tx(write=False) as run:
-            return self._responses_of(run, code, question)
+        rows = self.run("SELECT response FROM answers WHERE code = ? AND question = ?", (code, question))
+        return [r[0] for r in rows.fetchall()]
 
-    @transaction
-    def steps_of_learners(self, code: str) -> list[int]:
-        """The step each learner is on (-1: exploring), without names."""
-        with self._tx(write=False) as run:
-            return [r[0] for r in run("SELECT step FROM learners WHERE code = ?", (code,)).fetchall()]
+    def answers(self, code: str) -> list[AnswerRow]:
+        rows = self.run("SELECT a.question, l.name, a.response, a.correct, a.at FROM answers a JOIN learners l "
+                        "ON a.code = l.code AND a.token = l.token WHERE a.code = ? ORDER BY a.at, l.joined, l.name",
+                        (code,))  # fmt: skip
+        return [AnswerRow(q, n, r, bool(c), at) for q, n, r, c, at in rows.fetchall()]
 
-    @transaction
-    def submit(self, code: str, token: str, step: int, sentence: str) -> None:
-        sentence = rules.clean_sentence(sentence)
-        with self._tx(write=True) as run:
-            self._live(run, code)
-            self._learner_row(run, code, token)
-            self._rate(run, code, rules.digest(token), "gallery")
-            self._rate(run, code, "", "gallery_room")
-            run("INSERT INTO gallery (code, token, step, sentence, at) VALUES (?, ?, ?, ?, ?)",
-                (code, rules.digest(token), int(step), sentence, self.clock()))  # fmt: skip
-            self._bump(run, code, "activity")
+    def insert_sentence(self, code: str, token_digest: str, step: int, sentence: str, at: float) -> None:
+        self.run("INSERT INTO gallery (code, token, step, sentence, at) VALUES (?, ?, ?, ?, ?)",
+                 (code, token_digest, step, sentence, at))  # fmt: skip
+
+    def gallery(self, code: str, step: int) -> list[tuple[str, str]]:
+        """(name, sentence) for `step`, oldest first."""
+        rows = self.run("SELECT l.name, g.sentence FROM gallery g JOIN learners l ON g.code = l.code AND "
+                        "g.token = l.token WHERE g.code = ? AND g.step = ? ORDER BY g.id", (code, step))  # fmt: skip
+        return [(n, s) for n, s in rows.fetchall()]
+
+    def has_sentence(self, code: str, sentence: str) -> bool:
+        row = self.run("SELECT 1 FROM gallery WHERE code = ? AND sentence = ? LIMIT 1", (code, sentence)).fetchone()
+        return row is not None
+
+    # -- counted actions -----------------------------------------------------------------------------------
+
+    def times(self, code: str, who: str, kind: str, since: float) -> list[float]:
+        rows = self.run("SELECT at FROM events WHERE code = ? AND who = ? AND kind = ? AND at > ?",
+                        (code, who, kind, since))  # fmt: skip
+        return [r[0] for r in rows.fetchall()]
+
+    def record(self, code: str, who: str, kind: str, at: float) -> None:
+        self.run("INSERT INTO events (code, who, kind, at) VALUES (?, ?, ?, ?)", (code, who, kind, at))
+
+    def delete_events_before(self, moment: float) -> None:
+        self.run("DELETE FROM events WHERE at < ?", (moment,))
 
 
 def default_path() -> Path:

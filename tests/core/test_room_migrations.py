@@ -14,9 +14,10 @@ import pytest
 
 from core import room as rules
 from core.lessons import Answer
+from core.room.service import Rooms
 from core.room.sql import MIGRATIONS, SqlStore
 from tests import room_stores
-from tests.room_stores import open_kind, postgres_url, schema_of
+from tests.room_stores import LESSONS, open_kind, open_rooms, postgres_url, schema_of
 
 clock, store_kind = room_stores.clock, room_stores.store_kind  # the fixtures
 
@@ -48,6 +49,7 @@ DIALECT = {
 }
 CONTROL, ANA, BO = "control-secret", "ana-token", "bo-token"
 ANSWER = Answer("choice", "it", ("cat", "mat", "it"), None, {})
+ANSWER_AS_KEPT = '{"kind": "choice", "correct": "it", "options": ["cat", "mat", "it"], "tolerance": null, "detail": {}}'
 
 
 def run_raw(kind, tmp_path, statements):
@@ -76,7 +78,7 @@ def make_old_class(kind, tmp_path, now, with_locked):
     rows += [
         ("INSERT INTO rooms (code, control, lesson, step, question, phase, answer, version, activity, created, "
          "expires) VALUES (?, ?, ?, 2, 'q1', 'open', ?, 5, 7, ?, ?)",
-         ("ABCDEF", rules.digest(CONTROL), "qkv", rules.answer_to_json(ANSWER), now - 60, now + 3600)),
+         ("ABCDEF", rules.digest(CONTROL), "qkv", ANSWER_AS_KEPT, now - 60, now + 3600)),
         ("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, 2, ?)",
          ("ABCDEF", rules.digest(ANA), "Ana", "ja", now - 50)),
         ("INSERT INTO learners (code, token, name, lang, step, joined) VALUES (?, ?, ?, ?, 2, ?)",
@@ -92,19 +94,20 @@ def make_old_class(kind, tmp_path, now, with_locked):
 @pytest.mark.parametrize("with_locked", [False, True], ids=["before-locked", "with-locked"])
 def test_a_running_class_database_upgrades_in_place(store_kind, tmp_path, clock, with_locked):
     make_old_class(store_kind, tmp_path, clock(), with_locked)
-    store = open_kind(store_kind, tmp_path, clock)
+    store = open_rooms(store_kind, tmp_path, clock)
     try:
-        assert store.schema_version() == len(MIGRATIONS)
+        assert store.store.schema_version() == len(MIGRATIONS)
         room = store.room("ABCDEF")
         assert (room.lesson, room.step, room.question, room.phase, room.version, room.locked) == (
             "qkv", 2, "q1", "open", 5, False)  # fmt: skip
-        assert rules.answer_from_json(room.answer) == ANSWER
+        assert room.answer == ANSWER  # the answer as the app kept it then, read back typed
         assert store.learners("ABCDEF", CONTROL) == [("Ana", 2, True), ("보라", 2, True)]
         assert [(a.learner, a.response, a.correct) for a in store.answers("ABCDEF", CONTROL)] == [("Ana", "it", True)]
         assert store.gallery("ABCDEF", CONTROL, 2) == [("보라", "猫が寝た")]
         assert store.my_answer("ABCDEF", ANA, "q1") == ("it", True)
         # the class goes on: the seated learner answers, the facilitator uses what migration 2 added
-        assert store.answer("ABCDEF", BO, "q1", "cat", False)
+        assert store.answer("ABCDEF", BO, "cat") is True
+        assert store.my_answer("ABCDEF", BO, "q1") == ("cat", False)
         store.lock_joining("ABCDEF", CONTROL, True)
         assert store.room("ABCDEF").locked
         versions = run_raw(store_kind, tmp_path, [("SELECT version FROM schema_version ORDER BY version", ())])[0]
@@ -119,7 +122,7 @@ def test_a_new_migration_is_applied_once_and_a_failing_one_changes_nothing(store
     store = open_kind(store_kind, tmp_path, clock)
     try:
         assert store.migrate() == []  # a start after the first finds nothing to do
-        code, control = store.create("qkv")
+        code, control = Rooms(store, LESSONS).create("qkv")
         added = MIGRATIONS + (("ALTER TABLE rooms ADD COLUMN note TEXT NOT NULL DEFAULT ''",
                                "UPDATE rooms SET note = 'was here'"),)  # fmt: skip
         assert store.migrate(added) == [len(MIGRATIONS) + 1]
@@ -134,7 +137,7 @@ def test_a_new_migration_is_applied_once_and_a_failing_one_changes_nothing(store
             "SELECT table_name FROM information_schema.tables WHERE table_name = 'extra' "
             "AND table_schema = current_schema()", ())])[0]  # fmt: skip
         assert tables == []  # the failed migration's first statement went with it
-        assert store.room(code).lesson == "qkv"
+        assert Rooms(store, LESSONS).room(code).lesson == "qkv"
     finally:
         store.close()
         if store_kind == "postgres":
@@ -160,7 +163,7 @@ def test_two_processes_starting_at_once_do_not_both_migrate(store_kind, tmp_path
     def start():
         try:
             gate.wait()
-            s = open_kind(store_kind, tmp_path, clock)  # SQLite migrates here, PostgreSQL at its first action
+            s = Rooms(open_kind(store_kind, tmp_path, clock), LESSONS)  # SQLite migrates here, PostgreSQL at its first
             stores.append(s)
             s.poll("ABCDEF")
         except Exception as e:  # noqa: BLE001 - reported below

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from core.room import RoomError
+from core.room.service import Rooms
 from core.room.sql import PostgresStore
 from scripts.app_server import free_port
-from tests.room_stores import ROOT
+from tests.room_stores import LESSONS, ROOT
 
 
 def cluster(action: str, env: dict) -> str:
@@ -31,7 +32,7 @@ def test_database_away_is_a_sentence_within_5_s_and_the_room_comes_back():
     env = dict(os.environ, ATTENTION_LAB_PGPORT=str(free_port()), ATTENTION_LAB_PGDATA=data)
     store = None
     try:
-        store = PostgresStore(cluster("start", env))
+        store = Rooms(PostgresStore(cluster("start", env)), LESSONS)
         code, control = store.create("qkv")
         token = store.join(code, "Ana", "en")
         cluster("stop", env)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from app.views.lessons import progress
-from core import room as rules
 from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
 from tests.room_stores import as_process_store
 
@@ -121,7 +120,7 @@ def store(tmp_path, monkeypatch):
 def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store, lesson, index, key):
     code, control = store.create(lesson)
     store.move(code, control, index - 1)  # a room counts steps from 0
-    assert rules.open_question(store, code, control, progress.load_lessons()[lesson])
+    assert store.open_question(code, control, lesson, store.room(code).step)
     learner = run_view("room", {"room": code, "me": store.join(code, "Ana", "en")})
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)

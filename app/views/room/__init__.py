@@ -32,7 +32,7 @@ def create(T, lessons: dict) -> None:
         if not st.form_submit_button(T("open"), type="primary"):
             return
     try:
-        code, control = rules.create(open_store(), lessons, pick, follow.client())  # a selectbox may send free text
+        code, control = open_store().create(pick, client=follow.client())  # a selectbox may send free text
     except RoomError as e:
         st.error(T(e.key))
         return

@@ -26,12 +26,14 @@ def take_control(code: str, token: str | None) -> bool:
 
 
 def held_control(code: str) -> str | None:
-    """The control token this tab holds for the room: this session's, else this browser's cookie (a new session
-    after a reload, a restart or a failover), checked against the store either way."""
-    for token in (st.session_state.get(CONTROL, {}).get(code), st.context.cookies.get(COOKIE_PREFIX + code)):
-        if take_control(code, token):
-            return token
-    return None
+    """The control token this tab holds for the room: this session's (checked when it was taken; every action
+    checks it again), else this browser's cookie (a new session after a reload, a restart or a failover), checked
+    against the room now."""
+    held = st.session_state.get(CONTROL, {}).get(code)
+    if held:
+        return held
+    cookie = st.context.cookies.get(COOKIE_PREFIX + code)
+    return cookie if take_control(code, cookie) else None
 
 
 def keep_in_browser(code: str, control: str, expires: float) -> None:

@@ -26,20 +26,20 @@ from viz.lessons import histogram
 LIVE_S = 1.5  # the facilitator's panel checks the room this often
 
 
-def move(code: str, control: str, lesson, step) -> None:
+def move(code: str, control: str, step) -> None:
     try:
-        rules.move(open_store(), code, control, lesson, step)
+        open_store().move(code, control, step)
     except RoomError as e:
         follow.refused(e)
 
 
-def move_to_picked(code: str, control: str, lesson) -> None:
-    move(code, control, lesson, st.session_state["room-go"])  # a selectbox may send free text: rules.move checks
+def move_to_picked(code: str, control: str) -> None:
+    move(code, control, st.session_state["room-go"])  # a selectbox may send free text: the room service checks
 
 
-def open_question(code: str, control: str, lesson) -> None:
+def open_question(code: str, control: str, lesson_id: str, step: int) -> None:
     try:
-        rules.open_question(open_store(), code, control, lesson)
+        open_store().open_question(code, control, lesson_id, step)
     except RoomError as e:
         follow.refused(e)
     except ValueError as e:  # the engine could not compute this step's answer
@@ -79,13 +79,13 @@ def join_panel(T, code: str, qr_width: int = 180) -> None:
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
     n, lang = len(lesson.steps), ui.lang()
     c1, c2, c3 = st.columns([1, 1, 4])
-    c1.button(T("prev"), on_click=move, args=(code, control, lesson, step - 1), disabled=step == 0, key="room-prev")
-    c2.button(T("next"), on_click=move, args=(code, control, lesson, step + 1), disabled=step >= n - 1,
+    c1.button(T("prev"), on_click=move, args=(code, control, step - 1), disabled=step == 0, key="room-prev")
+    c2.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1,
               key="room-next")  # fmt: skip
     st.session_state["room-go"] = step
     labels = {i: T("step_label", i=i + 1, text=text_in(s.text, lang)[:60]) for i, s in enumerate(lesson.steps)}
     c3.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
-                 args=(code, control, lesson), label_visibility="collapsed")  # fmt: skip
+                 args=(code, control), label_visibility="collapsed")  # fmt: skip
 
 
 def question_controls(T, code: str, control: str, room, lesson) -> None:
@@ -96,7 +96,11 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
     st.markdown(text_in(q.prompt, ui.lang()))
     if room.question != q.id:
         st.button(
-            T("open_question"), on_click=open_question, args=(code, control, lesson), type="primary", key="room-open-q"
+            T("open_question"),
+            on_click=open_question,
+            args=(code, control, lesson.id, room.step),
+            type="primary",
+            key="room-open-q",
         )
     elif room.phase == "open":
         st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary", key="room-reveal")
@@ -106,8 +110,8 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         st.markdown(fill(text_in(q.explanation, ui.lang()), right))
 
 
-def snapshot(code: str, control: str, lesson, polled) -> dict:
-    return {"polled": polled, "view": rules.facilitator_view(open_store(), code, control, lesson)}
+def snapshot(code: str, control: str, polled) -> dict:
+    return {"polled": polled, "view": open_store().facilitator_view(code, control)}
 
 
 def show_sentence(code: str, control: str, sentence: str) -> None:
@@ -121,13 +125,14 @@ def show_sentence(code: str, control: str, sentence: str) -> None:
 @follow.in_words
 def live(code: str, control: str, lesson) -> None:
     T = ui.texts("room")
-    polled = open_store().poll(code)
-    if polled is None:
-        st.warning(T("room_closed"))
-        return
     snap = st.session_state.get("room-live")
-    if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
-        snap = st.session_state["room-live"] = snapshot(code, control, lesson, polled)
+    if snap is None or not snap.pop("fresh", False) or snap["view"].room.code != code:  # fresh: the page's own read
+        polled = open_store().poll(code)
+        if polled is None:
+            st.warning(T("room_closed"))
+            return
+        if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
+            snap = st.session_state["room-live"] = snapshot(code, control, polled)
     view = snap["view"]
     room, board, hist = view.room, view.board, view.hist
     c1, c2, c3 = st.columns(3)
@@ -159,7 +164,9 @@ def live(code: str, control: str, lesson) -> None:
 
 def show(T, code: str, control: str, lessons: dict) -> None:
     store = open_store()
-    room = store.room(code)
+    view = store.facilitator_view(code, control)  # the page and its live panel, in one read of the room
+    st.session_state["room-live"] = {"polled": view.polled, "view": view, "fresh": True}
+    room = view.room
     lesson = lessons.get(room.lesson)
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))
@@ -183,6 +190,5 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     st.link_button(T("open_step"), links.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
-    st.download_button(T("csv"), lambda: rules.answers_csv(store.answers(code, control),
-                       {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}),
-                       file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")  # fmt: skip
+    st.download_button(T("csv"), lambda: store.answers_csv(code, control), file_name=f"room-{code}.csv",
+                       mime="text/csv", on_click="ignore")  # fmt: skip

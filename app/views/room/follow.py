@@ -15,9 +15,9 @@ import functools
 import streamlit as st
 
 from app import catalog, serving, ui
-from app.room.store import open_store
+from app.room.store import lessons, open_store
 from core import room as rules
-from core.lessons import LessonError, load_lessons
+from core.lessons import LessonError
 from core.room import RoomError
 
 POLL_S = (
@@ -26,12 +26,6 @@ POLL_S = (
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
 RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
-
-
-@st.cache_resource(show_spinner=False)
-def lessons() -> dict:
-    """Every lesson (lessons/*.toml), read once per process; LessonError names the file and line."""
-    return load_lessons(pages=list(catalog.BY_URL))
 
 
 def client() -> str:

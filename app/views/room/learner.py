@@ -25,7 +25,7 @@ def toggle_follow(s: dict) -> None:
     lesson = follow.lesson_of(s["room"])
     try:
         if lesson is not None:
-            rules.where(open_store(), s["code"], s["token"], lesson, rules.EXPLORING, s["following"])
+            open_store().where(s["code"], s["token"], rules.EXPLORING, s["following"])
     except RoomError:
         pass  # the board is a little behind; following itself does not depend on it
 
@@ -47,7 +47,7 @@ def answer_form(T, s: dict, room, right) -> None:
         sent = st.form_submit_button(T("submit"), key="room-submit")
     if sent:
         try:
-            kept = rules.submit_answer(open_store(), s["code"], s["token"], raw if raw is not None else "")
+            kept = open_store().answer(s["code"], s["token"], raw if raw is not None else "")
             st.toast(T("answer_kept") if kept else T("answered_before"))
         except RoomError as e:
             st.warning(T(e.key))
@@ -90,7 +90,7 @@ def question(T, s: dict, room, lesson) -> None:
         shown = replace(right, correct=said(right, right.correct)) if right.kind == "choice" else right
         st.markdown(fill(text_in(q.explanation, lang), shown))
         if s.get("hist") is None:  # read once per reveal (and after each version change)
-            s["hist"] = rules.histogram(open_store(), room, mine=None if mine is None else mine[0])
+            s["hist"] = open_store().histogram(room, mine=None if mine is None else mine[0])
         fig = histogram(s["hist"], ui.texts("lessons.figure"))
         ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
@@ -113,7 +113,7 @@ def panel(T, s: dict, room, lesson) -> None:
 
 def toggle_lost(s: dict) -> None:
     try:
-        rules.set_lost(open_store(), s["code"], s["token"], st.session_state["room-lost"])
+        open_store().set_lost(s["code"], s["token"], st.session_state["room-lost"])
         s["lost"] = st.session_state["room-lost"]
     except RoomError as e:
         s["notice"] = e.key
@@ -135,7 +135,7 @@ def controls(T, s: dict) -> None:
             if st.form_submit_button(T("send")) and lesson is not None:
                 step = s["step"] if s["step"] != rules.EXPLORING else room.step
                 try:
-                    rules.submit_sentence(open_store(), s["code"], s["token"], lesson, step, sentence)
+                    open_store().submit(s["code"], s["token"], step, sentence)
                     st.toast(T("sent"))
                 except RoomError as e:
                     st.warning(T(e.key))

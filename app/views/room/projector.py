@@ -16,10 +16,8 @@ from viz.lessons import histogram
 
 
 def snapshot(code: str, polled) -> dict:
-    store = open_store()
-    room = store.room(code)
-    hist = None if room is None else rules.histogram(store, room)
-    return {"polled": polled, "room": room, "hist": hist, "learners": len(store.steps_of_learners(code))}
+    room, hist, learners = open_store().projector_view(code) or (None, None, 0)
+    return {"polled": polled, "room": room, "hist": hist, "learners": learners}
 
 
 @st.fragment(run_every=facilitator.LIVE_S)

@@ -77,7 +77,7 @@ def panel() -> None:
     if s["following"] and s["step"] != room.step:
         s["step"] = room.step
         try:
-            rules.where(open_store(), s["code"], s["token"], lesson, room.step, True)
+            open_store().where(s["code"], s["token"], room.step, True)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
         follow.go_to_step(lesson, room.step)

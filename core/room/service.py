@@ -1,0 +1,428 @@
+"""The room service: every action a facilitator or a learner takes in a study room, each one transaction of a store
+(core/room/store.py; core/room/sql.py for SQLite and PostgreSQL), and every rule of a room applied here and only
+here: the control token, the phase of the question, the step against the room's lesson, the rate limits, expiry and
+the sizes (names, sentences, learners, open rooms), with the values and words of core/room/__init__.py.
+
+An action opens one transaction, reads what its rules need through the store's primitives, decides, and writes
+through the primitives; no other process or replica comes between the check and the write (a writer holds the
+room's row; joins and openings hold the admission lock). A refusal is RoomError, whose key names its sentence in
+the [room] words; a refusal that must keep what was written (a code tried in vain is counted) commits first.
+
+Pages get this service from app/room/store.py and call nothing of a store directly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+
+from core import room as rules
+from core.lessons import Answer, Lesson, load_lessons
+from core.room import FacilitatorView, RoomError
+from core.room.store import Learner, Room, Store, Tx
+
+
+def action(write: bool):
+    """A service action: one transaction of the store (tried again briefly while the database is busy or away).
+    A body that returns a RoomError commits what it wrote, then raises it."""
+
+    def wrap(body):
+        @functools.wraps(body)
+        def run(self: Rooms, *args, **kwargs):
+            def once():
+                with self.store.atomic(write) as tx:
+                    return body(self, tx, *args, **kwargs)
+
+            result = self.store.attempt(once)
+            if isinstance(result, RoomError):
+                raise result
+            return result
+
+        return run
+
+    return wrap
+
+
+class Rooms:
+    """The rooms of one store. `lessons`: this server's lessons by id (or a function that returns them), which a
+    room's steps are checked against."""
+
+    def __init__(self, store: Store, lessons: Mapping[str, Lesson] | Callable[[], Mapping[str, Lesson]],
+                 clock: Callable[[], float] | None = None):  # fmt: skip
+        self.store = store
+        self._lessons = lessons
+        self.clock = clock or store.clock
+
+    def lessons(self) -> Mapping[str, Lesson]:
+        return self._lessons() if callable(self._lessons) else self._lessons
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- the rules as this service applies them ------------------------------------------------------------
+
+    def _live(self, tx: Tx, code: str) -> tuple[Room, str]:
+        """The open room (expiry) and its control digest, or RoomError('unknown_room')."""
+        found = tx.room(code)
+        if found is None or found[0].expires <= self.clock():
+            raise RoomError("unknown_room", code)
+        return found
+
+    def _control(self, tx: Tx, code: str, control: str | None) -> Room:
+        """The open room, when `control` is its control token (rules.check_control)."""
+        room, stored = self._live(tx, code)
+        rules.check_control(control, stored)
+        return room
+
+    def _lesson(self, room: Room) -> Lesson:
+        lesson = self.lessons().get(room.lesson)
+        if lesson is None:
+            raise RoomError("unknown_lesson", room.lesson)
+        return lesson
+
+    def _seat(self, tx: Tx, code: str, token: str | None) -> str:
+        """The digest of a learner's token that holds a seat in the room, or RoomError('not_learner')."""
+        if not token or not isinstance(token, str):
+            raise RoomError("not_learner")
+        digest = rules.digest(token)
+        if tx.learner(code, digest) is None:
+            raise RoomError("not_learner")
+        return digest
+
+    def _rate(self, tx: Tx, code: str, who: str, kind: str) -> None:
+        """One more action of `kind` by `who` in room `code` ('' for any room): allowed by rules.LIMITS, counted."""
+        now = self.clock()
+        rules.check_rate(kind, tx.times(code, who, kind, now - rules.LIMITS[kind].window_s), now)
+        tx.record(code, who, kind, now)
+
+    def _find(self, tx: Tx, code: str, client: str) -> Room | None:
+        """The open room behind a typed or linked code; a code that opens none counts against `client`, and a
+        client past its tries learns nothing more (not even whether the next code exists)."""
+        now = self.clock()
+        if client:
+            window = rules.LIMITS["join_miss"].window_s
+            rules.check_rate("join_miss", tx.times("", client, "join_miss", now - window), now)
+        found = tx.room(code)
+        if found is not None and found[0].expires > now:
+            return found[0]
+        if client:
+            tx.record("", client, "join_miss", now)
+        return None
+
+    def _purge(self, tx: Tx) -> None:
+        """The retention rule (rules.KEEP_AFTER_CLOSE_S): closed rooms go with everything in them."""
+        now = self.clock()
+        for old in tx.rooms_expired_before(rules.forget_before(now)):
+            tx.delete_room(old)
+        tx.delete_events_before(rules.events_before(now))
+
+    # -- anyone --------------------------------------------------------------------------------------------
+
+    @action(write=False)
+    def poll(self, tx: Tx, code: str) -> tuple[int, int] | None:
+        """(version, activity): what a follower reads every few seconds (one indexed read); None: unknown or
+        expired. `version` moves with what a learner must follow (step, question, reveal, shown sentence, door,
+        end), `activity` with every learner's action."""
+        row = tx.counters(code)
+        return None if row is None or row[2] <= self.clock() else (row[0], row[1])
+
+    @action(write=False)
+    def room(self, tx: Tx, code: str) -> Room | None:
+        """The open room, or None when the code is unknown or the room expired."""
+        found = tx.room(code)
+        return found[0] if found is not None and found[0].expires > self.clock() else None
+
+    def find(self, code: str, client: str = "") -> Room | None:
+        """The room a visitor's link or typed code names, or None (a miss is counted: rules.LIMITS['join_miss']).
+        A hit only reads (every load of /room asks, and reads go on while another process holds the write lock);
+        a miss is looked up again and counted in a transaction that writes."""
+        room = self._look(code, client)
+        return room if room is not None or not client else self._miss(code, client)
+
+    @action(write=False)
+    def _look(self, tx: Tx, code: str, client: str) -> Room | None:
+        now = self.clock()
+        if client:
+            window = rules.LIMITS["join_miss"].window_s
+            rules.check_rate("join_miss", tx.times("", client, "join_miss", now - window), now)
+        found = tx.room(code)
+        return found[0] if found is not None and found[0].expires > now else None
+
+    @action(write=True)
+    def _miss(self, tx: Tx, code: str, client: str) -> Room | None:
+        tx.hold_admissions()
+        return self._find(tx, code, client)
+
+    @action(write=False)
+    def histogram(self, tx: Tx, room: Room, mine: str | None = None):
+        """The room's responses to its open question counted as /lessons counts a learner's own (None while no
+        question is open); `mine`: the viewer's own response, outlined."""
+        right = rules.right_answer(room)
+        return rules.counted(room, tx.responses(room.code, room.question) if right else [], mine)
+
+    @action(write=False)
+    def responses(self, tx: Tx, code: str, question: str) -> list[str]:
+        """Every response to a question, without names."""
+        return tx.responses(code, question)
+
+    @action(write=False)
+    def steps_of_learners(self, tx: Tx, code: str) -> list[int]:
+        """The step each learner is on (-1: exploring), without names."""
+        return tx.steps_of_learners(code)
+
+    @action(write=False)
+    def lost_count(self, tx: Tx, code: str) -> int:
+        return tx.lost(code)
+
+    # -- the facilitator -----------------------------------------------------------------------------------
+
+    @action(write=True)
+    def create(self, tx: Tx, lesson_id, ttl_s: float | None = None, client: str = "") -> tuple[str, str]:
+        """A new room on one of this server's lessons: (code, control token). `client`: the browser that asks
+        (per-client limit), '' for the operator's own scripts. Rooms closed long enough are purged here."""
+        if not isinstance(lesson_id, str) or lesson_id not in self.lessons():
+            raise RoomError("unknown_lesson", repr(lesson_id)[:40])
+        now = self.clock()
+        tx.hold_admissions()
+        self._purge(tx)
+        if client:
+            self._rate(tx, "", client, "create")
+        rules.check_open(tx.rooms_open_at(now))
+        code = rules.new_code()
+        for _ in range(20):
+            if not tx.code_taken(code):
+                break
+            code = rules.new_code()
+        control = rules.new_token()
+        ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
+        tx.insert_room(code, rules.digest(control), lesson_id, now, now + ttl)
+        return code, control
+
+    @action(write=False)
+    def is_control(self, tx: Tx, code: str, control: str | None) -> bool:
+        try:
+            self._control(tx, code, control)
+        except RoomError:
+            return False
+        return True
+
+    @action(write=True)
+    def move(self, tx: Tx, code: str, control: str, step) -> None:
+        """The room goes to `step` of its lesson (rules.check_step); its question, if any, waits closed."""
+        room = self._control(tx, code, control)
+        step = rules.check_step(step, len(self._lesson(room).steps))
+        tx.update_room(code, ("version",), step=step, question="", phase="", answer=None, shown="")
+
+    def open_question(self, code: str, control: str, lesson_id: str, step, state: dict[str, str] | None = None
+                      ) -> Answer:  # fmt: skip
+        """Open the question of `step` of lesson `lesson_id`: the room's lesson and step as the facilitator's page
+        shows them (refused with 'question_closed' when the room is elsewhere by now). Its right answer is computed
+        by the engine from the step's state (or the facilitator's live `state`) before the transaction (an answer
+        may take a model's pass: no lock is held meanwhile) and kept with the room: learners never recompute it."""
+        from core.lessons import answer
+
+        lesson = self.lessons().get(lesson_id) if isinstance(lesson_id, str) else None
+        if lesson is None:
+            raise RoomError("unknown_lesson", repr(lesson_id)[:40])
+        step = rules.check_step(step, len(lesson.steps))
+        question = lesson.steps[step].question
+        if question is None:
+            raise RoomError("no_question")
+        right = answer(question, dict(lesson.steps[step].state if state is None else state))
+        self._open(code, control, lesson_id, step, question.id, right)
+        return right
+
+    @action(write=True)
+    def _open(self, tx: Tx, code: str, control: str, lesson_id: str, step: int, question: str, right: Answer
+              ) -> None:  # fmt: skip
+        room = self._control(tx, code, control)
+        if room.lesson != lesson_id or rules.step_of(room, self._lesson(room)) != step:
+            raise RoomError("question_closed", f"the room is on step {room.step}, not {step}")
+        tx.update_room(code, ("version",), question=question, phase="open", answer=right)
+
+    @action(write=True)
+    def reveal(self, tx: Tx, code: str, control: str) -> None:
+        rules.check_open_question(self._control(tx, code, control))
+        tx.update_room(code, ("version",), phase="revealed")
+
+    @action(write=True)
+    def show(self, tx: Tx, code: str, control: str, sentence) -> None:
+        """Show one gallery sentence of the room to everyone ('' hides it)."""
+        self._control(tx, code, control)
+        if sentence != "" and not (isinstance(sentence, str) and tx.has_sentence(code, sentence)):
+            raise RoomError("bad_value", repr(sentence)[:40])
+        tx.update_room(code, ("version",), shown=sentence)
+
+    @action(write=True)
+    def lock_joining(self, tx: Tx, code: str, control: str, locked) -> None:
+        """The facilitator closes the door (nobody new joins; seated learners stay) or opens it again."""
+        self._control(tx, code, control)
+        tx.update_room(code, ("version",), locked=rules.check_flag(locked))
+
+    @action(write=True)
+    def remove(self, tx: Tx, code: str, control: str, seat) -> None:
+        """A learner leaves the room for good, with their answers and sentences (their link is no seat any more);
+        a sentence of theirs shown to everyone is hidden."""
+        room = self._control(tx, code, control)
+        digest = rules.seat_named(seat, [d for d, _ in tx.seats(code)])
+        tx.delete_learner(code, digest)
+        shown_gone = room.shown != "" and not tx.has_sentence(code, room.shown)
+        tx.update_room(code, ("version", "activity"), **({"shown": ""} if shown_gone else {}))
+
+    @action(write=True)
+    def end(self, tx: Tx, code: str, control: str) -> None:
+        """The facilitator closes the room now: every page says so, and its data goes with the retention rule."""
+        self._control(tx, code, control)
+        tx.update_room(code, ("version",), expires=self.clock())
+
+    @action(write=False)
+    def learners(self, tx: Tx, code: str, control: str) -> list[tuple[str, int, bool]]:
+        """(name, step, following) of every learner, in joining order: names for the facilitator only."""
+        self._control(tx, code, control)
+        return tx.learners(code)
+
+    @action(write=False)
+    def answers(self, tx: Tx, code: str, control: str) -> list[rules.AnswerRow]:
+        self._control(tx, code, control)
+        return tx.answers(code)
+
+    @action(write=False)
+    def answers_csv(self, tx: Tx, code: str, control: str) -> str:
+        """The CSV of every answer, with each question's step number in the room's lesson."""
+        room = self._control(tx, code, control)
+        lesson = self.lessons().get(room.lesson)
+        steps = {} if lesson is None else {q.id: i for i, s in enumerate(lesson.steps) if (q := s.question)}
+        return rules.answers_csv(tx.answers(code), steps)
+
+    @action(write=False)
+    def gallery(self, tx: Tx, code: str, control: str, step: int) -> list[tuple[str, str]]:
+        """(name, sentence) submitted for `step`, oldest first."""
+        self._control(tx, code, control)
+        return tx.gallery(code, step)
+
+    @action(write=False)
+    def seats(self, tx: Tx, code: str, control: str) -> list[tuple[str, str]]:
+        """(seat id, name) of every learner in joining order: the id names a seat to remove without its token."""
+        self._control(tx, code, control)
+        return [(rules.seat_id(d), name) for d, name in tx.seats(code)]
+
+    @action(write=False)
+    def facilitator_view(self, tx: Tx, code: str, control: str) -> FacilitatorView:
+        """What the facilitator's page draws, in one read: the room (its row read once, the control compared
+        once), learners, answers, the responses to the open question, "I'm lost", the gallery of the room's step
+        and the seats."""
+        room = self._control(tx, code, control)
+        lesson = self.lessons().get(room.lesson)  # None: its file went away (the page says so)
+        responses = tx.responses(code, room.question) if room.question else []
+        learners = tx.learners(code)
+        n_steps = len(lesson.steps) if lesson is not None else 0
+        return FacilitatorView(room, len(learners), rules.counted(room, responses),
+                               rules.board(n_steps, learners, tx.answers(code)), tx.lost(code),
+                               tuple(tx.gallery(code, room.step)),
+                               tuple((rules.seat_id(d), n) for d, n in tx.seats(code)))  # fmt: skip
+
+    @action(write=False)
+    def projector_view(self, tx: Tx, code: str):
+        """What the projector draws, in one read: (room, histogram, learners), or None when the room closed."""
+        found = tx.room(code)
+        if found is None or found[0].expires <= self.clock():
+            return None
+        room = found[0]
+        responses = tx.responses(code, room.question) if room.question else []
+        return room, rules.counted(room, responses), len(tx.steps_of_learners(code))
+
+    # -- learners ------------------------------------------------------------------------------------------
+
+    @action(write=True)
+    def join(self, tx: Tx, code: str, name, lang: str, client: str = ""):
+        """A learner joins with a display name: their token (keep it; it is their identity in the room). `client`:
+        the browser that asks (per-client limits); '' for the operator's own scripts."""
+        name = rules.clean_name(name)
+        tx.hold_admissions()  # count and insert as one step, whichever replica
+        room = self._find(tx, code, client)
+        if room is None:
+            return RoomError("unknown_room", code)  # said after the commit: the miss stays counted
+        rules.check_join(room.locked, tx.learners_in(code), tx.learners_seated_at(self.clock()))
+        self._rate(tx, code, "", "join")
+        if client:
+            self._rate(tx, "", client, "join_client")
+        token = rules.new_token()
+        tx.insert_learner(code, rules.digest(token), name, str(lang)[:8], room.step, self.clock())
+        tx.update_room(code, ("activity",))
+        return token
+
+    @action(write=False)
+    def learner(self, tx: Tx, code: str, token: str | None) -> Learner | None:
+        """The learner a token seats in the room, or None."""
+        return tx.learner(code, rules.digest(token)) if token and isinstance(token, str) else None
+
+    @action(write=True)
+    def where(self, tx: Tx, code: str, token: str, step, following) -> None:
+        """Where a learner is: a step of the room's lesson, or EXPLORING while on a page of their own."""
+        room, _ = self._live(tx, code)
+        step = rules.check_step(step, len(self._lesson(room).steps), exploring=True)
+        following = rules.check_flag(following)
+        digest = self._seat(tx, code, token)
+        self._rate(tx, code, digest, "where")
+        tx.update_learner(code, digest, step=step, following=following)
+        tx.update_room(code, ("activity",))
+
+    @action(write=True)
+    def set_lost(self, tx: Tx, code: str, token: str, lost) -> None:
+        lost = rules.check_flag(lost)
+        self._live(tx, code)
+        digest = self._seat(tx, code, token)
+        self._rate(tx, code, digest, "lost")
+        tx.update_learner(code, digest, lost=lost)
+        tx.update_room(code, ("activity",))
+
+    @action(write=True)
+    def answer(self, tx: Tx, code: str, token: str, raw) -> bool:
+        """A learner's response to the open question, validated against its kind (core.lessons.parse_response):
+        True when kept, False when this learner had already answered (a second tab answers nothing).
+        RoomError('bad_answer') for invalid input (not counted against the limit), 'question_closed' when no
+        question is open."""
+        from core.lessons import format_response, is_correct, parse_response
+
+        room, _ = self._live(tx, code)
+        digest = self._seat(tx, code, token)
+        rules.check_open_question(room)
+        right = room.answer
+        try:
+            value = parse_response(right, raw)
+        except ValueError as e:
+            raise RoomError("bad_answer", str(e)) from None
+        self._rate(tx, code, digest, "answer")
+        kept = tx.insert_answer(code, room.question, digest, format_response(right, value), is_correct(right, value),
+                                self.clock())  # fmt: skip
+        if kept:
+            tx.update_room(code, ("activity",))
+        return kept
+
+    @action(write=False)
+    def my_answer(self, tx: Tx, code: str, token: str, question: str) -> tuple[str, bool] | None:
+        return tx.my_answer(code, question, rules.digest(token)) if token and isinstance(token, str) else None
+
+    @action(write=True)
+    def submit(self, tx: Tx, code: str, token: str, step, sentence) -> None:
+        """A learner's gallery sentence for a step of the room's lesson."""
+        sentence = rules.clean_sentence(sentence)
+        room, _ = self._live(tx, code)
+        step = rules.check_step(step, len(self._lesson(room).steps))
+        digest = self._seat(tx, code, token)
+        self._rate(tx, code, digest, "gallery")
+        self._rate(tx, code, "", "gallery_room")
+        tx.insert_sentence(code, digest, step, sentence, self.clock())
+        tx.update_room(code, ("activity",))
+
+
+@functools.cache
+def shipped_lessons() -> dict[str, Lesson]:
+    """lessons/*.toml, read once per process (an operator's script: no page checks)."""
+    return load_lessons()
+
+
+def rooms_on(store: Store) -> Rooms:
+    """The room service on `store` and the shipped lessons: what an operator's script (load tests, fault drills)
+    opens rooms with."""
+    return Rooms(store, shipped_lessons)
