@@ -47,6 +47,20 @@ def test_sinusoidal_dot_by_the_written_out_encoding(d, log_base, distance):
     assert ans("positions.sinusoidal_dot", {"part": "sinusoidal", "d": d}, distance=0).correct == d / 2
 
 
+def test_learned_vector_against_transformers_own_embedding_lookup(minilm):
+    """MiniLM's own embeddings module, asked for position p: a vector up to its table's last row, an error after."""
+    embeddings = minilm.model.base_model.embeddings
+    rows = embeddings.position_embeddings.weight.shape[0]
+    for position in (0, rows - 1, rows, 4 * rows):
+        try:
+            embeddings.position_embeddings(torch.tensor([position]))
+            exists = True
+        except IndexError:
+            exists = False
+        got = ans("positions.learned_has_vector", {"part": "learned", "model": "minilm", "pastpos": position})
+        assert got.correct == ("yes" if exists else "no") and exists == (position < rows == 512)
+
+
 @pytest.mark.parametrize("n, clip", [(10, 2), (3, 5), (12, 0), (24, 12)])
 def test_relative_vectors_by_a_loop_over_every_pair(n, clip):
     used = {max(-clip, min(clip, i - j)) for i in range(n) for j in range(n)}

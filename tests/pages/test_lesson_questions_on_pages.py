@@ -280,6 +280,14 @@ def positions_sinusoidal_dot(step, q, a):
     close(float(y[list(x).index(q.params.get("distance", 0))]), a)
 
 
+def positions_learned_has_vector(step, q, a):
+    at = page(step)
+    said = [s.value for s in at.success if "has a trained vector" in s.value]
+    said += [e.value for e in at.error if "has no vector" in e.value]
+    assert len(said) == 1 and said[0].startswith(f"Position {step.state['pastpos']} ")
+    assert a.correct == ("yes" if "has a trained vector" in said[0] else "no"), said
+
+
 def positions_relative_vectors(step, q, a):
     z, _, _ = heatmap_by_key(page(step), "fig-offsets")
     close(float(len(np.unique(z))), a)
@@ -809,6 +817,7 @@ READERS = {
     "positions.wavelength_growth": positions_wavelength_growth,
     "positions.relative_only": positions_relative_only,
     "positions.sinusoidal_dot": positions_sinusoidal_dot,
+    "positions.learned_has_vector": positions_learned_has_vector,
     "positions.relative_vectors": positions_relative_vectors,
     "positions.alibi_bias": positions_alibi_bias,
     "positions.extrapolation_order": positions_extrapolation_order,
@@ -895,9 +904,10 @@ MODEL_PAGES = {
 
 def loads_a_model(step) -> bool:
     """/rnn-attention's translate part loads the GRU and the Transformer; its other parts read numbers only. /long-maps
-    loads one for a model's source, not for random q and k."""
+    loads one for a model's source, not for random q and k; /positions for its learned table."""
     return (
         step.page in MODEL_PAGES
+        or (step.page == "positions" and step.state.get("part") == "learned")
         or (step.page == "rnn-attention" and step.state.get("part") == "translate")
         or (step.page == "long-maps" and step.state.get("src", "smollm2") != "random")
     )

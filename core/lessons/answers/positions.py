@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from core.lessons import Answer
-from core.lessons.answers import mixed, number, register
+from core.lessons.answers import mixed, model, number, register
 from core.lessons.answers.rope_scaling import pair_index
-from core.positions import alibi, extrapolation, relative, rope, sinusoidal
+from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
 from core.positions.state import STATE
 from core.state import Choice, Float, Int, Many, State, Word
 
@@ -65,7 +65,7 @@ def positions_relative_only(params, s):
     return Answer("choice", correct, ("offset", "both"), None, {"spread": check.max_spread})
 
 
-# ---- the other parts: sinusoidal, relative (Shaw et al.), ALiBi and the measured extrapolation -------------------
+# ---- the other parts: sinusoidal, learned, relative (Shaw et al.), ALiBi and the measured extrapolation ----------
 
 
 @register("positions.sinusoidal_dot", "number", PAGE, STATE, State(Int("distance", 0, 0)))
@@ -77,6 +77,15 @@ def positions_sinusoidal_dot(params, s):
         raise ValueError(f"distance {params.distance} is past the page's {s.n} positions")
     value = float(sinusoidal.pe_dot_by_distance([params.distance], d, 10**s.base)[0])
     return number(value, params, 0.01, d=d, pairs=d // 2, distance=params.distance)
+
+
+@register("positions.learned_has_vector", "choice", PAGE, STATE)
+def positions_learned_has_vector(params, s):
+    """The learned part: does the picked model's table of position vectors have a row for the page's position
+    `pastpos`: 'yes', or 'no' (the lookup fails: no token can sit there)?"""
+    past = learned.past_table_view(model(s.model), s.pastpos)
+    return Answer("choice", "yes" if past.exists else "no", ("yes", "no"), None,
+                  {"position": past.position, "rows": past.table_size, "last": past.table_size - 1})  # fmt: skip
 
 
 @register("positions.relative_vectors", "number", PAGE, STATE)
