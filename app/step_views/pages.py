@@ -15,7 +15,7 @@ from core.linear_attention.views import associativity_view, implied_view
 from core.masks import batch as masks_batch
 from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
-from core.positions import rope
+from core.positions import alibi, extrapolation, relative, rope, sinusoidal
 from core.rope_scaling import formulas as rope_scaling
 from core.sdpa_gqa.state import model_config as gqa_config
 from core.sdpa_gqa.views import kv_cache_view
@@ -31,7 +31,11 @@ from viz import transformer_xl as xl_figures
 from viz.labels import indexed_labels
 from viz.linear_attention import cost_figure, implied_figures
 from viz.masks import attention_kind_figure, mask_steps_figures
+from viz.positions import alibi as alibi_figures
+from viz.positions import relative as relative_figures
 from viz.positions import rope as rope_figures
+from viz.positions import sinusoidal as sinusoidal_figures
+from viz.positions.extrapolation import accuracy_figure as extrapolation_figure
 from viz.sdpa_gqa import kv_cache_figure
 
 from .registry import CHEAP_MODELS, Drawn, asks, step_view
@@ -92,10 +96,28 @@ def _masks(s: Values, step: core_lessons.Step) -> list[Drawn]:
 
 @step_view("positions")
 def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
-    """RoPE: the check that scores depend on m - n only for that question, else every pair's angle by position. The other parts have no step view yet (their steps keep the buttons)."""
+    """The step's part: RoPE's check that scores depend on m - n only for that question, else every pair's angle
+    by position; sinusoidal positions' dot products between positions; Shaw's clipped offsets; ALiBi's bias of the
+    step's head; the committed extrapolation accuracies. The learned table has no step view yet (the buttons)."""
+    words = ui.texts("positions.figure")
+    if s.part == "sinusoidal":
+        enc = sinusoidal.encoding_view(s.n, s.d, 10**s.base)
+        return [Drawn(sinusoidal_figures.dot_figure(enc, words), "sinusoidal-dot", enc.dots)]
+    if s.part == "relative":
+        view = relative.shaw_view(s.rel_n, s.rel_d, s.clip, s.seed)
+        return [Drawn(relative_figures.offsets_figure(view, words), "shaw-offsets", view.offsets)]
+    if s.part == "alibi":
+        view = alibi.alibi_view(s.heads, s.al_n, s.al_head if s.heads > 1 else 0)
+        return [Drawn(alibi_figures.bias_figure(view, words), f"alibi-bias-head{view.head}", view.bias)]
+    if s.part == "extrapolation":
+        data = extrapolation.load_extrapolation()
+        if data is None:
+            return []
+        view = extrapolation.extrapolation_view(data)
+        table = {"position": view.positions, **{k: view.accuracy[k] for k in view.accuracy}}
+        return [Drawn(extrapolation_figure(view, words), "position-extrapolation", table)]
     if s.part != "rope":
         return []
-    words = ui.texts("positions.figure")
     rot = rope.rotation_view(s.rope_d, 10**s.rope_base, s.m, s.layout)
     if asks(step)[0] == "positions.relative_only":
         check = rope.check_view(rot.inv_freq, s.rope_n, s.m)

@@ -39,6 +39,11 @@ CASES = [
     ("kv-cache", 5, ["fig-step"]),  # SmolLM2's step at layer 20, its generation through the queue
     ("long-maps", 5, ["fig-map"]),  # random q and k pooled by the maximum, as after the page's button
     ("moe", 1, ["router"]),  # the balanced checkpoint's router probabilities
+    # /positions' other parts (no model)
+    ("position-kinds", 3, ["fig-dot"]),  # sinusoidal positions' dot products at base 10^4
+    ("position-kinds", 4, ["fig-offsets"]),  # Shaw's offsets clipped at k = 2
+    ("position-kinds", 5, ["fig-bias"]),  # ALiBi's bias of head 0 of 8
+    ("position-kinds", 6, ["fig-extrapolation"]),  # the committed extrapolation accuracies
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
 IDS += [
