@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from core.results import load_result
+from core.results import gpu_result_name, load_result
 from core.timing import fit_loglog_slope, time_ms
 
 from . import decoding
@@ -26,6 +26,7 @@ from .kernel import causal_linear_attention, linear_attention
 
 Progress = Callable[[float, str], None]
 RESULT_NAME = "bench_linear"  # results/bench_linear.json, written by benchmarks/bench_linear.py
+GPU_RESULT = gpu_result_name(RESULT_NAME)  # the same benchmark's committed GPU run (--device cuda)
 KINDS = ("softmax", "linear")
 
 

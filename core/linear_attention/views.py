@@ -234,3 +234,62 @@ def paper_speedups(rows: list[dict]) -> list[PaperSpeedup]:
         for L, paper in PAPER_SPEEDUPS.items()
         if L in by_context
     ]
+
+
+@dataclass(frozen=True)
+class GenerationOnDevices:
+    """The committed CPU and GPU generation runs side by side: at which contexts the RNN form beat softmax with a
+    KV cache on each, and how far each mode's tokens/s moved across the contexts on the GPU."""
+
+    cpu_name: str
+    gpu_name: str
+    contexts: list[int]  # contexts where both runs timed the RNN form and the KV cache
+    cpu_rnn_faster: list[int]  # of those, where the RNN form generated more tokens/s than the KV cache
+    gpu_rnn_faster: list[int]
+    cpu: dict  # each run's row at the largest of those contexts
+    gpu: dict
+    gpu_rnn_range: tuple[float, float]  # lowest and highest tokens/s over the contexts, on the GPU
+    gpu_kv_range: tuple[float, float]
+
+    @property
+    def conclusion_changes(self) -> bool:
+        return set(self.cpu_rnn_faster) != set(self.gpu_rnn_faster)
+
+
+def generation_on_devices(cpu: dict | None, gpu: dict | None) -> GenerationOnDevices | None:
+    """From the two runs' files (core.linear_attention.measure.load_results); None unless both share a context."""
+    if cpu is None or gpu is None:
+        return None
+
+    def timed(run: dict) -> dict[int, dict]:
+        return {
+            r["context"]: r
+            for r in run["generation"]["rows"]
+            if r.get("rnn_tok_s")
+            and r.get("kv_cache_tok_s")
+            and not (r.get("rnn_skipped") or r.get("kv_cache_skipped"))
+        }
+
+    c, g = timed(cpu), timed(gpu)
+    contexts = sorted(set(c) & set(g))
+    if not contexts:
+        return None
+
+    def rnn_faster(rows: dict[int, dict]) -> list[int]:
+        return [n for n in contexts if rows[n]["rnn_tok_s"] > rows[n]["kv_cache_tok_s"]]
+
+    def spread(mode: str) -> tuple[float, float]:
+        values = [g[n][f"{mode}_tok_s"] for n in contexts]
+        return min(values), max(values)
+
+    return GenerationOnDevices(
+        cpu_name=cpu.get("device_name", "cpu"),
+        gpu_name=gpu.get("device_name", "cuda"),
+        contexts=contexts,
+        cpu_rnn_faster=rnn_faster(c),
+        gpu_rnn_faster=rnn_faster(g),
+        cpu=c[contexts[-1]],
+        gpu=g[contexts[-1]],
+        gpu_rnn_range=spread("rnn"),
+        gpu_kv_range=spread("kv_cache"),
+    )

@@ -275,3 +275,17 @@ def test_committed_timing_view_against_numpy():
         ]
         assert view.local[kind][1 : len(done)] == pytest.approx(expected)
     assert view.slopes == res["scaling"]["slopes"]
+
+
+def test_generation_on_devices_says_where_the_rnn_form_wins_on_each():
+    def run(name, rows):
+        keys = ("context", "rnn_tok_s", "kv_cache_tok_s")
+        return {"device_name": name, "generation": {"rows": [dict(zip(keys, r)) for r in rows]}}
+
+    cpu = run("cpu", [(512, 20.0, 10.0), (1024, 20.0, 5.0), (4096, 20.0, 1.0)])
+    gpu = run("gpu", [(512, 5.0, 9.0), (1024, 12.0, 10.0), (2048, 1.0, 2.0)])
+    both = views.generation_on_devices(cpu, gpu)
+    assert both.contexts == [512, 1024] and both.cpu_rnn_faster == [512, 1024] and both.gpu_rnn_faster == [1024]
+    assert both.conclusion_changes and both.gpu["context"] == 1024 and both.gpu_rnn_range == (5.0, 12.0)
+    assert not views.generation_on_devices(cpu, cpu).conclusion_changes
+    assert views.generation_on_devices(cpu, None) is None and views.generation_on_devices(cpu, run("g", [])) is None

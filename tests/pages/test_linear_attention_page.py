@@ -3,6 +3,7 @@ with tiny sizes, what the page states is the computed figure (costs, entropies, 
 kernel's convergence), and bad links are ignored."""
 
 import json
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,6 +12,7 @@ from app import i18n
 from core.linear_attention import associativity_costs, measure
 from core.linear_attention import views as lviews
 from core.linear_attention.exp_kernel import exp_kernel_view
+from core.results import GPU_RUNS_DIR
 from tests.apptest_helpers import figure_bytes, open_view
 from tests.apptest_helpers import shown_text as shown
 
@@ -84,6 +86,34 @@ def test_linear_page_shows_committed_slopes():
     assert list(local["linear slope from previous n"]) == [
         "" if v is None else f"{v:.2f}" for v in view.local["linear"]
     ]
+
+
+def test_linear_page_says_where_the_gpu_changes_the_conclusion():
+    """The H200's generation run beside the CPU's, numbers read here from both JSON files by hand: on the CPU the RNN
+    form beats the KV cache at every context, on the GPU the KV cache wins at every one, and the page says so."""
+    results = Path(__file__).resolve().parents[2] / "results"
+    gpu = {
+        r["context"]: r
+        for r in json.loads((results / GPU_RUNS_DIR / "bench_linear.json").read_text())["generation"]["rows"]
+    }
+    cpu = {r["context"]: r for r in json.loads((results / "bench_linear.json").read_text())["generation"]["rows"]}
+    at8k, cpu8k = gpu[8192], cpu[8192]
+    assert (round(at8k["kv_cache_tok_s"]), round(at8k["rnn_tok_s"]), round(at8k["no_cache_tok_s"])) == (3873, 2161, 70)
+    assert all(r["kv_cache_tok_s"] > r["rnn_tok_s"] for r in gpu.values())  # as filed: 512 to 8,192
+    assert all(r["rnn_tok_s"] > r["kv_cache_tok_s"] for r in cpu.values())
+    at = open_page("linear_attention.py")
+    text = shown(at)
+    assert "Committed results measured on a GPU (NVIDIA H200)" in text
+    assert (
+        f"at 5 of the 5 contexts measured (512 to 8,192; at 8,192: {cpu8k['rnn_tok_s']:,.0f} against "
+        f"{cpu8k['kv_cache_tok_s']:,.0f}). On the NVIDIA H200 it did at 0 of them: there the KV cache was faster "
+        f"(at 8,192: {at8k['kv_cache_tok_s']:,.0f} against {at8k['rnn_tok_s']:,.0f} tokens/s)" in text
+    )
+    rnn = [r["rnn_tok_s"] for r in gpu.values()]
+    assert f"RNN form stayed between {min(rnn):,.0f} and {max(rnn):,.0f} tokens/s" in text
+    gpu_table = [df.value for df in at.dataframe if "RNN form (linear)" in df.value.columns][1]  # after the CPU's
+    assert gpu_table["softmax + KV cache"].tolist() == [f"{gpu[c]['kv_cache_tok_s']:,.2f}" for c in sorted(gpu)]
+    assert gpu_table["RNN form (linear)"].tolist() == [f"{gpu[c]['rnn_tok_s']:,.2f}" for c in sorted(gpu)]
 
 
 @pytest.mark.parametrize("params", [{}, {"ek_d": "16", "ek_spread": "1.5"}], ids=["default", "large-scores"])

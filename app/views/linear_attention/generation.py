@@ -7,7 +7,8 @@ from app.measured import live_meta, live_run, number
 from core.linear_attention import measure
 from core.linear_attention.decoding import MODES
 from core.linear_attention.state import STATE
-from core.linear_attention.views import GenerationView, generation_view
+from core.linear_attention.views import GenerationView, generation_on_devices, generation_view
+from core.results import GPU_RUNS_DIR
 from viz.linear_attention import generation_figure
 
 from .common import LIVE_BUDGET_S, LIVE_DEADLINE_S, LIVE_MIN, RESULTS_FILE, results_meta
@@ -43,6 +44,42 @@ def show(T, view: GenerationView, name: str, key: str) -> None:
         )
 
 
+def gpu(T, cpu: dict | None) -> None:
+    """The committed GPU run, and where it changes what the CPU's run says."""
+    run = measure.load_results(measure.GPU_RESULT)
+    if run is None:
+        return
+    st.markdown(f"**{T('gpu_committed', device_name=run.get('device_name', '?'))}**")
+    show(T, generation_view(run["generation"]["rows"]), "generation-speed-gpu", "fig-gen-gpu")
+    results_meta(T, run)
+    st.caption(T("gpu_provenance", readme=f"results/{GPU_RUNS_DIR}/README.md"))
+    both = generation_on_devices(cpu, run)
+    if both is None:
+        return
+    lo, hi = both.contexts[0], both.contexts[-1]
+    st.markdown(
+        T(
+            "gen_gpu_changes" if both.conclusion_changes else "gen_gpu_same",
+            cpu=both.cpu_name,
+            gpu=both.gpu_name,
+            n=len(both.contexts),
+            lo=lo,
+            hi=hi,
+            cpu_n=len(both.cpu_rnn_faster),
+            gpu_n=len(both.gpu_rnn_faster),
+            cpu_rnn=both.cpu["rnn_tok_s"],
+            cpu_kv=both.cpu["kv_cache_tok_s"],
+            gpu_rnn=both.gpu["rnn_tok_s"],
+            gpu_kv=both.gpu["kv_cache_tok_s"],
+            rnn_lo=both.gpu_rnn_range[0],
+            rnn_hi=both.gpu_rnn_range[1],
+            kv_lo=both.gpu_kv_range[0],
+            kv_hi=both.gpu_kv_range[1],
+            growth=hi / lo,
+        )
+    )
+
+
 def part(T, res: dict | None) -> None:
     st.header(T("h_generation"))
     st.markdown(T("generation"))
@@ -52,6 +89,7 @@ def part(T, res: dict | None) -> None:
     else:
         show(T, generation_view(res["generation"]["rows"]), "generation-speed-committed", "fig-gen-committed")
         results_meta(T, res)
+    gpu(T, res)
     with st.expander(T("live"), expanded=False):
         st.markdown(T("gen_live_intro", budget=LIVE_BUDGET_S, limit=LIVE_DEADLINE_S))
         max_ctx = ui.field(STATE["max_ctx"], T("max_ctx"), format_func=lambda v: f"{v:,}")
