@@ -253,6 +253,32 @@ def build(family: str, folder, **changes) -> None:
     tokenizer(encoder).save_pretrained(folder)
 
 
+# Encoder-decoders whole, for the seq2seq contract (core/models/seq2seq.py): Marian as FAMILIES has it but with an
+# end-of-sequence token of its own (FAMILIES' feeds the encoder path's tests), BART with its own special tokens in
+# the same tiny shape, and T5 (EXTRA_FAMILIES: T5 reads only through this contract).
+SEQ2SEQ_FAMILIES = {
+    "marian": ("MarianConfig", "MarianMTModel", dict(FAMILIES["marian"][2], eos_token_id=3, forced_eos_token_id=None)),
+    "bart": (
+        "BartConfig",
+        "BartForConditionalGeneration",
+        dict(FAMILIES["marian"][2], bos_token_id=2, eos_token_id=3, decoder_start_token_id=3, forced_eos_token_id=None),
+    ),  # fmt: skip
+    "t5": EXTRA_FAMILIES["t5"][:3],
+}
+
+
+def build_seq2seq(family: str, folder) -> None:
+    """A tiny random encoder-decoder of SEQ2SEQ_FAMILIES saved in `folder` with its tokenizer (T5 as build makes it)."""
+    if family in EXTRA_FAMILIES:  # T5, with its spread weights
+        build(family, folder)
+        return
+    config_name, model_name, kwargs = SEQ2SEQ_FAMILIES[family]
+    torch.manual_seed(0)
+    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**kwargs)).eval()
+    model.save_pretrained(folder)
+    tokenizer(True).save_pretrained(folder)
+
+
 def forget_registrations(before: set) -> None:
     """Undo every registration of a model key not in `before` (the registry's tables are process-wide), the
     whole-model loader of an encoder-decoder folder and any loaded copy included."""

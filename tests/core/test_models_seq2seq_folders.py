@@ -16,36 +16,13 @@ import transformers
 from core.encoder_decoder import own
 from core.models import local, registry
 from tests.references import assert_close_in_scale
-from tests.tiny_models import EXTRA_FAMILIES, FAMILIES, build, tokenizer
+from tests.tiny_models import SEQ2SEQ_FAMILIES, build, build_seq2seq
 
 TEXTS = ["the cat sat on a mat because it was tired", "a dog ran far away from home"]
 STEPS = 8
-# BART and T5 built here (tests/tiny_models.py's FAMILIES feeds the encoder-only path's tests, which T5's relative
-# position buckets do not take); Marian as FAMILIES has it, with an end-of-sequence token of its own.
-SEQ2SEQ = {
-    "marian": ("MarianConfig", "MarianMTModel", dict(FAMILIES["marian"][2], eos_token_id=3, forced_eos_token_id=None)),
-    "bart": (
-        "BartConfig",
-        "BartForConditionalGeneration",
-        # BART names its sizes as Marian does: the same tiny shape, BART's own special tokens
-        dict(FAMILIES["marian"][2], bos_token_id=2, eos_token_id=3, decoder_start_token_id=3, forced_eos_token_id=None),
-    ),  # fmt: skip
-    "t5": EXTRA_FAMILIES["t5"][:3],  # tests/tiny_models.py: T5 reads only through this contract
-}
 
 
-def build_seq2seq(family: str, folder) -> None:
-    if family in EXTRA_FAMILIES:  # T5, with its spread weights
-        build(family, folder)
-        return
-    config_name, model_name, kwargs = SEQ2SEQ[family]
-    torch.manual_seed(0)
-    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**kwargs)).eval()
-    model.save_pretrained(folder)
-    tokenizer(True).save_pretrained(folder)
-
-
-@pytest.fixture(scope="module", params=sorted(SEQ2SEQ))
+@pytest.fixture(scope="module", params=sorted(SEQ2SEQ_FAMILIES))
 def folder(request, tmp_path_factory):
     path = tmp_path_factory.mktemp(f"seq2seq-{request.param}")
     build_seq2seq(request.param, path)
