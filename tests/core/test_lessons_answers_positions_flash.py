@@ -149,7 +149,7 @@ def page_qkv(n, d, seed):
 
 
 @pytest.mark.parametrize("n, d, br, bc, qtile, step, causal",
-                         [(10, 4, 4, 3, 0, 2, 0), (10, 4, 4, 3, 1, 3, 0), (20, 8, 5, 7, 3, 2, 1)])  # fmt: skip
+                         [(10, 4, 4, 3, 0, 2, 0), (20, 8, 5, 7, 3, 2, 1)])  # fmt: skip
 def test_running_sum_is_the_sum_over_every_key_seen_against_their_maximum(n, d, br, bc, qtile, step, causal):
     """l after step j of a row = Σ exp(s - m) over every visible key of key tiles 0..j, m their largest score:
     no recursion, no rescaling."""
@@ -167,7 +167,7 @@ def test_running_sum_is_the_sum_over_every_key_seen_against_their_maximum(n, d, 
         assert math.isclose(got.detail["m"], float(s.max()), abs_tol=1e-4)
 
 
-@pytest.mark.parametrize("n, d, br, bc, causal", [(10, 4, 4, 3, 0), (37, 8, 8, 5, 1), (48, 16, 64, 1, 0)])
+@pytest.mark.parametrize("n, d, br, bc, causal", [(37, 8, 8, 5, 1), (12, 16, 64, 1, 0)])
 def test_exact_against_numpy_attention(n, d, br, bc, causal):
     q, k, v = page_qkv(n, d, 0)
     scores = q @ k.T / math.sqrt(d)
@@ -202,7 +202,7 @@ def algorithm_1_by_its_loops(n, d, m_sram):
     return moved
 
 
-@pytest.mark.parametrize("n, d, kib, nbytes", [(4096, 64, 192, 2), (1000, 32, 100, 4), (65536, 128, 192, 2)])
+@pytest.mark.parametrize("n, d, kib, nbytes", [(4096, 64, 192, 2), (1000, 32, 100, 4)])
 def test_hbm_traffic_against_algorithm_0_by_hand_and_algorithm_1_by_its_loops(n, d, kib, nbytes):
     state = {"tn": n, "td": d, "sram": kib, "bytes": nbytes}
     # Algorithm 0: read Q, K, write S; read S, write P; read P, V, write O: 4 n d + 4 n² numbers
