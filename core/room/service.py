@@ -95,19 +95,22 @@ class Rooms:
         rules.check_rate(kind, tx.times(code, who, kind, now - rules.LIMITS[kind].window_s), now)
         tx.record(code, who, kind, now)
 
-    def _find(self, tx: Tx, code: str, client: str) -> Room | None:
-        """The open room behind a typed or linked code; a code that opens none counts against `client`, and a
-        client past its tries learns nothing more (not even whether the next code exists)."""
+    def _look(self, tx: Tx, code: str, client: str) -> Room | None:
+        """The open room behind a typed or linked code, or None; a client past its tries of codes that opened
+        nothing learns nothing more (not even whether this code exists)."""
         now = self.clock()
         if client:
             window = rules.LIMITS["join_miss"].window_s
             rules.check_rate("join_miss", tx.times("", client, "join_miss", now - window), now)
         found = tx.room(code)
-        if found is not None and found[0].expires > now:
-            return found[0]
-        if client:
-            tx.record("", client, "join_miss", now)
-        return None
+        return found[0] if found is not None and found[0].expires > now else None
+
+    def _find(self, tx: Tx, code: str, client: str) -> Room | None:
+        """_look, and a code that opens no room is counted against `client` (in this writing transaction)."""
+        room = self._look(tx, code, client)
+        if room is None and client:
+            tx.record("", client, "join_miss", self.clock())
+        return room
 
     def _purge(self, tx: Tx) -> None:
         """The retention rule (rules.KEEP_AFTER_CLOSE_S): closed rooms go with everything in them."""
@@ -136,17 +139,12 @@ class Rooms:
         """The room a visitor's link or typed code names, or None (a miss is counted: rules.LIMITS['join_miss']).
         A hit only reads (every load of /room asks, and reads go on while another process holds the write lock);
         a miss is looked up again and counted in a transaction that writes."""
-        room = self._look(code, client)
+        room = self._hit(code, client)
         return room if room is not None or not client else self._miss(code, client)
 
     @action(write=False)
-    def _look(self, tx: Tx, code: str, client: str) -> Room | None:
-        now = self.clock()
-        if client:
-            window = rules.LIMITS["join_miss"].window_s
-            rules.check_rate("join_miss", tx.times("", client, "join_miss", now - window), now)
-        found = tx.room(code)
-        return found[0] if found is not None and found[0].expires > now else None
+    def _hit(self, tx: Tx, code: str, client: str) -> Room | None:
+        return self._look(tx, code, client)
 
     @action(write=True)
     def _miss(self, tx: Tx, code: str, client: str) -> Room | None:

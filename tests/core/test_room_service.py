@@ -189,6 +189,10 @@ def test_gallery_keeps_text_as_written_and_shows_one(rooms):
     assert rooms.gallery(code, control, 0) == [("Ana", html)]
     rooms.show(code, control, html)
     assert rooms.room(code).shown == html  # kept verbatim; the page shows it with st.text (tests/pages)
+    with pytest.raises(RoomError, match="bad_value"):
+        rooms.show(code, control, "A sentence nobody sent.")  # only the room's own gallery is shown
+    rooms.show(code, control, "")
+    assert rooms.room(code).shown == ""
     with pytest.raises(RoomError, match="sentence_long"):
         rooms.submit(code, token, 0, "x" * (rules.MAX_SENTENCE_CHARS + 1))
 
