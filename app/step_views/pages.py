@@ -15,7 +15,7 @@ from core.linear_attention.views import associativity_view, implied_view
 from core.masks import batch as masks_batch
 from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
-from core.positions import alibi, extrapolation, relative, rope, sinusoidal
+from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
 from core.rope_scaling import formulas as rope_scaling
 from core.sdpa_gqa.state import model_config as gqa_config
 from core.sdpa_gqa.views import kv_cache_view
@@ -32,6 +32,7 @@ from viz.labels import indexed_labels
 from viz.linear_attention import cost_figure, implied_figures
 from viz.masks import attention_kind_figure, mask_steps_figures
 from viz.positions import alibi as alibi_figures
+from viz.positions import learned as learned_figures
 from viz.positions import relative as relative_figures
 from viz.positions import rope as rope_figures
 from viz.positions import sinusoidal as sinusoidal_figures
@@ -98,11 +99,16 @@ def _masks(s: Values, step: core_lessons.Step) -> list[Drawn]:
 def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The step's part: RoPE's check that scores depend on m - n only for that question, else every pair's angle
     by position; sinusoidal positions' dot products between positions; Shaw's clipped offsets; ALiBi's bias of the
-    step's head; the committed extrapolation accuracies. The learned table has no step view yet (the buttons)."""
+    step's head; the committed extrapolation accuracies; MiniLM's learned vectors' cosine similarities."""
     words = ui.texts("positions.figure")
     if s.part == "sinusoidal":
         enc = sinusoidal.encoding_view(s.n, s.d, 10**s.base)
         return [Drawn(sinusoidal_figures.dot_figure(enc, words), "sinusoidal-dot", enc.dots)]
+    if s.part == "learned":
+        if s.model not in CHEAP_MODELS:
+            return []
+        view = learned.similarity_view(registry.shared(s.model), s.npos)
+        return [Drawn(learned_figures.similarity_figure(view, words), "minilm-position-similarity", view.shown)]
     if s.part == "relative":
         view = relative.shaw_view(s.rel_n, s.rel_d, s.clip, s.seed)
         return [Drawn(relative_figures.offsets_figure(view, words), "shaw-offsets", view.offsets)]

@@ -9,7 +9,8 @@ from app.views.lessons import progress
 from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
 from tests.room_stores import as_process_store
 
-# (lesson, step counted from 1, the keys of the page's figures the step draws, in order)
+# (lesson, step counted from 1 or named by its question's answer function ("fn", "fn@2": the second step asking
+# it, so a step added to the lesson does not move the case), the keys of the page's figures the step draws, in order)
 CASES = [
     ("qkv-softmax", 1, ["fig-scores"]),  # the question asks about QKᵀ: the scores
     ("scaling", 1, ["fig-saturation"]),  # the saturation part, at the step's d_k and keys
@@ -28,22 +29,39 @@ CASES = [
     pytest.param("multi-head", 3, ["fig-chain"], marks=pytest.mark.slow),  # MiniLM's layer 2, head 5
     pytest.param("qkv-softmax", 5, ["fig-head"], marks=pytest.mark.slow),  # /attention's head view on MiniLM
     # the pages that run a model (or read one's committed results): the page's main figure at the step's state
-    ("rnn-attention", 2, ["fig-rnn-align"]),  # the shipped GRU's alignment into Korean
-    ("rnn-attention", 5, ["fig-rnn-cost"]),
-    ("encoder-decoder", 2, ["fig-cross"]),  # "which source word does the decoder look at?"
-    ("antecedents", 2, ["fig-ranking"]),  # MiniLM's heads ranked on the step's sentence
-    ("antecedents", 4, ["fig-accuracy"]),  # the stored held-out test against the first-noun baseline
-    ("padded-batch", 3, ["fig-padded-head"]),  # sentence 2 in MiniLM's batch without the mask
-    ("why-head", 5, ["fig-terms"]),  # MiniLM's four terms through LayerNorm
-    ("logit-lens", 2, ["fig-lens"]),  # SmolLM2, through the heavy-work queue
-    ("kv-cache", 5, ["fig-step"]),  # SmolLM2's step at layer 20, its generation through the queue
-    ("long-maps", 5, ["fig-map"]),  # random q and k pooled by the maximum, as after the page's button
-    ("moe", 1, ["router"]),  # the balanced checkpoint's router probabilities
+    ("rnn-attention", "rnn_attention.aligned_source@2", ["fig-rnn-align"]),  # the shipped GRU's alignment into Korean
+    ("rnn-attention", "rnn_attention.path_length", ["fig-rnn-cost"]),
+    ("encoder-decoder", "encoder_decoder.cross_top", ["fig-cross"]),  # "which source word does the decoder look at?"
+    ("antecedents", "antecedents.head_beats_baseline", ["fig-ranking"]),  # MiniLM's heads ranked on the step's sentence
+    (
+        "antecedents",
+        "antecedents.held_out_verdict",
+        ["fig-accuracy"],
+    ),  # the stored held-out test against the first-noun baseline
+    (
+        "padded-batch",
+        "padded_batch.matches_alone",
+        ["fig-padded-head"],
+    ),  # sentence 2 in MiniLM's batch without the mask
+    ("why-head", "why_head.largest_term@2", ["fig-terms"]),  # MiniLM's four terms through LayerNorm
+    ("logit-lens", "logit_lens.top_at", ["fig-lens"]),  # SmolLM2, through the heavy-work queue
+    ("kv-cache", "kv_cache.top_key", ["fig-step"]),  # SmolLM2's step at layer 20, its generation through the queue
+    (
+        "long-maps",
+        "long_maps.peak_change@2",
+        ["fig-map"],
+    ),  # random q and k pooled by the maximum, as after the page's button
+    ("moe", "moe.expert", ["router"]),  # the balanced checkpoint's router probabilities
     # /positions' other parts (no model)
-    ("position-kinds", 3, ["fig-dot"]),  # sinusoidal positions' dot products at base 10^4
-    ("position-kinds", 4, ["fig-offsets"]),  # Shaw's offsets clipped at k = 2
-    ("position-kinds", 5, ["fig-bias"]),  # ALiBi's bias of head 0 of 8
-    ("position-kinds", 6, ["fig-extrapolation"]),  # the committed extrapolation accuracies
+    ("position-kinds", "positions.sinusoidal_dot", ["fig-dot"]),  # sinusoidal positions' dot products at base 10^4
+    ("position-kinds", "positions.learned_has_vector", ["fig-sim"]),  # MiniLM's learned table
+    ("position-kinds", "positions.relative_vectors", ["fig-offsets"]),  # Shaw's offsets clipped at k = 2
+    ("position-kinds", "positions.alibi_bias", ["fig-bias"]),  # ALiBi's bias of head 0 of 8
+    (
+        "position-kinds",
+        "positions.extrapolation_order",
+        ["fig-extrapolation"],
+    ),  # the committed extrapolation accuracies
 ]
 IDS = ["qkv-softmax-1", "scaling-1", "masks-4", "rope-4", "multi-head-4", "rope-scaling-5", "linear-attention-5"]
 IDS += [
@@ -60,8 +78,19 @@ IDS += [f"{lesson}-{index}" for lesson, index, _ in CASES[len(IDS) :]]
 PRESS = {"long-maps": "Compute the maps"}  # a page that computes only after its button: pressed, as a reader would
 
 
-def step_of(lesson: str, index: int):
-    return progress.load_lessons()[lesson].steps[index - 1]
+def step_number(lesson: str, index: int | str) -> int:
+    """A case's step counted from 1: itself, or the step asking answer function "fn" ("fn@k": the k-th such)."""
+    if isinstance(index, int):
+        return index
+    fn, _, k = index.partition("@")
+    asking = [
+        i for i, s in enumerate(progress.load_lessons()[lesson].steps, 1) if s.question and s.question.answer_fn == fn
+    ]
+    return asking[int(k or 1) - 1]
+
+
+def step_of(lesson: str, index: int | str):
+    return progress.load_lessons()[lesson].steps[step_number(lesson, index) - 1]
 
 
 def drawn(figure: dict) -> dict:
@@ -71,6 +100,7 @@ def drawn(figure: dict) -> dict:
 
 @pytest.mark.parametrize(("lesson", "index", "keys"), CASES, ids=IDS)
 def test_a_steps_figure_is_the_pages_figure_at_its_state(lesson, index, keys):
+    index = step_number(lesson, index)
     step = step_of(lesson, index)
     walk = open_view("lessons", {"lesson": lesson, "lstep": str(index)})
     page = open_view(step.page, step.state)
@@ -119,10 +149,11 @@ def store(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     ("lesson", "index", "key"),
-    [("masks", 3, "fig-weights"), ("kv-cache", 5, "fig-step")],  # the second: SmolLM2 through the queue
+    [("masks", 3, "fig-weights"), ("kv-cache", "kv_cache.top_key", "fig-step")],  # the second: SmolLM2, queued
     ids=["masks-3", "kv-cache-5"],
 )
 def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store, lesson, index, key):
+    index = step_number(lesson, index)
     code, control = store.create(lesson)
     store.move(code, control, index - 1)  # a room counts steps from 0
     assert store.open_question(code, control, lesson, store.room(code).step)
@@ -139,12 +170,16 @@ def test_a_learner_in_a_room_sees_the_steps_figure_above_the_question(store, les
 
 @pytest.mark.parametrize(
     ("lesson", "index", "module", "name"),
-    [("why-head", 5, "core.why_head", "absolute_parts_of"), ("kv-cache", 5, "core.kv_cache", "generate")],
+    [
+        ("why-head", "why_head.largest_term@2", "core.why_head", "absolute_parts_of"),
+        ("kv-cache", "kv_cache.top_key", "core.kv_cache", "generate"),
+    ],
     ids=["why-head-5", "kv-cache-5"],
 )
 def test_a_steps_model_pass_waits_its_turn_in_the_pages_queue(monkeypatch, lesson, index, module, name):
     """A step whose figure runs a model runs it where its page does: on the heavy-work queue's worker (one job per
     visitor and kind, computed once for every visitor asking the same), never in the learner's script thread."""
+    index = step_number(lesson, index)
     import importlib
     import threading
 
