@@ -1,6 +1,7 @@
 """What each part of the /long-maps page shows, from the pooled maps (maps.LayerMaps) and the layer's q and k, in
 one object per part: the per-head shares, one head's pooled map at the chosen resolution, and a full-resolution
-window. Also the SmolLM2 timings committed in results/bench_pooled.json, read through core.results."""
+window. Also the committed runs of benchmarks/bench_pooled.py (results/bench_pooled.json and its GPU run, read
+through core.results.load_device_runs): SmolLM2's timings and the exact maps against one SDPA forward."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..results import load_result
+from ..results import load_device_runs
 from .maps import LayerMaps, coarsen, future_cells, head_summary, log_colour_range, zoom_window
 
 
@@ -116,9 +117,106 @@ def zoom_view(
     )
 
 
+POOLED_RESULT = "bench_pooled"  # results/bench_pooled.json, written by benchmarks/bench_pooled.py
+POOLED_PARTS = ("target", "sizes", "smollm2")  # the benchmark's --parts, each {"rows": [...], "command": ...}
+# The exact maps' targets on a GPU: at most this many times one SDPA forward of the same shape (cuDNN's), by n, and
+# at most this much extra memory. Two passes over QK^T cost SDPA's matrix FLOPs, so parity is the physical bound.
+GPU_TARGET_RATIO = {65_536: 1.5, 131_072: 1.3}
+GPU_TARGET_BYTES = 256 * 1024**2
+
+
+def _is_pooled_run(run: dict) -> bool:
+    return any(isinstance(run[part]["rows"], list) for part in POOLED_PARTS if part in run)
+
+
+def pooled_runs() -> dict | None:
+    """{device: run, or why not measured} of benchmarks/bench_pooled.py; None when nothing is committed."""
+    return load_device_runs(POOLED_RESULT, _is_pooled_run)
+
+
 def measured_smollm2(min_tokens: int = 0) -> list[dict]:
     """SmolLM2 rows (n_tokens, layer, forward_s, pool_s, loadavg_1min) of results/bench_pooled.json with at least
     `min_tokens` tokens; [] when the benchmark has not been run with --smollm2."""
-    data = load_result("bench_pooled", required=lambda d: isinstance(d["cpu"]["smollm2"]["rows"], list))
-    rows = [] if data is None else data["cpu"]["smollm2"]["rows"]
+    cpu = (pooled_runs() or {}).get("cpu")
+    part = cpu.get("smollm2") if isinstance(cpu, dict) else None
+    rows = part["rows"] if isinstance(part, dict) and isinstance(part.get("rows"), list) else []
     return [r for r in rows if isinstance(r, dict) and r.get("n_tokens", 0) >= min_tokens]
+
+
+@dataclass(frozen=True)
+class ExactMapsTiming:
+    """One committed timing of the exact pooled maps beside one SDPA forward of the same shape and device."""
+
+    seq_len: int
+    heads: int
+    head_dim: int
+    dtype: str
+    causal: bool
+    path: str  # "pooled/triton" or "pooled/torch"
+    ms: float
+    peak_bytes: int  # extra memory of the maps
+    check: float | None  # largest difference of the rows checked independently
+    sdpa_path: str  # "sdpa/cudnn" on CUDA, "sdpa/flash" on CPU
+    sdpa_ms: float
+    sdpa_peak_bytes: int
+
+    @property
+    def ratio(self) -> float:
+        return self.ms / self.sdpa_ms
+
+    @property
+    def target(self) -> float | None:
+        """The GPU target ratio at this length, where one is set."""
+        return GPU_TARGET_RATIO.get(self.seq_len)
+
+    @property
+    def target_met(self) -> bool | None:
+        return None if self.target is None else self.ratio <= self.target
+
+
+@dataclass(frozen=True)
+class GpuTargets:
+    """The Triton kernel's timings at the lengths with a target, and its largest extra memory against the limit."""
+
+    aimed: list[ExactMapsTiming]
+    most_bytes: int
+    memory_met: bool
+
+
+def gpu_targets(timings: list[ExactMapsTiming]) -> GpuTargets | None:
+    """None when the run has no Triton timing at a length with a target (a CPU run)."""
+    triton = [t for t in timings if t.path == "pooled/triton"]
+    aimed = [t for t in triton if t.target is not None]
+    if not aimed:
+        return None
+    most = max(t.peak_bytes for t in triton)
+    return GpuTargets(aimed, most, most <= GPU_TARGET_BYTES)
+
+
+def exact_maps_timings(run: dict) -> list[ExactMapsTiming]:
+    """The pooled rows of a bench_pooled run's target and sizes parts that ran, each beside the SDPA row of the same
+    label, by length, causal mask and path."""
+    out = []
+    for part in ("target", "sizes"):
+        rows = [r for r in run.get(part, {}).get("rows", []) if r.get("status") == "ok"]
+        sdpa = {r["label"]: r for r in rows if r["path"].startswith("sdpa/")}
+        for r in rows:
+            ref = sdpa.get(r["label"])
+            if r["path"].startswith("pooled/") and ref is not None:
+                out.append(
+                    ExactMapsTiming(
+                        seq_len=r["seq_len"],
+                        heads=r["heads"],
+                        head_dim=r["head_dim"],
+                        dtype=r["dtype"],
+                        causal=bool(r["causal"]),
+                        path=r["path"],
+                        ms=r["ms"],
+                        peak_bytes=r["peak_bytes"],
+                        check=r.get("check_max_abs_diff"),
+                        sdpa_path=ref["path"],
+                        sdpa_ms=ref["ms"],
+                        sdpa_peak_bytes=ref["peak_bytes"],
+                    )
+                )
+    return sorted(out, key=lambda t: (t.seq_len, t.causal, t.path))

@@ -4,7 +4,8 @@ any window at full resolution. The model: SmolLM2 (the default; a GPU copy where
 own whose weights are softmax(q . k) alone (core.long_maps.sources: layers, heads, lengths and causal mask from its
 capabilities). Without model weights, a demo on RANDOM q and k.
 
-Parts (one module each): settings (widgets), compute (cached model run and pooling), heads, pooled_map, zoom.
+Parts (one module each): settings (widgets), compute (cached model run and pooling), heads, pooled_map, zoom, and
+measured (the committed timings on a CPU and a GPU).
 Math in core/long_maps/, figures in viz/long_maps.py."""
 
 import streamlit as st
@@ -14,7 +15,7 @@ from core.device import default_device
 from core.rope_scaling import long_context
 from core.timing import human_bytes
 
-from . import heads, pooled_map, settings, zoom
+from . import heads, measured, pooled_map, settings, zoom
 from .compute import compute
 
 COMPUTE_KEY = "_long_maps_request"
@@ -79,4 +80,5 @@ def page() -> None:
                 full=human_bytes(maps.full_bytes),
             )
         )
+    measured.show(T)
     ui.page_end()
