@@ -1,18 +1,17 @@
-"""Real pretrained models for the pages: loaded once per process (core.models.registry.shared), runs kept in a small
-shared LRU, and a message in words, with the install command, when a weight package is missing, so every
-other page keeps working."""
+"""The models on the pages: the picker (shipped models, then the learner's folders a page can use), one load for
+every kind of model (core.models.registry.loaded: once per process; a model that cannot load here is one sentence,
+with the install command, and every other page keeps working) and one cache of what is computed with a model
+(computed: keyed on the load itself). What a page computes is core's; a page names the core function."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import time
 from types import SimpleNamespace
 
 import streamlit as st
 
 from app import serving, ui
-from core import attention, long_maps, padded_batch
+from core import attention
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
 from core.models.needs import (  # noqa: F401  (the pages ask for a need through this module)
@@ -33,7 +32,7 @@ from core.models.needs import (  # noqa: F401  (the pages ask for a need through
 MODEL_KEYS = attention.SHIPPED_MODELS
 DEFAULT_MODEL = "minilm"  # the fast one: first loads and generic page tests stay quick
 MAX_PAGE_TOKENS = attention.MAX_PAGE_TOKENS  # what a page reads of a text (SmolLM2 itself reads 8,192)
-RUN_CACHE_ENTRIES = 4  # traces hold q and k of every layer: keep only a few, shared by sessions
+RUN_CACHE_ENTRIES = 4  # light results (a trace holds q and k of every layer): keep only a few, shared by sessions
 
 
 # --- learners' folders: the operator's (registered for every visitor) and this visitor's own (this session's) ------
@@ -62,6 +61,7 @@ def add_own_folder(path: str) -> str:
 
 
 def _own(key: str) -> registry.ModelRecord | None:
+    """This visitor's record of `key` (a folder key or its seq2seq_key), else None."""
     return session_models().get(key.removesuffix(registry.SEQ2SEQ_SUFFIX))
 
 
@@ -74,11 +74,6 @@ def capabilities(key: str) -> Capabilities | None:
 def is_own(key: str) -> bool:
     """A learner's folder (the operator's or this visitor's), not a shipped model."""
     return key in registry.folders() or _own(key) is not None
-
-
-def _shared(key: str):
-    """registry.shared for a registry key or this visitor's folder (its key or seq2seq key)."""
-    return registry.shared(key, _own(key))
 
 
 def model_name(key: str) -> str:
@@ -159,285 +154,79 @@ def own_keys(needs=None) -> tuple[str, ...]:
     return tuple(k for k, record in folders if needs is None or needs(record.capabilities))
 
 
-def _load(key: str):
-    """The process's one copy (core.models.registry.shared: the lessons' answers get the same object; shipped models
-    kept, own folders bounded, a failed load tried again next time)."""
-    return _shared(key)
+def _record_and_key(model: str | registry.ModelRecord) -> tuple[registry.ModelRecord | None, str]:
+    """(this visitor's or the given record, else None: the registry's; the key) of a load() or computed() model."""
+    if isinstance(model, registry.ModelRecord):
+        return model, model.key
+    return _own(model), model
 
 
-def load(key: str):
-    """The model, or None after telling the reader (in words, with the install command) why not."""
-    message = registry.model_status().get(key)
-    if message is None:
-        try:
-            with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
-                model = _load(key)
-        except (ModelUnavailable, ValueError) as err:  # ValueError: a folder that turned out not to load
-            message = str(err)
-        else:
-            if model.random_init:
-                st.warning(ui.t("models", "random"))
-            if model.weights_note:
-                st.caption(ui.t("models", "weights", note=words_about(key, model.weights_note)))
-            parity = getattr(model, "parity", None)
-            if parity is not None:
-                word = "parity_exact" if parity.exact else "parity_approximate"
-                st.caption(ui.t("models", word, difference=parity.max_difference, layers=parity.layers))
-            return model
-    st.error(ui.t("models", "missing", name=name_in_text(key), message=words_about(key, message)))
-    return None
+def load(model: str | registry.ModelRecord):
+    """The process's one copy of a model of any kind (core.models.registry.loaded: the lessons' answers get the same
+    object), or None after telling the reader in one sentence why not. `model`: a key (a shipped model, a
+    learner's folder, registry.moe_key(variant), registry.ENCODER_DECODER or registry.seq2seq_key(key): an
+    encoder-decoder whole, (model, tokenizer)) or a topic's own record (the GRU encoder-decoder's). Every reason a
+    model cannot load here reaches this as core's one exception, ModelUnavailable."""
+    record, key = _record_and_key(model)
+    name = _MARKDOWN_CHARACTERS.sub(r"\\\1", record.title) if record is not None else name_in_text(key)
+    try:
+        with st.spinner(ui.t("models", "loading", name=name)):
+            loaded = registry.loaded(key, record)
+    except ModelUnavailable as err:
+        st.error(ui.t("models", "missing", name=name, message=words_about(key, str(err))))
+        return None
+    if getattr(loaded, "random_init", False):
+        st.warning(ui.t("models", "random"))
+    if getattr(loaded, "weights_note", None):
+        st.caption(ui.t("models", "weights", note=words_about(key, loaded.weights_note)))
+    parity = getattr(loaded, "parity", None)
+    if parity is not None:
+        word = "parity_exact" if parity.exact else "parity_approximate"
+        st.caption(ui.t("models", word, difference=parity.max_difference, layers=parity.layers))
+    return loaded
 
 
-def load_moe_checkpoints() -> dict:
-    """{variant: MoEModel} of every shipped MoE checkpoint (balanced is the registry's "moe"; each one copy per
-    process, shared with the lessons); raises ModelUnavailable when one is missing."""
-    from core.models import moe_model
+def computed(model: str | registry.ModelRecord, function, *args, queue: str | None = None, **options):
+    """function(the loaded model, *args, **options) (an encoder-decoder whole: function(model, tokenizer, ...)),
+    computed once for every session asking the same and kept (a few, read-only): the one cache of results computed
+    with a model. It keys on the load itself (the model's key and registry.serial: a model loaded anew, as a folder
+    retrained in place, never gets the old one's results), the function and its arguments, so no caller can leave
+    a part of the key out. `queue`: the kind of heavy work (app/serving.py's queue: the visitor sees their place
+    while it waits); None: a light call. Call load() first: this raises ModelUnavailable when the model cannot
+    load."""
+    record, key = _record_and_key(model)
+    loaded = registry.loaded(key, record)
+    job = (key, registry.serial(key), f"{function.__module__}.{function.__qualname__}", args, tuple(options.items()))
+    if queue is not None:
+        return serving.heavy(job, lambda: _call(function, loaded, args, options), queue)
+    return _light(job, function, loaded)
 
-    return {v: registry.shared(registry.moe_key(v)) for v in moe_model.VARIANTS}
+
+def _call(function, loaded, args: tuple, options: dict):
+    head = loaded if isinstance(loaded, tuple) else (loaded,)  # (model, tokenizer) of an encoder-decoder whole
+    return function(*head, *args, **options)
 
 
 @st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def _run(key: str, serial: int, texts: tuple[str, ...], max_tokens: int):
-    """serial: which load of the model (registry.serial): a model loaded anew never gets the old one's traces."""
-    model = _load(key)
-    trace = model.run(model.tokenize(list(texts), max_tokens))
-    # The views need q and k only; hidden states and the vocabulary-sized logits would dominate memory.
-    return dataclasses.replace(trace, hidden_states=[], logits=None)
+def _light(job: tuple, _function, _loaded):
+    """computed()'s light calls, keyed on `job` alone: (key, serial, function name, arguments, options)."""
+    return _call(_function, _loaded, job[3], dict(job[4]))
 
 
 def run(key: str, model, texts: list[str], max_tokens: int = MAX_PAGE_TOKENS):
-    """A cached Trace of `texts` (shared by sessions, a few entries), with a notice for each text that was cut."""
+    """The attention contract's pass over `texts` as pages draw it (core.attention.kept_trace, through computed),
+    with a notice for each text that was cut."""
     limit = min(max_tokens, model.max_positions)
-    trace = _run(key, registry.serial(key), tuple(texts), limit)
-    _say_cut(key, model, texts, trace.batch.truncated, limit)
+    trace = computed(key, attention.kept_trace, tuple(texts), limit)
+    say_cut(key, model, texts, trace.batch.truncated, limit)
     return trace
 
 
-def _say_cut(key: str, model, texts, truncated: list[bool], limit: int) -> None:
+def say_cut(key: str, model, texts, truncated: list[bool], limit: int) -> None:
+    """A notice for each text the model read only the first `limit` tokens of."""
     for text, cut in zip(texts, truncated):
         if cut:
             st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
-
-
-def run_batch(key: str, model, texts: list[str], max_tokens: int, side: str, masked: bool) -> padded_batch.BatchRun:
-    """core.padded_batch.run_batch, cached like run (shared by sessions, a few entries), with the cut notices."""
-    limit = min(max_tokens, model.max_positions)
-    batch_run = _run_batch(key, registry.serial(key), tuple(texts), limit, side, masked)
-    _say_cut(key, model, texts, batch_run.trace.batch.truncated, limit)
-    return batch_run
-
-
-@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def _run_batch(key: str, serial: int, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool):
-    return padded_batch.run_batch(_load(key), list(texts), max_tokens, side, masked)
-
-
-def padding_report(key: str, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool) -> list[dict]:
-    """core.padded_batch.padding_report for a batch the page already ran (cached: it runs every text alone once)."""
-    return _padding_report_of(key, registry.serial(key), texts, max_tokens, side, masked)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _padding_report_of(
-    key: str, serial: int, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool
-) -> list[dict]:
-    batch_run = _run_batch(key, serial, texts, max_tokens, side, masked)
-    return padded_batch.padding_report(_load(key), batch_run.trace, max_tokens, batch_run.real)
-
-
-def generate(key: str, ids: list[int], **options):
-    """core.kv_cache.generate (token by token with the KV cache) on a loaded model, through the heavy-work queue
-    (app/serving.py: computed once for every session asking the same, a few kept, read-only): the /kv-cache page's
-    continuation for these prompt ids and settings."""
-    from core import kv_cache
-
-    model, ids = _load(key), list(ids)
-    job = ("generate", key, registry.serial(key), tuple(ids), tuple(sorted(options.items())))
-    return serving.heavy(job, lambda: kv_cache.generate(model, ids, **options), "generate")
-
-
-# --- the encoder-decoder this repo trains (/encoder-decoder) ---------------------------------------------------
-
-
-def _load_encoder_decoder():
-    return registry.shared(registry.ENCODER_DECODER)  # one copy per process, shared with the lessons
-
-
-def load_encoder_decoder():
-    """(model, tokenizer) of the shipped encoder-decoder, or None after saying (with the training command) why
-    not: the page degrades, the app does not."""
-    from core.encoder_decoder import model as ed
-
-    message = ed.status()
-    if message is None:
-        try:
-            with st.spinner(ui.t("models", "loading", name="encoder-decoder")):
-                return _load_encoder_decoder()
-        except (OSError, ValueError) as err:  # a broken or partial folder
-            message = str(err)
-    st.error(ui.t("models", "missing", name="encoder-decoder", message=message))
-    return None
-
-
-@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def encoder_decoder_run(sentence: str, language: str):
-    """core.encoder_decoder.view.run_sentence on the shipped model: both translations of one sentence, shared by
-    sessions (a few entries, read-only)."""
-    from core.encoder_decoder.view import run_sentence
-
-    model, tokenizer = _load_encoder_decoder()
-    return run_sentence(model, tokenizer, sentence, language)
-
-
-def load_seq2seq(key: str):
-    """(Seq2Seq, TextTokenizer) of a learner's encoder-decoder folder, whole (registry.seq2seq_key: one copy per
-    process), or None after saying why not."""
-    try:
-        with st.spinner(ui.t("models", "loading", name=name_in_text(key))):
-            return _shared(registry.seq2seq_key(key))
-    except (ModelUnavailable, ValueError, KeyError, OSError) as err:  # ValueError: local.ModelFolderError
-        st.error(ui.t("models", "missing", name=name_in_text(key), message=words_about(key, str(err))))
-        return None
-
-
-def seq2seq_run(key: str, text: str):
-    """core.encoder_decoder.own.run_text (greedy, every attention kept) on a learner's encoder-decoder, through the
-    heavy-work queue (computed once for every session asking the same, a few kept, read-only)."""
-    from core.encoder_decoder import own
-
-    model, tokenizer = _shared(registry.seq2seq_key(key))
-    job = ("seq2seq", key, registry.serial(registry.seq2seq_key(key)), text)
-    return serving.heavy(job, lambda: own.run_text(model, tokenizer, text), "seq2seq")
-
-
-# --- the GRU encoder-decoder with additive attention (/rnn-attention) ----------------------------------------
-
-
-@st.cache_resource(show_spinner=False, max_entries=1)
-def _load_rnn_attention():
-    from core.rnn_attention import model as rm
-
-    return rm.load()
-
-
-def load_rnn_attention():
-    """(model, tokenizer) of the shipped GRU encoder-decoder, or None after saying (with the training command) why
-    not."""
-    from core.rnn_attention import model as rm
-
-    message = rm.status()
-    if message is None:
-        try:
-            with st.spinner(ui.t("models", "loading", name="GRU encoder-decoder")):
-                return _load_rnn_attention()
-        except (OSError, ValueError, KeyError, RuntimeError) as err:  # a broken or partial folder
-            message = str(err)
-    st.error(ui.t("models", "missing", name="GRU encoder-decoder", message=message))
-    return None
-
-
-@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES)
-def rnn_attention_run(sentence: str, language: str):
-    """core.rnn_attention.view.sentence_view of one sentence beside the shipped Transformer's run (shared by
-    sessions, a few entries, read-only)."""
-    from core.rnn_attention.view import sentence_view
-
-    model, tokenizer = _load_rnn_attention()
-    return sentence_view(model, tokenizer, encoder_decoder_run(sentence, language))
-
-
-# --- live analyses of /head-detectors, /ablation, /logit-lens (small, seeded: shared across sessions) ----------
-
-
-def detector_map(key: str, n_sequences: int, half_length: int, seed: int):
-    """core.head_detectors.detector_map on a loaded model, through the heavy-work queue (read-only, computed once
-    for every session asking the same, a few kept)."""
-    from core import head_detectors
-
-    model = _load(key)
-    job = ("detector_map", key, registry.serial(key), n_sequences, half_length, seed)
-    return serving.heavy(
-        job, lambda: head_detectors.detector_map(model, n_sequences, half_length, seed), "detector_map"
-    )
-
-
-def claim_card(key: str, claim: str, k: int, mode: str, draws: int, seed: int, eval_settings: tuple):
-    """core.ablation.claim_card on a loaded model, on the repeated-token evaluation set of `eval_settings`
-    ((n_sequences, half_length, seed); the antecedent claim ignores it); through the heavy-work queue."""
-    from core import ablation
-
-    model = _load(key)
-
-    def card():
-        evalset = None
-        if ablation.CLAIM_METRIC[claim] == "repeated_loss":
-            evalset = ablation.repeated_eval_set(model, *eval_settings)
-        return ablation.claim_card(key, model, claim, k, mode, draws, seed, evalset=evalset)
-
-    job = ("claim_card", key, registry.serial(key), claim, k, mode, draws, seed, tuple(eval_settings))
-    return serving.heavy(job, card, "claim_card")
-
-
-def logit_lens(key: str, text: str):
-    """core.logit_lens.logit_lens on a loaded model, through the heavy-work queue."""
-    from core import logit_lens as lens
-
-    model = _load(key)
-    job = ("logit_lens", key, registry.serial(key), text)
-    return serving.heavy(job, lambda: lens.logit_lens(model, text), "logit_lens")
-
-
-def transformer_xl_live(key: str, text: str, segment: int, window: int, sinks: int, max_tokens: int):
-    """core.transformer_xl.live_view (the five methods on the model's own weights, on the reader's text), through
-    the heavy-work queue."""
-    from core import transformer_xl as tx
-
-    model = _load(key)
-    job = ("transformer_xl", key, registry.serial(key), text, segment, window, sinks, max_tokens)
-    return serving.heavy(job, lambda: tx.live_view(model, text, segment, window, sinks, max_tokens), "transformer_xl")
-
-
-def why_head_rope(key: str, model, text: str, layer: int, split: str, n_bands: int | None):
-    """core.why_head.rope_parts_of (one layer taken apart on the reader's text), through the heavy-work queue:
-    computed once per model, text, layer and split for every session, a few kept."""
-    from core import why_head
-
-    job = ("why_head_rope", key, registry.serial(key), text, layer, split, n_bands)
-    compute = lambda: why_head.rope_parts_of(model, text, layer, split, n_bands, why_head.MAX_TOKENS)  # noqa: E731
-    return serving.heavy(job, compute, "why_head")
-
-
-def why_head_absolute(key: str, model, text: str, where: str):
-    """core.why_head.absolute_parts_of (the first layer's four terms on the reader's text), through the queue."""
-    from core import why_head
-
-    job = ("why_head_absolute", key, registry.serial(key), text, where)
-    return serving.heavy(job, lambda: why_head.absolute_parts_of(model, text, where, why_head.MAX_TOKENS), "why_head")
-
-
-# --- /long-maps: one layer's q and k of a long document, and a GPU copy of SmolLM2 when there is a GPU ---
-
-
-def layer_qk(key: str, _model, text_id: str, n: int, layer: int, _text: str):
-    """One layer's q and k of the first n tokens of _text by the model of `key` (the model forward, through the
-    heavy-work queue: once per model, text id, n, layer and device; two kept)."""
-
-    def forward():
-        batch = long_maps.document_batch(_model, _text, n)
-        t0 = time.perf_counter()
-        q, k, scale = _model.layer_qk(batch, layer)
-        return long_maps.LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
-
-    device = str(_model.device)
-    return serving.heavy(("layer_qk", key, registry.serial(key), device, text_id, n, layer), forward, "layer_qk")
-
-
-@st.cache_resource(show_spinner=False)
-def load_gpu_smollm2():
-    """A separate SmolLM2 on the GPU for long documents (the shared one stays on the CPU for the other pages)."""
-    model = registry.RECORDS["smollm2"].load()
-    model.to_device("cuda")
-    return model
 
 
 def show_examples(T, rows, columns: tuple[str, str, str, str], kind: str, detail: str) -> None:
@@ -452,3 +241,49 @@ def show_examples(T, rows, columns: tuple[str, str, str, str], kind: str, detail
         },
         hide_index=True,
     )
+
+
+# --- the old per-topic names, for app/step_views/model_pages.py until its calls name core's functions ------------
+
+
+def run_batch(key: str, model, texts: list[str], max_tokens: int, side: str, masked: bool):
+    from core import padded_batch
+
+    return computed(key, padded_batch.run_batch, tuple(texts), min(max_tokens, model.max_positions), side, masked)
+
+
+def logit_lens(key: str, text: str):
+    from core import logit_lens as lens
+
+    return computed(key, lens.logit_lens, text, queue="logit_lens")
+
+
+def why_head_rope(key: str, model, text: str, layer: int, split: str, n_bands: int | None):
+    from core import why_head
+
+    return computed(key, why_head.rope_parts_of, text, layer, split, n_bands, why_head.MAX_TOKENS, queue="why_head")
+
+
+def why_head_absolute(key: str, model, text: str, where: str):
+    from core import why_head
+
+    return computed(key, why_head.absolute_parts_of, text, where, why_head.MAX_TOKENS, queue="why_head")
+
+
+def generate(key: str, ids: list[int], **options):
+    from core import kv_cache
+
+    return computed(key, kv_cache.generate, tuple(ids), **options, queue="generate")
+
+
+def encoder_decoder_run(sentence: str, language: str):
+    from core.encoder_decoder.view import run_sentence
+
+    return computed(registry.ENCODER_DECODER, run_sentence, sentence, language)
+
+
+def rnn_attention_run(sentence: str, language: str):
+    from core.rnn_attention import model as rm
+    from core.rnn_attention.view import sentence_view_of
+
+    return computed(rm.RECORD, sentence_view_of, sentence, language)

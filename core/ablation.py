@@ -314,6 +314,13 @@ def eval_set_for(model, claim: str) -> EvalSet:
     return antecedent_eval_set(model)
 
 
+def live_card(model, model_key: str, claim: str, k: int, mode: str, draws: int, seed: int, eval_settings: tuple):
+    """The /ablation page's live card: claim_card on the repeated-token evaluation set of `eval_settings`
+    ((n_sequences, half_length, seed); the antecedent claim ignores it and uses its own)."""
+    evalset = repeated_eval_set(model, *eval_settings) if CLAIM_METRIC[claim] == "repeated_loss" else None
+    return claim_card(model_key, model, claim, k, mode, draws, seed, evalset=evalset)
+
+
 @torch.no_grad()
 def claim_card(
     model_key: str,

@@ -19,6 +19,7 @@ Shapes: n padded length, m shown tokens, L layers, H query heads, s pooled side.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -343,6 +344,15 @@ AGGREGATES = {"mean": mean_view, "rollout": rollout_view}  # the aggregates draw
 
 DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # the pages' example sentence
 MAX_PAGE_TOKENS = 512  # what a page reads of a text (SmolLM2 itself reads 8,192)
+
+
+def kept_trace(model, texts: tuple[str, ...], max_tokens: int):
+    """The Trace a page draws of `texts` (each cut to max_tokens): q and k of every layer, without the hidden
+    states and the vocabulary-sized logits, which would dominate a kept trace's memory."""
+    trace = model.run(model.tokenize(list(texts), max_tokens))
+    return dataclasses.replace(trace, hidden_states=[], logits=None)
+
+
 SHIPPED_MODELS = ("minilm", "smollm2", "moe")
 VIEWS = ("grid", "head", "token", "aggregate")
 AGGREGATE_KINDS = ("mean", "rollout", "entropy")

@@ -100,6 +100,12 @@ def sentence_view(trace, index: int, layer: int, head: int) -> MatrixView:
     return matrix_view("head", trace.attention(layer, head, index), tokens, layer, head, trace.n_heads, None)
 
 
+def batch_report(model, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool) -> list[dict]:
+    """padding_report of the batch run_batch makes of `texts` (the /padded-batch page's table)."""
+    batch_run = run_batch(model, list(texts), max_tokens, side, masked)
+    return padding_report(model, batch_run.trace, max_tokens, batch_run.real)
+
+
 def padding_report(model, batch_trace, max_tokens: int | None = None, real: torch.Tensor | None = None) -> list[dict]:
     """For each sequence of a padded batch: how many real and padding tokens it has, the largest weight any
     real query puts on a padding key (exactly 0 under the mask), and the largest difference, over every layer and

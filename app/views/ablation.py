@@ -71,7 +71,9 @@ def live_part(T) -> None:
                else T("live_note_antecedent"))  # fmt: skip
     try:
         with st.spinner(T("computing", model=models.name_in_text(key), runs=draws + 2)):
-            card = models.claim_card(key, claim, k, mode, draws, seed, tuple(s.values()))
+            card = models.computed(
+                key, ab.live_card, key, claim, k, mode, draws, seed, tuple(s.values()), queue="claim_card"
+            )
     except ValueError as err:
         st.warning(T("cannot", reason=str(err)))
         return

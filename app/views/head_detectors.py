@@ -38,7 +38,8 @@ def page() -> None:
         st.markdown(T("live_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]))
         if models.load(key) is not None:
             with st.spinner(T("computing")):
-                found = models.detector_map(key, s["n_sequences"], s["half_length"], s["seed"])
+                settings = s["n_sequences"], s["half_length"], s["seed"]
+                found = models.computed(key, hd.detector_map, *settings, queue="detector_map")
             view = hd.detector_view(found, detector, key, TOP)
             st.caption(T("live_seconds", seconds=view.seconds))
             show_map(T, view)

@@ -26,7 +26,7 @@ def page() -> None:
     model = models.load(key)
     if model is not None:
         try:
-            view = models.logit_lens(key, text)
+            view = models.computed(key, lens.logit_lens, text, queue="logit_lens")
         except ValueError as err:
             st.warning(T("cannot", reason=str(err)))
             view = None

@@ -45,7 +45,9 @@ def check(T, key: str, model, batch_run, lines: list[str], rows: list[str]) -> N
     """Each sentence in the batch against its run alone."""
     st.header(T("check"))
     side, masked = batch_run.side, batch_run.masked
-    report = models.padding_report(key, tuple(lines), padded_batch.page_tokens(model), side, masked)
+    report = models.computed(
+        key, padded_batch.batch_report, tuple(lines), padded_batch.page_tokens(model), side, masked
+    )
     st.dataframe(
         {
             T("sentence"): rows,
@@ -82,7 +84,9 @@ def page() -> None:
         if len(lines) < 2:
             st.info(T("need_two"))
         else:
-            batch_run = models.run_batch(key, model, lines, padded_batch.page_tokens(model), side, masked)
+            limit = padded_batch.page_tokens(model)
+            batch_run = models.computed(key, padded_batch.run_batch, tuple(lines), limit, side, masked)
+            models.say_cut(key, model, lines, batch_run.trace.batch.truncated, limit)
             trace = batch_run.trace
             rows = [f"{T('sentence')} {i}" for i in range(len(lines))]
             mask = padded_batch.mask_view(trace)

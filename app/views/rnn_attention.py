@@ -7,8 +7,10 @@ import streamlit as st
 
 from app import models, ui
 from core.encoder_decoder import view as edv
+from core.models import registry
 from core.results import load_result
 from core.rnn_attention import compare as cmp
+from core.rnn_attention import model as rm
 from core.rnn_attention import view as rv
 from core.rnn_attention.state import STATE
 from viz import rnn_attention as figs
@@ -29,9 +31,9 @@ def translate_part(T) -> None:
     if not text.strip():
         st.info(T("empty"))
         return
-    if models.load_rnn_attention() is None or models.load_encoder_decoder() is None:
+    if models.load(rm.RECORD) is None or models.load(registry.ENCODER_DECODER) is None:
         return
-    view = models.rnn_attention_run(text, language)
+    view = models.computed(rm.RECORD, rv.sentence_view_of, text, language)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(T("gru_output"))

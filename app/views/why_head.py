@@ -34,7 +34,7 @@ def rope_part(T) -> None:
         st.info(T("empty"))
         return
     st.caption(T("reads", n=wh.MAX_TOKENS))
-    parts = models.why_head_rope(key, model, text, layer, split, n_bands)
+    parts = models.computed(key, wh.rope_parts_of, text, layer, split, n_bands, wh.MAX_TOKENS, queue="why_head")
     c1, c2 = st.columns(2)
     with c1:
         band = ui.field(F["band"], T("band"), SimpleNamespace(n_bands=len(parts.edges)))
@@ -100,7 +100,8 @@ def absolute_part(T) -> None:
         return
     st.info(T(f"norm_{where}"))
     st.caption(T("reads", n=wh.MAX_TOKENS))
-    view = wh.absolute_view(models.why_head_absolute(key, model, text, where), head, term)
+    parts = models.computed(key, wh.absolute_parts_of, text, where, wh.MAX_TOKENS, queue="why_head")
+    view = wh.absolute_view(parts, head, term)
     t = ui.texts("why_head.figure")
     ui.show_figure(figures.term_shares_figure(view, t), f"term-shares-{where}", data=view.shares,
                    row_labels=[f"H{h}" for h in range(len(view.shares))],

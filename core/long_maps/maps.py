@@ -34,6 +34,14 @@ def document_batch(model, text: str, n_tokens: int) -> Batch:
     return model.batch_of_ids([all_ids[:n_tokens]], texts=[str(text)], truncated=[len(all_ids) > n_tokens])
 
 
+def layer_qk_of(model, text: str, n_tokens: int, layer: int) -> LayerQK:
+    """One layer's q and k of the first n_tokens tokens of `text` by the model, with the forward's time."""
+    batch = document_batch(model, text, n_tokens)
+    t0 = time.perf_counter()
+    q, k, scale = model.layer_qk(batch, layer)
+    return LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
+
+
 class LayerQK(NamedTuple):
     """One layer's queries and keys as the page computes them (a model forward, or random)."""
 

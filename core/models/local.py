@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from . import checkpoint
+from .base import ModelUnavailable
 from .capabilities import Capabilities, capabilities_of
 from .hf import HFAttentionModel
 
@@ -49,8 +50,9 @@ TIMED_REPEATS = 3
 TIMED_TOKENS = 256  # the loading check also times a run this long: with the short one, a line for the time estimate
 
 
-class ModelFolderError(ValueError):
-    """A folder or name that cannot be loaded as a model; the message says why in words."""
+class ModelFolderError(ModelUnavailable, ValueError):
+    """A folder or name that cannot be loaded as a model; the message says why in words (a ValueError too: a bad
+    value the visitor typed)."""
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def folders() -> dict[str, ModelRecord]:
 
 def title(key: str) -> str:
     """The model's name for humans (the key itself for a key nothing registered)."""
-    record = RECORDS.get(key)
+    record = RECORDS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
     return key if record is None else record.title
 
 
@@ -206,6 +206,7 @@ def load_user_list() -> list[str]:
 
 OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
 ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
+SMOLLM2_GPU = "smollm2:cuda"  # a second SmolLM2 on the GPU for /long-maps' long documents
 SEQ2SEQ_SUFFIX = "#seq2seq"  # a learner's encoder-decoder folder, whole (see seq2seq_key)
 # key -> (its loader, the folder's stamp when loaded, the model, the load's serial)
 _shared: OrderedDict[str, tuple[Callable[[], object], tuple, object, int]] = OrderedDict()
@@ -238,7 +239,7 @@ def record_of(key: str, record: ModelRecord | None = None) -> ModelRecord:
 def _loader_of(key: str, record: ModelRecord) -> Callable[[], object]:
     if key != ENCODER_DECODER and key == seq2seq_key(record.key):
         if record.load_seq2seq is None:
-            raise KeyError(f"{record.title} is no encoder-decoder")
+            raise ModelUnavailable(f"{record.title} is no encoder-decoder")
         return record.load_seq2seq
     return record.load
 
@@ -281,8 +282,10 @@ def serial(key: str) -> int:
 
 def shared(key: str, record: ModelRecord | None = None):
     """The process's one copy of model `key` (a RECORDS key or the seq2seq_key of one; or a visitor's own
-    `record`, its key or its seq2seq_key), loaded on first use. Raises what the loader raises (ModelUnavailable, a
-    folder's ValueError, OSError), and keeps nothing then."""
+    `record`, its key or its seq2seq_key), loaded on first use. Raises ModelUnavailable, its message one sentence
+    for the visitor, whatever made the load fail (a missing package, a broken or partial folder: the loader's
+    OSError, ValueError, KeyError or RuntimeError), and keeps nothing then; KeyError for a key nothing
+    registered."""
     record = record_of(key, record)
     loader, stamp = _loader_of(key, record), folder_stamp(record.folder)
     with _shared_lock:
@@ -297,7 +300,12 @@ def shared(key: str, record: ModelRecord | None = None):
                 _shared.pop(key, None)  # a copy from an earlier loader or folder content: stale
         if found:
             return model
-        model = loader()
+        try:
+            model = loader()
+        except ModelUnavailable:
+            raise
+        except (OSError, ValueError, KeyError, RuntimeError) as err:  # a broken or partial folder, in words
+            raise ModelUnavailable((str(err).strip() or type(err).__name__).splitlines()[0]) from err
         with _shared_lock:
             _shared[key] = (loader, stamp, model, next(_serials))
             _shared.move_to_end(key)
@@ -305,6 +313,16 @@ def shared(key: str, record: ModelRecord | None = None):
             for old in own[: max(0, len(own) - own_models_kept())]:
                 del _shared[old]
         return model
+
+
+def loaded(key: str, record: ModelRecord | None = None):
+    """shared(key, record) once the record's status says it can load here; raises ModelUnavailable with the
+    status's reason (the install or training command) otherwise."""
+    record = record_of(key, record)
+    reason = record.status()
+    if reason is not None:
+        raise ModelUnavailable(reason)
+    return shared(key, record)
 
 
 def shared_keys() -> tuple[str, ...]:
@@ -343,6 +361,8 @@ def _register_builtin() -> None:
 
     register(ModelRecord("minilm", minilm.NAME, minilm.load_minilm, minilm.status, config=minilm.config))
     register(ModelRecord("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, config=smollm2.config))
+    gpu = ModelRecord(SMOLLM2_GPU, smollm2.NAME, smollm2.load_smollm2_on_gpu, smollm2.status, offered=False)
+    register(gpu)
     register(ModelRecord("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, config=moe_model.config))
     for variant in moe_model.VARIANTS:
         if moe_key(variant) not in RECORDS:

@@ -137,6 +137,13 @@ def _wrap(model, tokenizer) -> HFAttentionModel:
     )
 
 
+def load_smollm2_on_gpu() -> HFAttentionModel:
+    """A separate SmolLM2 on the GPU, for long documents (the shared one stays on the CPU for the other pages)."""
+    model = load_smollm2()
+    model.to_device("cuda")
+    return model
+
+
 def load_smollm2() -> HFAttentionModel:
     """SmolLM2 from the cached float32 copy, building it first if needed (once per machine and source file)."""
     reason = status()

@@ -38,6 +38,7 @@ from torch import nn
 
 from ..encoder_decoder import model as ed
 from ..encoder_decoder import training
+from ..models.registry import ModelRecord
 
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "rnn_attention"
 MAX_LENGTH = ed.MAX_LENGTH
@@ -264,3 +265,8 @@ def load(folder: Path | None = None):
     model = RNNSearch(shape, config["pad_id"])
     model.load_state_dict({k: v.float() for k, v in load_file(folder / "model.safetensors").items()})
     return model.eval(), ed.make_tokenizer()
+
+
+# the model's record: the app loads and caches it like every other model (core.models.registry.shared); it is in no
+# picker, so it is not registered
+RECORD = ModelRecord("rnn-attention", "GRU encoder-decoder", load, status)

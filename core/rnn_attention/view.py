@@ -37,6 +37,16 @@ class SentenceView:
     attended_numbers: int  # S x 2H: what the decoder may read from the encoder at each step with attention
 
 
+def sentence_view_of(model: rm.RNNSearch, tokenizer, sentence: str, language: str) -> SentenceView:
+    """sentence_view of `sentence` beside the shipped Transformer's translation of it (the process's one copy of
+    the encoder-decoder: core.models.registry.shared)."""
+    from ..encoder_decoder.view import run_sentence
+    from ..models import registry
+
+    transformer, its_tokenizer = registry.shared(registry.ENCODER_DECODER)
+    return sentence_view(model, tokenizer, run_sentence(transformer, its_tokenizer, sentence, language))
+
+
 def sentence_view(model: rm.RNNSearch, tokenizer, run) -> SentenceView:
     """run: core.encoder_decoder.view.SentenceRun of the same sentence (the Transformer's translation, the
     grammar's reference and alignment)."""

@@ -7,13 +7,14 @@ which loads a tiny random BERT folder (tests/tiny_models.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import threading
 from collections import OrderedDict
 
 import pytest
 
-from core.models import registry
+from core.models import ModelUnavailable, registry
 from core.models.local import ModelFolderError
 from tests.tiny_models import stand_in
 
@@ -65,13 +66,15 @@ def test_pages_and_lessons_get_the_same_object(monkeypatch):
 
     for key in loaders:
         lessons_model = attention_state.read({"model": key}).model_object  # what the answer functions use
-        assert app_models._load(key) is lessons_model is registry.shared(key)
-    checkpoints = app_models.load_moe_checkpoints()
+        assert app_models.load(key) is lessons_model is registry.shared(key)
+    checkpoints = {v: app_models.load(registry.moe_key(v)) for v in moe_model.VARIANTS}
     assert set(checkpoints) == set(moe_model.VARIANTS)
     for v, model in checkpoints.items():
         assert moe_state.read({"ckpt": v}).model_object is model
-    assert checkpoints["balanced"] is app_models._load("moe")  # the registry's "moe" is the balanced checkpoint
-    assert app_models._load_encoder_decoder() is registry.shared(registry.ENCODER_DECODER)  # as the answers read it
+    assert checkpoints["balanced"] is app_models.load("moe")  # the registry's "moe" is the balanced checkpoint
+    assert app_models.load(registry.ENCODER_DECODER) is registry.shared(
+        registry.ENCODER_DECODER
+    )  # as the answers read it
     # each loaded exactly once, whoever asked first and however often
     assert [loader.calls for loader in (*loaders.values(), *variants.values(), ed)] == [1] * (
         len(loaders) + len(variants) + 1
@@ -191,10 +194,10 @@ def test_a_fixed_folder_loads_next_time(tmp_path):
     key = registry.register_folder(folder)
     shutil.move(weights, tmp_path / "kept.safetensors")
     with pytest.raises(ModelFolderError, match="no weights in the folder"):
-        app_models._load(key)
+        registry.loaded(key)
     assert key not in registry.shared_keys()
     shutil.move(tmp_path / "kept.safetensors", weights)
-    model = app_models._load(key)
+    model = app_models.load(key)
     assert model.n_layers == 3 and model.parity is not None
     assert registry.shared(key) is model
 
@@ -229,3 +232,25 @@ def test_a_folder_retrained_in_place_loads_anew_and_its_results_are_not_reused(t
     after = app_models.run(key, second, ["the cat sat on a mat"]).layer_attention(0)
     assert not torch.allclose(before, after)  # the page shows the new weights' attention
     assert torch.allclose(after, second.run(second.tokenize(["the cat sat on a mat"])).layer_attention(0))
+
+
+def test_every_failed_load_is_one_sentence_of_one_exception(monkeypatch):
+    """Whatever a loader raises (a broken file's OSError, a KeyError, a RuntimeError), the one load raises
+    ModelUnavailable with the first line of the reason: the pages catch that one type and show a sentence."""
+
+    def broken(error):
+        def load():
+            raise error
+
+        return load
+
+    for n, error in enumerate([OSError("Unable to load weights\nTraceback (most recent call last):"), KeyError("w")]):
+        stand_in(monkeypatch, f"folder:broken-{n}", broken(error))
+        with pytest.raises(ModelUnavailable) as raised:
+            registry.loaded(f"folder:broken-{n}")
+        assert "\n" not in str(raised.value) and str(raised.value) in ("Unable to load weights", "'w'")
+        assert f"folder:broken-{n}" not in registry.shared_keys()
+    missing = lambda: "the weight package llm-x is not installed"  # noqa: E731
+    monkeypatch.setitem(registry.RECORDS, "minilm", dataclasses.replace(registry.RECORDS["minilm"], status=missing))
+    with pytest.raises(ModelUnavailable, match="llm-x is not installed"):
+        registry.loaded("minilm")  # the status is asked first: no weights read

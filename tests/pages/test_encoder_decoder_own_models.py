@@ -58,7 +58,7 @@ def test_an_own_marian_translates_and_draws_cross_and_decoder_self_attention(fol
 def test_the_shipped_model_stays_the_default_and_a_decoder_folder_is_refused_in_words(folders, monkeypatch):
     from app import models
 
-    monkeypatch.setattr(models, "load_encoder_decoder", lambda: None)  # the shipped model is not the point here
+    monkeypatch.setattr(models, "load", lambda model: None)  # the shipped model is not the point here
     at = run_view("encoder_decoder", {"text": TEXT})
     assert_no_exception(at)
     picker = at.selectbox(key="model")

@@ -9,6 +9,7 @@ import pytest
 import core.results
 from core.encoder_decoder import grammar
 from core.encoder_decoder import model as ed
+from core.models import seq2seq
 from tests.apptest_helpers import figure_traces, open_view, shown_text
 
 
@@ -141,6 +142,6 @@ def test_alignment_panel_without_a_result_says_how_to_measure(tmp_path, monkeypa
 
 
 def test_without_the_weights_the_page_explains_and_does_not_break(tmp_path, monkeypatch):
-    monkeypatch.setattr(ed, "WEIGHTS_DIR", tmp_path)
+    monkeypatch.setattr(seq2seq, "SHIPPED_FOLDER", tmp_path)  # where the registry's record looks for the weights
     at = open_view("encoder_decoder", {"text": "the cat sleeps"})
     assert "train_encoder_decoder.py" in shown_text(at)

@@ -75,13 +75,13 @@ def page() -> None:
         own_part(T, key)
     else:
         text, language = sentence_inputs(T)
-        loaded = models.load_encoder_decoder()
+        loaded = models.load(shipped)
         if loaded is None:
             pass
         elif not text.strip():
             st.info(T("empty"))
         else:
-            run = models.encoder_decoder_run(text, language)
+            run = models.computed(shipped, edv.run_sentence, text, language)
             say_unknown(T, run)
             (steps_part if part == "steps" else stack_part)(T, run, loaded[0].config)
     ui.page_end()

@@ -10,19 +10,20 @@ import streamlit as st
 from app import models, ui
 from core.encoder_decoder import own
 from core.encoder_decoder.state import STATE as F
+from core.models import registry
 
 from .steps import head_picker, step_figures
 
 
 def own_part(T, key: str) -> None:
     text = ui.field(F["text"], T("own_text"), height=70)
-    loaded = models.load_seq2seq(key)
+    loaded = models.load(registry.seq2seq_key(key))
     if loaded is None:
         return
     if not text.strip():
         st.info(T("own_empty"))
         return
-    run = models.seq2seq_run(key, text)
+    run = models.computed(registry.seq2seq_key(key), own.run_text, text, queue="seq2seq")
     name = models.name_in_text(key)
     if run.truncated:
         st.info(T("own_cut", n=run.source_limit))

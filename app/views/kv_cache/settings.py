@@ -50,4 +50,5 @@ def generation(T, key: str, model, chosen: dict):
     if total > len(ids):
         st.info(T("prompt_cut", n=total, k=len(ids)))
     with st.spinner(T("generating", n=chosen["new"])):
-        return models.generate(key, ids, **generation_options(SimpleNamespace(**chosen)))
+        options = generation_options(SimpleNamespace(**chosen))
+        return models.computed(key, kc.generate, tuple(ids), **options, queue="generate")

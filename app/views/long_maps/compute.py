@@ -40,9 +40,10 @@ def _maps(
 
 def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     """The maps of the request, or None (with a message) when nothing can be computed."""
-    causal = req.shape.causal
+    causal, source = req.shape.causal, req.source
     if req.source != "random":  # the GPU copy is SmolLM2's only: a learner's model runs where it was loaded
-        model = models.load_gpu_smollm2() if req.source == "smollm2" and on_gpu() else models.load(req.source)
+        source = registry.SMOLLM2_GPU if req.source == "smollm2" and on_gpu() else req.source
+        model = models.load(source)
         if model is None:
             return None
         causal = model.is_causal or req.shape.causal
@@ -54,13 +55,13 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
                 return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
             try:
-                qk = models.layer_qk(req.source, model, text_id, req.n, req.layer, text)
+                qk = models.computed(source, long_maps.layer_qk_of, text, req.n, req.layer, queue="layer_qk")
             except (ValueError, IndexError) as err:  # IndexError: a position the model has no vector for
                 st.error(T("bad_input", error=str(err)))
                 return None
     else:
         qk = long_maps.LayerQK(*_random_qk(req.n, req.seed))
     with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
-        serial = 0 if req.source == "random" else registry.serial(req.source)
+        serial = 0 if req.source == "random" else registry.serial(source)
         maps = _maps(req.source, serial, text_id, req.n, req.layer, req.seed, causal, qk)
     return Computed(maps, qk, qk.tokens, qk.forward_s)

@@ -9,7 +9,7 @@ viz/moe.py."""
 import streamlit as st
 
 from app import models, ui
-from core.models import ModelUnavailable, moe_model
+from core.models import moe_model, registry
 from core.moe import checkpoint_views
 from core.moe import state as moe_state
 
@@ -19,22 +19,14 @@ F = moe_state.STATE  # the page's link, declared in core
 DEFAULT_TEXT = moe_state.DEFAULT_TEXT
 
 
-@st.cache_data(show_spinner=False, max_entries=len(moe_model.VARIANTS))
-def held_out(variant: str) -> dict:
-    """checkpoint_views.held_out_stats of one checkpoint (a few seconds on CPU; the same for every visitor)."""
-    return checkpoint_views.held_out_stats(models.load_moe_checkpoints()[variant])
-
-
 def page() -> None:
     T = ui.page_setup("moe")
     st.title(T("title"))
     st.markdown(T("intro"))
-    try:
-        checkpoints = models.load_moe_checkpoints()
-    except ModelUnavailable as err:
-        st.error(T("unavailable", message=str(err)))
+    checkpoints = {v: models.load(registry.moe_key(v)) for v in moe_model.VARIANTS}  # None: said why not
+    if None in checkpoints.values():
         checkpoints = None
-    if checkpoints is not None:
+    else:
         text = ui.field(F["text"], T("text"))
         c1, c2, c3 = st.columns(3)
         with c1:
@@ -46,7 +38,8 @@ def page() -> None:
             cf = ui.field(F["cf"], T("cf"), help=T("cf_help"))
         st.caption(T("weights", note=model.weights_note))
         text_view = routing.show(T, tuple(checkpoints), variant, text, layer, cf)
-        stats = {v: held_out(v) for v in moe_model.VARIANTS}
+        held_out = checkpoint_views.held_out_stats  # a few seconds a checkpoint: through the queue, kept there
+        stats = {v: models.computed(registry.moe_key(v), held_out, queue="moe_held_out") for v in moe_model.VARIANTS}
         specialisation.show(T, stats[variant], variant, layer)
         comparison.show(T, checkpoints, stats, text_view)
     real_models.show(T, None if checkpoints is None else checkpoints["balanced"])

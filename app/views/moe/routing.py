@@ -4,6 +4,7 @@ expert load, router entropy, what capacity drops, each expert's first-choice tok
 import streamlit as st
 
 from app import models, ui
+from core.models import registry
 from core.moe import views
 from viz import moe as vmoe
 
@@ -58,7 +59,7 @@ def show_first_choices(T, view: views.TextRouting) -> None:
 def text_run(variant: str, text: str) -> views.TextRun | None:
     """The checkpoint's forward pass on the text (per checkpoint and text: a new layer or capacity factor only
     re-routes these router logits)."""
-    return views.run_text(models.load_moe_checkpoints()[variant], text)
+    return models.computed(registry.moe_key(variant), views.run_text, text)
 
 
 def text_view(variants: tuple[str, ...], variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:

@@ -32,7 +32,7 @@ def show(T) -> None:
     if models.load(key) is None:
         return
     with st.spinner(T("running")):
-        view = models.transformer_xl_live(key, text, segment, window, sinks, MAX_TOKENS)  # queued, shared
+        view = models.computed(key, tx.live_view, text, segment, window, sinks, MAX_TOKENS, queue="transformer_xl")
     if view.status == "too_short":
         st.info(T("too_short"))
         return
