@@ -53,6 +53,9 @@ def main() -> None:
     ap.add_argument("--max-context", type=int, default=None, help="drop contexts above this")
     ap.add_argument("--steps", type=int, default=32, help="tokens generated per trial")
     ap.add_argument("--trials", type=int, default=5, help="generation runs per cell (median; fewer past --budget-s)")
+    ap.add_argument(
+        "--deadline-s", type=float, default=None, help="generation: start no context or mode that would end later"
+    )
     add_run_options(ap, RESULTS, budget_s=2.0)
     args = ap.parse_args()
     apply_run_options(args)
@@ -95,7 +98,13 @@ def main() -> None:
         )
 
     gen = ls.generation_table(
-        contexts, steps=args.steps, trials=args.trials, budget_s=args.budget_s, device=args.device, progress=progress
+        contexts,
+        steps=args.steps,
+        trials=args.trials,
+        budget_s=args.budget_s,
+        deadline_s=args.deadline_s,
+        device=args.device,
+        progress=progress,
     )
     print("\ngeneration after a prompt of `context` tokens, one attention layer (d_model 576, 9 heads), tokens/s")
     print(f"{'context':>8} {'RNN (linear)':>13} {'KV cache':>10} {'no cache':>10} {'RNN/KV':>8} {'KV/no cache':>12}")

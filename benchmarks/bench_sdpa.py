@@ -5,6 +5,8 @@ output. Backends that cannot run on the device are listed with PyTorch's reason.
     python benchmarks/bench_sdpa.py                       # CPU: table + results/bench_sdpa.json ("cpu" entry)
     python benchmarks/bench_sdpa.py --device cuda         # CUDA: fills the "cuda" entry, keeps the "cpu" one
     python benchmarks/bench_sdpa.py --threads 1 --reps 3  # what produced the committed CPU figures
+    python benchmarks/bench_sdpa.py --device cuda --shapes material --out results/bench_sdpa_material.json
+                                                          # the study material's B = 4, H = 32, N = 4096, D = 128
 
 Peak memory: on CUDA the allocator's peak above what was allocated before the call; on CPU the process's peak
 resident memory above the level before the call (see core/timing.py), after handing freed heap memory back to
@@ -21,6 +23,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.cli import add_run_options, apply_run_options
+from core.flash_attention_measured import MATERIAL_SHAPE
 from core.results import load_result, results_path, save_result
 from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info
@@ -45,6 +48,15 @@ def default_shapes(device: str) -> list[sb.AttentionShape]:
     return shapes
 
 
+def material_shapes() -> list[sb.AttentionShape]:
+    """The study material's benchmark shape, in float16 and in the float32 its code times."""
+    m = MATERIAL_SHAPE
+    return [
+        sb.AttentionShape(m["batch"], m["heads"], m["seq_len"], m["head_dim"], dtype=dtype)
+        for dtype in ("float16", "float32")
+    ]
+
+
 def fmt(v, spec: str) -> str:
     """format(v, spec), or a dash of the same width for a missing value."""
     width = int("".join(c for c in spec.split(".")[0] if c.isdigit()) or 0)
@@ -65,6 +77,9 @@ def print_table(rows: list[dict]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument(
+        "--shapes", choices=["default", "material"], default="default", help="material: B=4 H=32 N=4096 D=128"
+    )
     add_run_options(ap, RESULTS, budget_s=10.0)
     args = ap.parse_args()
     apply_run_options(args)
@@ -77,7 +92,7 @@ def main() -> None:
     )
     for a in avail:
         print(f"  {a['backend']:<10} {'available' if a['available'] else 'UNAVAILABLE: ' + a['reason']}")
-    shapes = default_shapes(args.device)
+    shapes = material_shapes() if args.shapes == "material" else default_shapes(args.device)
 
     def progress(frac: float, label: str) -> None:
         print(f"  [{frac:4.0%}] {label}", file=sys.stderr, flush=True)
