@@ -17,12 +17,21 @@ heads, d head size, L layers.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..masks import batch_mask
 from ..sdpa import attention_weights, repeat_kv
+
+if TYPE_CHECKING:  # annotations only: the contract's types, declared beside it
+    from .capabilities import Capabilities
+    from .weights import EmbeddingParts, EncoderLayerWeights
+
+KVCache = object  # a model's key/value cache (transformers' DynamicCache for core/models/hf.py)
 
 
 class ModelUnavailable(RuntimeError):
@@ -137,9 +146,12 @@ class Trace:
 
 
 class AttentionModel(ABC):
-    """The model contract: everything a topic asks of a model, declared once. Implementation: core/models/hf.py
-    (any transformers model; core/models/moe_model.py adds the MoE's routing). Topics and pages ask these and the
-    model's `capabilities`, never the wrapped module or tokenizer (tests/test_layout.py checks)."""
+    """The model contract: everything a topic asks of a model, declared once, grouped by role (tokens, passes,
+    hooks, readout, generation, weights). Implementations: core/models/hf.py (any transformers model) and
+    core/models/moe_model.py (the MoE, adding its routing); tests/core/test_model_contract.py checks that each
+    one's signatures are these. Topics and pages ask these and the model's `capabilities`, never the wrapped
+    module or tokenizer (tests/test_layout.py checks). The encoder-decoder contract is beside it:
+    core/models/seq2seq.py EncoderDecoderModel."""
 
     name: str
     n_layers: int
@@ -158,7 +170,9 @@ class AttentionModel(ABC):
         """Tokenize a batch (right-padded), truncating each text to the model's limit (or max_tokens)."""
 
     @abstractmethod
-    def batch_of_ids(self, rows: list[list[int]], texts: list[str] | None = None, truncated=None) -> Batch:
+    def batch_of_ids(
+        self, rows: list[list[int]], texts: list[str] | None = None, truncated: list[bool] | None = None
+    ) -> Batch:
         """The one batch builder from token ids (right-padded, labels and special flags filled in)."""
 
     @abstractmethod
@@ -206,18 +220,14 @@ class AttentionModel(ABC):
     # --- passes -------------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def run(self, batch: Batch) -> Trace:
-        """One forward pass; returns the Trace the pages query."""
+    def run(self, batch: Batch, logits: bool = True, hidden_states: bool = True) -> Trace:
+        """One forward pass; returns the Trace the pages query (logits=False: no vocabulary-sized output;
+        hidden_states=False: no residual streams kept)."""
 
     @abstractmethod
-    def forward(self, batch: Batch, logits: bool = True, **kwargs):
-        """One plain forward pass on a batch, inside `hooked` when a topic observes or intervenes."""
-
-    @abstractmethod
-    def hooked(self, **asked):
-        """The one way into a forward pass (core/models/hooks.py), session-safe: record q and k per layer, replace
-        or read heads' outputs before W^O, read the residual stream, progress after each block, a scaled rotary
-        embedding for this pass."""
+    def forward(self, batch: Batch, logits: bool = True, output_hidden_states: bool = False) -> object:
+        """One plain forward pass on a batch (transformers' output), inside `hooked` when a topic observes or
+        intervenes; logits=False stops after the final norm."""
 
     @abstractmethod
     def layer_qk(self, batch: Batch, layer: int) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -228,10 +238,36 @@ class AttentionModel(ABC):
         """The residual stream entering every block and leaving the last, and the pass's output."""
 
     @abstractmethod
-    def next_token_losses(self, ids, mask=None, rope=None, block: int = 1024, progress=None) -> torch.Tensor:
-        """The loss of every next token in one pass, under any mask or with a scaled RoPE."""
+    def next_token_losses(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        rope: tuple[str, float, int | None] | None = None,
+        block: int = 1024,
+        progress: Callable[[float], None] | None = None,
+    ) -> torch.Tensor:
+        """The loss of every next token in one pass, under any mask or with a scaled RoPE
+        ((method, factor[, original context]))."""
 
-    # --- readout and generation -----------------------------------------------------------------------------------
+    # --- hooks --------------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def hooked(
+        self,
+        record_qk: bool = False,
+        record_layers: frozenset[int] | None = None,
+        stop_after: int | None = None,
+        head_edits: dict[int, Callable[[torch.Tensor], torch.Tensor | None]] | None = None,
+        residual: bool = False,
+        after_block: Callable[[int], None] | None = None,
+        rotary: torch.nn.Module | None = None,
+    ) -> AbstractContextManager:
+        """The one way into a forward pass (core/models/hooks.py), session-safe, as a context manager giving the
+        pass's HookRun: record q and k (record_qk; only record_layers; end the pass after layer stop_after),
+        replace or read heads' outputs before W^O (head_edits: layer -> edit), read the residual stream
+        (residual), progress after each block (after_block), a scaled rotary embedding for this pass (rotary)."""
+
+    # --- readout ------------------------------------------------------------------------------------------------
 
     @abstractmethod
     def unembed(self, residual: torch.Tensor) -> torch.Tensor:
@@ -239,22 +275,26 @@ class AttentionModel(ABC):
 
     @abstractmethod
     def lm_head(self, normed: torch.Tensor) -> torch.Tensor:
-        """After the final norm -> logits (with the model's final soft-cap)."""
+        """After the final norm -> logits (with the model's own final transforms: logit scale, soft-cap)."""
+
+    # --- generation ---------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def new_cache(self):
+    def new_cache(self) -> KVCache:
         """An empty key/value cache."""
 
     @abstractmethod
-    def sliced_cache(self, cache, keep: list[int]):
+    def sliced_cache(self, cache: KVCache, keep: list[int]) -> KVCache:
         """A copy of the cache holding only positions `keep`."""
 
     @abstractmethod
-    def prefill(self, cache, ids: list[int]) -> None:
+    def prefill(self, cache: KVCache, ids: list[int]) -> None:
         """Fill the cache with ids in one pass."""
 
     @abstractmethod
-    def step(self, cache, token_id: int, position: int, record_qk: bool = False):
+    def step(
+        self, cache: KVCache, token_id: int, position: int, record_qk: bool = False
+    ) -> tuple[torch.Tensor, object]:
         """One token on top of the cache: (next-token logits, the hook run with its q and k)."""
 
     @abstractmethod
@@ -262,34 +302,25 @@ class AttentionModel(ABC):
         """Next-token logits after ids, without a cache (the cache's reference)."""
 
     @abstractmethod
-    def linear_multiply_adds(self) -> tuple[int, int]:
-        """Multiply-adds of one token through (every block's linear layers, the language-model head)."""
-
-    @abstractmethod
-    def cache_bytes(self, cache) -> int:
+    def cache_bytes(self, cache: KVCache) -> int:
         """Bytes the cache's keys and values hold."""
 
-    @property
-    @abstractmethod
-    def bytes_per_value(self) -> int:
-        """Bytes of one weight, and of one cached key or value."""
-
-    # --- weights, placement and capabilities --------------------------------------------------------------------------
+    # --- weights, cost, placement and capabilities --------------------------------------------------------------
 
     @abstractmethod
     def learned_position_embeddings(self) -> torch.Tensor | None:
         """Row p: the vector added at position p (None: no learned table)."""
 
     @abstractmethod
-    def encoder_layer(self, layer: int):
+    def encoder_layer(self, layer: int) -> EncoderLayerWeights:
         """One BERT-style layer's parameters as plain tensors (core/models/weights.py)."""
 
     @abstractmethod
-    def token_embeddings(self, ids) -> torch.Tensor:
+    def token_embeddings(self, ids: torch.Tensor | list[int]) -> torch.Tensor:
         """The input embedding rows of token ids."""
 
     @abstractmethod
-    def embedding_parts(self, ids):
+    def embedding_parts(self, ids: torch.Tensor | list[int]) -> EmbeddingParts:
         """A BERT-style encoder's input embedding of token ids taken apart before its LayerNorm
         (core/models/weights.py EmbeddingParts): token rows, position rows, the token-type row, the norm."""
 
@@ -298,9 +329,18 @@ class AttentionModel(ABC):
         """(cos, sin), each (n, d): what the model's own rotary module gives positions 0 .. n-1, as its attention
         multiplies q and k with them."""
 
+    @abstractmethod
+    def linear_multiply_adds(self) -> tuple[int, int]:
+        """Multiply-adds of one token through (every block's linear layers, the language-model head)."""
+
     @property
     @abstractmethod
-    def capabilities(self):
+    def bytes_per_value(self) -> int:
+        """Bytes of one weight, and of one cached key or value."""
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
         """What the model offers the pages (core/models/capabilities.py), read from its config."""
 
     @property
@@ -309,7 +349,7 @@ class AttentionModel(ABC):
         """Where the weights are."""
 
     @abstractmethod
-    def to_device(self, device) -> AttentionModel:
+    def to_device(self, device: torch.device | str) -> AttentionModel:
         """Move the weights; returns the model."""
 
     def kv_groups(self) -> list[list[int]]:

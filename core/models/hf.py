@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import torch
@@ -22,7 +23,7 @@ from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from ..sdpa import scale_or_default
 from . import hooks
-from .base import AttentionModel, Batch, LayerFeatures, Trace
+from .base import AttentionModel, Batch, KVCache, LayerFeatures, Trace
 from .capabilities import Capabilities, capabilities_of
 from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
@@ -309,21 +310,33 @@ class HFAttentionModel(AttentionModel):
         return Batch(ids, torch.ones_like(ids), tokens, special, list(truncated), list(texts))
 
     @contextmanager
-    def hooked(self, **asked):
+    def hooked(
+        self,
+        record_qk: bool = False,
+        record_layers: frozenset[int] | None = None,
+        stop_after: int | None = None,
+        head_edits: dict[int, Callable[[torch.Tensor], torch.Tensor | None]] | None = None,
+        residual: bool = False,
+        after_block: Callable[[int], None] | None = None,
+        rotary: torch.nn.Module | None = None,
+    ):
         """The contract's one way into a forward pass (core/models/hooks.py): record q and k per layer
         (record_qk, record_layers, stop_after), replace or read heads' outputs before W^O (head_edits), read the
-        residual stream (residual). Session-safe: only this thread's passes inside the block are touched."""
+        residual stream (residual), progress after each block (after_block), a scaled rotary module (rotary).
+        Session-safe: only this thread's passes inside the block are touched."""
+        asked = dict(record_qk=record_qk, record_layers=record_layers, stop_after=stop_after,
+                     head_edits=head_edits or {}, residual=residual, after_block=after_block, rotary=rotary)  # fmt: skip
         with hooks.hooked(self.model, self.model.base_model, self.n_heads, **asked) as run:
             yield run
 
-    def forward(self, batch: Batch, logits: bool = True, **kwargs):
+    def forward(self, batch: Batch, logits: bool = True, output_hidden_states: bool = False) -> object:
         """One plain forward pass of the wrapped model on a batch (the one place that builds its inputs)."""
         model = self.model if logits else self.model.base_model
         return model(
             input_ids=batch.input_ids.to(self.model.device),
             attention_mask=batch.attention_mask.to(self.model.device),
+            output_hidden_states=output_hidden_states,
             **self._run_kwargs(),
-            **kwargs,
         )
 
     @torch.no_grad()
@@ -404,11 +417,11 @@ class HFAttentionModel(AttentionModel):
 
     # --- generation with a cache, one token at a time ---------------------------------------------------------
 
-    def new_cache(self) -> DynamicCache:
+    def new_cache(self) -> KVCache:
         """An empty key/value cache for this model (transformers' DynamicCache)."""
         return DynamicCache(config=self.model.config)
 
-    def sliced_cache(self, cache: DynamicCache, keep: list[int]) -> DynamicCache:
+    def sliced_cache(self, cache: KVCache, keep: list[int]) -> KVCache:
         """A new cache holding only the positions `keep` of every layer (copies: `cache` stays as it is). Each
         layer's keys and values are (B, H_kv, p, d) -> (B, H_kv, len(keep), d); nothing kept: an empty cache."""
         if any(getattr(layer, "sliding_window", None) for layer in cache.layers):
@@ -434,18 +447,20 @@ class HFAttentionModel(AttentionModel):
         return blocks, (head.in_features * head.out_features if isinstance(head, torch.nn.Linear) else 0)
 
     @staticmethod
-    def cache_bytes(cache: DynamicCache) -> int:
+    def cache_bytes(cache: KVCache) -> int:
         """Bytes the cache's key and value tensors hold."""
         return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
 
     @torch.no_grad()
-    def prefill(self, cache: DynamicCache, ids: list[int]) -> None:
+    def prefill(self, cache: KVCache, ids: list[int]) -> None:
         """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
         if ids:
             self.model(input_ids=torch.tensor([ids]), use_cache=True, **{CACHE_KEYWORD: cache})
 
     @torch.no_grad()
-    def step(self, cache: DynamicCache, token_id: int, position: int, record_qk: bool = False):
+    def step(
+        self, cache: KVCache, token_id: int, position: int, record_qk: bool = False
+    ) -> tuple[torch.Tensor, object]:
         """Feed one token at `position` on top of `cache` (which grows by one): (next-token logits (V,), the
         HookRun with this step's q and k per layer when record_qk)."""
         with self.hooked(record_qk=record_qk) as run:
@@ -467,11 +482,11 @@ class HFAttentionModel(AttentionModel):
     @torch.no_grad()
     def next_token_losses(
         self,
-        ids,
+        ids: torch.Tensor,
         mask: torch.Tensor | None = None,
         rope: tuple[str, float, int | None] | None = None,
         block: int = 1024,
-        progress=None,
+        progress: Callable[[float], None] | None = None,
     ) -> torch.Tensor:
         """Cross-entropy (nats) of each next token in one forward pass: entry t is -log p(ids[t+1] | ids[..t]),
         (n - 1,) float32 on the CPU. mask (n, n) bool, True = may attend (None: causal, and SDPA's fused kernel
@@ -591,7 +606,7 @@ class HFAttentionModel(AttentionModel):
         """Where the model's weights are (inputs are moved there by `forward`)."""
         return self.model.device
 
-    def to_device(self, device) -> HFAttentionModel:
+    def to_device(self, device: torch.device | str) -> AttentionModel:
         """Move the weights to `device` ("cuda", "cpu"); returns the model itself."""
         self.model.to(device)
         return self

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import copy
 import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,7 +232,57 @@ def seq2seq_config(config, generation=None) -> Seq2SeqConfig:
     )  # fmt: skip
 
 
-class Seq2Seq:
+class EncoderDecoderModel(ABC):
+    """The encoder-decoder contract, beside core/models/base.py's AttentionModel and grouped by role the same way:
+    what the /encoder-decoder page and its lessons ask of a model (the module docstring's table).
+    tests/core/test_model_contract.py checks Seq2Seq's signatures against it."""
+
+    config: Seq2SeqConfig
+
+    # --- passes -------------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def encode(self, source_ids: torch.Tensor) -> Encoded:
+        """The encoder's pass over source_ids (1, S), ending in </s>: its self-attention and its memory."""
+
+    @abstractmethod
+    def decode(self, encoded: Encoded, decoder_ids: torch.Tensor) -> Decoded:
+        """Every decoder position at once (teacher forcing) under the look-ahead mask; decoder_ids (1, T)."""
+
+    # --- generation ---------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def step(self, encoded: Encoded, token: int, cache: object | None = None) -> tuple[Decoded, object]:
+        """One token on top of the KV cache (None: the first step): the step, and the cache for the next one."""
+
+    @abstractmethod
+    def greedy(self, encoded: Encoded, max_steps: int, eos: int | None = None) -> list[tuple[int, Decoded]]:
+        """Greedy generation on the KV cache: [(input token, step)] until a step chooses eos or max_steps."""
+
+    # --- weights and training -----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Mean cross-entropy over the labels (-100 ignored)."""
+
+    @abstractmethod
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        """The weights, for an optimiser."""
+
+    @abstractmethod
+    def train(self, mode: bool = True) -> EncoderDecoderModel:
+        """Training (dropout on) or evaluation mode; returns the model."""
+
+    @abstractmethod
+    def eval(self) -> EncoderDecoderModel:
+        """Evaluation mode; returns the model."""
+
+    @abstractmethod
+    def save(self, folder: Path) -> None:
+        """The weights (float16 on disk) and config into `folder`."""
+
+
+class Seq2Seq(EncoderDecoderModel):
     """A transformers encoder-decoder (AutoModelForSeq2SeqLM: the shipped MarianMTModel, or a learner's Marian,
     BART, T5, ...) with eager attention, seen through the contract above."""
 
@@ -261,7 +313,7 @@ class Seq2Seq:
         return Decoded(torch.softmax(out.logits[0].float(), -1), self_att, cross_att)  # probs (T, V)
 
     @torch.no_grad()
-    def step(self, encoded: Encoded, token: int, cache=None) -> tuple[Decoded, object]:
+    def step(self, encoded: Encoded, token: int, cache: object | None = None) -> tuple[Decoded, object]:
         """Feed one token on top of the KV cache (None: the first step). The cache holds the decoder's earlier keys
         and values and cross-attention's K, V of the encoder output (computed once), so this step's attentions are
         exactly the newest query's row. Returns the step and the cache for the next one."""
@@ -300,14 +352,14 @@ class Seq2Seq:
         labels shifted right after the start token (transformers' Marian does the shift)."""
         return self._model(**batch).loss
 
-    def parameters(self):
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
         return self._model.parameters()
 
-    def train(self, mode: bool = True) -> Seq2Seq:
+    def train(self, mode: bool = True) -> EncoderDecoderModel:
         self._model.train(mode)
         return self
 
-    def eval(self) -> Seq2Seq:
+    def eval(self) -> EncoderDecoderModel:
         return self.train(False)
 
     def save(self, folder: Path) -> None:
