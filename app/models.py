@@ -72,8 +72,8 @@ def capabilities(key: str) -> Capabilities | None:
 
 
 def is_own(key: str) -> bool:
-    """A learner's folder (the operator's or this visitor's), not a shipped model."""
-    return key in registry.folders() or _own(key) is not None
+    """A learner's folder (the operator's or this visitor's; its key or its seq2seq_key), not a shipped model."""
+    return key.removesuffix(registry.SEQ2SEQ_SUFFIX) in registry.folders() or _own(key) is not None
 
 
 def model_name(key: str) -> str:
@@ -241,49 +241,3 @@ def show_examples(T, rows, columns: tuple[str, str, str, str], kind: str, detail
         },
         hide_index=True,
     )
-
-
-# --- the old per-topic names, for app/step_views/model_pages.py until its calls name core's functions ------------
-
-
-def run_batch(key: str, model, texts: list[str], max_tokens: int, side: str, masked: bool):
-    from core import padded_batch
-
-    return computed(key, padded_batch.run_batch, tuple(texts), min(max_tokens, model.max_positions), side, masked)
-
-
-def logit_lens(key: str, text: str):
-    from core import logit_lens as lens
-
-    return computed(key, lens.logit_lens, text, queue="logit_lens")
-
-
-def why_head_rope(key: str, model, text: str, layer: int, split: str, n_bands: int | None):
-    from core import why_head
-
-    return computed(key, why_head.rope_parts_of, text, layer, split, n_bands, why_head.MAX_TOKENS, queue="why_head")
-
-
-def why_head_absolute(key: str, model, text: str, where: str):
-    from core import why_head
-
-    return computed(key, why_head.absolute_parts_of, text, where, why_head.MAX_TOKENS, queue="why_head")
-
-
-def generate(key: str, ids: list[int], **options):
-    from core import kv_cache
-
-    return computed(key, kv_cache.generate, tuple(ids), **options, queue="generate")
-
-
-def encoder_decoder_run(sentence: str, language: str):
-    from core.encoder_decoder.view import run_sentence
-
-    return computed(registry.ENCODER_DECODER, run_sentence, sentence, language)
-
-
-def rnn_attention_run(sentence: str, language: str):
-    from core.rnn_attention import model as rm
-    from core.rnn_attention.view import sentence_view_of
-
-    return computed(rm.RECORD, sentence_view_of, sentence, language)

@@ -17,6 +17,7 @@ from app.views.moe.routing import text_view as moe_text_view
 from core import antecedents as ante
 from core import kv_cache as kc
 from core import lessons as core_lessons
+from core import logit_lens as lens
 from core import padded_batch
 from core import why_head as wh
 from core.antecedents import view as antecedent_data
@@ -29,6 +30,7 @@ from core.long_maps.state import RANDOM
 from core.models import moe_model, registry
 from core.rnn_attention import compare as rnn_compare
 from core.rnn_attention import model as rnn_model
+from core.rnn_attention import view as rnn_view
 from core.rope_scaling import long_context
 from core.state import Values
 from viz import encoder_decoder as ed_figures
@@ -63,7 +65,7 @@ def _rnn_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return [Drawn(rnn_figures.cost_figure(view, words), "rnn-cost", data)]
     if s.part != "translate" or not s.text.strip() or rnn_model.status() or ed_model.status():
         return []
-    view = models.rnn_attention_run(s.text, s.target)
+    view = models.computed(rnn_model.RECORD, rnn_view.sentence_view_of, s.text, s.target)
     return [Drawn(rnn_figures.alignment_figure(view, words), "rnn-alignment", {"weights": view.attention})]
 
 
@@ -73,7 +75,7 @@ def _encoder_decoder(s: Values, step: core_lessons.Step) -> list[Drawn]:
     cross-attention at the step for one about where the decoder looks, else the next-token candidates."""
     if s.part != "steps" or s.model != registry.ENCODER_DECODER or not s.text.strip() or ed_model.status():
         return []
-    run = models.encoder_decoder_run(s.text, s.target)
+    run = models.computed(registry.ENCODER_DECODER, edv.run_sentence, s.text, s.target)
     v = edv.step_view(run, s.mode, s.step, s.layer, s.head)
     words, fn = ui.texts("encoder_decoder.figure"), asks(step)[0]
     if fn == "encoder_decoder.source_length":
@@ -129,7 +131,8 @@ def _padded_batch(s: Values, step: core_lessons.Step) -> list[Drawn]:
     if len(lines) < 2:
         return []
     model = s.model_object
-    batch_run = models.run_batch(s.model, model, lines, padded_batch.page_tokens(model), s.pad, not s.nomask)
+    limit = padded_batch.page_tokens(model)
+    batch_run = models.computed(s.model, padded_batch.run_batch, tuple(lines), limit, s.pad, not s.nomask)
     words = ui.texts("padded_batch.figure")
     if asks(step)[0] == "padded_batch.pad_tokens":
         rows = [f"{ui.t('padded_batch', 'sentence')} {i}" for i in range(len(lines))]
@@ -149,7 +152,7 @@ def _logit_lens(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The lens: each position's top token after every layer, the model's final answer's probability in colour."""
     if not _installed(s.model) or not s.text.strip():
         return []
-    view = models.logit_lens(s.model, s.text)
+    view = models.computed(s.model, lens.logit_lens, s.text, queue="logit_lens")
     fig = lens_figures.lens_figure(view, ui.texts("logit_lens.figure"))
     return [Drawn(fig, "logit-lens", view.final_prob.numpy())]
 
@@ -160,15 +163,17 @@ def _why_head(s: Values, step: core_lessons.Step) -> list[Drawn]:
     head's pattern position alone and content alone keep; absolute part: each head's four terms' shares."""
     if not _installed(s.model) or not s.text.strip():
         return []
-    model, words = s.model_object, ui.texts("why_head.figure")
+    words = ui.texts("why_head.figure")
     if s.part == "absolute":
-        view = wh.absolute_view(models.why_head_absolute(s.model, model, s.text, s.where), s.head, s.term)
+        parts = models.computed(s.model, wh.absolute_parts_of, s.text, s.where, wh.MAX_TOKENS, queue="why_head")
+        view = wh.absolute_view(parts, s.head, s.term)
         labels = [f"H{h}" for h in range(len(view.shares))]
         terms = [words(f"term_{k}") for k in wh.TERMS]
         return [Drawn(why_figures.term_shares_figure(view, words), f"term-shares-{s.where}", view.shares, labels,
                       terms)]  # fmt: skip
     n_bands = s.bands if s.split == "equal" else None
-    parts = models.why_head_rope(s.model, model, s.text, s.layer, s.split, n_bands)
+    asked = s.text, s.layer, s.split, n_bands, wh.MAX_TOKENS
+    parts = models.computed(s.model, wh.rope_parts_of, *asked, queue="why_head")
     view = wh.rope_view(parts, s.head, s.band, s.pattern)
     if asks(step)[0] == "why_head.carrier_band":
         labels = [f"H{h}" for h in range(len(view.shares))]
@@ -179,13 +184,13 @@ def _why_head(s: Values, step: core_lessons.Step) -> list[Drawn]:
 
 
 def _kv_cache_read(raw: Mapping[str, str]) -> Values:
-    """/kv-cache's state with its generation run first through the page's queue (models.generate): the step
+    """/kv-cache's state with its generation run first through the page's queue (models.computed): the step
     picker's bounds need the generation, which the state's own context would otherwise run outside it."""
     first = KV_CACHE.read(raw, last_step=0)
     if not _installed(first.model):
         return first
     ids = kc.prompt_ids(first.model_object, first.prompt, MAX_PROMPT_TOKENS, first.new)[0]
-    gen = models.generate(first.model, ids, **generation_options(first))
+    gen = models.computed(first.model, kc.generate, tuple(ids), **generation_options(first), queue="generate")
     return KV_CACHE.read(raw, generation=gen, last_step=gen.last_step)
 
 
