@@ -572,6 +572,14 @@ def parity(model: HFAttentionModel, texts=PARITY_TEXTS) -> Parity:
     return Parity(tuple(per_layer), seconds, flops, long_seconds, long_flops)
 
 
+def run_clock():
+    """The clock a run is timed by: the calling thread's CPU time where torch runs on that one thread (the server's
+    setting, app/serving.py), so that other processes on a busy machine do not inflate the loading check's runs
+    (a 30 ms run on a machine at load 16 took from 0.2 to 4 times its own time on the wall clock); the wall clock
+    where torch spreads a run over several threads, whose work the calling thread's CPU time would miss."""
+    return time.thread_time if torch.get_num_threads() == 1 else time.perf_counter
+
+
 def timed_passes(model: HFAttentionModel, batch) -> tuple[float, int, float, int]:
     """(seconds, FLOPs) of a page's run over `batch` and of one over TIMED_TOKENS ordinary ids (fewer where the
     model's positions end first): the pass, then one layer's weights of every head recomputed for display
@@ -587,10 +595,11 @@ def timed_passes(model: HFAttentionModel, batch) -> tuple[float, int, float, int
             continue
         model.run(b).layer_attention(0)
         seconds = float("inf")
+        clock = run_clock()
         for _ in range(TIMED_REPEATS):  # the fastest: a busy machine only ever adds time
-            start = time.perf_counter()
+            start = clock()
             model.run(b).layer_attention(0)
-            seconds = min(seconds, time.perf_counter() - start)
+            seconds = min(seconds, clock() - start)
         timed.append((seconds, b.input_ids.shape[0] * page_flops(weights, model.capabilities, b.input_ids.shape[1])))
     (seconds, flops), (long_seconds, long_flops) = timed
     return seconds, flops, long_seconds, long_flops

@@ -167,3 +167,14 @@ def test_the_estimate_is_the_tensors_a_run_holds_at_its_peak(family, tmp_path):
     model.run(batch)  # lazily built state (rotary tables, masks' caches) is not a run's
     held = torch_live_peak(lambda: model.run(batch).layer_attention(0))
     assert held == pytest.approx(local.estimate(local.describe_folder(tmp_path), 256).run_bytes, rel=0.25)
+
+
+def test_a_one_thread_run_is_timed_by_its_threads_cpu_time(monkeypatch):
+    """The server runs torch on one thread: the loading check then times that thread's CPU time, which other
+    processes on a busy machine do not inflate; spread over threads, the wall clock (the others' work counts)."""
+    import time
+
+    monkeypatch.setattr(local.torch, "get_num_threads", lambda: 1)
+    assert local.run_clock() is time.thread_time
+    monkeypatch.setattr(local.torch, "get_num_threads", lambda: 2)
+    assert local.run_clock() is time.perf_counter
