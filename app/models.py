@@ -186,17 +186,21 @@ def load(model: str | registry.ModelRecord):
     return loaded
 
 
-def computed(model: str | registry.ModelRecord, function, *args, queue: str | None = None, **options):
+def computed(model: str | registry.ModelRecord, function, *args, queue: str | None = None, progress=None, **options):
     """function(the loaded model, *args, **options) (an encoder-decoder whole: function(model, tokenizer, ...)),
     computed once for every session asking the same and kept (a few, read-only): the one cache of results computed
     with a model. It keys on the load itself (the model's key and registry.serial: a model loaded anew, as a folder
     retrained in place, never gets the old one's results), the function and its arguments, so no caller can leave
     a part of the key out. `queue`: the kind of heavy work (app/serving.py's queue: the visitor sees their place
-    while it waits); None: a light call. Call load() first: this raises ModelUnavailable when the model cannot
-    load."""
+    while it waits); None: a light call. `progress` (a queued live run that reports): label -> the words of its
+    progress bar; the function is then also given progress=report, report(fraction, label=None). Call load()
+    first: this raises ModelUnavailable when the model cannot load."""
     record, key = _record_and_key(model)
     loaded = registry.loaded(key, record)
     job = (key, registry.serial(key), f"{function.__module__}.{function.__qualname__}", args, tuple(options.items()))
+    if progress is not None:
+        work = lambda report: _call(function, loaded, args, {**options, "progress": report})  # noqa: E731
+        return serving.heavy(job, work, queue, progress=progress)
     if queue is not None:
         return serving.heavy(job, lambda: _call(function, loaded, args, options), queue)
     return _light(job, function, loaded)

@@ -215,6 +215,11 @@ def next_token_choice(model, text: str, pronoun: str, candidates: list[str]) -> 
     return [float(logp[t]) for t in firsts]
 
 
+def evaluate_shipped_pairs(model, progress=None) -> dict:
+    """evaluate on the shipped pairs (load_pairs: the file the committed results were made from)."""
+    return evaluate(model, load_pairs()["pairs"], progress=progress)
+
+
 def evaluate(model, pairs: list[dict], with_choice: bool | None = None, progress=None) -> dict:
     """The whole evaluation for one model. Returns plain data (JSON-ready): per sentence, the weights of the
     selected head and the model's own choice; per half, accuracies with 95% Wilson intervals."""

@@ -3,10 +3,8 @@
 import streamlit as st
 
 from app import models, ui
-from app.measured import live_run
 from core import antecedents as ante
 from core.antecedents import view as data
-from core.models import registry
 from viz import antecedents as figures
 
 
@@ -97,8 +95,8 @@ def evaluation(T, key: str, model) -> None:
         stored(T, key, results)
     name = models.name_in_text(key)  # the button and the findings are markdown: a folder's name escaped
     if model is not None and st.button(T("recompute", name=name)):
-        job = ("antecedent_eval", key, registry.serial(key), len(pairs))
-        live = live_run(T, job, lambda report: ante.evaluate(model, pairs, progress=report))
+        words = lambda label: T("running", label=label)  # noqa: E731
+        live = models.computed(key, ante.evaluate_shipped_pairs, queue="antecedent_eval", progress=words)
         st.header(T("recomputed"))
         show_results(T, live, name)
         d = data.largest_difference((results or {}).get("models", {}).get(key), live)

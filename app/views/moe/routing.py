@@ -55,10 +55,9 @@ def show_first_choices(T, view: views.TextRouting) -> None:
     st.dataframe(rows, hide_index=True, width="stretch")  # dataframe cells are text, never HTML
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def text_run(variant: str, text: str) -> views.TextRun | None:
-    """The checkpoint's forward pass on the text (per checkpoint and text: a new layer or capacity factor only
-    re-routes these router logits)."""
+    """The checkpoint's forward pass on the text (kept per checkpoint load and text: a new layer or capacity factor
+    only re-routes these router logits)."""
     return models.computed(registry.moe_key(variant), views.run_text, text)
 
 

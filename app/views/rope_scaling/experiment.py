@@ -6,9 +6,7 @@ from types import SimpleNamespace
 import streamlit as st
 
 from app import models, ui
-from app.measured import live_run
 from core import slips
-from core.models import registry
 from core.rope_scaling import experiment
 from core.rope_scaling.state import STATE
 from viz import rope_scaling as figures
@@ -84,10 +82,9 @@ def _live(model, model_key: str, n: int, method: str, factor: float, T) -> list[
     store = st.session_state.setdefault("_rope_live_runs", {})
     key = (model_key, n, method, factor)
     if key not in store:
-        job = ("rope_live", model_key, registry.serial(model_key), n, method, factor, LIVE_BUCKET)
-        store[key] = live_run(
-            T, job, lambda report: experiment.live_runs(model, n, method, factor, LIVE_BUCKET, report)
-        )
+        words = lambda label: T("running", label=label)  # noqa: E731
+        asked = n, method, factor, LIVE_BUCKET
+        store[key] = models.computed(model_key, experiment.live_runs, *asked, queue="rope_live", progress=words)
     return store[key]
 
 
