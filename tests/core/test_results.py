@@ -27,3 +27,15 @@ def test_save_then_load_round_trips(tmp_path):
     path = results.save_result(tmp_path / "out.json", {"é": [1.5, "日本"]})
     assert results.load_result(path) == {"é": [1.5, "日本"]}
     assert path.read_text(encoding="utf-8").endswith("\n")
+
+
+def test_a_committed_gpu_run_takes_the_place_of_the_no_gpu_sentence(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    is_run = lambda run: isinstance(run["rows"], list)  # noqa: E731
+    cpu, gpu = {"rows": [1]}, {"rows": [2]}
+    results.save_result("bench", {"cpu": cpu, "cuda": "no GPU here", "odd": {"rows": "x"}})
+    assert results.load_device_runs("bench", is_run) == {"cpu": cpu, "cuda": "no GPU here"}
+    results.save_result(results.gpu_result_name("bench"), {"cuda": gpu, "cpu": "a sentence never replaces a run"})
+    assert results.load_device_runs("bench", is_run) == {"cpu": cpu, "cuda": gpu}
+    assert results.load_device_runs("bench", is_run, path=tmp_path / "bench.json")["cuda"] == "no GPU here"
+    assert results.load_device_runs("absent", is_run) is None
