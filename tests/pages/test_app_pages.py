@@ -12,9 +12,12 @@ from tests.apptest_helpers import assert_no_exception, run_view
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 
 ROOT = Path(__file__).resolve().parents[2]
+# A 20,000-character text reaches every text box twice elsewhere, in the same words cut to the same 20,000
+# characters: typed in a real browser (tests/test_browser.py) and through each page's link
+# (tests/pages/test_shareable_links.py, test_long_link_text_is_cut_and_kept_out_of_the_url, which also checks the
+# cut's notice); each such run costs a page its longest model run (6.5 s of CPU on /kv-cache), so not a third time.
 HOSTILE_TEXTS = {
     "empty": "",
-    "huge": "The cat sat on the mat because it was tired. " * 450,  # ~20,000 characters
     "emoji": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧",
     "cjk": "猫はマットの上に座った。なぜなら疲れていたからだ。我爱自然语言处理。",
     "korean": "고양이가 매트 위에 앉았다. 왜냐하면 피곤했기 때문이다.",
@@ -40,22 +43,26 @@ TEXT_PAGE_URLS = [
 ]  # a text box drawn by hand, or one the page's declared state binds (ui.field)
 
 
-@pytest.mark.parametrize("url", PAGE_URLS)
+@pytest.mark.parametrize("url", [u for u in PAGE_URLS if u not in TEXT_PAGE_URLS or u in TEXT_LINKS])
 def test_page_runs(url):
+    """A page with a text box runs as a plain link opens it in test_page_survives_hostile_text, first."""
     assert_no_exception(run_view(url))
 
 
 @pytest.mark.parametrize("url", TEXT_PAGE_URLS)
-@pytest.mark.parametrize("kind", list(HOSTILE_TEXTS))
-def test_page_survives_hostile_text(url, kind):
+def test_page_survives_hostile_text(url):
+    """Each hostile text typed into every text box of the page, one after another in one visitor's session (one
+    page open for the six: what a text does is computed from that text alone)."""
     at = run_view(url, TEXT_LINKS.get(url))
-    assert at.text_area, "the page's source has a text box but none was shown"
-    for area in at.text_area:
-        area.set_value(HOSTILE_TEXTS[kind])
-    at.run()
     assert_no_exception(at)
-    shown = " ".join(str(m.value) for m in at.markdown)
-    assert "<script>" not in shown or "&lt;script" in shown or "`" in shown
+    assert at.text_area, "the page's source has a text box but none was shown"
+    for kind, text in HOSTILE_TEXTS.items():
+        for area in at.text_area:
+            area.set_value(text)
+        at.run()
+        assert not at.exception, (kind, [e.value for e in at.exception])
+        shown = " ".join(str(m.value) for m in at.markdown)
+        assert "<script>" not in shown or "&lt;script" in shown or "`" in shown, kind
 
 
 def test_language_switch_changes_the_page():
