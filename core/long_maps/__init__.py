@@ -26,6 +26,7 @@ from .maps import (
     layer_maps,
     layer_qk_of,
     log_colour_range,
+    pooled_layer,
     random_qk,
     zoom_window,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "head_summary",
     "layer_maps",
     "layer_qk_of",
+    "pooled_layer",
     "log_colour_range",
     "random_qk",
     "zoom_window",

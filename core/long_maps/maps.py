@@ -42,6 +42,15 @@ def layer_qk_of(model, text: str, n_tokens: int, layer: int) -> LayerQK:
     return LayerQK(q, k, scale, batch.tokens[0], time.perf_counter() - t0)
 
 
+def pooled_layer(model, text: str, n_tokens: int, layer: int, causal: bool) -> tuple[LayerQK, LayerMaps]:
+    """layer_qk_of, then every head pooled (layer_maps, on the default device): the /long-maps page's work."""
+    from ..device import default_device
+
+    qk = layer_qk_of(model, text, n_tokens, layer)
+    device = default_device()
+    return qk, layer_maps(qk.q.to(device), qk.k.to(device), qk.scale, causal=causal)
+
+
 class LayerQK(NamedTuple):
     """One layer's queries and keys as the page computes them (a model forward, or random)."""
 

@@ -254,3 +254,27 @@ def test_every_failed_load_is_one_sentence_of_one_exception(monkeypatch):
     monkeypatch.setitem(registry.RECORDS, "minilm", dataclasses.replace(registry.RECORDS["minilm"], status=missing))
     with pytest.raises(ModelUnavailable, match="llm-x is not installed"):
         registry.loaded("minilm")  # the status is asked first: no weights read
+
+
+def test_the_pages_cache_keeps_a_result_per_load_of_the_model(monkeypatch):
+    """app/models.py computed(): a result is computed once per load, function and arguments, in the light lane and
+    on the queue alike, and a model loaded anew (a folder added again) never gets the old load's results: the key
+    comes from the load itself, not from each caller."""
+    from app import models as app_models
+
+    calls = []
+
+    def work(model, x):
+        calls.append(x)
+        return model, x
+
+    stand_in(monkeypatch, "folder:kept", Counted())
+    light = app_models.computed("folder:kept", work, 1)
+    queued = app_models.computed("folder:kept", work, 2, queue="test-lane")
+    assert app_models.computed("folder:kept", work, 1) is light
+    assert app_models.computed("folder:kept", work, 2, queue="test-lane") is queued
+    assert calls == [1, 2]
+    stand_in(monkeypatch, "folder:kept", Counted())  # registered anew: the next load is another model
+    again = app_models.computed("folder:kept", work, 1)
+    assert again[0] is not light[0] and app_models.computed("folder:kept", work, 2, queue="test-lane")[0] is again[0]
+    assert calls == [1, 2, 1, 2]

@@ -28,12 +28,9 @@ def _random_qk(n: int, seed: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _maps(
-    source: str, serial: int, text_id: str, n: int, layer: int, seed: int, causal: bool, _qk
-) -> long_maps.LayerMaps:
-    """Pooled mean and max of every head (cached per source and its load, text, n, layer, seed, mask; _qk is not
-    hashed)."""
-    q, k, scale = _qk.q, _qk.k, _qk.scale
+def _random_maps(n: int, seed: int, causal: bool) -> long_maps.LayerMaps:
+    """Pooled mean and max of every head of random q and k (a model's: models.computed, with its q and k)."""
+    q, k, scale = _random_qk(n, seed)
     device = default_device()
     return long_maps.layer_maps(q.to(device), k.to(device), scale, causal=causal)
 
@@ -54,14 +51,14 @@ def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
                 st.caption(ui.t("models", f"over_{run.over}", n=run.n_tokens, need=run.need, limit=run.limit))
                 return None
         with st.spinner(T("running_model", layer=req.layer, n=req.n, model=models.name_in_text(req.source))):
-            try:
-                qk = models.computed(source, long_maps.layer_qk_of, text, req.n, req.layer, queue="layer_qk")
+            try:  # the forward, then every head pooled: one job on the queue, kept per load of the model
+                asked = text, req.n, req.layer, causal
+                qk, maps = models.computed(source, long_maps.pooled_layer, *asked, queue="layer_qk")
             except (ValueError, IndexError) as err:  # IndexError: a position the model has no vector for
                 st.error(T("bad_input", error=str(err)))
                 return None
     else:
         qk = long_maps.LayerQK(*_random_qk(req.n, req.seed))
-    with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
-        serial = 0 if req.source == "random" else registry.serial(source)
-        maps = _maps(req.source, serial, text_id, req.n, req.layer, req.seed, causal, qk)
+        with st.spinner(T("running_pool", heads=qk.q.shape[1], n=qk.q.shape[2])):
+            maps = _random_maps(req.n, req.seed, causal)
     return Computed(maps, qk, qk.tokens, qk.forward_s)
