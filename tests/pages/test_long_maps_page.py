@@ -92,3 +92,24 @@ def test_page_reads_the_users_own_text(text, smollm2):
     bars = figure_traces(at, 0)
     np.testing.assert_allclose(plotted_values(bars[0]["y"]), expected["first_share"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(plotted_values(bars[1]["y"]), expected["own_bin_share"], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
+def test_on_a_gpu_the_page_runs_its_own_copy_of_smollm2(monkeypatch, smollm2):
+    """With a GPU the page loads SmolLM2's GPU copy (registry.SMOLLM2_GPU, through the one load) and computes the
+    maps with it; here a stand-in record hands over the CPU copy, so the path runs on any machine."""
+    import importlib
+
+    from tests.tiny_models import stand_in
+
+    page_compute = importlib.import_module("app.views.long_maps.compute")  # the module, not its function
+    loads = []
+    monkeypatch.setattr(page_compute, "on_gpu", lambda: True)
+    stand_in(monkeypatch, registry.SMOLLM2_GPU, lambda: loads.append("gpu") or smollm2)
+    try:
+        at = compute(open_page({"src": "smollm2", "n": "128", "layer": "1", "zsize": "16"}))
+        assert loads == ["gpu"] and registry.SMOLLM2_GPU in registry.shared_keys()
+        assert len(at.get("plotly_chart")) == 3
+    finally:
+        registry.forget(registry.SMOLLM2_GPU)
