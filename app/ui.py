@@ -404,6 +404,9 @@ def _layout_text(layout: dict, part: str) -> str:
     and formula characters escaped."""
     title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    matches = layout.get(part, {}).get("matches") if part != "title" else None
+    if not text and matches:  # a shared axis (stacked panels) is titled once, on the panel that shows its ticks
+        return _layout_text(layout, part[0] + "axis" + matches[1:])
     return _plain(text)
 
 

@@ -58,8 +58,12 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     )
     title = t("step_title", step=view.step, layer=view.layer, n=view.n)
     base_layout(fig, title=safe_label(title, 120), height=460)
-    fig.update_xaxes(type="category", tickangle=-60, showticklabels=len(x) <= 120, row=2, col=1)
+    # the top map's keys too: its x axis matches this one, which shows the ticks
+    keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
+    fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)
     fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(title_text=t("heads_axis"), row=1, col=1)
+    fig.update_yaxes(title_text=t("policy_axis"), row=2, col=1)
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
         fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
     return fig

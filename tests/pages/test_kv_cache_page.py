@@ -3,6 +3,7 @@ prompt and a window of 1."""
 
 import pytest
 
+from app import i18n
 from core.models import registry
 from tests.apptest_helpers import figure_bytes, open_view, shown_text
 
@@ -12,12 +13,19 @@ pytestmark = [
 ]
 
 
+def words(key: str) -> str:
+    return i18n.text("en", "kv_cache.figure", key)
+
+
 def test_default_view_generates_and_shows_every_part():
     at = open_view("kv_cache")
     text = shown_text(at)
     assert "45.00 KiB per token" in text  # 2 x 30 layers x 3 kv heads x 64 x 4 bytes = 46,080 bytes
     assert len(at.get("plotly_chart")) == 5 and figure_bytes(at) < 1_000_000
     assert at.code and "⟶" in at.code[0].value
+    said = i18n.text("en", "common", "figure_map", rows=words("heads_axis"), cols=words("key_axis"), cells="")
+    said = said.replace("(", "\\(").replace(")", "\\)")  # as the caption escapes them for markdown
+    assert said in "\n".join(c.value for c in at.caption)  # the step's map, read out: which rows, which columns
 
 
 def test_empty_prompt_says_so():

@@ -3,6 +3,8 @@
 
 import html
 
+import pytest
+
 from app import i18n
 from core.kv_cache import views
 from tests.fake_traces import fake_generation
@@ -19,6 +21,18 @@ def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
     assert list(fig.data[0].y) == ["head 0", "head 1", "mean of heads"]
     assert list(fig.data[1].y) == ["window", "sinks + window"]
     assert fig.layout.title.text == html.escape(words("step_title", step=2, layer=0, n=6))  # escaped as a label
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_step_figure_axes_say_the_rows_are_the_new_tokens_query_and_the_columns_the_keys(lang):
+    """The map's rows are the heads of the one new query, its columns the cached keys (titled on the bottom panel,
+    whose x axis the map's matches), and the policies' rows say they are policies."""
+    fig = kv.step_figure(
+        views.step_attention(fake_generation(), 2, 0), lambda k, **f: i18n.text(lang, "kv_cache.figure", k, **f)
+    )
+    said = {k: i18n.text(lang, "kv_cache.figure", k) for k in ("heads_axis", "key_axis", "policy_axis")}
+    assert fig.layout.xaxis.matches == "x2" and fig.layout.xaxis2.title.text == said["key_axis"]
+    assert fig.layout.yaxis.title.text == said["heads_axis"] and fig.layout.yaxis2.title.text == said["policy_axis"]
 
 
 def test_top_figure_titles_carry_each_policys_kl():
