@@ -184,15 +184,23 @@ def _linear_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
     return [Drawn(cost_figure(view, words), f"associativity-d{s.d}", {"n": view.sizes, **view.curves})]
 
 
+FLASH_TRAFFIC_KEYS = {"tn", "td", "sram", "bytes"}  # the page's traffic part (app/views/flash_attention/traffic.py)
+FLASH_STATISTICS_ANSWERS = {"flash_attention.running_max", "flash_attention.running_sum"}  # questions on m and l
+
+
 @step_view("flash-attention")
 def _flash_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
-    """The tiled walk of the step's query tile at its key-tile step (the page's default: the last): the running
+    """The HBM traffic at the step's n, d, on-chip memory and format when it sets them (the traffic part's keys),
+    else the tiled walk of the step's query tile at its key-tile step (the page's default: the last): the running
     maximum and sum for a question about them, else the score tiles."""
+    words = ui.texts("flash_attention.figure")
+    if FLASH_TRAFFIC_KEYS & set(step.state):
+        view = flash.traffic_view(s.tn, s.td, flash.sram_elements(s.sram, s.bytes), s.bytes)
+        return [Drawn(flash_figures.traffic_figure(view, words), "flash-hbm-traffic", {"n": view.sizes, **view.curves})]
     view = flash.walk(q_tile=int(s.qtile), n=s.n, d=s.d, br=s.br, bc=s.bc, causal=s.causal, padded_keys=s.pad,
                       seed=s.seed)  # fmt: skip
     at = s.step if len(view.steps) > 1 else 0  # the state's default: the last step, as the page starts
-    words = ui.texts("flash_attention.figure")
-    if asks(step)[0] == "flash_attention.running_max":
+    if asks(step)[0] in FLASH_STATISTICS_ANSWERS:
         return [Drawn(flash_figures.statistics_figure(view, words, at), "flash-m-l")]
     return [Drawn(flash_figures.tiles_figure(view, words, at), "flash-tiles", view.weights)]
 

@@ -22,6 +22,12 @@ CASES = [
     ("flash-gqa-kv", 1, ["fig-tiles"]),  # no step in the state: the page's last
     ("flash-gqa-kv", 2, ["fig-ml"]),  # the running maximum at step 1
     ("flash-gqa-kv", 3, ["fig-kv"]),
+    ("flash-traffic", "flash_attention.running_sum", ["fig-ml"]),  # l after the rescale: the statistics, not tiles
+    (
+        "flash-traffic",
+        "flash_attention.hbm_traffic",
+        ["fig-tr"],
+    ),  # the traffic part at the step's n, d, M, format (as the second)
     ("flash-gqa-kv", 6, ["fig-reach"]),  # /transformer-xl: how far back each method reaches
     ("flash-gqa-kv", 7, ["fig-block"]),  # the committed run's loss by position
     ("multi-head", 6, ["fig-previous_token"]),  # /head-detectors' committed map
@@ -68,6 +74,8 @@ IDS += [
     "flash-gqa-kv-1",
     "flash-gqa-kv-2",
     "flash-gqa-kv-3",
+    "flash-traffic-1",
+    "flash-traffic-3",
     "flash-gqa-kv-6",
     "flash-gqa-kv-7",
     "multi-head-6",
