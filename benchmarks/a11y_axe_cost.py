@@ -1,5 +1,5 @@
 """What axe-core adds to the real-browser test: every page opened as tests/test_browser.py opens it (its own URL, in
-the language that test gives it, en/ja/ko in turn), on one server and one chromium, and axe run there as that test
+the language and at the state that test gives it: en/ja/ko in turn, a state with a figure), on one server and one chromium, and axe run there as that test
 runs it (tests/axe_helpers.py). The page loads are the browser test's anyway; the axe seconds are what it adds.
 Also reported: the violations axe found (the test expects none).
 
@@ -24,6 +24,7 @@ from tests.test_browser import (
     PAGE_RUN_MS,
     PAGES_IN_TEST_ORDER,
     VIEWPORT,
+    link_query,
     page_path,
     sync_api,
     wait_for_run,
@@ -47,7 +48,8 @@ def main() -> None:
                 context.add_init_script(COUNT_RUNS)
                 page = context.new_page()
                 t0 = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}{page_path(entry)}?lang={lang}", wait_until="domcontentloaded")
+                url = f"http://127.0.0.1:{port}{page_path(entry)}?{link_query(entry)}"
+                page.goto(url, wait_until="domcontentloaded")
                 page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
                 wait_for_run(page)
                 axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)

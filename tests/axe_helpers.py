@@ -18,6 +18,23 @@ MENDED = ("heading-order", "empty-table-header")  # best-practice rules, enabled
 PAGE_SCRIPT_RAN = "lang => window.__labCodeReachable === true && document.documentElement.lang === lang"
 
 
+def figure_states() -> dict[str, dict[str, str]]:
+    """Per page (its catalog url), the query parameters of a state reached after input, with a figure: the first
+    lesson step that opens the page at a state (the link a learner follows), and /lessons at the first step with a
+    question, answered (its figure drawn open, the answer judged). The landing page and /room, which no lesson opens
+    at a state, are absent: their default state is the one checked."""
+    from core.lessons import load_lessons
+
+    states: dict[str, dict[str, str]] = {}
+    for lesson in load_lessons().values():
+        for i, step in enumerate(lesson.steps):
+            if step.state:
+                states.setdefault(step.page, dict(step.state))
+            if step.question is not None and "lessons" not in states:
+                states["lessons"] = {"lesson": lesson.id, "lstep": str(i + 1), f"a.{step.question.id}": "1"}
+    return states
+
+
 def wait_for_page_script(page, lang: str, timeout_ms: float) -> None:
     page.wait_for_function(PAGE_SCRIPT_RAN, arg=lang, timeout=timeout_ms, polling=100)
 

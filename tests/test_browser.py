@@ -1,15 +1,19 @@
 """Real-browser test: the app served by `streamlit run` and opened page by page in Debian's chromium.
 
-Every page listed in app/catalog.py is opened by its own URL (http://host/<url>?lang=<en, ja, ko in turn>) in a
-fresh browser session, as a shared link or a bookmark would open it. It must show that page (not Streamlit's "Page
+Every page listed in app/catalog.py is opened by its own URL (http://host/<url>?lang=<en, ja, ko in turn>&<state>)
+in a fresh browser session, as a shared link or a bookmark would open it, at a state reached after input, with a
+figure: the state of the first lesson step that opens the page, /lessons at an answered step (the landing page and
+/room, which no lesson opens at a state, as they start; tests/axe_helpers.figure_states). Each page's default state,
+and every page in all three languages, are checked by scripts/a11y_axe_all.py (results/a11y_axe_all.json). It must show that page (not Streamlit's "Page
 not found" notice, not a different page), with the app's sidebar, no exception box and no JavaScript dialog, its
 document language the link's, and axe-core must find no serious accessibility violation there (tests/axe_helpers.py:
 every page in one of the three languages, each language on a third of them). Where a page has text areas,
 hostile texts are typed into them (empty, 20,000 characters, emoji, CJK, Korean, a <script> tag, a template
 expression); each must stay text: no exception, no dialog, no <script> element, no "49" computed from {{7*7}}.
 
-One screenshot per page, as first loaded with its default inputs at 1280 px wide, goes to artifacts/screenshots/;
-with ATTENTION_LAB_SCREENSHOTS=docs it is also written to docs/screenshots/<url>.png (the README's pictures).
+One screenshot per page, as first loaded at 1280 px wide, goes to artifacts/screenshots/; with
+ATTENTION_LAB_SCREENSHOTS=docs each page opens with its default inputs, in English, and the screenshot is also
+written to docs/screenshots/<url>.png (the README's pictures).
 
 One server serves the whole module (model pages load their weights on their first visit only).
 Needs /usr/bin/chromium (`bash scripts/dev.sh test` installs it when missing) and playwright from PyPI; no browser
@@ -23,6 +27,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -150,11 +155,17 @@ def assert_healthy(page, dialogs: list[str], where: str) -> None:
 # The landing page last: on a fresh server, the first page opened must be one reached by its own URL (opening
 # "/" first would hide a server that resolves page URLs only after its first run of the main page).
 PAGES_IN_TEST_ORDER = sorted(catalog.PAGES, key=lambda p: p.url == "home")
+DOCS = os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs"
 # Each page in one language, the three in turn (the README's pictures: English)
-LANG_OF = {
-    p.url: "en" if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs" else ("en", "ja", "ko")[i % 3]
-    for i, p in enumerate(PAGES_IN_TEST_ORDER)
-}
+LANG_OF = {p.url: "en" if DOCS else ("en", "ja", "ko")[i % 3] for i, p in enumerate(PAGES_IN_TEST_ORDER)}
+# ... at a state after input with a figure, reached by the link itself, so it costs no second load (the README's
+# pictures: the default state)
+STATE_OF = {} if DOCS else axe_helpers.figure_states()
+
+
+def link_query(entry) -> str:
+    """The query string a page is opened with: its language and its state."""
+    return urlencode({"lang": LANG_OF[entry.url], **STATE_OF.get(entry.url, {})})
 
 
 @pytest.mark.parametrize("entry", PAGES_IN_TEST_ORDER, ids=[p.url for p in PAGES_IN_TEST_ORDER])
@@ -166,7 +177,7 @@ def test_page_opened_by_its_url(server, browser, entry):
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
         lang = LANG_OF[entry.url]
-        page.goto(f"{server}{page_path(entry)}?lang={lang}", wait_until="domcontentloaded", timeout=60_000)
+        page.goto(f"{server}{page_path(entry)}?{link_query(entry)}", wait_until="domcontentloaded", timeout=60_000)
         page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
         wait_for_run(page)
 
@@ -196,7 +207,7 @@ def test_page_opened_by_its_url(server, browser, entry):
         shot = page.screenshot()  # the first screen, as a visitor sees it
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"{entry.url}.png").write_bytes(shot)
-        if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
+        if DOCS:
             # The README's pictures: a taller window, so the first figures show under the controls.
             size = page.viewport_size
             page.set_viewport_size({"width": size["width"], "height": 1500})
