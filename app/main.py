@@ -77,7 +77,7 @@ def run() -> None:
             nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
         page = st.navigation(nav, expanded=True)  # every page listed (collapsed, the sidebar hides all but ~10)
         # a learner in a study room: the seat from the link, the room's panel, following the facilitator (/room)
-        room_seat.sidebar(on_room_page=page.url_path == "room")
+        room_seat.sidebar(page)
         with serving.page_slot():  # a bounded number of page runs at once: app/serving.py says why
             page.run()
     except Exception as err:  # one sentence for the visitor, the traceback in the server's log

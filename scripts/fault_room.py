@@ -104,7 +104,7 @@ class FaultSession(LiveSession):
         await asyncio.to_thread(self._get, f"http://{HOST}:{self.port}/{url}" + (f"?{query}" if query else ""))
         await self.connect()
         self.query = query
-        self.tasks = [asyncio.create_task(self.reader()), asyncio.create_task(self.timers())]
+        self.tasks = [asyncio.create_task(self.reader())]  # fragment timers: armed by the server's messages
         await self.send(ClientState(query_string=query, page_name=url))
 
     async def send(self, client_state: ClientState) -> None:
@@ -125,7 +125,8 @@ class FaultSession(LiveSession):
                 return
             self.connected.clear()
             self.drops.append(time.monotonic())
-            self.fragments, self.in_flight = {}, False
+            self.disarm()  # the rerun below arms them again
+            self.in_flight = False
             self.idle.set()
             while not self.closing:  # the page retries until a server answers
                 try:
@@ -136,14 +137,6 @@ class FaultSession(LiveSession):
             # the page reruns at the link it shows; sent from a task, since this reader must read the answer
             rerun = ClientState(query_string=self.query, page_script_hash=self.page_hash)
             self.tasks.append(asyncio.create_task(self.send(rerun)))
-
-    async def timers(self) -> None:
-        while not self.closing:
-            try:
-                await super().timers()
-            except (TimeoutError, websockets.ConnectionClosed):
-                pass
-            await asyncio.sleep(0.5)
 
     async def close(self) -> None:
         self.closing = True

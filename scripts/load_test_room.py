@@ -1,24 +1,32 @@
-"""Load test of a study room (/room): one facilitator and N following learners on one `streamlit run` server,
-each a session speaking Streamlit's websocket protocol (scripts/load_test.py's client; no browser), localhost only.
+"""Load test of a study room (/room): one facilitator and N following learners on one `streamlit run` server (or
+--processes N behind nginx), each a session speaking Streamlit's websocket protocol (scripts/load_test.py's
+client; no browser), localhost only.
 
-A session here stays open like a browser tab: a reader handles every ForwardMsg, and each fragment with
-`run_every` is rerun on its timer as the frontend does (BackMsg rerun_script with the fragment's id). Learners'
-sidebar panels poll the room (app/views/room/seated.py), the facilitator's live panel polls it too.
+A session here stays open like a browser tab and does what Streamlit's frontend (1.67) does with what the server
+sends: a reader handles every ForwardMsg, including runs the server starts on its own (following: the server reruns
+a room panel when the room changed, app/room/watch.py); a fragment with `run_every` (a panel where the server
+cannot push) is rerun on its timer, armed by the auto_rerun message, cleared when a full run starts, and fired
+whether or not a run is under way, carrying the page the tab believes it is on.
 
 Stages, on a room of the lesson --lesson in a temporary SQLite store (--postgres: DATABASE_URL instead):
   join    the facilitator opens the control link; N learners open their seat links (over --ramp s) and press
           "Go to the room's step": all are on step 1's page, following.
-  idle    --idle-seconds with nothing happening: the server's CPU (what following costs: every panel's poll).
+  idle    --idle-seconds with nothing happening: the servers' CPU (what following costs while nothing changes).
   follow  --steps times: the facilitator presses "Next step"; time from that click to each learner's page drawn
-          (the end of the full run on the step's page that their panel's poll started): p50 and max per change.
+          (the end of the full run on the step's page that their panel's rerun started): p50 and max per change,
+          and to their panel's rerun beginning (the server's notice, before the page's run),
+          and whether every learner ended on the step's page (a fragment run the server ran as another page than
+          the tab's, which empties the page a learner sees, is counted too).
   answer  the facilitator opens the current step's question; once a learner's panel shows it, the learner answers
           (within --answer-spread s); time from each answer's click to the facilitator's histogram counting it.
 
-    python scripts/load_test_room.py --learners 30                     # -> results/load_test_room.json
+    python scripts/load_test_room.py                                   # -> results/load_test_room.json
+    python scripts/load_test_room.py --processes 2 --out results/load_test_room_2proc.json
     python scripts/load_test_room.py --learners 5 --idle-seconds 10 --steps 2 --out /tmp/room.json   # a quick one
 
-Targets (issue 25): a step reaches all 30 within 3 s; an answer shows on the histogram within 2 s; an idle room of
-30 costs at most a fifth of one core. The JSON records the machine's cores and load (/proc/loadavg) around each
+Targets, 30 learners: on one process every learner shows every step within 3 s and no page is emptied; on two
+processes a step reaches the last learner within 1 s, the last answer reaches the facilitator within 1 s and an
+idle room costs at most 0.05 of a core. The JSON records the machine's cores and load (/proc/loadavg) around each
 stage: on a shared machine, load from elsewhere shows there.
 """
 
@@ -34,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -56,16 +65,23 @@ class LiveSession(StreamlitSession):
     def __init__(self, port: int, timeout_s: float, name: str):
         super().__init__(port, timeout_s)
         self.name = name
-        self.fragments: dict[str, float] = {}  # fragment id -> interval (s), from auto_rerun messages
-        self.registered: dict[str, float] = {}  # fragments the run in progress registered
+        self.fragments: dict[str, float] = {}  # fragment id -> interval (s): the timers armed (auto_rerun messages)
+        self.armed: dict[str, asyncio.Task] = {}  # fragment id -> its timer
+        self.full_page = ""  # page script hash of the last full run (the page on screen)
+        self.stale_runs = 0  # fragment runs the server ran as another page than the one on screen
+        self.pages_by_url: dict[str, str] = {}  # url path -> page script hash (the navigation message)
         self.run_widgets: dict[str, object] = {}  # widgets the run in progress drew
         self.in_flight = False
+        self.waiting_since: float | None = None  # an action in flight was sent then
+        self.run_started = 0.0  # when the run now drawing began
         self.idle = asyncio.Event()
         self.idle.set()
         self.pages: list[tuple[float, str]] = []  # (time, query string) of every finished full run
         self.histogram: list[tuple[float, int]] = []  # (time, total) of the facilitator's histogram, per run
         self.exceptions: list[str] = []
         self.fragment_runs = 0
+        self.fragment_starts: list[float] = []  # when each fragment run began (its first message arrived)
+        self.fragment_of: dict[str, str] = {}  # widget id -> the fragment that drew it ("" for the page)
         self.tasks: list[asyncio.Task] = []
         self.chart_total: int | None = None
 
@@ -78,28 +94,40 @@ class LiveSession(StreamlitSession):
         if kind == "delta":
             self.delta(msg.delta)
         elif kind == "new_session":  # every run starts with one, a fragment's run too
-            self.page_hash = msg.new_session.page_script_hash or self.page_hash
-            self.registered = {}
+            page = msg.new_session.page_script_hash
+            self.page_hash = page or self.page_hash
             self.run_widgets: dict[str, object] = {}
+            self.run_started = time.monotonic()
+            if not msg.metadata.run.fragment_ids:  # a full run: the frontend clears every fragment timer
+                self.disarm()
+                self.full_page = self.page_hash
+            else:  # a fragment's run replaces what that fragment drew
+                rerun = set(msg.metadata.run.fragment_ids)
+                for wid in [w for w, f in self.fragment_of.items() if f in rerun]:
+                    self.widgets.pop(wid, None)
+                    del self.fragment_of[wid]
+                self.fragment_starts.append(time.monotonic())
+                if page and self.full_page and page != self.full_page:
+                    self.stale_runs += 1
         elif kind == "navigation":
             self.page_hash = msg.navigation.page_script_hash or self.page_hash
             self.pages_by_url = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
-        elif kind == "auto_rerun":  # sent by full runs, for each fragment with run_every they drew
-            self.registered[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        elif kind == "auto_rerun":  # sent by full runs, for each fragment with run_every they drew: a timer armed
+            self.arm(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
         elif kind == "script_finished" and msg.script_finished in DONE:
             now = time.monotonic()
             if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                 self.fragment_runs += 1
-            else:  # a full run: a page drawn (after a page switch too); its fragments replace the last page's
+            else:  # a full run: a page drawn (after a page switch too)
                 self.pages.append((now, self.query))
-                self.fragments = dict(self.registered)
                 self.widgets = dict(self.run_widgets)  # what this page drew, not what an earlier page did
             if self.chart_total is not None:
                 self.histogram.append((now, self.chart_total))
-            self.in_flight = False
-            self.idle.set()
+            if self.waiting_since is None or self.run_started >= self.waiting_since:
+                self.in_flight = False  # an action's own run (not one the server started before it arrived)
+                self.idle.set()
 
     def delta(self, delta) -> None:
         if delta.WhichOneof("type") != "new_element":
@@ -116,6 +144,7 @@ class LiveSession(StreamlitSession):
         if wid:
             self.widgets[wid] = inner
             self.run_widgets[wid] = inner
+            self.fragment_of[wid] = delta.fragment_id
 
     async def reader(self) -> None:
         try:
@@ -126,22 +155,26 @@ class LiveSession(StreamlitSession):
 
     # -- runs ------------------------------------------------------------------------------------------------
 
-    async def send(self, client_state: ClientState) -> None:
-        """Send a rerun once no run is in flight, and wait for it to finish (a page switch included)."""
-        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
-        if client_state.is_auto_rerun and client_state.fragment_id not in self.fragments:
-            # a timer of a fragment the page's last run did not draw: the browser dropped it with that page, and
-            # the server ignores such a rerun (no answer at all, so waiting for one would hang this tab)
-            return
+    async def post(self, client_state: ClientState) -> None:
+        """Send a rerun request now, as the frontend does (it does not wait for a run under way)."""
         client_state.context_info.timezone = "UTC"
         client_state.context_info.locale = "en-US"
         client_state.context_info.url = f"http://{HOST}:{self.port}/"
         msg = BackMsg()
         msg.rerun_script.CopyFrom(client_state)
+        await self.ws.send(msg.SerializeToString())
+
+    async def send(self, client_state: ClientState) -> None:
+        """A visitor's action: sent once no run is in flight, then waited for (a page switch included)."""
+        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
         self.in_flight = True
         self.idle.clear()
-        await self.ws.send(msg.SerializeToString())
-        await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        self.waiting_since = time.monotonic()
+        try:
+            await self.post(client_state)
+            await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        finally:
+            self.waiting_since = None
 
     async def start(self, url: str, query: str) -> None:
         """Open the link as a browser does (the page, the websocket, the first run), the reader handling it all."""
@@ -153,40 +186,44 @@ class LiveSession(StreamlitSession):
             open_timeout=self.timeout_s,
             ping_interval=None,
             proxy=None,  # 127.0.0.1 only, never through a proxy from the environment
+            # the cookies the page's answer set (nginx's lab_route: each tab its own browser, with its affinity)
+            additional_headers={"Cookie": self.cookie_header()} if len(self.cookies) else None,
         )
         self.query = query
-        self.tasks = [asyncio.create_task(self.reader()), asyncio.create_task(self.timers())]
+        self.tasks = [asyncio.create_task(self.reader())]
         await self.send(ClientState(query_string=query, page_name=url))
 
-    async def timers(self) -> None:
-        """Rerun each fragment every `interval` seconds, as the frontend's timer does."""
-        due: dict[str, float] = {}
+    async def timer(self, fid: str, every: float) -> None:
+        """A fragment's timer as the frontend's setInterval runs it: every `every` s from when it was armed,
+        whether or not a run is under way, with the page and query the tab holds at that moment."""
         while True:
-            now = time.monotonic()
-            for fid, interval in list(self.fragments.items()):
-                due.setdefault(fid, now + interval)
-            for fid in [f for f in due if f not in self.fragments]:
-                del due[fid]
-            if not due:
-                await asyncio.sleep(0.2)
-                continue
-            fid = min(due, key=due.get)
-            await asyncio.sleep(max(0.0, due[fid] - time.monotonic()))
-            if fid not in self.fragments:
-                continue
-            due[fid] = time.monotonic() + self.fragments[fid]
+            await asyncio.sleep(every)
             try:
-                await self.send(ClientState(query_string=self.query, page_script_hash=self.page_hash,
+                await self.post(ClientState(query_string=self.query, page_script_hash=self.page_hash,
                                             fragment_id=fid, is_auto_rerun=True))  # fmt: skip
-            except (TimeoutError, websockets.ConnectionClosed):
+            except websockets.ConnectionClosed:
                 return
+
+    def arm(self, fid: str, every: float) -> None:
+        if self.fragments.get(fid) == every:
+            return  # the frontend keeps a timer armed with the same interval
+        self.disarm(fid)
+        self.fragments[fid], self.armed[fid] = every, asyncio.get_running_loop().create_task(self.timer(fid, every))
+
+    def disarm(self, fid: str | None = None) -> None:
+        for f in [fid] if fid is not None else list(self.armed):
+            task = self.armed.pop(f, None)
+            if task is not None:
+                task.cancel()
+            self.fragments.pop(f, None)
 
     async def click(self, key: str, fragment: str = "", **also) -> float:
         """Press the button (or form submit) with this key; `also`: other widget states {key: WidgetState kwargs}.
-        Returns the time the click was sent."""
+        A widget drawn inside a fragment reruns that fragment, as in the browser. Returns when the click was sent."""
         await asyncio.wait_for(self.idle.wait(), self.timeout_s)
-        cs = ClientState(query_string=self.query, page_script_hash=self.page_hash, fragment_id=fragment)
         wid, _ = self.widget(key)
+        fragment = fragment or self.fragment_of.get(wid, "")
+        cs = ClientState(query_string=self.query, page_script_hash=self.page_hash, fragment_id=fragment)
         cs.widget_states.widgets.append(WidgetState(id=wid, trigger_value=True))
         for other, kwargs in also.items():
             oid, _ = self.widget(other)
@@ -199,6 +236,7 @@ class LiveSession(StreamlitSession):
         return any(w.endswith(f"-{key}") for w in self.widgets)
 
     async def close(self) -> None:
+        self.disarm()
         for t in self.tasks:
             t.cancel()
         await super().close()
@@ -243,7 +281,7 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
 
     t0 = time.monotonic()
     await asyncio.gather(*(arrive(i, s) for i, s in enumerate(learners)))
-    on_step = await wait_for(lambda: all(s.fragments and s.pages for s in learners), args.timeout)
+    on_step = await wait_for(lambda: all(s.pages and s.has("room-follow") for s in learners), args.timeout)
     out["join"] = {"learners": args.learners, "all_following": on_step, "seconds": round(time.monotonic() - t0, 1)}
     print(f"join: {out['join']}", flush=True)
     await asyncio.sleep(3)
@@ -266,21 +304,45 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
         sent = await facilitator.click("room-next")
         reached = await wait_for(lambda: all(len(s.pages) > b for s, b in zip(learners, before)), args.timeout)
         lat = [s.pages[b][0] - sent for s, b in zip(learners, before) if len(s.pages) > b]
+        # the panel's rerun reaching the tab (what the room watch decides), before the step's page runs
+        told = [min((t for t in s.fragment_starts if t >= sent), default=None) for s in learners]
+        told = [t - sent for t in told if t is not None]
         cpu = server_cpu(server) - cpu_before  # the facilitator's click, every follower's poll and page run
         changes.append({"reached": len(lat), "all": reached, "ms": [round(1000 * x) for x in sorted(lat)],
+                        "panel_rerun_ms": percentiles([1000 * x for x in told]),
                         "server_cpu_s": round(cpu, 2), "server_cpu_ms_per_learner": round(1000 * cpu / max(1, len(lat)))})  # fmt: skip
         print(f"step change: {len(lat)}/{len(learners)} learners, p50 {percentiles([1000 * x for x in lat])}",
               flush=True)  # fmt: skip
         await asyncio.sleep(args.settle)
+        changes[-1]["on_the_step_page"] = sum(on_step_page(s, target(store, code)) for s in learners)
     every = [ms for c in changes for ms in c["ms"]]
     out["follow"] = {"changes": changes, "all_ms": percentiles(every),
-                     "max_per_change_ms": [max(c["ms"]) if c["ms"] else None for c in changes]}  # fmt: skip
+                     "max_per_change_ms": [max(c["ms"]) if c["ms"] else None for c in changes],
+                     "fragment_runs_as_another_page": sum(s.stale_runs for s in learners)}  # fmt: skip
 
     out["answer"] = await answers(args, facilitator, learners, store, code)
     out["exception_boxes"] = facilitator.exceptions + [e for s in learners for e in s.exceptions]
     for s in [facilitator, *learners]:
         await s.close()
     return out
+
+
+def target(store, code: str) -> tuple[str, dict]:
+    """(page url, query parameters) of the room's step now: where a following learner's page must be."""
+    from app import catalog
+    from core.lessons import load_lessons
+
+    room = store.room(code)
+    step = load_lessons(pages=list(catalog.BY_URL))[room.lesson].steps[room.step]
+    return step.page, step.state
+
+
+def on_step_page(s: LiveSession, where: tuple[str, dict]) -> bool:
+    """The learner's tab shows the step's page at the step's link: its last full run was that page, no later run
+    told it another page, and its address carries the step's query parameters."""
+    url, state = where
+    query = dict(parse_qsl(s.query))
+    return s.full_page == s.page_hash == s.pages_by_url.get(url) and all(query.get(k) == v for k, v in state.items())
 
 
 async def answers(args, facilitator: LiveSession, learners: list[LiveSession], store, code: str) -> dict:
@@ -294,14 +356,13 @@ async def answers(args, facilitator: LiveSession, learners: list[LiveSession], s
 
     async def answer(s: LiveSession) -> None:
         await asyncio.sleep(rng.uniform(0, args.answer_spread))
-        fid = next(iter(s.fragments), "")  # the sidebar panel: the answer form lives in it
         if right.kind == "number":
             widget = {"room-number": {"string_value": "1"}}
         elif right.kind == "order":
             widget = {"room-order": {"string_array_value": {"data": list(right.options)}}}
         else:
             widget = {"room-pick": {"string_value": rng.choice(right.options)}}  # radios send the option
-        sent_at.append(await s.click("room-submit", fid, **widget))
+        sent_at.append(await s.click("room-submit", **widget))  # inside the panel: reruns the panel
 
     await asyncio.gather(*(answer(s) for s in learners if s.has("room-submit")))
     n = len(sent_at)
@@ -323,10 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--learners", type=int, default=30)
     parser.add_argument("--lesson", default="qkv-softmax", help="a lesson whose first steps are light pages")
-    parser.add_argument("--idle-seconds", type=float, default=60)
+    parser.add_argument("--idle-seconds", type=float, default=30)
     parser.add_argument("--steps", type=int, default=3, help="step changes to time")
     parser.add_argument("--settle", type=float, default=3.0, help="s between step changes")
-    parser.add_argument("--ramp", type=float, default=10.0, help="learners arrive over this many seconds")
+    parser.add_argument("--ramp", type=float, default=5.0, help="learners arrive over this many seconds")
     parser.add_argument("--answer-spread", type=float, default=5.0, help="learners answer within this many s")
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--postgres", action="store_true", help="the store at DATABASE_URL (default: a temp SQLite)")
@@ -362,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         "git": git_version(),
         "machine": machine_info("cpu"),
         "store": "postgresql" if args.postgres else "sqlite",
-        "client": "asyncio + websockets, Streamlit's protocol, fragment timers emulated; one process, same cores",
+        "client": "asyncio + websockets, Streamlit's protocol, runs the server starts handled and fragment timers "
+        "fired as Streamlit 1.67's frontend does; one client process on the same cores as the servers",
         "config": {
             k: getattr(args, k)
             for k in ("learners", "lesson", "idle_seconds", "steps", "ramp", "answer_spread", "processes")
@@ -395,11 +457,21 @@ def main(argv: list[str] | None = None) -> int:
     result["loadavg_after"] = loadavg()
     follow_max = result["follow"]["all_ms"].get("max_ms")
     hist_max = result["answer"].get("answer_to_histogram_ms", {}).get("max_ms")
-    result["targets"] = {
-        "step_to_all_within_3s": follow_max is not None and follow_max <= 3000,
-        "answer_to_histogram_within_2s": hist_max is not None and hist_max <= 2000,
-        "idle_under_a_fifth_of_a_core": result["idle"]["server_cores_used"] <= 0.2,
-    }
+    pages_kept = result["follow"]["fragment_runs_as_another_page"] == 0 and all(
+        c["on_the_step_page"] == args.learners for c in result["follow"]["changes"]
+    )
+    if args.processes == 1:
+        result["targets"] = {
+            "step_to_all_within_3s": follow_max is not None and follow_max <= 3000,
+            "no_page_emptied": pages_kept,
+        }
+    else:
+        result["targets"] = {
+            "step_to_all_within_1s": follow_max is not None and follow_max <= 1000,
+            "answer_to_histogram_within_1s": hist_max is not None and hist_max <= 1000,
+            "idle_at_most_0.05_core": result["idle"]["server_cores_used"] <= 0.05,
+            "no_page_emptied": pages_kept,
+        }
     path = save_result(Path(args.out), result)
     print(f"targets: {result['targets']}\nwrote {path}")
     return 1 if result["exception_boxes"] else 0

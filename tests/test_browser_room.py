@@ -129,9 +129,11 @@ def test_facilitator_and_two_learners(room_server):
 
             fac.get_by_role("button", name="Next step").click()
             wait_for_run(fac)
-            for lang, page in learners.items():
+            for lang, page in learners.items():  # the server reruns their panels (their timer: once a minute)
                 marker = "step 2 of 5" if lang == "en" else "ステップ 2／5"
                 page.get_by_text(marker).wait_for(timeout=FOLLOW_MS)
+                wait_for_run(page)  # the step's page drawn at the step's link, not emptied by the switch
+                assert "dk=2" in page.url and page.locator("[data-testid='stMainBlockContainer'] h1").count() >= 1
             fac.get_by_role("button", name="Open the question").click()
             wait_for_run(fac)
             for lang, page in learners.items():

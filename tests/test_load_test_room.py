@@ -1,8 +1,11 @@
-"""The room load client (scripts/load_test_room.py): it tells a page drawn from a fragment's poll, keeps the
-fragments a page registered, reads the facilitator's histogram, and a short real run of a room of two."""
+"""The room load client (scripts/load_test_room.py): it tells a page drawn from a fragment's run, arms and clears
+fragment timers as Streamlit's frontend does, counts a fragment run the server ran as another page, reads the
+facilitator's histogram; and a short real run of a room of two, where following costs no script run while the
+room is still (the server reruns the panels, app/room/watch.py) and every step reaches both learners."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -13,8 +16,9 @@ from scripts import load_test_room as ltr
 
 def message(kind: str, **fields) -> bytes:
     msg = ForwardMsg()
-    if kind == "new_session":
+    if kind == "new_session":  # a full run's, or a fragment run's (fragments=[...])
         msg.new_session.page_script_hash = fields.get("page", "p1")
+        msg.metadata.run.fragment_ids.extend(fields.get("fragments", []))
     elif kind == "auto_rerun":
         msg.auto_rerun.fragment_id, msg.auto_rerun.interval = fields["fid"], fields["every"]
     elif kind == "finished":
@@ -28,20 +32,27 @@ def message(kind: str, **fields) -> bytes:
     return msg.SerializeToString()
 
 
-def test_pages_fragments_and_histogram_are_read_from_the_stream():
+def test_pages_timers_and_histogram_are_read_from_the_stream():
+    asyncio.run(read_the_stream())  # a timer is a task on the client's loop
+
+
+async def read_the_stream():
     s = ltr.LiveSession(port=0, timeout_s=1, name="t")
     for raw in (message("new_session"), message("widget", key="room-next"), message("auto_rerun", fid="f1", every=1.5),
                 message("finished", status=ForwardMsg.FINISHED_SUCCESSFULLY)):  # fmt: skip
         s.handle(raw)
     assert len(s.pages) == 1 and s.fragments == {"f1": 1.5} and s.has("room-next")
-    for raw in (message("new_session"), message("chart", x=[1, 2, 0]),
+    for raw in (message("new_session", fragments=["f1"]), message("chart", x=[1, 2, 0]),
                 message("finished", status=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)):  # fmt: skip
         s.handle(raw)
-    assert len(s.pages) == 1 and s.fragment_runs == 1 and s.fragments == {"f1": 1.5}  # a poll is not a page
-    assert s.chart_total == 3 and s.histogram[-1][1] == 3
-    for raw in (message("new_session", page="p2"), message("finished", status=ForwardMsg.FINISHED_SUCCESSFULLY)):
-        s.handle(raw)
-    assert len(s.pages) == 2 and s.fragments == {} and not s.has("room-next")  # the new page drew neither
+    assert len(s.pages) == 1 and s.fragment_runs == 1 and s.fragments == {"f1": 1.5}  # a timer's run is no page
+    assert s.chart_total == 3 and s.histogram[-1][1] == 3 and s.stale_runs == 0
+    s.handle(message("new_session", page="p2"))  # a full run starts: the frontend clears every timer at once
+    assert s.fragments == {} and s.armed == {}
+    s.handle(message("finished", status=ForwardMsg.FINISHED_SUCCESSFULLY))
+    assert len(s.pages) == 2 and not s.has("room-next")  # the new page drew neither
+    s.handle(message("new_session", page="p1", fragments=["f1"]))  # a fragment run as the page it left
+    assert s.stale_runs == 1
 
 
 @pytest.mark.slow
@@ -53,5 +64,6 @@ def test_a_short_real_run(tmp_path):
     result = json.loads(out.read_text())
     assert result["join"]["all_following"] and result["follow"]["changes"][0]["reached"] == 2
     assert result["answer"]["kept"] == result["answer"]["on_histogram"] == 2
-    assert not result["exception_boxes"] and result["idle"]["fragment_runs"] > 0
+    assert not result["exception_boxes"] and result["follow"]["changes"][0]["on_the_step_page"] == 2
+    assert result["idle"]["fragment_runs"] == 0  # nothing changed: no panel ran (a timer would run them)
     assert {"command", "date", "machine", "loadavg_before", "loadavg_after"} <= set(result)

@@ -79,8 +79,8 @@ def seat(T, code: str, token: str) -> None:
         if lesson is None:
             st.error(T("room_closed") if room is None else T("lesson_gone", lesson=room.lesson))
             return
-        s["following"], s["step"] = True, rules.step_of(room, lesson)
-        follow.go_to_step(lesson, s["step"])
+        s["following"] = True
+        follow.go_to_step(lesson, rules.step_of(room, lesson))
 
 
 def page() -> None:

@@ -1,7 +1,7 @@
 """The facilitator's side of a room (/room?room=CODE&mode=control in a tab that holds the control token): the
 join link and its QR code, moving the room through the lesson's steps, opening and revealing questions, and a live
-panel (a fragment that polls the room's two counters and redraws only from the store when they changed): the
-histogram of answers, "I'm lost", the board with names, the gallery, the CSV of answers.
+panel (a fragment the server reruns when the room's two counters changed, app/room/watch.py, redrawn from the
+store then): the histogram of answers, "I'm lost", the board with names, the gallery, the CSV of answers.
 
 The control token is never left in the address bar: a control link (?key=...) is checked, kept in this session
 and in a cookie of this browser (a reload, a server restart or a failover keeps the control), then taken out of
@@ -15,6 +15,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import ui
+from app.room import watch
 from app.room.store import open_store
 from app.views.room import control_token, door, follow, links
 from core import room as rules
@@ -22,8 +23,6 @@ from core.lessons import fill, text_in
 from core.room import RoomError
 from viz import room as figures
 from viz.lessons import histogram
-
-LIVE_S = 1.5  # the facilitator's panel checks the room this often
 
 
 def move(code: str, control: str, step) -> None:
@@ -121,18 +120,19 @@ def show_sentence(code: str, control: str, sentence: str) -> None:
         follow.refused(e)
 
 
-@st.fragment(run_every=LIVE_S)
-@follow.in_words
+@follow.live
 def live(code: str, control: str, lesson) -> None:
     T = ui.texts("room")
     snap = st.session_state.get("room-live")
     if snap is None or not snap.pop("fresh", False) or snap["view"].room.code != code:  # fresh: the page's own read
         polled = open_store().poll(code)
         if polled is None:
+            watch.follow_here(code, None, any_change=True)
             st.warning(T("room_closed"))
             return
         if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
             snap = st.session_state["room-live"] = snapshot(code, control, polled)
+    watch.follow_here(code, snap["polled"], any_change=True)  # an answer or an arrival redraws it too
     view = snap["view"]
     room, board, hist = view.room, view.board, view.hist
     c1, c2, c3 = st.columns(3)

@@ -1,7 +1,8 @@
 """A learner's seat in a room, and what following needs: app/views/room/seated.py puts the room's panel
-(app/views/room/learner.py) in the sidebar of every page, inside a fragment that polls the room's version every POLL_S seconds
-(one indexed read) and takes a following learner to the room's step by opening its link: the step's page with
-the step's query parameters, exactly what a shared link carries.
+(app/views/room/learner.py) in the sidebar of every page, inside a fragment that the server reruns when the room's
+version changes (app/room/watch.py: one read per room per process, no script run while nothing changes) and that
+takes a following learner to the room's step by opening its link: the step's page with the step's query
+parameters, exactly what a shared link carries.
 
 The seat travels with the tab: every page a seated learner opens carries `room=CODE&me=TOKEN` in its link, so a
 new session on that link (a reload, a server restart, a failover to another replica, a phone woken after its
@@ -13,19 +14,35 @@ from __future__ import annotations
 import functools
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from app import catalog, serving, ui
+from app.room import watch
 from app.room.store import lessons, open_store
 from core import room as rules
 from core.lessons import LessonError
 from core.room import RoomError
 
-POLL_S = (
-    1.5  # a follower's check: a step reaches everyone within about this plus a page run (scripts/load_test_room.py)
-)
+# Where the server pushes (app/room/watch.py), a panel keeps only a slow FALLBACK_S timer; where it cannot, a
+# POLL_S timer. A fragment timer races a page switch, which is why the pushed panel's is slow, and why
+# `stale_run()` and the seat's switch check in `here()` exist.
+# Streamlit's frontend (1.67) clears every fragment timer when a full run's first message arrives (and before a
+# page link's switch), but a timer that fires after a fragment's run has called st.switch_page and before that
+# message reaches the browser (or while that fragment still runs) sends a rerun of the fragment carrying the page
+# and link it is leaving. The server does not let it interrupt the new page's run, queues it, and then runs the
+# fragment as that old page: the old link's query parameters come back, another page's widget values are
+# dropped, and the browser is told it is on the old page.
+POLL_S = 1.5
+# The pushed panel's timer: a push lost anyway is made good within this, and an armed timer is what makes
+# Streamlit's frontend (1.67) rerun the page when its websocket reconnects (to a restarted server or another
+# replica): it does so only where a fragment timer is armed or its last run was a fragment's. 30 learners cost
+# half a fragment run a second for it.
+FALLBACK_S = 60.0
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
 RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
+HERE = "room_here"  # session state: (page script hash, page, query parameters) of this session's last full run
+SWITCH_TRIES = 3  # a page switch to a step that did not arrive is tried again this many times in all
 
 
 def client() -> str:
@@ -109,12 +126,58 @@ def room_page() -> st.Page:
 
 
 def go_to_step(lesson, step_index: int) -> None:
-    """Open the step's link. The page's widgets start from the link, not from this session's last visit."""
+    """Open the step's link. The page's widgets start from the link, not from this session's last visit. The seat
+    counts the learner on the step once that page runs (`here()`), not now: Streamlit can still replace this
+    switch by a rerun that arrives meanwhile (see POLL_S), and the next panel run must then switch again."""
     page, params = step_target(lesson, step_index)
     for key in lesson.steps[step_index].state:
         st.session_state.pop(key, None)
     s = seat()
+    if s is not None:
+        tries = s["switching"][3] + 1 if s.get("switching") and s["switching"][0] == step_index else 1
+        s["switching"] = (step_index, page.url_path, dict(lesson.steps[step_index].state), tries)
     st.switch_page(page, query_params={**params, **(seat_params(s) if s else {})})
+
+
+def live(draw):
+    """A room panel that redraws when the room changes (`draw` calls watch.follow_here with what it drew): rerun
+    by the server (which asks again when a rerun did not draw) with a FALLBACK_S timer besides, or on a POLL_S
+    timer where the server cannot push.
+    Its store errors are sentences (in_words)."""
+    pushed = st.fragment(run_every=FALLBACK_S)(in_words(draw))
+    polled = st.fragment(run_every=POLL_S)(in_words(draw))
+
+    @functools.wraps(draw)
+    def chosen(*args, **kwargs):
+        return (pushed if watch.available() else polled)(*args, **kwargs)
+
+    return chosen
+
+
+def here(page) -> None:
+    """Called by every full run of a seated learner's page, before the panel: the page it draws (its script hash,
+    the page, its link) for `stale_run()`, and the step the seat is on once a switch to it has arrived. A switch
+    that did not arrive leaves the seat where it was, so the panel switches again (at most SWITCH_TRIES times)."""
+    ctx, s = get_script_run_ctx(), seat()
+    if ctx is not None:
+        st.session_state[HERE] = (ctx.page_script_hash, page, st.query_params.to_dict())
+    pending = s.get("switching") if s is not None else None
+    if pending is not None:
+        step, url, state, tries = pending
+        if page.url_path == url and all(st.query_params.get(k) == v for k, v in state.items()):
+            s["step"], s["switching"] = step, None
+        elif tries >= SWITCH_TRIES:  # a step page that never arrives must not switch forever
+            s["step"], s["switching"] = step, None
+
+
+def stale_run() -> bool:
+    """True (and the learner's page opened again from its link) when this fragment run is one a timer sent for a
+    page the learner has left (see POLL_S): Streamlit ran it as that page."""
+    ctx, kept = get_script_run_ctx(), st.session_state.get(HERE)
+    if ctx is None or kept is None or not ctx.fragment_ids_this_run or ctx.page_script_hash == kept[0]:
+        return False
+    st.switch_page(kept[1], query_params=kept[2])
+    return True
 
 
 @st.fragment(run_every=POLL_S)

@@ -21,7 +21,8 @@ from viz.lessons import histogram
 
 def toggle_follow(s: dict) -> None:
     s["following"] = bool(st.session_state["room-follow"])
-    s["step"] = rules.EXPLORING  # following again: the next poll opens the room's step (and reports it)
+    s["step"] = rules.EXPLORING  # following again: the panel's next run opens the room's step (and reports it)
+    s["rejoin"] = s["following"]  # ... which is now (controls()): the room may not change for a while
     lesson = follow.lesson_of(s["room"])
     try:
         if lesson is not None:
@@ -53,7 +54,7 @@ def answer_form(T, s: dict, room, right) -> None:
             st.warning(T(e.key))
             return
         s["mine_q"] = None
-        st.rerun(scope="fragment")  # show the kept answer now, not at the next poll
+        st.rerun(scope="fragment")  # show the kept answer now, not at the next room change
 
 
 def asked(lesson, room) -> bool:
@@ -96,7 +97,7 @@ def question(T, s: dict, room, lesson) -> None:
 
 
 def panel(T, s: dict, room, lesson) -> None:
-    """What changes with the room (redrawn by every poll): where it is, the step, the question, the shown sentence."""
+    """What changes with the room (redrawn whenever the room changes): where it is, the step, the question, the shown sentence."""
     st.markdown(f"**{T('seat', code=room.code, step=room.step + 1, n=len(lesson.steps))}**")
     st.text(s["name"])
     page, params = follow.step_target(lesson, room.step)
@@ -120,9 +121,11 @@ def toggle_lost(s: dict) -> None:
 
 
 def controls(T, s: dict) -> None:
-    """What the learner does that the room does not change (its own fragment: not redrawn by the polls, and a
+    """What the learner does that the room does not change (its own fragment: not redrawn with the room, and a
     click reruns only this, not the step's page)."""
     room = s["room"]
+    if s.pop("rejoin", False):
+        st.rerun()  # the whole page: its panel takes the learner back to the room's step
     st.toggle(T("follow"), value=s["following"], key="room-follow", on_change=toggle_follow, args=(s,))
     st.toggle(T("lost"), value=bool(s.get("lost")), key="room-lost", help=T("lost_help"), on_change=toggle_lost,
               args=(s,))  # fmt: skip

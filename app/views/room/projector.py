@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import ui
+from app.room import watch
 from app.room.store import open_store
 from app.views.room import facilitator, follow
 from core import room as rules
@@ -20,11 +21,11 @@ def snapshot(code: str, polled) -> dict:
     return {"polled": polled, "room": room, "hist": hist, "learners": learners}
 
 
-@st.fragment(run_every=facilitator.LIVE_S)
-@follow.in_words
+@follow.live
 def live(code: str, lesson) -> None:
     T, lang = ui.texts("room"), ui.lang()
     polled = open_store().poll(code)
+    watch.follow_here(code, polled, any_change=True)
     snap = st.session_state.get("room-projector")
     if polled is not None and (snap is None or snap["polled"] != polled or snap["room"].code != code):
         snap = st.session_state["room-projector"] = snapshot(code, polled)

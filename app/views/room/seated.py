@@ -1,6 +1,7 @@
 """Being in a room on every page: app/main.py calls `sidebar()`; a learner with a seat gets the room's panel
-(app/views/room/learner.py) in the sidebar, inside a fragment that polls the room's version (app/views/room/follow.py
-keeps the seat and the polling rules) and takes a following learner to the room's step."""
+(app/views/room/learner.py) in the sidebar, inside a fragment that the server reruns when the room's version
+changes (app/room/watch.py; app/views/room/follow.py keeps the seat and the following rules) and takes a following
+learner to the room's step."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ from dataclasses import replace
 import streamlit as st
 
 from app import ui
+from app.room import watch
 from app.room.store import open_store
 from app.views.room import follow, learner
 from core import room as rules
 from core.room import RoomError
 
 
-def sidebar(on_room_page: bool = False) -> None:
-    """The room's panel for a seated learner, the seat put back from the link in a new session, and the seat in
-    this page's link. A link whose seat is not in the store (the room closed, a forged token) loses it, with a
-    notice, except on /room, which says so itself."""
+def sidebar(page) -> None:
+    """The room's panel for a seated learner on `page` (the navigation's page this run draws), the seat put back
+    from the link in a new session, and the seat in this page's link. A link whose seat is not in the store (the
+    room closed, a forged token) loses it, with a notice, except on /room, which says so itself."""
+    on_room_page = page.url_path == "room"
     s = follow.seat()
     if s is None and "me" in st.query_params:
         try:
@@ -38,6 +41,7 @@ def sidebar(on_room_page: bool = False) -> None:
     for name, value in follow.seat_params(s).items():
         if st.query_params.get(name) != value:
             st.query_params[name] = value
+    follow.here(page)
     with st.sidebar:
         panel()
         controls()
@@ -51,14 +55,14 @@ def controls() -> None:
         learner.controls(ui.texts("room"), s)
 
 
-@st.fragment(run_every=follow.POLL_S)
-@follow.in_words
+@follow.live
 def panel() -> None:
     s = follow.seat()
-    if s is None:
+    if s is None or follow.stale_run():
         return
     T = ui.texts("room")
     polled = open_store().poll(s["code"])
+    watch.follow_here(s["code"], polled)
     if polled is None:
         st.warning(T("room_closed"))
         if st.button(T("leave"), key="room-leave-closed"):
@@ -74,8 +78,7 @@ def panel() -> None:
         st.warning(T("lesson_gone", lesson=room.lesson))
         return
     room = replace(room, step=rules.step_of(room, lesson))
-    if s["following"] and s["step"] != room.step:
-        s["step"] = room.step
+    if s["following"] and s["step"] != room.step:  # the seat moves to the step once its page runs (follow.here)
         try:
             open_store().where(s["code"], s["token"], room.step, True)
         except RoomError:
