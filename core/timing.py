@@ -133,7 +133,9 @@ def map_large_blocks(threshold: int = MAPPED_FROM_BYTES) -> bool:
     (benchmarks/run_estimate.py), and what a visitor's run held is handed back after it."""
     if _LIBC is None or not hasattr(_LIBC, "mallopt"):
         return False
-    return bool(_LIBC.mallopt(M_MMAP_THRESHOLD, int(threshold)))
+    done = bool(_LIBC.mallopt(M_MMAP_THRESHOLD, int(threshold)))
+    _LIBC.malloc_trim(0)  # what the heap holds free now would otherwise take the next large blocks
+    return done
 
 
 def peak_rss_delta(fn: Callable[[], object]) -> tuple[object, int | None]:
