@@ -284,15 +284,16 @@ def after_run() -> None:
 # First guesses of a run's seconds on one core (the queue then learns them): logit lens at 64 tokens 1.6 s
 # (results/), a short generation, a live ablation card of a few draws, one layer of a long document, the pages'
 # live runs (timings and evaluations of a few tens of seconds at most; a timing is kept by the page that asked, so
-# the queue keeps none: a later click measures anew).
+# the queue keeps none: a later click measures anew), a lesson step's answer (arithmetic, or a model's pass).
 HEAVY = WorkQueue(
     workers=workers_from_env(),
     max_waiting=int(os.environ.get("ATTENTION_LAB_QUEUE_MAX", "64")),
     keep={"logit_lens": 8, "generate": 4, "claim_card": 8, "layer_qk": 2, "transformer_xl": 4, "detector_map": 4,
-          "rope_live": 2, "antecedent_eval": 2, "sdpa_live": 0, "linear_timing": 0, "linear_generation": 0},
+          "rope_live": 2, "antecedent_eval": 2, "sdpa_live": 0, "linear_timing": 0, "linear_generation": 0,
+          "lesson_answer": 128},
     estimates_s={"logit_lens": 2.0, "generate": 3.0, "claim_card": 10.0, "layer_qk": 10.0, "transformer_xl": 10.0,
                  "detector_map": 10.0, "rope_live": 30.0, "antecedent_eval": 30.0, "sdpa_live": 20.0,
-                 "linear_timing": 20.0, "linear_generation": 20.0},
+                 "linear_timing": 20.0, "linear_generation": 20.0, "lesson_answer": 2.0},
     name="heavy",
 )  # fmt: skip
 POLL_S = 0.5  # how often a waiting visitor's place and wait are refreshed (and a stop request noticed)

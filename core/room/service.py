@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable, Mapping
 
 from core import room as rules
-from core.lessons import Answer, Lesson, load_lessons
+from core.lessons import Answer, Lesson, Question, load_lessons
 from core.room import FacilitatorView, RoomError
 from core.room.store import Learner, Room, Store, Tx
 
@@ -211,14 +211,16 @@ class Rooms:
         step = rules.check_step(step, len(self._lesson(room).steps))
         tx.update_room(code, ("version",), step=step, question="", phase="", answer=None, shown="")
 
-    def open_question(self, code: str, control: str, lesson_id: str, step, state: dict[str, str] | None = None
-                      ) -> Answer:  # fmt: skip
+    def open_question(self, code: str, control: str, lesson_id: str, step, state: dict[str, str] | None = None,
+                      compute: Callable[[Question, dict[str, str]], Answer] | None = None) -> Answer:  # fmt: skip
         """Open the question of `step` of lesson `lesson_id`: the room's lesson and step as the facilitator's page
         shows them (refused with 'question_closed' when the room is elsewhere by now). Its right answer is computed
         by the engine from the step's state (or the facilitator's live `state`) before the transaction (an answer
-        may take a model's pass: no lock is held meanwhile) and kept with the room: learners never recompute it."""
+        may take a model's pass: no lock is held meanwhile) and kept with the room: learners never recompute it.
+        `compute`: how the caller computes an answer (the app's: on its heavy-work queue), else core's answer."""
         from core.lessons import answer
 
+        compute = compute or answer
         lesson = self.lessons().get(lesson_id) if isinstance(lesson_id, str) else None
         if lesson is None:
             raise RoomError("unknown_lesson", repr(lesson_id)[:40])
@@ -226,7 +228,7 @@ class Rooms:
         question = lesson.steps[step].question
         if question is None:
             raise RoomError("no_question")
-        right = answer(question, dict(lesson.steps[step].state if state is None else state))
+        right = compute(question, dict(lesson.steps[step].state if state is None else state))
         self._open(code, control, lesson_id, step, question.id, right)
         return right
 

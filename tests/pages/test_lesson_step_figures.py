@@ -206,6 +206,48 @@ def test_a_steps_model_pass_waits_its_turn_in_the_pages_queue(monkeypatch, lesso
     monkeypatch.setattr(owner, name, spied)
     walk = open_view("lessons", {"lesson": lesson, "lstep": str(index)})
     assert figure_by_key(walk, f"step-fig-{index - 1}-0")
-    # the figure's pass ran on the queue's worker (the question's answer function may also compute it, in the
-    # script thread: that is the answer's, not the figure's)
-    assert any(t.startswith("step-queue-") for t in threads), threads
+    # the figure's pass and the question's answer (which runs the model too) both ran on the queue's worker
+    assert threads and all(t.startswith("step-queue-") for t in threads), threads
+
+
+def fresh_queue(monkeypatch) -> None:
+    """A heavy-work queue of the test's own: the process's keeps answers that earlier runs asked for."""
+    from app import serving
+    from app.work_queue import WorkQueue
+
+    old = serving.HEAVY
+    monkeypatch.setattr(serving, "HEAVY", WorkQueue(workers=old.workers, max_waiting=old.max_waiting, name="answer"))
+
+
+@pytest.fixture
+def queue_threads(monkeypatch) -> list[str]:
+    """The threads core.lessons.answers.compute runs in (every step's answer is computed by it)."""
+    import threading
+
+    from core.lessons import answers
+
+    threads, real = [], answers.compute
+
+    def spied(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(answers, "compute", spied)
+    return threads
+
+
+def test_a_steps_answer_waits_its_turn_in_the_pages_queue_on_lessons_and_in_a_room(store, queue_threads, monkeypatch):
+    """A step's right answer (which may run a model) is computed on the heavy-work queue's worker, never in the
+    learner's or the facilitator's script thread: on /lessons, and when a facilitator opens the question."""
+    fresh_queue(monkeypatch)
+    walk = open_view("lessons", {"lesson": "qkv-softmax", "lstep": "1"})
+    assert walk.get("form") and queue_threads, "the question, its answer computed"
+    assert all(t.startswith("answer-queue-") for t in queue_threads), queue_threads
+    queue_threads.clear()
+    fresh_queue(monkeypatch)  # the first queue keeps the answer: the room would not compute it again
+    code, control = store.create("qkv-softmax")
+    facilitator = run_view("room", {"room": code, "key": control})
+    next(b for b in facilitator.button if b.label == "Open the question").click().run()
+    assert_no_exception(facilitator)
+    assert store.room(code).phase == "open" and queue_threads
+    assert all(t.startswith("answer-queue-") for t in queue_threads), queue_threads

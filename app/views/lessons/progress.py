@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app import catalog, ui
+from app import catalog, serving, ui
 from core import lessons as core
 
 ANSWERS = "lesson_answers"  # session: {lesson id: {question id: response as one string}}
@@ -32,16 +32,15 @@ def load_lessons(folder: Path | None = None) -> dict[str, core.Lesson]:
     return _load(str(folder), _signature(folder))
 
 
-@st.cache_resource(show_spinner=False, max_entries=128)
-def _answer(fn: str, params: tuple, state: tuple, kind: str) -> core.Answer:
-    question = core.Question("q", kind, fn, dict(params), {}, (), {})
-    return core.answer(question, dict(state))
-
-
 def right_answer(question: core.Question, state: dict[str, str]) -> core.Answer:
-    """core.answer, computed once per process for a (question, state): the same for every learner."""
+    """core.answer for a step's question at a state, the one place the app computes one (/lessons, and a room's
+    facilitator opening a question): on the heavy-work queue, as the pages' own model passes are (an answer may run
+    a model: the visitor waits their turn in the one slot per visitor), computed once per process for a (question,
+    state) and kept by the queue, the same for every learner."""
     params = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in question.params.items()))
-    return _answer(question.answer_fn, params, tuple(sorted(state.items())), question.kind)
+    key = ("lesson_answer", question.answer_fn, params, tuple(sorted(state.items())), question.kind)
+    asked = core.Question("q", question.kind, question.answer_fn, dict(params), {}, (), {})
+    return serving.heavy(key, lambda: core.answer(asked, dict(state)), "lesson_answer")
 
 
 def answers(lesson: core.Lesson) -> dict[str, str]:
