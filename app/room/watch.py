@@ -80,7 +80,6 @@ class Watch:
         self._watchers: dict[str, Watcher] = {}  # session id -> what it watches (one panel per session)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self.ticks = 0
 
     def follow(self, session_id: str, code: str, fragment_id: str, seen: Polled, any_change: bool = False) -> None:
         """This session's fragment drew the room as `seen`: rerun it when the room moves on from there."""
@@ -89,10 +88,6 @@ class Watch:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="room-watch", daemon=True)
                 self._thread.start()
-
-    def forget(self, session_id: str) -> None:
-        with self._lock:
-            self._watchers.pop(session_id, None)
 
     def watching(self) -> dict[str, Watcher]:
         with self._lock:
@@ -127,7 +122,6 @@ class Watch:
             time.sleep(self.every_s)
             try:
                 self.tick()
-                self.ticks += 1
             except Exception:  # noqa: BLE001 - a failed tick must not end following; the fallback timer covers it
                 LOG.exception("room watch: a tick failed")
 
