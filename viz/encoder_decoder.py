@@ -145,8 +145,8 @@ def alignment_map(grid, t) -> go.Figure:
         zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL_SCALE, text=text, texttemplate="%{text}",
         hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=12),
     ))  # fmt: skip
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title_text=t("axis_layer"))
+    fig.update_xaxes(type="category", title_text=t("axis_head"))
     return base_layout(fig, t("map_title"), height=160 + 70 * acc.shape[0])
 
 

@@ -41,6 +41,6 @@ def lens_figure(view: LensView, t) -> go.Figure:
             hovertemplate=f"%{{x}} · %{{y}}<br>{t('prob')}: %{{z:.3f}}<br>{t('top')}:<br>%{{customdata}}<extra></extra>",
         )
     )
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-60)
+    fig.update_yaxes(autorange="reversed", title_text=t("stage_axis"))
+    fig.update_xaxes(tickangle=-60, title_text=t("position_axis"))
     return base_layout(fig, t("figure_title", n=n, s=S), height=220 + 16 * S)

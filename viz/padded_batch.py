@@ -27,6 +27,7 @@ def mask_figure(view: MaskView, t: Words) -> go.Figure:
         [str(j) for j in range(mask.shape[1])],
         title=t("mask_title"),
         x_title=t("position"),
+        y_title=t("sentence_axis"),
         colorscale="Blues",
         zmid=None,
         value_name="attention_mask",

@@ -46,8 +46,9 @@ def masks_figure(view: MasksView, t: Words) -> go.Figure:
             row=1,
             col=k,
         )
-        fig.update_yaxes(autorange="reversed", showticklabels=k == 1, row=1, col=k)
-        fig.update_xaxes(scaleanchor=f"y{'' if k == 1 else k}", row=1, col=k)
+        query = t("query") if k == 1 else None  # the rows' title once, beside the only ticks shown
+        fig.update_yaxes(autorange="reversed", showticklabels=k == 1, title_text=query, row=1, col=k)
+        fig.update_xaxes(scaleanchor=f"y{'' if k == 1 else k}", title_text=t("key"), row=1, col=k)
     base_layout(fig, height=300)
     return fig
 

@@ -36,5 +36,7 @@ def test_figures_escape_tokens_and_mark_the_alignment():
         "heads_per_layer": 4,
         **al.measure(model, tok, grammar.generate(2, 12, held_out=True)).to_dict(),
     }
-    assert figs.alignment_map(al.result_grid(data), t).data[0].z.shape == (2, 4)
+    grid = figs.alignment_map(al.result_grid(data), t)
+    assert grid.data[0].z.shape == (2, 4)
+    assert (grid.layout.yaxis.title.text, grid.layout.xaxis.title.text) == ("axis_layer", "axis_head")
     assert len(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], t).data[0].x) == 8

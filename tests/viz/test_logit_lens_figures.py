@@ -42,4 +42,5 @@ def test_lens_figure_is_the_final_predictions_probability_by_stage_and_position(
     assert np.array(heat.text)[0].tolist() == ["a", "&lt;b&gt;", "d", "f"]  # the lens's top token, escaped
     assert (heat.zmin, heat.zmax) == (0.0, 1.0)
     assert fig.layout.yaxis.autorange == "reversed"  # embeddings on top
+    assert (fig.layout.yaxis.title.text, fig.layout.xaxis.title.text) == (t("stage_axis"), t("position_axis"))
     assert fig.layout.title.text == t("figure_title", n=4, s=3)

@@ -23,6 +23,7 @@ def test_mask_figure_is_the_batch_mask_with_values_written_when_small():
     assert list(heat.x) == [str(j) for j in range(6)] and list(heat.y) == ["sentence 0", "sentence 1", "sentence 2"]
     assert heat.texttemplate is not None  # 18 cells: the 0/1 values are written in them
     assert fig.layout.title.text == t("mask_title") and fig.layout.xaxis.title.text == t("position")
+    assert fig.layout.yaxis.title.text == t("sentence_axis")  # its text alternative says what the rows are
 
 
 def test_a_large_mask_has_no_written_values():

@@ -16,6 +16,10 @@ def test_masks_figure_draws_each_mask_cell_for_cell():
     view = tx.masks_view()
     fig = vx.masks_figure(view, words)
     assert [a.text for a in fig.layout.annotations] == [words(f"method_{m}") for m in tx.METHODS]
+    # queries down (titled once, beside the only row labels), keys across every mask
+    assert fig.layout.yaxis.title.text == words("query") and not fig.layout.yaxis2.title.text
+    x_axes = ["xaxis"] + [f"xaxis{k}" for k in range(2, len(tx.METHODS) + 1)]
+    assert [fig.layout[x].title.text for x in x_axes] == [words("key")] * len(tx.METHODS)
     for trace, m in zip(fig.data, tx.METHODS):
         np.testing.assert_array_equal(np.asarray(trace.z), view.masks[m].astype(np.float32))
         # hidden cells are told by a cross as well as by colour; cells a query may attend carry nothing
