@@ -15,6 +15,7 @@ from core.kv_cache.views import Eviction, History, Memory, NextTokens, StepAtten
 
 from .heatmap import attention_heatmap
 from .labels import safe_label
+from .masks import MARK_COLOURS, MASKED_MARK
 from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
@@ -23,7 +24,8 @@ Words = Callable[..., str]
 
 def step_figure(view: StepAttention, t: Words) -> go.Figure:
     """Top: the weights of every head and their mean over the positions (bins when pooled). Bottom: the share of
-    each bin that each eviction policy keeps (1 = kept, 0 = evicted)."""
+    each bin that each eviction policy keeps (1 = kept, 0 = evicted). Evicted bins carry /masks' cross, so they
+    are not told by colour alone."""
     x = [safe_label(s, 40) for s in view.labels]
     rows = [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
@@ -42,15 +44,19 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         col=1,
     )
     policies = list(view.kept)
+    kept = np.vstack([view.kept[p] for p in policies]).astype(np.float32)
     fig.add_trace(
         go.Heatmap(
-            z=np.vstack([view.kept[p] for p in policies]).astype(np.float32),
+            z=kept,
             x=x,
             y=[t(f"policy_{p}") for p in policies],
             colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
             zmin=0,
             zmax=1,
             showscale=False,
+            text=np.where(kept == 0, MASKED_MARK, "").tolist(),
+            texttemplate="%{text}",
+            textfont=dict(color=MARK_COLOURS[False]),
             hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
         ),
         row=2,

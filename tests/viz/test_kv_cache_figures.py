@@ -3,12 +3,14 @@
 
 import html
 
+import numpy as np
 import pytest
 
 from app import i18n
 from core.kv_cache import views
 from tests.fake_traces import fake_generation
 from viz import kv_cache as kv
+from viz.masks import MASKED_MARK
 
 
 def words(key, **fmt):
@@ -53,3 +55,14 @@ def test_history_memory_and_kl_figures_read_back():
     kl = kv.kl_figure(views.eviction(fake_generation()), words)
     assert [t.name for t in kl.data] == ["window", "sinks + window"] and list(kl.data[0].y) == [0.25] * 3
     assert kl.layout.yaxis.title.text == words("kl_axis")
+
+
+def test_evicted_positions_carry_the_masks_cross_and_kept_ones_none():
+    """The kept/evicted row is not told by colour alone: a position a policy evicts carries /masks' cross."""
+    view = views.step_attention(fake_generation(), 2, 0)
+    strip = kv.step_figure(view, words).data[1]
+    text = np.array(strip.text)
+    kept = np.vstack(list(view.kept.values()))
+    assert (kept == 0).any() and (kept == 1).any()  # both kinds in the strip
+    np.testing.assert_array_equal(text == MASKED_MARK, kept == 0)
+    assert strip.texttemplate == "%{text}"
