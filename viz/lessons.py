@@ -12,12 +12,15 @@ from core.lessons import Distribution
 from .labels import safe_label
 from .style import GREEN, MASKED_COLOUR, ORANGE, PALETTE, base_layout
 
+RIGHT_MARK = "✓"
+
 
 def histogram(view: Distribution, words: Callable[..., str]) -> go.Figure:
     """Horizontal bars, one per answer (or bin), in the view's order. Before the reveal every bar is one colour;
-    after it, right bars are green. The viewer's own answer is outlined. words(key, **fmt): the [lessons.figure] words
-    (keys: hist_title, hist_count, hist_right, hist_mine)."""
-    y = [safe_label(label, 60) for label in view.labels]
+    after it, right bars are green and their labels end in RIGHT_MARK (not told by colour alone; a screen reader's
+    text alternative reads the mark with the label). The viewer's own answer is outlined. words(key, **fmt): the
+    [lessons.figure] words (keys: hist_title, hist_count, hist_right, hist_mine)."""
+    y = [safe_label(label, 60) + (f" {RIGHT_MARK}" if right else "") for label, right in zip(view.labels, view.right)]
     colours = [GREEN if right else (MASKED_COLOUR if view.revealed else PALETTE[0]) for right in view.right]
     widths = [3 if i == view.mine else 0 for i in range(len(y))]
     fig = go.Figure(

@@ -37,3 +37,12 @@ def test_titles_and_axis_from_the_figure_section():
     fig = figures.histogram(view, t)
     expected = " · ".join([t("hist_title", n=3), t("hist_right", right=1, n=3), t("hist_mine")])
     assert fig.layout.title.text == expected and fig.layout.xaxis.title.text == t("hist_count")
+
+
+def test_the_right_bar_is_told_by_a_mark_not_only_by_green():
+    """After the reveal the right answer's label carries a check mark (colour-blind readers, screen readers); before
+    it no label does."""
+    before = figures.histogram(core.distribution(ANSWER, ["1 cat", "2 sat"]), words).data[0]
+    after = figures.histogram(core.distribution(ANSWER, ["1 cat", "2 sat"], reveal=True), words).data[0]
+    assert not [y for y in before.y if figures.RIGHT_MARK in y]
+    assert list(after.y) == ["0 &lt;script&gt;", f"1 cat {figures.RIGHT_MARK}", "2 sat"]
