@@ -352,7 +352,7 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     title, rows, cols = (_layout_text(layout, part) for part in ("title", "yaxis", "xaxis"))
 
     def cell(c: figure_text.Cell, tile: str) -> str:
-        said = {"row": literal(c.row), "col": literal(c.col), "value": c.value}
+        said = {"row": _token(c.row), "col": _token(c.col), "value": c.value}
         return (
             t("common", "figure_tile_cell", tile=_plain(tile), **said) if tile else t("common", "figure_cell", **said)
         )
@@ -389,8 +389,14 @@ def _said(label: str) -> str:
     try:
         float(label)
     except ValueError:
-        return literal(label)
+        return _token(label)
     return label
+
+
+def _token(label: str) -> str:
+    """A figure's label as a caption's literal, read as the figure shows it: safe_label's entities decoded (a screen
+    reader says '<script>', not '&lt;script&gt;'); the code span keeps it inert."""
+    return literal(html.unescape(str(label)))
 
 
 def _plain(text: str) -> str:

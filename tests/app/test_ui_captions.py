@@ -1,0 +1,33 @@
+"""A figure's caption (app/ui.py, the text a screen reader reads) says a label as the figure shows it: the figures
+escape a visitor's tokens for plotly (viz safe_label), the caption decodes them again inside an inert code span."""
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app import ui
+from core import figure_text
+
+
+def caption_of(fig, data=None, rows=None, cols=None) -> str:
+    layout = fig.layout.to_plotly_json()
+    matrix = data is not None
+    told = figure_text.describe(ui._traces(fig), layout, maps=not matrix, map_labels=(rows, cols))
+    if matrix:
+        cells = figure_text.strongest_cells(data, rows, cols)
+        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
+    return ui._figure_caption(layout, told)
+
+
+def test_a_bar_label_is_read_as_shown_not_as_its_entities():
+    fig = go.Figure(go.Bar(x=["0 &lt;script&gt;", "1 cat ✓", "2 a&amp;b"], y=[0, 2, 1]))
+    said = caption_of(fig)
+    assert "` 0 <script> `" in said and "` 1 cat ✓ `" in said
+    assert "&lt;" not in said
+
+
+def test_a_map_cell_is_read_as_shown():
+    data = np.array([[0.9, 0.1], [0.2, 0.8]])
+    labels = ["0 &lt;b&gt;", "1 x&amp;y"]
+    fig = go.Figure(go.Heatmap(z=data, x=labels, y=labels))
+    said = caption_of(fig, data, labels, labels)
+    assert "<b>" in said and "x&y" in said and "&lt;" not in said and "&amp;" not in said
