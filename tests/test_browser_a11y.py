@@ -49,8 +49,12 @@ def test_document_language_follows_the_choice(server, browser):
 
 
 # what a screen reader names the focused element by: a button's or link's text, a field's label (aria-label)
+# Only a control's own text counts: a focusable container (Streamlit's <main tabindex=0>) whose whole text happens
+# to end with the sought words must not stand in for the button at its end.
 FOCUSED_TEXT = """() => { const e = document.activeElement;
-  return e ? (e.innerText || e.getAttribute('aria-label') || '').trim() : ''; }"""
+  const control = 'button, a, input, textarea, select, [role=button], [role=radio], [role=checkbox], [role=switch], '
+    + '[role=tab], [role=link], [role=option], [role=combobox], [role=slider]';
+  return e && e.matches(control) ? (e.innerText || e.getAttribute('aria-label') || '').trim() : ''; }"""
 
 
 def start_at_top(page) -> None:
