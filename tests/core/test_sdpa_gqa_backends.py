@@ -120,10 +120,13 @@ def test_benchmark_compares_each_backend_with_naive():
 #   The workspace grows with the thread count, so the test pins the threads and the bound stays below one score
 #   matrix on any machine.
 # - On CUDA, FlashAttention's forward keeps its tiles on chip: its peak is the output and the log-sum-exp.
-# Slack: page rounding of the process's resident set, and the caching allocator's 512-byte blocks; the
-# kernel's code pages are loaded by a warm-up call first.
+# Slack: page rounding of the process's resident set, the caching allocator's 512-byte blocks, and whatever
+# the worker's other threads touch meanwhile (the resident peak is the whole process's: a fresh-clone CI run
+# measured 2.99 MB against a 2.71 MB bound with 1 MiB of slack). 4 MiB keeps the bound below one 16 MiB score
+# matrix at PEAK_THREADS (about 6.9 MB), so a kernel that materialises the scores still fails. The kernel's code
+# pages are loaded by a warm-up call first.
 PEAK_THREADS = 4
-PEAK_SLACK = 1 << 20
+PEAK_SLACK = 4 << 20
 
 
 def flash_peak_bound(shape: sb.AttentionShape, device: str, threads: int) -> int:
