@@ -284,7 +284,7 @@ def after_run() -> None:
 # First guesses of a run's seconds on one core (the queue then learns them): logit lens at 64 tokens 1.6 s
 # (results/), a short generation, a live ablation card of a few draws, one layer of a long document, the pages'
 # live runs (timings and evaluations of a few tens of seconds at most; a timing is kept by the page that asked, so
-# the queue keeps none: a later click measures anew), a lesson step's answer (arithmetic, or a model's pass).
+# the queue keeps none: a later click measures anew), a lesson step's answer that runs a model (a forward).
 HEAVY = WorkQueue(
     workers=workers_from_env(),
     max_waiting=int(os.environ.get("ATTENTION_LAB_QUEUE_MAX", "64")),

@@ -299,6 +299,14 @@ def answer(question: Question, state: dict[str, str]) -> Answer:
     return result
 
 
+def needs_model_pass(question: Question, state: dict[str, str]) -> bool:
+    """Whether computing the question's answer at `state` runs a model (its answer function's declaration): the app
+    queues those with the pages' other model passes and computes the rest where they are asked."""
+    from core.lessons.answers import needs_model_pass as declared
+
+    return declared(question.answer_fn, dict(state))
+
+
 def _normal(text: str) -> str:
     return unicodedata.normalize("NFKC", text).strip()
 

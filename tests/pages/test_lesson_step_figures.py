@@ -210,13 +210,19 @@ def test_a_steps_model_pass_waits_its_turn_in_the_pages_queue(monkeypatch, lesso
     assert threads and all(t.startswith("step-queue-") for t in threads), threads
 
 
-def fresh_queue(monkeypatch) -> None:
-    """A heavy-work queue of the test's own: the process's keeps answers that earlier runs asked for."""
+def fresh_queue(monkeypatch) -> list[str]:
+    """A heavy-work queue of the test's own (the process's keeps answers that earlier runs asked for), and no answer
+    kept from before: returns the kinds of work it was asked to run."""
     from app import serving
     from app.work_queue import WorkQueue
 
-    old = serving.HEAVY
-    monkeypatch.setattr(serving, "HEAVY", WorkQueue(workers=old.workers, max_waiting=old.max_waiting, name="answer"))
+    old, asked = serving.HEAVY, []
+    queue = WorkQueue(workers=old.workers, max_waiting=old.max_waiting, name="answer")
+    real = queue.run
+    monkeypatch.setattr(queue, "run", lambda key, fn, kind, **kw: asked.append(kind) or real(key, fn, kind, **kw))
+    monkeypatch.setattr(serving, "HEAVY", queue)
+    progress._computed_here.clear()
+    return asked
 
 
 @pytest.fixture
@@ -236,18 +242,49 @@ def queue_threads(monkeypatch) -> list[str]:
     return threads
 
 
-def test_a_steps_answer_waits_its_turn_in_the_pages_queue_on_lessons_and_in_a_room(store, queue_threads, monkeypatch):
-    """A step's right answer (which may run a model) is computed on the heavy-work queue's worker, never in the
-    learner's or the facilitator's script thread: on /lessons, and when a facilitator opens the question."""
-    fresh_queue(monkeypatch)
+def test_a_cheap_answer_is_computed_in_the_script_without_the_queue_on_lessons_and_in_a_room(store, queue_threads,
+                                                                                             monkeypatch):  # fmt: skip
+    """A step's answer that runs no model (qkv-softmax's first: a cell of a tiny score matrix) is computed in the
+    learner's or the facilitator's script, never behind other visitors' model passes on the heavy-work queue."""
+    queued = fresh_queue(monkeypatch)
     walk = open_view("lessons", {"lesson": "qkv-softmax", "lstep": "1"})
     assert walk.get("form") and queue_threads, "the question, its answer computed"
-    assert all(t.startswith("answer-queue-") for t in queue_threads), queue_threads
+    assert not any(t.startswith("answer-queue-") for t in queue_threads) and not queued, (queue_threads, queued)
     queue_threads.clear()
-    fresh_queue(monkeypatch)  # the first queue keeps the answer: the room would not compute it again
+    queued = fresh_queue(monkeypatch)  # the answer kept on /lessons: the room would not compute it again
     code, control = store.create("qkv-softmax")
     facilitator = run_view("room", {"room": code, "key": control})
     next(b for b in facilitator.button if b.label == "Open the question").click().run()
     assert_no_exception(facilitator)
     assert store.room(code).phase == "open" and queue_threads
-    assert all(t.startswith("answer-queue-") for t in queue_threads), queue_threads
+    assert not any(t.startswith("answer-queue-") for t in queue_threads) and not queued, (queue_threads, queued)
+
+
+@pytest.mark.parametrize(
+    ("fn", "state", "on_queue"),
+    [
+        ("attention.top_key", {}, True),  # a model's forward, declared so
+        ("long_maps.cell", {"src": "smollm2"}, True),  # a model's q and k: the state decides
+        ("long_maps.cell", {"src": "random"}, False),  # random q and k
+        ("sdpa_steps.cell", {}, False),  # arithmetic on a tiny matrix
+    ],
+)
+def test_an_answer_waits_on_the_queue_only_when_it_declares_a_model_pass(monkeypatch, fn, state, on_queue):
+    """progress.right_answer, the one place /lessons and a room compute an answer, queues an answer whose function
+    declares a model pass (core.lessons.answers.register's model_pass) and computes the others where asked."""
+    import threading
+
+    from core import lessons as core
+    from core.lessons import answers
+
+    queued, threads = fresh_queue(monkeypatch), []
+    kind = answers.ANSWER_FUNCTIONS[fn].kind
+
+    def canned(*args, **kwargs):  # the model itself is not what this test is about
+        threads.append(threading.current_thread().name)
+        return core.Answer(kind, 1.0, (), 0.0) if kind == "number" else core.Answer(kind, "a", ("a", "b"), None)
+
+    monkeypatch.setattr(answers, "compute", canned)
+    progress.right_answer(core.Question("q", kind, fn, {}, {}, (), {}), state)
+    assert len(threads) == 1
+    assert threads[0].startswith("answer-queue-") == on_queue and queued == (["lesson_answer"] if on_queue else [])

@@ -34,13 +34,22 @@ def load_lessons(folder: Path | None = None) -> dict[str, core.Lesson]:
 
 def right_answer(question: core.Question, state: dict[str, str]) -> core.Answer:
     """core.answer for a step's question at a state, the one place the app computes one (/lessons, and a room's
-    facilitator opening a question): on the heavy-work queue, as the pages' own model passes are (an answer may run
-    a model: the visitor waits their turn in the one slot per visitor), computed once per process for a (question,
-    state) and kept by the queue, the same for every learner."""
+    facilitator opening a question), computed once per process for a (question, state), the same for every learner.
+    An answer that runs a model waits its turn on the heavy-work queue, as the pages' own model passes do (one slot
+    per visitor); arithmetic on small tensors is computed here, not behind other visitors' model passes."""
     params = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in question.params.items()))
     key = ("lesson_answer", question.answer_fn, params, tuple(sorted(state.items())), question.kind)
     asked = core.Question("q", question.kind, question.answer_fn, dict(params), {}, (), {})
+    if not core.needs_model_pass(asked, dict(state)):
+        return _computed_here(key, asked, dict(state))
     return serving.heavy(key, lambda: core.answer(asked, dict(state)), "lesson_answer")
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def _computed_here(key: tuple, _asked: core.Question, _state: dict[str, str]) -> core.Answer:
+    """An answer without a model pass, kept per `key` (which names the question and state) as the queue keeps the
+    others."""
+    return core.answer(_asked, _state)
 
 
 def answers(lesson: core.Lesson) -> dict[str, str]:

@@ -29,15 +29,19 @@ PAGE_STATES: dict[str, State] = {}  # page URL -> the state its link carries
 TOLERANCES = State(Float("tolerance", None, 0), Float("rel_tolerance", None, 0))  # any number question takes them
 
 
-def register(name: str, kind: str, page: str, state: State, params: State | None = None):
+def register(name: str, kind: str, page: str, state: State, params: State | None = None, *,
+             model_pass: bool | Callable[[Values], bool] = True):  # fmt: skip
     """Add an answer function to ANSWER_FUNCTIONS under `name`: it gives a `kind` answer about `page`, whose link
-    carries `state`; `params` declares the question's fixed parameters (number questions also take TOLERANCES)."""
+    carries `state`; `params` declares the question's fixed parameters (number questions also take TOLERANCES).
+    `model_pass`: whether computing it runs a model (a forward, a generation, a model's weights loaded), so the app
+    computes it on its heavy-work queue; False for arithmetic on small tensors and committed results, computed where
+    asked; a function of the step's read state where the state decides (random q and k, or a model's)."""
     params = params or State()
     if kind == "number":
         params = params + TOLERANCES
 
     def add(fn):
-        fn.kind, fn.page, fn.state, fn.params = kind, page, state, params
+        fn.kind, fn.page, fn.state, fn.params, fn.model_pass = kind, page, state, params, model_pass
         known = PAGE_STATES.setdefault(page, state)
         if known is not state:
             raise ValueError(f"{name}: page {page} has another state declaration")
@@ -51,6 +55,12 @@ def compute(name: str, params: dict, state: dict[str, str]) -> Answer:
     """The answer of function `name` for a question's params and a step's state (a link's parameters)."""
     fn = ANSWER_FUNCTIONS[name]
     return fn(fn.params.read(params), fn.state.read(state))
+
+
+def needs_model_pass(name: str, state: dict[str, str]) -> bool:
+    """Whether function `name` runs a model for a step's state (its declaration in register)."""
+    fn = ANSWER_FUNCTIONS[name]
+    return bool(fn.model_pass(fn.state.read(state)) if callable(fn.model_pass) else fn.model_pass)
 
 
 # ---- helpers every topic uses ---------------------------------------------------------------------------------

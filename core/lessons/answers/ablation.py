@@ -38,7 +38,7 @@ def _numbers(view: ab.CardView) -> dict:
             "heads": view.heads_text, "k": len(view.heads)}  # fmt: skip
 
 
-@register("ablation.verdict", "choice", PAGE, ab.STATE)
+@register("ablation.verdict", "choice", PAGE, ab.STATE, model_pass=False)
 def ablation_verdict(params, s):
     """The link's committed card: removing its heads hurts 'far_more' or 'somewhat_more' than removing as many random
     heads from the same layers, or 'no_more'; 'no_candidates' when no head was singled out to test (details of a
@@ -50,7 +50,7 @@ def ablation_verdict(params, s):
     return Answer("choice", correct, options, None, _numbers(view) if view.status == "tested" else {})
 
 
-@register("ablation.harm_ratio", "choice", PAGE, ab.STATE)
+@register("ablation.harm_ratio", "choice", PAGE, ab.STATE, model_pass=False)
 def ablation_harm_ratio(params, s):
     """How many times the placebo draws' mean harm the harm of removing the link's card's heads is: 'under_2x',
     '2x_to_10x' or 'over_10x' (details: `ratio`, `harm`, `placebo_mean`, `draws`, `heads`, `k`)."""
@@ -61,7 +61,7 @@ def ablation_harm_ratio(params, s):
 
 
 @register("ablation.larger_placebo", "choice", PAGE, ab.STATE,
-          State(Choice("other", "induction-zero", options=lambda c: ab.card_keys())))  # fmt: skip
+          State(Choice("other", "induction-zero", options=lambda c: ab.card_keys())), model_pass=False)  # fmt: skip
 def ablation_larger_placebo(params, s):
     """Whose placebo hurts more on average: random heads from the layers of the link's card's heads, or from those
     of card `other`'s (another claim): '<claim>_layers' (details: each card's `placebo_mean` and layers)."""
@@ -79,7 +79,9 @@ def ablation_larger_placebo(params, s):
                    "layers": layers(here), "other_layers": layers(there)})  # fmt: skip
 
 
-@register("ablation.mode_change", "choice", PAGE, ab.STATE, State(Choice("mode", "mean", options=ab.MODES)))
+@register(
+    "ablation.mode_change", "choice", PAGE, ab.STATE, State(Choice("mode", "mean", options=ab.MODES)), model_pass=False
+)
 def ablation_mode_change(params, s):
     """A prediction: the link's card's heads removed by `mode` ablation instead: is the harm 'higher', 'lower' or
     the 'same' (within the metric's noise floor, core.ablation.MIN_HARM)? Details: `harm`, `other_harm`."""

@@ -37,7 +37,7 @@ def _ranking(s) -> data.Ranking:
     return data.ranking(analysis, int(s.rank), s.top)
 
 
-@register("antecedents.held_out_verdict", "choice", PAGE, STATE)
+@register("antecedents.held_out_verdict", "choice", PAGE, STATE, model_pass=False)
 def antecedents_held_out_verdict(params, s):
     """The head the link's model's evaluation chose on the selection half, on the held-out half: its 95% interval
     lies 'above', around ('chance') or 'below' the first-noun baseline, 50% (details: `l`, `h`, `selection`,
@@ -50,7 +50,7 @@ def antecedents_held_out_verdict(params, s):
                    "held_out": percent(held["head_accuracy"]), "lo": percent(lo), "hi": percent(hi)})  # fmt: skip
 
 
-@register("antecedents.held_out_change", "choice", PAGE, STATE)
+@register("antecedents.held_out_change", "choice", PAGE, STATE, model_pass=False)
 def antecedents_held_out_change(params, s):
     """A prediction: the head chosen on the selection half (the link's model), scored on the held-out half where
     nothing was chosen: is its accuracy 'higher', 'lower' or the 'same' (details in per cent: `selection`, `held_out`)?"""
@@ -62,7 +62,7 @@ def antecedents_held_out_change(params, s):
 
 
 @register("antecedents.switching_heads", "number", PAGE, STATE,
-          State(Choice("model", "smollm2", options=lambda c: tuple((data.load_results() or {"models": {}})["models"]))))  # fmt: skip
+          State(Choice("model", "smollm2", options=lambda c: tuple((data.load_results() or {"models": {}})["models"]))), model_pass=False)  # fmt: skip
 def antecedents_switching_heads(params, s):
     """How many heads of model `model` change their preferred noun between the two sentences of at least one held-out
     pair (details: `total`, its heads)."""

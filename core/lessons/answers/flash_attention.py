@@ -13,7 +13,7 @@ PAGE = "flash-attention"
 
 
 @register("flash_attention.tiles", "number", PAGE, fa.STATE,
-          State(Choice("what", "all", options=("query", "key", "all"))))  # fmt: skip
+          State(Choice("what", "all", options=("query", "key", "all"))), model_pass=False)  # fmt: skip
 def flash_attention_tiles(params, s):
     """Query tiles ("query"), key tiles ("key") or score tiles ("all" = both multiplied) for the page's n, Br, Bc."""
     tr, tc = len(fa.tile_ranges(s.n, s.br)), len(fa.tile_ranges(s.n, s.bc))
@@ -32,14 +32,14 @@ def _picked_step(params, s) -> fa.KeyTileStep:
     return step
 
 
-@register("flash_attention.running_max", "number", PAGE, fa.STATE, State(Int("row", 0, 0)))
+@register("flash_attention.running_max", "number", PAGE, fa.STATE, State(Int("row", 0, 0)), model_pass=False)
 def flash_attention_running_max(params, s):
     """The running maximum m of query row `row` of the picked query tile after the picked key-tile step."""
     value = float(_picked_step(params, s).m[params.row])
     return number(value, params, 0.01, query=s.walk.queries[0] + params.row, step=s.step)
 
 
-@register("flash_attention.running_sum", "number", PAGE, fa.STATE, State(Int("row", 0, 0)))
+@register("flash_attention.running_sum", "number", PAGE, fa.STATE, State(Int("row", 0, 0)), model_pass=False)
 def flash_attention_running_sum(params, s):
     """The running sum l of query row `row` of the picked query tile after the picked key-tile step: the sum before,
     rescaled by exp(m_before - m) when the tile raised the maximum, plus the tile's own sum of exp(score - m)."""
@@ -54,7 +54,7 @@ def flash_attention_running_sum(params, s):
                   tile_sum=round(value - l_before * rescale, 4))  # fmt: skip
 
 
-@register("flash_attention.exact", "choice", PAGE, fa.STATE)
+@register("flash_attention.exact", "choice", PAGE, fa.STATE, model_pass=False)
 def flash_attention_exact(params, s):
     """Does the tiled output equal standard attention's (torch SDPA, float64) for the page's n, d, Br, Bc and masks:
     'rounding' (largest difference under 1e-9: the same numbers up to float rounding), 'approximate' (under 1e-3,
@@ -69,7 +69,7 @@ UNITS = {"elements": 1, "bytes": 1, "MiB": 2**20}  # bytes and MiB count bytes, 
 
 @register("flash_attention.hbm_traffic", "number", PAGE, fa.STATE,
           State(Choice("algorithm", "naive", options=("naive", "flash1", "flash2")),
-                Choice("unit", "MiB", options=tuple(UNITS))))  # fmt: skip
+                Choice("unit", "MiB", options=tuple(UNITS))), model_pass=False)  # fmt: skip
 def flash_attention_hbm_traffic(params, s):
     """The elements (or bytes, MiB) `algorithm` reads from and writes to HBM for the traffic part's n, d, on-chip
     memory and number format: standard attention ("naive"), the paper's Algorithm 1 ("flash1") or FlashAttention-2's

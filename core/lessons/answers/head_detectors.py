@@ -11,7 +11,7 @@ from core.lessons.answers import register
 PAGE = "head-detectors"
 
 
-@register("head_detectors.best_head", "choice", PAGE, hd.STATE)
+@register("head_detectors.best_head", "choice", PAGE, hd.STATE, model_pass=False)
 def head_detectors_best_head(params, s):
     """Among four heads 'layer.head', the one the committed detector map scores highest for the page's detector
     (default induction) and model: the best head, and heads ranked at the middle, three quarters and last."""

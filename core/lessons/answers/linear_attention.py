@@ -17,7 +17,7 @@ def _assoc(s):
 
 @register("linear_attention.cost", "number", PAGE, STATE,
           State(Choice("order", "linear", options=("quadratic", "linear")),
-                Choice("what", "intermediate_numbers", options=("multiply_adds", "intermediate_numbers"))))  # fmt: skip
+                Choice("what", "intermediate_numbers", options=("multiply_adds", "intermediate_numbers"))), model_pass=False)  # fmt: skip
 def linear_attention_cost(params, s):
     """For the page's n and d: "multiply_adds" or "intermediate_numbers" of `order` (quadratic or linear)."""
     view = _assoc(s)
@@ -25,7 +25,7 @@ def linear_attention_cost(params, s):
     return number(value, params, abs(value) * 0.01, n=view.n, d=view.d)
 
 
-@register("linear_attention.crossover", "number", PAGE, STATE)
+@register("linear_attention.crossover", "number", PAGE, STATE, model_pass=False)
 def linear_attention_crossover(params, s):
     """The smallest n from which the d x d order costs fewer multiply-adds, at the page's d. Exact: one n less and
     the n x n order is not more expensive."""
@@ -33,7 +33,7 @@ def linear_attention_crossover(params, s):
     return number(view.crossover, params, 0, d=view.d)
 
 
-@register("linear_attention.cheaper", "choice", PAGE, STATE)
+@register("linear_attention.cheaper", "choice", PAGE, STATE, model_pass=False)
 def linear_attention_cheaper(params, s):
     """Which order costs fewer multiply-adds at the page's n and d: 'quadratic' or 'linear'."""
     view = _assoc(s)
@@ -41,7 +41,7 @@ def linear_attention_cheaper(params, s):
     return Answer("choice", "linear" if lin < q else "quadratic", ("quadratic", "linear"), None, {"ratio": view.ratio})
 
 
-@register("linear_attention.more_spread", "choice", PAGE, STATE)
+@register("linear_attention.more_spread", "choice", PAGE, STATE, model_pass=False)
 def linear_attention_more_spread(params, s):
     """On the implied-matrix part's random q, k: whose rows spread wider (higher mean entropy), 'softmax' or 'linear'."""
     view = implied_view(s.im_n, s.im_d, s.spread, s.causal, s.seed)

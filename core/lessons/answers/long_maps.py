@@ -45,12 +45,17 @@ def _maps(s) -> tuple[long_maps.LayerMaps, int]:
     return _computed(s.src, serial, int(s.n), s.layer, s.seed, text, s.causal)
 
 
+def runs_a_model(s) -> bool:
+    """Random q and k are arithmetic on small tensors; a model's maps need its forward to the layer."""
+    return s.src != RANDOM
+
+
 def _map(s, side: int) -> views.MapView:
     maps, group = _maps(s)
     return views.map_view(maps, s.head, s.stat, side, maps.mean.shape[0] // group)
 
 
-@register("long_maps.cell_tokens", "number", PAGE, STATE)
+@register("long_maps.cell_tokens", "number", PAGE, STATE, model_pass=runs_a_model)
 def long_maps_cell_tokens(params, s):
     """Tokens one cell of the head's map covers on each side (rounded mean), at the page's length and resolution
     (details: `cells`, the cells a side)."""
@@ -58,7 +63,7 @@ def long_maps_cell_tokens(params, s):
     return number(view.cell_rows, params, 0, cells=len(view.row_edges) - 1)
 
 
-@register("long_maps.cell", "number", PAGE, STATE, State(Int("row", 0, 0), Int("col", 0, 0)))
+@register("long_maps.cell", "number", PAGE, STATE, State(Int("row", 0, 0), Int("col", 0, 0)), model_pass=runs_a_model)
 def long_maps_cell(params, s):
     """The value of cell (row, col) of the head's map (the page's statistic and resolution): the mean or the largest
     weight of that block of the full n x n matrix (details: `rows`, `cols`: the tokens of the block)."""
@@ -68,7 +73,9 @@ def long_maps_cell(params, s):
     return number(float(view.values[r, c]), params, 1e-3, rows=rows, cols=cols)
 
 
-@register("long_maps.peak_change", "choice", PAGE, STATE, State(Choice("to", "64", options=SIDES)))
+@register(
+    "long_maps.peak_change", "choice", PAGE, STATE, State(Choice("to", "64", options=SIDES)), model_pass=runs_a_model
+)
 def long_maps_peak_change(params, s):
     """A prediction: does the head map's largest cell go 'higher', 'lower' or stay the 'same' (within 1e-6) when the
     resolution moves from the page's to `to` cells a side (details: `before`, `after`)?"""
@@ -79,7 +86,14 @@ def long_maps_peak_change(params, s):
                   {"before": round(before, 4), "after": round(after, 4)})  # fmt: skip
 
 
-@register("long_maps.full_bytes", "number", PAGE, STATE, State(Choice("unit", "MiB", options=tuple(UNITS))))
+@register(
+    "long_maps.full_bytes",
+    "number",
+    PAGE,
+    STATE,
+    State(Choice("unit", "MiB", options=tuple(UNITS))),
+    model_pass=runs_a_model,
+)
 def long_maps_full_bytes(params, s):
     """What the full n x n float32 weight matrices of every head of the layer would weigh, in `unit` (the page sends
     the pooled maps instead; details: `heads`, `n`)."""
@@ -88,7 +102,7 @@ def long_maps_full_bytes(params, s):
     return number(maps.full_bytes / UNITS[params.unit], params, 0.01, heads=heads, n=maps.n)
 
 
-@register("long_maps.mass_where", "choice", PAGE, STATE)
+@register("long_maps.mass_where", "choice", PAGE, STATE, model_pass=runs_a_model)
 def long_maps_mass_where(params, s):
     """Where the head's average query puts most of its weight: on the 'first' key bin (an attention sink), on keys
     in its 'own' bin (local attention) or 'elsewhere' (the rest), read off the exact pooled means (details: the

@@ -16,7 +16,7 @@ PAGE = "masks"
 
 
 @register("masks.allowed_count", "number", PAGE, STATE,
-          State(Choice("mask", None, options=tuple(core.MASK_KINDS))))  # fmt: skip
+          State(Choice("mask", None, options=tuple(core.MASK_KINDS))), model_pass=False)  # fmt: skip
 def masks_allowed_count(params, s):
     """Cells (query, key) a mask kind (params mask, else the page's) lets through for the picked sentence of the
     padded batch (the padded length: every sentence is padded to the longest)."""
@@ -26,7 +26,7 @@ def masks_allowed_count(params, s):
     return number(int(allowed.sum()), params, 0, kind=kind, n=int(allowed.shape[0]), real=len(lists[int(s.row)]))
 
 
-@register("masks.top_key", "token", PAGE, STATE, State(Word("query", None)))
+@register("masks.top_key", "token", PAGE, STATE, State(Word("query", None)), model_pass=False)
 def masks_top_key(params, s):
     """The key the picked head gives most weight from a query of the picked sentence under the page's mask
     (params query: a position or a word; default the sentence's last real token)."""
@@ -47,7 +47,7 @@ def _kinds(s):
     return _three_kinds(tuple(lists[int(s.src)]), tuple(lists[int(s.tgt)]))
 
 
-@register("masks.kind_order", "order", PAGE, STATE)
+@register("masks.kind_order", "order", PAGE, STATE, model_pass=False)
 def masks_kind_order(params, s):
     """The three kinds of attention (encoder_self, decoder_self, cross) from most to fewest allowed cells, for the
     page's source and target sentences."""
@@ -56,7 +56,7 @@ def masks_kind_order(params, s):
 
 
 @register("masks.cross_shape", "number", PAGE, STATE,
-          State(Choice("what", "keys", options=("queries", "keys"))))  # fmt: skip
+          State(Choice("what", "keys", options=("queries", "keys"))), model_pass=False)  # fmt: skip
 def masks_cross_shape(params, s):
     """Rows ("queries") or columns ("keys") of one head's cross-attention weights for the page's sentences."""
     cross = next(k for k in _kinds(s).kinds if k.kind == "cross")

@@ -26,7 +26,7 @@ def _capabilities(s):
     return caps
 
 
-@register("models.count", "number", PAGE, STATE, State(Choice("what", "head_dim", options=COUNTS)))
+@register("models.count", "number", PAGE, STATE, State(Choice("what", "head_dim", options=COUNTS)), model_pass=False)
 def models_count(params, s):
     """A number of the picked model's contract: "layers", "query_heads", "kv_heads" or "head_dim" (the width d of
     one head's queries and keys)."""
@@ -36,7 +36,7 @@ def models_count(params, s):
     return number(value, params, 0, d_model=caps.d_model, heads=caps.n_heads, kv=caps.n_kv_heads)
 
 
-@register("models.positions", "choice", PAGE, STATE)
+@register("models.positions", "choice", PAGE, STATE, model_pass=False)
 def models_positions(params, s):
     """How the picked model knows where a token is: its position kind (learned, sinusoidal, rope, alibi,
     relative-buckets, none)."""
@@ -45,7 +45,7 @@ def models_positions(params, s):
 
 
 @register("models.cache_bytes", "number", PAGE, STATE,
-          State(Choice("unit", "MiB", options=tuple(UNITS)), Int("to_tokens", None, 1, MAX_ESTIMATE_TOKENS)))  # fmt: skip
+          State(Choice("unit", "MiB", options=tuple(UNITS)), Int("to_tokens", None, 1, MAX_ESTIMATE_TOKENS)), model_pass=False)  # fmt: skip
 def models_cache_bytes(params, s):
     """The picked decoder's key/value cache after the page's tokens (with to_tokens: a prediction at that length),
     float32, in `unit` (bytes or MiB)."""
@@ -59,7 +59,7 @@ def models_cache_bytes(params, s):
                   unit=params.unit)  # fmt: skip
 
 
-@register("models.has_cache", "choice", PAGE, STATE)
+@register("models.has_cache", "choice", PAGE, STATE, model_pass=False)
 def models_has_cache(params, s):
     """Does the page report a key/value cache (keys and values per head, while generating) for the picked model:
     'yes' or 'no'?"""
@@ -68,7 +68,7 @@ def models_has_cache(params, s):
 
 
 @register("models.supports", "choice", PAGE, STATE,
-          State(Choice("page", "logit-lens", options=tuple(dict.fromkeys(p.split("/")[0] for p in PAGE_NEEDS)))))  # fmt: skip
+          State(Choice("page", "logit-lens", options=tuple(dict.fromkeys(p.split("/")[0] for p in PAGE_NEEDS)))), model_pass=False)  # fmt: skip
 def models_supports(params, s):
     """Can a folder with the picked model's capabilities be picked on page `page`: 'yes' or 'no'?"""
     caps = _capabilities(s)

@@ -49,7 +49,7 @@ def multi_head_shape(params, s):
 @register("multi_head.head_count", "number", PAGE, mh.STATE,
           State(Int("heads", 8, 1, mh.PAPER_D_MODEL),
                 Choice("what", "score_rank", options=("head_dim", "parameters", "flops", "score_rank",
-                                                      "score_entries"))))  # fmt: skip
+                                                      "score_entries"))), model_pass=False)  # fmt: skip
 def multi_head_head_count(params, s):
     """For d_model = 512 (the paper's) and h = params heads on n tokens (the heads part's slider): "head_dim",
     "parameters", "flops", "score_rank" (largest rank of one head's n x n score matrix) or "score_entries"."""

@@ -22,7 +22,7 @@ def _rotation(s, log_base: float | None = None):
     return rope.rotation_view(s.rope_d, 10 ** (s.rope_base if log_base is None else log_base), s.m, s.layout)
 
 
-@register("positions.rope_angle", "number", PAGE, STATE, PAIR)
+@register("positions.rope_angle", "number", PAGE, STATE, PAIR, model_pass=False)
 def positions_rope_angle(params, s):
     """The angle m·θ_i (radians, not reduced mod 2π) by which RoPE turns pair `pair` at the page's position m."""
     rot = _rotation(s)
@@ -35,7 +35,7 @@ def _wavelength(rot, i: int) -> float:
     return 2 * math.pi / float(rot.inv_freq[i])
 
 
-@register("positions.rope_wavelength", "number", PAGE, STATE, PAIR)
+@register("positions.rope_wavelength", "number", PAGE, STATE, PAIR, model_pass=False)
 def positions_rope_wavelength(params, s):
     """Positions pair `pair` takes to turn a full circle: 2π/θ_i."""
     rot = _rotation(s)
@@ -45,7 +45,7 @@ def positions_rope_wavelength(params, s):
 
 
 @register("positions.wavelength_growth", "number", PAGE, STATE,
-          State(Word("pair", "last"), Float("to_base", 5.0, 1.0, 6.0, step=0.1)))  # fmt: skip
+          State(Word("pair", "last"), Float("to_base", 5.0, 1.0, 6.0, step=0.1)), model_pass=False)  # fmt: skip
 def positions_wavelength_growth(params, s):
     """A prediction: how many times longer pair `pair`'s wavelength gets when the base slider (log10 of the base)
     moves from the page's value to `to_base` (theory: (base'/base)^(2i/d))."""
@@ -56,7 +56,7 @@ def positions_wavelength_growth(params, s):
                   exponent=f"{2 * i}/{before.d}")  # fmt: skip
 
 
-@register("positions.relative_only", "choice", PAGE, STATE)
+@register("positions.relative_only", "choice", PAGE, STATE, model_pass=False)
 def positions_relative_only(params, s):
     """Does the score q_m·k_n of RoPE-rotated vectors depend on 'offset' (m - n) only, or on 'both' positions?"""
     rot = _rotation(s)
@@ -68,7 +68,7 @@ def positions_relative_only(params, s):
 # ---- the other parts: sinusoidal, learned, relative (Shaw et al.), ALiBi and the measured extrapolation ----------
 
 
-@register("positions.sinusoidal_dot", "number", PAGE, STATE, State(Int("distance", 0, 0)))
+@register("positions.sinusoidal_dot", "number", PAGE, STATE, State(Int("distance", 0, 0)), model_pass=False)
 def positions_sinusoidal_dot(params, s):
     """PE(p)·PE(p + `distance`) of the sinusoidal part's encoding at the page's d and base: the same for every p
     (each sin/cos pair adds cos(distance·ω_i), so distance 0 gives d/2)."""
@@ -88,7 +88,7 @@ def positions_learned_has_vector(params, s):
                   {"position": past.position, "rows": past.table_size, "last": past.table_size - 1})  # fmt: skip
 
 
-@register("positions.relative_vectors", "number", PAGE, STATE)
+@register("positions.relative_vectors", "number", PAGE, STATE, model_pass=False)
 def positions_relative_vectors(params, s):
     """Distinct learned offset vectors E the relative part's n × n scores use: offsets clip(i - j, -k, k), so 2k + 1
     (fewer when n is shorter than the clip)."""
@@ -96,7 +96,7 @@ def positions_relative_vectors(params, s):
     return number(len(np.unique(view.offsets)), params, 0, k=s.clip, n=s.rel_n, offsets=2 * s.clip + 1)
 
 
-@register("positions.alibi_bias", "number", PAGE, STATE, State(Int("distance", 4, 0)))
+@register("positions.alibi_bias", "number", PAGE, STATE, State(Int("distance", 4, 0)), model_pass=False)
 def positions_alibi_bias(params, s):
     """The bias ALiBi adds to the picked head's score of a key `distance` positions back: -m_h · distance."""
     view = alibi.alibi_view(s.heads, s.al_n, s.al_head)
@@ -121,7 +121,7 @@ RUNNABLE_PAST = tuple(k for k in extrapolation.KINDS if k != "learned")  # a lea
 
 
 @register("positions.extrapolation_order", "order", PAGE, STATE,
-          State(Many("kinds", RUNNABLE_PAST, options=RUNNABLE_PAST)))  # fmt: skip
+          State(Many("kinds", RUNNABLE_PAST, options=RUNNABLE_PAST)), model_pass=False)  # fmt: skip
 def positions_extrapolation_order(params, s):
     """A prediction, in the committed run (extrapolation part): `kinds` from the highest to the lowest accuracy
     past the training length (mean over seeds); learned absolute positions cannot run there at all."""
@@ -135,7 +135,7 @@ def positions_extrapolation_order(params, s):
 
 @register("positions.extrapolation_accuracy", "number", PAGE, STATE,
           State(Choice("kind", "rope", options=extrapolation.KINDS),
-                Choice("where", "past", options=("inside", "past"))))  # fmt: skip
+                Choice("where", "past", options=("inside", "past"))), model_pass=False)  # fmt: skip
 def positions_extrapolation_accuracy(params, s):
     """In the committed run: the mean accuracy (percent, mean over seeds) of `kind` inside or past the training
     length; 5 percentage points either way count as right."""

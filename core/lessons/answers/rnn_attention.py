@@ -60,13 +60,20 @@ def rnn_attention_encoder_numbers(params, s):
     return number(value, params, 0, states=states, width=shape.state_width, final=shape.hidden)
 
 
-@register("rnn_attention.path_length", "number", PAGE, STATE, State(Choice("kind", cmp.RECURRENT, options=KINDS)))
+@register(
+    "rnn_attention.path_length",
+    "number",
+    PAGE,
+    STATE,
+    State(Choice("kind", cmp.RECURRENT, options=KINDS)),
+    model_pass=False,
+)
 def rnn_attention_path_length(params, s):
     """Layer applications between the first and the last of the page's n positions in one `kind` layer."""
     return number(cmp.path_length(s.n, params.kind), params, 0, n=s.n, kind=params.kind)
 
 
-@register("rnn_attention.cheaper", "choice", PAGE, STATE, State(Int("to_n", None, 2, 2048)))
+@register("rnn_attention.cheaper", "choice", PAGE, STATE, State(Int("to_n", None, 2, 2048)), model_pass=False)
 def rnn_attention_cheaper(params, s):
     """A prediction: with the length slider moved to `to_n` (default: the page's n) at the page's d, which layer
     needs fewer operations: 'recurrent', 'attention' or 'equal'?"""

@@ -37,7 +37,7 @@ def pair_index(pair, n_pairs: int) -> int:
 
 
 @register("rope_scaling.ratio", "number", PAGE, STATE,
-          State(Choice("method", "linear", options=METHODS), Word("pair", 0)))  # fmt: skip
+          State(Choice("method", "linear", options=METHODS), Word("pair", 0)), model_pass=False)  # fmt: skip
 def rope_scaling_ratio(params, s):
     """How many times longer pair `pair`'s wavelength is under `method` than under plain RoPE (the ratio curve)."""
     ratio = np.asarray(_rows(s)[params.method]["ratio"])
@@ -46,13 +46,22 @@ def rope_scaling_ratio(params, s):
     return number(value, params, max(0.01, abs(value) * 0.01), pair=i, factor=float(s.factor))
 
 
-@register("rope_scaling.attention_factor", "number", PAGE, STATE, State(Choice("method", "yarn", options=METHODS)))
+@register(
+    "rope_scaling.attention_factor",
+    "number",
+    PAGE,
+    STATE,
+    State(Choice("method", "yarn", options=METHODS)),
+    model_pass=False,
+)
 def rope_scaling_attention_factor(params, s):
     """The factor `method` multiplies cos and sin by (YaRN: 0.1 ln s + 1)."""
     return number(float(_rows(s)[params.method]["attention_factor"]), params, 0.005, factor=float(s.factor))
 
 
-@register("rope_scaling.kept_pairs", "number", PAGE, STATE, State(Choice("method", "yarn", options=METHODS)))
+@register(
+    "rope_scaling.kept_pairs", "number", PAGE, STATE, State(Choice("method", "yarn", options=METHODS)), model_pass=False
+)
 def rope_scaling_kept_pairs(params, s):
     """How many of the 32 pairs `method` leaves unchanged (ratio 1) at the page's factor."""
     row = _rows(s)[params.method]
@@ -60,7 +69,7 @@ def rope_scaling_kept_pairs(params, s):
 
 
 @register("rope_scaling.slowest_order", "order", PAGE, STATE,
-          State(Many("methods", ("default", "linear", "dynamic"), options=METHODS)))  # fmt: skip
+          State(Many("methods", ("default", "linear", "dynamic"), options=METHODS)), model_pass=False)  # fmt: skip
 def rope_scaling_slowest_order(params, s):
     """Methods from the longest to the shortest wavelength of their slowest pair."""
     rows = _rows(s)

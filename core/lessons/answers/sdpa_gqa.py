@@ -20,7 +20,7 @@ def _view(s, ctx: int | None = None, batch: int | None = None):
 
 @register("sdpa_gqa.kv_bytes", "number", PAGE, STATE,
           State(Choice("unit", "GiB", options=tuple(UNITS)), Int("ctx", None, 1, 10_000_000),
-                Int("batch", None, 1, 4096)))  # fmt: skip
+                Int("batch", None, 1, 4096)), model_pass=False)  # fmt: skip
 def sdpa_gqa_kv_bytes(params, s):
     """The KV cache of the page's model at its context, batch and number format, in `unit` (GiB, MiB or bytes).
     With params ctx and/or batch: a prediction of the cache at that context and batch (the learner then sets them)."""
@@ -30,7 +30,7 @@ def sdpa_gqa_kv_bytes(params, s):
                   batch=view.batch)  # fmt: skip
 
 
-@register("sdpa_gqa.group_size", "number", PAGE, STATE)
+@register("sdpa_gqa.group_size", "number", PAGE, STATE, model_pass=False)
 def sdpa_gqa_group_size(params, s):
     """Query heads sharing one key/value head in the page's model (= how many times smaller than MHA its cache is)."""
     view = _view(s)

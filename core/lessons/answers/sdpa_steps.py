@@ -27,7 +27,7 @@ def _index(value: int, size: int, what: str) -> int:
 
 
 @register("sdpa_steps.cell", "number", PAGE, core.STATE,
-          State(Choice("matrix", "scaled", options=MATRICES), Int("row", 0, 0), Int("col", 0, 0)))  # fmt: skip
+          State(Choice("matrix", "scaled", options=MATRICES), Int("row", 0, 0), Int("col", 0, 0)), model_pass=False)  # fmt: skip
 def sdpa_cell(params, s):
     """A cell of scores (QKᵀ), scaled (QKᵀ/√d_k), weights (softmax) or output of the link's walkthrough (preset,
     d_k, d_v) as the page starts it."""
@@ -41,7 +41,7 @@ def sdpa_cell(params, s):
 QUERY = State(Int("query", 0, 0))
 
 
-@register("sdpa_steps.top_key", "choice", PAGE, core.STATE, QUERY)
+@register("sdpa_steps.top_key", "choice", PAGE, core.STATE, QUERY, model_pass=False)
 def sdpa_top_key(params, s):
     """The key query `query` of the link's walkthrough gives most weight (details: its dot products and cosines
     with every key, and the key closest in direction)."""
@@ -54,7 +54,7 @@ def sdpa_top_key(params, s):
                    "cosines": [f"{x:.5f}" for x in keys.cosines], "closest": view.k_labels[keys.by_direction]})  # fmt: skip
 
 
-@register("sdpa_steps.key_order", "order", PAGE, core.STATE, QUERY)
+@register("sdpa_steps.key_order", "order", PAGE, core.STATE, QUERY, model_pass=False)
 def sdpa_key_order(params, s):
     """The keys of the link's walkthrough from most to least weight for query `query`."""
     view = _steps(s)
@@ -69,7 +69,7 @@ def _saturation(d_k: int, n_keys: int):
     return core.saturation_view(d_k, n_keys, seed=0)
 
 
-@register("sdpa_steps.variance", "number", PAGE, core.STATE, State(Flag("scaled", False)))
+@register("sdpa_steps.variance", "number", PAGE, core.STATE, State(Flag("scaled", False)), model_pass=False)
 def sdpa_variance(params, s):
     """The measured variance of q·k (entries N(0, 1)) at the page's d_k; scaled=true: of q·k/√d_k."""
     var = _saturation(s.sdk, s.keys).variance
@@ -77,7 +77,7 @@ def sdpa_variance(params, s):
     return number(value, params, max(0.15, 0.1 * value), d_k=s.sdk)
 
 
-@register("sdpa_steps.max_weight", "number", PAGE, core.STATE, State(Flag("scaled", True)))
+@register("sdpa_steps.max_weight", "number", PAGE, core.STATE, State(Flag("scaled", True)), model_pass=False)
 def sdpa_max_weight(params, s):
     """The mean largest softmax weight of a row at the page's d_k and number of keys, scaled or not."""
     view = _saturation(s.sdk, s.keys)
@@ -85,7 +85,7 @@ def sdpa_max_weight(params, s):
     return number(float(curve[view.index]), params, 0.05, d_k=s.sdk, n=s.keys)
 
 
-@register("sdpa_steps.more_peaked", "choice", PAGE, core.STATE)
+@register("sdpa_steps.more_peaked", "choice", PAGE, core.STATE, model_pass=False)
 def sdpa_more_peaked(params, s):
     """Which softmax puts more weight on its largest key on average: 'scaled' or 'unscaled' ('same' within 1%)."""
     view = _saturation(s.sdk, s.keys)
@@ -94,7 +94,7 @@ def sdpa_more_peaked(params, s):
     return Answer("choice", correct, ("scaled", "unscaled", "same"), None, {"scaled": float(a), "unscaled": float(u)})
 
 
-@register("sdpa_steps.variance_growth", "number", PAGE, core.STATE, State(Int("to", 256, 1, 1024)))
+@register("sdpa_steps.variance_growth", "number", PAGE, core.STATE, State(Int("to", 256, 1, 1024)), model_pass=False)
 def sdpa_variance_growth(params, s):
     """A prediction: how many times the measured variance of q·k (unscaled) grows when the page's d_k is moved to
     `to` (theory: to / d_k)."""
@@ -108,7 +108,7 @@ CHANGES = ("higher", "lower", "same")
 
 
 @register("sdpa_steps.max_weight_change", "choice", PAGE, core.STATE,
-          State(Int("to", 1024, 1, 1024), Flag("scaled", True)))  # fmt: skip
+          State(Int("to", 1024, 1, 1024), Flag("scaled", True)), model_pass=False)  # fmt: skip
 def sdpa_max_weight_change(params, s):
     """A prediction: when the page's d_k is moved to `to`, does the mean largest softmax weight of a row (scaled or
     not) go 'higher', 'lower' or stay the 'same' (within 0.02)?"""

@@ -12,7 +12,7 @@ PAGE = "transformer-xl"
 
 
 @register("transformer_xl.visible_keys", "number", PAGE, tx.STATE,
-          State(Choice("policy", "sinks_window", options=tuple(POLICIES)), Int("query", 100, 0)))  # fmt: skip
+          State(Choice("policy", "sinks_window", options=tuple(POLICIES)), Int("query", 100, 0)), model_pass=False)  # fmt: skip
 def transformer_xl_visible_keys(params, s):
     """Keys the token at position `query` still sees when the cache keeps the last W (the page's window, its own
     key included) and, with policy sinks_window, the first S (the page's sinks)."""
@@ -28,7 +28,7 @@ def _measured():
 
 
 @register("transformer_xl.loss_order", "order", PAGE, tx.STATE,
-          State(Many("methods", ("full", "sinks_window", "window"), options=tx.METHODS)))  # fmt: skip
+          State(Many("methods", ("full", "sinks_window", "window"), options=tx.METHODS)), model_pass=False)  # fmt: skip
 def transformer_xl_loss_order(params, s):
     """A prediction, in the committed SmolLM2 run: `methods` from the lowest to the highest mean loss once the first
     tokens have left the window."""
@@ -38,7 +38,7 @@ def transformer_xl_loss_order(params, s):
                   {**loss, "past_from": view.past_from})  # fmt: skip
 
 
-@register("transformer_xl.best_after_eviction", "choice", PAGE, tx.STATE)
+@register("transformer_xl.best_after_eviction", "choice", PAGE, tx.STATE, model_pass=False)
 def transformer_xl_best_after_eviction(params, s):
     """In the committed run: of the methods that evict or cut (not full attention), the lowest mean loss once the
     first tokens have left the window."""
