@@ -31,12 +31,13 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-KINDS = ("token", "choice", "number", "order")
+from core.lessons.kinds import KINDS, Answer
+
 LANGUAGES = ("en", "ja", "ko")
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "lessons"
 ORDER_SEPARATOR = " > "  # an "order" response as one string: items in the learner's order
@@ -84,15 +85,6 @@ class LessonError(ValueError):
     def __init__(self, path: str | Path, line: int | None, message: str):
         self.path, self.line, self.message = str(path), line, message
         super().__init__(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
-
-
-@dataclass(frozen=True)
-class Answer:
-    kind: str
-    correct: str | float | tuple[str, ...]
-    options: tuple[str, ...]  # token/choice: what to pick from; order: the items (not in the right order)
-    tolerance: float | None  # number: |response - correct| <= tolerance counts as right
-    detail: dict = field(default_factory=dict)  # numbers the explanation may quote ({name} fields)
 
 
 def text_in(words: dict[str, str], language: str) -> str:

@@ -1,5 +1,7 @@
 """Answer functions: (params, state) -> Answer, one registry of same-signature functions (like transformers'
-ROPE_INIT_FUNCTIONS), one module per topic beside it (core/lessons/answers/<topic>.py).
+ROPE_INIT_FUNCTIONS; core/lessons/answers/base.py, with the helpers they share), one module per topic beside it
+(core/lessons/answers/<topic>.py, importing base only). This package imports every topic module, so that each
+registers, and hands on the registry: imports run one way, package -> topics -> base -> core.lessons.kinds.
 
 Each function is registered with the page it asks about and that page's declared state (the STATE of the topic's
 core module, core/state.py): it receives the step's state parsed by that declaration, exactly as the page's widgets
@@ -13,95 +15,7 @@ Kinds: "token" (pick a token: options are the page's indexed labels '3 cat'), "c
 Number questions take an optional `tolerance` (absolute) or `rel_tolerance` (share of the answer) in params.
 """
 
-from __future__ import annotations
-
-import hashlib
-from collections.abc import Callable
-
-import numpy as np
-
-from core.lessons import Answer
-from core.state import Float, State, Values
-
-AnswerFunction = Callable[[Values, Values], Answer]
-ANSWER_FUNCTIONS: dict[str, AnswerFunction] = {}
-PAGE_STATES: dict[str, State] = {}  # page URL -> the state its link carries
-TOLERANCES = State(Float("tolerance", None, 0), Float("rel_tolerance", None, 0))  # any number question takes them
-
-
-def register(name: str, kind: str, page: str, state: State, params: State | None = None, *,
-             model_pass: bool | Callable[[Values], bool] = True):  # fmt: skip
-    """Add an answer function to ANSWER_FUNCTIONS under `name`: it gives a `kind` answer about `page`, whose link
-    carries `state`; `params` declares the question's fixed parameters (number questions also take TOLERANCES).
-    `model_pass`: whether computing it runs a model (a forward, a generation, a model's weights loaded), so the app
-    computes it on its heavy-work queue; False for arithmetic on small tensors and committed results, computed where
-    asked; a function of the step's read state where the state decides (random q and k, or a model's)."""
-    params = params or State()
-    if kind == "number":
-        params = params + TOLERANCES
-
-    def add(fn):
-        fn.kind, fn.page, fn.state, fn.params, fn.model_pass = kind, page, state, params, model_pass
-        known = PAGE_STATES.setdefault(page, state)
-        if known is not state:
-            raise ValueError(f"{name}: page {page} has another state declaration")
-        ANSWER_FUNCTIONS[name] = fn
-        return fn
-
-    return add
-
-
-def compute(name: str, params: dict, state: dict[str, str]) -> Answer:
-    """The answer of function `name` for a question's params and a step's state (a link's parameters)."""
-    fn = ANSWER_FUNCTIONS[name]
-    return fn(fn.params.read(params), fn.state.read(state))
-
-
-def needs_model_pass(name: str, state: dict[str, str]) -> bool:
-    """Whether function `name` runs a model for a step's state (its declaration in register)."""
-    fn = ANSWER_FUNCTIONS[name]
-    return bool(fn.model_pass(fn.state.read(state)) if callable(fn.model_pass) else fn.model_pass)
-
-
-# ---- helpers every topic uses ---------------------------------------------------------------------------------
-
-
-def number(value: float, params: Values, tolerance: float, **detail) -> Answer:
-    tol = params.tolerance
-    if tol is None and params.rel_tolerance is not None:
-        tol = abs(value) * params.rel_tolerance
-    return Answer("number", float(value), (), float(tolerance if tol is None else tol), {"value": value, **detail})
-
-
-def mixed(items) -> tuple[str, ...]:
-    """Items in a fixed order that does not give an order question away (sorted by a hash of the text)."""
-    return tuple(sorted(items, key=lambda s: hashlib.md5(str(s).encode()).hexdigest()))
-
-
-def argmax_label(weights, labels: list[str]) -> str:
-    return labels[int(np.argmax(np.asarray(weights)))]
-
-
-def word_position(tokens: list[str], word, default: int) -> int:
-    """Position of the first token that reads `word` (wordpiece marks ignored), else `default`."""
-    if isinstance(word, int) and not isinstance(word, bool):
-        return word if 0 <= word < len(tokens) else default
-    if isinstance(word, str) and word:
-        want = word.lower().strip()
-        for i, t in enumerate(tokens):
-            if str(t).lower().replace("##", "").replace("Ġ", "").replace("▁", "").strip() == want:
-                return i
-    return default
-
-
-def model(key: str):
-    """The process's one copy of the model, the same object the pages use (core.models.registry.shared)."""
-    from core.models import registry
-
-    return registry.shared(key)
-
-
-from core.lessons.answers import (  # noqa: E402, F401  (they register)
+from core.lessons.answers import (  # noqa: F401  (they register)
     ablation,
     antecedents,
     attention,
@@ -125,3 +39,4 @@ from core.lessons.answers import (  # noqa: E402, F401  (they register)
     transformer_xl,
     why_head,
 )
+from core.lessons.answers.base import ANSWER_FUNCTIONS, PAGE_STATES, compute, needs_model_pass  # noqa: F401

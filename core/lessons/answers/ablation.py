@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from core import ablation as ab
-from core.lessons import Answer
-from core.lessons.answers import register
+from core.lessons.answers.base import register
+from core.lessons.kinds import Answer
 from core.state import Choice, State
 
 PAGE = "ablation"

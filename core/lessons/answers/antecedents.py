@@ -7,8 +7,8 @@ from core import antecedents as ante
 from core.antecedents import view as data
 from core.antecedents.state import STATE
 from core.attention import page_trace
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.state import Choice, State
 
 PAGE = "antecedents"

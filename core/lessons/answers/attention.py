@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core import attention
-from core.lessons import Answer
-from core.lessons.answers import argmax_label, register, word_position
+from core.lessons.answers.base import argmax_label, register, word_position
+from core.lessons.kinds import Answer
 from core.state import State, Word
 
 PAGE = "attention"

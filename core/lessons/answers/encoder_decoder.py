@@ -6,8 +6,8 @@ import functools
 
 from core.encoder_decoder import view as edv
 from core.encoder_decoder.state import SHIPPED, STATE
-from core.lessons import Answer
-from core.lessons.answers import argmax_label, number, register
+from core.lessons.answers.base import argmax_label, number, register
+from core.lessons.kinds import Answer
 from core.pooling import indexed_labels
 
 PAGE = "encoder-decoder"

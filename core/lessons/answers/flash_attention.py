@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from core import flash_attention as fa
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.state import Choice, Int, State
 
 PAGE = "flash-attention"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from core import head_detectors as hd
-from core.lessons import Answer
-from core.lessons.answers import register
+from core.lessons.answers.base import register
+from core.lessons.kinds import Answer
 
 PAGE = "head-detectors"
 

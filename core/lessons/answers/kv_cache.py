@@ -7,8 +7,8 @@ import numpy as np
 
 from core.kv_cache import views
 from core.kv_cache.state import STATE
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.state import Choice, State
 
 PAGE = "kv-cache"

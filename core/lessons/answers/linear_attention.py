@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.linear_attention.state import COST_SIZES, STATE
 from core.linear_attention.views import associativity_view, implied_view
 from core.state import Choice, State

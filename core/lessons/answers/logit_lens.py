@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core import logit_lens as lens
-from core.lessons import Answer
-from core.lessons.answers import number, register, word_position
+from core.lessons.answers.base import number, register, word_position
+from core.lessons.kinds import Answer
 from core.state import Int, State, Word
 
 PAGE = "logit-lens"

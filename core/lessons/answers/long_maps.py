@@ -9,8 +9,8 @@ import functools
 import numpy as np
 
 from core import long_maps
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.long_maps import views
 from core.long_maps.state import RANDOM, SIDES, STATE
 from core.rope_scaling.long_context import load_long_text

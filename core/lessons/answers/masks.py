@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from core.lessons import Answer
-from core.lessons.answers import argmax_label, mixed, number, register, word_position
+from core.lessons.answers.base import argmax_label, mixed, number, register, word_position
+from core.lessons.kinds import Answer
 from core.masks import batch as core
 from core.masks import encoder_decoder
 from core.masks.state import STATE

@@ -4,8 +4,8 @@ its config without loading it: its shape, its positions, the pages that can use 
 from __future__ import annotations
 
 from core.kv_cache.memory import model_cache_bytes
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 from core.models.needs import PAGE_NEEDS, pages_for
 from core.models.state import MAX_ESTIMATE_TOKENS, STATE
 from core.state import Choice, Int, State

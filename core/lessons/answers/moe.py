@@ -6,8 +6,8 @@ import functools
 
 import numpy as np
 
-from core.lessons import Answer
-from core.lessons.answers import number, register, word_position
+from core.lessons.answers.base import number, register, word_position
+from core.lessons.kinds import Answer
 from core.models import moe_model, registry
 from core.moe import views
 from core.moe.state import STATE

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 
 from core import multi_head as mh
-from core.lessons import Answer
-from core.lessons.answers import argmax_label, number, register, word_position
+from core.lessons.answers.base import argmax_label, number, register, word_position
+from core.lessons.kinds import Answer
 from core.models import registry
 from core.pooling import indexed_labels
 from core.state import Choice, Flag, Int, State, Word

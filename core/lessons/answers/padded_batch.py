@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 
 from core import padded_batch as core
-from core.lessons import Answer
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
+from core.lessons.kinds import Answer
 
 PAGE = "padded-batch"
 

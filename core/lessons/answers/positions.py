@@ -7,9 +7,8 @@ import math
 
 import numpy as np
 
-from core.lessons import Answer
-from core.lessons.answers import mixed, model, number, register
-from core.lessons.answers.rope_scaling import pair_index
+from core.lessons.answers.base import mixed, model, number, pair_index, register
+from core.lessons.kinds import Answer
 from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
 from core.positions.state import STATE
 from core.state import Choice, Float, Int, Many, State, Word

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from core.lessons import Answer
-from core.lessons.answers import argmax_label, mixed, number, register, word_position
+from core.lessons.answers.base import argmax_label, mixed, number, register, word_position
+from core.lessons.kinds import Answer
 from core.pooling import indexed_labels
 from core.rnn_attention import compare as cmp
 from core.rnn_attention.state import STATE

@@ -6,8 +6,8 @@ import functools
 
 import numpy as np
 
-from core.lessons import Answer
-from core.lessons.answers import mixed, number, register
+from core.lessons.answers.base import mixed, number, pair_index, register
+from core.lessons.kinds import Answer
 from core.rope_scaling import formulas
 from core.rope_scaling.state import STATE
 from core.state import Choice, Many, State, Word
@@ -23,17 +23,6 @@ def _frequencies(factor: float, seq_len: int):
 
 def _rows(s) -> dict:
     return {r["method"]: r for r in _frequencies(float(s.factor), s.maxd).rows}
-
-
-def pair_index(pair, n_pairs: int) -> int:
-    """A pair named by its index, or "middle" / "last"."""
-    if pair == "last":
-        return n_pairs - 1
-    if pair == "middle":
-        return n_pairs // 2
-    if not isinstance(pair, int) or not 0 <= pair < n_pairs:
-        raise ValueError(f"pair {pair!r} is not one of 0 .. {n_pairs - 1}, 'middle' or 'last'")
-    return pair
 
 
 @register("rope_scaling.ratio", "number", PAGE, STATE,

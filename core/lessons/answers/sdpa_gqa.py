@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.lessons.answers import number, register
+from core.lessons.answers.base import number, register
 from core.sdpa_gqa.state import STATE, model_config
 from core.sdpa_gqa.views import kv_cache_view
 from core.state import Choice, Int, State

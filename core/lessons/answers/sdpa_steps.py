@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 
 from core import sdpa_steps as core
-from core.lessons import Answer
-from core.lessons.answers import mixed, number, register
+from core.lessons.answers.base import mixed, number, register
+from core.lessons.kinds import Answer
 from core.state import Choice, Flag, Int, State
 
 PAGE = "sdpa-steps"

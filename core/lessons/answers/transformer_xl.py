@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from core import transformer_xl as tx
 from core.kv_cache.eviction import POLICIES, visible_positions
-from core.lessons import Answer
-from core.lessons.answers import mixed, number, register
+from core.lessons.answers.base import mixed, number, register
+from core.lessons.kinds import Answer
 from core.state import Choice, Int, Many, State
 
 PAGE = "transformer-xl"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core import why_head as wh
-from core.lessons import Answer
-from core.lessons.answers import register
+from core.lessons.answers.base import register
+from core.lessons.kinds import Answer
 
 PAGE = "why-head"
 VERDICTS = ("position", "content", "mixed")
