@@ -206,6 +206,14 @@ def computed(model: str | registry.ModelRecord, function, *args, queue: str | No
     return _light(job, function, loaded)
 
 
+def kept_serial(model: str | registry.ModelRecord) -> int:
+    """Which load of a model a result a page keeps in the session belongs to (core.models.registry.current_serial,
+    this visitor's record included): key kept results on it beside the model's key, as computed() keys its cache
+    on the serial, so a folder retrained in place or another model under the same key never shows an old result."""
+    record, key = _record_and_key(model)
+    return registry.current_serial(key, record)
+
+
 def _call(function, loaded, args: tuple, options: dict):
     head = loaded if isinstance(loaded, tuple) else (loaded,)  # (model, tokenizer) of an encoder-decoder whole
     return function(*head, *args, **options)

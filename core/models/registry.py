@@ -280,6 +280,17 @@ def serial(key: str) -> int:
         return 0 if entry is None else entry[3]
 
 
+def current_serial(key: str, record: ModelRecord | None = None) -> int:
+    """The serial of the copy shared(key, record) would hand back now, without loading one: 0 when it would load
+    anew (not loaded, its folder changed since, or another record under the key). A result a page keeps past one
+    run (in the session) keys on it, so another model of the same key or folder never shows it."""
+    record = record_of(key, record)
+    loader, stamp = _loader_of(key, record), folder_stamp(record.folder)
+    with _shared_lock:
+        entry = _shared.get(key)
+        return entry[3] if entry is not None and entry[0] is loader and entry[1] == stamp else 0
+
+
 def shared(key: str, record: ModelRecord | None = None):
     """The process's one copy of model `key` (a RECORDS key or the seq2seq_key of one; or a visitor's own
     `record`, its key or its seq2seq_key), loaded on first use. Raises ModelUnavailable, its message one sentence

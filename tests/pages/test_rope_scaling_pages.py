@@ -134,3 +134,30 @@ def test_live_rerun_small():
     at.button(key="live-run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Live run" in json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart"))
+
+
+@pytest.mark.slow  # a tiny model of its own, loaded
+def test_a_kept_live_run_belongs_to_the_load_that_ran_it(tmp_path, monkeypatch):
+    """The live run kept in the session is shown again on a rerun, but not once another model takes the same key
+    (a learner's folder replaced, its record changed): keyed on the load (app.models.kept_serial) as computed()
+    keys its cache, not on the key alone."""
+    from core.models import registry
+    from tests.apptest_helpers import assert_no_exception, run_view
+    from tests.tiny_models import registered_folders, stand_in
+
+    def live_titles(at) -> list[str]:
+        assert_no_exception(at)
+        titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+        return [t for t in titles if "Live run" in t]
+
+    made_up = fake_results(256, [("default", 1.0), ("yarn", 2.0)], "live")["runs"]  # the loss is not the point
+    monkeypatch.setattr(experiment, "live_runs", lambda model, *args, **kwargs: made_up)
+    with registered_folders(tmp_path, ("llama",)) as keys:
+        key = keys["llama"]
+        at = run_view("rope-scaling", params={"model": key, "live_n": "256", "live_method": "yarn", "live_factor": "2"})
+        at.button(key="live-run").click().run()
+        assert live_titles(at)
+        assert live_titles(at.run()), "kept for a rerun of the same model"
+        record = registry.RECORDS[key]
+        stand_in(monkeypatch, key, lambda: record.load())  # another model under the same key
+        assert not live_titles(at.run())

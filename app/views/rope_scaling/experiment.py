@@ -12,6 +12,7 @@ from core.rope_scaling.state import STATE
 from viz import rope_scaling as figures
 
 LIVE_BUCKET = 128
+LIVE_RUNS = "_rope_live_runs"  # session: {_kept_key(...): the live runs}
 
 
 def _loss_data(runs: list[dict]) -> dict:
@@ -76,11 +77,17 @@ def committed(T) -> None:
         )
 
 
-def _live(model, model_key: str, n: int, method: str, factor: float, T) -> list[dict]:
+def _kept_key(model_key: str, n: int, method: str, factor: float) -> tuple:
+    """Where the session keeps a live run: the model's key and which load of it (models.kept_serial: 0 until loaded,
+    another number once its folder is retrained or another model takes its key) and the run's settings."""
+    return model_key, models.kept_serial(model_key), n, method, factor
+
+
+def _live(model_key: str, n: int, method: str, factor: float, T) -> list[dict]:
     """Plain RoPE and one scaled run through the heavy-work queue, with a progress bar; kept in the session so a
-    rerun shows them again."""
-    store = st.session_state.setdefault("_rope_live_runs", {})
-    key = (model_key, n, method, factor)
+    rerun shows them again (call models.load first: the runs are kept under the load that computed them)."""
+    store = st.session_state.setdefault(LIVE_RUNS, {})
+    key = _kept_key(model_key, n, method, factor)
     if key not in store:
         words = lambda label: T("running", label=label)  # noqa: E731
         asked = n, method, factor, LIVE_BUCKET
@@ -100,11 +107,9 @@ def live(T) -> None:
         factor = float(ui.field(STATE["live_factor"], T("live_factor")))
     # SmolLM2 first: the committed scaling experiment (results/) is about its RoPE (theta 100,000)
     key = models.pick_model(options=("smollm2",), needs=models.PAGE_NEEDS["rope-scaling"], field=STATE["model"])
-    runs = st.session_state.get("_rope_live_runs", {}).get((key, n, method, factor))
-    if st.button(T("run"), key="live-run"):
-        model = models.load(key)
-        if model is not None:
-            runs = _live(model, key, n, method, factor, T)
+    runs = st.session_state.get(LIVE_RUNS, {}).get(_kept_key(key, n, method, factor))
+    if st.button(T("run"), key="live-run") and models.load(key) is not None:
+        runs = _live(key, n, method, factor, T)
     if runs:
         fig = figures.loss_figure(experiment.loss_view(runs), ui.texts("rope_scaling.figure"), LIVE_BUCKET, live=True)
         ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs), key="fig-live")
