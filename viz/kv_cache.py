@@ -11,21 +11,24 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.kv_cache.views import Eviction, History, Memory, NextTokens, StepAttention
+from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
 from .heatmap import attention_heatmap
 from .labels import safe_label
 from .masks import MARK_COLOURS, MASKED_MARK
-from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
+from .style import ALLOWED_COLOUR, BLUE, GREEN, MARGIN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
+PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
+EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
 
 
 def step_figure(view: StepAttention, t: Words) -> go.Figure:
     """Top: the weights of every head and their mean over the positions (bins when pooled). Bottom: the share of
-    each bin that each eviction policy keeps (1 = kept, 0 = evicted). Evicted bins carry /masks' cross, so they
-    are not told by colour alone."""
+    each bin that each eviction policy keeps (1 = kept, 0 = evicted). Evicted bins carry /masks' cross and bins a
+    policy evicts in part (pooled columns) a half-filled circle, so neither is told by colour alone; the title's
+    second line says which mark is which."""
     x = [safe_label(s, 40) for s in view.labels]
     rows = [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
@@ -54,7 +57,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
             zmin=0,
             zmax=1,
             showscale=False,
-            text=np.where(kept == 0, MASKED_MARK, "").tolist(),
+            text=[[EVICTION_MARKS.get(status, "") for status in view.evicted[p]] for p in policies],
             texttemplate="%{text}",
             textfont=dict(color=MARK_COLOURS[False]),
             hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
@@ -62,8 +65,15 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         row=2,
         col=1,
     )
-    title = t("step_title", step=view.step, layer=view.layer, n=view.n)
-    base_layout(fig, title=safe_label(title, 120), height=460)
+    title = safe_label(t("step_title", step=view.step, layer=view.layer, n=view.n), 120)
+    statuses = {status for p in policies for status in view.evicted[p]}
+    if PARTLY_EVICTED in statuses:
+        title += "<br><sup>" + safe_label(t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK), 160)
+        title += "</sup>"
+    elif EVICTED in statuses:
+        title += "<br><sup>" + safe_label(t("marks_evicted", evicted=MASKED_MARK), 160) + "</sup>"
+    base_layout(fig, title=title, height=460)
+    fig.update_layout(margin_t=MARGIN["t"] + 20)  # the marks' line under the title
     # the top map's keys too: its x axis matches this one, which shows the ticks
     keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)

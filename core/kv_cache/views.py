@@ -43,6 +43,11 @@ def continuation(gen: Generation) -> Continuation:
     )
 
 
+# What a policy does to a bin's positions: keeps them all, evicts some of them (a pooled column mixes both), or
+# evicts them all; a figure marks the last two (viz.kv_cache), so they are not told by the strip's colour alone.
+KEPT, PARTLY_EVICTED, EVICTED = "kept", "partly_evicted", "evicted"
+
+
 @dataclass(frozen=True)
 class StepAttention:
     """One step's query over every position, for one layer: all heads and their mean, columns pooled to at most
@@ -59,6 +64,7 @@ class StepAttention:
     pooled: bool
     kept: dict[str, np.ndarray]  # policy -> (bins,) fraction of the bin's positions the policy keeps
     prompt_length: int
+    evicted: dict[str, tuple[str, ...]]  # policy -> per bin: KEPT, PARTLY_EVICTED or EVICTED (counted, not a share)
 
     @property
     def n(self) -> int:
@@ -78,14 +84,15 @@ def step_attention(gen: Generation, step: int, layer: int, max_cols: int = 96) -
     w = torch.from_numpy(s.attention[layer].astype(np.float32))[:, None, :]  # (heads, 1, n)
     pooled, _, edges = block_mean(w, None, 1, max_cols)  # (heads, 1, bins)
     weights = pooled[:, 0].numpy()
-    membership = np.zeros((len(edges) - 1, n))
-    for b, (a, e) in enumerate(zip(edges[:-1], edges[1:])):
-        membership[b, a:e] = 1.0 / (e - a)
-    kept = {}
+    starts, sizes = np.asarray(edges[:-1]), np.diff(np.asarray(edges))
+    kept, evicted = {}, {}
     for policy in POLICIES:
-        mask = np.zeros(n)
-        mask[visible_positions(policy, s.position, gen.window, gen.sinks)] = 1.0  # the fed token sees itself
-        kept[policy] = membership @ mask
+        mask = np.zeros(n, dtype=np.int64)
+        mask[visible_positions(policy, s.position, gen.window, gen.sinks)] = 1  # the fed token sees itself
+        count = np.add.reduceat(mask, starts)  # positions kept in each bin: whole numbers, exact
+        kept[policy] = count / sizes
+        evicted[policy] = tuple(EVICTED if c == 0 else PARTLY_EVICTED if c < size else KEPT
+                                for c, size in zip(count.tolist(), sizes.tolist()))  # fmt: skip
     return StepAttention(
         step=step,
         layer=layer,
@@ -98,6 +105,7 @@ def step_attention(gen: Generation, step: int, layer: int, max_cols: int = 96) -
         pooled=len(edges) - 1 < n,
         kept=kept,
         prompt_length=len(gen.prompt_ids),
+        evicted=evicted,
     )
 
 

@@ -22,7 +22,9 @@ def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
     fig = kv.step_figure(view, words)
     assert list(fig.data[0].y) == ["head 0", "head 1", "mean of heads"]
     assert list(fig.data[1].y) == ["window", "sinks + window"]
-    assert fig.layout.title.text == html.escape(words("step_title", step=2, layer=0, n=6))  # escaped as a label
+    title, marks = fig.layout.title.text.split("<br>")
+    assert title == html.escape(words("step_title", step=2, layer=0, n=6))  # escaped as a label
+    assert marks == f"<sup>{words('marks_evicted', evicted=MASKED_MARK)}</sup>"  # nothing is evicted in part
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
@@ -66,3 +68,24 @@ def test_evicted_positions_carry_the_masks_cross_and_kept_ones_none():
     assert (kept == 0).any() and (kept == 1).any()  # both kinds in the strip
     np.testing.assert_array_equal(text == MASKED_MARK, kept == 0)
     assert strip.texttemplate == "%{text}"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_a_column_a_policy_evicts_in_part_carries_a_mark_of_its_own_named_under_the_title(lang):
+    """Pooled, 6 positions in 3 columns of 2 at position 5 (hand-worked): the window (W = 2) keeps 4-5, so it evicts
+    the first two columns whole (✕); sinks + window (S = 1) also keeps 0, so its first column is evicted in part: a
+    mark of its own (◐), not ✕ and not nothing, which the title's second line names in the reader's language."""
+    t = lambda k, **f: i18n.text(lang, "kv_cache.figure", k, **f)  # noqa: E731
+    view = views.step_attention(fake_generation(), 2, 0, max_cols=3)
+    assert view.pooled and view.labels and len(view.labels) == 3
+    part, gone, kept = views.PARTLY_EVICTED, views.EVICTED, views.KEPT
+    assert view.evicted == {"window": (gone, gone, kept), "sinks_window": (part, gone, kept)}
+    np.testing.assert_array_equal(view.kept["sinks_window"], [0.5, 0.0, 1.0])
+    fig = kv.step_figure(view, t)
+    assert [list(row) for row in fig.data[1].text] == [
+        [MASKED_MARK, MASKED_MARK, ""],
+        [kv.PARTLY_EVICTED_MARK, MASKED_MARK, ""],
+    ]
+    legend = t("marks_partly", evicted=MASKED_MARK, partly=kv.PARTLY_EVICTED_MARK)
+    assert fig.layout.title.text.endswith(f"<br><sup>{html.escape(legend)}</sup>")
+    assert MASKED_MARK in legend and kv.PARTLY_EVICTED_MARK in legend
