@@ -12,9 +12,10 @@ Stages, on a room of the lesson --lesson in a temporary SQLite store (--postgres
   join    the facilitator opens the control link; N learners open their seat links (over --ramp s) and press
           "Go to the room's step": all are on step 1's page, following.
   idle    --idle-seconds with nothing happening: the servers' CPU (what following costs while nothing changes).
-  follow  --steps times: the facilitator presses "Next step"; time from that click to each learner's page drawn
-          (the end of the full run on the step's page that their panel's rerun started): p50 and max per change,
-          and to their panel's rerun beginning (the server's notice, before the page's run),
+  follow  --steps times: the facilitator presses "Next step"; time from that click to each learner's tab showing
+          the step (the end of the first run that drew their room panel at the new step: the step page's full run
+          after the panel's rerun switched to it, or the panel's own run where the step keeps the page and its
+          state): p50 and max per change, and to their panel's rerun beginning (the server's notice),
           and whether every learner ended on the step's page (a fragment run the server ran as another page than
           the tab's, which empties the page a learner sees, is counted too).
   answer  the facilitator opens the current step's question; once a learner's panel shows it, the learner answers
@@ -77,6 +78,8 @@ class LiveSession(StreamlitSession):
         self.idle = asyncio.Event()
         self.idle.set()
         self.pages: list[tuple[float, str]] = []  # (time, query string) of every finished full run
+        self.run_texts: list[str] = []  # the markdown the run in progress drew
+        self.shown: list[tuple[float, str]] = []  # (time, markdown drawn) of every finished run, fragments' too
         self.histogram: list[tuple[float, int]] = []  # (time, total) of the facilitator's histogram, per run
         self.exceptions: list[str] = []
         self.fragment_runs = 0
@@ -97,6 +100,7 @@ class LiveSession(StreamlitSession):
             page = msg.new_session.page_script_hash
             self.page_hash = page or self.page_hash
             self.run_widgets: dict[str, object] = {}
+            self.run_texts = []
             self.run_started = time.monotonic()
             if not msg.metadata.run.fragment_ids:  # a full run: the frontend clears every fragment timer
                 self.disarm()
@@ -118,6 +122,7 @@ class LiveSession(StreamlitSession):
             self.arm(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
         elif kind == "script_finished" and msg.script_finished in DONE:
             now = time.monotonic()
+            self.shown.append((now, "\n".join(self.run_texts)))
             if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                 self.fragment_runs += 1
             else:  # a full run: a page drawn (after a page switch too)
@@ -134,6 +139,8 @@ class LiveSession(StreamlitSession):
             return
         element = delta.new_element
         kind = element.WhichOneof("type")
+        if kind == "markdown":
+            self.run_texts.append(element.markdown.body)
         if kind == "exception" and not element.exception.is_warning:
             self.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
         elif kind == "plotly_chart" and element.plotly_chart.id.endswith("-room-hist"):
@@ -299,11 +306,15 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
 
     changes = []
     for _ in range(args.steps):
-        before = [len(s.pages) for s in learners]
         cpu_before = server_cpu(server)
         sent = await facilitator.click("room-next")
-        reached = await wait_for(lambda: all(len(s.pages) > b for s, b in zip(learners, before)), args.timeout)
-        lat = [s.pages[b][0] - sent for s, b in zip(learners, before) if len(s.pages) > b]
+        seat = seat_lines(store, code)
+
+        def showing(s: LiveSession) -> float | None:
+            return next((when for when, text in s.shown if when >= sent and any(x in text for x in seat)), None)
+
+        reached = await wait_for(lambda: all(showing(s) is not None for s in learners), args.timeout)
+        lat = [t - sent for t in map(showing, learners) if t is not None]
         # the panel's rerun reaching the tab (what the room watch decides), before the step's page runs
         told = [min((t for t in s.fragment_starts if t >= sent), default=None) for s in learners]
         told = [t - sent for t in told if t is not None]
@@ -325,6 +336,17 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
     for s in [facilitator, *learners]:
         await s.close()
     return out
+
+
+def seat_lines(store, code: str) -> list[str]:
+    """The room panel's heading at the room's step now, in each language ('Room CODE · step 2 of 7'): a run that
+    drew it shows the step."""
+    from app import catalog, i18n
+    from core.lessons import load_lessons
+
+    room = store.room(code)
+    n = len(load_lessons(pages=list(catalog.BY_URL))[room.lesson].steps)
+    return [i18n.text(lang, "room", "seat", code=code, step=room.step + 1, n=n) for lang in i18n.languages()]
 
 
 def target(store, code: str) -> tuple[str, dict]:

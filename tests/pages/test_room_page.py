@@ -11,7 +11,7 @@ from app import i18n
 from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
-from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text
+from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text, switch_to
 from tests.room_stores import as_process_store
 
 LESSON = "qkv-softmax"
@@ -526,3 +526,31 @@ def test_a_facilitators_click_and_redraw_read_the_room_once(store, monkeypatch):
     assert_no_exception(at)
     assert counts == {"transactions": 3, "statements": 10}
     assert store.room(code).step == 1 and at.selectbox(key="room-go").value == 1  # the page shows the new step
+
+
+def test_a_step_that_keeps_the_page_and_its_state_reruns_only_the_panel(store, monkeypatch):
+    """Following costs a learner one panel run where the room's next step keeps the page and the state theirs shows
+    (no page switch, no second run of the same page); a step whose state their page no longer shows opens its link."""
+    steps = lesson().steps
+    assert steps[0].page == steps[1].page == steps[2].page and steps[0].state == steps[1].state == steps[2].state
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code})
+    at.text_input[1].input("Ana")
+    at.get("form_submit_button")[0].click()
+    at.run()  # following: its panel opened step 1's page
+    switch_to(at, steps[0].page).run()  # the tab is on that page now (AppTest keeps the page it was told)
+    switched, switch = [], follow.go_to_step
+    monkeypatch.setattr(follow, "go_to_step", lambda lesson, i: (switched.append(i), switch(lesson, i))[1])
+    store.move(code, control, 1)
+    run_fragment(at, "panel")  # what the server's push runs
+    assert_no_exception(at)
+    assert switched == [] and at.session_state[follow.SEAT]["step"] == 1
+    assert any(f"step 2 of {len(steps)}" in text_of(m) for m in at.markdown)  # the panel shows the new step
+    at.run()  # the page again (AppTest's tree holds the fragment's elements only)
+    assert switched == []
+    at.number_input(key="dk").set_value(4).run()  # the learner explores: d_k = 4 on the page and in its link
+    assert at.query_params["dk"] in ("4", ["4"])
+    store.move(code, control, 2)
+    run_fragment(at, "panel")
+    assert_no_exception(at)
+    assert switched == [2] and at.query_params["dk"] in ("2", ["2"])  # taken back to the step's state

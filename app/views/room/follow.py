@@ -139,6 +139,19 @@ def go_to_step(lesson, step_index: int) -> None:
     st.switch_page(page, query_params={**params, **(seat_params(s) if s else {})})
 
 
+def on_step(lesson, step_index: int) -> bool:
+    """This session's page already shows the step: the page its last full run drew is the step's, and the link
+    it ended on carries the step's state (the page's widgets mirror their values into the link, so they show
+    it too). Opening the step's link again would only run the same page once more: a following learner whose
+    room moves to a step that keeps the page and its state stays put, and only the room's panel redraws."""
+    kept, step = st.session_state.get(HERE), lesson.steps[step_index]
+    return (
+        kept is not None
+        and kept[1].url_path == step.page
+        and all(st.query_params.get(k) == v for k, v in step.state.items())
+    )
+
+
 def live(draw):
     """A room panel that redraws when the room changes (`draw` calls watch.follow_here with what it drew): rerun
     by the server (which asks again when a rerun did not draw) with a FALLBACK_S timer besides, or on a POLL_S

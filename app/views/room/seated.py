@@ -83,5 +83,8 @@ def panel() -> None:
             open_store().where(s["code"], s["token"], room.step, True)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
-        follow.go_to_step(lesson, room.step)
+        if not s.get("switching") and follow.on_step(lesson, room.step):
+            s["step"] = room.step  # its page already shows the step: no page run, this panel redraws
+        else:
+            follow.go_to_step(lesson, room.step)
     learner.panel(T, s, room, lesson)
