@@ -78,11 +78,21 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)
     fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_yaxes(title_text=t("heads_axis"), row=1, col=1)
-    fig.update_yaxes(title_text=t("policy_axis"), row=2, col=1)
+    # the two rows' titles stand one above the other: in two lines and a size smaller, neither runs into the other
+    fig.update_yaxes(title_text=_two_lines(t("heads_axis")), title_font_size=11, row=1, col=1)
+    fig.update_yaxes(title_text=_two_lines(t("policy_axis")), title_font_size=11, row=2, col=1)
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
         fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
     return fig
+
+
+def _two_lines(title: str) -> str:
+    """An axis title broken at the space nearest its middle (as it is when it has none)."""
+    spaces = [i for i, c in enumerate(title) if c == " "]
+    if not spaces:
+        return title
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return title[:cut] + "<br>" + title[cut + 1 :]
 
 
 def history_figure(hist: History, t: Words) -> go.Figure:
