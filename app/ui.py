@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from app import i18n
@@ -315,14 +316,31 @@ def show_figure(
     return event
 
 
+READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them
+
+
+def read_only(fig):
+    """Keep, on a figure that many sessions show (app/shared.py), what drawing it reads, made once instead of at
+    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy) and its traces and layout (what
+    its caption reads). The figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
+    if isinstance(fig, go.Figure) and not hasattr(fig, READ):
+        drawn = fig.to_dict()
+        setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))
+        fig.to_dict = lambda: drawn
+    return fig
+
+
 def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str, table: bool = True) -> None:
     """What a screen reader reads for a figure: one caption from the numbers it draws (its title and axes; a map's
     largest cells, a bar chart's largest and smallest bars, a line's start, end, highest and lowest points:
     core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
     512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells."""
-    layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.layout.to_plotly_json()
+    if isinstance(fig, dict):
+        traces, layout = _traces(fig), fig.get("layout", {})
+    else:
+        traces, layout = getattr(fig, READ, None) or (_traces(fig), fig.layout.to_plotly_json())
     matrix = isinstance(data, np.ndarray) and data.ndim == 2 and data.size > 0
-    told = figure_text.describe(_traces(fig), layout, maps=not matrix, map_labels=(row_labels, col_labels))
+    told = figure_text.describe(traces, layout, maps=not matrix, map_labels=(row_labels, col_labels))
     if matrix:
         cells = figure_text.strongest_cells(data, row_labels, col_labels)
         told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])

@@ -22,12 +22,15 @@ from .registry import MODEL_PASSES, READERS, VIEWS, Drawn, asks
 # ---- drawing ------------------------------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _drawn(page: str, state: tuple, fn: str, params: tuple, lang: str) -> list[Drawn]:
-    """A step's figures, made once per process for a (page, state, question, language): every learner of a room
-    redraws them at each poll."""
+    """A step's figures, made once per process for a (page, state, question, language) and shared read-only by
+    every session (no copy, which would rebuild each figure: a room's learners all draw them at each step)."""
     del lang  # in the key: the figures' words are the reader's
-    return _draw_step(_step(page, dict(state), fn, dict(params)))
+    drawn = _draw_step(_step(page, dict(state), fn, dict(params)))
+    for d in drawn:
+        ui.read_only(d.fig)  # what each draw of it reads, made once
+    return drawn
 
 
 def _step(page: str, state: dict, fn: str, params: dict) -> core_lessons.Step:

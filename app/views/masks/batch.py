@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core.masks import batch as core
 from core.masks import state as masks_state
 from viz.masks import attention_mask_figure
@@ -27,18 +27,18 @@ def read_sentences(T) -> list[list[str]]:
 def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     """The padded batch as a table and its attention_mask; returns the sentences' row names."""
     st.header(T("batch"))
-    batch = core.pad_batch(token_lists)
+    batch = shared.view(core.pad_batch, token_lists)
     b, n = batch.real.shape
     st.markdown(T("batch_text", b=b, n=n, lengths=", ".join(str(x) for x in batch.lengths), pad=f"`{core.PAD}`"))
     rows = [f"{T('sentence')} {i}" for i in range(b)]
     positions = [str(j) for j in range(n)]
     st.dataframe(pd.DataFrame(batch.padded, index=pd.Index(rows, name=T("sentence")), columns=positions))
-    fig = attention_mask_figure(batch, ui.texts("masks.figure"), rows)
+    fig = shared.figures(attention_mask_figure, batch, "masks.figure", rows)
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
     )
     fixed = ui.field(masks_state.STATE["pad_to"], T("pad_to"), widget="number")
-    c = core.padding_comparison(token_lists, fixed)
+    c = shared.view(core.padding_comparison, token_lists, fixed)
     st.markdown(T("pad_fixed", n1=c.longest.length, p1=c.longest.padding, pos1=c.longest.positions,
                   n2=c.fixed.length, p2=c.fixed.padding, pos2=c.fixed.positions, s1=c.longest.scores,
                   s2=c.fixed.scores, ratio=c.fixed.scores / c.longest.scores, real=c.fixed.real_scores,

@@ -4,7 +4,7 @@ Transformer (a one-layer encoder, then a one-layer decoder reading its output), 
 import pandas as pd
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core.masks import encoder_decoder as core
 from core.masks.layers import D_HEAD, D_MODEL, N_HEADS
 from core.masks.state import STATE, Sentences
@@ -24,7 +24,7 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
     with c2:
         tgt = int(ui.field(STATE["tgt"], T("tgt"), sentences, format_func=lambda k: rows[int(k)]))
     head = int(st.session_state.get("head", 0))  # the head picked in the part above
-    view = core.encoder_decoder(token_lists[src], token_lists[tgt], seed=SEED)
+    view = shared.view(core.encoder_decoder, token_lists[src], token_lists[tgt], seed=SEED)
     enc, dec, cross = view.kinds
     flow = T(
         "flow",
@@ -42,7 +42,7 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
             s = k.shapes
             st.code(T("shape_line", q=s["Q"], k=s["K"], w=s["weights"], v=s["V"], o=s["output"]), language=None)
             q_labels, k_labels = indexed_labels(k.query_tokens), indexed_labels(k.key_tokens)
-            fig = attention_kind_figure(k, ui.texts("masks.figure"), head, q_labels, k_labels)
+            fig = shared.figures(attention_kind_figure, k, "masks.figure", head, q_labels, k_labels)
             ui.show_figure(
                 fig,
                 f"{k.kind}-head{head}",

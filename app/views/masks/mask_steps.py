@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core.masks import batch as core
 from core.masks.state import STATE, Sentences
 from viz.labels import indexed_labels
@@ -21,9 +21,9 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
         head = ui.field(STATE["head"], T("head"), widget="number")
     with c3:
         kind = ui.field(STATE["mask"], T("kind"), format_func=lambda k: T(f"kind_{k}"))
-    view = core.mask_steps_view(token_lists, i, head, kind, seed=SEED)
+    view = shared.view(core.mask_steps_view, token_lists, i, head, kind, seed=SEED)
     labels = indexed_labels(view.tokens)
-    figs = mask_steps_figures(view, ui.texts("masks.figure"), labels)
+    figs = shared.figures(mask_steps_figures, view, "masks.figure", labels)
     st.caption(T("f_mask_legend"))
     cols = st.columns(3)
     for col, k in zip(cols, core.MASK_KINDS):

@@ -1,0 +1,109 @@
+"""Views and figures every session at the same state shares (app/shared.py): one object for the same call, its own
+for another state or language, at most ENTRIES of each kept; a shared figure is drawn as a fresh one is; two
+visitors of /masks at one state get the page's view from one computation."""
+
+from streamlit.testing.v1 import AppTest
+
+from app import shared, ui
+from core.masks import batch as masks_core
+from tests.apptest_helpers import open_view
+
+calls: list = []
+
+
+def square_view(n: int, labels: list[str]) -> dict:
+    calls.append(n)
+    return {"n": n * n, "labels": list(labels)}
+
+
+def titled(view: dict, words, where: str) -> dict:
+    import plotly.graph_objects as go
+
+    calls.append(("figure", where))
+    return {
+        "bars": go.Figure(
+            go.Bar(x=view["labels"], y=[view["n"]] * len(view["labels"])), layout={"title": words("language")}
+        )
+    }
+
+
+def test_the_same_state_gets_the_same_view_and_another_state_its_own():
+    shared._view.clear()
+    calls.clear()
+    first = shared.view(square_view, 3, ["a", "b"])
+    assert shared.view(square_view, 3, ["a", "b"]) is first and calls == [3]  # a second session: no second call
+    other = shared.view(square_view, 3, ["a", "c"])
+    assert other is not first and other["labels"] == ["a", "c"] and calls == [3, 3]
+
+
+def test_at_most_entries_views_are_kept():
+    shared._view.clear()
+    for n in range(shared.ENTRIES + 1):
+        shared.view(square_view, n, [])
+    calls.clear()
+    shared.view(square_view, shared.ENTRIES, [])  # the newest is kept
+    shared.view(square_view, 0, [])  # the oldest made way for it: made again
+    assert calls == [0]
+
+
+def test_figures_are_built_once_per_view_and_language(monkeypatch):
+    shared._figures.clear()
+    calls.clear()
+    view = shared.view(square_view, 2, ["x", "y"])
+    monkeypatch.setattr(ui, "lang", lambda: "en")
+    en = shared.figures(titled, view, "common", "here")
+    assert shared.figures(titled, view, "common", "here") is en
+    monkeypatch.setattr(ui, "lang", lambda: "ja")
+    ja = shared.figures(titled, view, "common", "here")
+    assert ja is not en and ja["bars"].layout.title.text != en["bars"].layout.title.text
+    assert calls.count(("figure", "here")) == 2
+
+
+def draw_fresh_and_read_only() -> None:
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from app import ui
+
+    z = np.array([[0.9, 0.1], [0.2, 0.8]])
+
+    def heatmap():
+        return go.Figure(go.Heatmap(z=z, x=["k0", "k1"], y=["q0", "q1"]), layout={"title": "weights"})
+
+    def bars():  # its caption reads the traces
+        return go.Figure(go.Bar(x=["a", "b", "c"], y=np.array([0.2, 0.7, 0.1])), layout={"title": "scores"})
+
+    for key, drawn in (("fresh", heatmap()), ("kept", ui.read_only(heatmap()))):
+        ui.show_figure(drawn, key, data=z, row_labels=["q0", "q1"], col_labels=["k0", "k1"], key=key, tables=False)
+    for key, drawn in (("fresh-bars", bars()), ("kept-bars", ui.read_only(bars()))):
+        ui.show_figure(drawn, key, key=key)
+
+
+def test_a_read_only_figure_is_sent_and_captioned_as_a_fresh_one():
+    at = AppTest.from_function(draw_fresh_and_read_only).run()
+    assert not at.exception
+    fresh, kept, fresh_bars, kept_bars = at.get("plotly_chart")
+    assert kept.proto.spec == fresh.proto.spec and '"q0"' in kept.proto.spec
+    assert kept_bars.proto.spec == fresh_bars.proto.spec
+    said = [c.value for c in at.caption]
+    assert len(said) == 4 and said[0] == said[1] and said[2] == said[3]
+    assert "q0" in said[0] and "` b `" in said[2]  # the map's strongest cell, the largest bar
+
+
+def test_two_visitors_of_masks_at_one_state_share_its_view(monkeypatch):
+    made = []
+
+    def mask_steps_view(*args, **kwargs):  # a name of its own: no earlier test's kept view answers for it
+        made.append(args)
+        return real(*args, **kwargs)
+
+    real = masks_core.mask_steps_view
+    monkeypatch.setattr(masks_core, "mask_steps_view", mask_steps_view)
+    state = {"row": "1", "head": "0", "mask": "both"}
+    first = open_view("masks", state)
+    second = open_view("masks", state)
+    assert len(made) == 1  # the second visitor's page used the first one's view
+    specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
+    assert specs[0] == specs[1]
+    open_view("masks", {**state, "row": "0"})
+    assert len(made) == 2 and made[1][1] == 0  # another state: its own view
