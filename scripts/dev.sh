@@ -90,8 +90,8 @@ case "$cmd" in
            --server.address 127.0.0.1 --client.showErrorDetails full "$@" ;;
   serve) setup; proxy; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
   test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres
-         exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@" ;;
-  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not slow and not browser and not container" "$@" ;;
+         exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" ;;
+  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
   bench) setup; exec "$VENV/bin/python" "$@" ;;
   *) echo "usage: bash scripts/dev.sh [setup|run|serve|test|quick|lint|bench SCRIPT]"; exit 2 ;;

@@ -79,6 +79,42 @@ def pytest_collection_modifyitems(config, items):
         if REAL_MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     _mark_page_tests(items)
+    _longest_files_first(config, items)
+
+
+# The files that take longest, longest first (seconds of one worker, measured in a whole run on this 2-core machine:
+# `bash scripts/dev.sh test --durations=0`, summed per file). `dev.sh test` hands files to its two workers in
+# collection order (--dist loadfile --no-loadscope-reorder), so these start first and the run ends with short files
+# on both workers, not with one long file on one while the other waits. A file missing here only runs later; a name
+# here that no longer exists is ignored.
+LONGEST_FILES = (
+    "tests/test_browser.py",  # 360 s: every page in chromium, SmolLM2's generation on hostile texts
+    "tests/test_browser_room.py",  # 145 s: the restart waits for the room panel's one-minute timer
+    "tests/pages/test_shareable_links.py",  # 130 s
+    "tests/test_fuzz.py",  # 110 s
+    "tests/pages/test_lesson_questions_on_pages.py",  # 90 s
+    "tests/core/test_lessons_shipped.py",
+    "tests/test_browser_a11y.py",
+    "tests/test_fault_room.py",
+    "tests/pages/test_models_on_pages.py",
+    "tests/pages/test_lessons_steps.py",
+    "tests/pages/test_room_page.py",
+    "tests/test_load_test.py",
+    "tests/pages/test_app_pages.py",
+    "tests/core/test_lessons_answers.py",
+    "tests/pages/test_lesson_step_figures.py",
+    "tests/test_browser_proxy.py",
+    "tests/test_hosting.py",
+    "tests/pages/test_page_states.py",
+    "tests/pages/test_positions_pages.py",
+    "tests/test_serve_class.py",  # 16 s; every other file takes less
+)
+
+
+def _longest_files_first(config, items) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    root = config.rootpath
+    items.sort(key=lambda item: rank.get(item.path.relative_to(root).as_posix(), len(rank)))
 
 
 # Page tests open the app headless: one whose pages load a real model takes seconds to minutes, so a page test is
