@@ -89,7 +89,7 @@ def pytest_collection_modifyitems(config, items):
 # here that no longer exists is ignored.
 LONGEST_FILES = (
     "tests/test_browser.py",  # 360 s: every page in chromium, SmolLM2's generation on hostile texts
-    "tests/test_browser_room.py",  # 145 s: the restart waits for the room panel's one-minute timer
+    "tests/test_browser_room.py",  # 90 s: a room in chromium, and one across a restart
     "tests/pages/test_shareable_links.py",  # 130 s
     "tests/test_fuzz.py",  # 110 s
     "tests/pages/test_lesson_questions_on_pages.py",  # 90 s

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from app.views.room.follow import FALLBACK_ENV
 from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, exception_texts, sync_api, wait_for_run
 from tests.test_browser_a11y import start_at_top, tab_to
@@ -28,15 +29,17 @@ SHOTS = [ROOT / "artifacts" / "screenshots"]
 if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
     SHOTS.append(ROOT / "docs" / "screenshots")
 FOLLOW_MS = 30_000
+RESTART_FALLBACK_S = 5.0  # the restart test's room panel timer (a real server's: a minute)
 LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join", "A number, e.g. 0.42", "Answer"),
             "ja": ("ハナ", "表示名（進行役にだけ見えます）", "参加する", "数（例：0.42）", "答える")}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def room_server():
-    """(base URL, the server's store, restart): restart() stops the server and starts it again on the same port."""
+    """(base URL, the server's store, restart): restart() stops the server and starts it again on the same port
+    (restart(fallback_s=S): with the room panels' fallback timer at S seconds from then on)."""
     folder = tempfile.TemporaryDirectory(prefix="room-browser-")
-    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL")}
+    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL", FALLBACK_ENV)}
     os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")
     os.environ.pop("DATABASE_URL", None)
     port = free_port()
@@ -50,8 +53,10 @@ def room_server():
                 log.seek(0)
                 pytest.fail(f"{err}:\n{log.read()[-3000:]}")
 
-        def restart() -> None:
+        def restart(fallback_s: float | None = None) -> None:
             stop_server(procs[-1])
+            if fallback_s is not None:
+                os.environ[FALLBACK_ENV] = str(fallback_s)
             start()
 
         start()
@@ -193,8 +198,13 @@ def counting(browser):
 def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(room_server):
     """The server stops and starts again while a question is open (a restart, a failover, a phone whose session
     expired: each a new session on the page's link). The learner's page comes back as the same learner with her
-    answer, the facilitator's page with its control (the cookie), and the reveal reaches her."""
+    answer, the facilitator's page with its control (the cookie), and the reveal reaches her.
+    A reconnected page is drawn again when its room panel's fallback timer fires (app/views/room/follow.py: a
+    minute on a real server); this test's server runs it at RESTART_FALLBACK_S, so the wait takes seconds. Whether a
+    change reaches a page by the server's push, timer or not, is the test above's question (its server keeps the
+    minute)."""
     base, store, restart = room_server
+    restart(fallback_s=RESTART_FALLBACK_S)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:

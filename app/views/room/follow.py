@@ -12,6 +12,7 @@ reads cookies but cannot set them, and a cookie would be one per browser, not on
 from __future__ import annotations
 
 import functools
+import os
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
@@ -36,8 +37,10 @@ POLL_S = 1.5
 # The pushed panel's timer: a push lost anyway is made good within this, and an armed timer is what makes
 # Streamlit's frontend (1.67) rerun the page when its websocket reconnects (to a restarted server or another
 # replica): it does so only where a fragment timer is armed or its last run was a fragment's. 30 learners cost
-# half a fragment run a second for it.
-FALLBACK_S = 60.0
+# half a fragment run a second for it. FALLBACK_ENV sets another period in seconds (tests/test_browser_room.py's
+# restart test: a page back after seconds, not a minute).
+FALLBACK_ENV = "ATTENTION_LAB_ROOM_FALLBACK_S"
+FALLBACK_S = float(os.environ.get(FALLBACK_ENV) or 60.0)
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
 RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
