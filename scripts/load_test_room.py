@@ -228,6 +228,9 @@ class LiveSession(StreamlitSession):
         """Press the button (or form submit) with this key; `also`: other widget states {key: WidgetState kwargs}.
         A widget drawn inside a fragment reruns that fragment, as in the browser. Returns when the click was sent."""
         await asyncio.wait_for(self.idle.wait(), self.timeout_s)
+        # a run the server started (the panel's slow fallback timer) may be redrawing the widget: the tab shows the
+        # old one meanwhile and a person clicks it once it is back
+        await wait_for(lambda: self.has(key), self.timeout_s)
         wid, _ = self.widget(key)
         fragment = fragment or self.fragment_of.get(wid, "")
         cs = ClientState(query_string=self.query, page_script_hash=self.page_hash, fragment_id=fragment)
