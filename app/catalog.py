@@ -8,6 +8,8 @@ entry here.
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 from dataclasses import dataclass
 
@@ -70,3 +72,20 @@ def streamlit_page(page: Page) -> st.Page:
         url_path=page.url,
         default=page.topic == "home",
     )
+
+
+@functools.cache
+def _sections(lang: str) -> tuple[tuple[str, tuple[st.Page, ...]], ...]:
+    """The navigation in `lang`, made once per process and language (pages imported, titles looked up, icons
+    checked: a few milliseconds that every run of every visitor paid)."""
+    nav: dict[str, list] = {}
+    for page in PAGES:
+        nav.setdefault(ui.t("sections", page.section), []).append(streamlit_page(page))
+    return tuple((section, tuple(pages)) for section, pages in nav.items())
+
+
+def navigation() -> dict[str, list[st.Page]]:
+    """What st.navigation takes: every page under its section's title in the reader's language. Each run gets
+    copies: st.navigation marks the page it returns as the one this run may call, which must not be seen by
+    another session's run at the same moment."""
+    return {section: [copy.copy(p) for p in pages] for section, pages in _sections(ui.lang())}

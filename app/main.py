@@ -72,10 +72,9 @@ def run() -> None:
         return
     try:
         sidebar()
-        nav: dict[str, list] = {}
-        for page in catalog.PAGES:
-            nav.setdefault(ui.t("sections", page.section), []).append(catalog.streamlit_page(page))
-        page = st.navigation(nav, expanded=True)  # every page listed (collapsed, the sidebar hides all but ~10)
+        page = st.navigation(
+            catalog.navigation(), expanded=True
+        )  # every page listed (collapsed, the sidebar hides all but ~10)
         # a learner in a study room: the seat from the link, the room's panel, following the facilitator (/room)
         room_seat.sidebar(page)
         with serving.page_slot():  # a bounded number of page runs at once: app/serving.py says why

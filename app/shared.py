@@ -12,14 +12,55 @@ change it (ui.show_figure only reads a figure)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
-
-import streamlit as st
 
 from app import i18n, ui
 
 ENTRIES = 64  # per kind (views, figures): a room's steps and a few explorers; each a few hundred kB at most
+
+
+class Kept:
+    """At most `entries` results, the least recently asked for dropped first, each made once however many
+    sessions ask for it at the same moment (the others wait for the first). A dict under a lock rather than
+    st.cache_resource: that hashes every argument with Streamlit's hasher on every call (recursing through a
+    class's token lists), about a millisecond per call, where this key is a tuple Python hashes itself."""
+
+    def __init__(self, entries: int):
+        self.entries = entries
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+        self._making: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+            making = self._making.setdefault(key, threading.Lock())
+        with making:  # one maker per key; the others find its result below
+            with self._lock:
+                if key in self._kept:
+                    return self._kept[key]
+            try:
+                value = make()
+            finally:
+                with self._lock:
+                    self._making.pop(key, None)
+            with self._lock:
+                self._kept[key] = value
+                while len(self._kept) > self.entries:
+                    self._kept.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def _frozen(value: Any) -> Hashable:
@@ -37,29 +78,31 @@ def _name(function: Callable) -> str:
     return f"{function.__module__}.{function.__qualname__}"
 
 
-@st.cache_resource(show_spinner=False, max_entries=ENTRIES)
-def _view(job: tuple, _function: Callable, _args: tuple, _kwargs: dict):
-    return _function(*_args, **_kwargs)
+_view = Kept(ENTRIES)
 
 
 def view(function: Callable, *args, **kwargs):
     """function(*args, **kwargs): a core view (a pure function of its arguments), computed once for every session
     asking the same and kept."""
-    return _view((_name(function), _frozen(args), _frozen(kwargs)), function, args, kwargs)
+    job = (_name(function), _frozen(args), _frozen(kwargs))
+    return _view.get(job, lambda: function(*args, **kwargs))
 
 
-@st.cache_resource(show_spinner=False, max_entries=ENTRIES)
-def _figures(job: tuple, _builder: Callable, _view: Any, _args: tuple) -> tuple:
-    _, _, section, lang, _ = job
+_figures = Kept(ENTRIES)
+
+
+def _build(builder: Callable, shown: Any, section: str, lang: str, args: tuple) -> tuple:
     words = lambda _key, /, **fmt: i18n.text(lang, section, _key, **fmt)  # noqa: E731 - as ui.texts makes them
-    built = _builder(_view, words, *_args)
+    built = builder(shown, words, *args)
     for fig in built.values() if isinstance(built, dict) else built if isinstance(built, list | tuple) else [built]:
         ui.read_only(fig)  # what each draw of it reads, made once
-    return _view, built  # the entry holds the view: no other object takes its id meanwhile
+    return shown, built  # the entry holds the view: no other object takes its id meanwhile
 
 
 def figures(builder: Callable, shown: Any, section: str, *args):
     """builder(shown, the words of catalog `section` in the reader's language, *args): the figures of `shown`, an
     object view() returned (or a part of one), built once for every session showing it in that language. Keyed on
     the object itself, which the entry keeps alive, so its id cannot pass to another object while the entry lives."""
-    return _figures((_name(builder), id(shown), section, ui.lang(), _frozen(args)), builder, shown, args)[1]
+    lang = ui.lang()
+    job = (_name(builder), id(shown), section, lang, _frozen(args))
+    return _figures.get(job, lambda: _build(builder, shown, section, lang, args))[1]

@@ -7,11 +7,12 @@ is ignored and listed in a notice at the top of the page (never echoed as HTML).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -317,6 +318,8 @@ def show_figure(
 
 
 READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them
+CAPTIONS = "_lab_captions"  # on a read-only figure: {(language, numbers, labels): its caption}
+CAPTIONS_KEPT = 8  # per figure: its languages and the few numbers shown with it (a figure is shared per view)
 
 
 def read_only(fig):
@@ -326,6 +329,7 @@ def read_only(fig):
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
         drawn = fig.to_dict()
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))
+        setattr(fig, CAPTIONS, {})
         fig.to_dict = lambda: drawn
     return fig
 
@@ -336,16 +340,22 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
     core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
     512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells."""
     if isinstance(fig, dict):
-        traces, layout = _traces(fig), fig.get("layout", {})
+        layout = fig.get("layout", {})
+        said = _caption(_traces(fig), layout, data, row_labels, col_labels)
+    elif hasattr(fig, READ):  # a shared figure: its caption made once per language and numbers, then kept on it
+        kept, (traces, layout) = getattr(fig, CAPTIONS), getattr(fig, READ)
+        asked = (lang(), _numbers_key(data), _labels_key(row_labels), _labels_key(col_labels))
+        said = kept.get(asked, kept)  # the dict itself: not kept yet (another session may clear it meanwhile)
+        if said is kept:
+            said = _caption(traces, layout, data, row_labels, col_labels)
+            if len(kept) >= CAPTIONS_KEPT:
+                kept.clear()
+            kept[asked] = said
     else:
-        traces, layout = getattr(fig, READ, None) or (_traces(fig), fig.layout.to_plotly_json())
-    matrix = isinstance(data, np.ndarray) and data.ndim == 2 and data.size > 0
-    told = figure_text.describe(traces, layout, maps=not matrix, map_labels=(row_labels, col_labels))
-    if matrix:
-        cells = figure_text.strongest_cells(data, row_labels, col_labels)
-        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
-    if told.statements:
-        st.caption(_figure_caption(layout, told))
+        layout = fig.layout.to_plotly_json()
+        said = _caption(_traces(fig), layout, data, row_labels, col_labels)
+    if said:
+        st.caption(said)
     if data is not None and table and st.toggle(t("common", "figure_table"), key=key):
         if isinstance(data, dict):
             st.dataframe({str(name): list(column) for name, column in data.items()})
@@ -356,6 +366,31 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
             rows_named = _axis_title(layout, "yaxis") or t("common", "figure_rows")
             index = pd.Index([str(r) for r in row_labels], name=rows_named) if row_labels is not None else None
             st.dataframe(pd.DataFrame(arr, index=index, columns=names))
+
+
+def _caption(traces: list, layout: dict, data, row_labels, col_labels) -> str | None:
+    """The caption's words for a figure's traces and layout and the numbers handed with it; None: nothing to say."""
+    matrix = isinstance(data, np.ndarray) and data.ndim == 2 and data.size > 0
+    told = figure_text.describe(traces, layout, maps=not matrix, map_labels=(row_labels, col_labels))
+    if matrix:
+        cells = figure_text.strongest_cells(data, row_labels, col_labels)
+        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
+    return _figure_caption(layout, told) if told.statements else None
+
+
+def _numbers_key(data) -> Hashable:
+    """The numbers handed with a figure, as a caption's key: an array by its type, shape and a digest of its bytes;
+    a dict of columns (its names and values); None."""
+    if isinstance(data, np.ndarray):
+        digest = hashlib.blake2b(np.ascontiguousarray(data).tobytes(), digest_size=16).digest()
+        return data.dtype.str, data.shape, digest
+    if isinstance(data, dict):
+        return tuple((str(k), _labels_key(v)) for k, v in data.items())
+    return None if data is None else _labels_key(data)
+
+
+def _labels_key(labels) -> tuple | None:
+    return None if labels is None else tuple(str(x) for x in np.asarray(labels, dtype=object).ravel())
 
 
 def _traces(fig) -> list:

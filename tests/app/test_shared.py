@@ -107,3 +107,76 @@ def test_two_visitors_of_masks_at_one_state_share_its_view(monkeypatch):
     assert specs[0] == specs[1]
     open_view("masks", {**state, "row": "0"})
     assert len(made) == 2 and made[1][1] == 0  # another state: its own view
+
+
+def test_a_shared_figures_caption_is_made_once_per_language_and_numbers(monkeypatch):
+    import numpy as np
+    import plotly.graph_objects as go
+
+    fig = ui.read_only(go.Figure(go.Heatmap(z=[[0.9, 0.1], [0.2, 0.8]], x=["k0", "k1"], y=["q0", "q1"])))
+    made, said = [], []
+    caption = ui._caption
+    monkeypatch.setattr(ui, "_caption", lambda *a: made.append(a[2]) or caption(*a))
+    monkeypatch.setattr(ui.st, "caption", said.append)
+    z = np.array([[0.9, 0.1], [0.2, 0.8]])
+
+    def draw(data, language="en"):
+        monkeypatch.setattr(ui, "lang", lambda: language)
+        ui.text_alternative(fig, data, ["q0", "q1"], ["k0", "k1"], key="k", table=False)
+
+    draw(z)
+    draw(z.copy())  # another learner, the same numbers: the kept caption
+    assert len(made) == 1 and said[0] == said[1] and "q0" in said[0]
+    draw(z[::-1].copy())  # other numbers: their own caption, their own strongest cell
+    draw(z, "ja")  # another language: its own words
+    assert len(made) == 3 and said[2] != said[0] and said[3] != said[0]
+    for n in range(ui.CAPTIONS_KEPT + 3):
+        draw(z + n)
+    assert len(getattr(fig, ui.CAPTIONS)) <= ui.CAPTIONS_KEPT
+
+
+def navigation_twice() -> None:
+    import streamlit as st
+
+    from app import catalog
+
+    st.session_state[st.session_state.get("lang", "en")] = (catalog.navigation(), catalog.navigation())
+
+
+def test_the_navigation_is_built_once_per_language_and_copied_for_each_run(monkeypatch):
+    from app import catalog
+
+    built = []
+    page = catalog.streamlit_page
+    monkeypatch.setattr(catalog, "streamlit_page", lambda p: built.append(p) or page(p))
+    catalog._sections.cache_clear()
+    at = AppTest.from_function(navigation_twice).run()
+    assert not at.exception
+    first, second = at.session_state["en"]
+    assert len(built) == len(catalog.PAGES)  # the second run builds nothing
+    pages = [p for ps in first.values() for p in ps]
+    again = [p for ps in second.values() for p in ps]
+    assert [p.url_path for p in pages] == [p.url_path for p in again] and len(pages) == len(catalog.PAGES)
+    assert all(a is not b for a, b in zip(pages, again, strict=True))  # st.navigation marks its run's own copy
+    at.session_state["lang"] = "ja"
+    at.run()
+    assert list(at.session_state["ja"][0]) != list(first) and len(built) == 2 * len(
+        catalog.PAGES
+    )  # its own section titles
+    catalog._sections.cache_clear()
+
+
+def test_a_failed_view_is_made_again_when_asked_again():
+    kept, tries = shared.Kept(2), []
+
+    def fail_once():
+        tries.append(1)
+        if len(tries) == 1:
+            raise ValueError("first try")
+        return "made"
+
+    try:
+        kept.get("k", fail_once)
+    except ValueError:
+        pass
+    assert kept.get("k", fail_once) == "made" and kept.get("k", fail_once) == "made" and len(tries) == 2
