@@ -91,9 +91,12 @@ def view(function: Callable, *args, **kwargs):
 _figures = Kept(ENTRIES)
 
 
+def _words(section: str, lang: str) -> Callable[..., str]:
+    return lambda _key, /, **fmt: i18n.text(lang, section, _key, **fmt)  # as ui.texts makes them
+
+
 def _build(builder: Callable, shown: Any, section: str, lang: str, args: tuple) -> tuple:
-    words = lambda _key, /, **fmt: i18n.text(lang, section, _key, **fmt)  # noqa: E731 - as ui.texts makes them
-    built = builder(shown, words, *args)
+    built = builder(shown, _words(section, lang), *args)
     for fig in built.values() if isinstance(built, dict) else built if isinstance(built, list | tuple) else [built]:
         ui.read_only(fig)  # what each draw of it reads, made once
     return shown, built  # the entry holds the view: no other object takes its id meanwhile
@@ -106,3 +109,21 @@ def figures(builder: Callable, shown: Any, section: str, *args):
     lang = ui.lang()
     job = (_name(builder), id(shown), section, lang, _frozen(args))
     return _figures.get(job, lambda: _build(builder, shown, section, lang, args))[1]
+
+
+_tables = Kept(ENTRIES)
+
+
+def _table(builder: Callable, shown: Any, section: str, lang: str, args: tuple) -> tuple:
+    import pyarrow as pa
+
+    return shown, pa.Table.from_pandas(builder(shown, _words(section, lang), *args))  # as st.dataframe converts it
+
+
+def table(builder: Callable, shown: Any, section: str, *args):
+    """builder(shown, words, *args) -> a pandas DataFrame, made and converted to the Arrow table st.dataframe sends
+    once for every session showing it in that language (a DataFrame is converted again at every draw). Keyed as
+    figures() is."""
+    lang = ui.lang()
+    job = (_name(builder), id(shown), section, lang, _frozen(args))
+    return _tables.get(job, lambda: _table(builder, shown, section, lang, args))[1]

@@ -180,3 +180,37 @@ def test_a_failed_view_is_made_again_when_asked_again():
     except ValueError:
         pass
     assert kept.get("k", fail_once) == "made" and kept.get("k", fail_once) == "made" and len(tries) == 2
+
+
+def lengths_table(view: dict, words):
+    import pandas as pd
+
+    calls.append(("table", words("language")))
+    return pd.DataFrame({words("language"): view["labels"]}, index=pd.Index(view["labels"], name="row"))
+
+
+def draw_fresh_and_shared_table() -> None:
+    import streamlit as st
+
+    from app import i18n, shared
+    from tests.app.test_shared import lengths_table
+
+    view = {"labels": ["a", "b"]}
+    st.dataframe(lengths_table(view, lambda key: i18n.text("en", "common", key)))
+    st.dataframe(shared.table(lengths_table, view, "common"))
+
+
+def test_a_table_is_converted_once_per_view_and_language_and_sent_as_a_fresh_one(monkeypatch):
+    shared._tables.clear()
+    calls.clear()
+    view = shared.view(square_view, 4, ["x", "y"])
+    monkeypatch.setattr(ui, "lang", lambda: "en")
+    en = shared.table(lengths_table, view, "common")
+    assert shared.table(lengths_table, view, "common") is en and len(calls) == 2  # the view, then one table
+    monkeypatch.setattr(ui, "lang", lambda: "ja")
+    ja = shared.table(lengths_table, view, "common")
+    assert ja is not en and ja.column_names != en.column_names and len(calls) == 3
+    monkeypatch.undo()
+    at = AppTest.from_function(draw_fresh_and_shared_table).run()
+    fresh, kept = at.dataframe
+    assert not at.exception and kept.proto.arrow_data.data == fresh.proto.arrow_data.data

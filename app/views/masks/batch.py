@@ -32,7 +32,7 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     st.markdown(T("batch_text", b=b, n=n, lengths=", ".join(str(x) for x in batch.lengths), pad=f"`{core.PAD}`"))
     rows = [f"{T('sentence')} {i}" for i in range(b)]
     positions = [str(j) for j in range(n)]
-    st.dataframe(pd.DataFrame(batch.padded, index=pd.Index(rows, name=T("sentence")), columns=positions))
+    st.dataframe(shared.table(padded_table, batch, "masks", rows, positions))
     fig = shared.figures(attention_mask_figure, batch, "masks.figure", rows)
     ui.show_figure(
         fig, "attention-mask", data=batch.attention_mask.numpy(), row_labels=rows, col_labels=positions, key="fig-am"
@@ -44,3 +44,7 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
                   s2=c.fixed.scores, ratio=c.fixed.scores / c.longest.scores, real=c.fixed.real_scores,
                   diff=c.real_weights_diff, material=MATERIAL_PAD_TO))  # fmt: skip
     return rows
+
+
+def padded_table(batch: core.PaddedBatch, T, rows: list[str], positions: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(batch.padded, index=pd.Index(rows, name=T("sentence")), columns=positions)

@@ -53,19 +53,20 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
             )
     st.info(T("trained_later"), icon=":material/translate:")
     st.subheader(T("shapes"))
-    st.dataframe(
-        pd.DataFrame(
-            {
-                T("col_kind"): [T(k.kind) for k in view.kinds],
-                T("col_x"): [f"{T(k.x_from)} {k.shapes['x']}" for k in view.kinds],
-                T("col_ctx"): [f"{T(k.context_from)} {k.shapes['context']}" for k in view.kinds],
-                "Q": [str(k.shapes["Q"]) for k in view.kinds],
-                "K": [str(k.shapes["K"]) for k in view.kinds],
-                "V": [str(k.shapes["V"]) for k in view.kinds],
-                "softmax(QKᵀ/√d)": [str(k.shapes["weights"]) for k in view.kinds],
-                "output": [str(k.shapes["output"]) for k in view.kinds],
-                T("col_check"): [f"{k.sdpa_diff:.1e}" for k in view.kinds],
-            }
-        ),
-        hide_index=True,
+    st.dataframe(shared.table(shapes_table, view, "masks"), hide_index=True)
+
+
+def shapes_table(view: core.EncoderDecoder, T) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            T("col_kind"): [T(k.kind) for k in view.kinds],
+            T("col_x"): [f"{T(k.x_from)} {k.shapes['x']}" for k in view.kinds],
+            T("col_ctx"): [f"{T(k.context_from)} {k.shapes['context']}" for k in view.kinds],
+            "Q": [str(k.shapes["Q"]) for k in view.kinds],
+            "K": [str(k.shapes["K"]) for k in view.kinds],
+            "V": [str(k.shapes["V"]) for k in view.kinds],
+            "softmax(QKᵀ/√d)": [str(k.shapes["weights"]) for k in view.kinds],
+            "output": [str(k.shapes["output"]) for k in view.kinds],
+            T("col_check"): [f"{k.sdpa_diff:.1e}" for k in view.kinds],
+        }
     )
