@@ -11,7 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit import config
 
-from app import i18n, serving, ui
+from app import catalog, i18n, serving, ui
 from tests.apptest_helpers import assert_no_exception, run_view, shown_text
 
 HOSTILE_NAMES = (
@@ -62,12 +62,23 @@ def _broken_page(*_args, **_kwargs):
     raise RuntimeError("secret detail at /srv/attention-lab/private.py")
 
 
-def test_an_unexpected_exception_is_one_sentence_and_the_traceback_goes_to_the_log(
-    monkeypatch, visitor_details, caplog
-):
+@pytest.fixture()
+def break_page(monkeypatch):
+    """Replace a topic's page function with one that raises. The navigation holds each page's function from the
+    first run in this process on (catalog._sections), so it is made again with the broken one, and again after."""
+
+    def broken(module):
+        monkeypatch.setattr(module, "page", _broken_page)
+        catalog._sections.cache_clear()
+
+    yield broken
+    catalog._sections.cache_clear()
+
+
+def test_an_unexpected_exception_is_one_sentence_and_the_traceback_goes_to_the_log(break_page, visitor_details, caplog):
     from app.views import masks
 
-    monkeypatch.setattr(masks, "page", _broken_page)
+    break_page(masks)
     with caplog.at_level(logging.ERROR, logger="attention_lab"):
         at = run_view("masks")
     assert not at.exception, [e.value for e in at.exception]  # no traceback box, not even Streamlit's redacted one
@@ -77,18 +88,18 @@ def test_an_unexpected_exception_is_one_sentence_and_the_traceback_goes_to_the_l
     assert logged, "the traceback did not reach the server's log"
 
 
-def test_a_developer_run_shows_the_traceback_under_the_sentence(monkeypatch):
+def test_a_developer_run_shows_the_traceback_under_the_sentence(break_page):
     from app.views import masks
 
-    monkeypatch.setattr(masks, "page", _broken_page)
+    break_page(masks)
     at = run_view("masks")  # the tests run with client.showErrorDetails = "full", as scripts/dev.sh run does
     assert at.error and at.exception and "secret detail" in at.exception[0].value
 
 
-def test_every_page_catches_in_one_place_in_every_language(monkeypatch, visitor_details):
+def test_every_page_catches_in_one_place_in_every_language(break_page, visitor_details):
     from app.views import home
 
-    monkeypatch.setattr(home, "page", _broken_page)
+    break_page(home)
     for lang in ui.LANGS:
         at = run_view("home", params={"lang": lang})
         assert not at.exception and [e.value for e in at.error] == [i18n.text(lang, "common", "unexpected")]
