@@ -29,7 +29,9 @@ SHOTS = [ROOT / "artifacts" / "screenshots"]
 if os.environ.get("ATTENTION_LAB_SCREENSHOTS") == "docs":
     SHOTS.append(ROOT / "docs" / "screenshots")
 FOLLOW_MS = 30_000
-RESTART_FALLBACK_S = 5.0  # the restart test's room panel timer (a real server's: a minute)
+RESTART_FALLBACK_S = 5.0  # the restart test's room panel timer (a real server's: 15 s)
+# The first server's: longer than any wait here, so a step or a question must arrive by the server's push.
+PUSH_ONLY_FALLBACK_S = 600.0
 LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join", "A number, e.g. 0.42", "Answer"),
             "ja": ("ハナ", "表示名（進行役にだけ見えます）", "参加する", "数（例：0.42）", "答える")}  # fmt: skip
 
@@ -42,6 +44,7 @@ def room_server():
     before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL", FALLBACK_ENV)}
     os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")
     os.environ.pop("DATABASE_URL", None)
+    os.environ[FALLBACK_ENV] = str(PUSH_ONLY_FALLBACK_S)
     port = free_port()
     with open(Path(folder.name) / "server.log", "w+") as log:
         procs = []
@@ -199,10 +202,10 @@ def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(roo
     """The server stops and starts again while a question is open (a restart, a failover, a phone whose session
     expired: each a new session on the page's link). The learner's page comes back as the same learner with her
     answer, the facilitator's page with its control (the cookie), and the reveal reaches her.
-    A reconnected page is drawn again when its room panel's fallback timer fires (app/views/room/follow.py: a
-    minute on a real server); this test's server runs it at RESTART_FALLBACK_S, so the wait takes seconds. Whether a
-    change reaches a page by the server's push, timer or not, is the test above's question (its server keeps the
-    minute)."""
+    A reconnected page is drawn again when its room panel's fallback timer fires (app/views/room/follow.py: 15 s
+    on a real server); this test's server runs it at RESTART_FALLBACK_S, so the wait takes seconds. Whether a
+    change reaches a page by the server's push, timer or not, is the test above's question (its server's timer
+    is PUSH_ONLY_FALLBACK_S)."""
     base, store, restart = room_server
     restart(fallback_s=RESTART_FALLBACK_S)
     with sync_api.sync_playwright() as p:

@@ -22,7 +22,7 @@ panel says so in a sentence) and once more when it answers again. A session that
 drew no panel, stops being watched; its next panel run watches it again.
 
 The panels keep a slow timer besides (FALLBACK_S in app/views/room/follow.py), for a push lost anyway and
-because Streamlit's frontend reruns a page after its websocket reconnects only where a timer is armed.
+because a page whose websocket reconnects to a restarted server runs nothing until a fragment timer fires.
 
 This talks to Streamlit's runtime (the session manager, a session's last client state, the event loop), which is
 not public API: `available()` says whether this Streamlit has what it needs, and the panels keep a short timer

@@ -34,13 +34,14 @@ from core.room import RoomError
 # fragment as that old page: the old link's query parameters come back, another page's widget values are
 # dropped, and the browser is told it is on the old page.
 POLL_S = 1.5
-# The pushed panel's timer: a push lost anyway is made good within this, and an armed timer is what makes
-# Streamlit's frontend (1.67) rerun the page when its websocket reconnects (to a restarted server or another
-# replica): it does so only where a fragment timer is armed or its last run was a fragment's. 30 learners cost
-# half a fragment run a second for it. FALLBACK_ENV sets another period in seconds (tests/test_browser_room.py's
-# restart test: a page back after seconds, not a minute).
+# The pushed panel's timer: a push lost anyway is made good within this, and it is what brings a page back after
+# its websocket reconnects to a restarted server or another replica: Streamlit's frontend (1.67) keeps showing the
+# old page then and runs nothing until a fragment timer fires (seen in chromium with a one-fragment app: the panel
+# reran 57 s after a restart under a 60 s timer, the page not at all before), and the new server knows no session to
+# push to until that run. 15 s bounds that wait; 30 learners cost two fragment runs a second for it (about 0.02
+# of a core). FALLBACK_ENV sets another period in seconds (tests/test_browser_room.py's restart test: 5 s).
 FALLBACK_ENV = "ATTENTION_LAB_ROOM_FALLBACK_S"
-FALLBACK_S = float(os.environ.get(FALLBACK_ENV) or 60.0)
+FALLBACK_S = float(os.environ.get(FALLBACK_ENV) or 15.0)
 SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
 RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
