@@ -3,7 +3,7 @@ keys and values, and a temperature that takes the soft lookup towards the hard o
 
 import streamlit as st
 
-from app import shared, ui
+from app import ui
 from core import sdpa_steps as core
 from viz.sdpa_steps import lookup_figures
 
@@ -23,7 +23,7 @@ def show_lookup(T) -> None:
         )
     with c2:
         tau = ui.field(core.STATE["tau"], T("lookup_tau"), help=T("lookup_tau_help"))
-    view = shared.view(core.lookup_view, None if choice == OTHER else int(choice), tau, names)
+    view = core.lookup_view(None if choice == OTHER else int(choice), tau, names)
     left, right = st.columns(2)
     with left:
         st.markdown(f"**{T('lookup_hard')}**")
@@ -37,7 +37,7 @@ def show_lookup(T) -> None:
         st.markdown(
             T("lookup_result_hit", hard=view.hard, soft=view.soft, sdpa=view.sdpa, gap=abs(view.soft - view.hard))
         )
-    figs = shared.figures(lookup_figures, view, "sdpa_steps.figure")
+    figs = lookup_figures(view, ui.texts("sdpa_steps.figure"))
     left, right = st.columns(2)
     with left:
         data = {"key": view.names, "score": view.scores, "soft_weight": view.weights, "dict_weight": view.hard_weights}

@@ -3,11 +3,16 @@ measured, and the softmax saturating without the scaling."""
 
 import streamlit as st
 
-from app import shared, ui
+from app import ui
 from core import sdpa_steps as core
 from viz.sdpa_steps import saturation_figures
 
 SEED = 0
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def saturation(d_k: int, n_keys: int) -> core.SaturationView:
+    return core.saturation_view(d_k, n_keys, seed=SEED)
 
 
 def show_saturation(T) -> None:
@@ -18,7 +23,7 @@ def show_saturation(T) -> None:
         d_k = ui.field(core.STATE["sdk"], T("sat_dk"))
     with c2:
         n = ui.field(core.STATE["keys"], T("sat_keys"))
-    view = shared.view(core.saturation_view, d_k, n, seed=SEED)
+    view = saturation(d_k, n)
     var = view.variance
     st.markdown(T("var_result", dk=d_k, pairs=var.n_samples, raw=var.var_raw, scaled=var.var_scaled))
     st.markdown(T("cosine_analogy", dk=d_k, root=d_k**0.5, norm=var.mean_norm, prod=var.mean_norm_product,
@@ -36,7 +41,7 @@ def show_saturation(T) -> None:
             mx=c.max_entropy,
         )
     )
-    figs = shared.figures(saturation_figures, view, "sdpa_steps.figure")
+    figs = saturation_figures(view, ui.texts("sdpa_steps.figure"))
     left, right = st.columns([3, 2])
     with left:
         curve = {
