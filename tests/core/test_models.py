@@ -8,8 +8,11 @@ the GGUF file on first use, ~25 s once). Select them with `-m slow`, skip them w
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
+import os
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -261,8 +264,9 @@ def test_cache_builds_once_atomically_and_rebuilds_when_stale(tmp_path):
     assert (folder / "data.txt").read_text() == "build 1"
     cache.ensure_cached(folder, {"v": 2}, build)  # source changed: rebuilt in place
     assert len(calls) == 2 and (folder / "data.txt").read_text() == "build 2"
-    assert cache.read_marker(folder) == {"v": 2}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["thing"]  # no temporary folders left
+    assert cache.read_marker(folder)["source"] == {"v": 2}
+    # no temporary folders left; the lock file builders take stays, empty
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".thing.lock", "thing"]
 
 
 def test_a_failed_build_leaves_no_cache(tmp_path):
@@ -274,10 +278,90 @@ def test_a_failed_build_leaves_no_cache(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         cache.ensure_cached(folder, {"v": 1}, crash)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == [".thing.lock"]
     folder.mkdir()
     (folder / "half.bin").write_bytes(b"x")  # a folder without a marker is not trusted
     assert not cache.is_valid(folder, {"v": 1})
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+def test_a_damaged_cache_is_rebuilt_never_loaded(tmp_path, damage):
+    folder, calls = tmp_path / "thing", []
+
+    def build(out):
+        calls.append(out)
+        (out / "sub").mkdir()
+        (out / "sub" / "weights.bin").write_bytes(bytes(1000))
+
+    cache.ensure_cached(folder, {"v": 1}, build)
+    weights = folder / "sub" / "weights.bin"
+    if damage == "truncate":  # a full disk, or a copy cut short: the marker still says all is well
+        os.truncate(weights, 500)
+    else:
+        weights.unlink()
+    assert not cache.is_valid(folder, {"v": 1})
+    cache.ensure_cached(folder, {"v": 1}, build)
+    assert len(calls) == 2 and weights.stat().st_size == 1000 and cache.is_valid(folder, {"v": 1})
+
+
+def test_builds_started_at_once_build_once(tmp_path):
+    """A second builder (another process: flock locks conflict between open files, so a thread stands for it)
+    waits for the first and then uses its folder instead of converting again."""
+    folder, calls, second = tmp_path / "thing", [], []
+
+    def build(out):
+        calls.append(out)
+        if len(calls) == 1:  # while the first build runs, a second asks for the same folder
+            other = threading.Thread(target=lambda: second.append(cache.ensure_cached(folder, {"v": 1}, build)))
+            other.start()
+            other.join(0.3)
+            assert other.is_alive(), "the second builder did not wait for the first"
+            second.append(other)
+        (out / "data.txt").write_text("built")
+
+    cache.ensure_cached(folder, {"v": 1}, build)
+    second[0].join(10)
+    assert second[1:] == [folder] and len(calls) == 1
+
+
+def test_the_smollm2_cache_survives_a_fresh_install_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
+    """What keys the cached copy is the GGUF file's content: a reinstalled package (the same file with a new
+    modification time, as every fresh venv has) reuses it; a truncated copy is converted again."""
+    gguf = tmp_path / "pkg" / smollm2_module.GGUF_FILE
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF weights")
+    built, loaded = [], []
+    monkeypatch.setenv("ATTENTION_LAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(smollm2_module, "status", lambda: None)
+    monkeypatch.setattr(smollm2_module, "gguf_path", lambda: gguf)
+    monkeypatch.setattr(
+        smollm2_module, "_save_converted", lambda src, out: built.append((out / "w.bin").write_bytes(bytes(64)))
+    )
+    monkeypatch.setattr(smollm2_module, "_load_folder", lambda folder: (loaded.append(folder), None))
+    monkeypatch.setattr(smollm2_module, "_wrap", lambda model, tokenizer: model)
+
+    smollm2_module.load_smollm2()
+    st = gguf.stat()
+    os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns + 10**12))  # reinstalled: same bytes, new time
+    smollm2_module.load_smollm2()
+    assert len(built) == 1 and len(loaded) == 2
+    os.truncate(smollm2_module.cache_folder() / "w.bin", 10)
+    smollm2_module.load_smollm2()
+    assert len(built) == 2 and (smollm2_module.cache_folder() / "w.bin").stat().st_size == 64
+    gguf.write_bytes(b"other weights")  # different content: a different model, converted again
+    smollm2_module.load_smollm2()
+    assert len(built) == 3
+
+
+def test_the_smollm2_cache_key_reads_the_packages_recorded_hash(tmp_path):
+    """pip's RECORD gives the GGUF file's sha256 without reading 98 MB; a file it does not list is hashed."""
+    other = tmp_path / "x.gguf"
+    other.write_bytes(b"abc")
+    assert packages.recorded_sha256(smollm2_module.DISTRIBUTION, other) is None
+    assert cache.file_identity(other)["sha256"] == hashlib.sha256(b"abc").hexdigest()
+    gguf = smollm2_module.gguf_path()
+    recorded = packages.recorded_sha256(smollm2_module.DISTRIBUTION, gguf)
+    assert recorded is not None and smollm2_module.fingerprint(gguf)["sha256"] == recorded
 
 
 def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
@@ -407,7 +491,11 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(smollm2):
         t = tensors[gguf_name]
         ref = torch.from_numpy(np.ascontiguousarray(dequantize(t.data, t.tensor_type))).float()
         assert torch.equal(params[ours].detach(), ref.reshape(params[ours].shape)), gguf_name
-    assert smollm2_module.cache.read_marker(smollm2_module.cache_folder())["file"] == smollm2_module.GGUF_FILE
+    # the cached copy is keyed on the file's content: the package's recorded hash is the file's own
+    source = smollm2_module.cache.read_marker(smollm2_module.cache_folder())["source"]
+    gguf = smollm2_module.gguf_path()
+    assert source["file"] == smollm2_module.GGUF_FILE and "mtime_ns" not in source
+    assert source["sha256"] == hashlib.sha256(gguf.read_bytes()).hexdigest()
     trace = smollm2.run(smollm2.tokenize(["The capital of France is"]))
     best = int(trace.logits[0, -1].argmax())
     assert smollm2.tokenizer.decode([best]) == " Paris"
