@@ -56,7 +56,7 @@ def measure(clone: Path, rev: str, cache: Path) -> dict:
         clean_env(cache),
     )  # fmt: skip
     wall_s = time.perf_counter() - started
-    phases = {m[1]: float(m[0]) for m in re.finditer(r"([\d.]+)s (setup|call)\s+\S+", out)}
+    phases = {m[2]: float(m[1]) for m in re.finditer(r"([\d.]+)s (setup|call)\s+\S+", out)}
     return {
         "rev": run(["git", "rev-parse", "--short", "HEAD"], clone).strip(),
         "warming_in_another_venv_s": round(warm_s, 2),
