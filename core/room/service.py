@@ -206,10 +206,13 @@ class Rooms:
 
     @action(write=True)
     def move(self, tx: Tx, code: str, control: str, step) -> None:
-        """The room goes to `step` of its lesson (rules.check_step); its question, if any, waits closed."""
+        """The room goes to `step` of its lesson (rules.check_step); its question, if any, waits closed. Every
+        learner who follows the room goes there with it, in this one write: their pages then report a position
+        the board already has (where()), instead of each taking the write lock on every step."""
         room = self._control(tx, code, control)
         step = rules.check_step(step, len(self._lesson(room).steps))
         tx.update_room(code, ("version",), step=step, question="", phase="", answer=None, shown="")
+        tx.move_following(code, step)
 
     def open_question(self, code: str, control: str, lesson_id: str, step, state: dict[str, str] | None = None,
                       compute: Callable[[Question, dict[str, str]], Answer] | None = None) -> Answer:  # fmt: skip
@@ -356,16 +359,31 @@ class Rooms:
         """The learner a token seats in the room, or None."""
         return tx.learner(code, rules.digest(token)) if token and isinstance(token, str) else None
 
+    def where(self, code: str, token: str, step, following) -> None:
+        """Where a learner is: a step of the room's lesson, or EXPLORING while on a page of their own. Written
+        only when it changes: a read first (readers do not queue on SQLite's write lock across processes), the
+        write only if the board does not show this already (following learners are moved by move())."""
+        if not self._is_at(code, token, step, following):
+            self._where(code, token, step, following)
+
+    @action(write=False)
+    def _is_at(self, tx: Tx, code: str, token: str, step, following) -> bool:
+        digest, step, following = self._position(tx, code, token, step, following)
+        seat = tx.learner(code, digest)
+        return seat is not None and (seat.step, seat.following) == (step, following)
+
     @action(write=True)
-    def where(self, tx: Tx, code: str, token: str, step, following) -> None:
-        """Where a learner is: a step of the room's lesson, or EXPLORING while on a page of their own."""
-        room, _ = self._live(tx, code)
-        step = rules.check_step(step, len(self._lesson(room).steps), exploring=True)
-        following = rules.check_flag(following)
-        digest = self._seat(tx, code, token)
+    def _where(self, tx: Tx, code: str, token: str, step, following) -> None:
+        digest, step, following = self._position(tx, code, token, step, following)
         self._rate(tx, code, digest, "where")
         tx.update_learner(code, digest, step=step, following=following)
         tx.update_room(code, ("activity",))
+
+    def _position(self, tx: Tx, code: str, token: str, step, following) -> tuple[str, int, bool]:
+        """(seat's digest, step, following) checked against the room's lesson and the seat."""
+        room, _ = self._live(tx, code)
+        step = rules.check_step(step, len(self._lesson(room).steps), exploring=True)
+        return self._seat(tx, code, token), step, rules.check_flag(following)
 
     @action(write=True)
     def set_lost(self, tx: Tx, code: str, token: str, lost) -> None:

@@ -298,6 +298,10 @@ class SqlTx:
         sets = ", ".join(f"{k} = ?" for k in fields)
         self.run(f"UPDATE learners SET {sets} WHERE code = ? AND token = ?", (*values, code, token_digest))
 
+    def move_following(self, code: str, step: int) -> None:
+        """Every learner of room `code` who follows it, to `step`."""
+        self.run("UPDATE learners SET step = ? WHERE code = ? AND following = 1", (step, code))
+
     def delete_learner(self, code: str, token_digest: str) -> None:
         """A learner with their answers, sentences and counted actions."""
         for table in ("answers", "gallery", "learners"):

@@ -197,6 +197,42 @@ def test_gallery_keeps_text_as_written_and_shows_one(rooms):
         rooms.submit(code, token, 0, "x" * (rules.MAX_SENTENCE_CHARS + 1))
 
 
+def write_flags(store, monkeypatch) -> list[bool]:
+    """Whether each transaction of `store` (a SqlStore) from now on takes the write lock, in order."""
+    flags, original = [], store._tx
+
+    @contextmanager
+    def tx(write: bool):
+        flags.append(write)
+        with original(write) as run:
+            yield run
+
+    monkeypatch.setattr(store, "_tx", tx)
+    return flags
+
+
+def test_following_learners_move_with_the_room_and_report_it_without_a_write(rooms, store, clock, monkeypatch):
+    """A step moves every learner who follows the room in the facilitator's one write; their pages then report
+    the step they reached with a read only (no write lock to queue on), and a learner exploring is written."""
+    code, control = rooms.create("qkv")
+    ana = rooms.join(code, "Ana", "en")
+    clock.now += 1  # Bo joins after Ana: the board lists learners in joining order
+    bo = rooms.join(code, "Bo", "ja")
+    rooms.where(code, bo, rules.EXPLORING, False)
+    writes = write_flags(store, monkeypatch)
+    rooms.move(code, control, 2)
+    assert writes == [True]
+    assert rooms.learners(code, control) == [("Ana", 2, True), ("Bo", rules.EXPLORING, False)]
+    del writes[:]
+    rooms.where(code, ana, 2, True)  # Ana's page reached the room's step: the board has it already
+    assert writes == [False]
+    rooms.where(code, bo, 1, False)  # Bo opens step 1 on his own: that is news
+    rooms.where(code, ana, 1, True)  # a page behind the room (it lags): written as it is, not as the room is
+    assert writes[1:] == [False, True, False, True]
+    assert rooms.learners(code, control) == [("Ana", 1, True), ("Bo", 1, False)]
+    assert rules.board(3, rooms.learners(code, control), []).steps == (0, 2, 0)
+
+
 def test_board_and_csv_for_the_facilitator(rooms, clock):
     code, control = rooms.create("qkv")
     a, b = rooms.join(code, "Ana", "en"), rooms.join(code, "=cmd|' /C calc'!A0", "ko")
@@ -243,7 +279,7 @@ def test_two_replicas_share_one_room(store_kind, tmp_path, clock, fixed_answers)
         assert learner_side.poll(code)[0] == before[0] + 2 and learner_side.room(code).step == 1
         assert learner_side.answer(code, token, "0.25")
         assert facilitator_side.responses(code, "q2") == ["0.25"]
-        assert facilitator_side.learners(code, control) == [("Ana", 0, True)]
+        assert facilitator_side.learners(code, control) == [("Ana", 1, True)]  # following: moved with the room
     finally:
         facilitator_side.close()
         learner_side.close()

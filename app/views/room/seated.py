@@ -78,7 +78,7 @@ def panel() -> None:
         st.warning(T("lesson_gone", lesson=room.lesson))
         return
     room = replace(room, step=rules.step_of(room, lesson))
-    if s["following"] and s["step"] != room.step:  # the seat moves to the step once its page runs (follow.here)
+    if s["following"] and s["step"] != room.step:  # the room's move put the seat there: this only reads, mostly
         try:
             open_store().where(s["code"], s["token"], room.step, True)
         except RoomError:
