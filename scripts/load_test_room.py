@@ -56,6 +56,7 @@ from scripts.app_server import free_port, start_server, stop_server
 from scripts.load_test import HOST, StreamlitSession, cpu_s, git_version, loadavg, percentiles, process_tree, rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
+SETTLE_S = 1.0  # no learner's run for this long: their clicks' runs are over
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
         ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}  # fmt: skip
 
@@ -75,6 +76,8 @@ class LiveSession(StreamlitSession):
         self.in_flight = False
         self.waiting_since: float | None = None  # an action in flight was sent then
         self.run_started = 0.0  # when the run now drawing began
+        self.running = False  # a run has begun and not finished (as far as this tab has heard)
+        self.run_ended = 0.0  # when the last run finished
         self.idle = asyncio.Event()
         self.idle.set()
         self.pages: list[tuple[float, str]] = []  # (time, query string) of every finished full run
@@ -102,6 +105,7 @@ class LiveSession(StreamlitSession):
             self.run_widgets: dict[str, object] = {}
             self.run_texts = []
             self.run_started = time.monotonic()
+            self.running = True
             if not msg.metadata.run.fragment_ids:  # a full run: the frontend clears every fragment timer
                 self.disarm()
                 self.full_page = self.page_hash
@@ -122,6 +126,7 @@ class LiveSession(StreamlitSession):
             self.arm(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
         elif kind == "script_finished" and msg.script_finished in DONE:
             now = time.monotonic()
+            self.running, self.run_ended = False, now
             self.shown.append((now, "\n".join(self.run_texts)))
             if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                 self.fragment_runs += 1
@@ -253,6 +258,12 @@ class LiveSession(StreamlitSession):
 
 
 # --- the stages ----------------------------------------------------------------------------------------------
+
+
+def settled(sessions: list[LiveSession], quiet_s: float, now: float | None = None) -> bool:
+    """No run under way in any of these tabs, and none finished in the last `quiet_s` seconds."""
+    now = time.monotonic() if now is None else now
+    return all(not s.running and now - s.run_ended >= quiet_s for s in sessions)
 
 
 async def wait_for(check, timeout_s: float, every_s: float = 0.05) -> bool:
@@ -391,7 +402,13 @@ async def answers(args, facilitator: LiveSession, learners: list[LiveSession], s
 
     await asyncio.gather(*(answer(s) for s in learners if s.has("room-submit")))
     n = len(sent_at)
-    kept = len(store.responses(code, store.room(code).question))
+    # A click can return before the run that stores its answer: the run it waited for may be one the server had
+    # begun for a push as the click went out. What the room kept is read once every answer is in, or else once
+    # the learners' runs have settled (an answer refused or lost shows as kept < answers).
+    question = store.room(code).question
+    stored = lambda: len(store.responses(code, question))  # noqa: E731
+    await wait_for(lambda: stored() >= n or settled(learners, SETTLE_S), args.timeout, every_s=0.1)
+    kept = stored()
     await wait_for(lambda: any(total >= kept for _, total in facilitator.histogram), args.timeout)  # drawn, not sent
     sent_at.sort()
     lat = []

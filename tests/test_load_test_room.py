@@ -55,6 +55,18 @@ async def read_the_stream():
     assert s.stale_runs == 1
 
 
+def test_the_answers_kept_are_read_once_the_learners_runs_settle():
+    a, b = ltr.LiveSession(port=0, timeout_s=1, name="a"), ltr.LiveSession(port=0, timeout_s=1, name="b")
+    assert ltr.settled([a, b], quiet_s=1.0)  # nothing ran yet
+    b.handle(message("new_session", fragments=["f1"]))  # a click's run under way: its answer is not stored yet
+    assert not ltr.settled([a, b], quiet_s=1.0, now=b.run_started + 60)
+    b.handle(message("finished", status=ForwardMsg.FINISHED_EARLY_FOR_RERUN))  # restarted, not over
+    assert b.running
+    b.handle(message("finished", status=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY))
+    assert not ltr.settled([a, b], quiet_s=1.0, now=b.run_ended + 0.5)  # another may follow at once
+    assert ltr.settled([a, b], quiet_s=1.0, now=b.run_ended + 1.0)
+
+
 @pytest.mark.slow
 def test_a_short_real_run(tmp_path):
     out = tmp_path / "room.json"
