@@ -114,6 +114,13 @@ def test_the_long_context_timings_and_dynamic_ntk_claim_are_computed():
 SECURITY = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
 
 
+def test_every_setting_the_server_reads_is_named():
+    code = "\n".join(p.read_text(encoding="utf-8") for d in ("app", "core") for p in (ROOT / d).rglob("*.py"))
+    settings = set(re.findall(r"[\"'](ATTENTION_LAB_[A-Z0-9_]+)[\"']", code))
+    assert len(settings) > 15 and "ATTENTION_LAB_ROOM_FALLBACK_S" in settings
+    assert sorted(s for s in settings if not re.search(rf"\b{s}\b", README)) == []
+
+
 def test_security_names_only_files_functions_and_settings_that_exist():
     paths = set(re.findall(r"\b((?:app|core|scripts|deploy|tests|\.streamlit)/[\w./-]*\w)", SECURITY))
     paths |= {p for p in ("compose.yaml", "Dockerfile") if p in SECURITY}
