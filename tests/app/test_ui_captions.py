@@ -5,17 +5,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app import ui
-from core import figure_text
 
 
 def caption_of(fig, data=None, rows=None, cols=None) -> str:
-    layout = fig.layout.to_plotly_json()
-    matrix = data is not None
-    told = figure_text.describe(ui._traces(fig), layout, maps=not matrix, map_labels=(rows, cols))
-    if matrix:
-        cells = figure_text.strongest_cells(data, rows, cols)
-        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
-    return ui._figure_caption(layout, told)
+    """The caption text_alternative puts under this figure (the one function that assembles it)."""
+    return ui._caption(ui._traces(fig), fig.layout.to_plotly_json(), data, rows, cols)
 
 
 def test_a_bar_label_is_read_as_shown_not_as_its_entities():
