@@ -276,8 +276,12 @@ async def act_db_away(room: Room, env: dict) -> dict:
     stopped = time.monotonic()
     await asyncio.sleep(1.0)
     await room.facilitator.click("room-reveal")  # a click while the database is away: a sentence, no traceback
+    # Every page's sentence is waited for, not looked for after a fixed time, and counted from the moment the stop
+    # was asked (a page may say it while a busy machine's pg_ctl is still waiting for the cluster to exit): the
+    # time to it is an upper bound. The database stays away --db-away-s all the same.
+    await wait_for(lambda: all(s.said_since(UNAVAILABLE, t0) is not None for s in room.sessions), room.args.timeout)
     await asyncio.sleep(max(0.0, away_s - (time.monotonic() - t0)))
-    said = {s.name: s.said_since(UNAVAILABLE, stopped) for s in room.sessions}
+    said = {s.name: s.said_since(UNAVAILABLE, t0) for s in room.sessions}
     await asyncio.to_thread(cluster, "start", env)
     t_back = time.monotonic()
     not_revealed = room.store.room(room.code).phase == "open"
@@ -288,7 +292,7 @@ async def act_db_away(room: Room, env: dict) -> dict:
                               room.args.timeout)  # fmt: skip
     reach = [s.said_since(RIGHT, t_back) for s in room.learners]
     timed = [v for v in said.values() if v is not None]
-    return {"away_s": round(t_back - t0, 1), "sessions_told": f"{len(timed)}/{len(said)}",
+    return {"away_s": round(t_back - t0, 1), "stop_s": round(stopped - t0, 1), "sessions_told": f"{len(timed)}/{len(said)}",
             "stop_to_sentence": ms(timed), "click_while_away_kept_nothing": not_revealed,
             "db_back_to_reveal_on_every_learner": ms([r for r in reach if r is not None]),
             "facilitator_page_redrawn": redrawn,
