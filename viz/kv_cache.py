@@ -40,7 +40,18 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
             y=rows,
             colorscale=WEIGHTS_SCALE,
             zmin=0,
-            colorbar=dict(title=dict(text=t("weight"), side="right"), thickness=12, len=0.75, y=0.6),
+            # under the keys' axis, lying down: a phone's 390 px leave the columns what a standing bar would take
+            colorbar=dict(
+                title=dict(text=t("weight"), side="top"),
+                orientation="h",
+                thickness=10,
+                len=0.5,
+                nticks=4,
+                x=1,
+                xanchor="right",
+                y=-0.36,
+                yanchor="top",
+            ),
             hovertemplate="%{y}<br>%{x}<br>" + t("weight") + ": %{z:.3f}<extra></extra>",
         ),
         row=1,
@@ -59,21 +70,21 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
             showscale=False,
             text=[[EVICTION_MARKS.get(status, "") for status in view.evicted[p]] for p in policies],
             texttemplate="%{text}",
-            textfont=dict(color=MARK_COLOURS[False]),
+            textfont=dict(color=MARK_COLOURS[False], size=10),  # a mark per column even at a phone's width
             hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
         ),
         row=2,
         col=1,
     )
-    title = safe_label(t("step_title", step=view.step, layer=view.layer, n=view.n), 120)
+    title = _two_lines(safe_label(t("step_title", step=view.step, layer=view.layer, n=view.n), 120))  # 390 px
     statuses = {status for p in policies for status in view.evicted[p]}
     if PARTLY_EVICTED in statuses:
         title += "<br><sup>" + safe_label(t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK), 160)
         title += "</sup>"
     elif EVICTED in statuses:
         title += "<br><sup>" + safe_label(t("marks_evicted", evicted=MASKED_MARK), 160) + "</sup>"
-    base_layout(fig, title=title, height=460)
-    fig.update_layout(margin_t=MARGIN["t"] + 20)  # the marks' line under the title
+    base_layout(fig, title=title, height=540)
+    fig.update_layout(margin_t=MARGIN["t"] + 40)  # the title's second line and the marks' line under it
     # the top map's keys too: its x axis matches this one, which shows the ticks
     keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)

@@ -22,8 +22,9 @@ def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
     fig = kv.step_figure(view, words)
     assert list(fig.data[0].y) == ["head 0", "head 1", "mean of heads"]
     assert list(fig.data[1].y) == ["window", "sinks + window"]
-    title, marks = fig.layout.title.text.split("<br>")
-    assert title == html.escape(words("step_title", step=2, layer=0, n=6))  # escaped as a label
+    assert fig.data[0].colorbar.orientation == "h"  # under the map, not beside it: a phone's 390 px for the columns
+    *title, marks = fig.layout.title.text.split("<br>")  # the title in two lines: a phone's 390 px show it all
+    assert len(title) == 2 and " ".join(title) == html.escape(words("step_title", step=2, layer=0, n=6))
     assert marks == f"<sup>{words('marks_evicted', evicted=MASKED_MARK)}</sup>"  # nothing is evicted in part
 
 
