@@ -13,7 +13,7 @@ expression); each must stay text: no exception, no dialog, no <script> element, 
 
 One screenshot per page, as first loaded at 1280 px wide, goes to artifacts/screenshots/; with
 ATTENTION_LAB_SCREENSHOTS=docs each page opens with its default inputs, in English, and the screenshot is also
-written to docs/screenshots/<url>.png (the README's pictures).
+written to docs/screenshots/<url>.png where the README shows that picture.
 
 One server serves the whole module (model pages load their weights on their first visit only).
 Needs /usr/bin/chromium (`bash scripts/dev.sh test` installs it when missing) and playwright from PyPI; no browser
@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 DOC_SCREENSHOTS = ROOT / "docs" / "screenshots"
+README = (ROOT / "README.md").read_text(encoding="utf-8")  # which of them it shows
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -207,8 +208,9 @@ def test_page_opened_by_its_url(server, browser, entry):
         shot = page.screenshot()  # the first screen, as a visitor sees it
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"{entry.url}.png").write_bytes(shot)
-        if DOCS:
-            # The README's pictures: a taller window, so the first figures show under the controls.
+        if DOCS and f"{DOC_SCREENSHOTS.relative_to(ROOT)}/{entry.url}.png" in README:
+            # The README's pictures: a taller window, so the first figures show under the controls. Only those it
+            # shows: a page's picture nobody links would stay behind, in an old look, when the app changes.
             size = page.viewport_size
             page.set_viewport_size({"width": size["width"], "height": 1500})
             page.wait_for_timeout(1500)  # plotly redraws at the new size; no script rerun

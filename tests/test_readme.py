@@ -30,6 +30,12 @@ def test_every_picture_the_readme_shows_exists():
         assert (ROOT / path).is_file(), path
 
 
+def test_every_picture_under_docs_is_one_the_readme_shows():
+    shown = set(re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README))
+    kept = {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.png")}
+    assert kept and sorted(kept - shown) == []
+
+
 def test_every_dependency_is_explained():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = [re.split(r"[<>=!~ \[]", d)[0] for d in project["dependencies"]]
