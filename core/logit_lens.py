@@ -103,9 +103,10 @@ def logit_lens(model, text: str, k: int = TOP_K, max_tokens: int = MAX_TOKENS) -
     blocks = [job.result() for job in jobs] + [_block_stats(last, final_ids, k)]
     tops, probs, fprob = zip(*blocks)
     S = len(streams)
-    top_ids = torch.cat(tops).view(S, n, k)
-    top_probs = torch.cat(probs).view(S, n, k)
-    final_prob = torch.cat(fprob).view(S, n)
+    top_ids = torch.cat(tops).view(S, n, k).cpu()  # the view is on the CPU wherever the model ran
+    top_probs = torch.cat(probs).view(S, n, k).cpu()
+    final_prob = torch.cat(fprob).view(S, n).cpu()
+    final_ids = final_ids.cpu()
     is_top = top_ids[..., 0] == final_ids  # (S, n)
     first = []
     for pos in range(n):

@@ -18,7 +18,7 @@ OWN_TEXT_DEFAULT = (
     "The cat sat on the mat because it was tired. Later the dog came in, saw the cat and lay down next to it. "
 ) * 8
 CPU_LENGTHS = (512, 1024, 2048, 4096, 8192)
-GPU_LENGTHS = CPU_LENGTHS + (16384, 32768)  # SmolLM2's GPU copy only: a learner's model runs on the CPU
+GPU_LENGTHS = CPU_LENGTHS + (16384, 32768)  # SmolLM2 on the GPU only: a learner's model runs on the CPU
 RANDOM_LENGTHS = (512, 1024, 2048, 4096, 8192, 16384)
 DEFAULT_LENGTH = 2048  # SmolLM2 to layer 12 + pooling: ~4 s on the 2-core CPU when idle, ~15 s when busy
 DEFAULT_LAYER = 12  # SmolLM2: a layer whose heads differ (some sink into the first tokens, some stay local)
@@ -31,7 +31,7 @@ DEFAULT_ZOOM = 64
 def shape_of(source: str, caps, gpu: bool = False) -> sources.SourceShape:
     """What the page offers for `source`: random q and k's shape, or the model's from its capabilities `caps`
     (None: SmolLM2's config unreadable here, its package missing: its known shape, the button off anyway). `gpu`:
-    SmolLM2's GPU copy runs here, which offers longer documents."""
+    SmolLM2 runs on the GPU here, which offers longer documents."""
     if source == RANDOM:
         return sources.random_shape(RANDOM_LENGTHS, DEFAULT_LENGTH)
     offered = GPU_LENGTHS if source == DEFAULT_SOURCE and gpu else CPU_LENGTHS

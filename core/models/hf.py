@@ -428,7 +428,7 @@ class HFAttentionModel(AttentionModel):
             raise ValueError(f"{self.name} keeps only a sliding window of keys in some layers: no positions to choose")
         if not keep:
             return self.new_cache()
-        index = torch.as_tensor(keep, dtype=torch.long)
+        index = torch.as_tensor(keep, dtype=torch.long, device=self.model.device)
         layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
         return DynamicCache(ddp_cache_data=layers, config=self.model.config)
 
@@ -455,27 +455,32 @@ class HFAttentionModel(AttentionModel):
     def prefill(self, cache: KVCache, ids: list[int]) -> None:
         """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
         if ids:
-            self.model(input_ids=torch.tensor([ids]), use_cache=True, **{CACHE_KEYWORD: cache})
+            self.model(input_ids=self._ids([ids]), use_cache=True, **{CACHE_KEYWORD: cache})
 
     @torch.no_grad()
     def step(
         self, cache: KVCache, token_id: int, position: int, record_qk: bool = False
     ) -> tuple[torch.Tensor, object]:
-        """Feed one token at `position` on top of `cache` (which grows by one): (next-token logits (V,), the
-        HookRun with this step's q and k per layer when record_qk)."""
+        """Feed one token at `position` on top of `cache` (which grows by one): (next-token logits (V,) on the CPU,
+        the HookRun with this step's q and k per layer, on the model's device, when record_qk)."""
         with self.hooked(record_qk=record_qk) as run:
             out = self.model(
-                input_ids=torch.tensor([[token_id]]),
-                position_ids=torch.tensor([[position]]),
+                input_ids=self._ids([[token_id]]),
+                position_ids=self._ids([[position]]),
                 use_cache=True,
                 **{CACHE_KEYWORD: cache},
             )
-        return out.logits[0, -1], run
+        return out.logits[0, -1].cpu(), run
 
     @torch.no_grad()
     def next_logits(self, ids: list[int]) -> torch.Tensor:
-        """Next-token logits (V,) after `ids`, from a whole pass without any cache (the reference for the cache)."""
-        return self.model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1]
+        """Next-token logits (V,) on the CPU after `ids`, from a whole pass without any cache (the reference for the
+        cache)."""
+        return self.model(input_ids=self._ids([ids]), use_cache=False).logits[0, -1].cpu()
+
+    def _ids(self, rows: list[list[int]]) -> torch.Tensor:
+        """Token ids (or positions) as the model's input, on the model's device."""
+        return torch.tensor(rows, dtype=torch.long, device=self.model.device)
 
     # --- the loss of every next token of one long sequence ----------------------------------------------------
 

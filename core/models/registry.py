@@ -206,7 +206,6 @@ def load_user_list() -> list[str]:
 
 OWN_MODELS_KEPT_ENV = "ATTENTION_LAB_OWN_MODELS_KEPT"
 ENCODER_DECODER = "encoder-decoder"  # (Seq2Seq, WordTokenizer) of the shipped translation model
-SMOLLM2_GPU = "smollm2:cuda"  # a second SmolLM2 on the GPU for /long-maps' long documents
 SEQ2SEQ_SUFFIX = "#seq2seq"  # a learner's encoder-decoder folder, whole (see seq2seq_key)
 # key -> (its loader, the folder's stamp when loaded, the model, the load's serial)
 _shared: OrderedDict[str, tuple[Callable[[], object], tuple, object, int]] = OrderedDict()
@@ -371,9 +370,8 @@ def _register_builtin() -> None:
     from . import minilm, moe_model, seq2seq, smollm2
 
     register(ModelRecord("minilm", minilm.NAME, minilm.load_minilm, minilm.status, config=minilm.config))
-    register(ModelRecord("smollm2", smollm2.NAME, smollm2.load_smollm2, smollm2.status, config=smollm2.config))
-    gpu = ModelRecord(SMOLLM2_GPU, smollm2.NAME, smollm2.load_smollm2_on_gpu, smollm2.status, offered=False)
-    register(gpu)
+    served = smollm2.load_smollm2_served  # on the GPU where there is one: every page's SmolLM2 runs there
+    register(ModelRecord("smollm2", smollm2.NAME, served, smollm2.status, config=smollm2.config))
     register(ModelRecord("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, config=moe_model.config))
     for variant in moe_model.VARIANTS:
         if moe_key(variant) not in RECORDS:

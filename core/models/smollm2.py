@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from ..device import default_device
 from . import cache
 from .base import ModelUnavailable
 from .hf import HFAttentionModel
@@ -139,11 +140,12 @@ def _wrap(model, tokenizer) -> HFAttentionModel:
     )
 
 
-def load_smollm2_on_gpu() -> HFAttentionModel:
-    """A separate SmolLM2 on the GPU, for long documents (the shared one stays on the CPU for the other pages)."""
+def load_smollm2_served() -> HFAttentionModel:
+    """SmolLM2 where the server computes (core.device: the GPU when there is one, unless ATTENTION_LAB_DEVICE=cpu):
+    the one copy every page uses. The contract hands its results back on the CPU, so pages never see the device."""
     model = load_smollm2()
-    model.to_device("cuda")
-    return model
+    device = default_device()
+    return model if device.type == "cpu" else model.to_device(device)
 
 
 def load_smollm2() -> HFAttentionModel:

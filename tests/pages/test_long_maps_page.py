@@ -96,20 +96,23 @@ def test_page_reads_the_users_own_text(text, smollm2):
 
 @pytest.mark.slow
 @pytest.mark.skipif(SMOLLM2_MISSING is not None, reason=str(SMOLLM2_MISSING))
-def test_on_a_gpu_the_page_runs_its_own_copy_of_smollm2(monkeypatch, smollm2):
-    """With a GPU the page loads SmolLM2's GPU copy (registry.SMOLLM2_GPU, through the one load) and computes the
-    maps with it; here a stand-in record hands over the CPU copy, so the path runs on any machine."""
+def test_on_a_gpu_the_page_offers_long_documents_and_runs_the_one_smollm2(monkeypatch, smollm2):
+    """With a GPU the page offers SmolLM2 up to 32,768 tokens and computes with the server's one SmolLM2 (the
+    registry places it on the GPU: tests/core/test_models_device.py), no second copy; here on_gpu is faked and the
+    CPU copy stands in, so the path runs on any machine."""
     import importlib
 
     from tests.tiny_models import stand_in
 
-    page_compute = importlib.import_module("app.views.long_maps.compute")  # the module, not its function
+    settings = importlib.import_module("app.views.long_maps.settings")
     loads = []
-    monkeypatch.setattr(page_compute, "on_gpu", lambda: True)
-    stand_in(monkeypatch, registry.SMOLLM2_GPU, lambda: loads.append("gpu") or smollm2)
+    monkeypatch.setattr(settings, "on_gpu", lambda: True)
+    stand_in(monkeypatch, "smollm2", lambda: loads.append("smollm2") or smollm2)
+    registry.forget("smollm2")
     try:
-        at = compute(open_page({"src": "smollm2", "n": "128", "layer": "1", "zsize": "16"}))
-        assert loads == ["gpu"] and registry.SMOLLM2_GPU in registry.shared_keys()
+        at = compute(open_page({"src": "smollm2", "n": "512", "layer": "1", "zsize": "16"}))
+        assert "32768" in at.selectbox(key="n").options
+        assert loads == ["smollm2"] and [k for k in registry.shared_keys() if "smollm2" in k] == ["smollm2"]
         assert len(at.get("plotly_chart")) == 3
     finally:
-        registry.forget(registry.SMOLLM2_GPU)
+        registry.forget("smollm2")

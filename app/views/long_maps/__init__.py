@@ -1,6 +1,6 @@
 """Exact attention maps of a long document: a model's weights of every head of one layer over thousands of tokens,
 pooled to at most 256 x 256 cells for the browser (computed at 512 x 512, never holding n x n), with a zoom into
-any window at full resolution. The model: SmolLM2 (the default; a GPU copy where there is a GPU), or a learner's
+any window at full resolution. The model: SmolLM2 (the default; on the GPU where there is one), or a learner's
 own whose weights are softmax(q . k) alone (core.long_maps.sources: layers, heads, lengths and causal mask from its
 capabilities). Without model weights, a demo on RANDOM q and k.
 

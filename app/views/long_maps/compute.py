@@ -9,9 +9,9 @@ import streamlit as st
 from app import models, ui
 from core import long_maps
 from core.device import default_device
-from core.models import local, registry
+from core.models import local
 
-from .settings import Request, on_gpu
+from .settings import Request
 
 
 @dataclass
@@ -38,8 +38,7 @@ def _random_maps(n: int, seed: int, causal: bool) -> long_maps.LayerMaps:
 def compute(T, req: Request, text_id: str, text: str = "") -> Computed | None:
     """The maps of the request, or None (with a message) when nothing can be computed."""
     causal, source = req.shape.causal, req.source
-    if req.source != "random":  # the GPU copy is SmolLM2's only: a learner's model runs where it was loaded
-        source = registry.SMOLLM2_GPU if req.source == "smollm2" and on_gpu() else req.source
+    if req.source != "random":  # SmolLM2 runs on the GPU where there is one; a learner's model where it was loaded
         model = models.load(source)
         if model is None:
             return None
