@@ -325,14 +325,15 @@ def cuda_target(args) -> dict:
 def cuda_sizes(args) -> dict:
     rows = []
     for n in args.sizes:
-        shape = Shape(1, CUDA_TARGET["heads"], n, CUDA_TARGET["head_dim"], True, CUDA_TARGET["dtype"])
-        qkv = make_qkv(shape, "cuda")
-        for path in ("sdpa/cudnn", "pooled/triton"):
-            row = measure(path, shape, "cuda", args.reps, args.budget_s, qkv, check=path != "sdpa/cudnn")
-            print_row(row)
-            rows.append(row)
-        del qkv
-        torch.cuda.empty_cache()
+        for causal in (True, False) if args.both_masks else (True,):
+            shape = Shape(1, CUDA_TARGET["heads"], n, CUDA_TARGET["head_dim"], causal, CUDA_TARGET["dtype"])
+            qkv = make_qkv(shape, "cuda")
+            for path in ("sdpa/cudnn", "pooled/triton"):
+                row = measure(path, shape, "cuda", args.reps, args.budget_s, qkv, check=path != "sdpa/cudnn")
+                print_row(row)
+                rows.append(row)
+            del qkv
+            torch.cuda.empty_cache()
     return {"rows": rows}
 
 
@@ -403,6 +404,7 @@ def main() -> None:
         help="further sequence lengths (CPU default 2048 4096 16384; CUDA default 16384 131072)",
     )
     ap.add_argument("--sweep", action="store_true", help="CUDA: also try Triton block sizes")
+    ap.add_argument("--both-masks", action="store_true", help="CUDA sizes: each length causal and not (else causal)")
     ap.add_argument("--smollm2", action="store_true", help="same as adding smollm2 to --parts")
     ap.add_argument("--smollm2-lengths", type=int, nargs="+", default=[2048, 4096, 8192])
     ap.add_argument("--smollm2-layers", type=int, nargs="+", default=[12, 29])

@@ -2,21 +2,45 @@
 
     python scripts/gpu_check.py                  # on a machine with CUDA: runs everything below
     python scripts/gpu_check.py --dry-run        # anywhere: lists what it would run, runs nothing
-    python scripts/gpu_check.py --out results/gpu-h100-2026-12-01
+    python scripts/gpu_check.py --out results/gpu-h100-2026-12-01 --carried .gpu
 
 It runs, from the repository root with PYTHONPATH set to it, each step with its own time limit (the limits add up
 to under 10 minutes; a step that would start after the total budget is left out and reported so):
 
     tests        the Triton kernels' tests, the SDPA backends' tests (the peak-memory bound on CUDA) and the
-                 model-on-the-GPU test, with pytest
-    pooled       benchmarks/bench_pooled.py --device cuda: the exact pooled maps against cuDNN at 16k, 64k, 128k
+                 model-on-the-GPU tests (generation, eviction and the logit lens against the CPU), with pytest
+    pooled       benchmarks/bench_pooled.py --device cuda: the exact pooled maps against cuDNN at 64k (causal and
+                 not), 16k and 128k (causal and not)
     sdpa         benchmarks/bench_sdpa.py --device cuda: every SDPA backend against the naive version
     material     the same at the study material's shape, B = 4, H = 32, N = 4,096, D = 128, float16 and float32
     linear       benchmarks/bench_linear.py --device cuda: generation tokens/s from 512 to 65,536 tokens of context
+    pages        scripts/gpu_pages.py --device cuda: every page headless with SmolLM2 on the GPU, exception boxes,
+                 figures against the CPU's, and the time of the model pages' actions on the GPU beside the CPU
 
-Everything lands in one folder: each benchmark's JSON, one log per step (its stdout and stderr), and gpu_check.json
+Everything lands in one folder: each step's JSON, one log per step (its stdout and stderr), and gpu_check.json
 (device, date, torch, CUDA and Triton versions, each step's command, exit status and seconds). Without a CUDA device
 it refuses in one sentence before running anything (exit status 2).
+
+On this project's lent GPU machines (no Streamlit, plotly or weight packages there; nothing can be fetched; one call
+carries 64 MiB, this checkout's ~19 MB included; the machine stays warm 30 s after a call). Here, first:
+
+    python scripts/gpu_carry.py prepare        # .gpu/ (git-ignored): the packages, the models' files, SmolLM2's
+                                               # GGUF in 3 parts; prints what each call sends against 64 MiB
+
+then, with SmolLM2's real weights, three `run` calls back to back, each within 30 s of the last (the first two only
+bring a part of the GGUF file; what they leave stays on the warm machine):
+
+    run(carry=[".gpu/gguf-1"], timeout_s=60, command="ls -l .gpu")
+    run(carry=[".gpu/gguf-2"], timeout_s=60, command="ls -l .gpu")
+    run(carry=[".gpu/site.tar.xz", ".gpu/models", ".gpu/gguf-3", ".gpu/gguf.sha256"], timeout_s=600,
+        command="export PYTHONUNBUFFERED=1; python3 scripts/gpu_check.py --carried .gpu --out results/gpu-check
+                 2>&1 | tee $OUT/gpu_check.log; tar czf $OUT/gpu-check.tgz -C results gpu-check")
+
+or the last call alone (carry=[".gpu/site.tar.xz", ".gpu/models"]), where SmolLM2 then gets random weights in its
+own shape: the pages' figures are compared and timed alike, and gpu_pages.json says which weights ran (so does it
+when a part went missing because the machine was given back between calls). Unpack gpu-check.tgz into
+results/gpu-<kind>-<date>/ here. A second, optional call after it: `python3 benchmarks/bench_pooled.py --device cuda
+--parts target --sweep` (the Triton block sizes; the fused statistics pass is on the branch gpu-kernel-next).
 """
 
 from __future__ import annotations
@@ -33,6 +57,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a file: the repository's packages
+    sys.path.insert(0, str(ROOT))
+
+from scripts import gpu_carry  # noqa: E402
+
 BUDGET_S = 570  # the whole call, under the 10 minutes a device command may take
 PY = "python"  # shown in the commands; the run uses this interpreter (sys.executable)
 
@@ -42,6 +71,7 @@ GPU_TESTS = (
     "tests/core/test_models_device.py",
 )
 LINEAR_CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+PAGES_BUDGET_S = 155
 
 
 @dataclass(frozen=True)
@@ -51,12 +81,12 @@ class Step:
     timeout_s: int
     writes: str | None  # the JSON it writes in the output folder
 
-    def command(self, out: Path) -> list[str]:
-        return [PY, *(a.replace("{out}", str(out)) for a in self.args)]
+    def command(self, out: Path, carried: Path = Path(".gpu")) -> list[str]:
+        return [PY, *(a.replace("{out}", str(out)).replace("{carried}", str(carried)) for a in self.args)]
 
 
 STEPS = (
-    Step("tests", ("-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *GPU_TESTS), 120, None),
+    Step("tests", ("-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *GPU_TESTS), 50, None),
     Step(
         "pooled",
         (
@@ -66,16 +96,22 @@ STEPS = (
             "--parts",
             "target",
             "sizes",
+            "--sizes",
+            "16384",
+            "131072",
+            "--both-masks",
+            "--budget-s",
+            "6",  # timed calls of one row stop after 6 s (at least one): the torch path's 4 s calls at 64k
             "--out",
             "{out}/bench_pooled.json",
         ),
-        170,
+        160,
         "bench_pooled.json",
     ),
     Step(
         "sdpa",
         ("benchmarks/bench_sdpa.py", "--device", "cuda", "--out", "{out}/bench_sdpa.json"),
-        90,
+        75,
         "bench_sdpa.json",
     ),
     Step(
@@ -89,7 +125,7 @@ STEPS = (
             "--out",
             "{out}/bench_sdpa_material.json",
         ),
-        60,
+        35,
         "bench_sdpa_material.json",
     ),
     Step(
@@ -101,13 +137,29 @@ STEPS = (
             "--contexts",
             *map(str, LINEAR_CONTEXTS),
             "--deadline-s",
-            "90",
+            "50",
             "--out",
             "{out}/bench_linear.json",
         ),
-        130,
+        75,
         "bench_linear.json",
     ),
+    Step(
+        "pages",
+        (
+            "scripts/gpu_pages.py",
+            "--device",
+            "cuda",
+            "--carried",
+            "{carried}",
+            "--budget-s",
+            str(PAGES_BUDGET_S),
+            "--out",
+            "{out}/gpu_pages.json",
+        ),
+        PAGES_BUDGET_S + 20,  # the last process's own deadline, then its figures compared and written
+        "gpu_pages.json",
+    ),  # fmt: skip
 )
 assert sum(s.timeout_s for s in STEPS) <= BUDGET_S
 
@@ -116,9 +168,9 @@ def default_out() -> Path:
     return ROOT / "results" / f"gpu-check-{dt.date.today().isoformat()}"
 
 
-def plan(out: Path) -> list[str]:
+def plan(out: Path, carried: Path = Path(".gpu")) -> list[str]:
     """One line per step: name, time limit, command."""
-    return [f"{s.name:<9} {s.timeout_s:>4} s  {' '.join(s.command(out))}" for s in STEPS]
+    return [f"{s.name:<9} {s.timeout_s:>4} s  {' '.join(s.command(out, carried))}" for s in STEPS]
 
 
 def versions() -> dict:
@@ -141,9 +193,10 @@ def versions() -> dict:
     return info
 
 
-def run_step(step: Step, out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    command = step.command(out)
+def run_step(step: Step, out: Path, carried: Path, site: Path | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": gpu_carry.python_path(ROOT, site), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
+    command = step.command(out, carried)
     log = out / f"{step.name}.log"
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as f:
@@ -164,12 +217,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="the results folder (default results/gpu-check-<date>)")
     ap.add_argument("--dry-run", action="store_true", help="list the steps and their limits; run nothing")
+    ap.add_argument(
+        "--carried",
+        type=Path,
+        default=Path(".gpu"),
+        help="scripts/gpu_carry.py's folder: the packages and weights a bare GPU machine lacks",
+    )
     args = ap.parse_args(argv)
     out = (args.out or default_out()).resolve()
     shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     if args.dry_run:
         print(f"would run, within {BUDGET_S} s in all, writing to {shown}/:")
-        print("\n".join(plan(shown)))
+        print("\n".join(plan(shown, args.carried)))
         return 0
     import torch
 
@@ -177,13 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         print("No CUDA device here: nothing was run. `python scripts/gpu_check.py --dry-run` lists what would run.")
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    summary = {**versions(), "budget_s": BUDGET_S, "steps": []}
+    site = gpu_carry.stage_site(ROOT / args.carried)  # the tests' conftest and the pages import Streamlit
+    summary = {**versions(), "budget_s": BUDGET_S, "carried_site": site is not None, "steps": []}
     start = time.monotonic()
     for step in STEPS:
         if time.monotonic() - start + step.timeout_s > BUDGET_S:
             summary["steps"].append({"name": step.name, "rc": "left out: the total budget would be exceeded"})
             continue
-        result = run_step(step, out)
+        result = run_step(step, out, args.carried, site)
         summary["steps"].append(result)
         print(f"{step.name:<9} rc {result['rc']}  {result['seconds']:.0f} s  -> {shown}/{result['log']}", flush=True)
     summary["seconds"] = round(time.monotonic() - start, 1)

