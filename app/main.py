@@ -84,4 +84,5 @@ def run() -> None:
     serving.after_run()  # torch threads, frozen heap, hosted lock-down: app/serving.py says why
 
 
-run()
+with serving.script_run():  # its garbage collected once no other run is in flight: app/serving.py says why
+    run()

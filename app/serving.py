@@ -9,15 +9,22 @@
    map_large_blocks): a run's scores go back to the system when it ends, and its resident peak is what /models
    estimates.
 
-2. The long-lived heap is frozen. Streamlit runs a full `gc.collect(2)` after every script run
-   (`runner.postScriptGC`); a full collection walks every tracked object, and once torch, transformers, plotly and
-   a model are imported that is about 440,000 objects: 0.3-1 s per rerun with the GIL held, which every visitor of
-   the server waits for. `gc.freeze()` moves the objects alive now into a permanent generation that collections
-   skip; what a run creates later (figures, session state, traces) is still collected after every run, so the
-   setting's purpose, memory that does not build up, is kept. The heap is frozen again whenever modules were
-   imported since the last freeze (a page's first visit imports its code, a model's first load its transformers
-   classes): a bounded number of times per process. Each freeze collects first, so the garbage of that moment is
-   freed rather than frozen for good. ATTENTION_LAB_GC_FREEZE=0 turns this off (benchmarks/rerun_gc.py compares).
+2. The long-lived heap is frozen, and a burst of runs is collected once, at its end. Streamlit can run a full
+   `gc.collect(2)` after every script run (`runner.postScriptGC`); a full collection walks every tracked object,
+   and once torch, transformers, plotly and a model are imported that is about 440,000 objects: 0.3-1 s per rerun
+   with the GIL held, which every visitor of the server waits for. `gc.freeze()` moves the objects alive now into a
+   permanent generation that collections skip. The heap is frozen again whenever modules were imported since the
+   last freeze (a page's first visit imports its code, a model's first load its transformers classes): a bounded
+   number of times per process. Each freeze collects first, so the garbage of that moment is freed rather than
+   frozen for good. ATTENTION_LAB_GC_FREEZE=0 turns this off (benchmarks/rerun_gc.py compares).
+   Frozen or not, a collection walks what every run in flight holds: a room's step starts 30 learners' runs at
+   once, and each of their 60 collections (a learner's panel run, then the step page's run) walked the other
+   runs' objects, 12 ms each, 25 of a learner's 59 ms of server CPU (scripts/load_test_room.py --lesson masks,
+   one process). So Streamlit's own collection is off (.streamlit/config.toml) and `script_run()`, around every
+   full run (app/main.py), collects when it ends the last run in flight, or when the last collection is
+   COLLECT_EVERY_S old: a lone visitor's run is still collected as it ends (what a run created later, figures,
+   traces, is freed then, not at some later run), a class's burst once at its end and at most once a second
+   meanwhile. Fragment runs (a room's panels) leave theirs to Python's own collector and the next full run.
 
 3. Stale widgets are forgotten. Streamlit (1.67) drops a stale widget's value after a run but keeps its metadata
    (id, serde, callbacks and what they close over) for the rest of the session. A clickable plotly chart is a widget
@@ -78,6 +85,9 @@ _lock = threading.Lock()
 _modules_at_freeze = 0
 _threads_set = False
 FREEZE = os.environ.get("ATTENTION_LAB_GC_FREEZE", "1") != "0"
+COLLECT_EVERY_S = 1.0  # while runs overlap, a full collection at most this often (2. above)
+_runs_in_flight = 0
+_last_collection = 0.0
 LOG = logging.getLogger("attention_lab")
 HOSTED_ENV = "ATTENTION_LAB_HOSTED"  # "1": hosted whatever the address (every server deployment sets it)
 LOCAL_ENV = "ATTENTION_LAB_LOCAL"  # "1": a laptop run on another address (the folder box shown); HOSTED wins
@@ -258,6 +268,26 @@ def protect_shared_state() -> None:
         if families is not None:  # another Streamlit's internals: tests/test_hosting.py would fail
             families.clear()
         _protected = True
+
+
+@contextlib.contextmanager
+def script_run():
+    """Around a full script run (app/main.py): a full collection when it ends the last run in flight, or when the
+    last one is COLLECT_EVERY_S old (2. above). However the run ends: a page switch or a rerun raises through."""
+    global _runs_in_flight, _last_collection
+    with _lock:
+        _runs_in_flight += 1
+    try:
+        yield
+    finally:
+        now = time.monotonic()
+        with _lock:
+            _runs_in_flight -= 1
+            collect = _runs_in_flight == 0 or now - _last_collection >= COLLECT_EVERY_S
+            if collect:
+                _last_collection = now
+        if collect:
+            gc.collect()
 
 
 def after_run() -> None:

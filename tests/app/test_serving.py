@@ -1,6 +1,8 @@
 """app/serving.py: what one server process does after every script run."""
 
 import gc
+import time
+import weakref
 
 import pytest
 
@@ -144,6 +146,8 @@ import streamlit as st
 from app import serving
 with open(os.environ["VISITOR_LOG"], "a") as f:
     f.write(serving.visitor() + "\\n")
+with open(os.environ["VISITOR_LOG"] + ".gc", "w") as f:
+    f.write(str(st.get_option("runner.postScriptGC")))
 st.markdown("ok")
 """
 
@@ -190,6 +194,44 @@ def test_on_a_real_server_two_tabs_of_one_browser_are_one_visitor(tmp_path, monk
         proc.wait(15)
     first, second, third = log.read_text().split()
     assert first.startswith("browser:") and first == second and third != first and third.startswith("browser:")
+    # served from the repository root, as every deployment is: .streamlit/config.toml leaves collecting to
+    # app/main.py (serving.script_run), not to Streamlit after each run
+    assert (tmp_path / "visitors.txt.gc").read_text() == "False"
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self  # garbage only a collection frees
+
+
+def _cycle_in(run) -> weakref.ref:
+    with run:
+        return weakref.ref(_Cycle())
+
+
+def test_overlapping_runs_are_collected_once_the_last_one_ends(monkeypatch):
+    """A class's runs at one step are collected when the last ends, not each as it ends (each collection walked
+    every run in flight); a lone run is collected as it ends, and overlapping runs at most COLLECT_EVERY_S apart."""
+    gc.disable()  # Python's own collector must not free the cycles meanwhile
+    gc.freeze()  # what the test process holds now: collections skip it, as the server's (serving.after_run)
+    try:
+        monkeypatch.setattr(serving, "_last_collection", time.monotonic())
+        assert _cycle_in(serving.script_run())() is None  # alone: collected as it ends
+        first = serving.script_run()
+        first.__enter__()
+        second = _cycle_in(serving.script_run())  # ends while `first` runs: not yet
+        assert second() is not None
+        first.__exit__(None, None, None)  # the last run in flight ends
+        assert second() is None
+        monkeypatch.setattr(serving, "_last_collection", time.monotonic() - serving.COLLECT_EVERY_S)
+        with serving.script_run():  # runs overlapping for longer than COLLECT_EVERY_S: one collects anyway
+            assert _cycle_in(serving.script_run())() is None
+        with pytest.raises(RuntimeError), serving.script_run():  # a run that raises (a page switch) ends too
+            raise RuntimeError
+        assert serving._runs_in_flight == 0
+    finally:
+        gc.unfreeze()
+        gc.enable()
 
 
 def test_the_first_run_maps_large_blocks_on_their_own(monkeypatch):
