@@ -4,6 +4,8 @@ numpy, but neither Streamlit nor plotly nor this app's weight packages, and noth
 carries at most 64 MiB, this repository's files included.
 
     python scripts/gpu_carry.py prepare        # here: writes .gpu/ (git-ignored) and prints what each call carries
+    python scripts/gpu_carry.py simulate [--allow a,b] -- python scripts/gpu_pages.py --device cpu --carried .gpu
+                                               # the pages as on the GPU machine's package list (its names only)
 
 .gpu/ holds:
     site.tar.xz       the Python packages the pages need (PACKAGES, the versions installed here, cp312 wheels from
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -47,14 +50,39 @@ GGUF_PARTS = ("gguf-1", "gguf-2", "gguf-3")
 GGUF_SHA = "gguf.sha256"
 CACHE_ENV = "ATTENTION_LAB_CACHE"  # core/models/cache.py: where SmolLM2's float32 copy is kept
 # distribution -> its top-level module. The rest of Streamlit's requirements are on the machine already or only
-# serve a browser (uvicorn, websockets, watchdog, altair for charts the app does not draw): the headless pages
-# were run here with exactly these added to the machine's package list (scripts/gpu_pages.py --device cpu).
+# serve a browser (uvicorn, websockets, watchdog, altair for charts the app does not draw): every page ran headless
+# with exactly these added to the image's list (`simulate --allow httpx2,httpcore2,truststore -- ...gpu_pages.py`:
+# the three allowed are what this machine's newer huggingface_hub imports; the image's imports httpx, which it has).
 PACKAGES = {"streamlit": "streamlit", "plotly": "plotly", "starlette": "starlette", "segno": "segno", "gguf": "gguf"}
 TRIMMED = ("streamlit/static", "plotly/package_data/plotly.min.js", "plotly/package_data/widgetbundle.js",
            "plotly/package_data/datasets", "plotly-*.data")  # fmt: skip
 MINILM_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 PIP_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
                  "manylinux1_x86_64")  # fmt: skip
+# The Python distributions of the GPU machines' image ('cuda'), as the device's KINDS.md listed them on 2026-11-17:
+# `simulate` lets a process import these, the standard library, this repository and what stage_site() unpacks.
+DEVICE_IMAGE = """
+absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch build certifi
+charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cuda-bindings cuda-core
+cuda-pathfinder cuda-toolkit cupy-cuda13x cycler cython diffrax e3nn einops equinox etils execnet filelock
+flatbuffers flax fonttools formulaic frozenlist fsspec gpytorch grpcio h11 h5py hf-xet httpcore httpx
+huggingface-hub humanize hypothesis idna imageio iniconfig interface-meta jax jax-cuda13-pjrt jax-cuda13-plugin
+jaxlib jaxtyping jinja2 joblib kiwisolver lazy-loader lightning lightning-utilities linear-operator lineax
+llvmlite lxml markdown markdown-it-py markupsafe matplotlib mdurl meson ml-dtypes mpi4py mpmath msgpack
+multidict multipledispatch mypy-extensions nanobind narwhals networkx ninja numba numba-cuda numpy numpyro
+nvidia-cublas nvidia-cuda-cupti nvidia-cuda-nvrtc nvidia-cuda-runtime nvidia-cudnn-cu13 nvidia-cufft
+nvidia-cufile nvidia-curand nvidia-cusolver nvidia-cusparse nvidia-cusparselt-cu13 nvidia-ml-py nvidia-nccl-cu13
+nvidia-nvjitlink nvidia-nvshmem-cu13 nvidia-nvtx onnx onnx-ir onnxruntime onnxscript opencv-python-headless
+optax opt-einsum opt-einsum-fx optimistix orbax-checkpoint packaging pandas pathspec patsy peft pillow pip
+pluggy portalocker prometheus-client propcache protobuf psutil pyarrow pybind11 py-cpuinfo pygments pyparsing
+pyproject-hooks pyre-extensions pytest pytest-benchmark pytest-cov pytest-mock pytest-timeout pytest-xdist
+python-dateutil pytorch-lightning pyyaml regex requests rich sacrebleu safetensors scikit-build-core
+scikit-image scikit-learn scipy seaborn sentencepiece sentence-transformers setuptools shellingham simplejson
+six sortedcontainers statsmodels sympy tabulate tensorboard tensorboard-data-server tensorstore threadpoolctl
+tifffile tiktoken timm tokenizers toolz torch torchaudio torchdiffeq torch-geometric torchmetrics torchvision
+tqdm transformers treescope triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig werkzeug
+wheel wrapt xarray xxhash yarl zipp
+""".split()
 # the calls, in order: the first two only bring GGUF parts (each within the warm machine's 30 s of the last)
 CALLS = ((GGUF_PARTS[0],), (GGUF_PARTS[1],), (SITE, MODELS, GGUF_PARTS[2], GGUF_SHA))
 ONE_CALL = (SITE, MODELS)  # without the real SmolLM2 weights
@@ -152,7 +180,11 @@ def prepare(carried: Path = CARRIED) -> int:
     print(f"each call, with this checkout's files ({tree_bytes() / 1e6:.1f} MB), against {CALL_LIMIT / 1e6:.1f} MB:")
     for names, sent in call_sizes(carried):
         over |= sent > CALL_LIMIT
-        label = "one call, random weights" if names == ONE_CALL else f"call {CALLS.index(names) + 1} of 3"
+        label = (
+            "the one call (random weights)"
+            if names == ONE_CALL
+            else f"real weights: call {CALLS.index(names) + 1} of 3"
+        )
         print(f"  {label:<26} {sent / 1e6:6.1f} MB  carry {[f'.gpu/{n}' for n in names]}")
     if over:
         print("a call is over the limit: carry less (see scripts/gpu_check.py's docstring)")
@@ -283,14 +315,61 @@ def stage_weights(carried: Path, into: Path = STAGE) -> tuple[dict, dict]:
     return provenance, env
 
 
+# --- here, as there ----------------------------------------------------------------------------------------------
+
+SITECUSTOMIZE = """
+import importlib.machinery, importlib.metadata, json, os, re, sys
+_norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+_allowed = {_norm(d) for d in json.loads(os.environ["GPU_SIMULATE_ALLOWED"])}
+_refused = {m for m, dists in importlib.metadata.packages_distributions().items()
+            if not any(_norm(d) in _allowed for d in dists)} - {"app", "core", "viz", "scripts", "benchmarks", "tests"}
+
+
+class _DeviceImage:
+    def find_spec(self, name, path=None, target=None):
+        if name not in _refused:
+            return None
+        staged = [p for p in sys.path if p.startswith(os.environ["GPU_SIMULATE_STAGE"])]
+        spec = importlib.machinery.PathFinder.find_spec(name, staged) if staged else None
+        if spec is None:
+            raise ModuleNotFoundError(f"no {name} on the GPU machine's image", name=name)
+        return spec
+
+
+sys.meta_path.insert(0, _DeviceImage())
+"""
+
+
+def simulate(command: list[str], allow: list[str]) -> int:
+    """Run `command` here as if on a GPU machine: a top-level module none of whose distributions is in DEVICE_IMAGE
+    (or `allow`) is refused at import, unless found under STAGE (what stage_site and stage_weights put there). Names
+    only, not versions: what it shows is which packages must travel."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": python_path(Path(tmp), ROOT), "GPU_SIMULATE_STAGE": str(STAGE),
+               "GPU_SIMULATE_ALLOWED": json.dumps([*DEVICE_IMAGE, *allow])}  # fmt: skip
+        return subprocess.run(command, cwd=ROOT, env=env).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[argv.index("--") + 1 :] if "--" in argv else []
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("action", choices=["prepare", "sizes"], help="prepare: write .gpu/; sizes: what each call sends")
-    args = ap.parse_args(argv)
+    ap.add_argument(
+        "action",
+        choices=["prepare", "sizes", "simulate"],
+        help="prepare: write .gpu/; sizes: what each call sends; simulate: run the command after -- as there",
+    )
+    ap.add_argument("--allow", default="", help="simulate: distributions to allow besides the image's (a,b)")
+    args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)  # fmt: skip
     if args.action == "sizes":
         for names, sent in call_sizes():
             print(f"{sent / 1e6:6.1f} MB  {names}")
         return 0
+    if args.action == "simulate":
+        if not command:
+            ap.error("simulate needs a command after --")
+        return simulate(command, [a for a in args.allow.split(",") if a])
     return prepare()
 
 

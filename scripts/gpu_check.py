@@ -22,25 +22,32 @@ Everything lands in one folder: each step's JSON, one log per step (its stdout a
 it refuses in one sentence before running anything (exit status 2).
 
 On this project's lent GPU machines (no Streamlit, plotly or weight packages there; nothing can be fetched; one call
-carries 64 MiB, this checkout's ~19 MB included; the machine stays warm 30 s after a call). Here, first:
+carries 64 MiB, this checkout's ~19 MB included; the machine stays warm 30 s after a call; 15 minutes of device time a
+session, its start of 1-2 minutes included). Here, first:
 
     python scripts/gpu_carry.py prepare        # .gpu/ (git-ignored): the packages, the models' files, SmolLM2's
                                                # GGUF in 3 parts; prints what each call sends against 64 MiB
 
-then, with SmolLM2's real weights, three `run` calls back to back, each within 30 s of the last (the first two only
-bring a part of the GGUF file; what they leave stays on the warm machine):
+then the one call that measures everything (timeout_s=600; about 7 minutes expected: tests ~20 s, pooled ~140 s,
+sdpa and material ~60 s, linear ~60 s, pages ~150 s; the H200 took 110 s for pooled without 128k non-causal):
 
-    run(carry=[".gpu/gguf-1"], timeout_s=60, command="ls -l .gpu")
-    run(carry=[".gpu/gguf-2"], timeout_s=60, command="ls -l .gpu")
-    run(carry=[".gpu/site.tar.xz", ".gpu/models", ".gpu/gguf-3", ".gpu/gguf.sha256"], timeout_s=600,
+    run(carry=[".gpu/site.tar.xz", ".gpu/models"], timeout_s=600,
         command="export PYTHONUNBUFFERED=1; python3 scripts/gpu_check.py --carried .gpu --out results/gpu-check
                  2>&1 | tee $OUT/gpu_check.log; tar czf $OUT/gpu-check.tgz -C results gpu-check")
 
-or the last call alone (carry=[".gpu/site.tar.xz", ".gpu/models"]), where SmolLM2 then gets random weights in its
-own shape: the pages' figures are compared and timed alike, and gpu_pages.json says which weights ran (so does it
-when a part went missing because the machine was given back between calls). Unpack gpu-check.tgz into
-results/gpu-<kind>-<date>/ here. A second, optional call after it: `python3 benchmarks/bench_pooled.py --device cuda
---parts target --sweep` (the Triton block sizes; the fused statistics pass is on the branch gpu-kernel-next).
+Alone, it gives SmolLM2 (and MiniLM, never carried) random weights in their own shapes: every page still runs the
+model's code at its size, so exception boxes, CPU-against-GPU figures and timings are measured alike, and
+gpu_pages.json says which weights ran. SmolLM2's real weights take two calls before it, each within 30 s of the
+last, that only bring a part of its GGUF file (what they leave stays on the warm machine; about 1.5 minutes more):
+
+    run(carry=[".gpu/gguf-1"], timeout_s=60, command="ls -l .gpu")
+    run(carry=[".gpu/gguf-2"], timeout_s=60, command="ls -l .gpu")
+    run(carry=[".gpu/site.tar.xz", ".gpu/models", ".gpu/gguf-3", ".gpu/gguf.sha256"], timeout_s=600, command=as above)
+
+A reply whose `warm` is false came from a fresh machine: the parts before it are gone, and the main call then runs
+with random weights (said in the JSON). Unpack gpu-check.tgz into results/gpu-<kind>-<date>/ here. If time is left,
+`python3 benchmarks/bench_pooled.py --device cuda --parts target --sweep` (the Triton block sizes; the fused statistics
+pass waits on the branch gpu-kernel-next).
 """
 
 from __future__ import annotations

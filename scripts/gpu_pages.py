@@ -421,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         print("and time:\n" + "\n".join(f"  /{a.url}: {a.name}" for a in ACTIONS if a.name in actions))
         return 0
     urls = [u for u, _ in links]
+    machine = versions(args.device)  # the date and the load before the processes ran
     with tempfile.TemporaryDirectory() as tmp:
         twice = args.device != "cpu" or args.cpu_twice
         half = start + (args.budget_s * 0.5 if twice else args.budget_s)  # the device's share first
@@ -433,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             cpu_run = device_run
     shown = " ".join(["python", "scripts/gpu_pages.py", *(argv if argv is not None else sys.argv[1:])])
-    result = {"command": shown, **versions(args.device), "weights": provenance,
+    result = {"command": shown, **machine, "weights": provenance,
               "tolerance": {"rtol": RTOL, "atol": ATOL}, "budget_s": args.budget_s,
               "cpu_torch_threads": cpu_run.get("torch_threads"),
               **report(device_run, cpu_run, links, args.long_maps_tokens), "seconds": round(time.time() - start, 1)}  # fmt: skip

@@ -102,3 +102,10 @@ def test_the_gguf_file_travels_in_parts_and_comes_back_whole_or_not_at_all(tmp_p
     said = gpu_carry._smollm2(carried, tmp_path / "third", convert=fails)
     assert "random weights" in said and "did not convert here (ValueError: no such GGUF tensor type)" in said
     assert sys.modules.get(smollm2.MODULE) is None  # found, never imported
+
+
+def test_the_simulated_gpu_machine_refuses_what_its_image_lacks():
+    """gpu_carry.py simulate: how the packages that travel were found (Streamlit's page needs, on the image's list)."""
+    assert gpu_carry.simulate([sys.executable, "-c", "import segno"], []) != 0  # the room's QR code: carried
+    assert gpu_carry.simulate([sys.executable, "-c", "import segno"], ["segno"]) == 0
+    assert gpu_carry.simulate([sys.executable, "-c", "import numpy, yaml, scripts.gpu_carry"], []) == 0
