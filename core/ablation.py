@@ -120,7 +120,7 @@ def _logits_at(model, batch, rows: torch.Tensor, cols: torch.Tensor) -> torch.Te
     if not model.is_causal:
         raise ValueError(f"{model.name} has no language-model head: this metric needs next-token predictions")
     hidden = model.forward(batch, logits=False).last_hidden_state  # (B, n, D), after the final norm
-    return model.lm_head(hidden[rows, cols])
+    return model.lm_head(hidden[rows, cols]).cpu()  # beside the CPU targets, wherever the model ran
 
 
 # --- evaluation sets and metrics ------------------------------------------------------------------------------

@@ -65,6 +65,19 @@ def generation_and_lens(model) -> tuple:
     return gen, lens
 
 
+def ablation_losses(model) -> list[float]:
+    """/ablation's metric on repeated random sequences: clean, and with two heads zeroed and mean-ablated."""
+    from core import ablation
+
+    evalset = ablation.repeated_eval_set(model, 2, 8, 0)
+    means = ablation.head_means(model, evalset.batch)
+    found = [ablation.measure(model, evalset)["value"]]
+    for mode in ("zero", "mean"):
+        with ablation.ablated(model, [(0, 0), (1, 1)], mode, means):
+            found.append(ablation.measure(model, evalset)["value"])
+    return found
+
+
 def assert_same_generation_and_lens(on_cpu: tuple, elsewhere: tuple) -> None:
     (gen, lens), (other_gen, other_lens) = on_cpu, elsewhere
     assert [s.chosen_id for s in gen.steps] == [s.chosen_id for s in other_gen.steps]
@@ -78,11 +91,13 @@ def assert_same_generation_and_lens(on_cpu: tuple, elsewhere: tuple) -> None:
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
-def test_generation_and_the_lens_on_the_gpu_give_the_cpu_ones(tmp_path):
-    """The KV cache's steps, its eviction policies' sliced caches and the logit lens run with the model on the GPU
-    (inputs moved there, results brought back) and give the CPU's tokens, probabilities and weights."""
+def test_generation_the_lens_and_ablation_on_the_gpu_give_the_cpu_ones(tmp_path):
+    """The KV cache's steps, its eviction policies' sliced caches, the logit lens and /ablation's losses run with the
+    model on the GPU (inputs moved there, results brought back) and give the CPU's tokens, probabilities, weights and
+    losses."""
     build("llama", tmp_path / "tiny-llama")
     model = local.load_folder(tmp_path / "tiny-llama")
-    on_cpu = generation_and_lens(model)
+    on_cpu, losses = generation_and_lens(model), ablation_losses(model)
     model.to_device("cuda")
     assert_same_generation_and_lens(on_cpu, generation_and_lens(model))
+    assert ablation_losses(model) == pytest.approx(losses, abs=1e-5)
