@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: the repository's packages
     sys.path.insert(0, str(ROOT))
 
+from core.device import DEVICE_ENV  # noqa: E402
 from scripts import gpu_carry  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4  # float32 on both devices; a 30-layer forward's sums in another order differ by ~1e-6
@@ -194,7 +195,8 @@ def child(device: str, urls: list[str], actions: list[str], deadline: float, out
     result = {"device": device, "pages": {}, "actions": {}, "torch_threads": torch.get_num_threads()}
 
     def keep() -> None:  # after every page and action: a process stopped at its deadline leaves what it found
-        out.write_bytes(pickle.dumps(result))
+        out.with_suffix(".part").write_bytes(pickle.dumps(result))
+        os.replace(out.with_suffix(".part"), out)
 
     for url in urls:
         if time.time() > deadline:
@@ -345,9 +347,9 @@ def run_child(device: str, urls: list[str], actions: list[str], deadline: float,
     child_env = {**os.environ, **env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     child_env["PYTHONPATH"] = gpu_carry.python_path(ROOT, *(Path(p) for p in env.get("PYTHONPATH", "").split(":") if p))
     if device == "cpu":
-        child_env["ATTENTION_LAB_DEVICE"] = "cpu"
+        child_env[DEVICE_ENV] = "cpu"
     else:
-        child_env.pop("ATTENTION_LAB_DEVICE", None)
+        child_env.pop(DEVICE_ENV, None)
     command = [sys.executable, str(Path(__file__)), "--child", device, "--pages", ",".join(urls),
                "--actions", "|".join(actions), "--deadline", str(deadline), "--child-out", str(out),
                "--long-maps-tokens", str(long_n)]  # fmt: skip
