@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io
 import streamlit as st
 
 from app import i18n
@@ -322,12 +323,37 @@ CAPTIONS = "_lab_captions"  # on a read-only figure: {(language, numbers, labels
 CAPTIONS_KEPT = 8  # per figure: its languages and the few numbers shown with it (a figure is shared per view)
 
 
+class _Drawn(dict):
+    """A read-only figure's dict, as st.plotly_chart draws it, with the JSON that st.plotly_chart sends for it,
+    encoded once (`spec`)."""
+
+    __slots__ = ("spec",)
+
+
+_plotly_to_json = plotly.io.to_json
+
+
+def _to_json(fig, validate=True, pretty=False, remove_uids=True, engine=None):
+    """plotly.io.to_json, except for a read-only figure's dict: its JSON as encoded when it was kept. Streamlit
+    (1.67, elements/plotly_chart.py) encodes the dict of every figure it draws with plotly.io.to_json, each time,
+    at a class's every page run: a tenth of a /masks run. Where a later Streamlit stops calling it, every figure is
+    encoded as before (tests/app/test_shared.py fails)."""
+    if type(fig) is _Drawn and not pretty and remove_uids and engine is None:
+        return fig.spec
+    return _plotly_to_json(fig, validate=validate, pretty=pretty, remove_uids=remove_uids, engine=engine)
+
+
+plotly.io.to_json = _to_json
+
+
 def read_only(fig):
     """Keep, on a figure that many sessions show (app/shared.py), what drawing it reads, made once instead of at
-    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy) and its traces and layout (what
-    its caption reads). The figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
+    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy) and that dict's JSON (which
+    st.plotly_chart encodes at each draw: `_to_json`), and its traces and layout (what its caption reads). The
+    figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
-        drawn = fig.to_dict()
+        drawn = _Drawn(fig.to_dict())
+        drawn.spec = _plotly_to_json(drawn, validate=False)  # as st.plotly_chart encodes it
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))
         setattr(fig, CAPTIONS, {})
         fig.to_dict = lambda: drawn

@@ -2,6 +2,7 @@
 for another state or language, at most ENTRIES of each kept; a shared figure is drawn as a fresh one is; two
 visitors of /masks at one state get the page's view from one computation."""
 
+import plotly.io
 from streamlit.testing.v1 import AppTest
 
 from app import shared, ui
@@ -90,6 +91,26 @@ def test_a_read_only_figure_is_sent_and_captioned_as_a_fresh_one():
     assert "q0" in said[0] and "` b `" in said[2]  # the map's strongest cell, the largest bar
 
 
+def draw_a_read_only_figure_whose_kept_spec_is_marked() -> None:
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from app import ui
+
+    fig = ui.read_only(go.Figure(go.Bar(x=["a", "b"], y=[0.3, 0.7])))
+    drawn = fig.to_dict()
+    drawn.spec = drawn.spec.replace('"type":"bar"', '"type":"bar","name":"from the kept spec"', 1)
+    st.plotly_chart(fig)
+
+
+def test_streamlit_sends_a_read_only_figures_json_as_kept_not_encoded_again():
+    """The JSON of a shared figure is encoded once: Streamlit's own encoding at each draw (plotly.io.to_json, which
+    app/ui.py answers from the figure) must be what it sends. A Streamlit that encodes another way fails here."""
+    at = AppTest.from_function(draw_a_read_only_figure_whose_kept_spec_is_marked).run()
+    assert not at.exception
+    assert '"name":"from the kept spec"' in at.get("plotly_chart")[0].proto.spec
+
+
 def test_two_visitors_of_masks_at_one_state_share_its_view(monkeypatch):
     made = []
 
@@ -101,10 +122,12 @@ def test_two_visitors_of_masks_at_one_state_share_its_view(monkeypatch):
     monkeypatch.setattr(masks_core, "mask_steps_view", mask_steps_view)
     state = {"row": "1", "head": "0", "mask": "both"}
     first = open_view("masks", state)
-    second = open_view("masks", state)
+    with monkeypatch.context() as encoded_anew:  # the second without the figures' kept JSON: Streamlit encodes it
+        encoded_anew.setattr(plotly.io, "to_json", ui._plotly_to_json)
+        second = open_view("masks", state)
     assert len(made) == 1  # the second visitor's page used the first one's view
     specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
-    assert specs[0] == specs[1]
+    assert len(specs[0]) == 10 and specs[0] == specs[1]
     open_view("masks", {**state, "row": "0"})
     assert len(made) == 2 and made[1][1] == 0  # another state: its own view
 
