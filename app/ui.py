@@ -489,6 +489,8 @@ def _layout_text(layout: dict, part: str) -> str:
     and formula characters escaped."""
     title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    if isinstance(title, dict) and title.get("subtitle", {}).get("text"):  # read after the title, as it is drawn
+        text += "<br>" + title["subtitle"]["text"]
     matches = layout.get(part, {}).get("matches") if part != "title" else None
     if not text and matches:  # a shared axis (stacked panels) is titled once, on the panel that shows its ticks
         return _layout_text(layout, part[0] + "axis" + matches[1:])

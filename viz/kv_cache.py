@@ -14,21 +14,28 @@ from plotly.subplots import make_subplots
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
 from .heatmap import attention_heatmap
-from .labels import safe_label
+from .labels import safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
-from .style import ALLOWED_COLOUR, BLUE, GREEN, MARGIN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
+from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
+# The step map's titles, in columns of text (a wide character takes two) and pixels: a title's line of 17 px type and
+# the note's of 12 px fit a phone's 358 px figure; the heads' rows (0.8 of the map) hold two lines of the heads' title
+# and the policies' (0.2) two short ones of theirs.
+TITLE_COLUMNS, NOTE_COLUMNS, HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 36, 48, 24, 10
+TITLE_SIZE, NOTE_SIZE = 17, 12  # px
+TITLE_PAD, TITLE_TOP, TITLE_LINE, NOTE_LINE = 24, 30, 22, 16  # px: above the title, in all, per title and note line
+STEP_MAP_HEIGHT = 450  # px below the title
 
 
 def step_figure(view: StepAttention, t: Words) -> go.Figure:
     """Top: the weights of every head and their mean over the positions (bins when pooled). Bottom: the share of
     each bin that each eviction policy keeps (1 = kept, 0 = evicted). Evicted bins carry /masks' cross and bins a
-    policy evicts in part (pooled columns) a half-filled circle, so neither is told by colour alone; the title's
-    second line says which mark is which."""
+    policy evicts in part (pooled columns) a half-filled circle, so neither is told by colour alone; the note under
+    the title says which mark is which."""
     x = [safe_label(s, 40) for s in view.labels]
     rows = [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
@@ -76,34 +83,31 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         row=2,
         col=1,
     )
-    title = _two_lines(safe_label(t("step_title", step=view.step, layer=view.layer, n=view.n), 120))  # 390 px
+    # Plotly wraps no title: each is cut into lines that a phone's 390 px figure shows whole (a wide character takes
+    # two columns), the marks' note under the title a size smaller, the rows' titles beside their short panels.
+    title = wrapped_label(t("step_title", step=view.step, layer=view.layer, n=view.n), TITLE_COLUMNS)
     statuses = {status for p in policies for status in view.evicted[p]}
+    note = ""
     if PARTLY_EVICTED in statuses:
-        title += "<br><sup>" + safe_label(t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK), 160)
-        title += "</sup>"
+        note = t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK)
     elif EVICTED in statuses:
-        title += "<br><sup>" + safe_label(t("marks_evicted", evicted=MASKED_MARK), 160) + "</sup>"
-    base_layout(fig, title=title, height=540)
-    fig.update_layout(margin_t=MARGIN["t"] + 40)  # the title's second line and the marks' line under it
+        note = t("marks_evicted", evicted=MASKED_MARK)
+    note = wrapped_label(note, NOTE_COLUMNS)
+    top = TITLE_TOP + TITLE_LINE * (title.count("<br>") + 1) + NOTE_LINE * (note.count("<br>") + 1 if note else 0)
+    base_layout(fig, height=STEP_MAP_HEIGHT + top)
+    subtitle = dict(text=note, font_size=NOTE_SIZE)
+    place = dict(y=1, yref="container", yanchor="top", pad_t=TITLE_PAD)  # from the top down, as counted in `top`
+    fig.update_layout(title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE, **place), margin_t=top)
     # the top map's keys too: its x axis matches this one, which shows the ticks
     keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)
     fig.update_yaxes(autorange="reversed", type="category")
-    # the two rows' titles stand one above the other: in two lines and a size smaller, neither runs into the other
-    fig.update_yaxes(title_text=_two_lines(t("heads_axis")), title_font_size=11, row=1, col=1)
-    fig.update_yaxes(title_text=_two_lines(t("policy_axis")), title_font_size=11, row=2, col=1)
+    # the two rows' titles stand one above the other: a size smaller and in lines their panels' heights hold
+    fig.update_yaxes(title_text=wrapped_label(t("heads_axis"), HEADS_TITLE_COLUMNS), title_font_size=11, row=1, col=1)
+    fig.update_yaxes(title_text=wrapped_label(t("policy_axis"), POLICY_TITLE_COLUMNS), title_font_size=11, row=2, col=1)
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
         fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
     return fig
-
-
-def _two_lines(title: str) -> str:
-    """An axis title broken at the space nearest its middle (as it is when it has none)."""
-    spaces = [i for i, c in enumerate(title) if c == " "]
-    if not spaces:
-        return title
-    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
-    return title[:cut] + "<br>" + title[cut + 1 :]
 
 
 def history_figure(hist: History, t: Words) -> go.Figure:

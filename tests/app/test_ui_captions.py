@@ -25,3 +25,11 @@ def test_a_map_cell_is_read_as_shown():
     fig = go.Figure(go.Heatmap(z=data, x=labels, y=labels))
     said = caption_of(fig, data, labels, labels)
     assert "<b>" in said and "x&y" in said and "&lt;" not in said and "&amp;" not in said
+
+
+def test_a_figures_subtitle_is_read_after_its_title():
+    """/kv-cache's step map says under its title which mark is which (a subtitle): read too, in its words."""
+    fig = go.Figure(go.Heatmap(z=[[1.0]]))
+    fig.update_layout(title=dict(text="Step 2,<br>layer 0", subtitle=dict(text="Policy rows: ✕<br>evicted")))
+    said = caption_of(fig)
+    assert "Step 2, layer 0" in said and "Policy rows: ✕ evicted" in said

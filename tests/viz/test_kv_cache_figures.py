@@ -1,7 +1,9 @@
 """viz/kv_cache.py read back on a hand-built Generation: titles, axes and traces from the view and the
 [kv_cache.figure] words."""
 
+import dataclasses
 import html
+import unicodedata
 
 import numpy as np
 import pytest
@@ -23,9 +25,9 @@ def test_step_figure_rows_are_heads_then_the_mean_and_the_policies_below():
     assert list(fig.data[0].y) == ["head 0", "head 1", "mean of heads"]
     assert list(fig.data[1].y) == ["window", "sinks + window"]
     assert fig.data[0].colorbar.orientation == "h"  # under the map, not beside it: a phone's 390 px for the columns
-    *title, marks = fig.layout.title.text.split("<br>")  # the title in two lines: a phone's 390 px show it all
+    title = fig.layout.title.text.split("<br>")  # in two lines: a phone's 390 px show it all
     assert len(title) == 2 and " ".join(title) == html.escape(words("step_title", step=2, layer=0, n=6))
-    assert marks == f"<sup>{words('marks_evicted', evicted=MASKED_MARK)}</sup>"  # nothing is evicted in part
+    assert fig.layout.title.subtitle.text == words("marks_evicted", evicted=MASKED_MARK)  # nothing evicted in part
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
@@ -37,8 +39,48 @@ def test_step_figure_axes_say_the_rows_are_the_new_tokens_query_and_the_columns_
     )
     said = {k: i18n.text(lang, "kv_cache.figure", k) for k in ("heads_axis", "key_axis", "policy_axis")}
     assert fig.layout.xaxis.matches == "x2" and fig.layout.xaxis2.title.text == said["key_axis"]
-    rows = [fig.layout[axis].title.text.replace("<br>", " ") for axis in ("yaxis", "yaxis2")]  # in two lines
-    assert rows == [said["heads_axis"], said["policy_axis"]]
+    rows = [fig.layout[axis].title.text for axis in ("yaxis", "yaxis2")]  # in lines (at a space or none)
+    assert [solid(row) for row in rows] == [solid(said["heads_axis"]), solid(said["policy_axis"])]
+
+
+def solid(text: str) -> str:
+    """A figure's text, its lines joined, without the spaces a line break takes."""
+    return html.unescape(text.replace("<br>", "")).replace(" ", "")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_step_figure_titles_fit_a_phone_and_stay_clear_of_the_row_labels(lang):
+    """The longest case (pooled, a column evicted in part: the marks' note of up to ~160 characters under the title)
+    at SmolLM2's 9 heads and 8,192 positions. Plotly wraps no title, so every line is cut to what a phone's 358 px
+    figure shows (a wide character takes two columns; checked in chromium at 390 and 1366 px): the title's lines, the
+    note's a size smaller under it, the heads' title in lines its rows hold beside the "head 0" labels (a Japanese
+    title broken before its bracket, not at its one space); the map keeps its height below however many lines."""
+    t = lambda k, **f: i18n.text(lang, "kv_cache.figure", k, **f)  # noqa: E731
+    gen = fake_generation()
+    view = views.step_attention(gen, 2, 0, max_cols=3)
+    view = dataclasses.replace(view, step=5, layer=29, position=8191, weights=np.ones((9, 3)) / 3)
+    fig = kv.step_figure(view, t)
+    note = fig.layout.title.subtitle
+    assert solid(note.text) == solid(t("marks_partly", evicted=MASKED_MARK, partly=kv.PARTLY_EVICTED_MARK))
+    assert solid(fig.layout.title.text) == solid(t("step_title", step=5, layer=29, n=8192))
+    assert note.font.size < fig.layout.title.font.size
+    for text, width in [
+        (fig.layout.title.text, kv.TITLE_COLUMNS),
+        (note.text, kv.NOTE_COLUMNS),
+        (fig.layout.yaxis.title.text, kv.HEADS_TITLE_COLUMNS),
+    ]:
+        lines = text.split("<br>")
+        assert 1 < len(lines) <= 3 and all(columns(line) <= width for line in lines), (text, width)
+    assert max(columns(line) for line in note.text.split("<br>")) > kv.NOTE_COLUMNS // 2  # cut, not crumbled
+    if lang == "ja":
+        assert fig.layout.yaxis.title.text.split("<br>")[1].startswith("（")
+    assert fig.layout.height - fig.layout.margin.t == kv.STEP_MAP_HEIGHT
+    lines = fig.layout.title.text.count("<br>") + note.text.count("<br>") + 2
+    assert fig.layout.margin.t >= 20 * lines  # room for every line above the map
+
+
+def columns(line: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in html.unescape(line))
 
 
 def test_top_figure_titles_carry_each_policys_kl():
@@ -89,5 +131,5 @@ def test_a_column_a_policy_evicts_in_part_carries_a_mark_of_its_own_named_under_
         [kv.PARTLY_EVICTED_MARK, MASKED_MARK, ""],
     ]
     legend = t("marks_partly", evicted=MASKED_MARK, partly=kv.PARTLY_EVICTED_MARK)
-    assert fig.layout.title.text.endswith(f"<br><sup>{html.escape(legend)}</sup>")
+    assert solid(fig.layout.title.subtitle.text) == solid(legend)
     assert MASKED_MARK in legend and kv.PARTLY_EVICTED_MARK in legend
