@@ -42,6 +42,15 @@ def test_unknown_or_expired_code_gets_a_clear_message(store):
     assert any("no open room with this code" in e.value for e in at.error)
 
 
+def test_joining_with_no_code_asks_for_the_code(store):
+    """An empty code is not "no open room with this code": the visitor is asked to type one."""
+    at = run_view("room")
+    at.text_input[1].set_value("Ana")
+    at.get("form_submit_button")[0].click().run()
+    assert_no_exception(at)
+    assert [e.value for e in at.error] == [i18n.text("en", "room", "code_empty")]
+
+
 def test_only_the_control_link_shows_the_facilitator_view(store):
     code, control = store.create(LESSON)
     token = store.join(code, "Ana", "en")

@@ -50,6 +50,8 @@ def join(T, code: str | None) -> None:
             return
     normal = rules.normal_code(typed)
     try:
+        if not typed.strip():
+            raise RoomError("code_empty")
         if normal is None:
             raise RoomError("unknown_room")
         token = open_store().join(normal, name, ui.lang(), follow.client())
