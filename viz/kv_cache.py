@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
 from .heatmap import attention_heatmap
-from .labels import safe_label, wrapped_label
+from .labels import label_columns, safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
@@ -28,7 +28,10 @@ Words = Callable[..., str]
 TITLE_COLUMNS, NOTE_COLUMNS, HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 36, 48, 24, 10
 TITLE_SIZE, NOTE_SIZE = 17, 12  # px
 TITLE_PAD, TITLE_TOP, TITLE_LINE, NOTE_LINE = 24, 30, 22, 16  # px: above the title, in all, per title and note line
-STEP_MAP_HEIGHT = 450  # px below the title
+# Under the maps (px): the keys' labels, standing at -60 degrees, drop about 5 px per column of the longest (pooled
+# token labels run to 40), then the keys' title, then the colour bar; the figure grows by them, the maps keep theirs.
+MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 50, 50
+KEY_LABELS_UP_TO = 120  # columns; more keys go unlabelled (hover names them)
 
 
 def step_figure(view: StepAttention, t: Words) -> go.Figure:
@@ -56,7 +59,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
                 nticks=4,
                 x=1,
                 xanchor="right",
-                y=-0.36,
+                y=-_under_keys(x) / MAPS_HEIGHT,  # under the keys' labels and title, however long they are
                 yanchor="top",
             ),
             hovertemplate="%{y}<br>%{x}<br>" + t("weight") + ": %{z:.3f}<extra></extra>",
@@ -94,12 +97,15 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         note = t("marks_evicted", evicted=MASKED_MARK)
     note = wrapped_label(note, NOTE_COLUMNS)
     top = TITLE_TOP + TITLE_LINE * (title.count("<br>") + 1) + NOTE_LINE * (note.count("<br>") + 1 if note else 0)
-    base_layout(fig, height=STEP_MAP_HEIGHT + top)
+    bottom = _under_keys(x) + COLOUR_BAR
+    base_layout(fig, height=top + MAPS_HEIGHT + bottom)
     subtitle = dict(text=note, font_size=NOTE_SIZE)
     place = dict(y=1, yref="container", yanchor="top", pad_t=TITLE_PAD)  # from the top down, as counted in `top`
-    fig.update_layout(title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE, **place), margin_t=top)
+    fig.update_layout(
+        title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE, **place), margin_t=top, margin_b=bottom
+    )
     # the top map's keys too: its x axis matches this one, which shows the ticks
-    keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= 120)
+    keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= KEY_LABELS_UP_TO)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)
     fig.update_yaxes(autorange="reversed", type="category")
     # the two rows' titles stand one above the other: a size smaller and in lines their panels' heights hold
@@ -108,6 +114,12 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
         fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
     return fig
+
+
+def _under_keys(labels: list[str]) -> float:
+    """Pixels below the maps that the keys' labels (when shown) and their title take."""
+    shown = labels if len(labels) <= KEY_LABELS_UP_TO else []
+    return DROP_PER_COLUMN * max(map(label_columns, shown), default=0) + KEY_TITLE
 
 
 def history_figure(hist: History, t: Words) -> go.Figure:

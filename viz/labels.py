@@ -65,6 +65,11 @@ def _width(line: str) -> int:
     return sum(map(_cells, line.rstrip()))
 
 
+def label_columns(label: str) -> int:
+    """Columns a figure's (escaped) label takes as drawn: a wide character two, an entity one."""
+    return _width(html.unescape(label))
+
+
 def _balanced(pieces: list[str], width: int) -> list[str]:
     """The fewest lines of at most `width` columns (a piece wider than that alone on its line), as even as that
     number allows: the narrowest width that gives no more lines and no wider one."""

@@ -74,7 +74,7 @@ def test_step_figure_titles_fit_a_phone_and_stay_clear_of_the_row_labels(lang):
     assert max(columns(line) for line in note.text.split("<br>")) > kv.NOTE_COLUMNS // 2  # cut, not crumbled
     if lang == "ja":
         assert fig.layout.yaxis.title.text.split("<br>")[1].startswith("（")
-    assert fig.layout.height - fig.layout.margin.t == kv.STEP_MAP_HEIGHT
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b == kv.MAPS_HEIGHT
     lines = fig.layout.title.text.count("<br>") + note.text.count("<br>") + 2
     assert fig.layout.margin.t >= 20 * lines  # room for every line above the map
 
@@ -133,3 +133,18 @@ def test_a_column_a_policy_evicts_in_part_carries_a_mark_of_its_own_named_under_
     legend = t("marks_partly", evicted=MASKED_MARK, partly=kv.PARTLY_EVICTED_MARK)
     assert solid(fig.layout.title.subtitle.text) == solid(legend)
     assert MASKED_MARK in legend and kv.PARTLY_EVICTED_MARK in legend
+
+
+@pytest.mark.parametrize("label", ["0 The", "0 The…1 cat (0–1)", "猫" * 20, "x" * 39 + "…"])
+def test_step_figure_colour_bar_stands_under_the_keys_labels_however_long(label):
+    """The colour bar lies under the keys' labels (standing at -60 degrees) and their title: with pooled token labels
+    of up to 40 characters it went over them (fixed at -0.36 of the maps). Each column of the longest label takes
+    about 5 px of height (measured in chromium); the maps keep their height, the figure grows."""
+    view = views.step_attention(fake_generation(), 2, 0)
+    view = dataclasses.replace(view, labels=[label] + list(view.labels[1:]))
+    fig = kv.step_figure(view, words)
+    bar_top = -fig.data[0].colorbar.y * kv.MAPS_HEIGHT  # px under the maps
+    drop = columns(label) * 6 * np.sin(np.radians(60))  # a column's width of 12 px type, at -60 degrees
+    assert bar_top >= drop + 30  # and the keys' title
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b == kv.MAPS_HEIGHT
+    assert fig.layout.margin.b >= bar_top + 40  # the bar, its title and numbers inside the figure
