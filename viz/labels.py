@@ -1,6 +1,7 @@
 """Text that goes into figures. Plotly renders a small HTML subset in labels (<b>, <a>, <br>), so user text
 is escaped to entities: '<script>' shows as text and never becomes markup."""
 
+import functools
 import html
 import unicodedata
 
@@ -83,6 +84,7 @@ def _balanced(pieces: list[str], width: int) -> list[str]:
     return lines
 
 
+@functools.lru_cache(maxsize=256)  # a page's titles recur at every run: 0.3 ms each to cut anew
 def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
     """A figure's text (escaped as safe_label does) in as few lines as fit `width` columns (a wide character takes
     two), as even as that allows, joined by plotly's <br>: plotly never wraps a title or an axis title itself, so a
