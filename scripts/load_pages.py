@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         "by_processes": {},
     }
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="attention-lab-load-pages-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="attention-lab-load-pages-") as tmp, lt.client_heap_frozen():
         for processes in (int(p) for p in args.processes.split(",")):
             print(f"--- {processes} process(es)", flush=True)
             runs = measure(processes, ONE_LINE, [""], args, Path(tmp))

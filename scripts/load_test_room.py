@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import gc
 import json
 import os
 import random
@@ -54,7 +53,17 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from core import room as rules
 from scripts.app_server import free_port, start_server, stop_server
-from scripts.load_test import HOST, StreamlitSession, cpu_s, git_version, loadavg, percentiles, process_tree, rss_mb
+from scripts.load_test import (
+    HOST,
+    StreamlitSession,
+    client_heap_frozen,
+    cpu_s,
+    git_version,
+    loadavg,
+    percentiles,
+    process_tree,
+    rss_mb,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE_S = 1.0  # no learner's run for this long: their clicks' runs are over
@@ -490,14 +499,9 @@ def main(argv: list[str] | None = None) -> int:
             lab.start()
             port, servers, stop = lab.listen, Servers(lab.server_pids()), lab.stop
         try:
-            # The client's heap as it is now (torch, streamlit and the protos imported: about 220,000 objects) is
-            # left out of its own collections: a full one took 0.23 s while a step's messages arrived, which held
-            # back every learner's timestamp and took a core's share from the servers (browsers run elsewhere).
-            gc.collect()
-            gc.freeze()
-            result |= asyncio.run(measure(args, servers, port, store, code, control))
+            with client_heap_frozen():
+                result |= asyncio.run(measure(args, servers, port, store, code, control))
         finally:
-            gc.unfreeze()
             stop()
             store.close()
             tmp.cleanup()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 
 from streamlit.proto.Slider_pb2 import Slider
@@ -70,3 +71,10 @@ def test_the_readme_table_puts_one_and_two_processes_side_by_side():
     assert lines[0].startswith("| Page | join of 30") and "(1 proc. / 2 proc.)" in lines[0]
     assert lines[2] == "| one-line app | 3.0 / 2.0 | 0.20, 0.50 / 0.10, 0.30 | 50 / 40 | 1.0 / 1.0 |"
     assert lines[3] == "| /masks | 4.0 / 2.5 | 0.40, 1.50 / 0.15, 0.70 | 100 / 60 | 2.0 / 1.5 |"
+
+
+def test_the_sessions_run_with_the_clients_start_up_heap_left_out_of_its_collections(tmp_path, monkeypatch):
+    frozen = []
+    monkeypatch.setattr(lp, "measure", lambda *args: frozen.append(gc.get_freeze_count()) or {})
+    assert lp.main(["--pages", "masks", "--processes", "1,2", "--out", str(tmp_path / "p.json")]) == 0
+    assert len(frozen) == 4 and min(frozen) > 10_000 and gc.get_freeze_count() == 0

@@ -3,6 +3,7 @@ warnings apart, widgets found by their key), its statistics, and a short real ru
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -58,6 +59,23 @@ def test_percentiles_and_capacity():
     ]
     assert lt.capacity(sweep, 1500) == 20  # 30 had an exception box: not counted as served
     assert lt.capacity(sweep[3:], 1500) is None
+
+
+def test_the_clients_start_up_heap_is_left_out_of_its_collections(tmp_path, monkeypatch):
+    with lt.client_heap_frozen():
+        assert gc.get_freeze_count() > 10_000  # streamlit's protos at least, imported above
+    assert gc.get_freeze_count() == 0
+    frozen = []
+
+    async def measure(*args):
+        frozen.append(gc.get_freeze_count())
+        return {"warm_up": {"errors": [], "exception_boxes": []}, "sweep": []}
+
+    monkeypatch.setattr(lt, "start_server", lambda *a, **k: None)
+    monkeypatch.setattr(lt, "stop_server", lambda server: None)
+    monkeypatch.setattr(lt, "measure", measure)
+    assert lt.main(["--no-cold-start", "--soak-seconds", "0", "--out", str(tmp_path / "x.json")]) == 0
+    assert frozen[0] > 10_000 and gc.get_freeze_count() == 0
 
 
 @pytest.mark.slow
