@@ -1,6 +1,7 @@
 """The README stays true: its first lines are the two commands CI and newcomers run, it describes every page in
 the navigation, its pictures exist, and it says why each dependency is there."""
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -174,3 +175,16 @@ def test_security_quotes_the_committed_hostile_sessions_run():
     text = " ".join(SECURITY.split())
     assert f"peaked at {run['rss_mb']['peak']:,.0f} MB" in text and f"back at {run['rss_mb']['after']:,.0f} MB" in text
     assert run["rss_mb"]["peak"] < run["limits"]["memory_mib"]
+
+
+def test_the_per_page_capacity_table_is_the_committed_run():
+    """The README's page-by-page table is what `scripts/load_pages.py --table` prints for results/load_pages.json,
+    and the sentence above it gives that run's date."""
+    from scripts import load_pages
+
+    result = json.loads((ROOT / "results" / "load_pages.json").read_text(encoding="utf-8"))
+    rows = load_pages.table(result).splitlines()
+    start = README.index(rows[0])
+    assert README[start : start + sum(len(r) + 1 for r in rows)].splitlines() == rows
+    intro = README[README.rindex("prints the table below from a run", 0, start) : start]
+    assert result["date"][:10] in intro
