@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core import slips
 from core.positions import sinusoidal, training_step
 from core.positions.state import STATE
@@ -82,9 +82,9 @@ def part(T) -> None:
     with c3:
         thr = float(ui.field(STATE["thr"], T("thr"), format_func=lambda v: f"{float(v):.1%}"))
     sp = _sparsity(sp_n, sp_d, base, thr)
-    pooled = sinusoidal.pooled_encoding(sp_n, sp_d, base)
-    ui.show_figure(figures.pooled_encoding_figure(pooled, ui.texts("positions.figure")), f"sinusoidal-pe-{sp_n}x{sp_d}",
-                   data=pooled.pe, key="fig-pe-pooled")  # fmt: skip
+    pooled = shared.view(sinusoidal.pooled_encoding, sp_n, sp_d, base)  # the same few sizes for every visitor
+    pooled_fig = shared.figures(figures.pooled_encoding_figure, pooled, "positions.figure")
+    ui.show_figure(pooled_fig, f"sinusoidal-pe-{sp_n}x{sp_d}", data=pooled.pe, key="fig-pe-pooled")
     st.caption(T("pe_pooled_note", n=sp_n, d=pooled.d))
     ui.show_figure(
         figures.variation_figure(sp, ui.texts("positions.figure")),
