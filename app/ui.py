@@ -29,6 +29,7 @@ LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/l
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
 MAX_LINK_TEXT_CHARS = 1_500  # longer texts are not mirrored into the URL (links stay shareable)
 GLOBAL_PARAMS = {"lang", "room", "me"}  # lang: app/main.py; a learner's seat: app/views/room/follow.py
+MAX_NAMED_UNKNOWN = 5  # unknown link parameters named in the notice; the rest are counted ("and 295 more")
 
 
 def lang() -> str:
@@ -68,15 +69,23 @@ def page_end() -> None:
     page's part) is dropped silently: the visitor did not ask for it, so it is not reported as ignored."""
     known = st.session_state.get("_ui_params", set())
     written = st.session_state.get("_ui_written", set())
-    bad = list(st.session_state.get("_ui_bad", []))
-    for name in list(st.query_params.keys()):
-        if name not in known:
-            if name not in written:
-                bad.append(name)
-            del st.query_params[name]
-    if bad:
-        names = ", ".join(literal(n) for n in sorted({_short(b) for b in bad}))
-        st.session_state["_ui_notice"].warning(t("common", "ignored_params", names=names))
+    invalid = set(st.session_state.get("_ui_bad", []))
+    dropped = [name for name in st.query_params if name not in known]
+    if dropped:  # one message to the browser: deleting one at a time resends the whole query string each time
+        kept = {k: st.query_params.get_all(k) for k in st.query_params if k in known}
+        st.query_params.from_dict({k: v[0] if len(v) == 1 else v for k, v in kept.items()})
+    unknown = sorted({name for name in dropped if name not in written} - invalid)
+    if invalid or unknown:
+        st.session_state["_ui_notice"].warning(t("common", "ignored_params", names=ignored_names(invalid, unknown)))
+
+
+def ignored_names(invalid: set[str], unknown: list[str]) -> str:
+    """The notice's list: every parameter of the page's own with a value it refused (a page has a few), and the
+    first MAX_NAMED_UNKNOWN of the names it does not know (a link may carry hundreds), then how many more."""
+    more = len(unknown) - MAX_NAMED_UNKNOWN if len(unknown) > MAX_NAMED_UNKNOWN + 1 else 0
+    named = dict.fromkeys(_short(n) for n in sorted(invalid | set(unknown[: len(unknown) - more])))
+    listed = ", ".join(literal(n) for n in named)
+    return listed + t("common", "ignored_more", n=more) if more else listed
 
 
 def _short(name: str) -> str:

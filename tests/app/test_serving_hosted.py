@@ -123,3 +123,34 @@ def test_a_text_box_takes_at_most_the_processing_limit():
     at = run_view("attention", params={"text": "a dog ran. " * 10})
     assert_no_exception(at)
     assert at.text_area and all(box.max_chars == ui.MAX_TEXT_CHARS for box in at.text_area)
+
+
+def test_a_link_with_hundreds_of_unknown_parameters_gets_a_short_notice_and_one_url_rewrite(monkeypatch):
+    """A prankster's link with 300 junk keys (and one of the page's own with a bad value): the notice names the bad
+    value's key and the first few junk names, cut to 40 characters, and counts the rest; the page draws as usual and
+    the URL is rewritten once, not once per dropped key (each rewrite sends the whole query string)."""
+    from streamlit.runtime.state.query_params import QueryParams
+
+    sent = []
+    send = QueryParams._send_query_param_msg
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", lambda self: sent.append(1) or send(self))
+    junk = {f"junk{i:03d}_" + "q" * 60: "1" for i in range(300)}
+    at = run_view("padded-batch", {**junk, "head": "nan"})
+    assert_no_exception(at)
+    notice = next(w.value for w in at.warning if "Ignored link parameters" in w.value)
+    assert len(notice) < 400, notice
+    assert "`head`" in notice.replace(" ", "")  # the page's own parameter is always named
+    assert "junk000_" + "q" * 32 + "…" in notice and "junk004_" in notice and "junk005_" not in notice
+    assert notice.endswith(i18n.text("en", "common", "ignored_more", n=295)), notice
+    assert at.number_input(key="head").value == 0 and at.get("plotly_chart")  # the page itself is unchanged
+    assert not set(junk) & set(at.query_params)
+    assert len(sent) < 20, len(sent)  # a few writes of the page's own keys; one per dropped key would be 300
+
+
+def test_the_notice_names_every_unknown_parameter_while_few_and_counts_only_what_it_leaves_out():
+    names = [f"n{i}" for i in range(ui.MAX_NAMED_UNKNOWN + 2)]
+    for n in range(len(names) + 1):
+        listed = ui.ignored_names({"head"}, names[:n])
+        more = n - ui.MAX_NAMED_UNKNOWN if n > ui.MAX_NAMED_UNKNOWN + 1 else 0  # never "and 1 more" for one name
+        assert listed.count("`") == 2 * (1 + n - more), listed
+        assert listed.endswith(i18n.text("en", "common", "ignored_more", n=more)) == bool(more), listed
