@@ -25,6 +25,7 @@ class SentencesInput:
     token_lists: list[list[str]]  # 2 .. max_sentences lists, each 1 .. max_tokens tokens
     too_many: bool  # more than max_sentences lines: the first ones are used
     fell_back: bool  # fewer than two lines with tokens: the example sentences are used instead
+    empty: bool  # not one line with tokens (a cleared box): fell back too; a notice asks for sentences, not a second
     cut: list[tuple[int, int]] = field(default_factory=list)  # (sentence, its number of tokens) for cut ones
 
 
@@ -34,13 +35,14 @@ def read_sentences(text: str, max_sentences: int = 4, max_tokens: int = 12) -> S
     too_many = len(lines) > max_sentences
     tokenized = [simple_tokenize(line, max_tokens) for line in lines[:max_sentences]]
     tokenized = [t for t in tokenized if t.tokens]
-    fell_back = len(tokenized) < 2
+    empty, fell_back = not tokenized, len(tokenized) < 2
     if fell_back:
         tokenized = [simple_tokenize(line, max_tokens) for line in EXAMPLES]
     return SentencesInput(
         token_lists=[t.tokens for t in tokenized],
         too_many=too_many,
         fell_back=fell_back,
+        empty=empty,
         cut=[(i, t.n_total) for i, t in enumerate(tokenized) if t.truncated],
     )
 

@@ -80,9 +80,9 @@ def test_read_sentences_rules():
     r = read_sentences("a b\nc\nd e f\ng\nh", max_sentences=4)
     assert r.too_many and not r.fell_back and r.token_lists == [["a", "b"], ["c"], ["d", "e", "f"], ["g"]]
     r = read_sentences("only one line")
-    assert r.fell_back and len(r.token_lists) == len(EXAMPLES)
+    assert r.fell_back and not r.empty and len(r.token_lists) == len(EXAMPLES)
     r = read_sentences("\n  \n")
-    assert r.fell_back and not r.too_many
+    assert r.fell_back and r.empty and not r.too_many
     r = read_sentences("word " * 40 + "\nshort", max_tokens=12)
     assert r.cut == [(0, 40)] and len(r.token_lists[0]) == 12
     r = read_sentences("<script>alert(1)</script>\n猫 😴 고양이")

@@ -1,7 +1,8 @@
 """/masks driven through AppTest beyond 'no exception': what it computes is on screen, the masks read as
 allowed and blocked, and the encoder-decoder demo chains its layers."""
 
-from tests.apptest_helpers import figure_traces, open_view
+from app import i18n
+from tests.apptest_helpers import assert_no_exception, figure_traces, open_view
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -24,8 +25,19 @@ def test_masks_page_line_rules():
     assert at.dataframe[0].value.shape == (4, 3)
     at = open_view(MASKS, {"text": "only one line"})
     assert any("at least two sentences" in i.value for i in at.info)
+    assert not any(i.value == i18n.text("en", "masks", "empty") for i in at.info)
     at = open_view(MASKS, {"text": "word " * 40 + "\nshort"})
     assert any("has 40 tokens; the first 12 are used" in i.value for i in at.info)
+
+
+def test_masks_page_asks_an_emptied_box_for_sentences_in_one_sentence():
+    """A cleared box (typed, not a link) gets its own notice, not the one for a single sentence; the examples stand in."""
+    at = open_view(MASKS)
+    at.text_area(key="text").set_value(" \n\n ").run()
+    assert_no_exception(at)
+    notices = [i.value for i in at.info]
+    assert i18n.text("en", "masks", "empty") in notices and not any("at least two" in n for n in notices), notices
+    assert at.dataframe[0].value.shape == (3, 10)  # the example sentences, as the notice says
 
 
 def test_masks_page_shows_user_text_as_text_only():

@@ -17,7 +17,9 @@ def read_sentences(T) -> list[list[str]]:
     sentences = core.read_sentences(raw, MAX_SENTENCES, MAX_TOKENS)
     if sentences.too_many:
         st.info(T("too_many", k=MAX_SENTENCES))
-    if sentences.fell_back:
+    if sentences.empty:
+        st.info(T("empty"))
+    elif sentences.fell_back:
         st.info(T("need_two"))
     for i, n_total in sentences.cut:
         st.info(T("cut", i=i, n=n_total, k=MAX_TOKENS))
