@@ -267,12 +267,14 @@ def cpu_sizes(args) -> dict:
 
 # --- CUDA ---------------------------------------------------------------------------------------------------
 
-SWEEP = [  # pooling-kernel block sizes to try (the log-sum-exp kernel keeps its defaults)
-    {"block_m": bm, "block_n": bn, "num_warps": w, "num_stages": st}
+SWEEP = [  # pooling-kernel block sizes to try (the log-sum-exp kernel keeps its defaults), with the statistics pass
+    # as its own launch or fused into the pooling kernel (core/long_maps/triton_kernels.py, FUSED_STATS)
+    {"block_m": bm, "block_n": bn, "num_warps": w, "num_stages": st, "fused_stats": fused}
     for bm in (128,)
     for bn in (32, 64, 128)
     for w in (4, 8)
     for st in (2, 3)
+    for fused in (False, True)
 ]
 
 

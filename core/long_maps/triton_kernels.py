@@ -84,16 +84,38 @@ if triton is not None:
             mask=row_ok[:, None] & (dims[None, :] < head_dim),
             other=0.0,
         )
-        m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
-        l_i = tl.zeros([BLOCK_M], tl.float32)
         end = n_k
         if CAUSAL:
             end = tl.minimum(n_k, (pid_m + 1) * BLOCK_M)
+        lse2 = _row_lse2(q, rows, K + b * skb + hk * skh, skn, skd, dims, head_dim, n_k, end, qk_scale,
+                         CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
+        tl.store(LSE + bh * n_q + rows, lse2, mask=row_ok)
+
+    @triton.jit
+    def _row_lse2(
+        q,
+        rows,
+        k_base,
+        skn,
+        skd,
+        dims,
+        head_dim,
+        n_k,
+        end,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        """log2 sum_j 2^(s_ij) over the keys before `end` of the rows loaded in q: an online max and sum."""
+        m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
+        l_i = tl.zeros([BLOCK_M], tl.float32)
         for start in range(0, end, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             col_ok = cols < n_k
             k = tl.load(
-                K + b * skb + hk * skh + cols[:, None] * skn + dims[None, :] * skd,
+                k_base + cols[:, None] * skn + dims[None, :] * skd,
                 mask=col_ok[:, None] & (dims[None, :] < head_dim),
                 other=0.0,
             )
@@ -105,7 +127,7 @@ if triton is not None:
             m_new = tl.maximum(m_i, tl.max(s, 1))
             l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
             m_i = m_new
-        tl.store(LSE + bh * n_q + rows, m_i + tl.log2(l_i), mask=row_ok)
+        return m_i + tl.log2(l_i)
 
     @triton.jit
     def _cell_tiles(
@@ -171,8 +193,10 @@ if triton is not None:
         s_q,
         s_k,
         qk_scale,
+        n_k,
         CAUSAL: tl.constexpr,
         ONE_ROW_TILE: tl.constexpr,
+        FUSED_STATS: tl.constexpr,
         BLOCK_M: tl.constexpr,
         BLOCK_N: tl.constexpr,
         D_PAD: tl.constexpr,
@@ -199,7 +223,14 @@ if triton is not None:
                 mask=row_ok[:, None] & (dims[None, :] < head_dim),
                 other=0.0,
             )
-            lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
+            if FUSED_STATS:  # this bin's rows' statistics here: one launch, q loaded once, no LSE round trip
+                end = n_k
+                if CAUSAL:
+                    end = tl.minimum(n_k, r1)
+                lse = _row_lse2(q, rows, k_base, skn, skd, dims, head_dim, n_k, end, qk_scale,
+                                CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
+            else:
+                lse = tl.load(lse_base + rows, mask=row_ok, other=0.0)
             for cb in range(0, last_bin):
                 c0 = tl.load(COL_EDGES + cb)
                 c1 = tl.load(COL_EDGES + cb + 1)
@@ -294,27 +325,31 @@ def pooled_attention(
     d_pad = _pow2(d)
     precision = "ieee" if q.dtype == torch.float32 else "tf32"  # ignored for 16-bit inputs
     qk_scale = float(scale) * LOG2E
-    lse = torch.empty(b * h, n_q, dtype=torch.float32, device=q.device)
+    largest_row_bin = int(np.diff(row_edges).max())
+    one_row_tile = largest_row_bin <= cfg["block_m"]
+    fused = bool(cfg.get("fused_stats")) and one_row_tile
+    lse = torch.empty(b * h, 1 if fused else n_q, dtype=torch.float32, device=q.device)
     launch = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
-    _row_lse_kernel[(triton.cdiv(n_q, cfg["lse_block_m"]), b * h)](
-        q,
-        k,
-        lse,
-        *q.stride(),
-        *k.stride(),
-        n_q,
-        n_k,
-        h,
-        h // h_kv,
-        d,
-        qk_scale,
-        CAUSAL=causal,
-        BLOCK_M=cfg["lse_block_m"],
-        BLOCK_N=cfg["lse_block_n"],
-        D_PAD=d_pad,
-        PRECISION=precision,
-        **launch,
-    )
+    if not fused:
+        _row_lse_kernel[(triton.cdiv(n_q, cfg["lse_block_m"]), b * h)](
+            q,
+            k,
+            lse,
+            *q.stride(),
+            *k.stride(),
+            n_q,
+            n_k,
+            h,
+            h // h_kv,
+            d,
+            qk_scale,
+            CAUSAL=causal,
+            BLOCK_M=cfg["lse_block_m"],
+            BLOCK_N=cfg["lse_block_n"],
+            D_PAD=d_pad,
+            PRECISION=precision,
+            **launch,
+        )
     s_q, s_k = len(row_edges) - 1, len(col_edges) - 1
     if causal:  # key bins starting after a query bin's last row are all future keys: skipped, left at 0
         last_bin = np.searchsorted(col_edges[:-1], row_edges[1:], side="left")
@@ -324,7 +359,6 @@ def pooled_attention(
     as_int = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.int32, device=device)  # noqa: E731
     out_sum = torch.zeros(b * h, s_q, s_k, dtype=torch.float32, device=device)
     out_max = torch.zeros_like(out_sum)
-    largest_row_bin = int(np.diff(row_edges).max())
     _pooled_kernel[(s_q, b * h)](
         q,
         k,
@@ -343,8 +377,10 @@ def pooled_attention(
         s_q,
         s_k,
         qk_scale,
+        n_k,
         CAUSAL=causal,
-        ONE_ROW_TILE=largest_row_bin <= cfg["block_m"],
+        ONE_ROW_TILE=one_row_tile,
+        FUSED_STATS=fused,
         BLOCK_M=cfg["block_m"],
         BLOCK_N=cfg["block_n"],
         D_PAD=d_pad,

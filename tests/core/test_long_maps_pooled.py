@@ -187,3 +187,24 @@ def test_triton_kernels_match_the_torch_reference(n, size, h, h_kv, dtype, causa
     assert got.backend == "triton"
     torch.testing.assert_close(got.mean.cpu(), ref.mean, rtol=2e-3, atol=1e-6)
     torch.testing.assert_close(got.max.cpu(), ref.max, rtol=2e-3, atol=1e-6)
+
+
+@pytest.mark.skipif(
+    not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
+    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
+)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n,size,h,h_kv,dtype", [(64, 8, 2, 2, torch.float32), (100, 7, 4, 2, torch.float32),
+                                                 (96, 6, 2, 1, torch.float16), (130, 3, 2, 1, torch.float32)])  # fmt: skip
+def test_the_fused_statistics_pass_gives_the_same_maps(n, size, h, h_kv, dtype, causal):
+    """fused_stats: each query bin's program computes its rows' log-sum-exp itself (one launch instead of two)."""
+    from core.long_maps import triton_kernels as kernels
+
+    q, k = make_qk(b=1, h=h, h_kv=h_kv, n=n, d=32, seed=n)
+    q, k = q.to(TRITON_DEVICE, dtype), k.to(TRITON_DEVICE, dtype)
+    ref = pa.pooled_attention(q.cpu(), k.cpu(), size, causal=causal, backend="torch")
+    edges = pa.bin_edges(n, size)
+    config = {"fused_stats": True, "block_m": kernels._pow2(int(np.diff(edges).max()))}  # one row tile per bin
+    mean, mx = kernels.pooled_attention(q, k, edges, edges, causal, 32**-0.5, config)
+    torch.testing.assert_close(mean.cpu(), ref.mean, rtol=2e-3, atol=1e-6)
+    torch.testing.assert_close(mx.cpu(), ref.max, rtol=2e-3, atol=1e-6)
