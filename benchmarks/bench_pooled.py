@@ -4,7 +4,8 @@ same shape.
 
     python benchmarks/bench_pooled.py                      # CPU rows -> table + results/bench_pooled.json ("cpu")
     python benchmarks/bench_pooled.py --device cuda        # the GPU target shape, torch and Triton paths ("cuda")
-    python benchmarks/bench_pooled.py --device cuda --sweep    # also Triton block sizes for the pooling kernel
+    python benchmarks/bench_pooled.py --device cuda --parts sweep   # Triton block sizes and the fused statistics
+                                                           # pass at 64k and 128k, each beside cuDNN (--sweep-grid)
     python benchmarks/bench_pooled.py --smollm2            # also SmolLM2: one layer's q/k of a long document
     python benchmarks/bench_pooled.py --parts target       # only the target rows (other parts keep their entry)
 
@@ -13,8 +14,8 @@ row keeps all its timed calls (ms_all) and the fastest (ms_min) next to the medi
 
 Targets:
   CPU:  B=1, H=8, n=8,192, d=64, float32: <= 5 s and <= 1 GB extra memory (causal and not).
-  CUDA: B=1, H=32, n=65,536, d=128, bfloat16: <= 2 x one cuDNN SDPA forward of the same shape (114 ms measured on
-        an H100, non-causal) and <= 4 GB extra memory.
+  CUDA: B=1, H=32, n=65,536, d=128, bfloat16: <= 1.5 x one cuDNN SDPA forward of the same shape (114 ms on an H100,
+        113.8 on an H200, non-causal), <= 1.3 x at n=131,072, and <= 256 MiB extra memory (core/long_maps/views.py).
 
 Each row: median ms over --reps timed calls after one untimed call (which also measures memory), peak extra
 memory (core/timing.py: the CUDA allocator's peak above what was allocated before; on CPU the process's peak
@@ -26,6 +27,7 @@ the first and the last query bin of the result against an independent computatio
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -39,6 +41,7 @@ import torch
 
 from benchmarks.cli import add_run_options, apply_run_options
 from core.long_maps import pooled as pa
+from core.long_maps.views import GPU_TARGET_BYTES, GPU_TARGET_RATIO
 from core.sdpa_gqa import backends as sb
 from core.timing import human_bytes, machine_info, peak_memory_delta, time_ms
 
@@ -78,10 +81,11 @@ CUDA_TARGET = {
     "heads": 32,
     "head_dim": 128,
     "dtype": "bfloat16",
-    "ratio_limit": 2.0,
-    "limit_bytes": 4 * GiB,
+    "ratio_limit": GPU_TARGET_RATIO[65536],
+    "limit_bytes": GPU_TARGET_BYTES,
     "reference_ms_h100": 114.0,
 }
+CHECK_LIMIT = 1e-5  # a swept configuration whose checked rows differ by more is wrong, however fast
 
 
 def make_qkv(shape: Shape, device, seed: int = 0):
@@ -101,26 +105,28 @@ def make_qkv(shape: Shape, device, seed: int = 0):
 
 def check_row_bins(q, k, result: pa.PooledAttention, causal: bool) -> float:
     """Largest |difference| between the result's first and last row of cells (mean and max) and the same cells
-    computed directly: exact float64 softmax of those query rows over every key (one head at a time, on the
-    CPU), pooled over the key bins with numpy's reduceat. Relative to the cell's value for the max (weights
-    near 1), absolute for the mean."""
+    computed directly: exact float64 softmax of those query rows over every key, one head at a time, then pooled
+    over the key bins with numpy's reduceat (a cell's sum is the sum of its columns' sums over the rows, its max
+    the max of their maxima). Absolute differences: every weight is at most 1.
+    The float64 softmax runs on the inputs' device: a GPU does a 64k row of bins in milliseconds where the host
+    took about 8 s (its elementwise numpy on one core), which the one GPU call cannot spare."""
     scale = q.shape[-1] ** -0.5
     rep = q.shape[1] // k.shape[1]
     col_edges, row_edges = result.col_edges, result.row_edges
+    sizes = np.diff(col_edges)
+    keys = torch.arange(k.shape[2], device=q.device)
     worst = 0.0
     for a in (0, len(row_edges) - 2):
         r0, r1 = int(row_edges[a]), int(row_edges[a + 1])
         for h in range(q.shape[1]):
-            qh = q[0, h, r0:r1].double().cpu()
-            kh = k[0, h // rep].double().cpu()
-            s = (qh @ kh.T * scale).numpy()
+            s = q[0, h, r0:r1].double() @ k[0, h // rep].double().T * scale
             if causal:
-                s[np.arange(r0, r1)[:, None] < np.arange(k.shape[2])[None, :]] = -np.inf
-            w = np.exp(s - s.max(-1, keepdims=True))
-            w /= w.sum(-1, keepdims=True)
-            sizes = np.diff(col_edges)
-            mean = np.add.reduceat(w, col_edges[:-1], axis=-1).sum(0) / (sizes * (r1 - r0))
-            mx = np.maximum.reduceat(w, col_edges[:-1], axis=-1).max(0)
+                s.masked_fill_(torch.arange(r0, r1, device=q.device)[:, None] < keys[None, :], -np.inf)
+            w = torch.exp(s - s.max(-1, keepdim=True).values)
+            w /= w.sum(-1, keepdim=True)
+            col_sum, col_max = w.sum(0).cpu().numpy(), w.max(0).values.cpu().numpy()
+            mean = np.add.reduceat(col_sum, col_edges[:-1]) / (sizes * (r1 - r0))
+            mx = np.maximum.reduceat(col_max, col_edges[:-1])
             got_mean = result.mean[0, h, a].double().cpu().numpy()
             got_max = result.max[0, h, a].double().cpu().numpy()
             worst = max(worst, float(np.abs(got_mean - mean).max()), float(np.abs(got_max - mx).max()))
@@ -267,16 +273,6 @@ def cpu_sizes(args) -> dict:
 
 # --- CUDA ---------------------------------------------------------------------------------------------------
 
-SWEEP = [  # pooling-kernel block sizes to try (the log-sum-exp kernel keeps its defaults), with the statistics pass
-    # as its own launch or fused into the pooling kernel (core/long_maps/triton_kernels.py, FUSED_STATS)
-    {"block_m": bm, "block_n": bn, "num_warps": w, "num_stages": st, "fused_stats": fused}
-    for bm in (128,)
-    for bn in (32, 64, 128)
-    for w in (4, 8)
-    for st in (2, 3)
-    for fused in (False, True)
-]
-
 
 def cuda_target(args) -> dict:
     t = CUDA_TARGET
@@ -284,6 +280,7 @@ def cuda_target(args) -> dict:
         [],
         {"ratio_limit": t["ratio_limit"], "limit_bytes": t["limit_bytes"], "reference_ms_h100": t["reference_ms_h100"]},
     )
+    paths = ("pooled/triton",) if args.triton_only else ("pooled/triton", "pooled/torch")
     for causal in (False, True):
         shape = Shape(1, t["heads"], t["seq_len"], t["head_dim"], causal, t["dtype"])
         qkv = make_qkv(shape, "cuda")
@@ -291,7 +288,7 @@ def cuda_target(args) -> dict:
         print_row(sdpa)
         found = {"sdpa_cudnn_ms": sdpa["ms"], "sdpa_cudnn_peak_bytes": sdpa["peak_bytes"]}
         rows.append(sdpa)
-        for path in ("pooled/triton", "pooled/torch"):
+        for path in paths:
             row = measure(path, shape, "cuda", args.reps, args.budget_s, qkv)
             print_row(row)
             rows.append(row)
@@ -306,18 +303,6 @@ def cuda_target(args) -> dict:
                 "time_met": ratio is not None and ratio <= t["ratio_limit"],
                 "memory_met": row["peak_bytes"] is not None and row["peak_bytes"] <= t["limit_bytes"],
             }
-        if args.sweep:
-            from core.long_maps import triton_kernels as kernels
-
-            found["sweep"] = []
-            edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
-            base = kernels.default_config(qkv[0], edges, edges)
-            for cfg in SWEEP:
-                row = measure(
-                    "pooled/triton", shape, "cuda", args.reps, args.budget_s, qkv, config={**base, **cfg}, check=False
-                )
-                print_row(row)
-                found["sweep"].append({"config": row["config"], "ms": row["ms"], "status": row["status"]})
         target["causal" if causal else "non_causal"] = found
         del qkv
         torch.cuda.empty_cache()
@@ -337,6 +322,125 @@ def cuda_sizes(args) -> dict:
             del qkv
             torch.cuda.empty_cache()
     return {"rows": rows}
+
+
+# --- CUDA: the Triton kernels' block sizes and the fused statistics pass ----------------------------------------
+
+
+def grid(**axes) -> list[dict]:
+    """Every combination of the axes' values, each a config dict."""
+    return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
+
+
+# What each case tries, as changes to core/long_maps/triton_kernels.default_config (at 64k: block_m 128, block_n 64,
+# 8 warps, 2 stages; the statistics kernel 64 x 64; at 128k block_m 64, 4 warps). fused_stats computes a query bin's
+# log-sum-exp inside the pooling kernel (one launch instead of two); it applies only where a bin fits one row tile:
+# 128 rows at 64k, 256 at 128k. num_warps and num_stages apply to both kernels. "small" is what the one GPU call
+# (scripts/gpu_check.py) can afford beside everything else; "full" is for a session with the GPU to itself.
+SWEEPS = {
+    "small": {
+        65536: [
+            {"fused_stats": True},
+            {"block_n": 128},
+            {"num_stages": 3},
+            {"num_stages": 3, "fused_stats": True},
+            {"block_n": 128, "num_stages": 3, "fused_stats": True},
+            {"block_n": 32, "num_warps": 4},
+            {"lse_block_m": 128},
+        ],
+        131072: [
+            {"block_m": 128, "num_warps": 8},
+            {"block_m": 256, "num_warps": 8, "fused_stats": True},
+            {"block_m": 256, "num_warps": 8},
+        ],
+    },
+    "full": {
+        65536: grid(
+            block_m=[128], block_n=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3], fused_stats=[False, True]
+        )
+        + grid(lse_block_m=[64, 128], lse_block_n=[32, 64, 128], num_warps=[8]),
+        131072: grid(block_m=[64, 128], block_n=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3])
+        + grid(block_m=[256], block_n=[32, 64], num_warps=[8], num_stages=[2, 3], fused_stats=[False, True]),
+    },
+}
+
+
+def past_deadline(args) -> bool:
+    return args.deadline_s is not None and time.monotonic() - args.started > args.deadline_s
+
+
+def sweep_entry(row: dict, changed: dict, sdpa_ms: float | None) -> dict:
+    """What a sweep keeps of one measured row: its time, memory and check beside cuDNN's time."""
+    ok = row["status"] == "ok"
+    checked = ok and row.get("check_max_abs_diff") is not None and row["check_max_abs_diff"] <= CHECK_LIMIT
+    return {
+        "changed": changed,
+        "config": row.get("config"),
+        "status": row["status"] if not ok or checked else f"wrong: checked rows differ by {row['check_max_abs_diff']}",
+        "reason": row.get("reason"),
+        "ms": row.get("ms"),
+        "ms_min": row.get("ms_min"),
+        "ms_all": row.get("ms_all"),
+        "peak_bytes": row.get("peak_bytes"),
+        "check_max_abs_diff": row.get("check_max_abs_diff"),
+        "ratio_to_cudnn": row["ms"] / sdpa_ms if checked and sdpa_ms else None,
+    }
+
+
+def sweep_case(shape: Shape, qkv, device, configs: list[dict], args) -> dict:
+    """cuDNN's forward, the default kernel and each config (merged onto the default) at one shape, each Triton row
+    checked (check_row_bins) and timed with --sweep-reps; a config not started by --deadline-s is left out, and one
+    that fails to compile or run is recorded as failed. `fastest` is the quickest correct one, default included."""
+    from core.long_maps import triton_kernels as kernels
+
+    reps = args.sweep_reps
+    edges = pa.bin_edges(shape.seq_len, OUT_SIZE)
+    base = kernels.default_config(qkv[0], edges, edges)
+    sdpa_path = "sdpa/cudnn" if torch.device(device).type == "cuda" else "sdpa/flash"
+    sdpa = measure(sdpa_path, shape, device, reps, args.budget_s, qkv, check=False)
+    print_row(sdpa)
+    case = {"label": shape.label(), "seq_len": shape.seq_len, "causal": shape.causal, "sdpa_path": sdpa_path,
+            "sdpa_ms": sdpa["ms"], "target_ratio": GPU_TARGET_RATIO.get(shape.seq_len), "entries": []}  # fmt: skip
+    for changed in [{}, *configs]:  # {}: the default configuration, the reference of every other
+        if past_deadline(args):
+            case["entries"].append({"changed": changed, "status": "left out: past --deadline-s"})
+            continue
+        try:
+            row = measure("pooled/triton", shape, device, reps, args.budget_s, qkv, config={**base, **changed})
+        except Exception as err:  # a config the compiler or the device refuses (registers, shared memory)
+            row = {"status": "failed", "reason": f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"}
+            print(f"{shape.label():<46} pooled/triton  {changed}: failed ({row['reason'][:120]})", flush=True)
+            if torch.device(device).type == "cuda":
+                torch.cuda.empty_cache()
+        else:
+            print_row(row)
+        case["entries"].append(sweep_entry(row, changed, sdpa["ms"]))
+    correct = [e for e in case["entries"] if e.get("ratio_to_cudnn") is not None]
+    case["fastest"] = min(correct, key=lambda e: e["ms"]) if correct else None
+    if case["fastest"] is not None:
+        case["fastest_time_met"] = (
+            case["target_ratio"] is not None and case["fastest"]["ratio_to_cudnn"] <= case["target_ratio"]
+        )
+        case["fastest_memory_met"] = case["fastest"]["peak_bytes"] is not None and (
+            case["fastest"]["peak_bytes"] <= GPU_TARGET_BYTES
+        )
+    return case
+
+
+def cuda_sweep(args) -> dict:
+    """The sweep at each length of --sweep-grid, non-causal and causal, in that order (64k first)."""
+    cases = []
+    for n, configs in SWEEPS[args.sweep_grid].items():
+        for causal in (False, True):
+            shape = Shape(1, CUDA_TARGET["heads"], n, CUDA_TARGET["head_dim"], causal, CUDA_TARGET["dtype"])
+            if past_deadline(args):
+                cases.append({"label": shape.label(), "seq_len": n, "causal": causal, "left_out": "past --deadline-s"})
+                continue
+            qkv = make_qkv(shape, "cuda")
+            cases.append(sweep_case(shape, qkv, "cuda", configs, args))
+            del qkv
+            torch.cuda.empty_cache()
+    return {"grid": args.sweep_grid, "sweep_reps": args.sweep_reps, "deadline_s": args.deadline_s, "cases": cases}
 
 
 # --- SmolLM2: one layer of a long document -------------------------------------------------------------------
@@ -384,7 +488,7 @@ def smollm2_rows(lengths: list[int], layers: list[int]) -> list[dict]:
 
 PARTS = {
     "cpu": {"target": cpu_target, "sizes": cpu_sizes, "smollm2": smollm2_part},
-    "cuda": {"target": cuda_target, "sizes": cuda_sizes},
+    "cuda": {"target": cuda_target, "sizes": cuda_sizes, "sweep": cuda_sweep},
 }
 
 
@@ -394,7 +498,7 @@ def main() -> None:
         "--parts",
         nargs="+",
         default=["target", "sizes"],
-        choices=["target", "sizes", "smollm2"],
+        choices=["target", "sizes", "sweep", "smollm2"],
         help="what to measure; parts not measured keep their earlier entry in --out",
     )
     ap.add_argument("--reps", type=int, default=3)
@@ -405,19 +509,35 @@ def main() -> None:
         default=None,
         help="further sequence lengths (CPU default 2048 4096 16384; CUDA default 16384 131072)",
     )
-    ap.add_argument("--sweep", action="store_true", help="CUDA: also try Triton block sizes")
+    ap.add_argument("--sweep", action="store_true", help="same as adding sweep to --parts (CUDA)")
+    ap.add_argument("--sweep-grid", default="small", choices=sorted(SWEEPS), help="the configs the sweep tries")
+    ap.add_argument("--sweep-reps", type=int, default=2, help="timed calls of each swept config (after one untimed)")
+    ap.add_argument(
+        "--deadline-s",
+        type=float,
+        default=None,
+        help="start no swept config this many seconds after the start (those left out are recorded)",
+    )
+    ap.add_argument(
+        "--triton-only",
+        action="store_true",
+        help="CUDA target: leave out the torch path (36x cuDNN on the H200, 4 s a call at 64k)",
+    )
     ap.add_argument("--both-masks", action="store_true", help="CUDA sizes: each length causal and not (else causal)")
     ap.add_argument("--smollm2", action="store_true", help="same as adding smollm2 to --parts")
     ap.add_argument("--smollm2-lengths", type=int, nargs="+", default=[2048, 4096, 8192])
     ap.add_argument("--smollm2-layers", type=int, nargs="+", default=[12, 29])
     add_run_options(ap, RESULTS, budget_s=60.0)
     args = ap.parse_args()
+    args.started = time.monotonic()
     apply_run_options(args)
     if args.sizes is None:
         args.sizes = [2048, 4096, 16384] if args.device == "cpu" else [16384, 131072]
-    parts = list(dict.fromkeys(args.parts + (["smollm2"] if args.smollm2 else [])))
+    parts = list(dict.fromkeys(args.parts + (["smollm2"] if args.smollm2 else []) + (["sweep"] if args.sweep else [])))
     if "smollm2" in parts and args.device != "cpu":
         sys.exit("the smollm2 part times the page's CPU path: run it with --device cpu")
+    if "sweep" in parts and args.device != "cuda":
+        sys.exit("the sweep part tries the Triton kernels' block sizes on a GPU: run it with --device cuda")
 
     try:
         results = json.loads(args.out.read_text(encoding="utf-8"))
@@ -461,15 +581,22 @@ def main() -> None:
             **found,
         }
         print(f"load average after: {after['loadavg_1min']} ({run[part]['seconds']:.0f} s)", flush=True)
+        results[args.device] = run
+        write(args.out, results)  # after every part: a run stopped from outside keeps what it measured
     if "target" in run:
         summary(args.device, run["target"]["summary"])
-    results[args.device] = run
-    results.setdefault("cuda", NOT_MEASURED_HERE)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n", encoding="utf-8"
-    )
+    if "sweep" in run:
+        sweep_summary(run["sweep"])
     print(f"wrote {os.path.relpath(args.out, ROOT)}")
+
+
+def write(out: Path, results: dict) -> None:
+    results.setdefault("cuda", NOT_MEASURED_HERE)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({k: results[k] for k in ("cpu", "cuda") if k in results}, indent=1) + "\n"
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
 
 
 def summary(device: str, target: dict) -> None:
@@ -486,13 +613,40 @@ def summary(device: str, target: dict) -> None:
             )
         else:
             for name in ("triton", "torch"):
-                r = t[name]
+                r = t.get(name)
+                if r is None:  # --triton-only
+                    continue
                 ratio = "n/a" if r["ratio_to_cudnn"] is None else f"{r['ratio_to_cudnn']:.2f}x"
                 print(
                     f"CUDA target ({key.replace('_', '-')}, {name}): {r['ms']} ms = {ratio} cuDNN SDPA "
-                    f"({t['sdpa_cudnn_ms']} ms; limit 2x) {'MET' if r['time_met'] else 'NOT MET'}, "
-                    f"{human_bytes(r['peak_bytes'])} (limit 4 GiB) {'MET' if r['memory_met'] else 'NOT MET'}"
+                    f"({t['sdpa_cudnn_ms']} ms; limit {target['ratio_limit']}x) {'MET' if r['time_met'] else 'NOT MET'}"
+                    f", {human_bytes(r['peak_bytes'])} (limit {human_bytes(target['limit_bytes'])}) "
+                    f"{'MET' if r['memory_met'] else 'NOT MET'}"
                 )
+
+
+def sweep_summary(sweep: dict) -> None:
+    """One line per case: the default kernel and the fastest correct config against cuDNN and the target."""
+
+    def timed(e: dict) -> str:
+        ratio = "" if e.get("ratio_to_cudnn") is None else f" = {e['ratio_to_cudnn']:.2f}x"
+        return f"{e['ms']:.1f} ms{ratio}" if e.get("ms") is not None else str(e.get("status"))
+
+    for case in sweep["cases"]:
+        if case.get("left_out") or not case["entries"]:
+            print(f"sweep {case['label']}: left out ({case.get('left_out')})")
+            continue
+        default, fastest = case["entries"][0], case["fastest"]
+        line = f"sweep {case['label']}: {case['sdpa_path']} {timed({'ms': case['sdpa_ms'], 'status': 'failed'})}; default {timed(default)}"
+        if fastest is not None:
+            met = "" if case["target_ratio"] is None else f" (target {case['target_ratio']}x) "
+            met += "MET" if case["fastest_time_met"] else "NOT MET"
+            line += (
+                f"; fastest {timed(fastest)}{met}, "
+                f"{human_bytes(fastest['peak_bytes'])} with {fastest['changed'] or 'the default'}"
+            )
+        left = sum(1 for e in case["entries"] if str(e["status"]).startswith("left out"))
+        print(line + (f"; {left} configs left out at the deadline" if left else ""))
 
 
 if __name__ == "__main__":

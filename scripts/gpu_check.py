@@ -9,8 +9,10 @@ to under 10 minutes; a step that would start after the total budget is left out 
 
     tests        the Triton kernels' tests, the SDPA backends' tests (the peak-memory bound on CUDA) and the
                  model-on-the-GPU tests (generation, eviction and the logit lens against the CPU), with pytest
-    pooled       benchmarks/bench_pooled.py --device cuda: the exact pooled maps against cuDNN at 64k (causal and
-                 not), 16k and 128k (causal and not)
+    pooled       benchmarks/bench_pooled.py --device cuda: the exact pooled maps (Triton) against cuDNN at 64k,
+                 16k and 128k, causal and not; then its small sweep at 64k and 128k: the default kernel, the
+                 fused statistics pass and a few block sizes, each checked, the fastest correct one against
+                 the 1.5x / 1.3x targets (bench_pooled.json's "sweep" part; the summary closes pooled.log)
     sdpa         benchmarks/bench_sdpa.py --device cuda: every SDPA backend against the naive version
     material     the same at the study material's shape, B = 4, H = 32, N = 4,096, D = 128, float16 and float32
     linear       benchmarks/bench_linear.py --device cuda: generation tokens/s from 512 to 65,536 tokens of context
@@ -28,8 +30,11 @@ session, its start of 1-2 minutes included). Here, first:
     python scripts/gpu_carry.py prepare        # .gpu/ (git-ignored): the packages, the models' files, SmolLM2's
                                                # GGUF in 3 parts; prints what each call sends against 64 MiB
 
-then the one call that measures everything (timeout_s=600; about 7 minutes expected of its 9.5: tests ~25 s, pooled
-~140 s, sdpa and material ~50 s, linear ~60 s, pages ~130 s; the H200 took 110 s for pooled without 128k non-causal):
+then the one call that measures everything (timeout_s=600; about 7.5 minutes expected of its 9.5: tests ~25 s,
+pooled ~150 s, sdpa and material ~40 s, linear ~60 s, pages ~130 s). The pooled step's estimate from the H200's
+figures (Triton 423 / 223 ms a forward at 64k, 734 at 128k causal; an H100 taken as 1.3x slower, each new kernel
+variant ~2.5 s to compile): ~50 s for the main rows, ~100 s for the sweep, whose configs stop starting at 150 s so
+that its JSON is written within the step's 175 s. The torch path (36x cuDNN, 4 s a call) is left out of the call.
 
     run(carry=[".gpu/site.tar.xz", ".gpu/models"], timeout_s=600,
         command="export PYTHONUNBUFFERED=1; python3 scripts/gpu_check.py --carried .gpu --out results/gpu-check
@@ -45,9 +50,10 @@ last, that only bring a part of its GGUF file (what they leave stays on the warm
     run(carry=[".gpu/site.tar.xz", ".gpu/models", ".gpu/gguf-3", ".gpu/gguf.sha256"], timeout_s=600, command=as above)
 
 A reply whose `warm` is false came from a fresh machine: the parts before it are gone, and the main call then runs
-with random weights (said in the JSON). Unpack gpu-check.tgz into results/gpu-<kind>-<date>/ here. If time is left,
-`python3 benchmarks/bench_pooled.py --device cuda --parts target --sweep` (the Triton block sizes; the fused statistics
-pass waits on the branch gpu-kernel-next).
+with random weights (said in the JSON). Unpack gpu-check.tgz into results/gpu-<kind>-<date>/ here. Then set the
+fastest correct config of the sweep as core/long_maps/triton_kernels.default_config where it beats the default. A
+session with the GPU to itself: `python3 benchmarks/bench_pooled.py --device cuda --parts sweep --sweep-grid full`
+(62 configs, about 10 minutes).
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ GPU_TESTS = (
 )
 LINEAR_CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 PAGES_BUDGET_S = 175
+POOLED_SWEEP_DEADLINE_S = 150  # the sweep's last config (128k non-causal, ~8 s) and the JSON within the step's 175 s
 
 
 @dataclass(frozen=True)
@@ -103,22 +110,26 @@ STEPS = (
             "--parts",
             "target",
             "sizes",
+            "sweep",
             "--sizes",
             "16384",
             "131072",
             "--both-masks",
-            "--budget-s",
-            "6",  # timed calls of one row stop after 6 s (at least one): the torch path's 4 s calls at 64k
+            "--triton-only",  # the torch path: 36x cuDNN on the H200, 25 s of the step
+            "--sweep-reps",
+            "1",  # the H200's timed calls of one row differed by under 0.5 %
+            "--deadline-s",
+            str(POOLED_SWEEP_DEADLINE_S),
             "--out",
             "{out}/bench_pooled.json",
         ),
-        160,
+        175,
         "bench_pooled.json",
     ),
     Step(
         "sdpa",
         ("benchmarks/bench_sdpa.py", "--device", "cuda", "--out", "{out}/bench_sdpa.json"),
-        65,
+        50,  # 15 s on the H200 (09:45:24-09:45:39 on 2026-11-27)
         "bench_sdpa.json",
     ),
     Step(

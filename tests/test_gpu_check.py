@@ -22,7 +22,11 @@ def test_the_dry_run_lists_every_step_within_ten_minutes(tmp_path, capsys):
     assert all(f"tests/core/{f}" in steps["tests"] for f in ("test_long_maps_pooled.py", "test_sdpa_gqa_backends.py"))
     for name in ("pooled", "sdpa", "material", "linear"):
         assert "--device cuda" in steps[name] and f"--out {out}/bench_" in steps[name]
-    assert "--parts target sizes --sizes 16384 131072 --both-masks" in steps["pooled"]  # 64k and 128k, both masks
+    # 64k, 16k and 128k, both masks, then the sweep at 64k and 128k stopping in time to write its JSON
+    assert "--parts target sizes sweep --sizes 16384 131072 --both-masks" in steps["pooled"]
+    pooled = next(s for s in gpu_check.STEPS if s.name == "pooled")
+    assert f"--deadline-s {gpu_check.POOLED_SWEEP_DEADLINE_S} " in steps["pooled"]
+    assert gpu_check.POOLED_SWEEP_DEADLINE_S + 20 <= pooled.timeout_s
     assert "--shapes material" in steps["material"]
     assert (
         f"--device cuda --carried .gpu --budget-s {gpu_check.PAGES_BUDGET_S} --out {out}/gpu_pages.json"

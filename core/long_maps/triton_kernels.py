@@ -7,7 +7,9 @@
     _pooled_kernel    one program per (query bin a, batch x head): for each key bin b, computes that cell's tiles,
                       w_ij = 2^(s_ij - lse2_i) (exact softmax weights), and reduces them to the cell's sum and max;
                       the host divides the sums by the cell sizes. When a query bin fits in one row tile
-                      (ONE_ROW_TILE), its queries are loaded once for all key bins.
+                      (ONE_ROW_TILE), its queries are loaded once for all key bins, and with the config's
+                      fused_stats (off by default) the program computes its rows' lse2 itself (FUSED_STATS: one
+                      launch, no log-sum-exp in memory).
 
 Scores are accumulated in float32 by tl.dot whatever the input type (float32 inputs use IEEE float32, never
 TF32). Extra memory: the (B, H, n) float32 log-sum-exp and the two (B, H, s, s) outputs, nothing of size n x n.
@@ -297,8 +299,8 @@ if triton is not None:
 
 def default_config(q: torch.Tensor, row_edges: np.ndarray, col_edges: np.ndarray) -> dict:
     """Block sizes: the row tile covers a whole query bin when that takes at most 128 rows; 64-key tiles (32
-    for a head size over 128, to keep registers in bounds). Not tuned on hardware; see benchmarks/bench_pooled.py
-    --sweep for measuring others."""
+    for a head size over 128, to keep registers in bounds). Not tuned on hardware; benchmarks/bench_pooled.py
+    --parts sweep measures others and the fused statistics pass beside it on a GPU."""
     d_pad = _pow2(q.shape[-1])
     largest_row_bin = int(np.diff(row_edges).max())
     block_m = _pow2(largest_row_bin) if largest_row_bin <= 128 else 64
