@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
@@ -25,21 +26,20 @@ def switch_to(at: AppTest, topic: str) -> AppTest:
 
 
 def run_view(topic: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
-    """Open the app, go to the page of `topic`, then apply a link's query parameters (and session state).
-
-    The parameters are set after switch_page: the landing page drops every parameter it does not own, so setting
-    them before the first run would test the landing page's clean-up, not the target page's handling. The
-    landing page itself gets them before its first run, as a link to it would.
-    """
+    """Open the page of `topic` as a link to it does: the session's first run is that page, with the link's query
+    parameters (and session state) in place. The app reads some of them on a session's first run only (`lang`): a
+    first run on the landing page, then a switch, would show the page in English whatever the link says."""
     at = AppTest.from_file(MAIN, default_timeout=timeout)
-    if topic.removesuffix(".py") != "home":
-        at.run()
-        switch_to(at, topic)
+    url = topic.removesuffix(".py").replace("_", "-")
+    if url != "home":
+        at._page_hash = calc_hash(url)  # the hash st.Page gives its url_path: what a browser's /url asks for
     for k, v in (state or {}).items():
         at.session_state[k] = v
     for k, v in (params or {}).items():
         at.query_params[k] = v
     at.run()
+    if url != "home" and at._registered_pages:  # (a run stopped before the navigation registers no pages)
+        assert at._finished_page_script_hash == at._page_hash, f"no page at /{url}"
     return at
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from app import catalog
+from app import catalog, i18n, ui
 from core.lessons.answers import PAGE_STATES
 from core.state import Text
 from tests.apptest_helpers import assert_no_exception, run_view
@@ -72,8 +72,24 @@ def test_language_switch_changes_the_page():
     assert "ページ" in shown and "Pages" not in shown
 
 
-def test_unknown_language_in_a_link_falls_back_to_english_with_a_notice():
-    at = run_view("home", {"lang": "<script>"})  # the language is read on a session's first run
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_a_link_to_a_page_shows_it_in_the_links_language(lang):
+    """/masks?lang=ja as a browser opens it (the session's first run is that page): its title and the notice for the
+    link's unknown keys, counted past the first few, are the catalog's in that language, and the link keeps it."""
+    junk = [f"zz{i}" for i in range(ui.MAX_NAMED_UNKNOWN + 2)]
+    at = run_view("masks", {"lang": lang, **dict.fromkeys(junk, "1")})
+    assert_no_exception(at)
+    assert at.title[0].value == i18n.text(lang, "masks", "title")
+    names = ", ".join(ui.literal(n) for n in junk[: ui.MAX_NAMED_UNKNOWN]) + i18n.text(
+        lang, "common", "ignored_more", n=2
+    )
+    assert i18n.text(lang, "common", "ignored_params", names=names) in [w.value for w in at.warning]
+    assert at.query_params["lang"] == lang
+
+
+@pytest.mark.parametrize("url", ["home", "masks"])
+def test_unknown_language_in_a_link_falls_back_to_english_with_a_notice(url):
+    at = run_view(url, {"lang": "<script>"})  # the language is read on a session's first run
     assert_no_exception(at)
     assert "lang" in " ".join(w.value for w in at.warning)
     assert at.session_state["lang"] == "en"
