@@ -17,7 +17,8 @@ to under 10 minutes; a step that would start after the total budget is left out 
     material     the same at the study material's shape, B = 4, H = 32, N = 4,096, D = 128, float16 and float32
     linear       benchmarks/bench_linear.py --device cuda: generation tokens/s from 512 to 65,536 tokens of context
     pages        scripts/gpu_pages.py --device cuda: every page headless with SmolLM2 on the GPU, exception boxes,
-                 figures against the CPU's, and the time of the model pages' actions on the GPU beside the CPU
+                 figures against the CPU's, and the model pages' actions (the logit lens, generation, /ablation's
+                 and /rope-scaling's live runs, a lesson's answer, /long-maps at 32k) on the GPU beside the CPU
 
 Everything lands in one folder: each step's JSON, one log per step (its stdout and stderr), and gpu_check.json
 (device, date, torch, CUDA and Triton versions, each step's command, exit status and seconds). Without a CUDA device
@@ -31,7 +32,8 @@ session, its start of 1-2 minutes included). Here, first:
                                                # GGUF in 3 parts; prints what each call sends against 64 MiB
 
 then the one call that measures everything (timeout_s=600; about 7.5 minutes expected of its 9.5: tests ~25 s,
-pooled ~150 s, sdpa and material ~40 s, linear ~60 s, pages ~130 s). The pooled step's estimate from the H200's
+pooled ~150 s, sdpa and material ~40 s, linear ~60 s, pages ~155 s: /ablation's and /rope-scaling's live runs and a
+lesson's answer added ~25 s to a CPU process here, on 2 cores). The pooled step's estimate from the H200's
 figures (Triton 423 / 223 ms a forward at 64k, 734 at 128k causal; an H100 taken as 1.3x slower, each new kernel
 variant ~2.5 s to compile): ~50 s for the main rows, ~100 s for the sweep, whose configs stop starting at 150 s so
 that its JSON is written within the step's 175 s. The torch path (36x cuDNN, 4 s a call) is left out of the call.

@@ -21,6 +21,10 @@ only that the script runs).
   the same figures, to the last bit, on every page and action.
 - Actions (ACTIONS), each on a fresh input so that no cache answers: the seconds of the run the action causes, on
   each device. /long-maps at 32,768 tokens is offered on a GPU only; the CPU process offers it too, to time it.
+  Beyond the model pages' default states: /ablation's live run (new placebo seeds), /rope-scaling's live run (its
+  button, two methods) and a lesson's answer computed by SmolLM2 (/lessons, checked with its button). An action's
+  first timed run's figures and its code blocks (a lesson's right answer, generated text) are compared as a page's
+  are, the code exactly; the seconds of the page's opening run (where a page computes at once) are kept too.
 
 On a machine without Streamlit or the weight packages (the GPU machines), --carried names the folder that
 scripts/gpu_carry.py prepared: its packages and weights are staged first, and where each model's weights came from
@@ -81,6 +85,14 @@ ACTIONS = (
            tuple({"text": t} for t in _fresh_texts(60, 3))),
     Action("generation on a new prompt (6 tokens, both eviction policies)", "kv-cache", SMOLLM2_LINK,
            tuple({"prompt": t} for t in _fresh_texts(30, 3))),
+    Action("live ablation card, induction heads zeroed, 2 placebo draws on a new seed", "ablation",
+           {**SMOLLM2_LINK, "part": "live", "draws": "2"}, ({"seed": 11}, {"seed": 12})),
+    Action("live RoPE scaling run, 256 tokens: YaRN x2, then dynamic x8 (plain RoPE beside each)", "rope-scaling",
+           {**SMOLLM2_LINK, "live_n": "256"}, ({"live_method": "yarn", "live_factor": "2", "button": "live-run"},
+                                               {"live_method": "dynamic", "live_factor": "8", "button": "live-run"})),
+    Action("a lesson's answer computed by SmolLM2 (long maps' attention sink, 512 tokens), a guess checked", "lessons",
+           {"lesson": "long-maps", "lstep": "7"},
+           ({"input-long-maps-sink-mass": "elsewhere", "button": "Check my answer"},)),
     Action("maps of the long document, layer 12 then 13 (forward and every head pooled)", "long-maps", LONG_MAPS_LINK,
            ({"layer": 12, "button": "Compute the maps"}, {"layer": 13, "button": "Compute the maps"}),
            gpu_only_lengths=True, cpu_runs=1),
@@ -135,15 +147,17 @@ def figures_of(at) -> list[dict]:
 
 def outcome(at, seconds: float) -> dict:
     return {"seconds": round(seconds, 3), "exceptions": [str(e.value)[:500] for e in at.exception],
-            "errors": [str(e.value)[:300] for e in at.error], "figures": figures_of(at)}  # fmt: skip
+            "errors": [str(e.value)[:300] for e in at.error], "figures": figures_of(at),
+            "code": [c.value for c in at.code]}  # fmt: skip
 
 
-def _set(at, key: str, value) -> None:
+def _set(at, key: str, value) -> bool:
+    """Set the widget of `key`; whether it sits in a form (its value then goes with the form's button only)."""
     for kind in ("text_area", "selectbox", "slider", "number_input", "radio", "text_input"):
         widgets = [w for w in getattr(at, kind) if w.key == key]
         if widgets:
             widgets[0].set_value(str(value) if kind == "selectbox" else value)
-            return
+            return bool(widgets[0].proto.form_id)
     raise KeyError(f"no widget {key!r} on the page")
 
 
@@ -151,25 +165,27 @@ def run_action(action: Action, device: str, timeout: float, deadline: float) -> 
     """Seconds of each timed run of `action` (and the first run's figures), on this process's device."""
     from tests.apptest_helpers import run_view
 
+    start = time.perf_counter()
     at = run_view(action.url, action.link, timeout=timeout)
+    opened = outcome(at, time.perf_counter() - start)
     runs, first = [], None
     for given in action.inputs[: action.cpu_runs if device == "cpu" else None]:
         if time.time() > deadline:
             runs.append({"not_run": "the deadline had passed"})
             continue
-        for key, value in given.items():
-            if key != "button":
-                _set(at, key, value)
-        if "button" in given:  # the settings' own run (the page asks for the button), then the button's, timed
-            at.run()
-            next(b for b in at.button if b.label == given["button"]).click()
+        in_form = [_set(at, key, value) for key, value in given.items() if key != "button"]
+        if "button" in given:  # the settings' own run (the page asks for the button), then the button's, timed;
+            if not any(in_form):  # a form's widgets run nothing until its button (a lesson's answer)
+                at.run()
+            next(b for b in at.button if given["button"] in (b.label, b.key)).click()
         start = time.perf_counter()
         at.run()
         seconds = time.perf_counter() - start
         result = outcome(at, seconds)
         first = first or result
         runs.append({"seconds": result["seconds"], "exceptions": result["exceptions"], "errors": result["errors"]})
-    return {"runs": runs, "figures": first["figures"] if first else []}
+    return {"open": {k: opened[k] for k in ("seconds", "exceptions", "errors")}, "runs": runs,
+            "figures": first["figures"] if first else [], "code": first["code"] if first else []}  # fmt: skip
 
 
 def child(device: str, urls: list[str], actions: list[str], deadline: float, out: Path, long_n: int) -> None:
@@ -291,19 +307,25 @@ def report(device_run: dict, cpu_run: dict, links: list[tuple[str, dict]], long_
         entry = {"page": f"/{action.url}", "action": action.name, "link": action.link}
         for name, run in ((device, ours or {}), ("cpu", theirs or {})):
             runs = run.get("runs", [])
+            shown = [*([run["open"]] if "open" in run else []), *runs]  # the opening run's boxes count too
             seconds = [r["seconds"] for r in runs if "seconds" in r]
             entry[name] = {"seconds": seconds, "median_s": median(seconds),
-                           "exceptions": sum(len(r.get("exceptions", [])) for r in runs),
-                           "errors": [e for r in runs for e in r.get("errors", [])][:3],
+                           "open_s": run.get("open", {}).get("seconds"),
+                           "exceptions": sum(len(r.get("exceptions", [])) for r in shown),
+                           "errors": [e for r in shown for e in r.get("errors", [])][:3],
                            **{k: run[k] for k in ("failed", "not_run") if k in run}}  # fmt: skip
             if any("not_run" in r for r in runs):
                 entry[name]["not_run"] = (
                     f"{sum('not_run' in r for r in runs)} of {len(runs)} runs: the deadline had passed"
                 )
+        boxes += entry[device]["exceptions"] + (entry["cpu"]["exceptions"] if cpu_run is not device_run else 0)
         if entry[device]["median_s"] and entry["cpu"]["median_s"]:
             entry["cpu_over_" + device] = round(entry["cpu"]["median_s"] / entry[device]["median_s"], 2)
         if ours and theirs and "figures" in ours and "figures" in theirs:
             entry["comparison"] = compare_figures(ours["figures"], theirs["figures"])
+            entry["comparison"]["code_equal"] = ours.get("code") == theirs.get("code")
+            if not entry["comparison"]["code_equal"]:
+                entry["comparison"]["code"] = {device: ours.get("code"), "cpu": theirs.get("code")}
         actions.append(entry)
     summary = {
         "pages": len(links),
@@ -312,6 +334,7 @@ def report(device_run: dict, cpu_run: dict, links: list[tuple[str, dict]], long_
         "pages_with_figures_differing": differing,
         "pages_not_compared": not_run,
         "actions_figures_differing": [a["page"] for a in actions if not a.get("comparison", {}).get("equal", True)],
+        "actions_code_differing": [a["page"] for a in actions if not a.get("comparison", {}).get("code_equal", True)],
     }
     return {"pages": pages, "actions": actions, "summary": summary}
 

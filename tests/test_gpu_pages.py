@@ -20,7 +20,8 @@ def test_the_dry_run_lists_every_page_and_the_model_pages_actions(capsys):
     assert all(f"  /{p.url} " in shown for p in catalog.PAGES)
     assert "/logit-lens {'model': 'smollm2'}" in shown and "/multi-head \n" in shown  # MiniLM's page: no SmolLM2
     assert all(f"  /{a.url}: {a.name}" in shown for a in gpu_pages.ACTIONS)
-    assert {a.url for a in gpu_pages.ACTIONS} == {"logit-lens", "kv-cache", "long-maps"}
+    assert {a.url for a in gpu_pages.ACTIONS} == {"logit-lens", "kv-cache", "ablation", "rope-scaling", "lessons",
+                                                  "long-maps"}  # fmt: skip
     assert next(a for a in gpu_pages.ACTIONS if a.url == "long-maps").link["n"] == "32768"
 
 
@@ -41,6 +42,31 @@ def test_a_page_on_the_cpu_end_to_end(tmp_path):
     (page,) = found["pages"]
     assert page["url"] == "/masks" and page["cpu"]["exceptions"] == [] and page["cpu"]["figures"] >= 5
     assert page["comparison"]["equal"] and found["summary"]["exception_boxes"] == 0
+
+
+def test_an_answer_typed_in_a_lessons_form_is_checked_by_its_button():
+    """A form's widgets run nothing until its button: no run between typing and clicking (it would lose the answer)."""
+    action = gpu_pages.Action("an answer", "lessons", {"lesson": "qkv-softmax", "lstep": "1"},
+                              ({"input-qkv-softmax-score-q0-k0": "14", "button": "Check my answer"},))  # fmt: skip
+    found = gpu_pages.run_action(action, "cpu", timeout=60, deadline=__import__("time").time() + 60)
+    assert found["code"] == ["14", "14"] and found["runs"][0]["errors"] == [] and found["open"]["exceptions"] == []
+    assert found["figures"][-1]["key"] == "k0"  # fig-qkv-softmax-score-q0-k0: the answers' histogram, compared
+
+
+def test_an_actions_boxes_and_code_count_in_the_summary():
+    name = gpu_pages.ACTIONS[0].name
+
+    def run(code, opened_boxes=()):
+        action = {"open": {"seconds": 1.0, "exceptions": list(opened_boxes), "errors": []}, "code": code,
+                  "runs": [{"seconds": 0.5, "exceptions": [], "errors": []}], "figures": []}  # fmt: skip
+        return {"device": "cuda", "pages": {}, "actions": {name: action}}
+
+    gpu, cpu = run(["the cat"], ["Traceback"]), run(["the dog"])
+    found = gpu_pages.report({**gpu, "device": "cuda"}, {**cpu, "device": "cpu"}, [], 32768)
+    (entry,) = found["actions"]
+    assert entry["cuda"]["open_s"] == 1.0 and entry["cuda"]["exceptions"] == 1 and entry["cpu"]["exceptions"] == 0
+    assert found["summary"]["exception_boxes"] == 1 and found["summary"]["actions_code_differing"] == ["/logit-lens"]
+    assert entry["comparison"]["code"] == {"cuda": ["the cat"], "cpu": ["the dog"]}
 
 
 def figure(z, x=("a", "b")) -> dict:
