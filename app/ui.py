@@ -24,6 +24,7 @@ import streamlit as st
 from app import i18n
 from core import figure_text
 from core import state as declared
+from viz.labels import fit_titles
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
@@ -306,14 +307,14 @@ def show_figure(
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
     click on a point calls it before the rerun (the clicked points are in st.session_state[key].selection) and
-    the selection event is returned. Every figure gets its text alternative (text_alternative). toolbar=False: no
-    buttons (a room's projector). tables=False: `data` names the caption's cells, but no table toggle or CSV (a
-    lesson step's figure, whose page offers them)."""
+    the selection event is returned. Every figure is sent with its titles cut to fit a phone (_fitted) and gets its
+    text alternative (text_alternative). toolbar=False: no buttons (a room's projector). tables=False: `data` names
+    the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     if not toolbar:
         config = {"displayModeBar": False}
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
-    event = st.plotly_chart(fig, width="stretch", config=config, key=key, **select)
+    event = st.plotly_chart(_fitted(fig), width="stretch", config=config, key=key, **select)
     text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables)
     if data is not None and tables:
         st.download_button(
@@ -328,8 +329,22 @@ def show_figure(
 
 
 READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them
+FITTED = "_lab_fitted"  # on a figure whose to_dict() (what st.plotly_chart sends) has its titles fitted
 CAPTIONS = "_lab_captions"  # on a read-only figure: {(language, numbers, labels): its caption}
 CAPTIONS_KEPT = 8  # per figure: its languages and the few numbers shown with it (a figure is shared per view)
+
+
+def _fitted(fig):
+    """The figure with its titles cut to fit a phone (viz.labels.fit_titles) in what st.plotly_chart sends, its dict:
+    fitted there, unvalidated, instead of through plotly's validated update_layout (25 ms on /multi-head's figure);
+    the figure itself, which its caption reads, keeps its titles whole. A shared figure's were fitted when kept."""
+    if isinstance(fig, dict):
+        return fit_titles(fig)
+    if isinstance(fig, go.Figure) and not hasattr(fig, READ) and not hasattr(fig, FITTED):
+        as_sent = fig.to_dict
+        fig.to_dict = lambda: fit_titles(as_sent())
+        setattr(fig, FITTED, True)
+    return fig
 
 
 class _Drawn(dict):
@@ -361,7 +376,7 @@ def read_only(fig):
     st.plotly_chart encodes at each draw: `_to_json`), and its traces and layout (what its caption reads). The
     figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
-        drawn = _Drawn(fig.to_dict())
+        drawn = _Drawn(fit_titles(fig.to_dict()))
         drawn.spec = _plotly_to_json(drawn, validate=False)  # as st.plotly_chart encodes it
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))
         setattr(fig, CAPTIONS, {})

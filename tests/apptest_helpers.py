@@ -143,3 +143,37 @@ def number_after(text: str, words: str) -> float:
     found = re.match(r"\s*([-+]?[\d,]*\.?\d+(?:e[-+]?\d+)?)", text[at:])
     assert found, f"no number after {words!r} in {text[at : at + 60]!r}"
     return float(found.group(1).replace(",", ""))
+
+
+def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]:
+    """(where, line, columns, columns that fit) for each line of a figure's title, x axis titles and make_subplots'
+    panel titles wider than it has on a 390 px phone, by viz.labels' estimate (a column is COLUMN_EM of the type's
+    size, a wide character two columns): the title across the figure, an axis's or a panel's title across its share."""
+    from viz import labels
+
+    layout = figure.get("layout", {})
+    font = (layout.get("font") or {}).get("size") or 12
+    found = []
+
+    def check(where: str, title, share: float, default_px: float) -> None:
+        title = title if isinstance(title, dict) else {"text": title}
+        size = (title.get("font") or {}).get("size") or default_px
+        fit = int(labels.PHONE_FIGURE_PX * share / (labels.COLUMN_EM * size))
+        for line in str(title.get("text") or "").split("<br>"):
+            if labels.label_columns(line) > fit:
+                found.append((where, line, labels.label_columns(line), fit))
+
+    check("title", layout.get("title") or {}, 1, font * 1.4)
+    panels = []  # (x domain, top of its y axis's domain) of each panel
+    for name, axis in layout.items():
+        if name.startswith("xaxis") and isinstance(axis, dict):
+            lo, hi = axis.get("domain", (0, 1))
+            y_axis = layout.get("yaxis" + str(axis.get("anchor", "y"))[1:], {})
+            panels.append((lo, hi, y_axis.get("domain", (0, 1))[1]))
+            check(name, axis.get("title") or {}, hi - lo, font * 14 / 12)
+    for note in layout.get("annotations") or ():
+        if note.get("yanchor") == "bottom" and note.get("xanchor") == "center" and note.get("showarrow") is False:
+            x, y = note.get("x", -1), note.get("y", -1)
+            share = min((hi - lo for lo, hi, top in panels if lo <= x <= hi and abs(top - y) < 1e-3), default=1)
+            check("panel", {"text": note.get("text"), "font": note.get("font")}, share, 16)
+    return found

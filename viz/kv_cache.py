@@ -14,7 +14,17 @@ from plotly.subplots import make_subplots
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
 from .heatmap import attention_heatmap
-from .labels import label_columns, safe_label, wrapped_label
+from .labels import (
+    PHONE_FIGURE_PX,
+    TITLE_LINE,
+    TITLE_PAD,
+    TITLE_PX,
+    TITLE_TOP,
+    columns_in,
+    label_columns,
+    safe_label,
+    wrapped_label,
+)
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
@@ -25,9 +35,14 @@ Words = Callable[..., str]
 # The step map's titles, in columns of text (a wide character takes two) and pixels: a title's line of 17 px type and
 # the note's of 12 px fit a phone's 358 px figure; the heads' rows (0.8 of the map) hold two lines of the heads' title
 # and the policies' (0.2) two short ones of theirs.
-TITLE_COLUMNS, NOTE_COLUMNS, HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 36, 48, 24, 10
-TITLE_SIZE, NOTE_SIZE = 17, 12  # px
-TITLE_PAD, TITLE_TOP, TITLE_LINE, NOTE_LINE = 24, 30, 22, 16  # px: above the title, in all, per title and note line
+TITLE_SIZE, NOTE_SIZE = TITLE_PX, 12  # px
+TITLE_COLUMNS, NOTE_COLUMNS, HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = (
+    columns_in(PHONE_FIGURE_PX, TITLE_SIZE),
+    48,
+    24,
+    10,
+)
+NOTE_LINE = 16  # px per note line (the title's lines: viz.labels)
 # Under the maps (px): the keys' labels, standing at -60 degrees, drop about 5 px per column of the longest (pooled
 # token labels run to 40), then the keys' title, then the colour bar; the figure grows by them, the maps keep theirs.
 MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 50, 50

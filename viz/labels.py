@@ -95,3 +95,141 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
     at_breaks, anywhere = _balanced(_pieces(text, False), width), _balanced(_pieces(text, True), width)
     lines = at_breaks if len(at_breaks) <= len(anywhere) and _width(max(at_breaks, key=_width)) <= width else anywhere
     return "<br>".join(html.escape(line, quote=True) for line in lines)
+
+
+# A phone's figure, for titles: plotly wraps none, so each is cut into lines that fit it. On a 390 px phone Streamlit
+# leaves a figure 358 px; a column (a Latin character; a wide one takes two) is about 0.58 of the type's size, so 17 px
+# title type holds 36 columns across it. Plotly's own sizes where a figure sets none: title 1.4 and axis titles 1.17
+# times the 12 px font, make_subplots' panel titles 16 px.
+PHONE_FIGURE_PX = 358
+COLUMN_EM = 0.58
+FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
+TITLE_PAD, TITLE_TOP, TITLE_LINE, PANEL_TITLE_LINE = 24, 30, 22, 20  # px: above the title, in all, per line
+AXIS_TITLE_LINE, TOP_AXIS_LABELS = 18, 60  # px: per line of an axis title; a top x axis's labels (as /moe's)
+
+
+def columns_in(px: float, font_px: float) -> int:
+    """How many columns of `font_px` type fit `px` pixels (by the estimate above)."""
+    return max(1, int(px / (COLUMN_EM * font_px)))
+
+
+MIN_TITLE_PX = 9  # a title whose longest word is wider than its panel is set smaller, down to this
+
+
+def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
+    """A figure's title as drawn (escaped, lines joined by <br>) and its type size: cut anew where a line is wider
+    than `px` pixels, in smaller type (not under MIN_TITLE_PX) where a word alone is wider. A title whose every line
+    fits is returned as it is (so fitting twice changes nothing)."""
+    lines = str(text).split("<br>")
+    if all(label_columns(line) <= columns_in(px, font_px) for line in lines):
+        return text, font_px
+    plain = " ".join(html.unescape(line) for line in lines)
+    size = font_px
+    while True:
+        fitted = wrapped_label(plain, columns_in(px, size))
+        if size <= MIN_TITLE_PX or max(map(label_columns, fitted.split("<br>"))) <= columns_in(px, size):
+            return fitted, size
+        size -= 1
+
+
+def fit_titles(fig):
+    """Cut a figure's title, its x axes' titles and make_subplots' panel titles into lines that fit a phone's figure
+    (each across the width it has: a panel's or an axis's share of the figure), with room made above for the extra
+    lines of the title and of the top row's panel titles, and for a top x axis under the title. Y axes' titles stand
+    up the figure's height: left as they are. Takes a plotly figure or its dict (app/ui.py fits the dict it sends);
+    returns it, changed in place."""
+    as_dict = isinstance(fig, dict)
+    layout = fig.get("layout", {}) if as_dict else fig.layout.to_plotly_json()
+    changes: dict = {}
+    width = PHONE_FIGURE_PX
+    font = (layout.get("font") or {}).get("size") or FONT_PX
+    margin = layout.get("margin") or {}
+    top_axis = 0  # px a top x axis takes above the plot: its labels and its title's lines
+    for name, axis in layout.items():
+        if name.startswith("xaxis") and isinstance(axis, dict):
+            lo, hi = axis.get("domain", (0, 1))
+            axis_title = axis.get("title")
+            text = axis_title.get("text") if isinstance(axis_title, dict) else axis_title
+            fitted = text
+            if text:
+                size = ((axis_title if isinstance(axis_title, dict) else {}).get("font") or {}).get("size")
+                size = size or round(font * AXIS_TITLE_PX / FONT_PX)
+                fitted, fitted_size = fitted_title(text, width * (hi - lo), size)
+                if fitted != text:
+                    changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
+            if axis.get("side") == "top":
+                top_axis = max(
+                    top_axis, TOP_AXIS_LABELS + AXIS_TITLE_LINE * (fitted.count("<br>") + 1 if fitted else 0)
+                )
+    title = layout.get("title")
+    title = dict(title) if isinstance(title, dict) else {"text": title} if title else {}
+    title_lines = 0
+    if title.get("text"):
+        size = (title.get("font") or {}).get("size") or round(font * TITLE_PX / FONT_PX)
+        text, fitted_size = fitted_title(title["text"], width, size)  # plotly sets a title across the whole figure
+        if text != title["text"] or top_axis:  # set from the figure's top down, above a top x axis
+            place = dict(y=1, yref="container", yanchor="top", pad=dict(t=TITLE_PAD))
+            changes["title"] = dict(text=text, font=dict(size=fitted_size), **place)
+            title_lines = text.count("<br>") + 1
+    panel_lines = 0
+    notes = [dict(n) for n in layout.get("annotations") or ()]
+    for note in notes:
+        if not _panel_title(note):
+            continue
+        share = _panel_share(layout, note)
+        size = (note.get("font") or {}).get("size") or PANEL_TITLE_PX
+        fitted, fitted_size = fitted_title(note["text"], width * share, size)
+        if fitted != note["text"]:
+            note["text"], note["font"] = fitted, {**(note.get("font") or {}), "size": fitted_size}
+            if note.get("y", 0) >= 0.999:  # the top row's: its extra lines rise into the space above the panels
+                panel_lines = max(panel_lines, fitted.count("<br>"))
+    if any(n.get("text") != o.get("text") for n, o in zip(notes, layout.get("annotations") or ())):
+        changes["annotations"] = notes
+    if title_lines or panel_lines:
+        above = TITLE_TOP + TITLE_LINE * max(title_lines, 1) + top_axis
+        top = max(margin.get("t", 100), above) + PANEL_TITLE_LINE * panel_lines
+        grown = top - margin.get("t", 100)
+        changes["margin"] = dict(margin, t=top)
+        if grown > 0:
+            changes["height"] = (layout.get("height") or 450) + grown  # the plot keeps its height
+    if not changes:
+        return fig
+    if as_dict:
+        fig["layout"] = _merged(layout, changes)
+    else:
+        fig.update_layout(changes)
+    return fig
+
+
+def _panel_share(layout: dict, note: dict) -> float:
+    """The share of the figure's width of the panel a title stands on: the x axis whose domain holds the title's x
+    and whose y axis's domain ends where the title stands (a panel spanning the row above holds that x too)."""
+    shares = []
+    for name, axis in layout.items():
+        if name.startswith("xaxis") and isinstance(axis, dict):
+            lo, hi = axis.get("domain", (0, 1))
+            y = layout.get("yaxis" + str(axis.get("anchor", "y"))[1:], {})
+            if lo <= note["x"] <= hi and abs(y.get("domain", (0, 1))[1] - note.get("y", 1)) < 1e-3:
+                shares.append(hi - lo)
+    return min(shares, default=1)
+
+
+def _merged(old: dict, new: dict) -> dict:
+    """`old` updated by `new` as plotly's update_layout does: dicts merged key by key, anything else replaced."""
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _panel_title(note: dict) -> bool:
+    """An annotation make_subplots puts above a panel: centred on it, at its top, in paper coordinates, no arrow."""
+    return (
+        note.get("xref") == "paper"
+        and note.get("yref") == "paper"
+        and note.get("showarrow") is False
+        and note.get("xanchor") == "center"
+        and note.get("yanchor") == "bottom"
+        and isinstance(note.get("text"), str)
+        and isinstance(note.get("x"), (int, float))
+    )

@@ -20,7 +20,7 @@ PANELS = [("x", 1, 1), ("q", 2, 1), ("k", 2, 2), ("v", 2, 3), ("a", 3, 1), ("z",
 GRID = dict(
     rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
                            [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
-    vertical_spacing=0.08, horizontal_spacing=0.05,
+    vertical_spacing=0.11, horizontal_spacing=0.05,  # room for two lines of a panel title under an axis title
 )  # fmt: skip
 
 
@@ -97,7 +97,7 @@ def chain_figure(walk, head: int, t) -> go.Figure:
     ] + [dict(type="rect", x0=head * d_k - 0.5, x1=(head + 1) * d_k - 0.5, line=dict(width=2, color=colour(3)), **on)]
     n = walk.x.shape[0]
     layout |= dict(title={"text": t("chain_title", l=walk.layer, i=head)}, margin=MARGIN, plot_bgcolor="white",
-                   height=900 + 12 * max(0, n - 16), showlegend=False)  # fmt: skip
+                   height=1000 + 12 * max(0, n - 16), showlegend=False)  # fmt: skip
     return figure(traces, layout)
 
 

@@ -33,3 +33,15 @@ def test_a_figures_subtitle_is_read_after_its_title():
     fig.update_layout(title=dict(text="Step 2,<br>layer 0", subtitle=dict(text="Policy rows: ✕<br>evicted")))
     said = caption_of(fig)
     assert "Step 2, layer 0" in said and "Policy rows: ✕ evicted" in said
+
+
+def test_a_long_title_is_sent_in_lines_and_read_whole_and_a_figure_shown_again_is_fitted_once():
+    """What st.plotly_chart sends (the figure's to_dict()) has the title cut for a phone; the caption reads the title
+    the figure keeps, whole (no line breaks read as spaces inside a Japanese word)."""
+    title = "層 3・ヘッド 5: 回転後の q（行: トークン、列: 次元を二つに分けて回すレイアウトの次元）"
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]), layout=dict(title=title))
+    sent = ui._fitted(fig).to_dict()["layout"]["title"]["text"]
+    assert "<br>" in sent and fig.layout.title.text == title
+    assert title in caption_of(fig)
+    as_sent = fig.to_dict
+    assert ui._fitted(fig).to_dict is as_sent  # shown at the next run too: not wrapped twice

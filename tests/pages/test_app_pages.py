@@ -1,5 +1,6 @@
 """Every page in the navigation runs headless without an exception, also with hostile input and links."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from app import catalog, i18n, ui
 from core.lessons.answers import PAGE_STATES
 from core.state import Text
-from tests.apptest_helpers import assert_no_exception, run_view
+from tests.apptest_helpers import assert_no_exception, run_view, titles_too_wide_for_a_phone
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 
@@ -93,3 +94,41 @@ def test_unknown_language_in_a_link_falls_back_to_english_with_a_notice(url):
     assert_no_exception(at)
     assert "lang" in " ".join(w.value for w in at.warning)
     assert at.session_state["lang"] == "en"
+
+
+@pytest.fixture
+def widest_words(monkeypatch):
+    """A language "widest" whose every catalog string is the widest of en/ja/ko (a wide character two columns): a
+    page opened in it carries, in each title, words at least as wide as in any of the three."""
+    from app import shared
+    from viz.labels import label_columns
+
+    text = i18n.text
+
+    def widest(lang, path, key, /, **fmt):
+        if lang != "widest":
+            return text(lang, path, key, **fmt)
+        return max((text(code, path, key, **fmt) for code in i18n.languages()), key=label_columns)
+
+    monkeypatch.setattr(i18n, "text", widest)
+    monkeypatch.setattr(ui, "LANGS", {**ui.LANGS, "widest": "widest"})
+    yield
+    catalog._sections.cache_clear()  # the navigation and the figures kept for "widest"
+    shared._figures.clear()
+
+
+def test_every_figure_title_fits_a_phone_in_every_language(widest_words):
+    """Every figure of every page at its default settings, each catalog string in its widest language: no line of a
+    title, an x axis title or a panel title is wider than a 390 px phone gives it (viz.labels.fit_titles cuts them
+    into lines, or sets a narrow panel's title smaller)."""
+    too_wide, figures = {}, {}
+    for url in PAGE_URLS:
+        at = run_view(url, {"lang": "widest"})
+        assert_no_exception(at)
+        for n, chart in enumerate(at.get("plotly_chart")):
+            figures[url] = figures.get(url, 0) + 1
+            found = titles_too_wide_for_a_phone(json.loads(chart.proto.spec))
+            if found:
+                too_wide[f"{url} #{n}"] = found
+    assert sum(figures.values()) >= 80, figures  # the pages' default settings draw 86
+    assert not too_wide, too_wide
