@@ -94,7 +94,6 @@ LONGEST_FILES = (
     "tests/test_fuzz.py",  # 110 s
     "tests/pages/test_lesson_questions_on_pages.py",  # 90 s
     "tests/core/test_lessons_shipped.py",
-    "tests/test_browser_a11y.py",
     "tests/pages/test_models_on_pages.py",
     "tests/pages/test_lessons_steps.py",
     "tests/pages/test_room_page.py",

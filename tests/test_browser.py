@@ -8,8 +8,15 @@ and every page in all three languages, are checked by scripts/a11y_axe_all.py (r
 not found" notice, not a different page), with the app's sidebar, no exception box and no JavaScript dialog, its
 document language the link's, and axe-core must find no serious accessibility violation there (tests/axe_helpers.py:
 every page in one of the three languages, each language on a third of them). Where a page has text areas,
-hostile texts are typed into them (empty, 20,000 characters, emoji, CJK, Korean, a <script> tag, a template
-expression); each must stay text: no exception, no dialog, no <script> element, no "49" computed from {{7*7}}.
+hostile texts are typed into them (20,000 characters; emoji, CJK and Korean in one text; a <script> tag, an image
+whose onerror calls alert and a template expression in another); each must stay text: no exception, no dialog, no
+<script> element, no "49" computed from {{7*7}}. Each of these, an empty box, and each script's text on its own,
+are also typed headless into every text box of every page (tests/pages/test_app_pages.py: no exception, the box
+keeps the text).
+
+Accessibility beyond axe: the document's language follows the reader's choice, and a lesson is walked by keyboard
+alone (the last two tests, on the same server once every page has been opened by its URL). Joining a room and
+answering by keyboard alone is walked in tests/test_browser_room.py, on its room server, with this module's tab_to.
 
 One screenshot per page, as first loaded at 1280 px wide, goes to artifacts/screenshots/; with
 ATTENTION_LAB_SCREENSHOTS=docs each page opens with its default inputs, in English, and the screenshot is also
@@ -55,14 +62,15 @@ VIEWPORT = {"width": 1280, "height": 860}
 SERVER_START_S = 90  # cold start on a busy 2-core machine
 PAGE_RUN_MS = 150_000  # first visit of a model page loads its weights
 TEMPLATE = "{{7*7}}"
-HOSTILE_TEXTS = {  # typed in this order; consecutive values differ, so each one triggers a rerun
-    "empty": "",
+# Typed in this order; consecutive values differ, so each one triggers a rerun. Each run of a model page is a model
+# pass (/kv-cache: a generation), so what only the browser can tell apart is typed: the box keeping 20,000
+# characters, text in three scripts going through the browser, the websocket and the URL, markup left inert
+# (no dialog, no <script> element, no evaluated template). The same texts one by one, and an empty box, run headless.
+HOSTILE_TEXTS = {
     "huge": ("The cat sat on the mat because it was tired. " * 445)[:20_000],
-    "emoji": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧",
-    "cjk": "猫はマットの上に座った。なぜなら疲れていたからだ。我爱自然语言处理。",
-    "korean": "고양이가 매트 위에 앉았다. 왜냐하면 피곤했기 때문이다.",
-    "script": "<script>alert(1)</script> <img src=x onerror=alert(2)>",
-    "template": f"The {TEMPLATE} cat sat.",
+    "scripts": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧 猫はマットの上に座った。なぜなら疲れていたからだ。"
+    "我爱自然语言处理。 고양이가 매트 위에 앉았다. 왜냐하면 피곤했기 때문이다.",
+    "markup": f"<script>alert(1)</script> <img src=x onerror=alert(2)> The {TEMPLATE} cat sat.",
 }
 assert len(HOSTILE_TEXTS["huge"]) == 20_000
 
@@ -117,11 +125,18 @@ def browser():
             b.close()
 
 
+def wait_for_run_seen(page) -> None:
+    """Wait until a run already seen under way (its page's heading drawn, the run counter moved, the URL or the
+    page's text changed by it) is over and no stale element is left."""
+    page.wait_for_function(RUN_FINISHED, timeout=PAGE_RUN_MS, polling=100)
+
+
 def wait_for_run(page) -> None:
-    """Wait until the script run is over and no stale element is left; charts draw just after the run ends."""
-    page.wait_for_function(RUN_FINISHED, timeout=PAGE_RUN_MS, polling=100)
+    """After a click, a page opened or reloaded: the browser marks the app running only once the server's first
+    message of the run arrives, so the run may not have begun yet; a pause lets it begin, then it must end."""
+    wait_for_run_seen(page)
     page.wait_for_timeout(300)
-    page.wait_for_function(RUN_FINISHED, timeout=PAGE_RUN_MS, polling=100)
+    wait_for_run_seen(page)
 
 
 def submit_text(page, area, text: str) -> None:
@@ -135,7 +150,7 @@ def submit_text(page, area, text: str) -> None:
     page.wait_for_function(
         f"window.__runsFinished > {before} || location.search !== {json.dumps(search)}", timeout=PAGE_RUN_MS, polling=50
     )
-    wait_for_run(page)
+    wait_for_run_seen(page)
 
 
 def exception_texts(page) -> list[str]:
@@ -179,8 +194,8 @@ def test_page_opened_by_its_url(server, browser, entry):
     try:
         lang = LANG_OF[entry.url]
         page.goto(f"{server}{page_path(entry)}?{link_query(entry)}", wait_until="domcontentloaded", timeout=60_000)
-        page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
-        wait_for_run(page)
+        page.wait_for_selector("h1", timeout=PAGE_RUN_MS)  # drawn by the page's first run
+        wait_for_run_seen(page)
 
         # the page asked for, through the app's own navigation (not a fallback to the main page); the sidebar
         # is given a few seconds to settle, the "Page not found" notice would stay
@@ -230,11 +245,132 @@ def test_page_opened_by_its_url(server, browser, entry):
             submit_text(page, areas.first, text)
             assert_healthy(page, dialogs, kind)
             assert areas.first.input_value() == text, kind  # kept literally, as the text it is
-            if kind == "template":
+            if TEMPLATE in text:
                 shown = page.evaluate(PAGE_TEXT)
                 assert len(STANDALONE_49.findall(shown)) <= baseline_49, "{{7*7}} was evaluated somewhere"
-        for i in range(1, areas.count()):  # any further text area gets the script
-            submit_text(page, areas.nth(i), HOSTILE_TEXTS["script"])
+        for i in range(1, areas.count()):  # any further text area gets the markup
+            submit_text(page, areas.nth(i), HOSTILE_TEXTS["markup"])
             assert_healthy(page, dialogs, f"text area {i}")
+    finally:
+        context.close()
+
+
+# --- accessibility beyond axe: on the same server and chromium, after every page was opened by its URL ----------
+
+A11Y_VIEWPORT = {"width": 1366, "height": 768}  # the size the accessibility review used
+
+
+def open_page(browser, url: str):
+    context = browser.new_context(viewport=A11Y_VIEWPORT, device_scale_factor=1, locale="en-US")
+    context.add_init_script(COUNT_RUNS)
+    page = context.new_page()
+    page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_selector("h1", timeout=PAGE_RUN_MS)  # drawn by the page's first run
+    wait_for_run_seen(page)
+    assert page.get_by_text("Page not found").count() == 0, url
+    return context, page
+
+
+def test_document_language_follows_the_choice(server, browser):
+    """Switching the language in the sidebar changes the document's `lang`, without a reload."""
+    context, page = open_page(browser, f"{server}/sdpa-steps")
+    try:
+        assert page.evaluate("document.documentElement.lang") == "en"
+        for name, code in (("한국어", "ko"), ("日本語", "ja"), ("English", "en")):
+            page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input').first.click()
+            page.keyboard.press("ArrowDown")  # opens the list of languages
+            page.get_by_role("option", name=name).click()
+            page.wait_for_function(f"document.documentElement.lang === {json.dumps(code)}", timeout=PAGE_RUN_MS)
+            wait_for_run_seen(page)  # the language is set by the run the choice started
+            assert f"lang={code}" in page.evaluate("location.search")
+    finally:
+        context.close()
+
+
+# what a screen reader names the focused element by: a button's or link's text, a field's label (aria-label)
+# Only a control's own text counts: a focusable container (Streamlit's <main tabindex=0>) whose whole text happens
+# to end with the sought words must not stand in for the button at its end.
+FOCUSED_TEXT = """() => { const e = document.activeElement;
+  const control = 'button, a, input, textarea, select, [role=button], [role=radio], [role=checkbox], [role=switch], '
+    + '[role=tab], [role=link], [role=option], [role=combobox], [role=slider]';
+  return e && e.matches(control) ? (e.innerText || e.getAttribute('aria-label') || '').trim() : ''; }"""
+
+
+def start_at_top(page) -> None:
+    """Put the keyboard's starting point at the top of the document, as a page just opened has it: the next Tab
+    goes to the first focusable element (a plain body.focus() does not move it, the body is not focusable)."""
+    page.evaluate("() => { const b = document.body; b.tabIndex = -1; b.focus(); b.removeAttribute('tabindex'); }")
+
+
+def tab_to(page, text: str, limit: int = 150) -> None:
+    """Press Tab (only Tab) until the focused element's text or label ends with `text`; fails when it is never
+    reached."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate(FOCUSED_TEXT).endswith(text):
+            return
+    raise AssertionError(f"{text!r} is not reachable by Tab within {limit} presses")
+
+
+MAIN_TEXT = "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+FOCUS_REPORT = """() => ({runs: window.__runsFinished,
+  state: document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state'),
+  focused: (document.activeElement ? document.activeElement.outerHTML : '').slice(0, 200)})"""
+
+
+def press_and_wait(page, key: str) -> None:
+    """Press a key on the focused element and wait for the rerun it starts: seen by the run counter, or by the
+    page's text changing (a busy browser may draw a short run's 'running' and 'notRunning' in one frame, so the
+    counter never sees it)."""
+    before = page.evaluate("window.__runsFinished")
+    text = page.evaluate(MAIN_TEXT)
+    focused = page.evaluate(FOCUS_REPORT)
+    page.keyboard.press(key)
+    try:
+        page.wait_for_function(
+            f"() => window.__runsFinished > {before} || ({MAIN_TEXT})() !== {json.dumps(text)}",
+            timeout=PAGE_RUN_MS,
+            polling=50,
+        )
+    except Exception as error:
+        raise AssertionError(f"no run after {key}: before {focused}, now {page.evaluate(FOCUS_REPORT)}") from error
+    wait_for_run_seen(page)
+
+
+def test_a_lesson_step_by_keyboard_alone(server, browser):
+    """/lessons with the keyboard only: Tab to 'Next step' and press Enter until a step asks for a hint, take the
+    hint (Enter), send the form empty (Tab to 'Check my answer', Enter: 'Give an answer first.'), then choose an
+    answer (Space on a radio, or typed) and send it: the page judges it. No mouse anywhere."""
+    context, page = open_page(browser, f"{server}/lessons")
+    try:
+        for _ in range(8):
+            if page.get_by_role("button", name="A nudge, please").count():
+                break
+            tab_to(page, "Next step")
+            press_and_wait(page, "Enter")
+        else:
+            raise AssertionError("no step with a hint within 8 steps")
+        page.locator("body").focus()
+        tab_to(page, "A nudge, please")
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Nudge", exact=True).count() == 1  # the first hint is shown
+        page.locator("body").focus()
+        tab_to(page, "Check my answer")
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Give an answer first.").count() == 1  # the form was sent, empty
+        # the answer: Tab into the form's first field, choose (Space on a radio) or type, then send it
+        page.locator("body").focus()
+        for _ in range(150):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.closest('[data-testid=\"stForm\"]') !== null"):
+                break
+        kind = page.evaluate("document.activeElement.type")
+        if kind == "radio":
+            page.keyboard.press("Space")
+        else:
+            page.keyboard.type("1")
+        tab_to(page, "Check my answer", limit=10)
+        press_and_wait(page, "Enter")
+        assert page.get_by_text("Your answer", exact=True).count() == 1, kind  # judged: right or wrong, shown
     finally:
         context.close()

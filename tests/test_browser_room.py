@@ -19,8 +19,16 @@ import pytest
 
 from app.views.room.follow import FALLBACK_ENV
 from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, exception_texts, sync_api, wait_for_run
-from tests.test_browser_a11y import start_at_top, tab_to
+from tests.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SERVER_START_S,
+    exception_texts,
+    start_at_top,
+    sync_api,
+    tab_to,
+    wait_for_run,
+)
 
 pytestmark = pytest.mark.browser
 
