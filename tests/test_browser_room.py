@@ -42,6 +42,7 @@ RESTART_FALLBACK_S = 5.0  # the restart test's room panel timer (a real server's
 PUSH_ONLY_FALLBACK_S = 600.0
 LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join", "A number, e.g. 0.42", "Answer"),
             "ja": ("ハナ", "表示名（進行役にだけ見えます）", "参加する", "数（例：0.42）", "答える")}  # fmt: skip
+KEPT = {"en": "Your answer: 0.5", "ja": "あなたの答え：0.5"}  # what a learner sees once her answer is kept
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +166,7 @@ def test_facilitator_and_two_learners(room_server):
                 else:
                     box.fill("0.5")
                     page.get_by_role("button", name=answer, exact=True).click()
-                page.wait_for_timeout(500)
+                page.get_by_text(KEPT[lang]).wait_for(timeout=FOLLOW_MS)
                 wait_for_run(page)
             question = store.room(code).question
             assert len(store.responses(code, question)) == 2
@@ -175,7 +176,7 @@ def test_facilitator_and_two_learners(room_server):
             assert "me=" in en.url and f"room={code}" in en.url
             en.reload()
             wait_for_run(en)
-            en.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)  # her answer, not a new form
+            en.get_by_text(KEPT["en"]).wait_for(timeout=FOLLOW_MS)  # her answer, not a new form
             assert en.get_by_label(LEARNERS["en"][3]).count() == 0
             assert len(store.learners(code, control)) == 2 and len(store.responses(code, question)) == 2
 
@@ -215,7 +216,6 @@ def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(roo
     change reaches a page by the server's push, timer or not, is the test above's question (its server's timer
     is PUSH_ONLY_FALLBACK_S)."""
     base, store, restart = room_server
-    restart(fallback_s=RESTART_FALLBACK_S)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -235,14 +235,14 @@ def test_a_server_restart_mid_question_keeps_the_facilitator_and_the_learner(roo
             box.wait_for(timeout=FOLLOW_MS)
             box.fill("0.5")
             ana.get_by_role("button", name=answer, exact=True).click()
-            ana.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)
+            ana.get_by_text(KEPT["en"]).wait_for(timeout=FOLLOW_MS)
 
-            restart()  # both pages lose their connection and their session
+            restart(fallback_s=RESTART_FALLBACK_S)  # both pages lose their connection and their session
             for page in (ana, fac):  # a run on the new server: the page reconnected and drew itself again
                 runs = page.evaluate("window.__runsFinished")
                 page.wait_for_function(f"window.__runsFinished > {runs}", timeout=4 * FOLLOW_MS, polling=200)
                 wait_for_run(page)
-            ana.get_by_text("Your answer: 0.5").wait_for(timeout=FOLLOW_MS)
+            ana.get_by_text(KEPT["en"]).wait_for(timeout=FOLLOW_MS)
             fac.get_by_role("button", name="Reveal the answer").wait_for(timeout=FOLLOW_MS)
             assert store.steps_of_learners(code) == [1]  # one learner on the board, on the room's step
             assert ana.get_by_label(number).count() == 0  # no second answer form
