@@ -14,8 +14,8 @@ import os
 import pytest
 from streamlit import config as streamlit_config
 
-from core.models import registry
-
+# core.models (torch and transformers, about 5 s) is imported where a fixture first needs it, not here: pytest-xdist's
+# controller loads this file too, and it runs no test, while both workers wait for it to start them.
 # The developer's setting (scripts/dev.sh run's): an unexpected exception shows under the visitor's sentence, so
 # the page tests' AppTest sees it as an Exception element (tests/app/test_serving_hosted.py checks what a visitor
 # of .streamlit/config.toml's "none" sees). Servers the tests start get it from the environment.
@@ -25,6 +25,8 @@ streamlit_config.set_option("client.showErrorDetails", os.environ["STREAMLIT_CLI
 
 
 def load_or_skip(key: str):
+    from core.models import registry
+
     reason = registry.model_status().get(key)
     if reason is not None:
         pytest.skip(f"{key}: {reason}")
@@ -144,6 +146,8 @@ def _no_model_in_model_free_page_tests(request, monkeypatch):
     if not getattr(request.module, "MODEL_FREE", False) or request.node.get_closest_marker("slow"):
         yield
         return
+    from core.models import registry
+
     loads = []
     real = registry.shared
 
