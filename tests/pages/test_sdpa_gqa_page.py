@@ -43,6 +43,26 @@ def test_sdpa_page_shows_committed_results_and_cuda_note():
     assert figure_bytes(at) < MAX_VIEW_BYTES
 
 
+def test_two_visitors_share_the_committed_runs_figures(monkeypatch):
+    """The committed runs' bars are built once per process for every visitor (app/shared.py): building them again
+    at every page run cost 35-45 ms a device."""
+    from app.views.sdpa_gqa import backends as part
+
+    built = []
+
+    def backend_figures(view, words):  # a name of its own: no earlier test's kept figures answer for it
+        built.append(view)
+        return real(view, words)
+
+    real = part.backend_figures
+    monkeypatch.setattr(part, "backend_figures", backend_figures)
+    runs = [r for r in (sb.load_results() or {}).values() if not isinstance(r, str)]
+    first, second = open_page(PAGE), open_page(PAGE)
+    assert len(built) == len(runs) >= 1  # the second visitor's page drew the first one's figures
+    specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
+    assert specs[0] == specs[1] and len(specs[0]) >= 2 * len(runs)
+
+
 def test_sdpa_page_shows_the_committed_gpu_run_beside_the_cpu():
     """The H200 run's numbers, read here from its JSON by hand: its table, its summary and the sentence beside the
     CPU's (a changed number in the file changes what the page must show)."""
