@@ -12,6 +12,7 @@ With --processes 1,2 it does all of this on one server and then on two (one per 
     python scripts/load_pages.py                                   # every page, 30 sessions, 20 s, 1 and 2 processes
     python scripts/load_pages.py --pages masks,moe --sessions 5 --seconds 5 --processes 1 --out /tmp/p.json
     python scripts/load_pages.py --table results/load_pages.json  # the README's table of a run
+    python scripts/load_pages.py --merge results/load_pages_x.json  # a later run's pages into --out's run
 
 The machine is shared: /proc/loadavg is recorded before and after every page; figures from a busy machine say so.
 Only 127.0.0.1 is contacted.
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import datetime as dt
+import json
 import random
 import sys
 import tempfile
@@ -225,14 +228,32 @@ def table(result: dict) -> str:
     ]
     names = [FLOOR] + [n for n in runs[counts[0]] if n != FLOOR]
     for name in names:
+        later = next((runs[c][name]["measured_in"] for c in counts if "measured_in" in runs[c].get(name, {})), None)
         lines.append(
-            f"| {name} "
+            f"| {name}{'' if later is None else ' (' + later['date'][:10] + ')'} "
             f"| {cell(name, lambda r, f: str(r['join']['last_sees_it_s']))} "
             f"| {cell(name, lambda r, f: seconds(r['work'].get('p50_ms')) + ', ' + seconds(r['work'].get('p95_ms')))} "
             f"| {cell(name, lambda r, f: str(r['server_cpu_ms_per_action']))} "
             f"| {cell(name, times_floor)} |"
         )
     return "\n".join(lines)
+
+
+def merge(into: dict, source: dict, source_file: str) -> dict:
+    """`into` with the pages of `source` (a later run of a few of its pages, with its process counts) in place of
+    its own, each saying where it was measured (file, command, date, commit, that run's one-line app); the one-line
+    app's row stays `into`'s. The table marks such a row with its date."""
+    missing = sorted(set(source["by_processes"]) - set(into["by_processes"]))
+    if missing:
+        raise ValueError(f"{source_file} has process counts {missing} that the run it goes into has not")
+    out = copy.deepcopy(into)
+    for count, runs in source["by_processes"].items():
+        where = {"file": source_file, "command": source["command"], "date": source["date"], "git": source.get("git"),
+                 "one_line_app_ms": runs.get(FLOOR, {}).get("server_cpu_ms_per_action")}  # fmt: skip
+        for name, run in runs.items():
+            if name != FLOOR:
+                out["by_processes"][count][name] = {**run, "measured_in": where}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,11 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(ROOT / "results" / "load_pages.json"))
     parser.add_argument("--table", metavar="RESULTS_JSON", help="print the README table of a results file, run nothing")
+    parser.add_argument("--merge", metavar="RESULTS_JSON", help="put a later run's pages into --out; run nothing")
     args = parser.parse_args(argv)
     if args.table:
-        import json
-
         print(table(json.loads(Path(args.table).read_text())))
+        return 0
+    if args.merge:
+        from core.results import save_result
+
+        merged = merge(json.loads(Path(args.out).read_text()), json.loads(Path(args.merge).read_text()), args.merge)
+        save_result(Path(args.out), merged)
+        print(table(merged))
         return 0
     pages = catalog_pages() if args.pages == "catalog" else [p.strip().strip("/") for p in args.pages.split(",")]
     from core.results import save_result

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import random
 
+import pytest
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.TextArea_pb2 import TextArea
 
@@ -71,6 +72,27 @@ def test_the_readme_table_puts_one_and_two_processes_side_by_side():
     assert lines[0].startswith("| Page | join of 30") and "(1 proc. / 2 proc.)" in lines[0]
     assert lines[2] == "| one-line app | 3.0 / 2.0 | 0.20, 0.50 / 0.10, 0.30 | 50 / 40 | 1.0 / 1.0 |"
     assert lines[3] == "| /masks | 4.0 / 2.5 | 0.40, 1.50 / 0.15, 0.70 | 100 / 60 | 2.0 / 1.5 |"
+
+
+def test_a_later_run_of_one_page_takes_its_rows_place_and_says_so():
+    def run(cpu):
+        return {"join": {"last_sees_it_s": 1.0}, "work": {"p50_ms": 10, "p95_ms": 20}, "server_cpu_ms_per_action": cpu}
+
+    whole = {"config": {"sessions": 30}, "command": "all", "date": "2026-11-27T23:31:00+00:00",
+             "by_processes": {c: {lp.FLOOR: run(4), "/masks": run(30), "/sdpa-gqa": run(84)} for c in ("1", "2")}}  # fmt: skip
+    later = {"command": "python scripts/load_pages.py --pages sdpa-gqa", "date": "2026-11-28T02:07:46+00:00",
+             "git": "ae4ab81", "by_processes": {c: {lp.FLOOR: run(3), "/sdpa-gqa": run(41)} for c in ("1", "2")}}  # fmt: skip
+    merged = lp.merge(whole, later, "results/later.json")
+    rows = lp.table(merged).splitlines()
+    assert rows[2:] == ["| one-line app | 1.0 / 1.0 | 0.01, 0.02 / 0.01, 0.02 | 4 / 4 | 1.0 / 1.0 |",
+                        "| /masks | 1.0 / 1.0 | 0.01, 0.02 / 0.01, 0.02 | 30 / 30 | 7.5 / 7.5 |",
+                        "| /sdpa-gqa (2026-11-28) | 1.0 / 1.0 | 0.01, 0.02 / 0.01, 0.02 | 41 / 41 | 10.2 / 10.2 |"]  # fmt: skip
+    where = merged["by_processes"]["1"]["/sdpa-gqa"]["measured_in"]
+    assert where == {"file": "results/later.json", "command": later["command"], "date": later["date"],
+                     "git": "ae4ab81", "one_line_app_ms": 3}  # fmt: skip
+    assert whole["by_processes"]["1"]["/sdpa-gqa"]["server_cpu_ms_per_action"] == 84  # the original is left as it was
+    with pytest.raises(ValueError, match="process counts"):
+        lp.merge({**whole, "by_processes": {"1": whole["by_processes"]["1"]}}, later, "x.json")
 
 
 def test_the_sessions_run_with_the_clients_start_up_heap_left_out_of_its_collections(tmp_path, monkeypatch):
