@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from pathlib import Path
 
@@ -25,11 +26,32 @@ def switch_to(at: AppTest, topic: str) -> AppTest:
     return at
 
 
+@functools.cache
+def _installed_components():
+    """Streamlit's registry of the custom components installed (none that the app uses), found once per process."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
+def new_app(timeout: float = 180) -> AppTest:
+    """The app (app/main.py), not run yet. Streamlit 1.67's AppTest makes a registry of installed custom components
+    for each app it opens, reading every installed package's metadata to fill it: 80 ms, most of what opening a
+    light page costs, for the same answer each time. A server keeps one registry for all its sessions; so do the
+    tests (where a later AppTest keeps it elsewhere, it finds its own as before)."""
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    if getattr(at, "_bidi_component_manager", False) is None:
+        at._bidi_component_manager = _installed_components()
+    return at
+
+
 def run_view(topic: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:
     """Open the page of `topic` as a link to it does: the session's first run is that page, with the link's query
     parameters (and session state) in place. The app reads some of them on a session's first run only (`lang`): a
     first run on the landing page, then a switch, would show the page in English whatever the link says."""
-    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at = new_app(timeout)
     url = topic.removesuffix(".py").replace("_", "-")
     if url != "home":
         at._page_hash = calc_hash(url)  # the hash st.Page gives its url_path: what a browser's /url asks for
