@@ -84,36 +84,41 @@ def pytest_collection_modifyitems(config, items):
     _longest_files_first(config, items)
 
 
-# The files that take longest, longest first (seconds of one worker, measured in a whole run on this 2-core machine:
-# `bash scripts/dev.sh test --durations=0`, summed per file). `dev.sh test` hands files to its two workers in
-# collection order (--dist loadfile --no-loadscope-reorder), so these start first and the run ends with short files
-# on both workers, not with one long file on one while the other waits. A file missing here only runs later; a name
-# here that no longer exists is ignored.
+# The files that take longest, in the order they start (seconds of one worker, measured in a whole run on this 2-core
+# machine: `bash scripts/dev.sh test --durations=0`, summed per file, 2026-11-28). `dev.sh test` hands files to its
+# two workers in collection order (--dist loadfile --no-loadscope-reorder), so these start first and the run ends
+# with short files on both workers, not with one long file on one while the other waits. The files that drive a
+# real server (a browser, a load client, nginx) spend much of their time waiting on it: each is put beside page
+# and engine files, which keep one core busy, not beside another of its kind. The two chromium files at once, as
+# they started before, took 218 + 80 s of the two workers; the second after the AppTest files, 196 + 61 s (six
+# files on two workers, back to back under the measure lock, load 3.6-4.6: 262 s whole, then 233 s). A file
+# missing here only runs later; a name here that no longer exists is ignored.
 LONGEST_FILES = (
-    "tests/test_browser.py",  # 360 s: every page in chromium, SmolLM2's generation on hostile texts
-    "tests/test_browser_room.py",  # 90 s: a room in chromium, and one across a restart
-    "tests/pages/test_shareable_links.py",  # 130 s
-    "tests/test_fuzz.py",  # 110 s
-    "tests/pages/test_lesson_questions_on_pages.py",  # 90 s
-    "tests/core/test_lessons_shipped.py",
-    "tests/pages/test_models_on_pages.py",
+    "tests/test_browser.py",  # 230 s: every page in chromium, SmolLM2's runs on hostile texts
+    "tests/pages/test_shareable_links.py",  # 66 s
+    "tests/test_fuzz.py",  # 36 s
+    "tests/pages/test_lesson_questions_on_pages.py",  # 58 s
+    "tests/pages/test_app_pages.py",  # 29 s
+    "tests/core/test_lessons_shipped.py",  # 17 s
+    "tests/pages/test_models_on_pages.py",  # 14 s
+    "tests/test_browser_room.py",  # 78 s: a room in chromium, and one across a restart
     "tests/pages/test_lessons_steps.py",
+    "tests/test_load_test.py",  # 24 s
     "tests/pages/test_room_page.py",
-    "tests/test_load_test.py",
-    "tests/pages/test_app_pages.py",
+    "tests/test_browser_proxy.py",  # 21 s
     "tests/core/test_lessons_answers.py",
     "tests/pages/test_lesson_step_figures.py",
-    "tests/test_browser_proxy.py",
-    "tests/test_hosting.py",
+    "tests/test_load_test_room.py",  # 14 s
     "tests/pages/test_page_states.py",
     "tests/pages/test_positions_pages.py",
-    "tests/test_serve_class.py",  # 16 s; every other file but LAST_FILES takes less
+    "tests/test_serve_class.py",  # 11 s
+    "tests/test_hosting.py",  # 7 s; a file not named here takes 8 s or less
 )
 
 
 # ... and the one that runs last: its database-away act wants every session told within the five seconds the
 # database is away, which a busy start (chromium and a model on the other worker) can starve (seen once at load 8).
-LAST_FILES = ("tests/test_fault_room.py",)  # 40 s
+LAST_FILES = ("tests/test_fault_room.py",)  # 28 s
 
 
 def _longest_files_first(config, items) -> None:
