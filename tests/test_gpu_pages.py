@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -135,3 +136,27 @@ def test_the_simulated_gpu_machine_refuses_what_its_image_lacks():
     assert gpu_carry.simulate([sys.executable, "-c", "import segno"], []) != 0  # the room's QR code: carried
     assert gpu_carry.simulate([sys.executable, "-c", "import segno"], ["segno"]) == 0
     assert gpu_carry.simulate([sys.executable, "-c", "import numpy, yaml, scripts.gpu_carry"], []) == 0
+
+
+def test_weights_staged_by_an_earlier_run_are_not_taken_for_the_machines_own(tmp_path, monkeypatch):
+    """The staging folder outlives a run on a reused machine: MiniLM staged there by the first run must still be
+    said to be this run's staging, not "the installed package" (only what imports from elsewhere is)."""
+    from core.models import minilm, smollm2
+
+    carried, stage, elsewhere = tmp_path / "carried", tmp_path / "stage", tmp_path / "site-packages"
+    (carried / gpu_carry.MODELS).mkdir(parents=True)
+    for module in (smollm2.MODULE, minilm.MODULE):  # what the first run left behind
+        (stage / "packages" / module).mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(elsewhere), *sys.path])
+    monkeypatch.delenv(gpu_carry.CACHE_ENV, raising=False)
+    # the machine has only what sits under tmp_path: neither model's package until one is put in `elsewhere`
+    on_path = lambda m: any(Path(p, m).is_dir() for p in sys.path if Path(p).is_relative_to(tmp_path))  # noqa: E731
+    monkeypatch.setattr(gpu_carry, "importable", on_path)
+    monkeypatch.setattr(gpu_carry, "_smollm2", lambda c, packages: f"staged in {packages.relative_to(tmp_path)}")
+    monkeypatch.setattr(gpu_carry, "_minilm", lambda c, packages: "staged MiniLM")
+    provenance, env = gpu_carry.stage_weights(carried, stage)
+    assert provenance == {"smollm2": "staged in stage/packages", "minilm": "staged MiniLM"}
+    assert env["PYTHONPATH"].startswith(str(stage / "packages"))
+    (elsewhere / minilm.MODULE).mkdir(parents=True)  # now the machine has MiniLM's package of its own
+    provenance, _ = gpu_carry.stage_weights(carried, stage)
+    assert provenance == {"smollm2": "staged in stage/packages", "minilm": f"the installed package {minilm.MODULE}"}
