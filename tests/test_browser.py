@@ -65,7 +65,9 @@ TEMPLATE = "{{7*7}}"
 # Typed in this order; consecutive values differ, so each one triggers a rerun. Each run of a model page is a model
 # pass (/kv-cache: a generation), so what only the browser can tell apart is typed: the box keeping 20,000
 # characters, text in three scripts going through the browser, the websocket and the URL, markup left inert
-# (no dialog, no <script> element, no evaluated template). The same texts one by one, and an empty box, run headless.
+# (no dialog, no <script> element, no evaluated template). Each script's text on its own, the markup and an empty box
+# run headless (tests/pages/test_app_pages.py), 20,000 characters also through each page's link
+# (tests/pages/test_shareable_links.py).
 HOSTILE_TEXTS = {
     "huge": ("The cat sat on the mat because it was tired. " * 445)[:20_000],
     "scripts": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧 猫はマットの上に座った。なぜなら疲れていたからだ。"
