@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import json
 from pathlib import Path
 
@@ -149,6 +150,13 @@ def figure_by_key(at: AppTest, key: str) -> dict:
     charts = [e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{key}")]
     assert charts, f"no figure {key!r} on the page"
     return json.loads(charts[0].proto.spec)
+
+
+def figure_titles(at: AppTest) -> list[str]:
+    """Each figure's title as the page wrote it: the phone fit (viz.labels.fit_titles) cuts a long title into
+    lines at its spaces, and escapes it; this joins the lines back with the space each gave up."""
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text") or "" for c in at.get("plotly_chart")]
+    return [html.unescape(t.replace("<br>", " ")) for t in titles]
 
 
 def heatmap_by_key(at: AppTest, key: str) -> tuple[np.ndarray, list, list]:

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from core.models import registry
-from tests.apptest_helpers import assert_no_exception, run_view, shown_text
+from tests.apptest_helpers import assert_no_exception, figure_titles, run_view, shown_text
 from tests.tiny_models import build, forget_registrations
 
 TEXT = "the cat sat on a mat"
@@ -29,17 +29,13 @@ def folders(tmp_path_factory):
     forget_registrations(before)
 
 
-def _titles(at) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
-
-
 def test_an_own_marian_translates_and_draws_cross_and_decoder_self_attention(folders):
     key = folders["marian"]
     at = run_view("encoder_decoder", {"model": key, "text": TEXT, "layer": "1", "head": "2", "step": "3"})
     assert_no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="model").value == key, "the picker did not take the folder from the link"
-    titles = _titles(at)
+    titles = figure_titles(at)
     assert any("Encoder self-attention, layer 1 head 2" in t for t in titles), titles
     assert any("masked self-attention, layer 1 head 2, up to step" in t for t in titles), titles
     assert any("Cross-attention, layer 1 head 2, up to step" in t for t in titles), titles

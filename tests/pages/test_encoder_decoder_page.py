@@ -10,7 +10,7 @@ import core.results
 from core.encoder_decoder import grammar
 from core.encoder_decoder import model as ed
 from core.models import seq2seq
-from tests.apptest_helpers import figure_traces, open_view, shown_text
+from tests.apptest_helpers import figure_titles, figure_traces, open_view, shown_text
 
 
 def skip_without_weights():
@@ -38,7 +38,7 @@ def test_steps_part_translates_and_draws_the_three_attentions(language):
     text = shown_text(at)
     reference = "大きい 猫 は 公園 で ボール を 見る 。" if language == "ja" else "큰 고양이 는 공원 에서 공 을 본다 ."
     assert reference in text and "Teacher forcing" in text
-    names = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    names = figure_titles(at)
     assert any("Encoder self-attention, layer 1 head 2" in n for n in names)
     assert any("masked self-attention, layer 1 head 2, up to step 3" in n for n in names)
     assert any("Cross-attention, layer 1 head 2, up to step 3" in n for n in names)
