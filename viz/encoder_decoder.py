@@ -72,7 +72,9 @@ def _with_marks(fig: go.Figure, marks, rows: list[str], cols: list[str], name: s
         fig.add_trace(go.Scatter(x=[cols[c] for _, c in marks], y=[rows[r] for r, _ in marks], mode="markers",
                                  marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2)),
                                  name=name, hoverinfo="skip", showlegend=True))  # fmt: skip
-        fig.update_layout(legend=dict(orientation="h", y=-0.25))
+        # at the figure's foot (container coordinates): a legend set a share of the plot's height below it met the
+        # x axis's rotated labels and wrapped title on a phone
+        fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))
     return fig
 
 

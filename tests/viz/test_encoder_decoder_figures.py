@@ -27,6 +27,10 @@ def test_figures_escape_tokens_and_mark_the_alignment():
     cross = figs.cross_figure(v, t)
     marks = [d for d in cross.data if d.type == "scatter"]
     assert len(marks) == 1 and len(marks[0].x) == len(v.alignment)
+    # the marks' legend stands at the figure's foot, under the x axis's rotated labels and wrapped title (plotly
+    # grows the bottom margin for it), not a share of the plot's height below the plot, where it met them on a phone
+    legend = cross.layout.legend
+    assert (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
     top = figs.top_figure(v, t)
     assert list(top.data[0].x) == [round(p, 4) for _, p in v.top]
     stack = figs.stack_figure(edv.stack_blocks(model.config, 6, 5), 2, t)
