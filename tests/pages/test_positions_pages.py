@@ -175,6 +175,26 @@ def test_sinusoidal_part_draws_the_materials_size_pooled():
     assert "(the material draws it at 8,192 positions × 3,072 dimensions): 8,192 × 3,072 values" in shown(at)
 
 
+def test_two_visitors_share_the_sparsity_parts_variation_figure(monkeypatch):
+    """The variation figure depends on the sparsity part's settings alone: built (and its caption read) once per
+    process for every visitor and every run that changes only d, n or the pair above it (8 ms a run when not)."""
+    from viz.positions import sinusoidal as figures
+
+    built = []
+
+    def variation_figure(view, words):  # a name of its own: no earlier test's kept figure answers for it
+        built.append(view)
+        return real(view, words)
+
+    real = figures.variation_figure
+    monkeypatch.setattr(figures, "variation_figure", variation_figure)
+    first, second = open_page("positions", {"part": "sinusoidal"}), open_page("positions", {"part": "sinusoidal"})
+    second.slider[0].set_value(128).run()  # d: a setting the figure does not depend on
+    assert len(built) == 1 and not second.exception
+    specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
+    assert specs[0][-1] == specs[1][-1] and specs[0][0] != specs[1][0]  # the same variation figure, d's own PE
+
+
 def test_learned_part_measures_the_sparser_explanation_on_minilms_table():
     from core.models import registry
     from core.positions.learned import subspace_view

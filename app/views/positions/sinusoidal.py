@@ -12,11 +12,6 @@ from core.positions.state import STATE
 from viz.positions import sinusoidal as figures
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _sparsity(n: int, d: int, base: float, threshold: float) -> sinusoidal.SparsityView:
-    return sinusoidal.sparsity_view(n, d, base, threshold)
-
-
 def part(T) -> None:
     st.markdown(T("sin_intro"))
     c1, c2, c3 = st.columns(3)
@@ -81,13 +76,13 @@ def part(T) -> None:
         sp_n = ui.field(STATE["sp_n"], T("sp_n"), format_func=lambda v: f"{v:,}")
     with c3:
         thr = float(ui.field(STATE["thr"], T("thr"), format_func=lambda v: f"{float(v):.1%}"))
-    sp = _sparsity(sp_n, sp_d, base, thr)
+    sp = shared.view(sinusoidal.sparsity_view, sp_n, sp_d, base, thr)  # a changed d above leaves it as it was
     pooled = shared.view(sinusoidal.pooled_encoding, sp_n, sp_d, base)  # the same few sizes for every visitor
     pooled_fig = shared.figures(figures.pooled_encoding_figure, pooled, "positions.figure")
     ui.show_figure(pooled_fig, f"sinusoidal-pe-{sp_n}x{sp_d}", data=pooled.pe, key="fig-pe-pooled")
     st.caption(T("pe_pooled_note", n=sp_n, d=pooled.d))
-    ui.show_figure(
-        figures.variation_figure(sp, ui.texts("positions.figure")),
+    ui.show_figure(  # built, and its caption read, once per settings for every visitor (8 ms a run)
+        shared.figures(figures.variation_figure, sp, "positions.figure"),
         "sinusoidal-variation",
         data={"dimension": sp.columns, "variation": sp.variation},
         key="fig-var",
