@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import html
+import itertools
 import json
 from pathlib import Path
 
@@ -207,3 +208,21 @@ def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]
             share = min((hi - lo for lo, hi, top in panels if lo <= x <= hi and abs(top - y) < 1e-3), default=1)
             check("panel", {"text": note.get("text"), "font": note.get("font")}, share, 16)
     return found
+
+
+_builders = itertools.count()
+
+
+def count_builds(monkeypatch, owner, name: str) -> list:
+    """Replace owner.name (a view or figure builder) by one that records each call's first argument in the list
+    returned. The replacement has a name of its own each time: app/shared.py keys what it keeps on the builder's
+    name, so nothing an earlier test kept answers for it."""
+    real, built = getattr(owner, name), []
+
+    def counted(*args, **kwargs):
+        built.append(args[0] if args else None)
+        return real(*args, **kwargs)
+
+    counted.__qualname__ = f"{name}.counted{next(_builders)}"
+    monkeypatch.setattr(owner, name, counted)
+    return built

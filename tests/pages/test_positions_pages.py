@@ -7,7 +7,7 @@ import math
 import pytest
 
 from core.positions import sinusoidal
-from tests.apptest_helpers import figure_bytes, figure_traces, plotted_values
+from tests.apptest_helpers import count_builds, figure_bytes, figure_traces, plotted_values
 from tests.apptest_helpers import open_view as open_page
 from tests.apptest_helpers import shown_text as shown
 
@@ -180,14 +180,7 @@ def test_two_visitors_share_the_sparsity_parts_variation_figure(monkeypatch):
     process for every visitor and every run that changes only d, n or the pair above it (8 ms a run when not)."""
     from viz.positions import sinusoidal as figures
 
-    built = []
-
-    def variation_figure(view, words):  # a name of its own: no earlier test's kept figure answers for it
-        built.append(view)
-        return real(view, words)
-
-    real = figures.variation_figure
-    monkeypatch.setattr(figures, "variation_figure", variation_figure)
+    built = count_builds(monkeypatch, figures, "variation_figure")
     first, second = open_page("positions", {"part": "sinusoidal"}), open_page("positions", {"part": "sinusoidal"})
     second.slider[0].set_value(128).run()  # d: a setting the figure does not depend on
     assert len(built) == 1 and not second.exception

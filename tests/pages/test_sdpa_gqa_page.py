@@ -12,7 +12,7 @@ from core.kv_cache import memory
 from core.results import GPU_RUNS_DIR
 from core.sdpa_gqa import backends as sb
 from core.sdpa_gqa import configs as kvc
-from tests.apptest_helpers import figure_bytes, open_view
+from tests.apptest_helpers import count_builds, figure_bytes, open_view
 from tests.apptest_helpers import shown_text as shown
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
@@ -48,14 +48,7 @@ def test_two_visitors_share_the_committed_runs_figures(monkeypatch):
     at every page run cost 35-45 ms a device."""
     from app.views.sdpa_gqa import backends as part
 
-    built = []
-
-    def backend_figures(view, words):  # a name of its own: no earlier test's kept figures answer for it
-        built.append(view)
-        return real(view, words)
-
-    real = part.backend_figures
-    monkeypatch.setattr(part, "backend_figures", backend_figures)
+    built = count_builds(monkeypatch, part, "backend_figures")
     runs = [r for r in (sb.load_results() or {}).values() if not isinstance(r, str)]
     first, second = open_page(PAGE), open_page(PAGE)
     assert len(built) == len(runs) >= 1  # the second visitor's page drew the first one's figures
