@@ -106,6 +106,9 @@ COLUMN_EM = 0.58
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 TITLE_PAD, TITLE_TOP, TITLE_LINE, PANEL_TITLE_LINE = 24, 30, 22, 20  # px: above the title, in all, per line
 AXIS_TITLE_LINE, TOP_AXIS_LABELS = 18, 60  # px: per line of an axis title; a top x axis's labels (as /moe's)
+X_AXIS_BELOW = (
+    90  # px under the plot a bottom x axis's rotated labels and title take (a y title stands beside the rest)
+)
 
 
 def columns_in(px: float, font_px: float) -> int:
@@ -136,7 +139,8 @@ def fit_titles(fig):
     """Cut a figure's title, its x axes' titles and make_subplots' panel titles into lines that fit a phone's figure
     (each across the width it has: a panel's or an axis's share of the figure), with room made above for the extra
     lines of the title and of the top row's panel titles, and for a top x axis under the title. Y axes' titles stand
-    up the figure's height: left as they are. Takes a plotly figure or its dict (app/ui.py fits the dict it sends);
+    up the plot's height (the figure's, less its margins and a bottom x axis's labels): a full-height one is cut to fit
+    it. Takes a plotly figure or its dict (app/ui.py fits the dict it sends);
     returns it, changed in place."""
     as_dict = isinstance(fig, dict)
     layout = fig.get("layout", {}) if as_dict else fig.layout.to_plotly_json()
@@ -161,6 +165,20 @@ def fit_titles(fig):
                 top_axis = max(
                     top_axis, TOP_AXIS_LABELS + AXIS_TITLE_LINE * (fitted.count("<br>") + 1 if fitted else 0)
                 )
+    plot_px = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80) - X_AXIS_BELOW
+    for name, axis in layout.items():  # a full-height y axis's title stands up the plot's height, no higher
+        if name.startswith("yaxis") and isinstance(axis, dict):
+            axis_title = axis.get("title")
+            text = axis_title.get("text") if isinstance(axis_title, dict) else axis_title
+            lo, hi = axis.get("domain", (0, 1))
+            # a grid's panel's title may run past its row into the empty margin beside the rows next to it:
+            # wrapped to one row it would widen that margin and narrow every panel
+            if text and hi - lo > 0.99:
+                size = ((axis_title if isinstance(axis_title, dict) else {}).get("font") or {}).get("size")
+                size = size or round(font * AXIS_TITLE_PX / FONT_PX)
+                fitted, fitted_size = fitted_title(text, max(plot_px, 0) * (hi - lo), size)
+                if fitted != text:
+                    changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
     title = layout.get("title")
     title = dict(title) if isinstance(title, dict) else {"text": title} if title else {}
     title_lines = 0
