@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap
 from .labels import indexed_labels, safe_label
-from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
+from .style import LEGEND_AT_FOOT, MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
 
 # One colour per kind of attention, the same in the diagram and in the panels' titles.
 KIND_COLOURS = {"self": PALETTE[0], "masked": PALETTE[1], "cross": PALETTE[2], "ffn": "#e8e8e8", "tensor": "#ffffff"}
@@ -72,9 +72,7 @@ def _with_marks(fig: go.Figure, marks, rows: list[str], cols: list[str], name: s
         fig.add_trace(go.Scatter(x=[cols[c] for _, c in marks], y=[rows[r] for r, _ in marks], mode="markers",
                                  marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2)),
                                  name=name, hoverinfo="skip", showlegend=True))  # fmt: skip
-        # at the figure's foot (container coordinates): a legend set a share of the plot's height below it met the
-        # x axis's rotated labels and wrapped title on a phone
-        fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))
+        fig.update_layout(legend=LEGEND_AT_FOOT)
     return fig
 
 

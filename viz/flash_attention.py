@@ -16,7 +16,7 @@ from core.flash_attention import TileWalk, TrafficView
 
 from .heatmap import attention_heatmap, matrix_heatmap
 from .scaling import loglog_figure
-from .style import BLUE, GREEN, MARGIN, ORANGE, RED, colour
+from .style import BLUE, GREEN, LEGEND_AT_FOOT, MARGIN, ORANGE, RED, colour
 
 Words = Callable[..., str]
 
@@ -87,7 +87,7 @@ def statistics_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
                                      line=dict(color=RED, width=2, dash="dash")))  # fmt: skip
         layout["xaxis2" if col == 2 else "xaxis"] |= dict(title=dict(text=t("step_axis")), dtick=1)
     layout |= dict(title=dict(text=""), margin=MARGIN, plot_bgcolor="white", height=340,
-                   legend=dict(orientation="h", y=-0.25))  # fmt: skip
+                   legend=LEGEND_AT_FOOT)  # fmt: skip
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 

@@ -26,7 +26,7 @@ from .labels import (
     wrapped_label,
 )
 from .masks import MARK_COLOURS, MASKED_MARK
-from .style import ALLOWED_COLOUR, BLUE, GREEN, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
+from .style import ALLOWED_COLOUR, BLUE, GREEN, LEGEND_AT_FOOT, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
@@ -204,7 +204,7 @@ def memory_figure(view: Memory, t: Words) -> go.Figure:
                 hovertemplate="%{x}: %{y:.3f} MiB<extra></extra>",
             )
         )
-    base_layout(fig, title=t("mem_title"), height=360, legend=dict(orientation="h", y=-0.25))
+    base_layout(fig, title=t("mem_title"), height=360, legend=LEGEND_AT_FOOT)
     fig.update_xaxes(title_text=t("context_axis"), gridcolor="#eee")
     fig.update_yaxes(title_text="MiB", gridcolor="#eee", rangemode="tozero")
     return fig

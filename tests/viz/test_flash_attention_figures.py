@@ -41,6 +41,8 @@ def test_statistics_figure_draws_m_and_l_per_row_of_the_query_tile():
     np.testing.assert_allclose(first_l.y, [float(s.l[0]) for s in view.steps])
     assert [a.text for a in fig.layout.annotations] == [t("m_title"), t("l_title")]
     assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == t("step_axis")
+    # the rows' legend at the figure's foot, under both panels' axis titles (at 390 px in ja it lay over them)
+    assert (fig.layout.legend.yref, fig.layout.legend.y, fig.layout.legend.yanchor) == ("container", 0, "bottom")
 
 
 def test_output_figure_is_the_partial_output_of_the_step():

@@ -98,6 +98,8 @@ def test_history_memory_and_kl_figures_read_back():
     mem = kv.memory_figure(views.memory(fake_generation()), words)
     assert [t.name for t in mem.data][:3] == ["multi-head (H_kv = H)", "formula (GQA)", "measured"]
     assert mem.layout.xaxis.title.text == words("context_axis")
+    # the legend at the figure's foot, under the x axis's title (at 390 px in ja it lay over it)
+    assert (mem.layout.legend.yref, mem.layout.legend.y, mem.layout.legend.yanchor) == ("container", 0, "bottom")
     kl = kv.kl_figure(views.eviction(fake_generation()), words)
     assert [t.name for t in kl.data] == ["window", "sinks + window"] and list(kl.data[0].y) == [0.25] * 3
     assert kl.layout.yaxis.title.text == words("kl_axis")
