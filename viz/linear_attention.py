@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap
 from .labels import safe_label
-from .style import MARGIN, colour
+from .style import LEGEND_AT_FOOT, MARGIN, colour
 
 if TYPE_CHECKING:
     from core.linear_attention.copy_task import QualityView
@@ -48,7 +48,7 @@ def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True
     }
 
 
-def _figure(traces: list[dict], title: str, x_axis: dict, y_axis: dict, height: int, legend_y: float) -> go.Figure:
+def _figure(traces: list[dict], title: str, x_axis: dict, y_axis: dict, height: int) -> go.Figure:
     """Plain trace and layout dicts, one go.Figure without plotly's per-property validation: a class of 30 reruns
     this page, and validation with update_layout/update_*axes was most of its figure time (py-spy); a test
     rebuilds each figure with validation and compares what the browser gets."""
@@ -57,7 +57,7 @@ def _figure(traces: list[dict], title: str, x_axis: dict, y_axis: dict, height: 
         "height": height,
         "plot_bgcolor": "white",
         "margin": dict(MARGIN),
-        "legend": {"orientation": "h", "y": legend_y},
+        "legend": dict(LEGEND_AT_FOOT),
         "xaxis": {"gridcolor": "#eee", **x_axis},
         "yaxis": {"gridcolor": "#eee", **y_axis},
     }
@@ -69,7 +69,7 @@ def _loglog(traces: list[dict], title: str, x_title: str, y_title: str, height: 
     ys = [y for tr in traces for y in tr["y"]]
     x_axis = {"type": "log", "title": {"text": x_title}, **major_log_ticks(xs)}
     y_axis = {"type": "log", "title": {"text": y_title}, **major_log_ticks(ys)}
-    return _figure(traces, title, x_axis, y_axis, height, -0.2)
+    return _figure(traces, title, x_axis, y_axis, height)
 
 
 def cost_figure(view: AssociativityView, t: Text) -> go.Figure:
@@ -152,5 +152,5 @@ def quality_figures(view: QualityView, t: Text) -> dict[str, go.Figure]:
             )
         x_axis = {"title": {"text": safe_label(x_title, 60)}}
         y_axis = {"type": "log", "title": {"text": safe_label(t("q_y"), 60)}}
-        figs[name] = _figure(traces, t(f"q_fig_{name}"), x_axis, y_axis, 380, -0.25)
+        figs[name] = _figure(traces, t(f"q_fig_{name}"), x_axis, y_axis, 380)
     return figs

@@ -70,6 +70,8 @@ def test_generation_and_exp_kernel_figures():
     assert x.dtick == 1 and y.dtick == 1  # counts and errors span many decades
     assert list(fig.data[0].x) == view.taylor_counts
     assert fig.data[0].text[3] == t("ek_order", m=3)
+    # the legend at the figure's foot, under the x axis's labels and title (at 390 px in ja it lay over the title)
+    assert (fig.layout.legend.yref, fig.layout.legend.y, fig.layout.legend.yanchor) == ("container", 0, "bottom")
 
 
 def test_implied_figures():
