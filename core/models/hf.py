@@ -10,16 +10,13 @@ For long documents, `layer_qk` records one layer only and stops the pass there.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 
 import torch
-from transformers import AttentionInterface, DynamicCache
-from transformers.integrations.sdpa_attention import sdpa_attention_forward
-from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
-from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from ..sdpa import scale_or_default
 from . import hooks
@@ -29,11 +26,6 @@ from .rope_scaling import scaled_rotary_embedding
 from .tokens import display_tokens
 from .weights import EmbeddingParts, EncoderLayerWeights, read_embedding_parts, read_encoder_layer
 
-# transformers renamed the cache keyword and output field past_key_values -> cache (5.24 warns, 5.40 removes the old
-# name); pyproject allows versions from before the rename, so the name is read from the installed version.
-CACHE_KEYWORD = (
-    "cache" if "cache" in {f.name for f in dataclasses.fields(CausalLMOutputWithPast)} else "past_key_values"
-)
 ATTN_IMPLEMENTATION = "attention_lab"
 ALIBI_POSITIONS = 2048  # what a page may read of a text for a model without a position table (Bloom's training length)
 # Soft-capping (Gemma 2) and learned sinks (gpt-oss) cannot run under SDPA: such models run their own eager
@@ -98,10 +90,31 @@ def _recorder(forward):
     return recording_attention
 
 
-AttentionInterface.register(ATTN_IMPLEMENTATION, _recorder(sdpa_attention_forward))
-AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
-AttentionInterface.register(ATTN_IMPLEMENTATION_EAGER, _recorder(_models_own_eager))
-AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
+# transformers is imported by the functions below, when a model is wrapped or run, never by importing this module:
+# the model modules that pages and lessons import for their names and constants import this one, and transformers
+# (with the torch compiler parts it pulls in) took 2-4 s of every server's first page, a page without a model too.
+
+
+@functools.cache
+def register_attention_functions() -> None:
+    """Our two attention implementations under their names in transformers' registries (once per process)."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask, sdpa_mask
+
+    AttentionInterface.register(ATTN_IMPLEMENTATION, _recorder(sdpa_attention_forward))
+    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
+    AttentionInterface.register(ATTN_IMPLEMENTATION_EAGER, _recorder(_models_own_eager))
+    AttentionMaskInterface.register(ATTN_IMPLEMENTATION_EAGER, eager_mask)
+
+
+@functools.cache
+def cache_keyword() -> str:
+    """The installed transformers' name of the cache keyword and output field: transformers renamed
+    past_key_values -> cache (5.24 warns, 5.40 removes the old name), and pyproject allows versions from before."""
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    return "cache" if "cache" in {f.name for f in dataclasses.fields(CausalLMOutputWithPast)} else "past_key_values"
 
 
 # Families whose attention adds its position bias inside its own forward and never calls the attention interface,
@@ -191,6 +204,7 @@ class HFAttentionModel(AttentionModel):
         weights_note: str = "",
         random_init: bool = False,
     ):
+        register_attention_functions()
         self.attn_implementation = ATTN_IMPLEMENTATION_EAGER if needs_eager(model.config) else ATTN_IMPLEMENTATION
         model.set_attn_implementation(self.attn_implementation)
         _install_own_attention_readers(model)
@@ -419,6 +433,8 @@ class HFAttentionModel(AttentionModel):
 
     def new_cache(self) -> KVCache:
         """An empty key/value cache for this model (transformers' DynamicCache)."""
+        from transformers import DynamicCache
+
         return DynamicCache(config=self.model.config)
 
     def sliced_cache(self, cache: KVCache, keep: list[int]) -> KVCache:
@@ -428,6 +444,8 @@ class HFAttentionModel(AttentionModel):
             raise ValueError(f"{self.name} keeps only a sliding window of keys in some layers: no positions to choose")
         if not keep:
             return self.new_cache()
+        from transformers import DynamicCache
+
         index = torch.as_tensor(keep, dtype=torch.long, device=self.model.device)
         layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
         return DynamicCache(ddp_cache_data=layers, config=self.model.config)
@@ -455,7 +473,7 @@ class HFAttentionModel(AttentionModel):
     def prefill(self, cache: KVCache, ids: list[int]) -> None:
         """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
         if ids:
-            self.model(input_ids=self._ids([ids]), use_cache=True, **{CACHE_KEYWORD: cache})
+            self.model(input_ids=self._ids([ids]), use_cache=True, **{cache_keyword(): cache})
 
     @torch.no_grad()
     def step(
@@ -468,7 +486,7 @@ class HFAttentionModel(AttentionModel):
                 input_ids=self._ids([[token_id]]),
                 position_ids=self._ids([[position]]),
                 use_cache=True,
-                **{CACHE_KEYWORD: cache},
+                **{cache_keyword(): cache},
             )
         return out.logits[0, -1].cpu(), run
 

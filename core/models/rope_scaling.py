@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import LlamaConfig
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
-from transformers.utils import logging as hf_logging
+
+if TYPE_CHECKING:
+    from transformers import LlamaConfig
 
 METHODS = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
@@ -93,6 +93,12 @@ def rope_config(
     """A Llama config for `method` (a copy of base_config when given, else a one-head stub with the head size).
     max_position_embeddings is L0 for dynamic (transformers reads it as the original length) and s * L0 for the
     methods that take L0 from `original_max_position_embeddings`."""
+    # transformers is imported here, where a config is first built, not with the module: importing it (and the
+    # torch compiler parts it pulls in) takes 2-4 s, which every page paid at a server's start (lessons and rooms
+    # import this module) though only the RoPE curves and a model's run need it.
+    from transformers import LlamaConfig
+    from transformers.utils import logging as hf_logging
+
     params = rope_parameters(
         method, factor, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context
     )
@@ -134,6 +140,9 @@ def scaled_inv_freq(
 ) -> tuple[torch.Tensor, float]:
     """(inv_freq (d/2,), attention_factor) from transformers for `method`. seq_len matters for dynamic (the
     current length) and longrope (long factors beyond L0); None means 'at L0'."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
     config = rope_config(method, factor, head_dim=head_dim, rope_theta=rope_theta, original_context=original_context)
     if method == "default":
         inv_freq, attention_factor = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
@@ -142,10 +151,8 @@ def scaled_inv_freq(
     return inv_freq.double(), float(attention_factor)
 
 
-def scaled_rotary_embedding(
-    config, method: str, factor: float, original_context: int | None = None, rotary_class=LlamaRotaryEmbedding
-):
-    """The model's rotary embedding (rotary_class: the class of its own module, so cos and sin come in the layout
+def scaled_rotary_embedding(config, method: str, factor: float, original_context: int | None = None, rotary_class=None):
+    """The model's rotary embedding (rotary_class: the class of its own module, Llama's when None, so cos and sin come in the layout
     its attention applies: gpt-oss's hold half a head) for `config` (a real model's config) with `method` at
     `factor`. The model's own config is not touched: the rotary module gets a copy."""
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
@@ -154,4 +161,6 @@ def scaled_rotary_embedding(
     new_config = rope_config(
         method, factor, head_dim=head_dim, rope_theta=theta, original_context=original, base_config=config
     )
+    if rotary_class is None:
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding as rotary_class
     return rotary_class(new_config)

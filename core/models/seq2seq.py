@@ -31,18 +31,13 @@ from pathlib import Path
 
 import torch
 
+from .hf import cache_keyword
+
 # A fast tokenizer keeps its padding settings in shared state that every call resets: one lock for every call, so
 # two visitors of one server never tokenize at once (as core/models/hf.py does for the pretrained models).
 _TOKENIZER_LOCK = threading.RLock()
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
 NAME = "Marian EN→JA/KO (trained here)"  # the shipped encoder-decoder's name in the model pickers
-
-
-def _cache_keyword() -> str:
-    """The installed transformers' name of the cache keyword (core/models/hf.py reads it once, for every model)."""
-    from .hf import CACHE_KEYWORD
-
-    return CACHE_KEYWORD
 
 
 @dataclass(frozen=True)
@@ -288,7 +283,7 @@ class Seq2Seq(EncoderDecoderModel):
 
     def __init__(self, model):
         self._model = model
-        self._cache_keyword = _cache_keyword()
+        self._cache_keyword = cache_keyword()  # core/models/hf.py reads it once, for every model
         self.config = seq2seq_config(model.config, getattr(model, "generation_config", None))
 
     # --- looking inside ---------------------------------------------------------------------------------------

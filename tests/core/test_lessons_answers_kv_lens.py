@@ -9,7 +9,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
 from core.lessons.answers import compute
-from core.models.hf import CACHE_KEYWORD  # the installed transformers' name for the cache argument
+from core.models.hf import cache_keyword  # the installed transformers' name for the cache argument
 from tests.tiny_models import TEXTS, registered_folders
 
 
@@ -38,7 +38,7 @@ def state_of(key, **more):
 @torch.no_grad()
 def cache_bytes_after(model, n: int) -> int:
     cache = DynamicCache(config=model.config)
-    model(input_ids=torch.arange(n)[None] % model.config.vocab_size, use_cache=True, **{CACHE_KEYWORD: cache})
+    model(input_ids=torch.arange(n)[None] % model.config.vocab_size, use_cache=True, **{cache_keyword(): cache})
     return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
 
 
@@ -70,14 +70,14 @@ def counted_flops(model, ids: list[int], cached: bool) -> int:
     cache (all of ids again); the head turns only the last row into scores either way (logits_to_keep=1)."""
     cache = DynamicCache(config=model.config)
     if cached:
-        model(input_ids=torch.tensor([ids[:-1]]), use_cache=True, **{CACHE_KEYWORD: cache})
+        model(input_ids=torch.tensor([ids[:-1]]), use_cache=True, **{cache_keyword(): cache})
     fed = ids[-1:] if cached else ids
     with FlopCounterMode(display=False) as counter:
         model(
             input_ids=torch.tensor([fed]),
             use_cache=cached,
             logits_to_keep=1,
-            **{CACHE_KEYWORD: cache if cached else None},
+            **{cache_keyword(): cache if cached else None},
         )
     return counter.get_total_flops()
 

@@ -8,7 +8,7 @@ import torch
 from transformers import DynamicCache
 
 from core import transformer_xl as tx
-from core.models.hf import CACHE_KEYWORD
+from core.models.hf import cache_keyword
 from tests.references import assert_close_in_scale
 
 
@@ -95,11 +95,11 @@ def test_xl_mask_equals_the_recurrence_with_a_cache(xl_input):
             )
         out = model(
             input_ids=torch.tensor([ids[s : s + seg]]),
-            **{CACHE_KEYWORD: cache},
+            **{cache_keyword(): cache},
             position_ids=torch.arange(s, s + seg)[None],
             use_cache=True,
         )
-        memory = getattr(out, CACHE_KEYWORD)
+        memory = getattr(out, cache_keyword())
         logits.append(out.logits[0])
     recurrence = losses_of(torch.cat(logits), ids)
     masked = tx.token_losses(wrapper, ids, tx.method_mask("xl", len(ids), segment=seg))

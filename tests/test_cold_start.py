@@ -1,0 +1,47 @@
+"""A fresh server's first pages: the landing page, a page without a model and /room import no transformers.
+
+Importing transformers (and the torch compiler parts it pulls in) took 2-4 s of every fresh server's first answer,
+whatever the page, and of each of CI's server starts; core/models imports it where a model is built or RoPE is
+computed (scripts/cold_start.py times a server's first page). Run in a fresh interpreter: this one has imported
+transformers for other tests."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+MODEL_FREE = True  # the pages it opens load no model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The first run opens the landing page, which imports every page's module (the navigation); the importer of a
+# heavy package is named by the stack at its first import.
+FIRST_PAGES = """
+import importlib.abc, sys, traceback
+HEAVY = ("transformers", "sklearn", "scipy")
+importers = {}
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in HEAVY and name not in importers:
+            importers[name] = [f"{f.filename}:{f.lineno}" for f in traceback.extract_stack()[:-1]
+                               if f.filename.startswith(sys.argv[1]) and "-packages" not in f.filename][-4:]
+        return None
+
+sys.meta_path.insert(0, Watch())
+sys.path.insert(0, "tests")
+from apptest_helpers import open_view
+
+for topic in ("home", "masks", "room"):
+    open_view(topic)
+    assert not importers, f"opening /{topic} imported {importers}"
+"""
+
+
+def test_the_first_pages_of_a_fresh_server_import_no_transformers(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env["ATTENTION_LAB_ROOMS"] = str(tmp_path / "rooms.sqlite3")
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_PAGES, str(ROOT)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
