@@ -210,6 +210,24 @@ def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]
     return found
 
 
+def placed_in_the_way_on_a_phone(figure: dict) -> list[str]:
+    """What a figure places where, on a 390 px phone, it lies on other text: a horizontal legend set a share of the
+    plot's height below the plot (paper coordinates, y < 0) meets the x axis's rotated labels and wrapped title, as
+    a phone shortens the plot (viz.style.LEGEND_AT_FOOT sets it at the figure's foot instead); a standing colour bar
+    whose title runs across its top is widened to that title and takes the plot's width (viz.style.colour_bar)."""
+    found = []
+    legend = figure.get("layout", {}).get("legend") or {}
+    y = legend.get("y", -0.1)  # plotly's own place for a horizontal legend: below the plot
+    if legend.get("orientation") == "h" and legend.get("yref", "paper") == "paper" and y < 0:
+        found.append(f"legend at y={y} of the plot")
+    for trace in figure.get("data", ()):
+        for bar in (trace.get("colorbar"), (trace.get("marker") or {}).get("colorbar")):
+            title = (bar or {}).get("title") or {}
+            if title.get("text") and bar.get("orientation", "v") == "v" and title.get("side") != "right":
+                found.append(f"colour bar titled {title['text']!r} across its top")
+    return found
+
+
 _builders = itertools.count()
 
 

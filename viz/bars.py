@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
-from .style import BLUE, PALETTE, RED
+from .style import BLUE, LEGEND_AT_FOOT, PALETTE, RED
 
 
 def head_ranking_bars(
@@ -39,7 +39,7 @@ def head_ranking_bars(
         height=int(min(900, 140 + 26 * len(y) * max(1, len(candidate_labels)) / 1.5)),
         margin=dict(l=10, r=10, t=50, b=10),
         plot_bgcolor="white",
-        legend=dict(orientation="h", y=-0.12),
+        legend=LEGEND_AT_FOOT,
     )
     fig.update_xaxes(
         title_text=x_title, range=[0, max(1e-6, float(w.max()) * 1.2)] if w.size else None, gridcolor="#eee"

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label
-from .style import MASKED_COLOUR, RED
+from .style import MASKED_COLOUR, RED, colour_bar
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
 
@@ -72,7 +72,7 @@ def head_grid(
             colorscale=colorscale,
             cmin=0.0,
             cmax=zmax,
-            colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
+            colorbar=colour_bar(value_name),
         ),
         height=int(140 + L * step_y * min(90.0, 1500 / (L * step_y), 900 / (H * step_x))),
         margin=dict(l=10, r=10, t=100, b=10),
@@ -153,7 +153,7 @@ def token_grid(
             zmin=0.0,
             hoverongaps=False,
             hovertemplate=f"%{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>",
-            colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
+            colorbar=colour_bar(value_name),
         )
     )
     # One layout update for all separators (add_hline per layer re-validates the layout each time).

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from core.head_detectors import DetectorView
 
-from .style import WEIGHTS_SCALE, base_layout
+from .style import WEIGHTS_SCALE, base_layout, colour_bar
 
 
 def detector_grid(view: DetectorView, t) -> go.Figure:
@@ -24,7 +24,7 @@ def detector_grid(view: DetectorView, t) -> go.Figure:
             colorscale=WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,
-            colorbar=dict(title=t("score")),
+            colorbar=colour_bar(t("score")),
             hovertemplate=f"{t('layer')} %{{y}}, {t('head')} %{{x}}<br>{t('score')}: %{{z:.3f}}<extra></extra>",
         )
     )

@@ -14,7 +14,10 @@ import plotly.graph_objects as go
 from _plotly_utils.basevalidators import ColorscaleValidator
 
 from .labels import safe_label
-from .style import MASKED_COLOUR  # noqa: F401  (re-exported: older imports)
+from .style import (
+    MASKED_COLOUR,  # noqa: F401  (re-exported: older imports)
+    colour_bar,
+)
 
 FULL_HOVER_CELLS = 128 * 128  # above this, hover shows indices only (keeps the payload small)
 
@@ -56,7 +59,7 @@ def attention_heatmap(
             zmax=zmax,
             hoverongaps=False,
             hovertemplate=hover,
-            colorbar=dict(title=dict(text=value_name, side="right"), thickness=12),
+            colorbar=colour_bar(value_name),
             texttemplate=f"%{{z:.{min(decimals, 2)}f}}" if show_values else None,
         )
     ]

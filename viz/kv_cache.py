@@ -225,7 +225,7 @@ def kl_figure(view: Eviction, t: Words) -> go.Figure:
                 hovertemplate="%{x}: %{y:.4f}<extra></extra>",
             )
         )
-    base_layout(fig, title=t("kl_title"), height=320, legend=dict(orientation="h", y=-0.3))
+    base_layout(fig, title=t("kl_title"), height=320, legend=LEGEND_AT_FOOT)
     fig.update_xaxes(type="category", title_text=t("query_axis"))
     fig.update_yaxes(title_text=t("kl_axis"), rangemode="tozero", gridcolor="#eee")
     return fig

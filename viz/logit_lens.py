@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from core.logit_lens import LensView
 
 from .labels import safe_label
-from .style import WEIGHTS_SCALE, base_layout
+from .style import WEIGHTS_SCALE, base_layout, colour_bar
 
 
 def lens_figure(view: LensView, t) -> go.Figure:
@@ -37,7 +37,7 @@ def lens_figure(view: LensView, t) -> go.Figure:
             colorscale=WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,
-            colorbar=dict(title=t("prob")),
+            colorbar=colour_bar(t("prob")),
             hovertemplate=f"%{{x}} · %{{y}}<br>{t('prob')}: %{{z:.3f}}<br>{t('top')}:<br>%{{customdata}}<extra></extra>",
         )
     )

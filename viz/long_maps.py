@@ -19,7 +19,7 @@ from core.long_maps.maps import log_colour_range
 from core.pooling import bin_ranges
 
 from .labels import safe_label
-from .style import MARGIN, MASKED_COLOUR, RED
+from .style import LEGEND_AT_FOOT, MARGIN, MASKED_COLOUR, RED, colour_bar
 
 if TYPE_CHECKING:
     from core.long_maps.views import HeadShares, MapView, ZoomView
@@ -50,18 +50,15 @@ def long_heatmap(
         low, top_log = log_colour_range(z, masked)
         zz = np.log10(np.maximum(z, 10.0**low))
         ticks = np.arange(np.ceil(low), np.floor(top_log) + 1)
-        colorbar = dict(
-            title=dict(text=f"{value_name} (log)", side="right"),
-            thickness=12,
-            tickvals=ticks.tolist(),
-            ticktext=[f"{10.0**t:.0e}" for t in ticks],
+        colorbar = colour_bar(
+            f"{value_name} (log)", tickvals=ticks.tolist(), ticktext=[f"{10.0**t:.0e}" for t in ticks]
         )
         hover_value = f"log₁₀ {value_name}: %{{z:.2f}}"
         zmin, zmax = low, top_log
     else:
         shown = z[~masked]
         zz = z
-        colorbar = dict(title=dict(text=value_name, side="right"), thickness=12)
+        colorbar = colour_bar(value_name)
         hover_value = f"{value_name}: %{{z:.3g}}"
         zmin, zmax = 0.0, float(np.nanmax(shown)) if np.isfinite(shown).any() else 1.0
     zz = np.where(masked, np.nan, zz).astype(np.float32)
@@ -115,7 +112,7 @@ def head_shares_figure(view: HeadShares, t: Translate) -> go.Figure:
         barmode="group",
         height=300,
         margin=MARGIN,
-        legend=dict(orientation="h", y=-0.25),
+        legend=LEGEND_AT_FOOT,
     )
     fig.update_xaxes(title_text=t("head_axis"), type="category")
     fig.update_yaxes(title_text=t("share_axis"), range=[0, 1])

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import indexed_labels, safe_label
-from .style import BLUE, MARGIN, PALETTE, RED, base_layout
+from .style import BLUE, LEGEND_AT_FOOT, MARGIN, PALETTE, RED, base_layout, colour_bar
 
 if TYPE_CHECKING:
     from core.moe.checkpoint_views import Comparison, Specialisation
@@ -60,7 +60,7 @@ def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
             textfont=dict(color="#222", size=11),
             customdata=status,
             hovertemplate=f"%{{y}}<br>%{{x}}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
-            colorbar=dict(title=dict(text=prob, side="right"), thickness=12),
+            colorbar=colour_bar(prob),
         )
     )
     fig.update_xaxes(
@@ -105,7 +105,7 @@ def _load_bars(
                           y=y, yanchor="bottom", yref="y", showarrow=False))  # fmt: skip
     layout = dict(
         barmode="group",
-        legend=dict(orientation="h", y=-0.2),
+        legend=LEGEND_AT_FOOT,
         yaxis=dict(title=dict(text=t("share_axis")), tickformat=".0%", gridcolor="#eee", rangemode="tozero"),
         xaxis=dict(type="category"),
         title=dict(text=safe_label(title, 140)),
@@ -151,7 +151,7 @@ def entropy_bars(view: TextRouting, t: Translate) -> go.Figure:
         line_dash="dash",
         line_color="#555",
         annotation_text=safe_label(t("entropy_max"), 40),
-        annotation_position="top",
+        annotation_position="top left",  # the line stands near the right edge: its words to its left, not across it
     )
     fig.update_xaxes(title_text=t("entropy_axis"), range=[0, top * 1.08], gridcolor="#eee")
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(y) <= 200)
@@ -196,7 +196,7 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
             texttemplate="%{z:.0%}",
             hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
             f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
-            colorbar=dict(title=dict(text=safe_label(t("share_short"), 20), side="right"), thickness=12),
+            colorbar=colour_bar(safe_label(t("share_short"), 20)),
         )
     )
     fig.update_xaxes(title_text=t("category_axis"), type="category", tickangle=-40)
@@ -220,7 +220,7 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
             colorscale="Oranges",
             texttemplate="%{z:.0%}",
             hovertemplate=f"%{{y}}, %{{x}}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
-            colorbar=dict(title=dict(text=safe_label(t("share_short"), 20), side="right"), thickness=12),
+            colorbar=colour_bar(safe_label(t("share_short"), 20)),
         )
     )
     fig.update_xaxes(title_text=t("expert_axis"), type="category")
@@ -244,5 +244,5 @@ def loss_curves(view: Comparison, t: Translate) -> go.Figure:
         )
     fig.update_xaxes(title_text=t("step_axis"), gridcolor="#eee")
     fig.update_yaxes(title_text=t("loss_axis"), gridcolor="#eee")
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(legend=LEGEND_AT_FOOT)
     return _layout(fig, t("curves_title"), 320)

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap
 from .labels import indexed_labels, safe_label
-from .style import BLUE, GREEN, ORANGE, PALETTE, RED, base_layout
+from .style import BLUE, GREEN, LEGEND_AT_FOOT, ORANGE, PALETTE, RED, base_layout
 
 
 def alignment_figure(view, t) -> go.Figure:
@@ -24,7 +24,7 @@ def alignment_figure(view, t) -> go.Figure:
                                  y=[safe_label(rows[r], 40) for r, _ in view.marks],
                                  mode="markers", name=safe_label(t("grammar_alignment"), 60), hoverinfo="skip",
                                  marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2))))  # fmt: skip
-        fig.update_layout(legend=dict(orientation="h", y=-0.25))
+        fig.update_layout(legend=LEGEND_AT_FOOT)
     return fig
 
 
@@ -41,7 +41,7 @@ def gradient_figure(panel, t) -> go.Figure:
     title = t("gradient_title") if panel.length is None else t("gradient_long_title", n=panel.length)
     fig.update_xaxes(title=t("axis_distance"))
     fig.update_yaxes(title=t("axis_gradient"), type="log")
-    return base_layout(fig, safe_label(title, 120), height=380, legend=dict(orientation="h", y=-0.25))
+    return base_layout(fig, safe_label(title, 120), height=380, legend=LEGEND_AT_FOOT)
 
 
 def timing_figure(view, t) -> go.Figure:
@@ -61,7 +61,7 @@ def timing_figure(view, t) -> go.Figure:
     fig.update_xaxes(title=t("axis_length"), type="log")
     fig.update_yaxes(title=t("axis_cpu_ms" if view.cpu_time else "axis_ms"), type="log")
     return base_layout(fig, safe_label(t("timing_title", device=view.device), 120), height=380,
-                       legend=dict(orientation="h", y=-0.25))  # fmt: skip
+                       legend=LEGEND_AT_FOOT)  # fmt: skip
 
 
 def cost_figure(view, t) -> go.Figure:
@@ -79,4 +79,4 @@ def cost_figure(view, t) -> go.Figure:
     fig.update_xaxes(title=t("axis_length"))
     fig.update_yaxes(title=t("axis_flops"))
     return base_layout(fig, safe_label(t("cost_title", d=view.d), 120), height=380,
-                       legend=dict(orientation="h", y=-0.25))  # fmt: skip
+                       legend=LEGEND_AT_FOOT)  # fmt: skip

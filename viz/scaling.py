@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from .labels import safe_label
 from .linear_attention import major_log_ticks
-from .style import colour
+from .style import LEGEND_AT_FOOT, colour
 
 
 def loglog_figure(
@@ -63,7 +63,7 @@ def loglog_figure(
         height=height,
         plot_bgcolor="white",
         margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.2),
+        legend=LEGEND_AT_FOOT,
     )
     # major ticks only (plotly labels every digit of a short log axis)
     ys = [v for values in series.values() for v in values]

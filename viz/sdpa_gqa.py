@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from .labels import safe_label
 from .linear_attention import major_log_ticks
-from .style import colour
+from .style import LEGEND_AT_FOOT, MARGIN, colour
 
 if TYPE_CHECKING:
     from core.sdpa_gqa.views import BackendsView, KvCacheView
@@ -60,8 +60,8 @@ def grouped_bars(
         title=dict(text=safe_label(title, 120)),
         height=height,
         plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=80, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+        margin=MARGIN,
+        legend=LEGEND_AT_FOOT,
     )
     fig.update_xaxes(title_text=x_title, type="category")
     if log_y:

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, matrix_heatmap
 from .labels import safe_label
-from .style import BLUE, MARGIN, RED
+from .style import BLUE, LEGEND_AT_FOOT, MARGIN, RED
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
     from core.sdpa_steps import LookupView, SaturationView, StepsView
@@ -121,7 +121,7 @@ def entropy_vs_dk_figure(
         height=380,
         plot_bgcolor="white",
         margin=MARGIN,
-        legend=dict(orientation="h", y=-0.25),
+        legend=LEGEND_AT_FOOT,
         # powers of two only: a log axis would otherwise label every minor tick
         xaxis=dict(
             type="log", dtick=np.log10(2), tickformat="d", title=dict(text=safe_label(x_title, 60)), gridcolor="#eee"
@@ -163,7 +163,7 @@ def softmax_row_bars(
         height=320,
         plot_bgcolor="white",
         margin=MARGIN,
-        legend=dict(orientation="h", y=-0.3),
+        legend=LEGEND_AT_FOOT,
         xaxis=dict(title=dict(text=safe_label(x_title, 60)), type="category"),
         yaxis=dict(title=dict(text=safe_label(y_title, 60)), range=[0, 1.05], gridcolor="#eee"),
     )
@@ -237,7 +237,7 @@ def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figu
         height=340,
         plot_bgcolor="white",
         margin=MARGIN,
-        legend=dict(orientation="h", y=-0.3),
+        legend=LEGEND_AT_FOOT,
     )
     curve.update_xaxes(type="log", title_text=safe_label(t("lookup_tau"), 60), gridcolor="#eee")
     curve.update_yaxes(title_text=safe_label(t("lookup_result"), 60), gridcolor="#eee")

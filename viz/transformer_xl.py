@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from core.transformer_xl import LinesView, MasksView
 
 from .masks import MARK_COLOURS, MASKED_MARK
-from .style import ALLOWED_COLOUR, MASKED_COLOUR, base_layout, colour
+from .style import ALLOWED_COLOUR, LEGEND_AT_FOOT, MASKED_COLOUR, base_layout, colour
 
 Words = Callable[..., str]
 AXES = {  # kind -> (x axis, y axis) words
@@ -71,7 +71,7 @@ def lines_figure(view: LinesView, t: Words) -> go.Figure:
         fig.add_vline(x=x0, line=dict(color="#999", width=1, dash="dash"))
     x_title, y_title = AXES[view.kind]
     title = t(f"{view.kind}_title", **view.title_fields)
-    base_layout(fig, title=title, height=380, legend=dict(orientation="h", y=-0.25))
+    base_layout(fig, title=title, height=380, legend=LEGEND_AT_FOOT)
     fig.update_xaxes(title_text=t(x_title), gridcolor="#eee")
     fig.update_yaxes(title_text=t(y_title), gridcolor="#eee")
     return fig

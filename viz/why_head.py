@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap
-from .style import DIVERGING_SCALE, WEIGHTS_SCALE, base_layout, colour
+from .style import DIVERGING_SCALE, LEGEND_AT_FOOT, WEIGHTS_SCALE, base_layout, colour
 
 if TYPE_CHECKING:
     from core.why_head import AbsoluteView, RopeView
@@ -27,7 +27,7 @@ def _stacked(shares: np.ndarray, names: list[str], head: int, title: str, t) -> 
     fig = go.Figure(
         [go.Bar(x=heads, y=shares[:, i], name=name, marker_color=colour(i)) for i, name in enumerate(names)]
     )
-    base_layout(fig, title, height=380, barmode="stack", legend=dict(orientation="h", y=-0.25))
+    base_layout(fig, title, height=380, barmode="stack", legend=LEGEND_AT_FOOT)
     fig.update_xaxes(title_text=t("head_axis"))
     fig.update_yaxes(title_text=t("share_axis"), range=[0, 1])
     fig.add_annotation(x=heads[head], y=1.0, text="▼", showarrow=False, yshift=8)  # the head drawn below
@@ -78,7 +78,7 @@ def kept_figure(view: RopeView, t) -> go.Figure:
             for i, k in enumerate(("position_only", "content_only", "uniform"))
         ]  # fmt: skip
     )
-    base_layout(fig, t("kept_title"), height=360, barmode="group", legend=dict(orientation="h", y=-0.25))
+    base_layout(fig, t("kept_title"), height=360, barmode="group", legend=LEGEND_AT_FOOT)
     fig.update_xaxes(title_text=t("head_axis"))
     fig.update_yaxes(title_text=t("kept_axis"), range=[0, 1])
     return fig

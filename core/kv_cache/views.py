@@ -252,15 +252,17 @@ class Eviction:
     """KL(full || evicted) per generated token and policy, with the window and sinks it was measured with."""
 
     kl: dict[str, list[float]]  # see kl_curves
-    step_labels: list[str]  # the token fed at each step
+    step_labels: list[str]  # the token fed at each step, after its position ('13 was'): unique, as plotly's
+    # categories must be (a token fed twice, 'was', drew one category and the curve ran back to it)
     window: int
     sinks: int
     measured: bool = True  # False: the model's sliding-window layers evict by themselves, nothing was measured
 
 
 def eviction(gen: Generation) -> Eviction:
+    labels = indexed_labels(gen.tokens)
     return Eviction(
-        kl_curves(gen), [gen.tokens[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured
+        kl_curves(gen), [labels[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured
     )
 
 

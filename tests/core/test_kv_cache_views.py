@@ -52,7 +52,10 @@ def test_memory_names_how_key_value_heads_are_shared():
 def test_eviction_view_has_one_kl_per_step_and_the_settings():
     view = views.eviction(fake_generation())
     assert view.kl == {"window": [0.25] * 3, "sinks_window": [0.25] * 3}
-    assert view.step_labels == [" d", " e", " f"] and (view.window, view.sinks) == (2, 1)
+    # each step's token after its position: unique even when a token is fed twice (plotly merges equal categories)
+    assert view.step_labels == ["3  d", "4  e", "5  f"] and (view.window, view.sinks) == (2, 1)
+    fed_twice = dataclasses.replace(fake_generation(), tokens=["A", " b", " c", " d", " d", " d", " g"])
+    assert len(set(views.eviction(fed_twice).step_labels)) == 3
 
 
 def test_history_names_its_layer_and_head():

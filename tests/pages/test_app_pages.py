@@ -8,7 +8,12 @@ import pytest
 from app import catalog, i18n, ui
 from core.lessons.answers import PAGE_STATES
 from core.state import Text
-from tests.apptest_helpers import assert_no_exception, run_view, titles_too_wide_for_a_phone
+from tests.apptest_helpers import (
+    assert_no_exception,
+    placed_in_the_way_on_a_phone,
+    run_view,
+    titles_too_wide_for_a_phone,
+)
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 
@@ -71,6 +76,8 @@ def assert_titles_fit_a_phone(at) -> int:
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     too_wide = {n: found for n, chart in enumerate(charts) if (found := titles_too_wide_for_a_phone(chart))}
     assert not too_wide, too_wide
+    in_the_way = {n: found for n, chart in enumerate(charts) if (found := placed_in_the_way_on_a_phone(chart))}
+    assert not in_the_way, in_the_way  # legends and colour bars too
     return len(charts)
 
 

@@ -3,6 +3,7 @@ from the figures (values, rounding, escaped labels, axis titles)."""
 
 import numpy as np
 
+from tests.apptest_helpers import placed_in_the_way_on_a_phone
 from viz.bars import accuracy_bars, head_ranking_bars
 
 
@@ -15,6 +16,8 @@ def test_head_ranking_bars_one_series_per_candidate():
     assert fig.layout.barmode == "group" and fig.layout.yaxis.autorange == "reversed"
     assert fig.layout.xaxis.title.text == "weight" and fig.layout.title.text == "ranking"
     assert fig.layout.xaxis.range[1] > 0.712  # room for the longest bar's label
+    # the candidates' legend at the figure's foot: 0.12 of the plot below it, it lay on the x axis's title at 390 px
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())
 
 
 def test_accuracy_bars_whiskers_reach_the_interval():

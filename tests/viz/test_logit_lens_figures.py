@@ -9,6 +9,7 @@ import torch
 
 from app import i18n
 from core.logit_lens import LensView
+from tests.apptest_helpers import placed_in_the_way_on_a_phone
 from viz import logit_lens as figures
 
 t = functools.partial(i18n.text, "en", "logit_lens.figure")
@@ -44,3 +45,5 @@ def test_lens_figure_is_the_final_predictions_probability_by_stage_and_position(
     assert fig.layout.yaxis.autorange == "reversed"  # embeddings on top
     assert (fig.layout.yaxis.title.text, fig.layout.xaxis.title.text) == (t("stage_axis"), t("position_axis"))
     assert fig.layout.title.text == t("figure_title", n=4, s=3)
+    # the colour bar's title stands up its side: across its top it made the bar a third of a phone's figure
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())

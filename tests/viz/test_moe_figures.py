@@ -67,6 +67,9 @@ def test_entropy_bars_stop_at_log_e():
     assert bar.orientation == "h" and len(bar.y) == T
     (line,) = fig.layout.shapes
     assert math.isclose(line.x0, math.log(E))
+    # the line stands near the right edge: its words end at it (centred on it, they ran past a phone's figure)
+    (words,) = fig.layout.annotations
+    assert words.xanchor == "right" and words.x == line.x0
     assert fig.layout.xaxis.title.text == t("entropy_axis")
 
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from core.rnn_attention import compare as cmp
 from core.rnn_attention import view as rv
+from tests.apptest_helpers import placed_in_the_way_on_a_phone
 from viz import rnn_attention as figs
 
 
@@ -52,6 +53,8 @@ def test_gradient_figure_draws_both_series_on_a_log_axis():
     assert fig.layout.title.text == "gradient_title"
     long = rv.GradientPanel([0, 1], [1.0, 1.0], [1.0, 0.5], 0.5, 1.0, 4, 60, "weaker")
     assert figs.gradient_figure(long, T).layout.title.text == "gradient_long_title n=60"
+    # the legend at the figure's foot: 0.25 of the plot below it, it lay on the x axis's title at 390 px
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())
 
 
 def test_timing_figure_draws_the_measured_times_and_steps():
@@ -65,6 +68,7 @@ def test_timing_figure_draws_the_measured_times_and_steps():
     older = rv.TimingView([8, 16], [1.0, 2.0], [None, None], [0.5, 0.6], [16, 32], [2, 2], "cpu", False, 3.3, None,
                           "transformer", None, "transformer")  # fmt: skip
     assert len(figs.timing_figure(older, T).data) == 2
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())  # the legend at the figure's foot
 
 
 def test_cost_figure_draws_both_counts_and_the_crossover_at_d():
@@ -74,3 +78,4 @@ def test_cost_figure_draws_both_counts_and_the_crossover_at_d():
     lines = [s for s in fig.layout.shapes]
     assert [s.x0 for s in lines] == [64, 32]
     assert any(a.text == "crossover d=64" for a in fig.layout.annotations)
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())  # the legend at the figure's foot

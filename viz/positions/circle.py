@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..labels import safe_label
-from ..style import PALETTE
+from ..style import PALETTE, colour_bar
 from .common import layout
 
 
@@ -44,7 +44,7 @@ def circle_figure(
                 color=np.arange(len(pts)),
                 colorscale="Viridis",
                 showscale=True,
-                colorbar=dict(title=dict(text=safe_label(colour_title, 30)), thickness=12),
+                colorbar=colour_bar(safe_label(colour_title, 30)),
             ),
             hovertemplate=f"{safe_label(colour_title, 30)} %{{marker.color}}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
             showlegend=False,

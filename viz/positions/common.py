@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..labels import safe_label
-from ..style import MARGIN, PALETTE
+from ..style import LEGEND_AT_FOOT, MARGIN, PALETTE, colour_bar
 from .log_axis import log_ticks, set_log_axis
 
 
@@ -23,7 +23,7 @@ def layout_dict(title: str, x_title: str, y_title: str, height: int = 380) -> di
         "height": height,
         "plot_bgcolor": "white",
         "margin": dict(MARGIN),
-        "legend": {"orientation": "h", "y": -0.2},
+        "legend": dict(LEGEND_AT_FOOT),
         "xaxis": {"title": {"text": safe_label(x_title, 80)}, **axis},
         "yaxis": {"title": {"text": safe_label(y_title, 80)}, **axis},
     }
@@ -41,7 +41,7 @@ def layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int =
         height=height,
         plot_bgcolor="white",
         margin=MARGIN,
-        legend=dict(orientation="h", y=-0.2),
+        legend=LEGEND_AT_FOOT,
     )
     fig.update_xaxes(title_text=safe_label(x_title, 80), gridcolor="#eee", zeroline=False)
     fig.update_yaxes(title_text=safe_label(y_title, 80), gridcolor="#eee", zeroline=False)
@@ -84,7 +84,7 @@ def value_heatmap(
             hovertemplate=f"{safe_label(y_title, 40)}: %{{y}}<br>{safe_label(x_title, 40)}: %{{x}}<br>"
             f"{safe_label(value_name, 40)}: %{{z}}<extra></extra>",
             texttemplate="%{z}" if show_values else None,
-            colorbar=dict(title=dict(text=safe_label(value_name, 40), side="right"), thickness=12),
+            colorbar=colour_bar(safe_label(value_name, 40)),
         )
     )
     layout(fig, title, x_title, y_title, height)
