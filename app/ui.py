@@ -471,7 +471,9 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     for s in told.statements:
         if isinstance(s, figure_text.MapText):
             named = "; ".join(cell(c, tile) for c, tile in zip(s.cells, s.tiles, strict=True))
-            parts.append(t("common", "figure_map", rows=rows, cols=cols, cells=named))
+            down, across = (_layout_text(layout, axis) for axis in s.axes)  # a grid's map: its own panel's axes
+            said = t("common", "figure_map", rows=down, cols=across, cells=named) if down and across else None
+            parts.append(said or t("common", "figure_map_cells", cells=named))
             continue
         if isinstance(s, figure_text.BarText):
             said = t("common", "figure_bars", n=s.bars, largest=_said(s.largest.at), largest_value=s.largest.value,

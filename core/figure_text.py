@@ -61,6 +61,7 @@ class MapText(NamedTuple):
 
     cells: list[Cell]
     tiles: list[str]  # per cell: its tile's name ("" for a figure with one map)
+    axes: tuple[str, str] = ("yaxis", "xaxis")  # the layout's (rows', columns') axes of the strongest cell's map
 
 
 class BarText(NamedTuple):
@@ -181,7 +182,8 @@ def describe(
             cols = _positions(trace, "x", z.shape[1], layout, map_labels[1])
             if not map_cells:
                 statements.append(None)  # the maps' place in the figure's order
-            map_cells += [(c, name) for c in strongest_cells(z, rows, cols, k)]
+            axes = (_axis_name(trace.get("yaxis"), "y"), _axis_name(trace.get("xaxis"), "x"))
+            map_cells += [(c, name, axes) for c in strongest_cells(z, rows, cols, k)]
             continue
         if kind not in ("bar", "scatter", "scattergl"):
             continue
@@ -203,7 +205,7 @@ def describe(
         else:
             statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest))
     if map_cells:
-        ranked = sorted(map_cells, key=lambda pair: -pair[0].value)[:k]  # stable: the earlier tile first
-        tiles = [name for _, name in ranked] if len({name for _, name in map_cells}) > 1 else [""] * len(ranked)
-        statements[statements.index(None)] = MapText([c for c, _ in ranked], tiles)
+        ranked = sorted(map_cells, key=lambda cell: -cell[0].value)[:k]  # stable: the earlier tile first
+        tiles = [name for _, name, _ in ranked] if len({name for _, name, _ in map_cells}) > 1 else [""] * len(ranked)
+        statements[statements.index(None)] = MapText([c for c, _, _ in ranked], tiles, ranked[0][2])
     return FigureText(statements, more)

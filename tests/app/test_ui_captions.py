@@ -45,3 +45,20 @@ def test_a_long_title_is_sent_in_lines_and_read_whole_and_a_figure_shown_again_i
     assert title in caption_of(fig)
     as_sent = fig.to_dict
     assert ui._fitted(fig).to_dict is as_sent  # shown at the next run too: not wrapped twice
+
+
+def test_a_grids_map_is_read_with_its_own_panels_axis_titles_and_no_empty_names():
+    """/multi-head draws its maps in a make_subplots grid: the caption named the first panel's (untitled) axes,
+    'Rows: , columns: .'. It names the axes of the panel whose cell is strongest, or no axes when those are untitled."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Heatmap(z=[[0.1, 0.2]], x=["a", "b"], y=["p"]), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[0.9, 0.3]], x=["c", "d"], y=["q"]), row=1, col=2)
+    fig.update_xaxes(title_text="key token", row=1, col=2)
+    fig.update_yaxes(title_text="query token", row=1, col=2)
+    said = caption_of(fig)
+    assert said.startswith("Rows: query token, columns: key token.") and "` c `" in said
+    fig.update_xaxes(title_text=None, row=1, col=2)
+    said = caption_of(fig)
+    assert said.startswith("Largest values:") and "Rows" not in said

@@ -89,3 +89,15 @@ def test_a_large_map_names_the_same_cells_as_a_full_sort():
 def test_text_among_a_lines_numbers_is_not_a_point():
     (line,) = describe([{"type": "scatter", "x": [1, 2, 3], "y": ["n/a", 3, 1]}]).statements
     assert (line.points, line.first, line.lowest) == (2, Point("2", 3.0), Point("3", 1.0))
+
+
+def test_a_map_names_the_axes_of_its_strongest_cells_panel():
+    """A map in a grid's second panel (xaxis2/yaxis2): the caption must read that panel's axis titles."""
+    traces = [
+        {"type": "heatmap", "z": [[0.1]], "xaxis": "x", "yaxis": "y"},
+        {"type": "heatmap", "z": [[0.9]], "xaxis": "x2", "yaxis": "y2"},
+    ]
+    (told,) = describe(traces).statements
+    assert told.axes == ("yaxis2", "xaxis2") and told.cells[0].value == 0.9
+    (alone,) = describe(traces[:1]).statements
+    assert alone.axes == ("yaxis", "xaxis")
