@@ -133,7 +133,11 @@ def _axis_labels(layout: Mapping, axis: str) -> dict:
     vals, text = spec.get("tickvals"), spec.get("ticktext")
     if vals is None or text is None:
         return {}
-    return {_label(v): str(s) for v, s in zip(plotted(vals).tolist(), plotted(text).tolist(), strict=False)}
+    # a tick text drawn in lines (a long bar name on a phone) is read in one: plotly's <br> is no word
+    return {
+        _label(v): str(s).replace("<br>", " ")
+        for v, s in zip(plotted(vals).tolist(), plotted(text).tolist(), strict=False)
+    }
 
 
 def _axis_name(ref: str | None, letter: str) -> str:

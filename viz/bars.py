@@ -3,8 +3,10 @@
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import safe_label
+from .labels import safe_label, wrapped_label
 from .style import BLUE, LEGEND_AT_FOOT, PALETTE, RED
+
+LABEL_COLUMNS = 20  # a bar's name, per line (a wide character two)
 
 
 def head_ranking_bars(
@@ -93,5 +95,9 @@ def accuracy_bars(
         plot_bgcolor="white",
     )
     fig.update_xaxes(title_text=x_title, range=[0, 1], tickformat=".0%", gridcolor="#eee")
-    fig.update_yaxes(autorange="reversed", type="category")
+    # each name drawn in lines of LABEL_COLUMNS: in one line a model's and its head's name ('MiniLM-L6
+    # (all-MiniLM-L6-v2): best head L3 H3') left a phone's plot a sixth of the figure and pushed the x axis's title
+    # past its edge; hover, the caption and the table read the category itself, in one line
+    wrapped = [wrapped_label(s, LABEL_COLUMNS, max_chars=60) for s in labels]
+    fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=y, ticktext=wrapped)
     return fig

@@ -25,14 +25,24 @@ if TYPE_CHECKING:
 
 Text = Callable[..., str]
 DECADES_FOR_POWERS_OF_TEN = 2.5  # wider axes get a tick per power of ten; narrower ones 1, 2, 5, 10, 20, ...
+# wider still, a tick every third power (1, 1m, 1µ, ...): /linear-attention's error axis spans 10^-15..1, and on a
+# phone its sixteen labels, 13 px apart, ran into each other
+DECADES_FOR_THOUSANDS = 9
 
 
 def major_log_ticks(values: Sequence) -> dict:
-    """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): {"dtick": 1} (every power
-    of ten) over more than DECADES_FOR_POWERS_OF_TEN decades, else {"dtick": "D2"} (1, 2, 5 in each decade)."""
+    """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): {"dtick": 3} (every third
+    power of ten) over more than DECADES_FOR_THOUSANDS decades, {"dtick": 1} (every power of ten) over more than
+    DECADES_FOR_POWERS_OF_TEN, else {"dtick": "D2"} (1, 2, 5 in each decade)."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
-    wide = bool(v) and math.log10(max(v) / min(v)) > DECADES_FOR_POWERS_OF_TEN
-    return {"dtick": 1} if wide else {"dtick": "D2"}
+    decades = math.log10(max(v) / min(v)) if v else 0
+    return (
+        {"dtick": 3}
+        if decades > DECADES_FOR_THOUSANDS
+        else {"dtick": 1}
+        if decades > DECADES_FOR_POWERS_OF_TEN
+        else {"dtick": "D2"}
+    )
 
 
 def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> dict:
@@ -88,6 +98,7 @@ def implied_figures(view: ImpliedView, t: Text) -> tuple[go.Figure, go.Figure]:
             title=t(f"{kind}_title"),
             x_title=t("key_axis"),
             y_title=t("query_axis"),
+            value_name=t("weight"),
             zmax=1.0,
         )
         for kind in ("softmax", "linear")

@@ -128,7 +128,14 @@ def mask_steps_figures(view: MaskStepsView, t: Callable[..., str], labels: list[
         view.allowed, labels, labels, title=f"{t('f_mask')}: {t('kind_' + view.kind)}", **names, **axes
     )
     figs["weights"] = attention_heatmap(
-        view.weights, labels, labels, masked=~view.allowed, title=t("f_weights"), zmax=1.0, **axes
+        view.weights,
+        labels,
+        labels,
+        masked=~view.allowed,
+        title=t("f_weights"),
+        value_name=t("weight"),
+        zmax=1.0,
+        **axes,
     )
     return figs
 
@@ -143,6 +150,7 @@ def attention_kind_figure(
         key_labels,
         masked=~kind.allowed,
         zmax=1.0,
+        value_name=t("weight"),
         title=f"{t(kind.kind)} · {t('head')} {head}",
         x_title=t("key_axis"),
         y_title=t("query_axis"),

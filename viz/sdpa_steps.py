@@ -32,7 +32,9 @@ def step_figures(view: StepsView, t: Callable[..., str]) -> dict[str, go.Figure]
         "scaled": matrix_heatmap(
             s.scaled, view.q_labels, view.k_labels, title=t("fig_scaled"), value_name="QKᵀ/√d_k", **qk
         ),
-        "weights": attention_heatmap(s.weights, view.q_labels, view.k_labels, title=t("fig_weights"), zmax=1.0, **qk),
+        "weights": attention_heatmap(
+            s.weights, view.q_labels, view.k_labels, title=t("fig_weights"), value_name=t("weight"), zmax=1.0, **qk
+        ),
         "output": matrix_heatmap(
             s.output,
             view.q_labels,
@@ -40,7 +42,7 @@ def step_figures(view: StepsView, t: Callable[..., str]) -> dict[str, go.Figure]
             title=t("fig_output"),
             x_title=t("dim"),
             y_title=t("query"),
-            value_name="output",
+            value_name=t("output"),
             decimals=4,
         ),
     }

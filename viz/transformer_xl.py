@@ -47,8 +47,11 @@ def masks_figure(view: MasksView, t: Words) -> go.Figure:
             col=k,
         )
         query = t("query") if k == 1 else None  # the rows' title once, beside the only ticks shown
-        fig.update_yaxes(autorange="reversed", showticklabels=k == 1, title_text=query, row=1, col=k)
-        fig.update_xaxes(scaleanchor=f"y{'' if k == 1 else k}", title_text=t("key"), row=1, col=k)
+        # square cells shrink the panel, not stretch the range: on a phone's narrow panels plotly stretched the
+        # rows' range to -10..20 (empty rows, ticks at positions no text has); hung from the top, under its title
+        fig.update_yaxes(autorange="reversed", showticklabels=k == 1, title_text=query, row=1, col=k,
+                         constrain="domain", constraintoward="top")  # fmt: skip
+        fig.update_xaxes(scaleanchor=f"y{'' if k == 1 else k}", title_text=t("key"), row=1, col=k, constrain="domain")
     base_layout(fig, height=300)
     return fig
 

@@ -51,6 +51,10 @@ def test_browser_json_arrays_and_tick_texts_are_read():
     (cells,) = describe([{"type": "heatmap", "z": encoded}], layout).statements
     assert cells.cells[0] == Cell("it", "cat", pytest.approx(0.7))
     assert cells.tiles == ["", "", ""]
+    # a tick text drawn in lines is read in one
+    layout["yaxis"]["ticktext"] = ["it", "was<br>tired"]
+    (cells,) = describe([{"type": "heatmap", "z": [[0.1, 0.2], [0.9, 0.0]]}], layout).statements
+    assert cells.cells[0] == Cell("was tired", "the", pytest.approx(0.9))
 
 
 def test_thumbnails_name_the_tile_of_each_strongest_cell():

@@ -4,7 +4,8 @@ from the figures (values, rounding, escaped labels, axis titles)."""
 import numpy as np
 
 from tests.apptest_helpers import placed_in_the_way_on_a_phone
-from viz.bars import accuracy_bars, head_ranking_bars
+from viz.bars import LABEL_COLUMNS, accuracy_bars, head_ranking_bars
+from viz.labels import label_columns
 
 
 def test_head_ranking_bars_one_series_per_candidate():
@@ -30,3 +31,9 @@ def test_accuracy_bars_whiskers_reach_the_interval():
     (line,) = fig.layout.shapes
     assert line.x0 == line.x1 == 0.5 and fig.layout.annotations[0].text == "chance"
     assert list(fig.layout.xaxis.range) == [0, 1] and fig.layout.xaxis.title.text == "accuracy"
+    # a long name in lines a phone's plot leaves room beside (in one line the plot was a sixth of the figure)
+    name = "MiniLM-L6 (all-MiniLM-L6-v2): 最良ヘッド L3 H3"
+    fig = accuracy_bars([name], [0.5], [0.4], [0.6])
+    assert list(fig.data[0].y) == list(fig.layout.yaxis.tickvals) == [name]  # hover and caption read it whole
+    lines = fig.layout.yaxis.ticktext[0].split("<br>")
+    assert len(lines) > 1 and max(map(label_columns, lines)) <= LABEL_COLUMNS and " ".join(lines) == name

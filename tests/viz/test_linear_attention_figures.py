@@ -1,6 +1,8 @@
 """viz/linear_attention.py: every log axis carries major ticks only (checked on the figure's layout: dtick 1 = one
 tick per power of ten, "D2" = 1-2-5), the traces carry the view's numbers, and words come from the catalog."""
 
+import functools
+
 import pytest
 
 from app import i18n
@@ -22,6 +24,8 @@ def log_axes(fig):
 
 def test_major_log_ticks_rule():
     assert vl.major_log_ticks([1e5, 1e13]) == {"dtick": 1}
+    # the exp kernel's error axis (10^-15..1): every third power, sixteen labels ran into each other on a phone
+    assert vl.major_log_ticks([1e-15, 1.0]) == {"dtick": 3}
     assert vl.major_log_ticks([256, 16384]) == {"dtick": "D2"}  # 1.8 decades: 1, 2, 5 per decade
     assert vl.major_log_ticks([None, float("nan"), 0, -1, 3.0]) == {"dtick": "D2"}
     assert vl.major_log_ticks([]) == {"dtick": "D2"}
@@ -67,7 +71,7 @@ def test_generation_and_exp_kernel_figures():
     view = exp_kernel_view(4, 1.0)
     fig = vl.exp_kernel_figure(view, t)
     x, y = log_axes(fig)
-    assert x.dtick == 1 and y.dtick == 1  # counts and errors span many decades
+    assert x.dtick == 3 and y.dtick == 3  # counts and errors span over nine decades: a tick every third power
     assert list(fig.data[0].x) == view.taylor_counts
     assert fig.data[0].text[3] == t("ek_order", m=3)
     # the legend at the figure's foot, under the x axis's labels and title (at 390 px in ja it lay over the title)
@@ -78,3 +82,5 @@ def test_implied_figures():
     view = implied_view(5, 4, 1.0, True, 0)
     soft, lin = vl.implied_figures(view, t)
     assert soft.layout.title.text == t("softmax_title") and lin.layout.title.text == t("linear_title")
+    ja = vl.implied_figures(view, functools.partial(i18n.text, "ja", "linear_attention.figure"))
+    assert [f.data[0].colorbar.title.text for f in ja] == ["重み", "重み"]  # was heatmap's English default

@@ -78,3 +78,5 @@ def test_attention_kind_figure_is_one_heads_weights_titled_from_the_figure_secti
         np.testing.assert_allclose(z[kind.allowed], kind.weights[1][kind.allowed], atol=1e-3)  # as drawn (rounded)
         assert fig.layout.title.text == f"{t(kind.kind)} · {t('head')} 1"
         assert fig.layout.xaxis.title.text == t("key_axis") and fig.layout.yaxis.title.text == t("query_axis")
+    ja = attention_kind_figure(kinds[0], functools.partial(i18n.text, "ja", "masks.figure"), 0, q, k)
+    assert ja.data[0].colorbar.title.text == "重み"  # was heatmap's English default on every page

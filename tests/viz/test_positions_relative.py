@@ -45,3 +45,5 @@ def test_weights_figure_rows_are_distributions():
     np.testing.assert_allclose(z.sum(1), 1.0, atol=6 * 5e-4)  # 3 decimals per cell
     assert fig.layout.title.text == t("rel_w_title")
     axes_are_query_rows_and_key_columns(fig)
+    ja = figures.weights_figure(VIEW, lambda key, **fmt: i18n.text("ja", "positions.figure", key, **fmt))
+    assert ja.data[0].colorbar.title.text == "重み"  # was heatmap's English default

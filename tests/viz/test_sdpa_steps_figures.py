@@ -41,5 +41,10 @@ def test_titles_and_axes_come_from_the_figure_section():
         assert figs[name].layout.title.text == words(f"fig_{name}")
     assert figs["scores"].layout.xaxis.title.text == words("key")
     assert figs["scores"].layout.yaxis.title.text == words("query")
+    # the colour bars' words too: heatmap's English defaults ('weight', 'output') stood on the ja and ko pages
+    ja = step_figures(
+        steps_view(CLASSIC_Q, CLASSIC_K, CLASSIC_V), functools.partial(i18n.text, "ja", "sdpa_steps.figure")
+    )
+    assert ja["weights"].data[0].colorbar.title.text == "重み" and "出力" in ja["output"].data[0].hovertemplate
     sat = saturation_figures(saturation_view(64, 8), words)
     assert [tr.name for tr in sat["entropy"].data] == [words("sat_scaled"), words("sat_unscaled")]

@@ -20,6 +20,10 @@ def test_masks_figure_draws_each_mask_cell_for_cell():
     assert fig.layout.yaxis.title.text == words("query") and not fig.layout.yaxis2.title.text
     x_axes = ["xaxis"] + [f"xaxis{k}" for k in range(2, len(tx.METHODS) + 1)]
     assert [fig.layout[x].title.text for x in x_axes] == [words("key")] * len(tx.METHODS)
+    # square cells shrink a narrow panel from its foot (at 390 px the rows' range was stretched to -10..20)
+    y_axes = ["yaxis"] + [f"yaxis{k}" for k in range(2, len(tx.METHODS) + 1)]
+    assert {(fig.layout[y].constrain, fig.layout[y].constraintoward) for y in y_axes} == {("domain", "top")}
+    assert {fig.layout[x].constrain for x in x_axes} == {"domain"}
     for trace, m in zip(fig.data, tx.METHODS):
         np.testing.assert_array_equal(np.asarray(trace.z), view.masks[m].astype(np.float32))
         # hidden cells are told by a cross as well as by colour; cells a query may attend carry nothing

@@ -47,5 +47,11 @@ def relative_scores_figure(view: ShawView, t) -> go.Figure:
 def weights_figure(view: ShawView, t) -> go.Figure:
     labels = _labels(view)
     return attention_heatmap(
-        view.weights, labels, labels, title=t("rel_w_title"), x_title=t("key_axis"), y_title=t("query_axis")
+        view.weights,
+        labels,
+        labels,
+        title=t("rel_w_title"),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
+        value_name=t("weight"),
     )
