@@ -38,15 +38,24 @@ def _installed_components():
     return manager
 
 
-def new_app(timeout: float = 180) -> AppTest:
-    """The app (app/main.py), not run yet. Streamlit 1.67's AppTest makes a registry of installed custom components
-    for each app it opens, reading every installed package's metadata to fill it: 80 ms, most of what opening a
-    light page costs, for the same answer each time. A server keeps one registry for all its sessions; so do the
-    tests (where a later AppTest keeps it elsewhere, it finds its own as before)."""
-    at = AppTest.from_file(MAIN, default_timeout=timeout)
+def _with_shared_components(at: AppTest) -> AppTest:
+    """Streamlit 1.67's AppTest makes a registry of installed custom components for each app it opens, reading every
+    installed package's metadata to fill it: 80 ms, most of what opening a light page costs, for the same answer
+    each time. A server keeps one registry for all its sessions; so do the tests (where a later AppTest keeps it
+    elsewhere, it finds its own as before)."""
     if getattr(at, "_bidi_component_manager", False) is None:
         at._bidi_component_manager = _installed_components()
     return at
+
+
+def new_app(timeout: float = 180) -> AppTest:
+    """The app (app/main.py), not run yet."""
+    return _with_shared_components(AppTest.from_file(MAIN, default_timeout=timeout))
+
+
+def function_app(script, timeout: float = 60) -> AppTest:
+    """A test's own script (a function, as AppTest.from_function takes it), not run yet."""
+    return _with_shared_components(AppTest.from_function(script, default_timeout=timeout))
 
 
 def run_view(topic: str, params: dict | None = None, state: dict | None = None, timeout: float = 180) -> AppTest:

@@ -8,7 +8,7 @@ import pytest
 
 from app import serving
 from core.models.base import Trace
-from tests.apptest_helpers import assert_no_exception, open_view
+from tests.apptest_helpers import assert_no_exception, function_app, open_view
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -71,12 +71,10 @@ def _queued_script():
 
 
 def test_a_heavy_job_waits_in_sight_and_is_computed_once():
-    from streamlit.testing.v1 import AppTest
-
     from app import serving
 
     computed = serving.HEAVY.computed
-    at = AppTest.from_function(_queued_script, default_timeout=60)
+    at = function_app(_queued_script)
     at.run()
     assert_no_exception(at)
     assert "value 42" in [m.value for m in at.markdown]

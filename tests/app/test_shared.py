@@ -3,11 +3,10 @@ for another state or language, at most ENTRIES of each kept; a shared figure is 
 visitors of /masks at one state get the page's view from one computation."""
 
 import plotly.io
-from streamlit.testing.v1 import AppTest
 
 from app import shared, ui
 from core.masks import batch as masks_core
-from tests.apptest_helpers import open_view
+from tests.apptest_helpers import function_app, open_view
 
 calls: list = []
 
@@ -81,7 +80,7 @@ def draw_fresh_and_read_only() -> None:
 
 
 def test_a_read_only_figure_is_sent_and_captioned_as_a_fresh_one():
-    at = AppTest.from_function(draw_fresh_and_read_only).run()
+    at = function_app(draw_fresh_and_read_only).run()
     assert not at.exception
     fresh, kept, fresh_bars, kept_bars = at.get("plotly_chart")
     assert kept.proto.spec == fresh.proto.spec and '"q0"' in kept.proto.spec
@@ -106,7 +105,7 @@ def draw_a_read_only_figure_whose_kept_spec_is_marked() -> None:
 def test_streamlit_sends_a_read_only_figures_json_as_kept_not_encoded_again():
     """The JSON of a shared figure is encoded once: Streamlit's own encoding at each draw (plotly.io.to_json, which
     app/ui.py answers from the figure) must be what it sends. A Streamlit that encodes another way fails here."""
-    at = AppTest.from_function(draw_a_read_only_figure_whose_kept_spec_is_marked).run()
+    at = function_app(draw_a_read_only_figure_whose_kept_spec_is_marked).run()
     assert not at.exception
     assert '"name":"from the kept spec"' in at.get("plotly_chart")[0].proto.spec
 
@@ -173,7 +172,7 @@ def test_the_navigation_is_built_once_per_language_and_copied_for_each_run(monke
     page = catalog.streamlit_page
     monkeypatch.setattr(catalog, "streamlit_page", lambda p: built.append(p) or page(p))
     catalog._sections.cache_clear()
-    at = AppTest.from_function(navigation_twice).run()
+    at = function_app(navigation_twice).run()
     assert not at.exception
     first, second = at.session_state["en"]
     assert len(built) == len(catalog.PAGES)  # the second run builds nothing
@@ -234,6 +233,6 @@ def test_a_table_is_converted_once_per_view_and_language_and_sent_as_a_fresh_one
     ja = shared.table(lengths_table, view, "common")
     assert ja is not en and ja.column_names != en.column_names and len(calls) == 3
     monkeypatch.undo()
-    at = AppTest.from_function(draw_fresh_and_shared_table).run()
+    at = function_app(draw_fresh_and_shared_table).run()
     fresh, kept = at.dataframe
     assert not at.exception and kept.proto.arrow_data.data == fresh.proto.arrow_data.data
