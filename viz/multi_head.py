@@ -17,10 +17,15 @@ from .style import DIVERGING_SCALE, MARGIN, WEIGHTS_SCALE, base_layout, colour
 # (panel key, row, column) of the chain figure; the wide (n x D) matrices get whole rows.
 PANELS = [("x", 1, 1), ("q", 2, 1), ("k", 2, 2), ("v", 2, 3), ("a", 3, 1), ("z", 3, 2), ("concat", 4, 1),
           ("output", 5, 1)]  # fmt: skip
+VERTICAL_SPACING = 0.13  # of the plot's height, PLOT_PX at 16 tokens
+PLOT_PX = 1000
 GRID = dict(
     rows=5, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}], [{}, {"colspan": 2}, None],
                            [{"colspan": 3}, None, None], [{"colspan": 3}, None, None]],
-    vertical_spacing=0.11, horizontal_spacing=0.05,  # room for two lines of a panel title under an axis title
+    # between rows: a panel's x labels or its key-axis title in two lines (a phone's third of the width), then the
+    # next row's panel title in two; at 0.11 /multi-head's 'key token (columns)' met 'Concat of the 12 heads' Z' at
+    # 390 px in ja. Between columns: the third row's two panel titles, which all but touched
+    vertical_spacing=VERTICAL_SPACING, horizontal_spacing=0.08,
 )  # fmt: skip
 
 
@@ -97,7 +102,7 @@ def chain_figure(walk, head: int, t) -> go.Figure:
     ] + [dict(type="rect", x0=head * d_k - 0.5, x1=(head + 1) * d_k - 0.5, line=dict(width=2, color=colour(3)), **on)]
     n = walk.x.shape[0]
     layout |= dict(title={"text": t("chain_title", l=walk.layer, i=head)}, margin=MARGIN, plot_bgcolor="white",
-                   height=1000 + 12 * max(0, n - 16), showlegend=False)  # fmt: skip
+                   height=PLOT_PX + MARGIN["t"] + MARGIN["b"] + 12 * max(0, n - 16), showlegend=False)  # fmt: skip
     return figure(traces, layout)
 
 

@@ -23,6 +23,15 @@ def test_chain_figure_draws_every_step_with_labelled_axes_and_escaped_tokens(min
     assert "<script>" not in fig.to_json()  # user tokens are escaped in labels
     shapes = layout["shapes"]
     assert len(shapes) == 12  # 11 head boundaries + the outline of head 3
+    # between the third row and the concatenation: room for the key axis's title in two lines (its panel is a third
+    # of a phone's figure) and the next panel's title in two; at 103 px they met at 390 px in ja
+    plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    a_axis = next(
+        ax for k, ax in layout.items() if k.startswith("xaxis") and "key token" in ax.get("title", {}).get("text", "")
+    )
+    a_rows = layout["yaxis" + a_axis["anchor"][1:]]["domain"]
+    concat_rows = layout[f"yaxis{int(a_axis['anchor'][1:]) + 2}"]["domain"]
+    assert (a_rows[0] - concat_rows[1]) * plot_px >= 125
 
 
 def test_head_count_figure_marks_every_h():
