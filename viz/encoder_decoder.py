@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .heatmap import attention_heatmap
+from .heatmap import attention_heatmap, with_cell_marks
 from .labels import indexed_labels, safe_label
-from .style import LEGEND_AT_FOOT, MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
+from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
 
 # One colour per kind of attention, the same in the diagram and in the panels' titles.
 KIND_COLOURS = {"self": PALETTE[0], "masked": PALETTE[1], "cross": PALETTE[2], "ffn": "#e8e8e8", "tensor": "#ffffff"}
@@ -66,16 +66,6 @@ def stack_figure(blocks, layers: int, t) -> go.Figure:
     return base_layout(fig, t("stack_title"), height=560, showlegend=False)
 
 
-def _with_marks(fig: go.Figure, marks, rows: list[str], cols: list[str], name: str) -> go.Figure:
-    """Open squares on the (row, column) cells the grammar aligns."""
-    if marks:
-        fig.add_trace(go.Scatter(x=[cols[c] for _, c in marks], y=[rows[r] for r, _ in marks], mode="markers",
-                                 marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2)),
-                                 name=name, hoverinfo="skip", showlegend=True))  # fmt: skip
-        fig.update_layout(legend=LEGEND_AT_FOOT)
-    return fig
-
-
 def encoder_figure(view, t) -> go.Figure:
     """The encoder's self-attention (S x S) for the view's layer and head."""
     labels = indexed_labels(view.source_tokens)
@@ -107,9 +97,7 @@ def cross_figure(view, t) -> go.Figure:
     fig = attention_heatmap(view.cross, rows, cols, title=t("cross_title", l=view.layer, h=view.head, t=view.step),
                             x_title=t("axis_key_cross"), y_title=t("axis_query_decoder"), value_name=t("weight"),
                             zmax=1.0)  # fmt: skip
-    _with_marks(
-        fig, view.alignment, [safe_label(s, 40) for s in rows], [safe_label(s, 40) for s in cols], t("aligned_mark")
-    )
+    with_cell_marks(fig, view.alignment, rows, cols, t("aligned_mark"))
     return _highlight_row(fig, view.step, len(cols))
 
 

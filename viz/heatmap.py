@@ -15,7 +15,9 @@ from _plotly_utils.basevalidators import ColorscaleValidator
 
 from .labels import safe_label
 from .style import (
+    LEGEND_AT_FOOT,
     MASKED_COLOUR,  # noqa: F401  (re-exported: older imports)
+    PALETTE,
     colour_bar,
 )
 
@@ -83,6 +85,19 @@ def attention_heatmap(
             )
         )
     return figure(traces, layout(title, x_title, y_title, n_q, n_k, height))
+
+
+def with_cell_marks(fig: go.Figure, marks, query_labels, key_labels, name: str) -> go.Figure:
+    """Open squares on an attention_heatmap's (row, column) cells (marks: (row, column) pairs; labels as given to
+    it), named in a legend at the figure's foot: a heatmap is no legend entry, so with one trace beside it plotly
+    showed no legend and the squares went unnamed (/rnn-attention's map)."""
+    if marks:
+        rows, cols = [safe_label(s, 40) for s in query_labels], [safe_label(s, 40) for s in key_labels]
+        fig.add_trace(go.Scatter(x=[cols[c] for _, c in marks], y=[rows[r] for r, _ in marks], mode="markers",
+                                 marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2)),
+                                 name=safe_label(name, 60), hoverinfo="skip", showlegend=True))  # fmt: skip
+        fig.update_layout(showlegend=True, legend=LEGEND_AT_FOOT)
+    return fig
 
 
 def matrix_heatmap(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .heatmap import attention_heatmap
+from .heatmap import attention_heatmap, with_cell_marks
 from .labels import indexed_labels, safe_label
-from .style import BLUE, GREEN, LEGEND_AT_FOOT, ORANGE, PALETTE, RED, base_layout
+from .style import BLUE, GREEN, LEGEND_AT_FOOT, ORANGE, RED, base_layout
 
 
 def alignment_figure(view, t) -> go.Figure:
@@ -19,13 +19,7 @@ def alignment_figure(view, t) -> go.Figure:
     rows, cols = indexed_labels(view.rows), indexed_labels(view.source)
     fig = attention_heatmap(view.attention, rows, cols, title=t("alignment_title"), x_title=t("axis_source"),
                             y_title=t("axis_output"), value_name=t("weight"))  # fmt: skip
-    if view.marks:
-        fig.add_trace(go.Scatter(x=[safe_label(cols[c], 40) for _, c in view.marks],
-                                 y=[safe_label(rows[r], 40) for r, _ in view.marks],
-                                 mode="markers", name=safe_label(t("grammar_alignment"), 60), hoverinfo="skip",
-                                 marker=dict(symbol="square-open", size=18, color=PALETTE[3], line=dict(width=2))))  # fmt: skip
-        fig.update_layout(legend=LEGEND_AT_FOOT)
-    return fig
+    return with_cell_marks(fig, view.marks, rows, cols, t("grammar_alignment"))
 
 
 def gradient_figure(panel, t) -> go.Figure:

@@ -37,6 +37,9 @@ def test_alignment_figure_draws_the_weights_and_marks_the_grammars_alignment():
     assert all("<b>" not in str(x) for x in heat.x) and any("&lt;b&gt;" in str(x) for x in heat.x)
     assert list(marks.x) == [heat.x[2], heat.x[3], heat.x[4]]  # on the heatmap's (escaped) categories
     assert list(marks.y) == [heat.y[0], heat.y[2], heat.y[3]]
+    # the squares are named: a heatmap is no legend entry, so plotly showed no legend for the one trace beside it
+    assert fig.layout.showlegend and marks.name == "grammar_alignment" and marks.showlegend
+    assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())
 
 
 def test_alignment_figure_without_marks_draws_only_the_heatmap():
