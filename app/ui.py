@@ -24,7 +24,7 @@ import streamlit as st
 from app import i18n
 from core import figure_text
 from core import state as declared
-from viz.labels import fit_titles
+from viz.labels import figure_title, for_page, label_html
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
@@ -307,13 +307,17 @@ def show_figure(
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
     click on a point calls it before the rerun (the clicked points are in st.session_state[key].selection) and
-    the selection event is returned. Every figure is sent with its titles cut to fit a phone (_fitted) and gets its
-    text alternative (text_alternative). toolbar=False: no buttons (a room's projector). tables=False: `data` names
-    the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them)."""
+    the selection event is returned. Every figure's title is set as the page's text above it (_title: the browser
+    wraps it at any width), the figure sent without it and with what stays in it cut to fit a phone (_fitted); each
+    gets its text alternative (text_alternative). toolbar=False: no buttons (a room's projector). tables=False: `data`
+    names the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     if not toolbar:
         config = {"displayModeBar": False}
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
+    title = _title(fig)
+    if title:
+        st.markdown(title, unsafe_allow_html=True)
     event = st.plotly_chart(_fitted(fig), width="stretch", config=config, key=key, **select)
     text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables)
     if data is not None and tables:
@@ -329,20 +333,45 @@ def show_figure(
 
 
 READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them
-FITTED = "_lab_fitted"  # on a figure whose to_dict() (what st.plotly_chart sends) has its titles fitted
+FITTED = "_lab_fitted"  # on a figure whose to_dict() (what st.plotly_chart sends) is fitted for the page
+TITLE = "_lab_title"  # on a read-only figure: its title as the page's HTML (_title)
 CAPTIONS = "_lab_captions"  # on a read-only figure: {(language, numbers, labels): its caption}
 CAPTIONS_KEPT = 8  # per figure: its languages and the few numbers shown with it (a figure is shared per view)
+# A figure's title as the page's text, as plotly set it (17 px, semi-bold, at the figure's left edge; the subtitle
+# smaller), in the page's colour (a dark theme's too): a block of text, not a heading (a figure's title names no
+# section of the page: its headings keep their order).
+FIGURE_TITLE = (
+    '<div class="lab-figure-title" style="font-size: 1.0625rem; font-weight: 600; line-height: 1.35">{}</div>'
+)
+SUBTITLE = '<div style="font-size: 0.8125rem; font-weight: 400; margin-top: 0.15rem">{}</div>'
+
+
+def _title(fig) -> str:
+    """A figure's title (and subtitle) as the page's HTML (viz.labels.label_html: the figure's text, escaped, its
+    markup kept), empty where it has none. A shared figure's was made when it was kept."""
+    if hasattr(fig, TITLE):
+        return getattr(fig, TITLE)
+    if isinstance(fig, dict):
+        title, subtitle = figure_title(fig.get("layout", {}))
+    elif isinstance(fig, go.Figure):
+        title, subtitle = figure_title({"title": fig.layout.title.to_plotly_json()})
+    else:
+        return ""
+    if not title and not subtitle:
+        return ""
+    return FIGURE_TITLE.format(label_html(title) + (SUBTITLE.format(label_html(subtitle)) if subtitle else ""))
 
 
 def _fitted(fig):
-    """The figure with its titles cut to fit a phone (viz.labels.fit_titles) in what st.plotly_chart sends, its dict:
-    fitted there, unvalidated, instead of through plotly's validated update_layout (25 ms on /multi-head's figure);
-    the figure itself, which its caption reads, keeps its titles whole. A shared figure's were fitted when kept."""
+    """The figure as the page draws it (viz.labels.for_page: without its title, which the page sets above it; what
+    stays cut to fit a phone) in what st.plotly_chart sends, its dict: done there, unvalidated, instead of through
+    plotly's validated update_layout (25 ms on /multi-head's figure); the figure itself, which its caption reads,
+    keeps its title and titles whole. A shared figure's was done when it was kept."""
     if isinstance(fig, dict):
-        return fit_titles(fig)
+        return for_page(dict(fig))  # a copy: for_page sets its layout anew, the caption reads the one handed
     if isinstance(fig, go.Figure) and not hasattr(fig, READ) and not hasattr(fig, FITTED):
         as_sent = fig.to_dict
-        fig.to_dict = lambda: fit_titles(as_sent())
+        fig.to_dict = lambda: for_page(as_sent())
         setattr(fig, FITTED, True)
     return fig
 
@@ -373,10 +402,11 @@ plotly.io.to_json = _to_json
 def read_only(fig):
     """Keep, on a figure that many sessions show (app/shared.py), what drawing it reads, made once instead of at
     each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy) and that dict's JSON (which
-    st.plotly_chart encodes at each draw: `_to_json`), and its traces and layout (what its caption reads). The
-    figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
+    st.plotly_chart encodes at each draw: `_to_json`), its title as the page's HTML (_title), and its traces and
+    layout (what its caption reads). The figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
-        drawn = _Drawn(fit_titles(fig.to_dict()))
+        setattr(fig, TITLE, _title(fig))
+        drawn = _Drawn(for_page(fig.to_dict()))
         drawn.spec = _plotly_to_json(drawn, validate=False)  # as st.plotly_chart encodes it
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))
         setattr(fig, CAPTIONS, {})

@@ -7,11 +7,15 @@ import functools
 import html
 import itertools
 import json
+import re
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
+
+from app import ui
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
@@ -162,11 +166,62 @@ def figure_by_key(at: AppTest, key: str) -> dict:
     return json.loads(charts[0].proto.spec)
 
 
+class ShownFigure(NamedTuple):
+    """A figure as the page shows it: its title and subtitle, read from the page's text above it (app/ui.py sets
+    them there, where the browser wraps them; the figure is sent without), its chart's element id, what was sent."""
+
+    title: str
+    subtitle: str
+    id: str
+    figure: dict
+
+
+def _read(markup: str) -> str:
+    """Page HTML as read: line breaks as spaces, tags dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]*>", "", markup.replace("<br>", " ")))
+
+
+def shown_figures(at: AppTest) -> list[ShownFigure]:
+    """Every figure on the page in order, each with the title set just above it ('' where none is)."""
+    from streamlit.testing.v1.element_tree import Block
+
+    shown, above = [], None
+
+    def walk(node) -> None:
+        nonlocal above
+        if isinstance(node, Block):
+            for index in sorted(node.children):
+                walk(node.children[index])
+            return
+        if node.type == "plotly_chart":
+            found = FIGURE_TITLE.fullmatch(above.value) if above is not None else None
+            title, subtitle = (found.group("title"), found.group("subtitle") or "") if found else ("", "")
+            shown.append(ShownFigure(_read(title), _read(subtitle), node.proto.id, json.loads(node.proto.spec)))
+        above = node if node.type == "markdown" else None
+
+    walk(at._tree)
+    return shown
+
+
+def _around(template: str, name: str, inner: str = "") -> str:
+    """A pattern of app/ui.py's markup `template` ('<div ...>{}</div>') with a group `name` in place of {}."""
+    before, after = template.split("{}")
+    return re.escape(before) + f"(?P<{name}>.*?)" + inner + re.escape(after)
+
+
+FIGURE_TITLE = re.compile(_around(ui.FIGURE_TITLE, "title", f"(?:{_around(ui.SUBTITLE, 'subtitle')})?"), re.DOTALL)
+
+
 def figure_titles(at: AppTest) -> list[str]:
-    """Each figure's title as the page wrote it: the phone fit (viz.labels.fit_titles) cuts a long title into
-    lines at its spaces, and escapes it; this joins the lines back with the space each gave up."""
-    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text") or "" for c in at.get("plotly_chart")]
-    return [html.unescape(t.replace("<br>", " ")) for t in titles]
+    """Each figure's title as the page shows it above the figure ('' where it has none)."""
+    return [f.title for f in shown_figures(at)]
+
+
+def figure_title_by_key(at: AppTest, key: str) -> str:
+    """The title shown above the figure drawn with show_figure(..., key=key)."""
+    titles = [f.title for f in shown_figures(at) if f.id.endswith(f"-{key}")]
+    assert titles, f"no figure {key!r} on the page"
+    return titles[0]
 
 
 def heatmap_by_key(at: AppTest, key: str) -> tuple[np.ndarray, list, list]:
@@ -186,14 +241,15 @@ def number_after(text: str, words: str) -> float:
 
 
 def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]:
-    """(where, line, columns, columns that fit) for each line of a figure's title, x axis titles and make_subplots'
+    """(where, line, columns, columns that fit) for each line of a sent figure's x axis titles and make_subplots'
     panel titles wider than it has on a 390 px phone, by viz.labels' estimate (a column is COLUMN_EM of the type's
-    size, a wide character two columns): the title across the figure, an axis's or a panel's title across its share."""
+    size, a wide character two columns): an axis's or a panel's title across its share; and ("title", ...) where the
+    figure was sent with its own title (the page sets it above the figure, where the browser wraps it)."""
     from viz import labels
 
     layout = figure.get("layout", {})
     font = (layout.get("font") or {}).get("size") or 12
-    found = []
+    found = [("title", str(layout["title"]), 0, 0)] if "title" in layout else []
 
     def check(where: str, title, share: float, default_px: float) -> None:
         title = title if isinstance(title, dict) else {"text": title}
@@ -203,7 +259,6 @@ def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]
             if labels.label_columns(line) > fit:
                 found.append((where, line, labels.label_columns(line), fit))
 
-    check("title", layout.get("title") or {}, 1, font * 1.4)
     panels = []  # (x domain, top of its y axis's domain) of each panel
     for name, axis in layout.items():
         if name.startswith("xaxis") and isinstance(axis, dict):

@@ -14,35 +14,30 @@ from plotly.subplots import make_subplots
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
 from .heatmap import attention_heatmap
-from .labels import (
-    PHONE_FIGURE_PX,
-    TITLE_LINE,
-    TITLE_PAD,
-    TITLE_PX,
-    TITLE_TOP,
-    columns_in,
-    label_columns,
-    safe_label,
-    wrapped_label,
-)
+from .labels import label_columns, safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
-from .style import ALLOWED_COLOUR, BLUE, GREEN, LEGEND_AT_FOOT, MASKED_COLOUR, ORANGE, RED, WEIGHTS_SCALE, base_layout
+from .style import (
+    ALLOWED_COLOUR,
+    BLUE,
+    GREEN,
+    LEGEND_AT_FOOT,
+    MARGIN,
+    MASKED_COLOUR,
+    ORANGE,
+    RED,
+    WEIGHTS_SCALE,
+    base_layout,
+)
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
-# The step map's titles, in columns of text (a wide character takes two) and pixels: a title's line of 17 px type and
-# the note's of 12 px fit a phone's 358 px figure; the heads' rows (0.8 of the map) hold two lines of the heads' title
-# and the policies' (0.2) two short ones of theirs.
-TITLE_SIZE, NOTE_SIZE = TITLE_PX, 12  # px
-TITLE_COLUMNS, NOTE_COLUMNS, HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = (
-    columns_in(PHONE_FIGURE_PX, TITLE_SIZE),
-    48,
-    24,
-    10,
-)
-NOTE_LINE = 16  # px per note line (the title's lines: viz.labels)
+# The step map's rows' titles, in columns of text (a wide character takes two), in lines their rows hold: the heads'
+# (0.8 of the map) two lines of the heads' title and the policies' (0.2) two short ones of theirs. The figure's title
+# and the marks' note under it are the page's text (app/ui.py), which the browser wraps.
+TITLE_SIZE, NOTE_SIZE = 17, 12  # px
+HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 24, 10
 # Under the maps (px): the keys' labels, standing at -60 degrees, drop about 5 px per column of the longest (pooled
 # token labels run to 40), then the keys' title, then the colour bar; the figure grows by them, the maps keep theirs.
 MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 50, 50
@@ -101,24 +96,17 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         row=2,
         col=1,
     )
-    # Plotly wraps no title: each is cut into lines that a phone's 390 px figure shows whole (a wide character takes
-    # two columns), the marks' note under the title a size smaller, the rows' titles beside their short panels.
-    title = wrapped_label(t("step_title", step=view.step, layer=view.layer, n=view.n), TITLE_COLUMNS)
+    title = t("step_title", step=view.step, layer=view.layer, n=view.n)
     statuses = {status for p in policies for status in view.evicted[p]}
     note = ""
     if PARTLY_EVICTED in statuses:
         note = t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK)
     elif EVICTED in statuses:
         note = t("marks_evicted", evicted=MASKED_MARK)
-    note = wrapped_label(note, NOTE_COLUMNS)
-    top = TITLE_TOP + TITLE_LINE * (title.count("<br>") + 1) + NOTE_LINE * (note.count("<br>") + 1 if note else 0)
     bottom = _under_keys(x) + COLOUR_BAR
-    base_layout(fig, height=top + MAPS_HEIGHT + bottom)
+    base_layout(fig, height=MARGIN["t"] + MAPS_HEIGHT + bottom)
     subtitle = dict(text=note, font_size=NOTE_SIZE)
-    place = dict(y=1, yref="container", yanchor="top", pad_t=TITLE_PAD)  # from the top down, as counted in `top`
-    fig.update_layout(
-        title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE, **place), margin_t=top, margin_b=bottom
-    )
+    fig.update_layout(title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE), margin_b=bottom)
     # the top map's keys too: its x axis matches this one, which shows the ticks
     keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= KEY_LABELS_UP_TO)
     fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)

@@ -3,6 +3,7 @@ is escaped to entities: '<script>' shows as text and never becomes markup."""
 
 import functools
 import html
+import re
 import unicodedata
 
 from core.pooling import MAX_LABEL_CHARS, clip_label
@@ -97,15 +98,17 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
     return "<br>".join(html.escape(line, quote=True) for line in lines)
 
 
-# A phone's figure, for titles: plotly wraps none, so each is cut into lines that fit it. On a 390 px phone Streamlit
-# leaves a figure 358 px; a column (a Latin character; a wide one takes two) is about 0.58 of the type's size, so 17 px
-# title type holds 36 columns across it. Plotly's own sizes where a figure sets none: title 1.4 and axis titles 1.17
-# times the 12 px font, make_subplots' panel titles 16 px.
+# A phone's figure, for what stays in it: plotly wraps no text, so an axis's or a panel's title is cut into lines that
+# fit it. On a 390 px phone Streamlit leaves a figure 358 px; a column (a Latin character; a wide one takes two) is
+# about 0.58 of the type's size. Plotly's own sizes where a figure sets none: title 1.4 and axis titles 1.17 times the
+# 12 px font, make_subplots' panel titles 16 px. (The figure's own title is not drawn in it: see for_page.)
 PHONE_FIGURE_PX = 358
 COLUMN_EM = 0.58
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
-TITLE_PAD, TITLE_TOP, TITLE_LINE, PANEL_TITLE_LINE = 24, 30, 22, 20  # px: above the title, in all, per line
-AXIS_TITLE_LINE, TOP_AXIS_LABELS = 18, 60  # px: per line of an axis title; a top x axis's labels (as /moe's)
+PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
+# px above the plot when nothing else is: plotly's tool bar (the camera button) stands there, over no data
+MIN_TOP = 30
+ABOVE_PAD = 8  # px between what stands above the plot and the figure's top edge
 X_AXIS_BELOW = (
     90  # px under the plot a bottom x axis's rotated labels and title take (a y title stands beside the rest)
 )
@@ -120,9 +123,9 @@ MIN_TITLE_PX = 9  # a title whose longest word is wider than its panel is set sm
 
 
 def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
-    """A figure's title as drawn (escaped, lines joined by <br>) and its type size: cut anew where a line is wider
-    than `px` pixels, in smaller type (not under MIN_TITLE_PX) where a word alone is wider. A title whose every line
-    fits is returned as it is (so fitting twice changes nothing)."""
+    """An axis's or a panel's title as drawn (escaped, lines joined by <br>) and its type size: cut anew where a line
+    is wider than `px` pixels, in smaller type (not under MIN_TITLE_PX) where a word alone is wider. A title whose
+    every line fits is returned as it is (so fitting twice changes nothing)."""
     lines = str(text).split("<br>")
     if all(label_columns(line) <= columns_in(px, font_px) for line in lines):
         return text, font_px
@@ -135,12 +138,15 @@ def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
         size -= 1
 
 
-def fit_titles(fig):
-    """Cut a figure's title, its x axes' titles and make_subplots' panel titles into lines that fit a phone's figure
-    (each across the width it has: a panel's or an axis's share of the figure), with room made above for the extra
-    lines of the title and of the top row's panel titles, and for a top x axis under the title. Y axes' titles stand
-    up the plot's height (the figure's, less its margins and a bottom x axis's labels): a full-height one is cut to fit
-    it. Takes a plotly figure or its dict (app/ui.py fits the dict it sends);
+def for_page(fig):
+    """A figure as a page draws it: without its title, which the page sets as text above it (title_html), where the
+    browser wraps it to any screen (plotly wraps no text: a title cut to fit a phone read as a narrow column of two or
+    three lines on a laptop's full-width figure); what stays in it cut into lines that fit a phone's figure: x axes'
+    titles and make_subplots' panel titles, each across the width it has (a panel's or an axis's share of the figure),
+    and a y axis's title that stands up the whole plot's height (the figure's, less its margins and a bottom x axis's
+    labels) taller than that. The top margin is what still stands above the plot needs (a top x axis's labels and
+    title, the top row's panel titles, a note set on the plot's top edge; legends and colour bars make their own room),
+    at least MIN_TOP; the plot keeps its height. Takes a plotly figure or its dict (app/ui.py fits the dict it sends);
     returns it, changed in place."""
     as_dict = isinstance(fig, dict)
     layout = fig.get("layout", {}) if as_dict else fig.layout.to_plotly_json()
@@ -148,7 +154,7 @@ def fit_titles(fig):
     width = PHONE_FIGURE_PX
     font = (layout.get("font") or {}).get("size") or FONT_PX
     margin = layout.get("margin") or {}
-    top_axis = 0  # px a top x axis takes above the plot: its labels and its title's lines
+    above = MIN_TOP  # px the plot needs above it: the tool bar, a top x axis, panel titles, notes
     for name, axis in layout.items():
         if name.startswith("xaxis") and isinstance(axis, dict):
             lo, hi = axis.get("domain", (0, 1))
@@ -162,9 +168,8 @@ def fit_titles(fig):
                 if fitted != text:
                     changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
             if axis.get("side") == "top":
-                top_axis = max(
-                    top_axis, TOP_AXIS_LABELS + AXIS_TITLE_LINE * (fitted.count("<br>") + 1 if fitted else 0)
-                )
+                lines = fitted.count("<br>") + 1 if fitted else 0
+                above = max(above, TOP_AXIS_LABELS + AXIS_TITLE_LINE * lines + ABOVE_PAD)
     plot_px = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80) - X_AXIS_BELOW
     for name, axis in layout.items():  # a full-height y axis's title stands up the plot's height, no higher
         if name.startswith("yaxis") and isinstance(axis, dict):
@@ -179,44 +184,82 @@ def fit_titles(fig):
                 fitted, fitted_size = fitted_title(text, max(plot_px, 0) * (hi - lo), size)
                 if fitted != text:
                     changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
-    title = layout.get("title")
-    title = dict(title) if isinstance(title, dict) else {"text": title} if title else {}
-    title_lines = 0
-    if title.get("text"):
-        size = (title.get("font") or {}).get("size") or round(font * TITLE_PX / FONT_PX)
-        text, fitted_size = fitted_title(title["text"], width, size)  # plotly sets a title across the whole figure
-        if text != title["text"] or top_axis:  # set from the figure's top down, above a top x axis
-            place = dict(y=1, yref="container", yanchor="top", pad=dict(t=TITLE_PAD))
-            changes["title"] = dict(text=text, font=dict(size=fitted_size), **place)
-            title_lines = text.count("<br>") + 1
-    panel_lines = 0
     notes = [dict(n) for n in layout.get("annotations") or ()]
     for note in notes:
-        if not _panel_title(note):
-            continue
-        share = _panel_share(layout, note)
-        size = (note.get("font") or {}).get("size") or PANEL_TITLE_PX
-        fitted, fitted_size = fitted_title(note["text"], width * share, size)
-        if fitted != note["text"]:
-            note["text"], note["font"] = fitted, {**(note.get("font") or {}), "size": fitted_size}
-            if note.get("y", 0) >= 0.999:  # the top row's: its extra lines rise into the space above the panels
-                panel_lines = max(panel_lines, fitted.count("<br>"))
+        if _panel_title(note):
+            share = _panel_share(layout, note)
+            size = (note.get("font") or {}).get("size") or PANEL_TITLE_PX
+            fitted, fitted_size = fitted_title(note["text"], width * share, size)
+            if fitted != note["text"]:
+                note["text"], note["font"] = fitted, {**(note.get("font") or {}), "size": fitted_size}
+            if note.get("y", 0) >= 0.999:  # the top row's stand in the space above the panels
+                lines = note["text"].count("<br>") + 1
+                above = max(above, PANEL_TITLE_LINE * lines + ABOVE_PAD)
+        elif _on_top_edge(note):
+            lines = str(note.get("text") or "").count("<br>") + 1
+            above = max(above, AXIS_TITLE_LINE * lines + ABOVE_PAD)
     if any(n.get("text") != o.get("text") for n, o in zip(notes, layout.get("annotations") or ())):
         changes["annotations"] = notes
-    if title_lines or panel_lines:
-        above = TITLE_TOP + TITLE_LINE * max(title_lines, 1) + top_axis
-        top = max(margin.get("t", 100), above) + PANEL_TITLE_LINE * panel_lines
-        grown = top - margin.get("t", 100)
-        changes["margin"] = dict(margin, t=top)
-        if grown > 0:
-            changes["height"] = (layout.get("height") or 450) + grown  # the plot keeps its height
-    if not changes:
-        return fig
+    top = margin.get("t", 100)
+    if above != top:
+        changes["margin"] = dict(margin, t=above)
+        changes["height"] = (layout.get("height") or 450) + above - top  # the plot keeps its height
     if as_dict:
         fig["layout"] = _merged(layout, changes)
+        fig["layout"].pop("title", None)
     else:
         fig.update_layout(changes)
+        fig.layout.title = None
     return fig
+
+
+def _on_top_edge(note: dict) -> bool:
+    """A note set on the plot's top edge, above it (a chance level's label): in paper or an axis's domain
+    coordinates, at y 1 or higher, standing on that height."""
+    ref = str(note.get("yref") or "y")
+    return (
+        (ref == "paper" or ref.endswith(" domain"))
+        and (note.get("y") or 0) >= 0.999
+        and note.get("yanchor") == "bottom"
+    )
+
+
+_TAG = re.compile(r"<(/?)([a-zA-Z]+)\b[^>]*>")
+_INLINE_TAGS = ("b", "i", "em", "sub", "sup")  # plotly's text markup a title may carry, kept as the page's
+
+
+def label_html(text: str) -> str:
+    """A figure's text (plotly's markup: entities, <br>, <b>, <i>, <sub>, <sup>) as HTML for a page: every character
+    escaped, entities decoded first (as plotly shows them); <br> and the inline tags kept, each opened one closed;
+    every other tag dropped (plotly draws no other either). Nothing of the text becomes markup of its own."""
+    out, opened, at = [], [], 0
+    for tag in _TAG.finditer(text):
+        out.append(html.escape(html.unescape(text[at : tag.start()]), quote=False))
+        at = tag.end()
+        closing, name = tag.group(1), tag.group(2).lower()
+        if name == "br" and not closing:
+            out.append("<br>")
+        elif name in _INLINE_TAGS and not closing:
+            opened.append(name)
+            out.append(f"<{name}>")
+        elif name in _INLINE_TAGS and name in opened:
+            while opened:  # a tag closed with those opened inside it, as a browser would
+                inner = opened.pop()
+                out.append(f"</{inner}>")
+                if inner == name:
+                    break
+    out.append(html.escape(html.unescape(text[at:]), quote=False))
+    return "".join(out) + "".join(f"</{name}>" for name in reversed(opened))
+
+
+def figure_title(layout: dict) -> tuple[str, str]:
+    """A figure's title and subtitle as plotly's markup (empty where it has none), from its layout (a figure's
+    layout.to_plotly_json() or its dict's)."""
+    title = layout.get("title")
+    if not isinstance(title, dict):
+        return str(title or ""), ""
+    subtitle = title.get("subtitle")
+    return str(title.get("text") or ""), str((subtitle.get("text") if isinstance(subtitle, dict) else subtitle) or "")
 
 
 def _panel_share(layout: dict, note: dict) -> float:

@@ -6,7 +6,7 @@ import plotly.io
 
 from app import shared, ui
 from core.masks import batch as masks_core
-from tests.apptest_helpers import function_app, open_view
+from tests.apptest_helpers import figure_titles, function_app, open_view
 
 calls: list = []
 
@@ -88,6 +88,7 @@ def test_a_read_only_figure_is_sent_and_captioned_as_a_fresh_one():
     said = [c.value for c in at.caption]
     assert len(said) == 4 and said[0] == said[1] and said[2] == said[3]
     assert "q0" in said[0] and "` b `" in said[2]  # the map's strongest cell, the largest bar
+    assert figure_titles(at) == ["weights", "weights", "scores", "scores"]  # set above each, as the page's text
 
 
 def draw_a_read_only_figure_whose_kept_spec_is_marked() -> None:

@@ -35,13 +35,14 @@ def test_a_figures_subtitle_is_read_after_its_title():
     assert "Step 2, layer 0" in said and "Policy rows: ✕ evicted" in said
 
 
-def test_a_long_title_is_sent_in_lines_and_read_whole_and_a_figure_shown_again_is_fitted_once():
-    """What st.plotly_chart sends (the figure's to_dict()) has the title cut for a phone; the caption reads the title
-    the figure keeps, whole (no line breaks read as spaces inside a Japanese word)."""
+def test_a_long_title_is_set_above_the_figure_whole_and_read_whole_and_a_figure_shown_again_is_fitted_once():
+    """What st.plotly_chart sends (the figure's to_dict()) has no title: the page sets it above the figure, whole, for
+    the browser to wrap at any width; the caption reads the title the figure keeps, whole (no line breaks read as
+    spaces inside a Japanese word)."""
     title = "層 3・ヘッド 5: 回転後の q（行: トークン、列: 次元を二つに分けて回すレイアウトの次元）"
     fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]), layout=dict(title=title))
-    sent = ui._fitted(fig).to_dict()["layout"]["title"]["text"]
-    assert "<br>" in sent and fig.layout.title.text == title
+    assert "title" not in ui._fitted(fig).to_dict()["layout"] and fig.layout.title.text == title
+    assert ui._title(fig) == ui.FIGURE_TITLE.format(title)
     assert title in caption_of(fig)
     as_sent = fig.to_dict
     assert ui._fitted(fig).to_dict is as_sent  # shown at the next run too: not wrapped twice
@@ -62,3 +63,19 @@ def test_a_grids_map_is_read_with_its_own_panels_axis_titles_and_no_empty_names(
     fig.update_xaxes(title_text=None, row=1, col=2)
     said = caption_of(fig)
     assert said.startswith("Largest values:") and "Rows" not in said
+
+
+def test_a_title_and_subtitle_are_set_as_inert_page_text():
+    """A visitor's token in a title (escaped by safe_label, as the figures put it) shows as text on the page, never as
+    markup; a tag plotly draws none of is dropped; the subtitle in its own smaller line."""
+    fig = {
+        "layout": {
+            "title": {"text": "0 &lt;img src=x onerror=alert(1)&gt; <script>x</script>", "subtitle": "✕ <b>gone</b>"}
+        }
+    }
+    shown = ui._title(fig)
+    assert "<img" not in shown and "<script" not in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
+    assert shown == ui.FIGURE_TITLE.format(
+        "0 &lt;img src=x onerror=alert(1)&gt; x" + ui.SUBTITLE.format("✕ <b>gone</b>")
+    )
+    assert ui._title({"layout": {}}) == "" and ui._title(go.Figure()) == ""

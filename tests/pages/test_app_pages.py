@@ -71,8 +71,9 @@ def widest_words(monkeypatch):
 
 
 def assert_titles_fit_a_phone(at) -> int:
-    """No line of a figure's title, x axis title or panel title is wider than a 390 px phone gives it
-    (viz.labels.fit_titles cuts them into lines, or sets a narrow panel's title smaller). Returns how many figures."""
+    """No figure is sent with a title of its own (the page sets it above the figure, where the browser wraps it),
+    and no line of an x axis title or panel title is wider than a 390 px phone gives it (viz.labels.for_page cuts
+    them into lines, or sets a narrow panel's title smaller). Returns how many figures."""
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     too_wide = {n: found for n, chart in enumerate(charts) if (found := titles_too_wide_for_a_phone(chart))}
     assert not too_wide, too_wide

@@ -18,7 +18,15 @@ import pytest
 from app import catalog, i18n
 from core import lessons as core
 from core import why_head
-from tests.apptest_helpers import figure_by_key, heatmap_by_key, number_after, open_view, plotted_values, shown_text
+from tests.apptest_helpers import (
+    figure_by_key,
+    figure_title_by_key,
+    heatmap_by_key,
+    number_after,
+    open_view,
+    plotted_values,
+    shown_text,
+)
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -243,7 +251,7 @@ def rope_theta(step, pair, **changes) -> tuple[float, int]:
     """θ of a pair, as the title of its circle's figure writes it (4 significant digits), and d."""
     d = int(step.state.get("rope_d", 16))
     i = {"last": d // 2 - 1, "middle": d // 4}.get(pair, pair)
-    title = figure_by_key(page(step, rope_pair=i, **changes), "fig-traj")["layout"]["title"]["text"]
+    title = figure_title_by_key(page(step, rope_pair=i, **changes), "fig-traj")
     return number_after(title, "θ ="), i
 
 

@@ -13,7 +13,7 @@ from core.linear_attention import associativity_costs, measure
 from core.linear_attention import views as lviews
 from core.linear_attention.exp_kernel import exp_kernel_view
 from core.results import GPU_RUNS_DIR
-from tests.apptest_helpers import figure_bytes, open_view
+from tests.apptest_helpers import figure_bytes, figure_titles, open_view
 from tests.apptest_helpers import shown_text as shown
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
@@ -24,10 +24,6 @@ PAGE = "linear_attention.py"
 
 def open_page(file: str, params: dict | None = None, lang: str = "en") -> AppTest:
     return open_view(file, params, state={"lang": lang}, timeout=120)
-
-
-def figure_titles(at: AppTest) -> list[str]:
-    return [json.loads(e.proto.spec)["layout"].get("title", {}).get("text", "") for e in at.get("plotly_chart")]
 
 
 # --- linear attention ----------------------------------------------------------------------------------------

@@ -4,12 +4,10 @@ no error; a page that needs a decoder, sent an encoder by a link, says so in wor
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from core.models import registry
-from tests.apptest_helpers import assert_no_exception, run_view
+from tests.apptest_helpers import assert_no_exception, figure_titles, run_view
 from tests.tiny_models import TEXTS, registered_folders
 
 DECODERS = ("llama", "gemma2", "gptj", "cohere", "bloom")  # GPT-J: partial, interleaved RoPE; Cohere: a logit
@@ -141,7 +139,7 @@ def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
     assert_no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="model").value == key
-    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    titles = figure_titles(at)
     if topic == "rope-scaling":
         assert any("Live run" in t for t in titles), titles
     else:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from core.positions import sinusoidal
-from tests.apptest_helpers import count_builds, figure_bytes, figure_traces, plotted_values
+from tests.apptest_helpers import count_builds, figure_bytes, figure_titles, figure_traces, plotted_values
 from tests.apptest_helpers import open_view as open_page
 from tests.apptest_helpers import shown_text as shown
 
@@ -118,7 +118,7 @@ def test_rope_pairs_are_numbered_from_zero_on_sliders_axes_and_formula():
     assert "θᵢ = base^(−2i/d), i = 0 … d/2 − 1" in shown(at)
     angles = figure_traces(at, 1)[0]  # rotation matrix, then the angles
     assert plotted_values(angles["x"]).tolist() == list(range(8))
-    assert "Pair 7:" in json.loads(at.get("plotly_chart")[2].proto.spec)["layout"]["title"]["text"]
+    assert "Pair 7:" in figure_titles(at)[2]
 
 
 def test_variation_figure_labels_major_ticks_only():

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from core.rope_scaling import experiment
-from tests.apptest_helpers import figure_bytes
+from tests.apptest_helpers import figure_bytes, figure_titles
 from tests.apptest_helpers import open_view as open_page
 from tests.apptest_helpers import shown_text as shown
 
@@ -133,7 +133,7 @@ def test_live_rerun_small():
     at = open_page("rope_scaling.py", {"live_n": "256", "live_method": "yarn", "live_factor": "2"})
     at.button(key="live-run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("Live run" in json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart"))
+    assert any("Live run" in title for title in figure_titles(at))
 
 
 @pytest.mark.slow  # a tiny model of its own, loaded
@@ -147,8 +147,7 @@ def test_a_kept_live_run_belongs_to_the_load_that_ran_it(tmp_path, monkeypatch):
 
     def live_titles(at) -> list[str]:
         assert_no_exception(at)
-        titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
-        return [t for t in titles if "Live run" in t]
+        return [t for t in figure_titles(at) if "Live run" in t]
 
     made_up = fake_results(256, [("default", 1.0), ("yarn", 2.0)], "live")["runs"]  # the loss is not the point
     monkeypatch.setattr(experiment, "live_runs", lambda model, *args, **kwargs: made_up)

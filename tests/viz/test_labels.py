@@ -12,11 +12,13 @@ from plotly.subplots import make_subplots
 from app import i18n
 from core.pooling import MAX_LABEL_CHARS
 from viz.labels import (
+    MIN_TOP,
     PHONE_FIGURE_PX,
-    TITLE_PX,
     columns_in,
-    fit_titles,
+    figure_title,
+    for_page,
     label_columns,
+    label_html,
     safe_label,
     wrapped_label,
 )
@@ -88,66 +90,100 @@ def test_wrapped_label_escapes_markup_and_keeps_short_text_on_one_line():
 LONG_TITLE = "Layer 3, head 5: rotated q (rows: tokens, columns: dimensions in rotate_half layout)"  # 84 columns
 
 
-def test_fit_titles_cuts_a_long_title_makes_room_above_it_and_keeps_the_plot_its_height():
-    fig = go.Figure(layout=dict(title=LONG_TITLE, height=400, margin=dict(t=50)))
-    fit_titles(fig)
-    lines = fig.layout.title.text.split("<br>")
-    fit = columns_in(PHONE_FIGURE_PX, TITLE_PX)  # 36 columns of 17 px type
-    assert len(lines) == 3 and all(label_columns(line) <= fit for line in lines), lines
-    assert " ".join(lines) == html.escape(LONG_TITLE, quote=True)
-    top = fig.layout.margin.t
-    assert top >= 3 * 17 and fig.layout.height == 400 + top - 50  # the plot keeps its 350 px
-    assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container"
+def test_for_page_takes_the_title_out_and_the_room_it_took_and_keeps_the_plot_its_height():
+    """The page sets the title above the figure (app/ui.py): the figure goes without it, and without the margin its
+    lines took (a long title fitted to a phone took 3 lines above the plot); the plot keeps its 350 px."""
+    fig = go.Figure(
+        layout=dict(title=dict(text=LONG_TITLE, subtitle=dict(text="a note")), height=400, margin=dict(t=50))
+    )
+    as_dict = for_page(fig.to_dict())
+    for_page(fig)
+    assert "title" not in fig.to_dict()["layout"] and "title" not in as_dict["layout"]
+    assert fig.layout.margin.t == MIN_TOP and fig.layout.height == 400 - 50 + MIN_TOP
+    assert as_dict["layout"] == fig.to_dict()["layout"]
 
 
-def test_fit_titles_leaves_what_fits_and_fitting_twice_changes_nothing():
-    short = go.Figure(layout=dict(title="Attention weights", xaxis_title="key", yaxis_title="query"))
-    assert fit_titles(go.Figure(short)).to_dict() == short.to_dict()
-    once = fit_titles(go.Figure(layout=dict(title=LONG_TITLE, xaxis_title=LONG_TITLE, yaxis_title=LONG_TITLE)))
-    assert fit_titles(go.Figure(once)).to_dict() == once.to_dict()
+def test_for_page_leaves_room_for_what_stands_above_the_plot():
+    """A top x axis's labels and its title's lines (/moe's map), the top row's panel titles, a note standing on the
+    plot's top edge (/antecedents' chance level) keep the room above the plot they need, the title gone."""
+    top_axis = for_page(go.Figure(layout=dict(title=LONG_TITLE, xaxis=dict(side="top", title_text=LONG_TITLE))))
+    lines = top_axis.layout.xaxis.title.text.count("<br>") + 1
+    assert lines == 2 and top_axis.layout.margin.t >= 60 + 18 * lines  # the labels, then the title's lines
+    note = dict(text="chance<br>50%", x=0.5, y=1, xref="x", yref="y domain", yanchor="bottom", showarrow=False)
+    noted = for_page(go.Figure(layout=dict(title="t", margin=dict(t=20), annotations=[note])))
+    assert noted.layout.margin.t >= 2 * 18 > MIN_TOP
+    inside = dict(note, yanchor="top")  # hanging from the top edge, inside the plot: no room needed
+    assert for_page(go.Figure(layout=dict(title="t", annotations=[inside]))).layout.margin.t == MIN_TOP
 
 
-def test_fit_titles_gives_each_panel_its_share_and_sets_a_narrow_panels_words_smaller():
+def test_for_page_changes_nothing_else_and_twice_nothing_more():
+    short = go.Figure(layout=dict(xaxis_title="key", yaxis_title="query", margin=dict(t=MIN_TOP)))
+    assert for_page(go.Figure(short)).to_dict() == short.to_dict()
+    once = for_page(go.Figure(layout=dict(title=LONG_TITLE, xaxis_title=LONG_TITLE, yaxis_title=LONG_TITLE)))
+    assert for_page(go.Figure(once)).to_dict() == once.to_dict()
+
+
+def test_label_html_shows_a_figures_text_as_plotly_does_and_makes_none_of_it_markup():
+    assert (
+        label_html("0 &lt;script&gt;alert(1)&lt;/script&gt; a&amp;b")
+        == "0 &lt;script&gt;alert(1)&lt;/script&gt; a&amp;b"
+    )
+    assert (
+        label_html("<b>QK<sup>T</sup></b><br>x<sub>i</sub> <i>it") == "<b>QK<sup>T</sup></b><br>x<sub>i</sub> <i>it</i>"
+    )
+    # tags plotly draws none of are dropped, their words kept; a closing tag closes what it holds, a stray one goes
+    assert label_html('<img src=x onerror="alert(1)"><script>x</script> <a href="javascript:y">y</a>') == "x y"
+    assert label_html("<b>a <i>b</b> c</i> d") == "<b>a <i>b</i></b> c d"
+    assert label_html('don\'t & "quote" 猫') == 'don\'t &amp; "quote" 猫'
+
+
+def test_figure_title_reads_a_title_written_either_way():
+    assert figure_title({"title": "plain"}) == ("plain", "")
+    assert figure_title({"title": {"text": "t", "subtitle": {"text": "s"}}}) == ("t", "s")
+    assert figure_title({}) == ("", "") and figure_title({"title": {"x": 0.05}}) == ("", "")
+
+
+def test_for_page_gives_each_panel_its_share_and_sets_a_narrow_panels_words_smaller():
     """Five panels in a row (/transformer-xl's masks): about 60 px each on a phone, so 'independent segments' goes
     on two lines in type small enough for 'independent'; a dict figure (as the app draws some) the same."""
     fig = make_subplots(rows=1, cols=5, subplot_titles=["independent segments", "XL memory", "a", "b", "c"])
-    as_dict = fit_titles(fig.to_dict())
-    fit_titles(fig)
+    as_dict = for_page(fig.to_dict())
+    for_page(fig)
     first = fig.layout.annotations[0]
     assert first.text == "independent<br>segments" and first.font.size < 16
     share = fig.layout.xaxis.domain[1] - fig.layout.xaxis.domain[0]
     assert label_columns("independent") <= columns_in(PHONE_FIGURE_PX * share, first.font.size)
-    assert fig.layout.annotations[2].text == "a" and fig.layout.margin.t > 100  # the panels' second line: room above
+    assert fig.layout.annotations[2].text == "a" and fig.layout.margin.t >= 2 * 20  # room above for two lines
     assert as_dict["layout"] == fig.to_dict()["layout"]
 
 
-def test_fit_titles_cuts_an_x_axis_title_to_its_panels_share():
+def test_for_page_cuts_an_x_axis_title_to_its_panels_share():
     fig = make_subplots(rows=1, cols=2)
     fig.update_xaxes(title_text="key: source token (from the encoder's output)", row=1, col=2)
-    fit_titles(fig)
+    for_page(fig)
     share = fig.layout.xaxis2.domain[1] - fig.layout.xaxis2.domain[0]
     lines = fig.layout.xaxis2.title.text.split("<br>")
     assert len(lines) > 1 and all(label_columns(x) <= columns_in(PHONE_FIGURE_PX * share, 14) for x in lines)
 
 
-def test_fit_titles_cuts_a_y_title_taller_than_the_plot_and_leaves_a_grids_panels_alone():
+def test_for_page_cuts_a_y_title_taller_than_the_plot_and_leaves_a_grids_panels_alone():
     # /rnn-attention's map in ja at 390 px: the y title, stood up the plot, ran over the figure's title
     text = "書かれたトークン (クエリ: デコーダの状態)"
     fig = go.Figure(layout=dict(height=380, margin=dict(t=50, b=10), yaxis_title_text=text))
-    fit_titles(fig)
+    for_page(fig)
     plot_px = 380 - 50 - 10 - 90  # less a bottom x axis's rotated labels and title
     lines = fig.layout.yaxis.title.text.split("<br>")
     assert len(lines) == 2 and all(label_columns(x) <= columns_in(plot_px, 14) for x in lines)
     grid = make_subplots(rows=3, cols=1)
     grid.update_yaxes(title_text=text, row=2, col=1)
-    assert fit_titles(grid).layout.yaxis2.title.text == text  # beside empty margin: left standing in one line
+    assert for_page(grid).layout.yaxis2.title.text == text  # beside empty margin: left standing in one line
 
 
-def test_fit_titles_measures_a_panel_under_a_full_width_row_by_its_own_width():
+def test_for_page_measures_a_panel_under_a_full_width_row_by_its_own_width():
     """/multi-head's grid: a third-width panel under a panel spanning the row above (whose domain holds its x too)."""
     specs = [[{"colspan": 3}, None, None], [{}, {}, {}]]
     fig = make_subplots(rows=2, cols=3, specs=specs, subplot_titles=["X (13 × 384)", "A_0: weights (13 × 13)", "", ""])
-    fit_titles(fig)
+    for_page(fig)
     assert fig.layout.annotations[0].text == "X (13 × 384)"
     share = fig.layout.xaxis2.domain[1] - fig.layout.xaxis2.domain[0]
     lines = fig.layout.annotations[1].text.split("<br>")
