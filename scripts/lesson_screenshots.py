@@ -22,6 +22,12 @@ from scripts.app_server import free_port, start_server, stop_server  # noqa: E40
 CHROMIUM = "/usr/bin/chromium"
 SIZES = {"1366": (1366, 768), "390": (390, 844)}
 HEADER = 72  # px of Streamlit's header over the page: the figure's top goes just under it
+# the figure's title (page text just above it, app/ui.show_figure) to the window's top, else the figure's own top
+TITLE_INTO_VIEW = """e => {
+  const above = [...document.querySelectorAll('.lab-figure-title')]
+    .filter(t => t.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
+  (above.length ? above[above.length - 1] : e).scrollIntoView({block: 'start'});
+}"""
 
 
 def main() -> None:
@@ -51,10 +57,11 @@ def main() -> None:
                     figure = page.locator(f".st-key-step-fig-{args.step - 1}-0, .stPlotlyChart").first
                     figure.wait_for(timeout=180_000)  # a model's first load and pass included
                     page.wait_for_timeout(1500)  # plotly draws after the element appears
-                    figure.evaluate("e => e.scrollIntoView({block: 'start'})")
+                    figure.evaluate(TITLE_INTO_VIEW)
                     page.mouse.move(width // 2, height // 2)
                     page.mouse.wheel(0, -HEADER)
-                    page.wait_for_timeout(500)
+                    page.mouse.move(4, 4)  # off the figure: its tool bar shows while the pointer is on it
+                    page.wait_for_timeout(800)
                     path = Path(args.out) / f"{args.name}-{name}.png"
                     page.screenshot(path=str(path))
                     print(path)
