@@ -183,7 +183,9 @@ def select(
 
     parse = parse or parse_option
 
-    _bind(key, parse, default, lambda v: v in options, shape=tuple(options))
+    # the language is part of the shape: the browser holds the chosen option's label, and after a switch of language
+    # it went on showing the old language's label among the new ones (Streamlit keeps a keyed widget's label)
+    _bind(key, parse, default, lambda v: v in options, shape=(tuple(options), lang()))
     widget = st.radio if radio else st.selectbox
     kwargs = {"horizontal": horizontal} if radio else {}
     value = widget(label, options, key=key, format_func=format_func, **kwargs)

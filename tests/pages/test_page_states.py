@@ -28,3 +28,14 @@ def test_every_parameter_the_page_writes_is_declared(page, part):
     at = open_view(catalog.BY_URL[page].topic, {"part": part} if part else {})
     written = set(at.query_params) - {"lang"}
     assert written and written <= set(PAGE_STATES[page].fields), sorted(written - set(PAGE_STATES[page].fields))
+
+
+def test_a_chosen_option_is_shown_in_the_new_language_after_a_switch():
+    """The browser holds a select box's chosen label: after a switch of language the page sends the choice again,
+    in the new language's label (it showed the old language's label among the new options, the choice kept)."""
+    at = open_view("ablation", {"lang": "en", "card": "induction-zero"})
+    at.selectbox(key="lang").select("ja").run()
+    card = at.selectbox(key="card")
+    assert card.value == "induction-zero" and at.query_params["lang"] == "ja"
+    assert card.proto.set_value and card.proto.raw_value in card.options
+    assert card.proto.raw_value.startswith("誘導ヘッド")  # "Induction heads ...", in Japanese
