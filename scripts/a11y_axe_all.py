@@ -16,9 +16,11 @@ load average before and after, since other work may share the machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
@@ -61,6 +63,20 @@ def checked(page, row: dict, load_s: float) -> dict:
     return row
 
 
+@contextlib.contextmanager
+def served_chromium() -> Iterator[tuple[str, object]]:
+    """One `streamlit run` of the app and one headless chromium for a script's visits: (base URL, browser)."""
+    with tempfile.NamedTemporaryFile("w+", suffix=".log") as log, sync_api.sync_playwright() as p:
+        port = free_port()
+        proc = start_server(port, log, 120)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield f"http://127.0.0.1:{port}", browser
+        finally:
+            browser.close()
+            stop_server(proc)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--langs", default=",".join(LANGS))
@@ -73,36 +89,28 @@ def main() -> None:
     states = axe_helpers.figure_states()
     started, load_before = datetime.now(UTC).isoformat(timespec="seconds"), loadavg()
     rows: list[dict] = []
-    with tempfile.NamedTemporaryFile("w+", suffix=".log") as log, sync_api.sync_playwright() as p:
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        proc = start_server(port, log, 120)
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            for lang in langs:
-                context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US")
-                context.add_init_script(COUNT_RUNS)
-                page = context.new_page()
-                for entry in entries:
-                    default = f"{base}{page_path(entry)}?{urlencode({'lang': lang})}"
-                    row = {"page": entry.url, "lang": lang, "state": "default"}
-                    rows.append(checked(page, row, visit(page, default, lang)))
-                    if entry.url in states:
-                        url = f"{base}{page_path(entry)}?{urlencode({'lang': lang, **states[entry.url]})}"
-                        row = {"page": entry.url, "lang": lang, "state": "figure", "params": states[entry.url]}
-                        rows.append(checked(page, row, visit(page, url, lang)))
-                    elif entry.url == "room":  # a room opened: the facilitator's controls, code and board
-                        t0 = time.perf_counter()
-                        page.get_by_role("button", name=i18n.text(lang, "room", "open")).click()
-                        page.wait_for_function("location.search.includes('mode=control')", timeout=PAGE_RUN_MS)
-                        wait_for_run(page)
-                        axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)
-                        row = {"page": entry.url, "lang": lang, "state": "room opened"}
-                        rows.append(checked(page, row, time.perf_counter() - t0))
-                context.close()
-        finally:
-            browser.close()
-            stop_server(proc)
+    with served_chromium() as (base, browser):
+        for lang in langs:
+            context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US")
+            context.add_init_script(COUNT_RUNS)
+            page = context.new_page()
+            for entry in entries:
+                default = f"{base}{page_path(entry)}?{urlencode({'lang': lang})}"
+                row = {"page": entry.url, "lang": lang, "state": "default"}
+                rows.append(checked(page, row, visit(page, default, lang)))
+                if entry.url in states:
+                    url = f"{base}{page_path(entry)}?{urlencode({'lang': lang, **states[entry.url]})}"
+                    row = {"page": entry.url, "lang": lang, "state": "figure", "params": states[entry.url]}
+                    rows.append(checked(page, row, visit(page, url, lang)))
+                elif entry.url == "room":  # a room opened: the facilitator's controls, code and board
+                    t0 = time.perf_counter()
+                    page.get_by_role("button", name=i18n.text(lang, "room", "open")).click()
+                    page.wait_for_function("location.search.includes('mode=control')", timeout=PAGE_RUN_MS)
+                    wait_for_run(page)
+                    axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)
+                    row = {"page": entry.url, "lang": lang, "state": "room opened"}
+                    rows.append(checked(page, row, time.perf_counter() - t0))
+            context.close()
     failing = [r for r in rows if r["violations"]]
     result = {
         "command": "python " + " ".join(["scripts/a11y_axe_all.py", *sys.argv[1:]]),
