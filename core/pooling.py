@@ -15,6 +15,8 @@ A matrix of n_q x n_k cells becomes at most s_q x s_k cells, each the mean of on
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import torch
 
@@ -61,10 +63,24 @@ def clip_label(text: str, max_chars: int = MAX_LABEL_CHARS) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+def _clip_columns(text: str, columns: int) -> str:
+    """`text` in at most `columns` columns as drawn (an East Asian wide character takes two), '…' at a cut."""
+    widths = [2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text]
+    if sum(widths) <= columns:
+        return text
+    kept, used = 0, 1  # the ellipsis
+    while used + widths[kept] <= columns:
+        used += widths[kept]
+        kept += 1
+    return text[:kept] + "…"
+
+
 def indexed_labels(tokens: list[str]) -> list[str]:
     """'3 cat'-style labels: unique even when a token repeats (plotly merges equal category names); long tokens
-    clipped to MAX_LABEL_CHARS. Not escaped: the figure builders (viz.labels.safe_label) escape what they draw."""
-    return [f"{i} {clip_label(str(t).replace(chr(10), '⏎'))}" for i, t in enumerate(tokens)]
+    clipped to MAX_LABEL_CHARS columns, a wide character two (a word-level tokenizer reads a Japanese sentence as
+    one token: clipped to 24 characters its label ran off a phone's figure). Not escaped: the figure builders
+    (viz.labels.safe_label) escape what they draw."""
+    return [f"{i} {_clip_columns(str(t).replace(chr(10), '⏎'), MAX_LABEL_CHARS)}" for i, t in enumerate(tokens)]
 
 
 def bin_ranges(edges: np.ndarray) -> list[str]:
