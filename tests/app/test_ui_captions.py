@@ -79,3 +79,17 @@ def test_a_title_and_subtitle_are_set_as_inert_page_text():
         "0 &lt;img src=x onerror=alert(1)&gt; x" + ui.SUBTITLE.format("✕ <b>gone</b>")
     )
     assert ui._title({"layout": {}}) == "" and ui._title(go.Figure()) == ""
+
+
+def test_a_figure_is_sent_as_plotly_makes_it_and_keeps_what_it_holds():
+    """What st.plotly_chart sends for a figure (its to_dict(), fitted for the page) is plotly's own to_dict() fitted:
+    the same data (numpy arrays as base64) and layout, template included, which goes in without a copy; sending it,
+    twice, changes nothing the figure holds."""
+    from viz.labels import for_page
+
+    fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3), x=["a", "b", "c"]), layout=dict(title="t", height=300))
+    plotly_own, held = for_page(go.Figure(fig).to_dict()), go.Figure(fig).to_dict()
+    sent = ui._fitted(fig).to_dict()
+    assert sent == plotly_own and "bdata" in sent["data"][0]["z"] and "template" in sent["layout"]
+    assert ui._fitted(fig).to_dict() == plotly_own and go.Figure(fig).to_dict() == held
+    assert isinstance(fig.data[0].z, np.ndarray) and fig.layout.title.text == "t"
