@@ -8,12 +8,8 @@ import pytest
 from app import catalog, i18n, ui
 from core.lessons.answers import PAGE_STATES
 from core.state import Text
-from tests.apptest_helpers import (
-    assert_no_exception,
-    placed_in_the_way_on_a_phone,
-    run_view,
-    titles_too_wide_for_a_phone,
-)
+from tests.apptest_helpers import assert_no_exception, run_view
+from tests.phone_figures import placed_in_the_way_on_a_phone, titles_too_wide_for_a_phone
 
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 

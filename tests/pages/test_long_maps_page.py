@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import long_maps as lm
 from core.models import registry
-from tests.apptest_helpers import figure_traces, open_view, plotted_values
+from tests.apptest_helpers import figure_titles, figure_traces, open_view, plotted_values
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -36,7 +36,7 @@ def test_page_random_demo_computes_once_and_switches_heads():
     at.slider(key="head").set_value(5).run()
     at.radio(key="stat").set_value("max").run()
     assert not at.exception and len(at.get("plotly_chart")) == 3
-    assert "head 5" in at.get("plotly_chart")[1].proto.spec
+    assert "head 5" in figure_titles(at)[1]
     at.selectbox(key="n").set_value("1024").run()  # new settings: asks to compute again
     assert not at.get("plotly_chart") and any("Compute the maps" in i.value for i in at.info)
 

@@ -3,7 +3,7 @@ from the figures (values, rounding, escaped labels, axis titles)."""
 
 import numpy as np
 
-from tests.apptest_helpers import placed_in_the_way_on_a_phone
+from tests.phone_figures import placed_in_the_way_on_a_phone
 from viz.bars import LABEL_COLUMNS, accuracy_bars, head_ranking_bars
 from viz.labels import label_columns
 

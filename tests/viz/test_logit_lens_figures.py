@@ -9,7 +9,7 @@ import torch
 
 from app import i18n
 from core.logit_lens import LensView
-from tests.apptest_helpers import placed_in_the_way_on_a_phone
+from tests.phone_figures import placed_in_the_way_on_a_phone
 from viz import logit_lens as figures
 
 t = functools.partial(i18n.text, "en", "logit_lens.figure")

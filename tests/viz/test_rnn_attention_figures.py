@@ -5,7 +5,7 @@ import numpy as np
 
 from core.rnn_attention import compare as cmp
 from core.rnn_attention import view as rv
-from tests.apptest_helpers import placed_in_the_way_on_a_phone
+from tests.phone_figures import placed_in_the_way_on_a_phone
 from viz import rnn_attention as figs
 
 
