@@ -21,12 +21,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io
 import streamlit as st
-from _plotly_utils.utils import convert_to_base64
 
 from app import i18n
 from core import figure_text
 from core import state as declared
 from viz.labels import figure_title, for_page, label_html
+
+try:  # plotly's own step of to_dict() that sends numpy arrays as base64 (plotly 6+; pyproject allows 5.20 on)
+    from _plotly_utils.utils import convert_to_base64
+except ImportError:  # a plotly without it: its own to_dict() is sent (_as_sent)
+    convert_to_base64 = None
 
 LANGS = i18n.languages()  # {code: name}: one catalog file per language in app/locales/
 MAX_TEXT_CHARS = 20_000  # the most a text box accepts (max_chars) and a page processes
@@ -384,9 +388,11 @@ def _as_sent(fig: go.Figure, to_dict: Callable[[], dict]) -> dict:
     """fig.to_dict() as plotly makes it (its data and layout deep-copied, numpy arrays as base64), except that plotly's
     template, which every figure carries whole (6.5 KB of JSON), goes in as the figure holds it instead of deep-copied
     at every draw (0.15-0.3 ms a figure): from here on it is only read (for_page copies what it changes, Streamlit
-    encodes it). `to_dict`: plotly's own, for a figure with frames or a plotly that keeps its layout otherwise."""
+    encodes it). `to_dict`: plotly's own, for a figure with frames or a plotly that keeps its layout otherwise or has no
+    convert_to_base64."""
     layout, data = getattr(fig, "_layout", None), getattr(fig, "_data", None)
-    if not isinstance(layout, dict) or not isinstance(data, list) or getattr(fig, "_frame_objs", True):
+    held_as_dicts = isinstance(layout, dict) and isinstance(data, list) and not getattr(fig, "_frame_objs", True)
+    if convert_to_base64 is None or not held_as_dicts:
         return to_dict()
     sent = {"data": copy.deepcopy(data), "layout": copy.deepcopy({k: v for k, v in layout.items() if k != "template"})}
     convert_to_base64(sent)

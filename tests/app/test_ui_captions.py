@@ -93,3 +93,13 @@ def test_a_figure_is_sent_as_plotly_makes_it_and_keeps_what_it_holds():
     assert sent == plotly_own and "bdata" in sent["data"][0]["z"] and "template" in sent["layout"]
     assert ui._fitted(fig).to_dict() == plotly_own and go.Figure(fig).to_dict() == held
     assert isinstance(fig.data[0].z, np.ndarray) and fig.layout.title.text == "t"
+
+
+def test_a_plotly_without_base64_sending_sends_its_own_to_dict(monkeypatch):
+    """pyproject allows plotly from 5.20, whose to_dict() sends arrays as lists and which has no convert_to_base64:
+    then the page sends plotly's own to_dict(), fitted, and never the figure's arrays as they are held."""
+    from viz.labels import for_page
+
+    monkeypatch.setattr(ui, "convert_to_base64", None)
+    fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3)), layout=dict(title="t", height=300))
+    assert ui._fitted(fig).to_dict() == for_page(go.Figure(fig).to_dict())
