@@ -40,7 +40,9 @@ TITLE_SIZE, NOTE_SIZE = 17, 12  # px
 HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 24, 10
 # Under the maps (px): the keys' labels, standing at -60 degrees, drop about 5 px per column of the longest (pooled
 # token labels run to 40), then the keys' title, then the colour bar; the figure grows by them, the maps keep theirs.
-MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 50, 50
+# The keys' title's box ends 53-64 px below the labels' estimated drop (chromium at 390 px: 3 px into the bar set at
+# 50, in ko with a long text 14 px), so the bar stands 72 px below them.
+MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 72, 50
 KEY_LABELS_UP_TO = 120  # columns; more keys go unlabelled (hover names them)
 
 

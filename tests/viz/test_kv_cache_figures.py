@@ -140,3 +140,16 @@ def test_step_figure_colour_bar_stands_under_the_keys_labels_however_long(label)
     assert bar_top >= drop + 30  # and the keys' title
     assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b == kv.MAPS_HEIGHT
     assert fig.layout.margin.b >= bar_top + 40  # the bar, its title and numbers inside the figure
+
+
+@pytest.mark.parametrize("labels", [["0 a", "1 b"], ["121 …는…122  조… (121–122)", "1 b"]])
+def test_step_figure_colour_bar_stands_clear_of_the_keys_title(labels):
+    """In chromium at 390 px (scripts/phone_layout_check.py) the keys' title's box ended 53 px below the keys' labels
+    (their drop by the figure's estimate) in en, 3 px into the colour bar set 50 px below them, and 64 px below in ko
+    with a long text. The bar's top stands at least 8 px below that box, short labels or long."""
+    view = dataclasses.replace(views.step_attention(fake_generation(), 2, 0), labels=labels)
+    fig = kv.step_figure(view, words)
+    bar_top_px = -fig.data[0].colorbar.y * kv.MAPS_HEIGHT  # below the maps
+    drop = kv.DROP_PER_COLUMN * max(columns(s) for s in labels)
+    assert bar_top_px - drop >= 64 + 8
+    assert fig.layout.margin.b >= bar_top_px + 40  # the bar (10 px) and its ticks and title inside the figure
