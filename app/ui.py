@@ -25,7 +25,7 @@ import streamlit as st
 from app import i18n
 from core import figure_text
 from core import state as declared
-from viz.labels import figure_title, for_page, label_html
+from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, figure_title, for_page, label_html
 
 try:  # plotly's own step of to_dict() that sends numpy arrays as base64 (plotly 6+; pyproject allows 5.20 on)
     from _plotly_utils.utils import convert_to_base64
@@ -370,16 +370,34 @@ def _title(fig) -> str:
     return FIGURE_TITLE.format(label_html(title) + (SUBTITLE.format(label_html(subtitle)) if subtitle else ""))
 
 
+def figure_px() -> int:
+    """The width (px) a figure's axis and panel titles are cut to fit (viz.labels.for_page): a phone's where the
+    browser says it is a phone's or says nothing (a phone's fits any screen), a laptop's otherwise, where a phone's
+    cut /multi-head's 'Q_0 (13 × 32)' and /moe's top axis into narrow lines. The server sees no screen, only what the
+    browser sent when the page opened: a phone's browser says 'Mobile' in its User-Agent (Android's, iPhone's; a
+    phone's 'desktop site' says it does not). Known miss: a desktop window narrower than a laptop's
+    column (under about 740 px) gets a laptop's lines, which may run past a panel's edges."""
+    return figure_px_for(st.context.headers.get("User-Agent") or "")
+
+
+def figure_px_for(agent: str) -> int:
+    """figure_px for a browser's User-Agent."""
+    phone = not agent or any(word in agent for word in ("Mobi", "Android", "iPhone"))
+    return PHONE_FIGURE_PX if phone else LAPTOP_FIGURE_PX
+
+
 def _fitted(fig):
     """The figure as the page draws it (viz.labels.for_page: without its title, which the page sets above it; what
-    stays cut to fit a phone) in what st.plotly_chart sends, its dict: done there, unvalidated, instead of through
-    plotly's validated update_layout (25 ms on /multi-head's figure); the figure itself, which its caption reads,
-    keeps its title and titles whole. A shared figure's was done when it was kept."""
+    stays cut to fit this browser's figure: figure_px) in what st.plotly_chart sends, its dict: done there,
+    unvalidated, instead of through plotly's validated update_layout (25 ms on /multi-head's figure); the figure
+    itself, which its caption reads, keeps its title and titles whole. A shared figure's was done when it was kept."""
     if isinstance(fig, dict):
-        return for_page(dict(fig))  # a copy: for_page sets its layout anew, the caption reads the one handed
+        return for_page(
+            dict(fig), figure_px()
+        )  # a copy: for_page sets its layout anew, the caption reads the one handed
     if isinstance(fig, go.Figure) and not hasattr(fig, READ) and not hasattr(fig, FITTED):
         as_sent = fig.to_dict
-        fig.to_dict = lambda: for_page(_as_sent(fig, as_sent))
+        fig.to_dict = lambda: for_page(_as_sent(fig, as_sent), figure_px())
         setattr(fig, FITTED, True)
     return fig
 
@@ -426,16 +444,21 @@ plotly.io.to_json = _to_json
 
 def read_only(fig):
     """Keep, on a figure that many sessions show (app/shared.py), what drawing it reads, made once instead of at
-    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy) and that dict's JSON (which
+    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy), fitted to a phone's and to a
+    laptop's figure (figure_px), and that dict's JSON (which
     st.plotly_chart encodes at each draw: `_to_json`), its title as the page's HTML (_title), and its traces and
     layout (what its caption reads). The figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
         setattr(fig, TITLE, _title(fig))
-        drawn = _Drawn(for_page(fig.to_dict()))
-        drawn.spec = _plotly_to_json(drawn, validate=False)  # as st.plotly_chart encodes it
+        sent, drawn = fig.to_dict(), {}
+        for px in (PHONE_FIGURE_PX, LAPTOP_FIGURE_PX):  # fitted to each (for_page copies what it changes)
+            drawn[px] = _Drawn(for_page(dict(sent), px))
+            drawn[px].spec = _plotly_to_json(drawn[px], validate=False)  # as st.plotly_chart encodes it
+        if drawn[LAPTOP_FIGURE_PX].spec == drawn[PHONE_FIGURE_PX].spec:  # most: one kept
+            drawn[LAPTOP_FIGURE_PX] = drawn[PHONE_FIGURE_PX]
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))  # a copy: kept while the figure lives
         setattr(fig, CAPTIONS, {})
-        fig.to_dict = lambda: drawn
+        fig.to_dict = lambda: drawn[figure_px()]
     return fig
 
 

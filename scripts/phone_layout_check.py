@@ -4,7 +4,7 @@ tick labels, legend, colour bar, panel titles and other annotations). Each page 
 state; a page with a text box is also run once with a long text typed into its first box.
 
     python scripts/phone_layout_check.py                           # -> artifacts/phone/ and results/phone_layout.json
-    python scripts/phone_layout_check.py --langs ja --pages multi-head,moe --width 1366
+    python scripts/phone_layout_check.py --langs ja --pages multi-head,moe --width 1366   # a laptop's browser
 
 Overlaps found: two boxes of different parts (an axis title and a tick label, a legend and an axis title, two panel
 titles) that share more than 2 px each way; two tick labels of one axis; any of them past the figure's edge. The
@@ -42,6 +42,12 @@ LONG_TEXT = {
     "ko": "북쪽 해안을 사십 년 동안 지켜 온 등대지기는 젊은 기술자들에게 그들이 두려워하는 폭풍보다 그 뒤에 오는 조용한 "
     "안개가 훨씬 더 위험하다고 마침내 말했다.",
 }
+# A phone's browser says so (the page fits a figure's axis and panel titles to a phone's width or a laptop's:
+# app/ui.figure_px); headless Chromium's own agent says it is a desktop's
+PHONE_AGENT = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile "
+    "Safari/537.36"
+)
 # Boxes of each part of every plotly figure on the page, relative to the figure, then the pairs that overlap
 OVERLAPS = r"""() => {
   const out = [];
@@ -88,7 +94,16 @@ OVERLAPS = r"""() => {
     }
     const round = it => ({...it, x0: Math.round(it.x0), y0: Math.round(it.y0), x1: Math.round(it.x1),
                           y1: Math.round(it.y1)});
-    out.push({figure: index, width: Math.round(w), height: Math.round(h),
+    // px from the page's title above the figure (app/ui._title) and from the tool bar's foot to the plot's top
+    const plots = Array.from(root.querySelectorAll('.nsewdrag')).map(e => e.getBoundingClientRect().top);
+    const holder = root.closest('[data-testid="stElementContainer"]');
+    const title = holder && holder.previousElementSibling
+      && holder.previousElementSibling.querySelector('.lab-figure-title');
+    const bar = root.querySelector('.modebar');
+    const top = plots.length ? Math.min(...plots) : null;
+    const gap = el => (el && top !== null) ? Math.round(top - el.getBoundingClientRect().bottom) : null;
+    out.push({figure: index, width: Math.round(w), height: Math.round(h), title_to_plot: gap(title),
+              toolbar_to_plot: gap(bar),
               found: found.map(f => ({what: f.what, a: round(f.a), b: f.b && round(f.b)}))});
   });
   return out;
@@ -125,6 +140,9 @@ def examine(page, row: dict, out: Path, width: int, height: int) -> dict:
     page.set_viewport_size({"width": width, "height": height})
     row |= {"figures": len(figures), "screenshot": str(shot.relative_to(ROOT)),
             "found": [dict(figure=f["figure"], **x) for f in figures for x in f["found"]],
+            "widths": sorted({f["width"] for f in figures}),
+            "title_to_plot": [f["title_to_plot"] for f in figures if f["title_to_plot"] is not None],
+            "toolbar_to_plot": [f["toolbar_to_plot"] for f in figures if f["toolbar_to_plot"] is not None],
             "wide_text": page.evaluate(WIDE)}  # fmt: skip
     print(row["page"], row["lang"], row["state"], row["figures"], "figures,", len(row["found"]), "found",
           row["wide_text"] or "", flush=True)  # fmt: skip
@@ -149,8 +167,9 @@ def main() -> None:
     with served_chromium() as (base, browser):
         for lang in args.langs.split(","):
             context = browser.new_context(
-                viewport={"width": args.width, "height": args.height}, device_scale_factor=1, locale="en-US"
-            )
+                viewport={"width": args.width, "height": args.height}, device_scale_factor=1, locale="en-US",
+                **({"user_agent": PHONE_AGENT} if args.width < 768 else {}),
+            )  # fmt: skip
             context.add_init_script(COUNT_RUNS)
             page = context.new_page()
             for entry in entries:

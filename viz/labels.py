@@ -99,10 +99,13 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
 
 
 # A phone's figure, for what stays in it: plotly wraps no text, so an axis's or a panel's title is cut into lines that
-# fit it. On a 390 px phone Streamlit leaves a figure 358 px; a column (a Latin character; a wide one takes two) is
+# fit it. On a 390 px phone Streamlit leaves a figure 358 px; a laptop's window leaves it 906 px at 1366 px, 640 at
+# about 1,100 with the sidebar open: a page fits a figure to the one its browser says it is (app/ui.figure_px). A
+# column (a Latin character; a wide one takes two) is
 # about 0.58 of the type's size. Plotly's own sizes where a figure sets none: title 1.4 and axis titles 1.17 times the
 # 12 px font, make_subplots' panel titles 16 px. (The figure's own title is not drawn in it: see for_page.)
 PHONE_FIGURE_PX = 358
+LAPTOP_FIGURE_PX = 640
 COLUMN_EM = 0.58
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
@@ -138,11 +141,12 @@ def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
         size -= 1
 
 
-def for_page(fig):
+def for_page(fig, width: int = PHONE_FIGURE_PX):
     """A figure as a page draws it: without its title, which the page sets as text above it (title_html), where the
     browser wraps it to any screen (plotly wraps no text: a title cut to fit a phone read as a narrow column of two or
-    three lines on a laptop's full-width figure); what stays in it cut into lines that fit a phone's figure: x axes'
-    titles and make_subplots' panel titles, each across the width it has (a panel's or an axis's share of the figure),
+    three lines on a laptop's full-width figure); what stays in it cut into lines that fit a figure `width` px wide (a
+    phone's unless the page knows better: cut to a phone's, /multi-head's panel titles read 'Q_0 (13' over '× 32)' on
+    a laptop): x axes' titles and make_subplots' panel titles, each across the width it has (a panel's or an axis's share of the figure),
     and a y axis's title that stands up the whole plot's height (the figure's, less its margins and a bottom x axis's
     labels) taller than that. The top margin is what still stands above the plot needs (a top x axis's labels and
     title, the top row's panel titles, a note set on the plot's top edge; legends and colour bars make their own room),
@@ -151,7 +155,6 @@ def for_page(fig):
     as_dict = isinstance(fig, dict)
     layout = fig.get("layout", {}) if as_dict else fig.layout.to_plotly_json()
     changes: dict = {}
-    width = PHONE_FIGURE_PX
     font = (layout.get("font") or {}).get("size") or FONT_PX
     margin = layout.get("margin") or {}
     above = MIN_TOP  # px the plot needs above it: the tool bar, a top x axis, panel titles, notes

@@ -103,3 +103,36 @@ def test_a_plotly_without_base64_sending_sends_its_own_to_dict(monkeypatch):
     monkeypatch.setattr(ui, "convert_to_base64", None)
     fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3)), layout=dict(title="t", height=300))
     assert ui._fitted(fig).to_dict() == for_page(go.Figure(fig).to_dict())
+
+
+def test_a_figure_is_sent_fitted_to_a_phones_figure_or_a_laptops_as_the_browser_says(monkeypatch):
+    """A phone's browser (its User-Agent says Mobile, Android or iPhone) or one that says nothing gets a figure's
+    panel titles cut to a phone's width; a laptop's whole where they fit it. A fresh figure and a shared (read-only)
+    one alike; a shared one whose two fits are the same keeps one."""
+    from plotly.subplots import make_subplots
+
+    from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX
+
+    phones = [
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 "
+        "Mobile/15E148 Safari/604.1",
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile "
+        "Safari/537.36",
+        "",
+    ]
+    laptop = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+    assert [ui.figure_px_for(a) for a in phones] == [PHONE_FIGURE_PX] * 3
+    assert ui.figure_px_for(laptop) == LAPTOP_FIGURE_PX
+
+    def grid():
+        return make_subplots(rows=1, cols=3, subplot_titles=["Q_0 (13 × 32)", "K_0 (13 × 32)", "V_0 (13 × 32)"])
+
+    fresh, shared, plain = grid(), ui.read_only(grid()), ui.read_only(go.Figure(go.Bar(y=[1, 2])))
+    sent = {}
+    for px in (PHONE_FIGURE_PX, LAPTOP_FIGURE_PX):
+        monkeypatch.setattr(ui, "figure_px", lambda px=px: px)  # what this browser said
+        sent[px] = [ui._fitted(f).to_dict()["layout"]["annotations"][0]["text"] for f in (fresh, shared)]
+        sent[px, "plain"] = plain.to_dict()
+    assert sent[LAPTOP_FIGURE_PX] == ["Q_0 (13 × 32)"] * 2
+    assert sent[PHONE_FIGURE_PX][0] == sent[PHONE_FIGURE_PX][1] != "Q_0 (13 × 32)"
+    assert sent[PHONE_FIGURE_PX, "plain"] is sent[LAPTOP_FIGURE_PX, "plain"]

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 from app import i18n
 from core.pooling import MAX_LABEL_CHARS
 from viz.labels import (
+    LAPTOP_FIGURE_PX,
     MIN_TOP,
     PHONE_FIGURE_PX,
     columns_in,
@@ -188,3 +189,24 @@ def test_for_page_measures_a_panel_under_a_full_width_row_by_its_own_width():
     share = fig.layout.xaxis2.domain[1] - fig.layout.xaxis2.domain[0]
     lines = fig.layout.annotations[1].text.split("<br>")
     assert len(lines) > 1 and all(label_columns(x) <= columns_in(PHONE_FIGURE_PX * share, 16) for x in lines)
+
+
+def test_for_page_cuts_titles_to_a_laptops_figure_only_where_they_do_not_fit_it():
+    """/multi-head's third-width panels and /moe's top axis: cut to a phone's figure, 'Q_0 (13 × 32)' read 'Q_0 (13'
+    over '× 32)' on a laptop too; fitted to a laptop's (a page whose browser is not a phone's: app/ui.figure_px) they
+    stay whole, and a title too long even there is cut to the laptop's width, not the phone's."""
+    top_axis = "expert   (● chosen (top-2), ✕ dropped (expert full))"  # 47 columns: a phone has 44 at 14 px
+    long_panel = "Layer output after W^O, residuals, LayerNorm and the feed-forward block (13 × 384)"
+
+    def grid():
+        fig = make_subplots(rows=2, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
+                            subplot_titles=[long_panel, "Q_0 (13 × 32)", "K_0 (13 × 32)", "V_0 (13 × 32)"])  # fmt: skip
+        return fig.update_xaxes(title_text=top_axis, side="top", row=1, col=1)
+
+    phone, laptop = for_page(grid()), for_page(grid(), LAPTOP_FIGURE_PX)
+    assert phone.layout.annotations[1].text != "Q_0 (13 × 32)"  # two lines on a phone
+    assert [a.text for a in laptop.layout.annotations[1:]] == ["Q_0 (13 × 32)", "K_0 (13 × 32)", "V_0 (13 × 32)"]
+    assert "<br>" in phone.layout.xaxis.title.text and laptop.layout.xaxis.title.text == top_axis
+    lines = laptop.layout.annotations[0].text.split("<br>")
+    assert len(lines) < len(phone.layout.annotations[0].text.split("<br>"))
+    assert all(label_columns(x) <= columns_in(LAPTOP_FIGURE_PX, 16) for x in lines) and len(lines) == 2
