@@ -125,9 +125,7 @@ def _bind(
     starts at its first value, dropping the user's (the positions page's `pair` fell to 0 when d changed);
     writing the value back before the widget is created carries it over."""
     st.session_state["_ui_params"].add(key)
-    shape_key = f"_ui_shape_{key}"
-    reshaped = st.session_state.get(shape_key, shape) != shape
-    st.session_state[shape_key] = shape
+    reshaped = _reshaped(key, key, shape)
     if key in st.session_state:
         if not valid(st.session_state[key]):
             st.session_state[key] = default
@@ -142,6 +140,54 @@ def _bind(
         except (ValueError, TypeError, OverflowError):
             st.session_state["_ui_bad"].append(key)
     st.session_state[key] = value
+
+
+def _reshaped(slot: str, key: str, shape: tuple) -> bool:
+    """Whether the widget `key` (drawn in `slot`: a picker whose key changes with what it offers has one slot) has
+    another shape than when last drawn; remembers this one."""
+    slot_key = f"_ui_shape_{slot}"
+    before = st.session_state.get(slot_key, (key, shape))
+    st.session_state[slot_key] = (key, shape)
+    return before != (key, shape)
+
+
+def _picker_shape(options: Sequence) -> tuple:
+    """What defines a picker whose labels are words: its options and the reader's language. The browser holds the
+    chosen option's label, and after a switch of language a select box or multiselect went on showing the old
+    language's label among the new options, a radio nothing; a picker whose shape changed gets its value written
+    back, which Streamlit sends again with the new label."""
+    return tuple(options), lang()
+
+
+def pick(label: str, options: Sequence, *, key: str, format_func: Callable = str, radio: bool = False, **kwargs) -> Any:
+    """A select box (radio=True: radio buttons) kept in this session only, not in the link (a room's lesson, an
+    answer being given, an example): its chosen option stays chosen, in the reader's language, after a switch.
+    Never inside a form: a form's widget tells the server its value only when sent, so a switch lost it."""
+    options = list(options)
+    if _reshaped(key, key, _picker_shape(options)) and key in st.session_state:
+        st.session_state[key] = st.session_state[key]
+    return (st.radio if radio else st.selectbox)(label, options, key=key, format_func=format_func, **kwargs)
+
+
+def pick_many(
+    label: str,
+    options: Sequence,
+    *,
+    key: str,
+    format_func: Callable = str,
+    default: Sequence = (),
+    slot: str | None = None,
+    **kwargs,
+) -> list:
+    """A multiselect kept in this session only, as pick(); `slot`: where its shape is kept when its key changes with
+    what it offers (one per picker, not one per key)."""
+    options = list(options)
+    reshaped = _reshaped(slot or key, key, _picker_shape(options))
+    if key not in st.session_state:  # the default through session state: a widget given both warns on the page
+        st.session_state[key] = [o for o in default if o in options]
+    elif reshaped:
+        st.session_state[key] = [o for o in st.session_state[key] if o in options]
+    return st.multiselect(label, options, key=key, format_func=format_func, **kwargs)
 
 
 def _mirror(key: str, value: Any) -> None:
@@ -189,9 +235,7 @@ def select(
 
     parse = parse or parse_option
 
-    # the language is part of the shape: the browser holds the chosen option's label, and after a switch of language
-    # it went on showing the old language's label among the new ones (Streamlit keeps a keyed widget's label)
-    _bind(key, parse, default, lambda v: v in options, shape=(tuple(options), lang()))
+    _bind(key, parse, default, lambda v: v in options, shape=_picker_shape(options))
     widget = st.radio if radio else st.selectbox
     kwargs = {"horizontal": horizontal} if radio else {}
     value = widget(label, options, key=key, format_func=format_func, **kwargs)

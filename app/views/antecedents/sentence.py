@@ -40,12 +40,13 @@ def pick_words(T, sentence: Sentence) -> tuple[int, list[int], bool]:
     offered = sentence.candidates(p)
     if not info or str(p) != sentence.default_pronoun:
         st.caption(T("heuristic"))
-    chosen = st.multiselect(
+    chosen = ui.pick_many(
         T("candidates"),
         [str(i) for i in range(p)],
         default=[str(c) for c in offered],
         format_func=word,
         key=f"cands-{hash(sentence.text)}-{p}",
+        slot="cands",
     )
     cands = sorted(int(c) for c in chosen)
     return p, cands, sentence.is_stored_choice(p, cands)
@@ -65,7 +66,7 @@ def ranking_figure(analysis, sentence: Sentence, p: int, cands: list[int], by: i
 def try_sentence(T, key: str, model) -> None:
     st.header(T("try"))
     stored = data.builtin_sentences()
-    st.selectbox(
+    ui.pick(
         T("example"),
         ["own", *stored],
         key="ante_example",

@@ -37,8 +37,8 @@ def vocabulary(T) -> None:
 
 def sentence_inputs(T) -> tuple[str, str]:
     examples = edv.example_sentences()
-    st.selectbox(T("example"), ["own", *examples], key="ed_example", on_change=use_example,
-                 format_func=lambda s: T("own") if s == "own" else s)  # fmt: skip
+    ui.pick(T("example"), ["own", *examples], key="ed_example", on_change=use_example,
+            format_func=lambda s: T("own") if s == "own" else s)  # fmt: skip
     text = ui.field(F["text"], T("text"), height=70)
     language = ui.field(F["target"], T("target"), widget="radio", format_func=lambda c: T("lang_" + c), horizontal=True)
     vocabulary(T)

@@ -17,18 +17,17 @@ from .text import choice_label, plain
 MAX_RADIO = 8  # more options than this: a select box
 
 
-def _widget(T, answer: core.Answer, key: str):
-    """The input for the answer's kind; returns the raw response (None when nothing was given)."""
+def _picked(T, answer: core.Answer, key: str):
+    """The picker of a choice, a token or an order (outside the form: a learner's half-given answer survives a switch
+    of language, ui.pick); the raw response (None when nothing is picked)."""
     if answer.kind in ("token", "choice"):
         if len(answer.options) <= MAX_RADIO:  # a radio's labels are markdown: a token is shown escaped
-            return st.radio(T(f"pick_{answer.kind}"), answer.options, index=None, key=key,
-                            format_func=lambda o: plain(choice_label(T, o)))  # fmt: skip
-        return st.selectbox(
+            return ui.pick(T(f"pick_{answer.kind}"), answer.options, index=None, key=key, radio=True,
+                           format_func=lambda o: plain(choice_label(T, o)))  # fmt: skip
+        return ui.pick(
             T(f"pick_{answer.kind}"), answer.options, index=None, key=key, format_func=lambda o: choice_label(T, o)
         )  # plain text
-    if answer.kind == "number":
-        return st.text_input(T("type_number"), key=key, max_chars=64) or None
-    chosen = st.multiselect(T("put_in_order"), answer.options, key=key, format_func=lambda o: choice_label(T, o))
+    chosen = ui.pick_many(T("put_in_order"), answer.options, key=key, format_func=lambda o: choice_label(T, o))
     return list(chosen) or None
 
 
@@ -100,8 +99,11 @@ def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None
     if question.id in given:
         _feedback(T, lesson, step, answer, given[question.id])
         return
-    with st.form(f"form-{lesson.id}-{question.id}"):
-        raw = _widget(T, answer, f"input-{lesson.id}-{question.id}")
+    key = f"input-{lesson.id}-{question.id}"
+    raw = None if answer.kind == "number" else _picked(T, answer, key)
+    with st.form(f"form-{lesson.id}-{question.id}", border=answer.kind == "number"):
+        if answer.kind == "number":
+            raw = st.text_input(T("type_number"), key=key, max_chars=64) or None
         sent = st.form_submit_button(T("check"), icon=":material/task_alt:")
     if sent:
         if raw is None:

@@ -24,13 +24,14 @@ PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no w
 
 
 def create(T, lessons: dict) -> None:
-    with st.form("room-create", border=True):
+    with st.container(border=True):
         st.header(T("open_header"))
-        pick = st.selectbox(
+        pick = ui.pick(
             T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()), key="room-lesson"
         )
-        if not st.form_submit_button(T("open"), type="primary"):
-            return
+        with st.form("room-create", border=False):
+            if not st.form_submit_button(T("open"), type="primary"):
+                return
     try:
         code, control = open_store().create(pick, client=follow.client())  # a selectbox may send free text
     except RoomError as e:

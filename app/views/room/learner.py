@@ -37,13 +37,21 @@ def said(right, response: str) -> str:
 
 
 def answer_form(T, s: dict, room, right) -> None:
+    # pickers outside the form: what a learner picked survives a switch of language (ui.pick)
+    if right.kind in ("token", "choice"):
+        raw = ui.pick(T("pick"), right.options, index=None, key="room-pick", radio=True,
+                      format_func=lambda o: plain(said(right, o)))  # fmt: skip
+    elif right.kind == "order":
+        raw = ORDER_SEPARATOR.join(
+            ui.pick_many(
+                T("order_help"),
+                right.options,
+                key="room-order",
+                format_func=lambda o: choice_label(ui.texts("lessons"), o),
+            )
+        )
     with st.form("room-answer", clear_on_submit=False, border=False):
-        if right.kind in ("token", "choice"):
-            raw = st.radio(T("pick"), right.options, index=None, key="room-pick",
-                           format_func=lambda o: plain(said(right, o)))  # fmt: skip
-        elif right.kind == "order":
-            raw = ORDER_SEPARATOR.join(st.multiselect(T("order_help"), right.options, key="room-order"))
-        else:
+        if right.kind not in ("token", "choice", "order"):
             raw = st.text_input(T("number_help"), key="room-number", max_chars=40)
         sent = st.form_submit_button(T("submit"), key="room-submit")
     if sent:
