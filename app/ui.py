@@ -26,6 +26,7 @@ from app import i18n
 from core import figure_text
 from core import state as declared
 from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, figure_title, for_page, label_html
+from viz.style import PAGE_TEMPLATE
 
 try:  # plotly's own step of to_dict() that sends numpy arrays as base64 (plotly 6+; pyproject allows 5.20 on)
     from _plotly_utils.utils import convert_to_base64
@@ -436,30 +437,35 @@ def _fitted(fig):
     unvalidated, instead of through plotly's validated update_layout (25 ms on /multi-head's figure); the figure
     itself, which its caption reads, keeps its title and titles whole. A shared figure's was done when it was kept."""
     if isinstance(fig, dict):
-        return for_page(
-            dict(fig), figure_px()
-        )  # a copy: for_page sets its layout anew, the caption reads the one handed
+        # a copy: for_page sets its layout anew, the caption reads the one handed
+        return _for_page(dict(fig), figure_px())
     if isinstance(fig, go.Figure) and not hasattr(fig, READ) and not hasattr(fig, FITTED):
         as_sent = fig.to_dict
-        fig.to_dict = lambda: for_page(_as_sent(fig, as_sent), figure_px())
+        fig.to_dict = lambda: _for_page(_as_sent(fig, as_sent), figure_px())
         setattr(fig, FITTED, True)
     return fig
 
 
+def _for_page(sent: dict, px: int) -> dict:
+    """A figure's dict as the page sends it: viz.labels.for_page's, with viz.style.PAGE_TEMPLATE for the template
+    plotly puts in every figure (Streamlit's theme sets the look in the browser; what our figures take from a
+    template is what PAGE_TEMPLATE declares)."""
+    fitted = for_page(sent, px)  # its layout a new dict: the figure's own is not changed
+    fitted["layout"].pop("template", None)  # (set last: every way of sending a figure writes the same JSON)
+    fitted["layout"]["template"] = PAGE_TEMPLATE
+    return fitted
+
+
 def _as_sent(fig: go.Figure, to_dict: Callable[[], dict]) -> dict:
-    """fig.to_dict() as plotly makes it (its data and layout deep-copied, numpy arrays as base64), except that plotly's
-    template, which every figure carries whole (6.5 KB of JSON), goes in as the figure holds it instead of deep-copied
-    at every draw (0.15-0.3 ms a figure): from here on it is only read (for_page copies what it changes, Streamlit
-    encodes it). `to_dict`: plotly's own, for a figure with frames or a plotly that keeps its layout otherwise or has no
-    convert_to_base64."""
+    """fig.to_dict() as plotly makes it (its data and layout deep-copied, numpy arrays as base64), without plotly's
+    template, which every figure carries whole and which the page does not send (_for_page). `to_dict`: plotly's own,
+    for a figure with frames or a plotly that keeps its layout otherwise or has no convert_to_base64."""
     layout, data = getattr(fig, "_layout", None), getattr(fig, "_data", None)
     held_as_dicts = isinstance(layout, dict) and isinstance(data, list) and not getattr(fig, "_frame_objs", True)
     if convert_to_base64 is None or not held_as_dicts:
         return to_dict()
     sent = {"data": copy.deepcopy(data), "layout": copy.deepcopy({k: v for k, v in layout.items() if k != "template"})}
     convert_to_base64(sent)
-    if "template" in layout:
-        sent["layout"]["template"] = layout["template"]
     return sent
 
 
@@ -496,7 +502,7 @@ def read_only(fig):
         setattr(fig, TITLE, _title(fig))
         sent, drawn = fig.to_dict(), {}
         for px in (PHONE_FIGURE_PX, LAPTOP_FIGURE_PX):  # fitted to each (for_page copies what it changes)
-            drawn[px] = _Drawn(for_page(dict(sent), px))
+            drawn[px] = _Drawn(_for_page(dict(sent), px))
             drawn[px].spec = _plotly_to_json(drawn[px], validate=False)  # as st.plotly_chart encodes it
         if drawn[LAPTOP_FIGURE_PX].spec == drawn[PHONE_FIGURE_PX].spec:  # most: one kept
             drawn[LAPTOP_FIGURE_PX] = drawn[PHONE_FIGURE_PX]

@@ -22,6 +22,15 @@ MARGIN = dict(l=10, r=10, t=50, b=10)
 LEGEND_AT_FOOT = dict(orientation="h", yref="container", y=0, yanchor="bottom")
 
 
+# The plotly template a page sends with every figure (app/ui.py), in place of the one plotly puts in each figure:
+# Streamlit's (3.4 KB of JSON, a quarter of all the figures' bytes and three quarters of a small figure's), whose
+# placeholder colours and layout Streamlit's theme rewrites in the browser, where it also sets every figure's fonts,
+# grid, axes and backgrounds (theme="streamlit"; the browser makes them whether a template is sent or not). What our
+# figures take from a template is the colour of a trace that names none (a marker-only scatter's open circles on
+# /kv-cache): PALETTE, as every colour named here. Every heatmap names its colour scale, every bar its colours.
+PAGE_TEMPLATE = {"layout": {"colorway": PALETTE}}
+
+
 def colour_bar(title: str, **more) -> dict:
     """A heatmap's colour bar: thin, its title standing up its right side. A title set across its top widens the bar
     to the title's width: on a 390 px phone /logit-lens' 'p (final prediction)' took a third of the figure from its

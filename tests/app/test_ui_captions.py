@@ -1,6 +1,8 @@
 """A figure's caption (app/ui.py, the text a screen reader reads) says a label as the figure shows it: the figures
 escape a visitor's tokens for plotly (viz safe_label), the caption decodes them again inside an inert code span."""
 
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -81,28 +83,58 @@ def test_a_title_and_subtitle_are_set_as_inert_page_text():
     assert ui._title({"layout": {}}) == "" and ui._title(go.Figure()) == ""
 
 
-def test_a_figure_is_sent_as_plotly_makes_it_and_keeps_what_it_holds():
-    """What st.plotly_chart sends for a figure (its to_dict(), fitted for the page) is plotly's own to_dict() fitted:
-    the same data (numpy arrays as base64) and layout, template included, which goes in without a copy; sending it,
-    twice, changes nothing the figure holds."""
+def plotly_own_sent(fig: go.Figure) -> dict:
+    """What the page sends for a figure, made through plotly's own to_dict(): fitted, with viz.style's template."""
     from viz.labels import for_page
+    from viz.style import PAGE_TEMPLATE
 
+    own = for_page(go.Figure(fig).to_dict())
+    own["layout"]["template"] = PAGE_TEMPLATE
+    return own
+
+
+def test_a_figure_is_sent_as_plotly_makes_it_and_keeps_what_it_holds():
+    """What st.plotly_chart sends for a figure (its to_dict(), fitted for the page) is plotly's own to_dict() fitted,
+    the same data (numpy arrays as base64) and layout, with viz.style's template for plotly's; sending it, twice,
+    changes nothing the figure holds (its own template included)."""
     fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3), x=["a", "b", "c"]), layout=dict(title="t", height=300))
-    plotly_own, held = for_page(go.Figure(fig).to_dict()), go.Figure(fig).to_dict()
+    plotly_own, held = plotly_own_sent(fig), go.Figure(fig).to_dict()
     sent = ui._fitted(fig).to_dict()
-    assert sent == plotly_own and "bdata" in sent["data"][0]["z"] and "template" in sent["layout"]
+    assert sent == plotly_own and "bdata" in sent["data"][0]["z"]
     assert ui._fitted(fig).to_dict() == plotly_own and go.Figure(fig).to_dict() == held
     assert isinstance(fig.data[0].z, np.ndarray) and fig.layout.title.text == "t"
+
+
+def test_a_sent_figure_carries_the_small_template_and_what_the_figures_set():
+    """Every way a figure is sent (a plotly figure, a shared one, a dict) carries viz.style.PAGE_TEMPLATE instead of
+    the template plotly put in it (Streamlit's, 3.4 KB; its theme sets fonts, grid and backgrounds in the browser):
+    our colour way, in a few bytes; what the figure sets itself (its background, grid colour, axis fonts, margins)
+    goes as it was."""
+    from viz.style import BLUE, PAGE_TEMPLATE, PALETTE, base_layout
+
+    def made() -> go.Figure:
+        fig = base_layout(go.Figure(go.Scatter(x=[0, 1], y=[1, 2], mode="markers")), "t", height=300)
+        return fig.update_xaxes(gridcolor="#eee", tickfont=dict(size=11)).update_yaxes(showgrid=False)
+
+    assert len(made().to_dict()["layout"]["template"]["data"]) > 0  # what plotly puts in every figure
+    for sent in (ui._fitted(made()).to_dict(), ui.read_only(made()).to_dict(), ui._fitted(made().to_dict())):
+        layout = sent["layout"]
+        assert layout["template"] == PAGE_TEMPLATE == {"layout": {"colorway": PALETTE}}
+        assert layout["template"]["layout"]["colorway"][0] == BLUE and len(json.dumps(layout["template"])) < 150
+        assert layout["plot_bgcolor"] == "white" and layout["margin"]["l"] == 10
+        assert layout["xaxis"]["gridcolor"] == "#eee" and layout["xaxis"]["tickfont"] == {"size": 11}
+        assert layout["yaxis"]["showgrid"] is False
+    fig = made()
+    ui._fitted(fig).to_dict()
+    assert fig.layout.template.data.scatter  # the figure keeps its own
 
 
 def test_a_plotly_without_base64_sending_sends_its_own_to_dict(monkeypatch):
     """pyproject allows plotly from 5.20, whose to_dict() sends arrays as lists and which has no convert_to_base64:
     then the page sends plotly's own to_dict(), fitted, and never the figure's arrays as they are held."""
-    from viz.labels import for_page
-
     monkeypatch.setattr(ui, "convert_to_base64", None)
     fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3)), layout=dict(title="t", height=300))
-    assert ui._fitted(fig).to_dict() == for_page(go.Figure(fig).to_dict())
+    assert ui._fitted(fig).to_dict() == plotly_own_sent(fig)
 
 
 def test_a_figure_is_sent_fitted_to_a_phones_figure_or_a_laptops_as_the_browser_says(monkeypatch):
