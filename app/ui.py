@@ -591,7 +591,8 @@ def _layout(fig) -> dict:
 
 def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     """The caption's words for core.figure_text's statements, in the reader's language."""
-    title, rows, cols = (_layout_text(layout, part) for part in ("title", "yaxis", "xaxis"))
+    rows, cols = (_layout_text(layout, axis) for axis in ("yaxis", "xaxis"))
+    heading = [_plain(text) for text in figure_title(layout) if text]  # the title, then its subtitle: two sentences
     said_in = texts("common")  # the reader's language read once, not at each sentence
 
     def cell(c: figure_text.Cell, tile: str) -> str:
@@ -624,7 +625,20 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     if any(not isinstance(s, figure_text.MapText) for s in told.statements) and (rows or cols):
         axes = "figure_axes" if rows and cols else "figure_across" if cols else "figure_up"
         parts.insert(0, said_in(axes, x=cols, y=rows))
-    return said_in("figure_join").join([title, *parts] if title else parts) + said_in("figure_end")
+    return _sentences([*heading, *parts], said_in("figure_join"), said_in("figure_end"))
+
+
+SENTENCE_ENDS = ("\\.", "\\!", "?", "。", "！", "？")  # as _plain leaves them ('.' and '!' escaped)
+
+
+def _sentences(parts: list[str], join: str, end: str) -> str:
+    """Parts as sentences in the reader's language ('. ' and '.'; '。'): a part that ends one itself (a subtitle
+    written as a sentence) gets no second full stop, only what follows one (the space)."""
+    said = ""
+    for i, part in enumerate(parts):
+        mark = join if i < len(parts) - 1 else end
+        said += part + (mark.removeprefix(end) if part.endswith(SENTENCE_ENDS) else mark)
+    return said
 
 
 def _said(label: str) -> str:
@@ -648,16 +662,14 @@ def _plain(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|$~<>])", r"\\\1", text)
 
 
-def _layout_text(layout: dict, part: str) -> str:
-    """A figure's title or an axis's title as plain text for a caption: plotly's <br>/<b> tags dropped, markdown
-    and formula characters escaped."""
-    title = layout.get(part, {}) if part == "title" else layout.get(part, {}).get("title", {})
+def _layout_text(layout: dict, axis: str) -> str:
+    """An axis's title as plain text for a caption: plotly's <br>/<b> tags dropped, markdown and formula characters
+    escaped."""
+    title = layout.get(axis, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
-    if isinstance(title, dict) and title.get("subtitle", {}).get("text"):  # read after the title, as it is drawn
-        text += "<br>" + title["subtitle"]["text"]
-    matches = layout.get(part, {}).get("matches") if part != "title" else None
+    matches = layout.get(axis, {}).get("matches")
     if not text and matches:  # a shared axis (stacked panels) is titled once, on the panel that shows its ticks
-        return _layout_text(layout, part[0] + "axis" + matches[1:])
+        return _layout_text(layout, axis[0] + "axis" + matches[1:])
     return _plain(text)
 
 

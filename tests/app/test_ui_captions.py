@@ -5,8 +5,9 @@ import json
 
 import numpy as np
 import plotly.graph_objects as go
+import pytest
 
-from app import ui
+from app import i18n, ui
 
 
 def caption_of(fig, data=None, rows=None, cols=None) -> str:
@@ -35,6 +36,24 @@ def test_a_figures_subtitle_is_read_after_its_title():
     fig.update_layout(title=dict(text="Step 2,<br>layer 0", subtitle=dict(text="Policy rows: ✕<br>evicted")))
     said = caption_of(fig)
     assert "Step 2, layer 0" in said and "Policy rows: ✕ evicted" in said
+
+
+@pytest.mark.parametrize(
+    ("code", "heading", "ended"),
+    [("en", "Step 2, layer 0. Policy rows: ✕ evicted. ", "Step 2, layer 0. Policy rows: ✕ evicted\\. "),
+     ("ja", "Step 2, layer 0。Policy rows: ✕ evicted。", "Step 2, layer 0。Policy rows: ✕ evicted\\."),
+     ("ko", "Step 2, layer 0. Policy rows: ✕ evicted. ", "Step 2, layer 0. Policy rows: ✕ evicted\\. ")],
+)  # fmt: skip
+def test_a_title_and_its_subtitle_are_read_as_sentences_in_the_readers_language(monkeypatch, code, heading, ended):
+    """Each ends with the reader's full stop ('.', '。'); one written as a sentence gets no second."""
+    monkeypatch.setattr(ui, "lang", lambda: code)
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]))
+    fig.update_layout(title=dict(text="Step 2,<br>layer 0", subtitle=dict(text="Policy rows: ✕<br>evicted")))
+    assert caption_of(fig).startswith(heading)
+    assert caption_of(fig).endswith(i18n.text(code, "common", "figure_end"))
+    fig.update_layout(title=dict(subtitle=dict(text="Policy rows: ✕ evicted.")))
+    said = caption_of(fig)
+    assert said.startswith(ended) and said[len(ended)] not in ".。", said
 
 
 def test_a_long_title_is_set_above_the_figure_whole_and_read_whole_and_a_figure_shown_again_is_fitted_once():
