@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.app_server import free_port, start_server, stop_server  # noqa: E402
+from scripts.phone_layout_check import PHONE_AGENT  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 SIZES = {"1366": (1366, 768), "390": (390, 844)}
@@ -46,7 +47,8 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
                 for name, (width, height) in SIZES.items():
-                    page = browser.new_page(viewport={"width": width, "height": height})
+                    phone = {"user_agent": PHONE_AGENT} if width < 768 else {}  # the page fits figures to it
+                    page = browser.new_page(viewport={"width": width, "height": height}, **phone)
                     page.goto(f"http://127.0.0.1:{port}/lessons?lesson={args.lesson}&lstep={args.step}")
                     page.locator("[data-testid=stForm]").first.wait_for(
                         timeout=180_000

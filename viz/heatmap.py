@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from _plotly_utils.basevalidators import ColorscaleValidator
 
-from .labels import safe_label
+from .labels import COLUMN_EM, FONT_PX, PHONE_FIGURE_PX, label_columns, safe_label
 from .style import (
     LEGEND_AT_FOOT,
     MASKED_COLOUR,  # noqa: F401  (re-exported: older imports)
@@ -84,7 +84,7 @@ def attention_heatmap(
                 name="masked",
             )
         )
-    return figure(traces, layout(title, x_title, y_title, n_q, n_k, height))
+    return figure(traces, layout(title, x_title, y_title, n_q, n_k, height, x, y))
 
 
 def with_cell_marks(fig: go.Figure, marks, query_labels, key_labels, name: str) -> go.Figure:
@@ -119,10 +119,11 @@ def matrix_heatmap(
     n_r, n_c = z.shape
     if show_values is None:
         show_values = n_r * n_c <= 12 * 12
+    x, y = [safe_label(s, 40) for s in col_labels], [safe_label(s, 40) for s in row_labels]
     trace = _heatmap(
         z=z,
-        x=[safe_label(s, 40) for s in col_labels],
-        y=[safe_label(s, 40) for s in row_labels],
+        x=x,
+        y=y,
         colorscale=colorscale,
         zmid=zmid,
         hoverongaps=False,
@@ -130,7 +131,7 @@ def matrix_heatmap(
         texttemplate="%{z}" if show_values else None,
         colorbar=dict(thickness=12),
     )
-    return figure([trace], layout(title, x_title, y_title, n_r, n_c, height))
+    return figure([trace], layout(title, x_title, y_title, n_r, n_c, height, x, y))
 
 
 def scale(name: str) -> list:
@@ -152,15 +153,34 @@ def _heatmap(**props) -> dict:
     return {"type": "heatmap", **{k: v for k, v in props.items() if v is not None}}
 
 
-def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height=None) -> dict:
-    """The layout of a query x key heatmap as a plain dict: categorical axes, rows top to bottom."""
+# Beside a phone's map (px): the y axis's title and the colour bar with its ticks and title
+BESIDE_THE_MAP = 80
+
+
+def key_tick_angle(x_labels, y_labels) -> int:
+    """The columns' labels lying (0) where each fits its column on a phone's figure, else standing at -60 degrees:
+    more than six columns, or a label wider than its column, whose width is what the rows' labels and BESIDE_THE_MAP
+    leave the map (/encoder-decoder with a long Korean text: '1 静かな' over '2 医者' at 390 px)."""
+    if len(x_labels) > 6:
+        return -60
+    column_px = COLUMN_EM * FONT_PX
+    rows_px = column_px * max(map(label_columns, y_labels), default=0)
+    map_px = PHONE_FIGURE_PX - rows_px - BESIDE_THE_MAP
+    widest = column_px * max(map(label_columns, x_labels), default=0)
+    return 0 if widest <= map_px / max(len(x_labels), 1) - 4 else -60
+
+
+def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height=None, x=(), y=()) -> dict:
+    """The layout of a query x key heatmap as a plain dict: categorical axes, rows top to bottom; `x`, `y`: the
+    labels as drawn (key_tick_angle)."""
     side = max(n_rows, n_cols)
+    angle = key_tick_angle(x, y) if len(x) else (-60 if n_cols > 6 else 0)
     return {
         "title": {"text": safe_label(title, 120)},
         "height": height or int(min(720, max(260, 120 + 22 * side))),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "plot_bgcolor": "white",
-        "xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": -60 if n_cols > 6 else 0,
+        "xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": angle,
                   "showticklabels": n_cols <= 200, "side": "bottom"},
         "yaxis": {"title": {"text": y_title}, "type": "category", "autorange": "reversed",
                   "showticklabels": n_rows <= 200},

@@ -47,3 +47,16 @@ def test_big_matrix_has_grey_cells_but_no_per_cell_text():
     trace = _masked_trace(fig)
     assert trace.text is None and trace.texttemplate is None
     assert np.isfinite(np.array(trace.z, dtype=float)[masked]).all()
+
+
+def test_column_labels_stand_where_they_would_not_fit_their_columns_on_a_phone():
+    """/encoder-decoder's cross map with a long Korean text at 390 px (chromium): six short keys, but rows labelled by
+    a long sentence's tokens left each column about 15 px, and the lying labels ('1 静かな', '2 医者') overlapped.
+    They stand (-60 degrees) there; three short keys beside short rows still lie, and more than six columns stand."""
+    keys = ["0 <pad>", "1 静かな", "2 医者", "3 は", "4 歌う", "5 。"]
+    rows = ["0 북쪽", "1 해안을 사십 년 동안 지켜 온 등대지기는"]
+    assert attention_heatmap(np.full((2, 6), 1 / 6), rows, keys).layout.xaxis.tickangle == -60
+    short = attention_heatmap(np.full((2, 3), 1 / 3), ["0 a", "1 b"], ["0 a", "1 b", "2 c"])
+    assert short.layout.xaxis.tickangle == 0
+    many = [f"{i} a" for i in range(7)]
+    assert attention_heatmap(np.full((7, 7), 1 / 7), many, many).layout.xaxis.tickangle == -60
