@@ -200,8 +200,13 @@ def _mirror(key: str, value: Any) -> None:
 
 def text_area(key: str, label: str, default: str, height: int = 100, help: str | None = None) -> str:
     """Free text of at most MAX_TEXT_CHARS (the box takes no more; a longer value from a link is cut with a
-    notice). Shown by Streamlit as text, never as HTML."""
+    notice). Shown by Streamlit as text, never as HTML. A default in the reader's language (/transformer-xl's
+    example text) follows a switch of language while the box still holds the old language's default untouched."""
     _bind(key, str, default)
+    said_in, said = st.session_state.get(f"_ui_default_{key}", (lang(), default))
+    st.session_state[f"_ui_default_{key}"] = (lang(), default)
+    if said_in != lang() and st.session_state[key] == said:
+        st.session_state[key] = default
     value = st.text_area(label, key=key, height=height, help=help, max_chars=MAX_TEXT_CHARS)
     if len(value) > MAX_TEXT_CHARS:
         st.info(t("common", "text_cut", n=len(value), limit=MAX_TEXT_CHARS))

@@ -3,16 +3,13 @@ explanation and the view that shows why. Learner-visible data (tokens, answers) 
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from app import ui
 from core import lessons as core
-from viz.lessons import histogram
 
 from . import progress
-from .text import choice_label, plain
+from .text import answers_figure, choice_label, explained, plain
 
 MAX_RADIO = 8  # more options than this: a select box
 
@@ -41,18 +38,11 @@ def _shown(T, answer: core.Answer, response) -> str:
     return core.format_response(answer, response)
 
 
-def _in_words(T, answer: core.Answer) -> core.Answer:
-    """The answer with a choice's {correct} in the reader's words, for the hints and the explanation."""
-    if answer.kind != "choice":
-        return answer
-    return dataclasses.replace(answer, correct=choice_label(T, answer.correct))
-
-
 def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer) -> None:
     shown = progress.hints_shown(lesson, question)
     for i, hint in enumerate(question.hints[:shown]):
         st.caption(T(f"hint_{min(i, 2)}"))
-        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), _in_words(T, answer))))
+        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), explained(T, answer))))
     if shown < len(question.hints):
         st.button(T(f"ask_hint_{min(shown, 2)}"), key=f"hint-{lesson.id}-{question.id}", icon=":material/lightbulb:",
                   on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
@@ -75,10 +65,10 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
     with c2:
         st.caption(T("right_answer") if answer.tolerance in (None, 0) else T("right_within", tol=answer.tolerance))
         st.code(_shown(T, answer, answer.correct), language=None)
-    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), _in_words(T, answer))))
+    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), explained(T, answer))))
     view = core.distribution(answer, [mine], reveal=True, mine=mine)
     if view.labels:
-        ui.show_figure(histogram(view, ui.texts("lessons.figure")), f"lesson-{lesson.id}-{question.id}",
+        ui.show_figure(answers_figure(view), f"lesson-{lesson.id}-{question.id}",
                        key=f"fig-{lesson.id}-{question.id}")  # fmt: skip
     st.markdown(T("why_view"))
     progress.step_links(T, step, f"why-{question.id}")

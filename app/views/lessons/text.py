@@ -1,9 +1,12 @@
 """Lesson words on screen: shown as text. Markdown's special characters are escaped, so a lesson file or a token
 from a learner's sentence cannot become a link, an image, HTML or a formula."""
 
+import dataclasses
 import re
 
-from app import i18n
+from app import i18n, ui
+from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution
+from viz.lessons import histogram
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
 
@@ -19,3 +22,26 @@ def choice_label(T, option: str) -> str:
     name) are shown as written."""
     key = f"choice_{option}"
     return T(key) if i18n.has("lessons", key) else option
+
+
+def in_words(T, kind: str, answer: str) -> str:
+    """An answer as written by the engine or a learner ('scaled', 'cross > encoder_self') in the reader's words: a
+    choice's identifier and each item of an order (choice_label); a number or a token as it is."""
+    if kind == "choice":
+        return choice_label(T, answer)
+    if kind == "order":
+        return ORDER_SEPARATOR.join(choice_label(T, item) for item in answer.split(ORDER_SEPARATOR))
+    return answer
+
+
+def answers_figure(view: Distribution):
+    """The bars of a question's answers (/lessons, a room's learner, facilitator and projector), each named in the
+    reader's words (in_words): the bars of a choice read 'higher', 'scaled' on a Japanese page."""
+    T = ui.texts("lessons")
+    labels = tuple(label if label == OTHER else in_words(T, view.kind, label) for label in view.labels)
+    return histogram(dataclasses.replace(view, labels=labels), ui.texts("lessons.figure"))
+
+
+def explained(T, answer: Answer) -> Answer:
+    """The answer with a choice's {correct} in the reader's words, for the hints and the explanation (core.fill)."""
+    return dataclasses.replace(answer, correct=choice_label(T, answer.correct)) if answer.kind == "choice" else answer

@@ -18,12 +18,12 @@ from app import ui
 from app.room import watch
 from app.room.store import open_store
 from app.views.lessons import progress
+from app.views.lessons.text import answers_figure, explained, in_words
 from app.views.room import control_token, door, follow, links
 from core import room as rules
 from core.lessons import fill, text_in
 from core.room import RoomError
 from viz import room as figures
-from viz.lessons import histogram
 
 
 def move(code: str, control: str, step) -> None:
@@ -106,8 +106,8 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary", key="room-reveal")
     else:
         right = rules.right_answer(room)
-        st.success(T("right_answer", answer=rules.answer_to_text(right)))
-        st.markdown(fill(text_in(q.explanation, ui.lang()), right))
+        st.success(T("right_answer", answer=in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))))
+        st.markdown(fill(text_in(q.explanation, ui.lang()), explained(ui.texts("lessons"), right)))
 
 
 def snapshot(code: str, control: str, polled) -> dict:
@@ -141,7 +141,7 @@ def live(code: str, control: str, lesson) -> None:
     c2.metric(T("answered_n"), hist.total if hist else 0)
     c3.metric(T("lost_n"), view.lost)
     if hist is not None:
-        ui.show_figure(histogram(hist, ui.texts("lessons.figure")), "room-answers", key="room-hist", toolbar=False)
+        ui.show_figure(answers_figure(hist), "room-answers", key="room-hist", toolbar=False)
     with st.expander(T("board"), expanded=False):
         st.caption(T("board_steps", on=", ".join(f"{i + 1}: {n}" for i, n in enumerate(board.steps)),
                      away=board.elsewhere))  # fmt: skip

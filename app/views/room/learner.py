@@ -5,18 +5,15 @@ as plain text."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import streamlit as st
 
 from app import step_views, ui
 from app.room.store import open_store
-from app.views.lessons.text import choice_label, plain
+from app.views.lessons.text import answers_figure, choice_label, explained, in_words, plain
 from app.views.room import follow
 from core import room as rules
 from core.lessons import ORDER_SEPARATOR, fill, text_in
 from core.room import RoomError
-from viz.lessons import histogram
 
 
 def toggle_follow(s: dict) -> None:
@@ -32,8 +29,8 @@ def toggle_follow(s: dict) -> None:
 
 
 def said(right, response: str) -> str:
-    """A choice in the reader's words (the engine's answers are identifiers: 'yes', 'scaled'); others as written."""
-    return choice_label(ui.texts("lessons"), response) if right.kind == "choice" else response
+    """An answer in the reader's words (the engine's answers are identifiers: 'yes', 'scaled'); others as written."""
+    return in_words(ui.texts("lessons"), right.kind, response)
 
 
 def answer_form(T, s: dict, room, right) -> None:
@@ -96,11 +93,10 @@ def question(T, s: dict, room, lesson) -> None:
         st.success(T("right_answer", answer=said(right, rules.answer_to_text(right))))
         if mine is not None:
             st.write(T("right") if mine[1] else T("wrong"))
-        shown = replace(right, correct=said(right, right.correct)) if right.kind == "choice" else right
-        st.markdown(fill(text_in(q.explanation, lang), shown))
+        st.markdown(fill(text_in(q.explanation, lang), explained(ui.texts("lessons"), right)))
         if s.get("hist") is None:  # read once per reveal (and after each version change)
             s["hist"] = open_store().histogram(room, mine=None if mine is None else mine[0])
-        fig = histogram(s["hist"], ui.texts("lessons.figure"))
+        fig = answers_figure(s["hist"])
         ui.show_figure(fig, "room-answers", key="room-hist-learner", toolbar=False)
 
 

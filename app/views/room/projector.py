@@ -10,10 +10,10 @@ import streamlit as st
 from app import ui
 from app.room import watch
 from app.room.store import open_store
+from app.views.lessons.text import answers_figure, in_words
 from app.views.room import facilitator, follow
 from core import room as rules
 from core.lessons import text_in
-from viz.lessons import histogram
 
 
 def snapshot(code: str, polled) -> dict:
@@ -41,10 +41,11 @@ def live(code: str, lesson) -> None:
     c2.metric(T("answered_n"), hist.total if hist else 0)
     if step.question is not None and room.question == step.question.id:
         st.markdown(text_in(step.question.prompt, lang))
-        fig = histogram(hist, ui.texts("lessons.figure"))
+        fig = answers_figure(hist)
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
-            st.success(T("right_answer", answer=rules.answer_to_text(rules.right_answer(room))))
+            right = rules.right_answer(room)
+            st.success(T("right_answer", answer=in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))))
     if room.shown:
         st.caption(T("shown"))
         st.text(room.shown)  # a learner's sentence: plain text
