@@ -155,6 +155,8 @@ def _heatmap(**props) -> dict:
 
 # Beside a phone's map (px): the y axis's title and the colour bar with its ticks and title
 BESIDE_THE_MAP = 80
+# A label standing at -60 degrees drops sin 60 of its width; a map's height leaves such labels this many px
+STANDING_DROP, STANDING_ROOM = 0.87, 60
 
 
 def key_tick_angle(x_labels, y_labels) -> int:
@@ -175,9 +177,12 @@ def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, hei
     labels as drawn (key_tick_angle)."""
     side = max(n_rows, n_cols)
     angle = key_tick_angle(x, y) if len(x) else (-60 if n_cols > 6 else 0)
+    # standing labels longer than the room left for them make the figure taller, not the plot shorter: squeezed, a
+    # Japanese sentence's label (24 columns) ran into the axis's title (/encoder-decoder at 390 px)
+    drop = STANDING_DROP * COLUMN_EM * FONT_PX * max(map(label_columns, x), default=0) if angle and n_cols <= 200 else 0
     return {
         "title": {"text": safe_label(title, 120)},
-        "height": height or int(min(720, max(260, 120 + 22 * side))),
+        "height": (height or int(min(720, max(260, 120 + 22 * side)))) + max(0, round(drop - STANDING_ROOM)),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "plot_bgcolor": "white",
         "xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": angle,

@@ -111,6 +111,7 @@ FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
 # px above the plot when nothing else is: plotly's tool bar (the camera button) stands there, over no data
 MIN_TOP = 30
+ROW_LABELS_AT_MOST = 0.4  # of a figure's width: what a map's rows' labels push its plot right, at most (chromium)
 ABOVE_PAD = 8  # px between what stands above the plot and the figure's top edge
 X_AXIS_BELOW = (
     90  # px under the plot a bottom x axis's rotated labels and title take (a y title stands beside the rest)
@@ -167,7 +168,10 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
             if text:
                 size = ((axis_title if isinstance(axis_title, dict) else {}).get("font") or {}).get("size")
                 size = size or round(font * AXIS_TITLE_PX / FONT_PX)
-                fitted, fitted_size = fitted_title(text, width * (hi - lo), size)
+                # centred on the plot, which the rows' labels beside a leftmost panel push right (plotly's margin
+                # for them stops short: longer ones run off the figure's left edge)
+                beside = min(_row_labels_px(fig, layout, name, font), ROW_LABELS_AT_MOST * width) if lo < 0.01 else 0
+                fitted, fitted_size = fitted_title(text, width * (hi - lo) - beside, size)
                 if fitted != text:
                     changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
             if axis.get("side") == "top":
@@ -214,6 +218,28 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
         fig.update_layout(changes)
         fig.layout.title = None
     return fig
+
+
+def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:
+    """px the y axis's labels (categories drawn as text) and its title take left of the plot of the traces drawn on
+    x axis `xaxis`: /encoder-decoder's Japanese sentence as its rows' labels pushed its key axis's title, centred on
+    the plot, past the figure's right edge at 390 px."""
+    ref = "x" + xaxis[len("xaxis") :]
+    widest, yaxis = 0, "yaxis"
+    for trace in fig.get("data", ()) if isinstance(fig, dict) else fig.data:
+        read = trace.get if isinstance(trace, dict) else trace.__getitem__  # a plotly trace: no copy of its data
+        if (read("xaxis") or "x") != ref:
+            continue
+        yaxis = "yaxis" + str(read("yaxis") or "y")[1:]
+        axis = layout.get(yaxis) or {}
+        labels = read("y")
+        shown = axis.get("showticklabels") is not False and axis.get("side") != "right"
+        if shown and isinstance(labels, (list, tuple)) and labels and isinstance(labels[0], str):
+            widest = max(widest, *map(label_columns, labels))
+    axis = layout.get(yaxis) or {}
+    title = axis.get("title")
+    titled = bool(title.get("text") if isinstance(title, dict) else title)
+    return widest * COLUMN_EM * font + AXIS_TITLE_LINE * titled
 
 
 def _on_top_edge(note: dict) -> bool:

@@ -60,3 +60,15 @@ def test_column_labels_stand_where_they_would_not_fit_their_columns_on_a_phone()
     assert short.layout.xaxis.tickangle == 0
     many = [f"{i} a" for i in range(7)]
     assert attention_heatmap(np.full((7, 7), 1 / 7), many, many).layout.xaxis.tickangle == -60
+
+
+def test_a_map_whose_standing_labels_are_long_is_taller_by_them():
+    """/encoder-decoder's self map of a Japanese sentence read as one token (its label cut at 24 columns) at 390 px:
+    the label, standing, ran into the key axis's title as the plot was squeezed. The figure grows by what the label
+    drops past the room a map leaves; short labels change nothing."""
+    long_label = "1 北の海岸を四十年見守ってきた灯台守は、若い技術…"
+    labels = ["0 <2ja>", long_label, "2 </s>"]
+    tall = attention_heatmap(np.full((3, 3), 1 / 3), labels, labels)
+    short = attention_heatmap(np.full((3, 3), 1 / 3), ["0 a", "1 b", "2 c"], ["0 a", "1 b", "2 c"])
+    assert tall.layout.xaxis.tickangle == -60 and short.layout.xaxis.tickangle == 0
+    assert tall.layout.height - short.layout.height >= 0.87 * 0.58 * 12 * 47 - 60

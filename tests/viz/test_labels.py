@@ -210,3 +210,26 @@ def test_for_page_cuts_titles_to_a_laptops_figure_only_where_they_do_not_fit_it(
     lines = laptop.layout.annotations[0].text.split("<br>")
     assert len(lines) < len(phone.layout.annotations[0].text.split("<br>"))
     assert all(label_columns(x) <= columns_in(LAPTOP_FIGURE_PX, 16) for x in lines) and len(lines) == 2
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_for_page_cuts_an_x_title_to_the_plot_the_rows_labels_leave(as_dict):
+    """/encoder-decoder's cross map in ja with a long text at 390 px: its rows labelled by a Japanese sentence (48
+    columns) pushed the plot right, and the key axis's title, centred on the plot, ran past the figure's right edge
+    (chromium). It is cut to what the rows' labels and the y title leave; with nothing beside the plot it stays whole."""
+    title = "キー: ソーストークン（エンコーダの出力から）"  # 44 columns: a phone's whole figure holds 44 at 14 px
+    long_rows = ["0 <2ja>", "1 北の海岸を四十年見守ってきた灯台守は、若い技術…"]
+
+    def sent(rows, y_title="クエリ"):
+        fig = go.Figure(go.Heatmap(z=[[0.5, 0.5], [0.5, 0.5]], x=["0 a", "1 b"], y=rows))
+        fig.update_layout(xaxis_title_text=title, yaxis_title_text=y_title)
+        return for_page(fig.to_dict() if as_dict else fig)
+
+    lines = str(layout(sent(long_rows))["xaxis"]["title"]["text"]).split("<br>")
+    # the plot's centre stood 223 px from the figure's left edge (the labels' margin stops at about 0.4 of it)
+    assert len(lines) == 2 and all(label_columns(x) <= columns_in(2 * (PHONE_FIGURE_PX - 223), 14) for x in lines)
+    assert layout(sent(None, None))["xaxis"]["title"]["text"] == title  # nothing beside the plot: whole
+
+
+def layout(fig) -> dict:
+    return fig["layout"] if isinstance(fig, dict) else fig.layout.to_plotly_json()
