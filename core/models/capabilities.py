@@ -10,7 +10,10 @@ Gemma 2's layer_types): transformers' attribute maps resolve most; the rest is s
 
 from __future__ import annotations
 
+import json
+import types
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Families whose position information is a learned table added to the embeddings.
 _LEARNED = {"bert", "roberta", "xlm-roberta", "electra", "gpt2", "gpt_neo", "opt", "bart", "mbart", "whisper"}
@@ -223,6 +226,15 @@ def _kind(config) -> str:
     if config.model_type in _ENCODERS and not getattr(config, "is_decoder", False):
         return "encoder"
     return "decoder"
+
+
+def config_file(folder: Path) -> types.SimpleNamespace:
+    """A shipped model's config.json as capabilities_of reads a transformers config (its keys as attributes; a key
+    the file leaves out is absent), without importing transformers (2 s of a fresh server's first page that shows a
+    model's capabilities). Only for a file whose keys are transformers' own names and whose config class fills
+    nothing the reader needs: Marian's maps encoder_layers to num_hidden_layers, so the shipped encoder-decoder is
+    read by transformers (tests/core/test_config_file.py reads every shipped file both ways)."""
+    return types.SimpleNamespace(**json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")))
 
 
 def capabilities_of(config) -> Capabilities:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from .base import ModelUnavailable
+from .capabilities import config_file
 from .hf import HFAttentionModel
 from .packages import package_dir
 
@@ -33,10 +34,8 @@ def status() -> str | None:
 
 
 def config():
-    """Its transformers config (the package's config.json; no weights read)."""
-    from transformers import AutoConfig
-
-    return AutoConfig.from_pretrained(weights_dir(), local_files_only=True)
+    """Its config (the package's config.json, read as JSON: capabilities.config_file; no weights read)."""
+    return config_file(weights_dir())
 
 
 def load_minilm() -> HFAttentionModel:

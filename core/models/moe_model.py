@@ -24,6 +24,7 @@ from ..moe.balance import expert_load, switch_balance_loss
 from ..moe.layer import route_tokens
 from ..moe.specialisation import category_counts
 from .base import ModelUnavailable
+from .capabilities import config_file
 from .hf import HFAttentionModel
 
 MOE_DIR = Path(__file__).resolve().parents[2] / "data" / "moe"
@@ -189,13 +190,11 @@ def load_report(variant: str) -> dict:
 
 
 def config(variant: str = "balanced"):
-    """The shipped checkpoint's transformers config (its config.json; no weights read)."""
-    from transformers import AutoConfig
-
+    """The shipped checkpoint's config (its config.json, read as JSON: capabilities.config_file; no weights read)."""
     reason = status()
     if reason:
         raise ModelUnavailable(reason)
-    return AutoConfig.from_pretrained(variant_dir(variant), local_files_only=True)
+    return config_file(variant_dir(variant))
 
 
 def load_moe(variant: str = "balanced") -> MoEModel:

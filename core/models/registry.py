@@ -59,7 +59,9 @@ class ModelRecord:
     folder: Path | None = None  # a learner's local folder (a hub id's: the hub cache's); None for a shipped model
     source: str | None = None  # what the operator or visitor gave: the folder resolved, or the pinned hub id
     capabilities: Capabilities | None = None  # a folder's, read when it was described (shipped: from `config`)
-    config: Callable[[], object] | None = None  # a shipped model's transformers config, no weights read
+    config: Callable[[], object] | None = (
+        None  # a shipped model's config (transformers' or its config.json), no weights read
+    )
     load_seq2seq: Callable[[], object] | None = None  # a learner's encoder-decoder whole (seq2seq_key), else None
     offered: bool = True  # in the pickers (False: a checkpoint the pages load by name, as the MoE variants)
 

@@ -14,6 +14,7 @@ matrix units), one forward pass takes 92 / 293 / 1150 ms at 16 / 128 / 512 token
 
 from __future__ import annotations
 
+import importlib.metadata
 import warnings
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import torch
 from ..device import default_device
 from . import cache
 from .base import ModelUnavailable
+from .capabilities import config_file
 from .hf import HFAttentionModel
 from .packages import package_dir, recorded_sha256
 
@@ -62,14 +64,13 @@ def cache_folder() -> Path:
 def fingerprint(gguf: Path) -> dict:
     """Everything the cached copy depends on: the source file's content (its sha256 from the package's
     RECORD, so a fresh venv of the same package finds the copy an earlier one made), our conversion, and
-    transformers' (which does the de-quantising and defines the saved format)."""
-    import transformers
-
+    transformers' (which does the de-quantising and defines the saved format: its installed version, read without
+    importing it)."""
     return {
         **cache.file_identity(gguf, recorded_sha256(DISTRIBUTION, gguf)),
         "format": CACHE_FORMAT,
         "dtype": "float32",
-        "transformers": transformers.__version__,
+        "transformers": importlib.metadata.version("transformers"),
     }
 
 
@@ -84,15 +85,16 @@ def status() -> str | None:
 
 
 def config():
-    """Its transformers config, no weights read: the cached copy's config.json, else the GGUF file's metadata."""
-    from transformers import AutoConfig
-
+    """Its config, no weights read: the cached copy's config.json (read as JSON: capabilities.config_file), else the
+    GGUF file's metadata (transformers')."""
     reason = status()
     if reason:
         raise ModelUnavailable(reason)
     gguf = gguf_path()
     if cache.is_valid(cache_folder(), fingerprint(gguf)):
-        return AutoConfig.from_pretrained(cache_folder(), local_files_only=True)
+        return config_file(cache_folder())
+    from transformers import AutoConfig
+
     return AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
 
 

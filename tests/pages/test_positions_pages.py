@@ -148,8 +148,13 @@ def test_rope_part_computes_the_phrase_with_and_without_a_prefix():
 
 
 def test_the_position_table_names_example_models_and_the_apps_own():
-    at = open_page("positions", {"part": "alibi"})
-    table = next(d for d in at.dataframe if "example models (transformers model_type)" in d.value.columns).value
+    """Drawn once its expander is opened (it reads transformers' family configs): closed, the page has no table."""
+    from app.views.positions import EXAMPLES_OPEN
+
+    column = "example models (transformers model_type)"
+    assert not [d for d in open_page("positions", {"part": "alibi"}).dataframe if column in d.value.columns]
+    at = open_page("positions", {"part": "alibi"}, state={EXAMPLES_OPEN: True})
+    table = next(d for d in at.dataframe if column in d.value.columns).value
     rows = dict(zip(table["positions"], table["example models (transformers model_type)"]))
     assert rows["learned (absolute)"] == "bert, gpt2" and rows["RoPE (relative)"] == "llama, qwen2, mistral"
     assert rows["ALiBi (relative)"] == "bloom, mpt"

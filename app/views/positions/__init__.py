@@ -10,6 +10,7 @@ from core.positions.state import STATE
 
 from . import alibi, extrapolation, learned, relative, rope, sinusoidal
 
+EXAMPLES_OPEN = "positions_examples_open"  # the session's: whether the table of example models is open
 COLUMNS = ("examples_col_kind", "examples_col_where", "examples_col_models", "examples_col_app")
 PARTS = {
     "sinusoidal": sinusoidal.part,
@@ -25,9 +26,12 @@ def page() -> None:
     T = ui.page_setup("positions")
     st.title(T("title"))
     st.markdown(T("intro"))
-    with st.expander(T("examples_title")):
-        models.show_examples(T, examples.position_table(), COLUMNS, "examples_kind_", "examples_where_")
-        st.caption(T("examples_note"))
+    # drawn when opened (a rerun): the table reads transformers' default config of each family, and importing
+    # transformers took 2 s of a fresh server's first /positions
+    with st.expander(T("examples_title"), key=EXAMPLES_OPEN, on_change="rerun") as shown:
+        if shown.open:
+            models.show_examples(T, examples.position_table(), COLUMNS, "examples_kind_", "examples_where_")
+            st.caption(T("examples_note"))
     part = ui.field(STATE["part"], T("part"), widget="radio", format_func=lambda v: T(f"part_{v}"), horizontal=True)
     PARTS[part](T)
     ui.page_end()
