@@ -6,7 +6,9 @@ yet", never as an exception, so each caller states the shape it needs with `requ
 
 from __future__ import annotations
 
+import datetime
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,16 @@ def load_result(name_or_path: str | Path, required: Callable[[Any], bool] | None
         except (KeyError, TypeError, IndexError):
             return None
     return data
+
+
+def add_run(path: Path, label: str, command: str, measured: dict) -> None:
+    """Add a measuring script's run to a results file that holds a list of runs (before and after a change): what it
+    measured (`label`), its command, date and the commit measured, then `measured`."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    record = {"label": label, "command": command, "date": date, "commit": commit, **measured}
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    path.write_text(json.dumps([*kept, record], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def save_result(name_or_path: str | Path, data: dict) -> Path:

@@ -12,13 +12,13 @@ Bytes do not depend on the machine's load; the JSON records it anyway, with the 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
+from core.results import add_run
 from tests.apptest_helpers import run_view
 
 SENTENCE = "The committee reviewed the proposal before the vote."
@@ -109,20 +109,18 @@ def main() -> None:
         t["template_share"] = round(t["template_bytes"] / t["bytes"], 3) if t["bytes"] else 0.0
     print("all pages:", json.dumps(totals))
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        record = {
-            "label": args.label,
-            "command": f"python scripts/page_bytes.py --pages {args.pages} --out {args.out}",
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit,
-            "uptime_before": uptime_before,
-            "uptime_after": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
-            "load_1min_now": round(os.getloadavg()[0], 2),
-            "totals": totals,
-            "pages": rows,
-        }
-        kept = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else []
-        args.out.write_text(json.dumps([*kept, record], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        add_run(
+            args.out,
+            args.label,
+            f"python scripts/page_bytes.py --pages {args.pages} --out {args.out}",
+            {
+                "uptime_before": uptime_before,
+                "uptime_after": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+                "load_1min_now": round(os.getloadavg()[0], 2),
+                "totals": totals,
+                "pages": rows,
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime
-import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -22,6 +19,7 @@ import plotly.basedatatypes
 import plotly.io._json
 
 from app import ui
+from core.results import add_run
 from tests.apptest_helpers import run_view
 
 try:
@@ -104,17 +102,16 @@ def main() -> None:
         for part, ms in row["ms_thread_cpu_per_figure"].items():
             print(f"  {part:22s} {ms:7.3f}")
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        record = {
-            "label": args.label,
-            "command": f"python scripts/show_figure_cost.py --pages {args.pages} --runs {args.runs} --out {args.out}",
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit,
-            "load_before_after": [round(load[0], 2), round(os.getloadavg()[0], 2)],
-            "pages": rows,
-        }
-        kept = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else []
-        args.out.write_text(json.dumps([*kept, record], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        command = f"python scripts/show_figure_cost.py --pages {args.pages} --runs {args.runs} --out {args.out}"
+        add_run(
+            args.out,
+            args.label,
+            command,
+            {
+                "load_before_after": [round(load[0], 2), round(os.getloadavg()[0], 2)],
+                "pages": rows,
+            },
+        )
 
 
 if __name__ == "__main__":
