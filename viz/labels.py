@@ -168,10 +168,12 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
             if text:
                 size = ((axis_title if isinstance(axis_title, dict) else {}).get("font") or {}).get("size")
                 size = size or round(font * AXIS_TITLE_PX / FONT_PX)
-                # centred on the plot, which the rows' labels beside a leftmost panel push right (plotly's margin
-                # for them stops short: longer ones run off the figure's left edge)
-                beside = min(_row_labels_px(fig, layout, name, font), ROW_LABELS_AT_MOST * width) if lo < 0.01 else 0
-                fitted, fitted_size = fitted_title(text, width * (hi - lo) - beside, size)
+                # centred on the plot, which a map's rows' labels push right (plotly's margin for them stops short:
+                # longer ones run off the left edge); a grid's panels are left as they are: fitted to what the rows'
+                # labels leave, /multi-head's ja key axis went to three lines and met the panel title below
+                whole = lo < 0.01 and hi - lo > 0.99
+                beside = min(_row_labels_px(fig, layout, name, font), ROW_LABELS_AT_MOST * width) if whole else 0
+                fitted, fitted_size = fitted_title(text, (width - beside) * (hi - lo), size)
                 if fitted != text:
                     changes[name] = dict(title=dict(text=fitted, font=dict(size=fitted_size)), automargin=True)
             if axis.get("side") == "top":

@@ -233,3 +233,16 @@ def test_for_page_cuts_an_x_title_to_the_plot_the_rows_labels_leave(as_dict):
 
 def layout(fig) -> dict:
     return fig["layout"] if isinstance(fig, dict) else fig.layout.to_plotly_json()
+
+
+def test_for_page_fits_a_grids_panels_x_title_across_its_share_whatever_its_rows_labels():
+    """/multi-head's A_0 panel in ja (a third of the figure, its rows '0 [CLS]' ... beside it): its key axis's title
+    'キートークン（列）' is cut across the panel's share as before, in two lines; narrowed by the rows' labels it was cut
+    into four lines of one or two characters and ran into the panel title below (chromium, 390 px)."""
+    fig = make_subplots(rows=1, cols=3)
+    rows = [f"{i} {w}" for i, w in enumerate("[CLS] the cat sat on the mat because it was tired . [SEP]".split())]
+    fig.add_trace(go.Heatmap(z=[[0.1] * 13] * 13, y=rows), row=1, col=1)
+    fig.update_xaxes(title_text="キートークン（列）", row=1, col=1)
+    fig.update_yaxes(title_text="トークン（行: クエリ）", row=1, col=1)
+    lines = for_page(fig).layout.xaxis.title.text.split("<br>")
+    assert len(lines) == 2, lines
