@@ -9,7 +9,7 @@ from app import ui
 from core import lessons as core
 
 from . import progress
-from .text import answers_figure, choice_label, explained, plain
+from .text import answers_figure, choice_label, explained, in_words, plain
 
 MAX_RADIO = 8  # more options than this: a select box
 
@@ -29,13 +29,8 @@ def _picked(T, answer: core.Answer, key: str):
 
 
 def _shown(T, answer: core.Answer, response) -> str:
-    """A response as the learner reads it: a choice and the items of an order in words (choice_label), the rest as
-    the engine writes it."""
-    if answer.kind == "choice":
-        return choice_label(T, response)
-    if answer.kind == "order":
-        return core.ORDER_SEPARATOR.join(choice_label(T, item) for item in response)
-    return core.format_response(answer, response)
+    """A parsed response as the learner reads it: as a store keeps it (core.format_response), in words (in_words)."""
+    return in_words(T, answer.kind, core.format_response(answer, response))
 
 
 def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer) -> None:
