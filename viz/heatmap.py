@@ -159,6 +159,12 @@ BESIDE_THE_MAP = 80
 STANDING_DROP, STANDING_ROOM = 0.87, 60
 
 
+def standing_drop_px(labels) -> float:
+    """px the longest of `labels` (12 px type, standing at -60 degrees) reaches below the plot, by its width as
+    viz.labels guesses it."""
+    return STANDING_DROP * COLUMN_EM * FONT_PX * max(map(label_columns, labels), default=0)
+
+
 def key_tick_angle(x_labels, y_labels) -> int:
     """The columns' labels lying (0) where each fits its column on a phone's figure, else standing at -60 degrees:
     more than six columns, or a label wider than its column, whose width is what the rows' labels and BESIDE_THE_MAP
@@ -179,7 +185,7 @@ def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, hei
     angle = key_tick_angle(x, y) if len(x) else (-60 if n_cols > 6 else 0)
     # standing labels longer than the room left for them make the figure taller, not the plot shorter: squeezed, a
     # Japanese sentence's label (24 columns) ran into the axis's title (/encoder-decoder at 390 px)
-    drop = STANDING_DROP * COLUMN_EM * FONT_PX * max(map(label_columns, x), default=0) if angle and n_cols <= 200 else 0
+    drop = standing_drop_px(x) if angle and n_cols <= 200 else 0
     return {
         "title": {"text": safe_label(title, 120)},
         "height": (height or int(min(720, max(260, 120 + 22 * side)))) + max(0, round(drop - STANDING_ROOM)),

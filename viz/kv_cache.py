@@ -13,8 +13,8 @@ from plotly.subplots import make_subplots
 
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
-from .heatmap import attention_heatmap
-from .labels import label_columns, safe_label, wrapped_label
+from .heatmap import attention_heatmap, standing_drop_px
+from .labels import safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import (
     ALLOWED_COLOUR,
@@ -33,16 +33,16 @@ POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
-# The step map's rows' titles, in columns of text (a wide character takes two), in lines their rows hold: the heads'
+# The step map's rows' titles, in columns of text (viz.labels.label_columns), in lines their rows hold: the heads'
 # (0.8 of the map) two lines of the heads' title and the policies' (0.2) two short ones of theirs. The figure's title
 # and the marks' note under it are the page's text (app/ui.py), which the browser wraps.
 TITLE_SIZE, NOTE_SIZE = 17, 12  # px
 HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 24, 10
-# Under the maps (px): the keys' labels, standing at -60 degrees, drop about 5 px per column of the longest (pooled
-# token labels run to 40), then the keys' title, then the colour bar; the figure grows by them, the maps keep theirs.
-# The keys' title's box ends 53-64 px below the labels' estimated drop (chromium at 390 px: 3 px into the bar set at
-# 50, in ko with a long text 14 px), so the bar stands 72 px below them.
-MAPS_HEIGHT, DROP_PER_COLUMN, KEY_TITLE, COLOUR_BAR = 300, 5.2, 72, 50
+# Under the maps (px): the keys' labels, standing at -60 degrees (heatmap.standing_drop_px of the longest: pooled
+# token labels run to 40 characters), then the keys' title, then the colour bar; the figure grows by them, the maps
+# keep theirs. The keys' title's box ended 53-64 px below the labels' drop as estimated then (chromium at 390 px: 3 px
+# into the bar set at 50, in ko with a long text 14 px; this estimate is no smaller), so the bar stands 72 px below it.
+MAPS_HEIGHT, KEY_TITLE, COLOUR_BAR = 300, 72, 50
 KEY_LABELS_UP_TO = 120  # columns; more keys go unlabelled (hover names them)
 
 
@@ -124,7 +124,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
 def _under_keys(labels: list[str]) -> float:
     """Pixels below the maps that the keys' labels (when shown) and their title take."""
     shown = labels if len(labels) <= KEY_LABELS_UP_TO else []
-    return DROP_PER_COLUMN * max(map(label_columns, shown), default=0) + KEY_TITLE
+    return standing_drop_px(shown) + KEY_TITLE
 
 
 def history_figure(hist: History, t: Words) -> go.Figure:

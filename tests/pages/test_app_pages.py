@@ -47,8 +47,8 @@ TEXT_PAGE_URLS = [
 
 @pytest.fixture
 def widest_words(monkeypatch):
-    """A link's `lang` for a language "widest" whose every catalog string is the widest of en/ja/ko (a wide character
-    two columns): a page opened in it carries, in each title, words at least as wide as in any of the three."""
+    """A link's `lang` for a language "widest" whose every catalog string is the widest of en/ja/ko (by
+    viz.labels.label_columns): a page opened in it carries, in each title, words at least as wide as in any of the three."""
     from app import shared
     from viz.labels import label_columns
 

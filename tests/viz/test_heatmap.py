@@ -71,4 +71,4 @@ def test_a_map_whose_standing_labels_are_long_is_taller_by_them():
     tall = attention_heatmap(np.full((3, 3), 1 / 3), labels, labels)
     short = attention_heatmap(np.full((3, 3), 1 / 3), ["0 a", "1 b", "2 c"], ["0 a", "1 b", "2 c"])
     assert tall.layout.xaxis.tickangle == -60 and short.layout.xaxis.tickangle == 0
-    assert tall.layout.height - short.layout.height >= 0.87 * 0.58 * 12 * 47 - 60
+    assert tall.layout.height - short.layout.height >= 0.87 * 12 * (2 * 0.5 + 23 * 1.0) - 60  # drawn: 0.5 em, 1.0 em
