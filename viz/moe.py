@@ -22,7 +22,19 @@ CHOSEN_MARK, DROPPED_MARK = "●", "✕"
 
 
 def expert_labels(n_experts: int, t: Translate) -> list[str]:
+    """'expert 3': the experts named in words (tables, a figure's text for screen readers, hover)."""
     return [t("expert_n", e=e) for e in range(n_experts)]
+
+
+def expert_ticks(n_experts: int) -> list[str]:
+    """An axis's labels of the experts: their numbers, the axis titled 'expert'. 'エキスパート 3' over a map's ~20 px
+    columns on a phone stood on end and crowded; numbers lie flat in every language."""
+    return [str(e) for e in range(n_experts)]
+
+
+def _expert_named(t: Translate, axis: str) -> str:
+    """Hover's words for the expert on `axis` ('x' or 'y'): 'expert 3' as the catalog writes it."""
+    return safe_label(t("expert_n", e=f"%{{{axis}}}"))
 
 
 def layer_labels(n_layers: int, t: Translate) -> list[str]:
@@ -50,7 +62,7 @@ def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=p,
-            x=[safe_label(s) for s in expert_labels(view.n_experts, t)],
+            x=expert_ticks(view.n_experts),
             y=[safe_label(s, 30) for s in token_labels(view)],
             zmin=0,
             zmax=1,
@@ -59,7 +71,7 @@ def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
             texttemplate="%{text}",
             textfont=dict(color="#222", size=11),
             customdata=status,
-            hovertemplate=f"%{{y}}<br>%{{x}}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>{_expert_named(t, 'x')}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
             colorbar=colour_bar(prob),
         )
     )
@@ -88,11 +100,11 @@ def _load_bars(
         traces.append(
             dict(
                 type="bar",
-                x=[safe_label(s) for s in expert_labels(n, t)],
+                x=expert_ticks(n),
                 y=np.round(v, 4).tolist(),
                 name=safe_label(name, 40),
                 marker=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
-                hovertemplate=f"{safe_label(name, 40)}<br>%{{x}}: %{{y:.1%}}<extra></extra>",
+                hovertemplate=f"{safe_label(name, 40)}<br>{_expert_named(t, 'x')}: %{{y:.1%}}<extra></extra>",
             )
         )
     lines = [(1 / n, "dash", "#555", f"{t('uniform')} 1/{n}", "left")] if n else []
@@ -107,7 +119,7 @@ def _load_bars(
         barmode="group",
         legend=LEGEND_AT_FOOT,
         yaxis=dict(title=dict(text=t("share_axis")), tickformat=".0%", gridcolor="#eee", rangemode="tozero"),
-        xaxis=dict(type="category"),
+        xaxis=dict(type="category", title=dict(text=t("expert_axis"))),
         title=dict(text=safe_label(title, 140)),
         margin=MARGIN,
         plot_bgcolor="white",
@@ -188,13 +200,13 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
         go.Heatmap(
             z=s,
             x=[safe_label(n) for n in view.category_names],
-            y=[safe_label(n) for n in expert_labels(e, t)],
+            y=expert_ticks(e),
             zmin=0,
             zmax=1,
             colorscale="Greens",
             customdata=lift,
             texttemplate="%{z:.0%}",
-            hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
+            hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
             f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
             colorbar=colour_bar(safe_label(t("share_short"), 20)),
         )
@@ -213,13 +225,13 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[safe_label(n) for n in expert_labels(e, t)],
+            x=expert_ticks(e),
             y=[safe_label(n) for n in layer_labels(n_layers, t)],
             zmin=0,
             zmax=view.bounds.max_load,
             colorscale="Oranges",
             texttemplate="%{z:.0%}",
-            hovertemplate=f"%{{y}}, %{{x}}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
+            hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
             colorbar=colour_bar(safe_label(t("share_short"), 20)),
         )
     )
