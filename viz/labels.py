@@ -210,9 +210,13 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
     notes = [dict(n) for n in layout.get("annotations") or ()]
     for note in notes:
         if _panel_title(note):
-            share = _panel_share(layout, note)
+            axis, share = _panel_axis(layout, note)
+            # a panel across the whole figure stands right of its rows' labels, as a whole x axis's title does:
+            # /multi-head's ko 'Concat' title, centred on its panel, ran 3 px past the figure's right edge at 390 px
+            whole = share > 0.99 and axis is not None
+            beside = min(_row_labels_px(fig, layout, axis, font), ROW_LABELS_AT_MOST * width) if whole else 0
             size = (note.get("font") or {}).get("size") or PANEL_TITLE_PX
-            fitted, fitted_size = fitted_title(note["text"], width * share, size)
+            fitted, fitted_size = fitted_title(note["text"], (width - beside) * share, size)
             if fitted != note["text"]:
                 note["text"], note["font"] = fitted, {**(note.get("font") or {}), "size": fitted_size}
             if note.get("y", 0) >= 0.999:  # the top row's stand in the space above the panels
@@ -307,17 +311,19 @@ def figure_title(layout: dict) -> tuple[str, str]:
     return str(title.get("text") or ""), str((subtitle.get("text") if isinstance(subtitle, dict) else subtitle) or "")
 
 
-def _panel_share(layout: dict, note: dict) -> float:
-    """The share of the figure's width of the panel a title stands on: the x axis whose domain holds the title's x
-    and whose y axis's domain ends where the title stands (a panel spanning the row above holds that x too)."""
-    shares = []
+def _panel_axis(layout: dict, note: dict) -> tuple[str | None, float]:
+    """The x axis of the panel a title stands on and its share of the figure's width: the axis whose domain holds
+    the title's x and whose y axis's domain ends where the title stands (a panel spanning the row above holds that x
+    too: the narrowest). (None, 1) where no axis does."""
+    panels = []
     for name, axis in layout.items():
         if name.startswith("xaxis") and isinstance(axis, dict):
             lo, hi = axis.get("domain", (0, 1))
             y = layout.get("yaxis" + str(axis.get("anchor", "y"))[1:], {})
             if lo <= note["x"] <= hi and abs(y.get("domain", (0, 1))[1] - note.get("y", 1)) < 1e-3:
-                shares.append(hi - lo)
-    return min(shares, default=1)
+                panels.append((hi - lo, name))
+    share, name = min(panels, default=(1, None))
+    return name, share
 
 
 def _merged(old: dict, new: dict) -> dict:

@@ -274,3 +274,21 @@ def test_for_page_fits_a_grids_panels_x_title_across_its_share_whatever_its_rows
     fig.update_yaxes(title_text="トークン（行: クエリ）", row=1, col=1)
     lines = for_page(fig).layout.xaxis.title.text.split("<br>")
     assert len(lines) == 2, lines
+
+
+def test_for_page_cuts_a_whole_width_panels_title_to_the_plot_its_rows_labels_leave():
+    """/multi-head's ko 'Concat' panel (a whole row of its grid, its rows labelled by tokens) at 390 px: its title,
+    centred on the plot that the rows' labels push right, ran 3 px past the figure's right edge (chromium). It is
+    cut to what the rows' labels leave; a panel with nothing beside it keeps its title whole, a third-width one is
+    cut across its share as before."""
+    title = "12개 헤드 Z의 연결 (384열, 헤드 경계 표시)"  # about 37 columns: a phone's figure holds 38 at 16 px
+
+    def fitted(rows):
+        fig = make_subplots(rows=2, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
+                            subplot_titles=[title, "Q", "K", "V"])  # fmt: skip
+        fig.add_trace(go.Heatmap(z=[[0.5, 0.5], [0.5, 0.5]], y=rows), row=1, col=1)
+        return for_page(fig).layout.annotations[0].text
+
+    assert fitted(None) == title and label_columns(title) <= columns_in(PHONE_FIGURE_PX, 16)
+    lines = fitted(["0 [CLS]", "1 안개가", "2 [SEP]"]).split("<br>")
+    assert len(lines) == 2 and "".join(lines).replace(" ", "") == title.replace(" ", "")
