@@ -13,6 +13,10 @@ from .labels import safe_label
 from .style import MASKED_COLOUR, RED, colour_bar
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
+# The colour bar lies under the grid (px under the plot: the bar, its numbers, their pad): standing beside it, it took
+# about 75 px of a 390 px phone's width from square tiles whose size the width sets, and MiniLM's 12 heads' tiles
+# came 14 px apart, closer than their layer numbers are tall (scripts/phone_layout_check.py, ja with a long text)
+BAR_BELOW = 60
 
 
 def head_grid(
@@ -72,10 +76,10 @@ def head_grid(
             colorscale=colorscale,
             cmin=0.0,
             cmax=zmax,
-            colorbar=colour_bar(value_name),
+            colorbar=colour_bar(value_name, orientation="h", y=0, yanchor="top", ypad=12),
         ),
-        height=int(140 + L * step_y * min(90.0, 1500 / (L * step_y), 900 / (H * step_x))),
-        margin=dict(l=10, r=10, t=100, b=10),
+        height=int(140 + BAR_BELOW + L * step_y * min(90.0, 1500 / (L * step_y), 900 / (H * step_x))),
+        margin=dict(l=10, r=10, t=100, b=10 + BAR_BELOW),
         plot_bgcolor="white",
         showlegend=False,
     )
@@ -101,6 +105,7 @@ def head_grid(
         scaleanchor="x",
         scaleratio=1,
         constrain="domain",
+        constraintoward="bottom",  # the grid, shorter than its plot where the width limits it, just above its bar
     )
     return fig
 

@@ -13,7 +13,7 @@ from app import i18n
 from core import attention
 from tests.fake_traces import fake_trace
 from viz import attention as figures
-from viz.grid import tile_of_point
+from viz.grid import BAR_BELOW, GAP, head_grid, tile_of_point
 
 english = functools.partial(i18n.text, "en", "attention.figure")
 
@@ -46,3 +46,16 @@ def test_a_click_on_a_tile_opens_that_head():
     assert tile_of_point({"x": 1.1, "y": 0.5}, 2, 3) is None  # in the gap between tiles 0 and 1
     assert tile_of_point({"x": 99.0, "y": 0.5}, 2, 3) is None
     assert tile_of_point({}, 2, 3) is None
+
+
+def test_the_colour_bar_lies_under_the_grid_and_leaves_its_width_to_the_tiles():
+    """Square tiles take their size from the width a phone leaves the plot: beside the grid, the colour bar took about
+    75 px of it and MiniLM's 6 x 12 tiles came 14 px apart at 390 px, closer than their 16 px layer numbers
+    (chromium, ja with a long text). Under the grid it takes none; the grid sits just above it, the plot keeps its
+    height, and the figure's foot holds the bar."""
+    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t")
+    bar = fig.layout.coloraxis.colorbar
+    assert bar.orientation == "h" and bar.y <= 0 and bar.yanchor == "top"
+    assert fig.layout.margin.b >= BAR_BELOW and fig.layout.yaxis.constraintoward == "bottom"
+    plot_px = 358 - fig.layout.margin.l - fig.layout.margin.r - 30  # a phone's figure less the layer numbers' side
+    assert plot_px / (12 * (1 + GAP) - GAP) >= 16 + 4  # px from one layer number to the next
