@@ -4,7 +4,7 @@ to the end of the first page's script run over the websocket (scripts/load_test.
 opens a link waits for). The first run of a process imports every page's module (the navigation) and what the
 page itself needs: a model page also loads its model.
 
-    python scripts/cold_start.py                                   # landing, /masks, /room, /logit-lens; 3 tries
+    python scripts/cold_start.py              # landing, /masks, /room, /logit-lens, /encoder-decoder; 3 tries
     python scripts/cold_start.py --pages masks --repeat 5 --out results/cold_start.json
 
 Also times `python -X importtime -c "import app.main"` (app.main's cumulative import, which runs the script once
@@ -29,8 +29,9 @@ from pathlib import Path
 from scripts.app_server import ROOT, free_port, start_server, stop_server
 from scripts.load_test import StreamlitSession
 
-PAGES = ("", "masks", "room", "logit-lens")  # "" is the landing page; /logit-lens loads SmolLM2
-HEAVY = ("transformers", "sklearn", "scipy", "sympy")
+PAGES = ("", "masks", "room", "logit-lens", "encoder-decoder")  # "" is the landing page; /logit-lens loads SmolLM2,
+# /encoder-decoder the shipped encoder-decoder (through transformers)
+HEAVY = ("transformers", "torch._dynamo", "sklearn", "scipy", "sympy")
 
 
 def load() -> str:

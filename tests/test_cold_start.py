@@ -1,11 +1,13 @@
 """A fresh server's first pages: the landing page, a page without a model, /room, and the pages that show shipped
 models' capabilities (/models, /long-maps; /positions with its table of example families closed) import no
-transformers.
+transformers, and /positions' one training step no torch compiler (torch._dynamo).
 
 Importing transformers (and the torch compiler parts it pulls in) took 2-4 s of every fresh server's first answer,
 whatever the page, and of each of CI's server starts; core/models imports it where a model is built or RoPE is
 computed, and a shipped model's capabilities are read from its config.json (core.models.capabilities.config_file)
-(scripts/cold_start.py times a server's first page). Run in a fresh interpreter: this one has imported
+(scripts/cold_start.py times a server's first page). torch.optim's optimizer objects import torch._dynamo on first
+use (1.1 s; it also looks for scikit-learn and scipy, without importing them): /positions' step uses torch's
+functional Adam (core.positions.training_step.adam_first_step). Run in a fresh interpreter: this one has imported
 transformers for other tests."""
 
 import os
@@ -21,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # heavy package is named by the stack at its first import.
 FIRST_PAGES = """
 import importlib.abc, sys, traceback
-HEAVY = ("transformers", "sklearn", "scipy")
+HEAVY = ("transformers", "torch._dynamo", "sklearn", "scipy")
 importers = {}
 
 class Watch(importlib.abc.MetaPathFinder):
@@ -40,11 +42,9 @@ from apptest_helpers import open_view
 from core.models import cache, smollm2
 uncached = smollm2.status() is None and not cache.is_valid(smollm2.cache_folder(), smollm2.fingerprint(smollm2.gguf_path()))
 pages = ["home", "masks", "room", "models"] + ([] if uncached else ["long-maps"])
-# /positions' first part (sinusoidal) trains one step with scikit-learn: only transformers is checked there
-for topic, heavy in [(t, HEAVY) for t in pages] + [("positions", HEAVY[:1])]:
+for topic in pages + ["positions"]:
     open_view(topic)
-    found = {name: stack for name, stack in importers.items() if name in heavy}
-    assert not found, f"opening /{topic} imported {found}"
+    assert not importers, f"opening /{topic} imported {importers}"
 """
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
+from torch.optim.adam import adam
 
 from .extrapolation import ExtrapolationConfig, PositionModel, marker_batch, sinusoidal_table
 
@@ -41,20 +42,42 @@ def _positions(model: PositionModel, n: int) -> torch.Tensor:
     return sinusoidal_table(n, model.cfg.d_model)
 
 
+def adam_first_step(params: list[torch.nn.Parameter], lr: float) -> None:
+    """What torch.optim.Adam(params, lr=lr).step() does to fresh parameters with their gradients, through torch's
+    functional Adam (torch.optim.adam.adam, the update the optimizer calls) with the optimizer's defaults and
+    fresh state. The optimizer object itself imports torch's compiler (torch._dynamo, sympy) on first use: 1.1 s of
+    a fresh server's first /positions."""
+    with torch.no_grad():
+        adam(
+            params,
+            [p.grad for p in params],
+            [torch.zeros_like(p, memory_format=torch.preserve_format) for p in params],  # exp_avg
+            [torch.zeros_like(p, memory_format=torch.preserve_format) for p in params],  # exp_avg_sq
+            [],  # max_exp_avg_sq (amsgrad off)
+            [torch.tensor(0.0, dtype=torch.get_default_dtype()) for _ in params],  # step
+            foreach=False,  # the optimizer's choice for CPU tensors
+            amsgrad=False,
+            beta1=0.9,
+            beta2=0.999,
+            lr=lr,
+            weight_decay=0.0,
+            eps=1e-8,
+            maximize=False,
+        )
+
+
 @lru_cache(maxsize=4)
 def one_step(kind: str = "sinusoidal", seed: int = 0) -> StepChange:
     """One Adam step (the training script's learning rate) on one batch of the marker task."""
     cfg = ExtrapolationConfig(seed=seed)
     torch.manual_seed(seed)
     model = PositionModel(cfg, kind)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     tokens, targets = marker_batch(cfg, cfg.train_length, cfg.batch, torch.Generator().manual_seed(seed + 1))
     n = tokens.shape[1]
     w_q, pos, tok = _w_q(model), _positions(model, n), model.tok.weight.detach().clone()
     loss = F.cross_entropy(model(tokens).reshape(-1, cfg.vocab), targets.reshape(-1))
-    opt.zero_grad()
     loss.backward()
-    opt.step()
+    adam_first_step([p for p in model.parameters() if p.grad is not None], cfg.lr)
     with torch.no_grad():
         after = F.cross_entropy(model(tokens).reshape(-1, cfg.vocab), targets.reshape(-1)).item()
     return StepChange(

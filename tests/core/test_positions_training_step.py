@@ -30,3 +30,21 @@ def test_the_w_q_change_equals_a_first_adam_step_by_hand():
     w, g = model.blocks[0].attn.qkv.weight[:d].detach(), model.blocks[0].attn.qkv.weight.grad[:d]
     step = cfg.lr * g / (g.abs() + 1e-8)
     assert abs(float(step.norm() / w.norm()) - training_step.one_step("sinusoidal").w_q) < 1e-4
+
+
+def test_the_step_is_the_one_torch_optim_adam_takes():
+    """adam_first_step (torch's functional Adam, without the optimizer object that imports torch's compiler) leaves
+    every parameter exactly where torch.optim.Adam's first step does, on both kinds of model."""
+    cfg = ex.ExtrapolationConfig()
+    tokens, targets = ex.marker_batch(cfg, cfg.train_length, cfg.batch, torch.Generator().manual_seed(1))
+    moved = []
+    for by_optimizer in (True, False):
+        torch.manual_seed(0)
+        model = ex.PositionModel(cfg, "learned")
+        F.cross_entropy(model(tokens).reshape(-1, cfg.vocab), targets.reshape(-1)).backward()
+        if by_optimizer:
+            torch.optim.Adam(model.parameters(), lr=cfg.lr).step()
+        else:
+            training_step.adam_first_step([p for p in model.parameters() if p.grad is not None], cfg.lr)
+        moved.append([p.detach().clone() for p in model.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*moved, strict=True))
