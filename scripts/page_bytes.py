@@ -1,7 +1,9 @@
 """What the server sends for the figures of each page: headless (AppTest: the plotly_chart messages a browser would
 get), each page of the catalog opened once at its default state, then one action a visitor takes (as
-scripts/load_pages.py's visitor: a new sentence in the page's first text area, else the next value of its first
-slider, else a rerun; Streamlit sends every element of a run again). Per page and run: the figures, their bytes
+scripts/load_pages.py's visitor: a new text in the page's first text area, else the next value of its first
+slider, else a rerun; Streamlit sends every element of a run again). The new text has as many lines (new
+sentences) as the area's default text: a page that takes one sentence per line (/masks' batch, /padded-batch)
+answers one sentence with a note and no figures, which says nothing about what it sends. Per page and run: the figures, their bytes
 (the JSON st.plotly_chart sends), and the bytes and share of those that are the figures' layout.template.
 
     python scripts/page_bytes.py --out results/page_bytes.json --label "main e7ef2a6"
@@ -21,7 +23,12 @@ from pathlib import Path
 from core.results import add_run
 from tests.apptest_helpers import run_view
 
-SENTENCE = "The committee reviewed the proposal before the vote."
+SENTENCES = (
+    "The committee reviewed the proposal before the vote.",
+    "Rain fell all night.",
+    "The old bridge over the river was closed for repairs in the spring.",
+    "She smiled.",
+)
 
 
 def catalog_pages() -> list[str]:
@@ -56,8 +63,10 @@ def sent(at) -> dict:
 def act(at) -> str:
     """One visitor's action on the page; says which."""
     if at.text_area:
-        at.text_area[0].input(SENTENCE).run()
-        return "text_area"
+        area = at.text_area[0]
+        lines = min(len(SENTENCES), max(1, len((area.value or "").strip().splitlines())))
+        area.input("\n".join(SENTENCES[:lines])).run()
+        return "text_area" if lines == 1 else f"text_area ({lines} lines)"
     slider = next((s for s in at.slider if isinstance(s.value, (int, float))), None)
     if slider is not None:
         step = slider.step or 1
