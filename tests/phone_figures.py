@@ -7,7 +7,7 @@ from __future__ import annotations
 def titles_too_wide_for_a_phone(figure: dict) -> list[tuple[str, str, int, int]]:
     """(where, line, columns, columns that fit) for each line of a sent figure's x axis titles and make_subplots'
     panel titles wider than it has on a 390 px phone, by viz.labels' estimate (a column is COLUMN_EM of the type's
-    size, a wide character two columns): an axis's or a panel's title across its share; and ("title", ...) where the
+    size: viz.labels.label_columns): an axis's or a panel's title across its share; and ("title", ...) where the
     figure was sent with its own title (the page sets it above the figure, where the browser wraps it)."""
     from viz import labels
 

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 from .labels import safe_label, wrapped_label
 from .style import BLUE, LEGEND_AT_FOOT, PALETTE, RED
 
-LABEL_COLUMNS = 20  # a bar's name, per line (a wide character two)
+LABEL_COLUMNS = 20  # a bar's name, per line (viz.labels.label_columns)
 
 
 def head_ranking_bars(
