@@ -39,9 +39,11 @@ def attention_heatmap(
     value_name: str = "weight",
     height: int | None = None,
     decimals: int = 3,
+    narrowest_px: int = PHONE_FIGURE_PX,
 ) -> go.Figure:
     """weights (n_q, n_k); labels already unique (see viz.labels.indexed_labels); masked: bool (n_q, n_k),
-    True where the key is hidden from the query."""
+    True where the key is hidden from the query; narrowest_px: the narrowest the page draws the figure (a phone's
+    figure unless it stands in a column of a laptop's page), which the columns' labels must fit to lie flat."""
     z = np.asarray(weights, dtype=np.float64)
     n_q, n_k = z.shape
     masked = np.zeros_like(z, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
@@ -84,7 +86,7 @@ def attention_heatmap(
                 name="masked",
             )
         )
-    return figure(traces, layout(title, x_title, y_title, n_q, n_k, height, x, y))
+    return figure(traces, layout(title, x_title, y_title, n_q, n_k, height, x, y, narrowest_px))
 
 
 def with_cell_marks(fig: go.Figure, marks, query_labels, key_labels, name: str) -> go.Figure:
@@ -165,7 +167,7 @@ def standing_drop_px(labels) -> float:
     return STANDING_DROP * COLUMN_EM * FONT_PX * max(map(label_columns, labels), default=0)
 
 
-def key_tick_angle(x_labels, y_labels) -> int:
+def key_tick_angle(x_labels, y_labels, figure_px: int = PHONE_FIGURE_PX) -> int:
     """The columns' labels lying (0) where each fits its column on a phone's figure, else standing at -60 degrees:
     more than six columns, or a label wider than its column, whose width is what the rows' labels and BESIDE_THE_MAP
     leave the map (/encoder-decoder with a long Korean text: '1 静かな' over '2 医者' at 390 px)."""
@@ -173,16 +175,18 @@ def key_tick_angle(x_labels, y_labels) -> int:
         return -60
     column_px = COLUMN_EM * FONT_PX
     rows_px = column_px * max(map(label_columns, y_labels), default=0)
-    map_px = PHONE_FIGURE_PX - rows_px - BESIDE_THE_MAP
+    map_px = figure_px - rows_px - BESIDE_THE_MAP
     widest = column_px * max(map(label_columns, x_labels), default=0)
     return 0 if widest <= map_px / max(len(x_labels), 1) - 4 else -60
 
 
-def layout(title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height=None, x=(), y=()) -> dict:
+def layout(
+    title: str, x_title: str, y_title: str, n_rows: int, n_cols: int, height=None, x=(), y=(), figure_px=PHONE_FIGURE_PX
+) -> dict:
     """The layout of a query x key heatmap as a plain dict: categorical axes, rows top to bottom; `x`, `y`: the
     labels as drawn (key_tick_angle)."""
     side = max(n_rows, n_cols)
-    angle = key_tick_angle(x, y) if len(x) else (-60 if n_cols > 6 else 0)
+    angle = key_tick_angle(x, y, figure_px) if len(x) else (-60 if n_cols > 6 else 0)
     # standing labels longer than the room left for them make the figure taller, not the plot shorter: squeezed, a
     # Japanese sentence's label (24 columns) ran into the axis's title (/encoder-decoder at 390 px)
     drop = standing_drop_px(x) if angle and n_cols <= 200 else 0

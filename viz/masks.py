@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, figure, layout, matrix_heatmap
-from .labels import safe_label
+from .labels import LAPTOP_FIGURE_PX, safe_label
 from .style import ALLOWED_COLOUR, MASKED_COLOUR
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # types only: viz draws what core computed
     from core.masks.encoder_decoder import AttentionKind
 
 MASKED_MARK = "✕"
+# The three kinds' maps stand side by side in a laptop's page, a third of its figure each (about 200 px in a 1,100 px
+# window, 291 at 1366): narrower than a phone's, where they stand one under another. Their keys' labels lie flat only
+# where they fit that (at 1366, /masks' '0 Dogs' and '1 bark' lay over each other)
+KIND_FIGURE_PX = LAPTOP_FIGURE_PX // 3
 MARK_COLOURS = {True: "white", False: "#555"}
 
 
@@ -154,4 +158,5 @@ def attention_kind_figure(
         title=f"{t(kind.kind)} · {t('head')} {head}",
         x_title=t("key_axis"),
         y_title=t("query_axis"),
+        narrowest_px=KIND_FIGURE_PX,
     )

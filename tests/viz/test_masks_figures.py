@@ -80,3 +80,16 @@ def test_attention_kind_figure_is_one_heads_weights_titled_from_the_figure_secti
         assert fig.layout.xaxis.title.text == t("key_axis") and fig.layout.yaxis.title.text == t("query_axis")
     ja = attention_kind_figure(kinds[0], functools.partial(i18n.text, "ja", "masks.figure"), 0, q, k)
     assert ja.data[0].colorbar.title.text == "重み"  # was heatmap's English default on every page
+
+
+def test_the_three_kinds_maps_keys_stand_where_a_third_of_a_laptops_page_crowds_them():
+    """The three maps stand side by side on a laptop, 291 px each at 1366 px: '0 Dogs' and '1 bark' lay flat there
+    over each other (chromium, scripts/phone_layout_check.py --width 1366); fitted to a phone's figure they would
+    have fit. Five such keys stand; two short ones still lie flat."""
+    t = functools.partial(i18n.text, "en", "masks.figure")
+    encoder = three_kinds(["Dogs", "bark", "at", "it", "."], ["Les", "chiens"], seed=0)[0]
+    q, k = indexed_labels(encoder.query_tokens), indexed_labels(encoder.key_tokens)
+    assert attention_kind_figure(encoder, t, 0, q, k).layout.xaxis.tickangle == -60
+    short = three_kinds(["a", "b"], ["x", "y"], seed=0)[0]
+    q, k = indexed_labels(short.query_tokens), indexed_labels(short.key_tokens)
+    assert attention_kind_figure(short, t, 0, q, k).layout.xaxis.tickangle == 0
