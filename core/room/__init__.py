@@ -51,6 +51,7 @@ LIMITS = {
     "lost": Limit(6, 30.0),
     "gallery": Limit(3, 60.0),
     "where": Limit(30, 10.0),  # a learner's page reports (following moves them)
+    "lang": Limit(10, 60.0),  # a learner's switches of language
     # per room
     "join": Limit(120, 60.0),  # joins within a minute (a class arriving together)
     "gallery_room": Limit(60, 60.0),  # sentences a facilitator can read in a minute
@@ -329,6 +330,16 @@ def step_of(room, lesson) -> int:
     return min(max(int(room.step), 0), len(lesson.steps) - 1)
 
 
+MAX_LANG_CHARS = 8
+
+
+def clean_lang(raw) -> str:
+    """The language a learner reads in, as a store keeps it: a short code as the app names it ('en', 'ja')."""
+    if not isinstance(raw, str) or not raw.isascii() or not raw.isalnum() or len(raw) > MAX_LANG_CHARS:
+        raise RoomError("bad_value", repr(raw)[:40])
+    return raw.lower()
+
+
 @dataclass(frozen=True)
 class FacilitatorView:
     """A facilitator's live panel: the room, how many learners, the histogram of the open question (None when
@@ -341,8 +352,23 @@ class FacilitatorView:
     lost: int
     gallery: tuple[tuple[str, str], ...]
     seats: tuple[tuple[str, str], ...]
+    languages: tuple[tuple[str, int], ...]  # (language, learners reading in it), every language present
 
     @property
     def polled(self) -> tuple[int, int]:
         """The room's (version, activity) when this was read: what a poll compares against."""
         return self.room.version, self.room.activity
+
+
+@dataclass(frozen=True)
+class ProjectorView:
+    """What the class sees: the room, the histogram of the open question (None when none), and how many learners
+    read in each language present (no names)."""
+
+    room: object  # core.room.store.Room
+    hist: object  # core.lessons.Distribution | None
+    languages: tuple[tuple[str, int], ...]
+
+    @property
+    def learners(self) -> int:
+        return sum(n for _, n in self.languages)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from core import room as rules
 from core.lessons import Answer, Lesson, Question, load_lessons
-from core.room import FacilitatorView, RoomError
+from core.room import FacilitatorView, ProjectorView, RoomError
 from core.room.store import Learner, Room, Store, Tx
 
 
@@ -322,25 +322,28 @@ class Rooms:
         return FacilitatorView(room, len(learners), rules.counted(room, responses),
                                rules.board(n_steps, learners, tx.answers(code)), tx.lost(code),
                                tuple(tx.gallery(code, room.step)),
-                               tuple((rules.seat_id(d), n) for d, n in tx.seats(code)))  # fmt: skip
+                               tuple((rules.seat_id(d), n) for d, n in tx.seats(code)),
+                               tuple(tx.languages(code)))  # fmt: skip
 
     @action(write=False)
-    def projector_view(self, tx: Tx, code: str):
-        """What the projector draws, in one read: (room, histogram, learners), or None when the room closed."""
+    def projector_view(self, tx: Tx, code: str) -> ProjectorView | None:
+        """What the projector draws, in one read (the room, its histogram, its learners' languages), or None when
+        the room closed."""
         found = tx.room(code)
         if found is None or found[0].expires <= self.clock():
             return None
         room = found[0]
         responses = tx.responses(code, room.question) if room.question else []
-        return room, rules.counted(room, responses), len(tx.steps_of_learners(code))
+        return ProjectorView(room, rules.counted(room, responses), tuple(tx.languages(code)))
 
     # -- learners ------------------------------------------------------------------------------------------
 
     @action(write=True)
     def join(self, tx: Tx, code: str, name, lang: str, client: str = ""):
-        """A learner joins with a display name: their token (keep it; it is their identity in the room). `client`:
-        the browser that asks (per-client limits); '' for the operator's own scripts."""
-        name = rules.clean_name(name)
+        """A learner joins with a display name and the language they read in (rules.clean_lang): their token (keep
+        it; it is their identity in the room). `client`: the browser that asks (per-client limits); '' for the
+        operator's own scripts."""
+        name, lang = rules.clean_name(name), rules.clean_lang(lang)
         tx.hold_admissions()  # count and insert as one step, whichever replica
         room = self._find(tx, code, client)
         if room is None:
@@ -350,7 +353,7 @@ class Rooms:
         if client:
             self._rate(tx, "", client, "join_client")
         token = rules.new_token()
-        tx.insert_learner(code, rules.digest(token), name, str(lang)[:8], room.step, self.clock())
+        tx.insert_learner(code, rules.digest(token), name, lang, room.step, self.clock())
         tx.update_room(code, ("activity",))
         return token
 
@@ -384,6 +387,17 @@ class Rooms:
         room, _ = self._live(tx, code)
         step = rules.check_step(step, len(self._lesson(room).steps), exploring=True)
         return self._seat(tx, code, token), step, rules.check_flag(following)
+
+    @action(write=True)
+    def set_lang(self, tx: Tx, code: str, token: str, lang) -> None:
+        """A learner now reads in `lang` (they switched the app's language): the facilitator's count of languages
+        and the projector's texts follow."""
+        lang = rules.clean_lang(lang)
+        self._live(tx, code)
+        digest = self._seat(tx, code, token)
+        self._rate(tx, code, digest, "lang")
+        tx.update_learner(code, digest, lang=lang)
+        tx.update_room(code, ("activity",))
 
     @action(write=True)
     def set_lost(self, tx: Tx, code: str, token: str, lost) -> None:

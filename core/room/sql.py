@@ -207,7 +207,7 @@ def _answer_from_json(text: str) -> Answer | None:
 
 
 ROOM_FIELDS = ("step", "question", "phase", "answer", "shown", "expires", "locked")  # what update_room may set
-LEARNER_FIELDS = ("step", "following", "lost")  # what update_learner may set
+LEARNER_FIELDS = ("step", "following", "lost", "lang")  # what update_learner may set
 COUNTERS = ("version", "activity")
 
 
@@ -294,7 +294,7 @@ class SqlTx:
         """Set `fields` (of LEARNER_FIELDS) of one learner."""
         if set(fields) - set(LEARNER_FIELDS):
             raise ValueError(f"not a learner column: {sorted(set(fields) - set(LEARNER_FIELDS))}")
-        values = [int(v) for v in fields.values()]
+        values = [v if k == "lang" else int(v) for k, v in fields.items()]
         sets = ", ".join(f"{k} = ?" for k in fields)
         self.run(f"UPDATE learners SET {sets} WHERE code = ? AND token = ?", (*values, code, token_digest))
 
@@ -323,6 +323,11 @@ class SqlTx:
 
     def steps_of_learners(self, code: str) -> list[int]:
         return [r[0] for r in self.run("SELECT step FROM learners WHERE code = ?", (code,)).fetchall()]
+
+    def languages(self, code: str) -> list[tuple[str, int]]:
+        """(language, how many learners joined or switched to it), by language."""
+        rows = self.run("SELECT lang, COUNT(*) FROM learners WHERE code = ? GROUP BY lang ORDER BY lang", (code,))
+        return [(lang, n) for lang, n in rows.fetchall()]
 
     # -- answers and sentences -----------------------------------------------------------------------------
 

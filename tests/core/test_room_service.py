@@ -197,6 +197,36 @@ def test_gallery_keeps_text_as_written_and_shows_one(rooms):
         rooms.submit(code, token, 0, "x" * (rules.MAX_SENTENCE_CHARS + 1))
 
 
+def test_the_class_languages_are_counted_and_follow_a_learners_switch(rooms, clock):
+    """The facilitator and the projector read how many learners read in each language (no names on the
+    projector); a learner who switches the app's language moves to the other count, an activity the panels
+    redraw for; a language is a short code, and switching is rate-limited like any learner action."""
+    code, control = rooms.create("qkv")
+    tokens = [rooms.join(code, name, lang) for name, lang in (("Ana", "ja"), ("Bo", "en"), ("Chi", "ja"),
+                                                              ("Dae", "ko"))]  # fmt: skip
+    assert rooms.facilitator_view(code, control).languages == (("en", 1), ("ja", 2), ("ko", 1))
+    projected = rooms.projector_view(code)
+    assert projected.languages == (("en", 1), ("ja", 2), ("ko", 1)) and projected.learners == 4
+    activity = rooms.poll(code)[1]
+    rooms.set_lang(code, tokens[0], "ko")
+    assert rooms.poll(code)[1] == activity + 1 and rooms.learner(code, tokens[0]).lang == "ko"
+    assert rooms.projector_view(code).languages == (("en", 1), ("ja", 1), ("ko", 2))
+    for bad in ("", "<b>ja</b>", "x" * 9, None, 3, "日本語"):
+        with pytest.raises(RoomError, match="bad_value"):
+            rooms.set_lang(code, tokens[1], bad)
+        with pytest.raises(RoomError, match="bad_value"):
+            rooms.join(code, "Eve", bad)
+    with pytest.raises(RoomError, match="not_learner"):
+        rooms.set_lang(code, "not a seat", "en")
+    for i in range(rules.LIMITS["lang"].count):
+        rooms.set_lang(code, tokens[1], "ja" if i % 2 else "en")
+    with pytest.raises(RoomError, match="rate"):
+        rooms.set_lang(code, tokens[1], "ko")
+    clock.now += rules.LIMITS["lang"].window_s + 1
+    rooms.set_lang(code, tokens[1], "ko")
+    assert dict(rooms.facilitator_view(code, control).languages) == {"ja": 1, "ko": 3}
+
+
 def write_flags(store, monkeypatch) -> list[bool]:
     """Whether each transaction of `store` (a SqlStore) from now on takes the write lock, in order."""
     flags, original = [], store._tx

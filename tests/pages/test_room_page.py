@@ -352,6 +352,42 @@ def test_the_projector_view_shows_the_room_without_control_or_names(store):
     assert any(s.value.startswith("Right answer:") for s in at.success)
 
 
+def test_a_mixed_class_is_counted_by_language_and_the_projector_shows_each_ones_text(store):
+    """The facilitator reads how many learners read in each language, in their own words; the projector shows the
+    step's text and question in its language and below in each other language a learner reads (under that
+    language's own name), not in one nobody reads; a learner who switches the app's language moves to it."""
+    code, control = store.create(LESSON)
+    ana = store.join(code, "Ana", "ja")
+    store.join(code, "Bo", "en")
+    store.join(code, "Chi", "ja")
+    store.move(code, control, 1)
+    store.open_question(code, control, lesson().id, 1)
+    at = open_facilitator(code, control, "en")
+    assert "Reading in: English 1, Japanese 2" in [c.value for c in at.caption]
+    at = open_facilitator(code, control, "ja")
+    assert "読んでいる言語：英語 1人、日本語 2人" in [c.value for c in at.caption]
+    step = lesson().steps[1]
+    at = run_view("room", {"room": code, "mode": "projector"})
+    assert_no_exception(at)
+    shown = [text_of(m) for m in at.markdown]
+    for words in (step.text, step.question.prompt):
+        assert words["en"] in shown and words["ja"] in shown and words["ko"] not in shown
+    assert "日本語" in [c.value for c in at.caption] and "한국어" not in [c.value for c in at.caption]
+    seated = run_view("room", {"room": code, "me": ana, "lang": "ja"})
+    seated.selectbox(key="lang").select("ko").run()  # Ana switches to Korean
+    assert_no_exception(seated)
+    assert store.learner(code, ana).lang == "ko"
+    at.run()
+    shown = [text_of(m) for m in at.markdown]
+    assert step.text["ko"] in shown and step.text["ja"] in shown  # Chi still reads Japanese
+
+
+def open_facilitator(code: str, control: str, lang: str):
+    at = run_view("room", {"room": code, "key": control, "lang": lang})
+    assert_no_exception(at)
+    return at
+
+
 def test_the_join_link_is_on_the_configured_public_address(store, monkeypatch):
     code, control = store.create(LESSON)
     monkeypatch.setenv(links.PUBLIC_URL_ENV, "https://lab.example.org/class/")
@@ -534,7 +570,7 @@ def test_a_facilitators_click_and_redraw_read_the_room_once(store, monkeypatch):
     counts = counted_queries(store.store, monkeypatch)
     next(b for b in at.button if b.label == "Next step").click().run()
     assert_no_exception(at)
-    assert counts == {"transactions": 3, "statements": 11}
+    assert counts == {"transactions": 3, "statements": 12}
     assert store.room(code).step == 1 and at.selectbox(key="room-go").value == 1  # the page shows the new step
 
 

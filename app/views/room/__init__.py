@@ -59,7 +59,7 @@ def join(T, code: str | None) -> None:
     except RoomError as e:
         st.error(T(e.key))
         return
-    follow.take_seat(normal, token, rules.clean_name(name))
+    follow.take_seat(normal, token, rules.clean_name(name), ui.lang())
     st.query_params.update({"room": normal, "me": token})
     st.rerun()  # the sidebar panel takes the learner to the room's step
 
@@ -73,7 +73,7 @@ def seat(T, code: str, token: str) -> None:
         return
     s = follow.seat()
     if s is None or s["code"] != code or s["token"] != token:
-        s = follow.take_seat(code, token, learner.name)
+        s = follow.take_seat(code, token, learner.name, learner.lang)
     st.success(T("seated", code=code, name=learner.name))
     st.caption(T("seat_link"))
     if st.button(T("go_step"), type="primary", key="room-go-step"):

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import ui
+from app import i18n, ui
 from app.room import watch
 from app.room.store import open_store
 from app.views.lessons import progress
@@ -110,6 +110,17 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         st.markdown(fill(text_in(q.explanation, ui.lang()), explained(ui.texts("lessons"), right)))
 
 
+def languages_line(T, languages) -> str:
+    """How many learners read in each language, in the app's order of languages and the facilitator's words
+    ('Reading in: English 12, Japanese 8'); a language this server has no words for counts as another."""
+    counts = dict(languages)
+    known = [(T(f"lang_{c}") if i18n.has("room", f"lang_{c}") else name, counts.pop(c)) for c, name in ui.LANGS.items()
+             if c in counts]  # fmt: skip
+    if counts:
+        known.append((T("lang_other"), sum(counts.values())))
+    return T("languages", counts=T("language_sep").join(T("language_count", name=name, n=n) for name, n in known))
+
+
 def snapshot(code: str, control: str, polled) -> dict:
     return {"polled": polled, "view": open_store().facilitator_view(code, control)}
 
@@ -140,6 +151,8 @@ def live(code: str, control: str, lesson) -> None:
     c1.metric(T("learners_n"), view.learners)
     c2.metric(T("answered_n"), hist.total if hist else 0)
     c3.metric(T("lost_n"), view.lost)
+    if view.languages:
+        st.caption(languages_line(T, view.languages))
     if hist is not None:
         ui.show_figure(answers_figure(hist), "room-answers", key="room-hist", toolbar=False)
     with st.expander(T("board"), expanded=False):

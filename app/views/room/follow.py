@@ -42,7 +42,7 @@ POLL_S = 1.5
 # of a core). FALLBACK_ENV sets another period in seconds (tests/test_browser_room.py's restart test: 5 s).
 FALLBACK_ENV = "ATTENTION_LAB_ROOM_FALLBACK_S"
 FALLBACK_S = float(os.environ.get(FALLBACK_ENV) or 15.0)
-SEAT = "room_seat"  # session state: {"code", "token", "name", "following", "version", "step"}
+SEAT = "room_seat"  # session state: {"code", "token", "name", "lang", "following", "version", "step"}
 SEAT_PARAMS = ("room", "me")  # in every seated page's link (app/ui.GLOBAL_PARAMS keeps them)
 RETRY = "room_retry"  # session state: a rerun_when_back fragment is drawn and has run once
 HERE = "room_here"  # session state: (page script hash, page, query parameters) of this session's last full run
@@ -86,12 +86,24 @@ def seat() -> dict | None:
     return st.session_state.get(SEAT)
 
 
-def take_seat(code: str, token: str, name: str) -> dict:
+def take_seat(code: str, token: str, name: str, lang: str) -> dict:
     # step: the room step this learner's page is on, or EXPLORING (then a following learner's next poll opens
-    # the room's step)
-    st.session_state[SEAT] = {"code": code, "token": token, "name": name, "following": True, "version": 0,
-                              "step": rules.EXPLORING}  # fmt: skip
+    # the room's step); lang: the language the room has for this learner (read_in() keeps it the page's)
+    st.session_state[SEAT] = {"code": code, "token": token, "name": name, "lang": lang, "following": True,
+                              "version": 0, "step": rules.EXPLORING}  # fmt: skip
     return st.session_state[SEAT]
+
+
+def read_in(s: dict) -> None:
+    """The room learns the language this learner now reads in, once per switch (the facilitator counts languages,
+    the projector shows the step in each): one write when the page's language is not the seat's."""
+    if s.get("lang") == ui.lang():
+        return
+    s["lang"] = ui.lang()  # tried once per switch: a refusal (rate, busy) leaves the count behind, nothing more
+    try:
+        open_store().set_lang(s["code"], s["token"], s["lang"])
+    except RoomError:
+        pass
 
 
 def leave() -> None:
@@ -113,7 +125,7 @@ def restore() -> dict | None:
     learner = open_store().learner(code, token)
     if learner is None:
         return None
-    s = take_seat(code, token, learner.name)
+    s = take_seat(code, token, learner.name, learner.lang)
     s["following"], s["lost"] = learner.following, learner.lost
     s["step"] = learner.step  # following: no page switch unless the room moved meanwhile
     return s

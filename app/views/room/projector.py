@@ -1,7 +1,9 @@
 """The projector view (/room?room=CODE&mode=projector): what a facilitator shows the class. The join link and its
 QR code, the room's step, the open question, how many have answered and the live histogram (the right answer
-coloured once revealed), the sentence the facilitator chose to show. It holds no control and no secret: its link
-is the room code only, and it reads nothing a learner could not see (no names, no board, no gallery)."""
+coloured once revealed), the sentence the facilitator chose to show. The step's text and question are shown in the
+projector's language and, below, in every other language a learner of the room reads in (a mixed class reads the
+one screen). It holds no control and no secret: its link is the room code only, and it reads nothing a learner
+could not see (no names, no board, no gallery)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,19 @@ from core.lessons import text_in
 
 
 def snapshot(code: str, polled) -> dict:
-    room, hist, learners = open_store().projector_view(code) or (None, None, 0)
-    return {"polled": polled, "room": room, "hist": hist, "learners": learners}
+    view = open_store().projector_view(code)
+    return {"polled": polled, "room": view and view.room, "view": view}
+
+
+def in_the_class(words: dict[str, str], lang: str, languages) -> None:
+    """Lesson words in the projector's language, then in each other language the class reads that the lesson
+    has words for (under that language's own name: a reader finds theirs)."""
+    shown = text_in(words, lang)
+    st.markdown(shown)
+    for other, _ in languages:
+        if other != lang and other in ui.LANGS and words.get(other) and words[other] != shown:
+            st.caption(ui.LANGS[other])
+            st.markdown(words[other])
 
 
 @follow.live
@@ -32,15 +45,16 @@ def live(code: str, lesson) -> None:
     if polled is None or snap["room"] is None:
         st.warning(T("room_closed"))
         return
-    room, hist = snap["room"], snap["hist"]
+    view = snap["view"]
+    room, hist = view.room, view.hist
     step = lesson.steps[room.step]
     st.subheader(T("step_of", step=room.step + 1, n=len(lesson.steps)))
-    st.markdown(text_in(step.text, lang))
+    in_the_class(step.text, lang, view.languages)
     c1, c2 = st.columns(2)
-    c1.metric(T("learners_n"), snap["learners"])
+    c1.metric(T("learners_n"), view.learners)
     c2.metric(T("answered_n"), hist.total if hist else 0)
     if step.question is not None and room.question == step.question.id:
-        st.markdown(text_in(step.question.prompt, lang))
+        in_the_class(step.question.prompt, lang, view.languages)
         fig = answers_figure(hist)
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":

@@ -42,6 +42,7 @@ def sidebar(page) -> None:
         if st.query_params.get(name) != value:
             st.query_params[name] = value
     follow.here(page)
+    follow.read_in(s)
     with st.sidebar:
         panel()
         controls()
