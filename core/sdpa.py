@@ -7,6 +7,7 @@ heads and rows on screen; a test checks weights @ V against the SDPA output.
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -18,6 +19,15 @@ def scale_or_default(scale: float | None, head_dim: int) -> float:
     """The scale a model passes to its attention (a float), or 1/sqrt(d_k) when it passes none: the default of the
     paper, of torch's SDPA and of transformers' attention functions. The one place this fallback is written."""
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
+
+
+def broadcast_shape(*shapes) -> tuple[int, ...]:
+    """torch.broadcast_shapes' answer, and its RuntimeError for shapes that do not broadcast, from numpy: torch's
+    function imports torch._refs and sympy on its first call, 0.3 s of a fresh server's first /masks."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError as err:
+        raise RuntimeError(str(err)) from None
 
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
@@ -50,7 +60,7 @@ def attention_weights(q, k, mask=None, scale=None, softcap=None, sinks=None, bia
     gradient is asked for, the softmax's output is masked in place too): at most two score-sized tensors are alive
     at once, the scores and the weights (core/models/local.py's memory estimate counts them so)."""
     scores = attention_scores(q.float(), k.float(), scale)
-    shape = torch.broadcast_shapes(scores.shape, *(t.shape for t in (mask, bias) if t is not None))
+    shape = broadcast_shape(scores.shape, *(t.shape for t in (mask, bias) if t is not None))
     if shape != scores.shape:  # a mask or bias of more dimensions than q and k: the scores take its shape
         scores = scores.expand(shape).clone()
     if bias is not None:

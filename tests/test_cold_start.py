@@ -1,13 +1,14 @@
 """A fresh server's first pages: the landing page, a page without a model, /room, and the pages that show shipped
 models' capabilities (/models, /long-maps; /positions with its table of example families closed) import no
-transformers, and /positions' one training step no torch compiler (torch._dynamo).
+transformers, and none of them torch's compiler parts (torch._dynamo, sympy).
 
 Importing transformers (and the torch compiler parts it pulls in) took 2-4 s of every fresh server's first answer,
 whatever the page, and of each of CI's server starts; core/models imports it where a model is built or RoPE is
 computed, and a shipped model's capabilities are read from its config.json (core.models.capabilities.config_file)
 (scripts/cold_start.py times a server's first page). torch.optim's optimizer objects import torch._dynamo on first
 use (1.1 s; it also looks for scikit-learn and scipy, without importing them): /positions' step uses torch's
-functional Adam (core.positions.training_step.adam_first_step). Run in a fresh interpreter: this one has imported
+functional Adam (core.positions.training_step.adam_first_step); torch.broadcast_shapes imports sympy (0.3 s of
+/masks): core.sdpa.broadcast_shape asks numpy. Run in a fresh interpreter: this one has imported
 transformers for other tests."""
 
 import os
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # heavy package is named by the stack at its first import.
 FIRST_PAGES = """
 import importlib.abc, sys, traceback
-HEAVY = ("transformers", "torch._dynamo", "sklearn", "scipy")
+HEAVY = ("transformers", "torch._dynamo", "sympy", "sklearn", "scipy")
 importers = {}
 
 class Watch(importlib.abc.MetaPathFinder):

@@ -9,7 +9,16 @@ import torch
 import torch.nn.functional as F
 
 from core.masks import causal_mask, lengths_to_attention_mask, padding_mask
-from core.sdpa import MultiHeadAttention, attention_scores, attention_weights, entropy, masked_softmax, repeat_kv, sdpa
+from core.sdpa import (
+    MultiHeadAttention,
+    attention_scores,
+    attention_weights,
+    broadcast_shape,
+    entropy,
+    masked_softmax,
+    repeat_kv,
+    sdpa,
+)
 
 ATOL = 1e-5  # the fp32 tolerance
 
@@ -214,3 +223,18 @@ def test_bad_head_configuration_is_refused():
         MultiHeadAttention(24, 5)
     with pytest.raises(ValueError):
         MultiHeadAttention(24, 6, n_kv_heads=4)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((2, 4, 5, 7),), ((2, 4, 5, 7), (5, 7)), ((1, 4, 5, 7), (3, 1, 1, 1, 7)), ((4, 5, 7), (2, 1, 5, 1), (4, 1, 1))],
+)
+def test_broadcast_shape_is_torchs(shapes):
+    assert tuple(broadcast_shape(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
+
+
+def test_shapes_that_do_not_broadcast_raise_torchs_error():
+    with pytest.raises(RuntimeError):
+        torch.broadcast_shapes((2, 4, 5, 7), (3, 5, 7))
+    with pytest.raises(RuntimeError):
+        broadcast_shape((2, 4, 5, 7), (3, 5, 7))
