@@ -330,7 +330,7 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
 
     changes = []
     for _ in range(args.steps):
-        cpu_before = server_cpu(server)
+        cpu_before, tx_before = server_cpu(server), store_times(args.store_stats)
         sent = await facilitator.click("room-next")
         seat = seat_lines(store, code)
 
@@ -350,7 +350,9 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
               flush=True)  # fmt: skip
         await asyncio.sleep(args.settle)
         changes[-1]["on_the_step_page"] = sum(on_step_page(s, target(store, code)) for s in learners)
+        changes[-1]["store"] = per_learner(store_times(args.store_stats), tx_before, max(1, len(lat)))
     every = [ms for c in changes for ms in c["ms"]]
+    print("store per learner per step:", [c["store"] for c in changes], flush=True)
     out["follow"] = {"changes": changes, "all_ms": percentiles(every),
                      "max_per_change_ms": [max(c["ms"]) if c["ms"] else None for c in changes],
                      "fragment_runs_as_another_page": sum(s.stale_runs for s in learners)}  # fmt: skip
@@ -359,6 +361,30 @@ async def measure(args, server, port: int, store, code: str, control: str) -> di
     out["exception_boxes"] = facilitator.exceptions + [e for s in learners for e in s.exceptions]
     for s in [facilitator, *learners]:
         await s.close()
+    return out
+
+
+def store_times(folder: str) -> dict:
+    """Every server process's room-store transaction times so far (core.room.sql.TxTimes), summed."""
+    out = {kind: {"n": 0, "wait_s": 0.0, "held_s": 0.0, "max_wait_s": 0.0} for kind in ("read", "write")}
+    for path in Path(folder).glob("*.json"):
+        for kind, t in json.loads(path.read_text()).items():
+            for k, v in t.items():
+                out[kind][k] = max(out[kind][k], v) if k.startswith("max") else out[kind][k] + v
+    return out
+
+
+def per_learner(after: dict, before: dict, learners: int) -> dict:
+    """A step's transactions in all server processes (the facilitator's click, the room watch's reads, every
+    follower's panel and page runs) per learner who reached the step: how many, the ms they waited before they
+    began (a lock of their process, SQLite's write lock) and held their connection, read and write apart."""
+    out = {}
+    for kind in ("read", "write"):
+        a, b = after[kind], before[kind]
+        out[kind] = {"tx": round((a["n"] - b["n"]) / learners, 1),
+                     "wait_ms": round(1000 * (a["wait_s"] - b["wait_s"]) / learners, 1),
+                     "held_ms": round(1000 * (a["held_s"] - b["held_s"]) / learners, 1)}  # fmt: skip
+    out["wait_ms"] = round(out["read"]["wait_ms"] + out["write"]["wait_ms"], 1)
     return out
 
 
@@ -457,11 +483,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from core.results import save_result
     from core.room.service import rooms_on
-    from core.room.sql import PostgresStore, SQLiteStore
+    from core.room.sql import STATS_ENV, PostgresStore, SQLiteStore
     from core.timing import machine_info
 
     tmp = tempfile.TemporaryDirectory(prefix="room-load-")
-    environ = {k: os.environ.get(k) for k in ("DATABASE_URL", "ATTENTION_LAB_ROOMS")}  # restored at the end
+    args.store_stats = str(Path(tmp.name) / "store-stats")  # the servers' transaction times (core.room.sql.TxTimes)
+    os.makedirs(args.store_stats)
+    environ = {k: os.environ.get(k) for k in ("DATABASE_URL", "ATTENTION_LAB_ROOMS", STATS_ENV)}  # restored at the end
     if args.postgres:
         store = rooms_on(PostgresStore(os.environ["DATABASE_URL"]))
     else:
@@ -469,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["ATTENTION_LAB_ROOMS"] = str(Path(tmp.name) / "rooms.sqlite3")
         store = rooms_on(SQLiteStore(os.environ["ATTENTION_LAB_ROOMS"]))
     code, control = store.create(args.lesson)
+    os.environ[STATS_ENV] = args.store_stats  # the servers' environment (this process's own store counts nothing)
     result: dict = {
         "command": " ".join(["python", "scripts/load_test_room.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

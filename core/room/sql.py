@@ -86,6 +86,40 @@ class Busy(Exception):
     """Every connection of the pool is in use."""
 
 
+STATS_ENV = "ATTENTION_LAB_ROOM_STORE_STATS"  # a folder: each process writes its store's transaction times there
+
+
+class TxTimes:
+    """How long this process's transactions waited before they began (for a lock of this process, a connection,
+    SQLite's write lock) and how long they held their connection, read and write apart: what
+    scripts/load_test_room.py reads per step. Kept always (two clock reads a transaction); written to
+    $ATTENTION_LAB_ROOM_STORE_STATS/<pid>.json at most every DUMP_S when that is set."""
+
+    DUMP_S = 0.25
+
+    def __init__(self, folder: str | None = None):
+        self.folder = Path(folder) if folder else None
+        self.totals = {kind: {"n": 0, "wait_s": 0.0, "held_s": 0.0, "max_wait_s": 0.0} for kind in ("read", "write")}
+        self.lock = threading.Lock()
+        self.dumped = 0.0
+
+    def add(self, write: bool, wait_s: float, held_s: float) -> None:
+        with self.lock:
+            t = self.totals["write" if write else "read"]
+            t["n"] += 1
+            t["wait_s"] += wait_s
+            t["held_s"] += held_s
+            t["max_wait_s"] = max(t["max_wait_s"], wait_s)
+            now = time.monotonic()
+            if self.folder is None or now - self.dumped < self.DUMP_S:
+                return
+            self.dumped = now
+            text = json.dumps(self.totals)
+        path = self.folder / f"{os.getpid()}.json"
+        path.with_suffix(".tmp").write_text(text)
+        path.with_suffix(".tmp").replace(path)  # a reader never sees half a file
+
+
 ATTEMPTS = 3  # tries of one action while the database is busy or away
 DEADLINE_S = 4.5  # no new try starts later than this after the first: a visitor reads a sentence within ~5 s
 
@@ -100,6 +134,7 @@ class SqlStore:
     def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
         self.lock = threading.Lock()
+        self.times = TxTimes(os.environ.get(STATS_ENV))
 
     # -- plumbing ------------------------------------------------------------------------------------------
 
@@ -119,8 +154,11 @@ class SqlStore:
     def atomic(self, write: bool):
         """One transaction: a SqlTx whose reads and writes commit together when the block ends (write: it will
         write; a writer holds the room rows it reads until it commits), or not at all when it raises."""
+        asked = time.perf_counter()
         with self._tx(write) as run:
+            begun = time.perf_counter()
             yield SqlTx(run, self.dialect, write)
+        self.times.add(write, begun - asked, time.perf_counter() - begun)
 
     def attempt(self, action: Callable[[], object]):
         """Run `action` (which opens one transaction). While the database is busy (another process holds SQLite's
@@ -391,9 +429,16 @@ def default_path() -> Path:
 
 class SQLiteStore(SqlStore):
     """A file; several processes on one host may share it (WAL). Only its owner may read it (0600): it holds
-    learners' names and answers."""
+    learners' names and answers.
+
+    Writers take turns on one connection (the process's lock, then SQLite's write lock across processes); readers
+    each take a connection of their own, so a read never waits for a write of this process (in WAL mode a reader
+    reads the last commit while a writer writes). A class's step is a burst of reads, most of a learner's
+    transactions: on the one connection they queued behind each other and behind a writer waiting for another
+    process's write lock (scripts/load_test_room.py counts the wait)."""
 
     busy_s = 1.5  # one attempt waits this long for another process's write lock (three attempts at most)
+    idle_readers = 8  # reading connections kept open for the next read; more are opened while reads overlap
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         super().__init__(clock)
@@ -401,10 +446,28 @@ class SQLiteStore(SqlStore):
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))  # SQLite's -wal and -shm copy these bits
         os.chmod(self.path, 0o600)  # a file made by an older version or another umask
-        self.conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn = self._connect()  # the writers'
+        self._write_ahead_log()
         self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed answer survives a crash of the app
+        self._readers: list[sqlite3.Connection] = []  # idle reading connections (under self._pool)
+        self._pool = threading.Lock()
         self.migrate()  # BEGIN IMMEDIATE: processes starting together migrate one at a time
+
+    def _write_ahead_log(self) -> None:
+        """WAL mode (kept in the file). Asked while another process starting at once switches a new file to it or
+        migrates, SQLite may say 'locked' at once, without waiting out the busy timeout: asked again meanwhile."""
+        deadline = time.monotonic() + self.busy_s
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None, check_same_thread=False)
 
     def _transient(self, error: Exception) -> str | None:
         if isinstance(error, sqlite3.OperationalError):
@@ -415,21 +478,43 @@ class SQLiteStore(SqlStore):
     def _tx(self, write: bool):
         """One transaction. A writer takes the file's write lock before it reads (BEGIN IMMEDIATE): a deferred
         transaction that read first could not write after another process's commit ('database is locked' at
-        once, the busy timeout does not apply). A reader does not: polls from several processes read side by
-        side in WAL mode."""
-        with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield lambda sql, params: self.conn.execute(sql, params)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
+        once, the busy timeout does not apply). A reader does not, on a connection of its own: reads from every
+        thread and process go side by side in WAL mode."""
+        if write:
+            with self.lock:
+                yield from self._in_transaction(self.conn, "BEGIN IMMEDIATE")
+            return
+        with self._pool:
+            conn = self._readers.pop() if self._readers else None
+        conn = conn or self._connect()
+        try:
+            yield from self._in_transaction(conn, "BEGIN")
+        finally:
+            with self._pool:
+                keep = len(self._readers) < self.idle_readers and not conn.in_transaction
+                if keep:
+                    self._readers.append(conn)
+            if not keep:
+                conn.close()
+
+    @staticmethod
+    def _in_transaction(conn: sqlite3.Connection, begin: str):
+        conn.execute(begin)
+        try:
+            yield lambda sql, params: conn.execute(sql, params)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+        with self._pool:
+            idle, self._readers = self._readers, []
+        for conn in idle:
+            conn.close()
 
 
 class PostgresStore(SqlStore):

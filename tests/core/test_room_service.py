@@ -461,6 +461,48 @@ def test_a_sqlite_file_locked_too_long_is_a_sentence(tmp_path, clock):
     rooms.close()
 
 
+def test_a_read_does_not_wait_for_a_write_of_its_process(tmp_path, clock):
+    """A class's step is a burst of reads (polls, rooms, seats): on SQLite each takes a connection of its own, so
+    it neither queues behind the process's other reads nor behind a write of its process that waits for another
+    process's write lock (before: every transaction of a process took turns on one connection, and a poll waited
+    for that write's whole busy timeout)."""
+    import sqlite3
+    import time
+
+    rooms = Rooms(SQLiteStore(tmp_path / "rooms.sqlite3", clock=clock), LESSONS)
+    code, control = rooms.create("qkv")
+    token = rooms.join(code, "Ana", "en")
+    holder = sqlite3.connect(tmp_path / "rooms.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writes
+    clicked = []
+
+    def click():
+        try:
+            rooms.move(code, control, 1)
+        except RoomError as e:
+            clicked.append(e.key)  # 'busy' once its tries are over
+
+    writer = threading.Thread(target=click)
+    try:
+        writer.start()
+        time.sleep(0.2)  # the click waits for the other process's write lock, inside its transaction
+        assert writer.is_alive()
+        start = time.monotonic()
+        assert rooms.poll(code) is not None and rooms.learner(code, token).name == "Ana"
+        assert time.monotonic() - start < 0.5  # a read; before: the click's busy timeout, 1.5-4.5 s
+        reads = [threading.Thread(target=rooms.room, args=(code,)) for _ in range(8)]
+        for t in reads:
+            t.start()
+        for t in reads:
+            t.join(1)
+        assert not any(t.is_alive() for t in reads)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        writer.join(10)
+        rooms.close()
+
+
 def test_the_sqlite_file_is_its_owners_only(tmp_path, clock):
     path = tmp_path / "rooms" / "rooms.sqlite3"
     rooms = Rooms(SQLiteStore(path, clock=clock), LESSONS)
