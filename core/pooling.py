@@ -57,6 +57,29 @@ def block_mean(
 
 
 MAX_LABEL_CHARS = 24
+# How wide the app's fonts (Source Sans, Noto Sans CJK behind it) draw a character in a figure, in em of the type's
+# size, as chromium draws plotly's text (python scripts/figure_text_widths.py, results/figure_text_widths.json): a
+# column, a Latin character, is taken at 0.58 (the catalogs' English figure words draw 0.43 a character at the
+# median, 0.48 at the 90th percentile, 0.65 at most: capitals); a kana or kanji 1.0, a Hangul syllable 0.92. (Two
+# columns for a wide character, 1.16 em, cut ja titles about 16% early and ko ones 26%.) viz.labels fits titles by it.
+COLUMN_EM, WIDE_EM, HANGUL_EM = 0.58, 1.0, 0.92
+
+
+def is_wide(ch: str) -> bool:
+    """An East Asian wide or full-width character."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def is_hangul(ch: str) -> bool:
+    return 0x1100 <= ord(ch) <= 0x11FF or 0x3130 <= ord(ch) <= 0x318F or 0xAC00 <= ord(ch) <= 0xD7AF
+
+
+def char_columns(ch: str) -> float:
+    """Columns a character takes as drawn (a column: a Latin character's width): a wide or full-width one
+    WIDE_EM / COLUMN_EM (about 1.7), a Hangul syllable HANGUL_EM / COLUMN_EM (about 1.6), any other one."""
+    if not is_wide(ch):
+        return 1
+    return (HANGUL_EM if is_hangul(ch) else WIDE_EM) / COLUMN_EM
 
 
 def clip_label(text: str, max_chars: int = MAX_LABEL_CHARS) -> str:
@@ -64,8 +87,8 @@ def clip_label(text: str, max_chars: int = MAX_LABEL_CHARS) -> str:
 
 
 def _clip_columns(text: str, columns: int) -> str:
-    """`text` in at most `columns` columns as drawn (an East Asian wide character takes two), '…' at a cut."""
-    widths = [2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text]
+    """`text` in at most `columns` columns as drawn (char_columns), '…' at a cut."""
+    widths = [char_columns(ch) for ch in text]
     if sum(widths) <= columns:
         return text
     kept, used = 0, 1  # the ellipsis
@@ -77,8 +100,8 @@ def _clip_columns(text: str, columns: int) -> str:
 
 def indexed_labels(tokens: list[str]) -> list[str]:
     """'3 cat'-style labels: unique even when a token repeats (plotly merges equal category names); long tokens
-    clipped to MAX_LABEL_CHARS columns, a wide character two (a word-level tokenizer reads a Japanese sentence as
-    one token: clipped to 24 characters its label ran off a phone's figure). Not escaped: the figure builders
+    clipped to MAX_LABEL_CHARS columns as drawn (a word-level tokenizer reads a Japanese sentence as one token:
+    clipped to 24 characters its label ran off a phone's figure). Not escaped: the figure builders
     (viz.labels.safe_label) escape what they draw."""
     return [f"{i} {_clip_columns(str(t).replace(chr(10), '⏎'), MAX_LABEL_CHARS)}" for i, t in enumerate(tokens)]
 

@@ -6,7 +6,9 @@ import html
 import re
 import unicodedata
 
-from core.pooling import MAX_LABEL_CHARS, clip_label
+from core.pooling import COLUMN_EM, MAX_LABEL_CHARS, char_columns, clip_label, is_hangul, is_wide
+from core.pooling import HANGUL_EM as HANGUL_EM  # how wide a character is drawn: measured, declared in core
+from core.pooling import WIDE_EM as WIDE_EM
 from core.pooling import indexed_labels as indexed_labels  # token labels are data, made in core; re-exported
 
 
@@ -27,25 +29,9 @@ _OPENING = set("（「『【〔〈《")
 _SOLID_PUNCTUATION = set("、。，．：；！？）」』】〕〉》")
 
 
-def _wide(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in ("W", "F")
-
-
-def _hangul(ch: str) -> bool:
-    return 0x1100 <= ord(ch) <= 0x11FF or 0x3130 <= ord(ch) <= 0x318F or 0xAC00 <= ord(ch) <= 0xD7AF
-
-
-def _cells(ch: str) -> float:
-    """Columns a character takes as drawn (a column: a Latin character's width): a wide or full-width one
-    WIDE_EM / COLUMN_EM, a Hangul syllable HANGUL_EM / COLUMN_EM, any other one."""
-    if not _wide(ch):
-        return 1
-    return (HANGUL_EM if _hangul(ch) else WIDE_EM) / COLUMN_EM
-
-
 def _solid(ch: str) -> bool:
     """A wide character of a script set without spaces (not Hangul)."""
-    return _wide(ch) and not _hangul(ch)
+    return is_wide(ch) and not is_hangul(ch)
 
 
 def _pieces(text: str, anywhere: bool) -> list[str]:
@@ -73,7 +59,7 @@ def _fill(pieces: list[str], width: int) -> list[str]:
 
 
 def _width(line: str) -> float:
-    return sum(map(_cells, line.rstrip()))
+    return sum(map(char_columns, line.rstrip()))
 
 
 def label_columns(label: str) -> float:
@@ -111,16 +97,12 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
 # A phone's figure, for what stays in it: plotly wraps no text, so an axis's or a panel's title is cut into lines that
 # fit it. On a 390 px phone Streamlit leaves a figure 358 px; a laptop's window leaves it 906 px at 1366 px, 640 at
 # about 1,100 with the sidebar open: a page fits a figure to the one its browser says it is (app/ui.figure_px).
-# Widths as plotly draws them in the app's fonts (Source Sans, Noto Sans CJK behind it) in chromium, in em of the
-# type's size (python scripts/figure_text_widths.py, results/figure_text_widths.json): a column, a Latin character,
-# is taken at 0.58 (the catalogs' English figure words draw 0.43 a character at the median, 0.48 at the 90th
-# percentile, 0.65 at most: capitals); a kana or kanji 1.0, a Hangul syllable 0.92. (Two columns for a wide character,
-# 1.16 em, cut ja titles about 16% early and ko ones 26%.) Plotly's own sizes where a figure sets none: title 1.4 and
+# A column, a Latin character, is COLUMN_EM of the type's size, a kana or kanji about 1.7 columns, a Hangul syllable
+# 1.6 (core.pooling.char_columns: measured in chromium). Plotly's own sizes where a figure sets none: title 1.4 and
 # axis titles 1.17 times the 12 px font, make_subplots' panel titles 16 px. (The figure's own title is not drawn in
 # it: see for_page.)
 PHONE_FIGURE_PX = 358
 LAPTOP_FIGURE_PX = 640
-COLUMN_EM, WIDE_EM, HANGUL_EM = 0.58, 1.0, 0.92
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
 # px above the plot when nothing else is: plotly's tool bar (the camera button) stands there, over no data

@@ -63,7 +63,9 @@ def test_labels_of_tokens_and_bins():
     assert labels[:3] == ["0 the", "1 cat", "2 the"]  # unique although 'the' repeats
     assert len(labels[3]) <= 2 + 24 and labels[3].endswith("…")
     assert labels[4] == "4 x⏎y"
-    # a wide character takes two columns: a Japanese sentence read as one token is cut to 24 columns, not characters
+    # a sentence read as one token is cut to 24 columns as drawn, not characters: a kanji 1.0 em, a Hangul syllable
+    # 0.92, a column 0.58 (1 + 13 x 1.72 columns; in Korean 1 + 5 spaces + 11 x 1.59)
     (wide,) = indexed_labels(["北の海岸を四十年見守ってきた灯台守は若い技術者たちに"])
-    assert wide == "0 北の海岸を四十年見守っ…" and indexed_labels(["猫"]) == ["0 猫"]
+    assert wide == "0 北の海岸を四十年見守ってき…" and indexed_labels(["猫"]) == ["0 猫"]
+    assert indexed_labels(["북쪽 해안을 사십 년 동안 지켜 온"]) == ["0 북쪽 해안을 사십 년 동안 지…"]
     assert bin_labels(["a", "b", "c", "d", "e"], np.array([0, 1, 3, 5])) == ["a", "b…c (1–2)", "d…e (3–4)"]
