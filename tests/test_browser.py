@@ -339,19 +339,33 @@ def press_and_wait(page, key: str) -> None:
     wait_for_run_seen(page)
 
 
+IN_PICKER = """() => { const e = document.activeElement;
+  return !!e && e.type === 'radio' && !!e.closest('[role=radiogroup]')
+    && e.closest('[role=radiogroup]').getAttribute('aria-label') === 'Pick one'; }"""
+
+YOUR_ANSWER = """() => { const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+  .find(c => c.innerText.trim() === 'Your answer');
+  return caption ? caption.closest('[data-testid="stColumn"]').querySelector('[data-testid="stCode"]').innerText.trim()
+    : null; }"""
+
+
 def test_a_lesson_step_by_keyboard_alone(server, browser):
-    """/lessons with the keyboard only: Tab to 'Next step' and press Enter until a step asks for a hint, take the
-    hint (Enter), send the form empty (Tab to 'Check my answer', Enter: 'Give an answer first.'), then choose an
-    answer (Space on a radio, or typed) and send it: the page judges it. No mouse anywhere."""
+    """/lessons with the keyboard only, as a learner walks a step that asks to pick: Tab to 'Next step' and press
+    Enter until a step offers a choice's picker (radio buttons, outside the answer's form), take the hint (Enter),
+    send the form empty (Tab to 'Check my answer', Enter: 'Give an answer first.'), then Tab into the picker (it
+    comes before the button), choose with the arrow keys, Tab on to 'Check my answer' and send with Space: the page
+    judges the option chosen. No mouse anywhere."""
     context, page = open_page(browser, f"{server}/lessons")
+    picker = page.get_by_role("radiogroup", name="Pick one")
     try:
         for _ in range(8):
-            if page.get_by_role("button", name="A nudge, please").count():
+            if picker.count():
                 break
             tab_to(page, "Next step")
             press_and_wait(page, "Enter")
         else:
-            raise AssertionError("no step with a hint within 8 steps")
+            raise AssertionError("no step with a choice within 8 steps")
+        assert picker.get_by_role("radio").count() >= 2
         page.locator("body").focus()
         tab_to(page, "A nudge, please")
         press_and_wait(page, "Enter")
@@ -360,19 +374,23 @@ def test_a_lesson_step_by_keyboard_alone(server, browser):
         tab_to(page, "Check my answer")
         press_and_wait(page, "Enter")
         assert page.get_by_text("Give an answer first.").count() == 1  # the form was sent, empty
-        # the answer: Tab into the form's first field, choose (Space on a radio) or type, then send it
+        # the answer: Tab into the picker, choose with the arrow keys (each choice reruns the page), then send it
         page.locator("body").focus()
         for _ in range(150):
             page.keyboard.press("Tab")
-            if page.evaluate("document.activeElement.closest('[data-testid=\"stForm\"]') !== null"):
+            if page.evaluate(IN_PICKER):
                 break
-        kind = page.evaluate("document.activeElement.type")
-        if kind == "radio":
-            page.keyboard.press("Space")
         else:
-            page.keyboard.type("1")
-        tab_to(page, "Check my answer", limit=10)
-        press_and_wait(page, "Enter")
-        assert page.get_by_text("Your answer", exact=True).count() == 1, kind  # judged: right or wrong, shown
+            raise AssertionError("the choice's picker is not reachable by Tab")
+        press_and_wait(page, "ArrowDown")  # none chosen yet: the focused option's neighbour is chosen
+        press_and_wait(page, "ArrowDown")
+        assert page.evaluate(IN_PICKER), "the picker lost the focus after a choice"
+        chosen = picker.locator("input[type=radio]:checked")
+        assert chosen.count() == 1
+        label = chosen.evaluate("r => r.closest('label').innerText.trim()")
+        tab_to(page, "Check my answer", limit=3)  # the next stop after the picker
+        press_and_wait(page, "Space")
+        assert page.get_by_text("Your answer", exact=True).count() == 1  # judged: right or wrong, shown
+        assert page.evaluate(YOUR_ANSWER) == label  # the option chosen by keys is the answer judged
     finally:
         context.close()
