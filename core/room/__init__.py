@@ -361,6 +361,16 @@ class FacilitatorView:
 
 
 @dataclass(frozen=True)
+class Following:
+    """What a learner's panel reads at each run (Rooms.follow): the room's (version, activity), and where the version
+    moved since the panel's last read, the room and the learner's seat as stored (None: not a seat of the room)."""
+
+    polled: tuple[int, int]
+    room: object | None  # core.room.store.Room; None: the version the panel knows, nothing new to draw
+    seat: object | None  # core.room.store.Learner
+
+
+@dataclass(frozen=True)
 class ProjectorView:
     """What the class sees: the room, the histogram of the open question (None when none), and how many learners
     read in each language present (no names)."""

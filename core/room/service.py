@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from core import room as rules
 from core.lessons import Answer, Lesson, Question, load_lessons
-from core.room import FacilitatorView, ProjectorView, RoomError
+from core.room import FacilitatorView, Following, ProjectorView, RoomError
 from core.room.store import Learner, Room, Store, Tx
 
 
@@ -362,10 +362,27 @@ class Rooms:
         """The learner a token seats in the room, or None."""
         return tx.learner(code, rules.digest(token)) if token and isinstance(token, str) else None
 
-    def where(self, code: str, token: str, step, following) -> None:
+    @action(write=False)
+    def follow(self, tx: Tx, code: str, token: str | None, version: int | None) -> Following | None:
+        """What a learner's panel reads at each run, in one read: the room's (version, activity), and where the
+        version is not `version` (the panel's last), the room and this learner's seat (where() then needs no read
+        of its own). None: the room is unknown or expired."""
+        row = tx.counters(code)
+        if row is None or row[2] <= self.clock():
+            return None
+        if row[0] == version:
+            return Following((row[0], row[1]), None, None)
+        found = tx.room(code)
+        seat = tx.learner(code, rules.digest(token)) if token and isinstance(token, str) else None
+        return Following((row[0], row[1]), found[0] if found else None, seat)
+
+    def where(self, code: str, token: str, step, following, seat: Learner | None = None) -> None:
         """Where a learner is: a step of the room's lesson, or EXPLORING while on a page of their own. Written
         only when it changes: a read first (readers do not queue on SQLite's write lock across processes), the
-        write only if the board does not show this already (following learners are moved by move())."""
+        write only if the board does not show this already (following learners are moved by move()). `seat`: the
+        learner's seat as read in this run (follow()), which spares that read when it shows the position already."""
+        if seat is not None and (seat.step, seat.following) == (step, following):
+            return
         if not self._is_at(code, token, step, following):
             self._where(code, token, step, following)
 

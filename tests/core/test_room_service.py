@@ -263,6 +263,30 @@ def test_following_learners_move_with_the_room_and_report_it_without_a_write(roo
     assert rules.board(3, rooms.learners(code, control), []).steps == (0, 2, 0)
 
 
+def test_a_following_learners_panel_reads_once_per_step(rooms, store, clock, monkeypatch):
+    """A learner's panel reads the room's counters, and only when the version moved the room and their seat, in one
+    transaction; a seat it read that shows the room's step already spares where() its own read."""
+    from tests.room_stores import counted_queries
+
+    code, control = rooms.create("qkv")
+    ana = rooms.join(code, "Ana", "en")
+    known = rooms.poll(code)[0]
+    rooms.move(code, control, 2)
+    counts = counted_queries(store, monkeypatch)
+    fresh = rooms.follow(code, ana, known)
+    assert fresh.polled == rooms.poll(code) and fresh.room.step == 2 and fresh.seat.step == 2
+    rooms.where(code, ana, 2, True, fresh.seat)
+    assert counts == {"transactions": 2, "statements": 3 + 1}  # follow's three, then the poll above
+    unchanged = rooms.follow(code, ana, fresh.polled[0])
+    assert unchanged.polled == fresh.polled and unchanged.room is None and unchanged.seat is None
+    assert counts == {"transactions": 3, "statements": 5}
+    rooms.where(code, ana, rules.EXPLORING, False, fresh.seat)  # news: read and written
+    assert rooms.learner(code, ana).following is False
+    assert rooms.follow(code, "not a seat", None).seat is None
+    rooms.end(code, control)
+    assert rooms.follow(code, ana, None) is None
+
+
 def test_board_and_csv_for_the_facilitator(rooms, clock):
     code, control = rooms.create("qkv")
     a, b = rooms.join(code, "Ana", "en"), rooms.join(code, "=cmd|' /C calc'!A0", "ko")

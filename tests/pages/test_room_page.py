@@ -574,6 +574,25 @@ def test_a_facilitators_click_and_redraw_read_the_room_once(store, monkeypatch):
     assert store.room(code).step == 1 and at.selectbox(key="room-go").value == 1  # the page shows the new step
 
 
+def test_a_following_learners_panel_reads_the_room_once_per_step(store, monkeypatch):
+    """What the server's push runs for each follower when the room moves: one read (the counters, the room and the
+    seat, which shows the step already: nothing to write); before, three (poll, room, the seat's position)."""
+    from tests.room_stores import counted_queries
+
+    code, control = store.create(LESSON)
+    at = run_view("room", {"room": code})
+    at.text_input[1].input("Ana")
+    at.get("form_submit_button")[0].click()
+    at.run()
+    switch_to(at, lesson().steps[0].page).run()
+    store.move(code, control, 1)
+    counts = counted_queries(store.store, monkeypatch)
+    run_fragment(at, "panel")
+    assert_no_exception(at)
+    assert counts == {"transactions": 1, "statements": 3}
+    assert at.session_state[follow.SEAT]["step"] == 1 and store.steps_of_learners(code) == [1]
+
+
 def test_a_step_that_keeps_the_page_and_its_state_reruns_only_the_panel(store, monkeypatch):
     """Following costs a learner one panel run where the room's next step keeps the page and the state theirs shows
     (no page switch, no second run of the same page); a step whose state their page no longer shows opens its link."""

@@ -62,18 +62,18 @@ def panel() -> None:
     if s is None or follow.stale_run():
         return
     T = ui.texts("room")
-    polled = open_store().poll(s["code"])
-    watch.follow_here(s["code"], polled)
-    if polled is None:
+    known = s["version"] if s.get("room") is not None else None
+    fresh = open_store().follow(s["code"], s["token"], known)  # one read: the counters, the room when it moved
+    watch.follow_here(s["code"], fresh and fresh.polled)
+    if fresh is None or (fresh.polled[0] != known and fresh.room is None):
         st.warning(T("room_closed"))
         if st.button(T("leave"), key="room-leave-closed"):
             follow.leave()
             st.rerun()
         return
-    room = s.get("room")
-    if polled[0] != s["version"] or room is None:
-        room = open_store().room(s["code"])
-        s.update(version=polled[0], room=room, hist=None, mine_q=None)
+    if fresh.room is not None:
+        s.update(version=fresh.polled[0], room=fresh.room, hist=None, mine_q=None)
+    room = s["room"]
     lesson = follow.lesson_of(room)
     if lesson is None:  # the lesson file went away or broke: say so here, every page still works
         st.warning(T("lesson_gone", lesson=room.lesson))
@@ -81,7 +81,7 @@ def panel() -> None:
     room = replace(room, step=rules.step_of(room, lesson))
     if s["following"] and s["step"] != room.step:  # the room's move put the seat there: this only reads, mostly
         try:
-            open_store().where(s["code"], s["token"], room.step, True)
+            open_store().where(s["code"], s["token"], room.step, True, fresh.seat)
         except RoomError:
             pass  # the board lags a little; following does not wait for it
         if not s.get("switching") and follow.on_step(lesson, room.step):
