@@ -405,25 +405,23 @@ class Rooms:
         step = rules.check_step(step, len(self._lesson(room).steps), exploring=True)
         return self._seat(tx, code, token), step, rules.check_flag(following)
 
+    def _set_seat(self, tx: Tx, code: str, token: str, kind: str, **fields) -> None:
+        """A learner's own setting of their seat (`kind`: its rate limit), in the open room: an activity."""
+        self._live(tx, code)
+        digest = self._seat(tx, code, token)
+        self._rate(tx, code, digest, kind)
+        tx.update_learner(code, digest, **fields)
+        tx.update_room(code, ("activity",))
+
     @action(write=True)
     def set_lang(self, tx: Tx, code: str, token: str, lang) -> None:
         """A learner now reads in `lang` (they switched the app's language): the facilitator's count of languages
         and the projector's texts follow."""
-        lang = rules.clean_lang(lang)
-        self._live(tx, code)
-        digest = self._seat(tx, code, token)
-        self._rate(tx, code, digest, "lang")
-        tx.update_learner(code, digest, lang=lang)
-        tx.update_room(code, ("activity",))
+        self._set_seat(tx, code, token, "lang", lang=rules.clean_lang(lang))
 
     @action(write=True)
     def set_lost(self, tx: Tx, code: str, token: str, lost) -> None:
-        lost = rules.check_flag(lost)
-        self._live(tx, code)
-        digest = self._seat(tx, code, token)
-        self._rate(tx, code, digest, "lost")
-        tx.update_learner(code, digest, lost=lost)
-        tx.update_room(code, ("activity",))
+        self._set_seat(tx, code, token, "lost", lost=rules.check_flag(lost))
 
     @action(write=True)
     def answer(self, tx: Tx, code: str, token: str, raw) -> bool:

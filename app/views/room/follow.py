@@ -88,22 +88,10 @@ def seat() -> dict | None:
 
 def take_seat(code: str, token: str, name: str, lang: str) -> dict:
     # step: the room step this learner's page is on, or EXPLORING (then a following learner's next poll opens
-    # the room's step); lang: the language the room has for this learner (read_in() keeps it the page's)
+    # the room's step); lang: the language the room has for this learner (seated.read_in() keeps it the page's)
     st.session_state[SEAT] = {"code": code, "token": token, "name": name, "lang": lang, "following": True,
                               "version": 0, "step": rules.EXPLORING}  # fmt: skip
     return st.session_state[SEAT]
-
-
-def read_in(s: dict) -> None:
-    """The room learns the language this learner now reads in, once per switch (the facilitator counts languages,
-    the projector shows the step in each): one write when the page's language is not the seat's."""
-    if s.get("lang") == ui.lang():
-        return
-    s["lang"] = ui.lang()  # tried once per switch: a refusal (rate, busy) leaves the count behind, nothing more
-    try:
-        open_store().set_lang(s["code"], s["token"], s["lang"])
-    except RoomError:
-        pass
 
 
 def leave() -> None:

@@ -42,10 +42,22 @@ def sidebar(page) -> None:
         if st.query_params.get(name) != value:
             st.query_params[name] = value
     follow.here(page)
-    follow.read_in(s)
+    read_in(s)
     with st.sidebar:
         panel()
         controls()
+
+
+def read_in(s: dict) -> None:
+    """The room learns the language this learner now reads in, once per switch (the facilitator counts languages,
+    the projector shows the step in each): one write when the page's language is not the seat's."""
+    if s.get("lang") == ui.lang():
+        return
+    s["lang"] = ui.lang()  # tried once per switch: a refusal (rate, busy) leaves the count behind, nothing more
+    try:
+        open_store().set_lang(s["code"], s["token"], s["lang"])
+    except RoomError:
+        pass
 
 
 @st.fragment
