@@ -5,10 +5,13 @@ Run with `bash scripts/dev.sh run` (or `streamlit run app/main.py` inside the se
 
 import json
 
-import streamlit as st
+from app import collector
 
-from app import catalog, serving, ui
-from app.views.room import seated as room_seat
+with collector.paused():  # a fresh process's first run imports torch, pandas, plotly and every page here
+    import streamlit as st
+
+    from app import catalog, serving, ui
+    from app.views.room import seated as room_seat
 
 
 def sidebar() -> None:

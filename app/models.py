@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
-from app import serving, ui
+from app import collector, serving, ui
 from core import attention
 from core.models import ModelUnavailable, registry
 from core.models.capabilities import Capabilities
@@ -170,7 +170,7 @@ def load(model: str | registry.ModelRecord):
     record, key = _record_and_key(model)
     name = _MARKDOWN_CHARACTERS.sub(r"\\\1", record.title) if record is not None else name_in_text(key)
     try:
-        with st.spinner(ui.t("models", "loading", name=name)):
+        with st.spinner(ui.t("models", "loading", name=name)), collector.paused():  # a first load imports transformers
             loaded = registry.loaded(key, record)
     except ModelUnavailable as err:
         st.error(ui.t("models", "missing", name=name, message=words_about(key, str(err))))

@@ -16,7 +16,9 @@
    permanent generation that collections skip. The heap is frozen again whenever modules were imported since the
    last freeze (a page's first visit imports its code, a model's first load its transformers classes): a bounded
    number of times per process. Each freeze collects first, so the garbage of that moment is freed rather than
-   frozen for good. ATTENTION_LAB_GC_FREEZE=0 turns this off (benchmarks/rerun_gc.py compares).
+   frozen for good. ATTENTION_LAB_GC_FREEZE=0 turns this off (benchmarks/rerun_gc.py compares). While a process
+   imports its code or loads a model, automatic collection waits and the imported heap is frozen at once
+   (app/collector.py).
    Frozen or not, a collection walks what every run in flight holds: a room's step starts 30 learners' runs at
    once, and each of their 60 collections (a learner's panel run, then the step page's run) walked the other
    runs' objects, 12 ms each, 25 of a learner's 59 ms of server CPU (scripts/load_test_room.py --lesson masks,
@@ -77,14 +79,14 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from app import ui
+from app import collector, ui
 from app.work_queue import FairSlots, QueueFull, Replaced, Ticket, WorkQueue, workers_from_env
 from core import timing
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
 _threads_set = False
-FREEZE = os.environ.get("ATTENTION_LAB_GC_FREEZE", "1") != "0"
+FREEZE = collector.FREEZE  # ATTENTION_LAB_GC_FREEZE (2. above)
 COLLECT_EVERY_S = 1.0  # while runs overlap, a full collection at most this often (2. above)
 _runs_in_flight = 0
 _last_collection = 0.0

@@ -43,9 +43,11 @@ from apptest_helpers import open_view
 from core.models import cache, smollm2
 uncached = smollm2.status() is None and not cache.is_valid(smollm2.cache_folder(), smollm2.fingerprint(smollm2.gguf_path()))
 pages = ["home", "masks", "room", "models"] + ([] if uncached else ["long-maps"])
+import gc
 for topic in pages + ["positions"]:
     open_view(topic)
     assert not importers, f"opening /{topic} imported {importers}"
+    assert gc.isenabled(), f"/{topic} left automatic garbage collection off (app/collector.py)"
 """
 
 

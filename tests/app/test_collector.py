@@ -1,0 +1,78 @@
+"""app/collector.py: automatic collection paused while a block imports, the imported heap collected and frozen once
+at its end, and nothing collected where a block imports nothing (every later script run passes through one)."""
+
+import gc
+import sys
+import weakref
+
+import pytest
+
+from app import collector
+
+
+class Node:
+    pass
+
+
+def collections_during(block) -> int:
+    seen = []
+
+    def count(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        block()
+    finally:
+        gc.callbacks.remove(count)
+    return len(seen)
+
+
+@pytest.fixture
+def fresh_module(tmp_path, monkeypatch):
+    (tmp_path / "collector_probe.py").write_text("TABLE = [[i] for i in range(20_000)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "collector_probe"
+    sys.modules.pop("collector_probe", None)
+    gc.unfreeze()  # the test process's heap back as it was
+
+
+def test_an_importing_block_runs_without_automatic_collection_then_frees_and_freezes(fresh_module, monkeypatch):
+    monkeypatch.setattr(collector, "FREEZE", True)
+    frozen = gc.get_freeze_count()
+
+    def block():
+        with collector.paused():
+            assert not gc.isenabled()
+            cycle = Node()
+            cycle.me = cycle
+            block.garbage = weakref.ref(cycle)
+            del cycle
+            __import__(fresh_module)
+
+    assert collections_during(block) == 1  # the one at the block's end
+    assert gc.isenabled()
+    assert block.garbage() is None  # collected, not frozen for good
+    assert gc.get_freeze_count() > frozen + 20_000  # the imported table among what later collections skip
+
+
+def test_a_block_that_imports_nothing_collects_nothing(monkeypatch):
+    monkeypatch.setattr(collector, "FREEZE", True)
+    frozen = gc.get_freeze_count()
+
+    def block():
+        with collector.paused():
+            pass
+
+    assert collections_during(block) == 0 and gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_collection_left_off_stays_off(fresh_module):
+    gc.disable()
+    try:
+        with collector.paused():
+            __import__(fresh_module)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
