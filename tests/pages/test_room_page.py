@@ -534,6 +534,10 @@ def test_go_to_the_rooms_step_when_the_lesson_lost_that_step(store):
     next(b for b in at.button if b.key == "room-go-step").click().run()
     assert_no_exception(at)
     assert at.session_state[follow.SEAT]["step"] == len(lesson().steps) - 1
+    n = len(lesson().steps)
+    projected = run_view("room", {"room": code, "mode": "projector"})  # the class sees the last step too
+    assert_no_exception(projected)
+    assert any(h.value == f"Step {n} of {n}" for h in projected.subheader)
 
 
 def test_a_choice_is_offered_and_revealed_in_the_readers_words(store):

@@ -7,6 +7,8 @@ could not see (no names, no board, no gallery)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import ui
@@ -46,7 +48,7 @@ def live(code: str, lesson) -> None:
         st.warning(T("room_closed"))
         return
     view = snap["view"]
-    room, hist = view.room, view.hist
+    room, hist = replace(view.room, step=rules.step_of(view.room, lesson)), view.hist  # a shortened lesson file
     step = lesson.steps[room.step]
     st.subheader(T("step_of", step=room.step + 1, n=len(lesson.steps)))
     in_the_class(step.text, lang, view.languages)
