@@ -4,6 +4,8 @@ file (the same rules on PostgreSQL: tests/core/test_room_store.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import app.room.store as store_module
@@ -380,6 +382,32 @@ def test_a_mixed_class_is_counted_by_language_and_the_projector_shows_each_ones_
     at.run()
     shown = [text_of(m) for m in at.markdown]
     assert step.text["ko"] in shown and step.text["ja"] in shown  # Chi still reads Japanese
+
+
+def test_the_projector_reveals_the_answer_in_each_language_the_class_reads(store):
+    """The right answer (a choice, said in each reader's words) and its explanation follow the question's rule:
+    the projector's language, then each other language a learner reads, not one nobody reads."""
+    from core.lessons import fill
+
+    scaling = follow.lessons()["scaling"]
+    step = next(i for i, s in enumerate(scaling.steps) if s.question and s.question.id == "more-peaked")
+    code, control = store.create("scaling")
+    store.join(code, "Ana", "ja")
+    store.move(code, control, step)
+    store.open_question(code, control, scaling.id, step)
+    store.reveal(code, control)
+    at = run_view("room", {"room": code, "mode": "projector"})
+    assert_no_exception(at)
+    right, explanation = store.room(code).answer, scaling.steps[step].question.explanation
+
+    def said(lang):
+        return i18n.text(lang, "lessons", f"choice_{right.correct}")
+
+    assert [s.value for s in at.success] == [f"Right answer: {said('en')}", f"正解：{said('ja')}"]
+    shown = [text_of(m) for m in at.markdown]
+    for lang in ("en", "ja"):
+        assert fill(explanation[lang], dataclasses.replace(right, correct=said(lang))) in shown
+    assert not any(explanation["ko"][:8] in m for m in shown)
 
 
 def open_facilitator(code: str, control: str, lang: str):

@@ -1,23 +1,25 @@
 """The projector view (/room?room=CODE&mode=projector): what a facilitator shows the class. The join link and its
 QR code, the room's step, the open question, how many have answered and the live histogram (the right answer
-coloured once revealed), the sentence the facilitator chose to show. The step's text and question are shown in the
-projector's language and, below, in every other language a learner of the room reads in (a mixed class reads the
-one screen). It holds no control and no secret: its link is the room code only, and it reads nothing a learner
-could not see (no names, no board, no gallery)."""
+coloured once revealed), the right answer and its explanation once revealed, the sentence the facilitator chose to
+show. The step's text, its question and the revealed answer are shown in the projector's language and, below, in
+every other language a learner of the room reads in (a mixed class reads the one screen). It holds no control and
+no secret: its link is the room code only, and it reads nothing a learner could not see (no names, no board, no
+gallery)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import streamlit as st
 
-from app import ui
+from app import i18n, ui
 from app.room import watch
 from app.room.store import open_store
-from app.views.lessons.text import answers_figure, in_words
+from app.views.lessons.text import answers_figure, explained, in_words
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import text_in
+from core.lessons import fill, text_in
 
 
 def snapshot(code: str, polled) -> dict:
@@ -25,15 +27,32 @@ def snapshot(code: str, polled) -> dict:
     return {"polled": polled, "room": view and view.room, "view": view}
 
 
-def in_the_class(words: dict[str, str], lang: str, languages) -> None:
-    """Lesson words in the projector's language, then in each other language the class reads that the lesson
-    has words for (under that language's own name: a reader finds theirs)."""
+def in_the_class(words: dict, lang: str, languages, show=st.markdown) -> None:
+    """Words in the projector's language, then in each other language the class reads that they are written in
+    (under that language's own name: a reader finds theirs). `words` maps a language to what `show` draws."""
     shown = text_in(words, lang)
-    st.markdown(shown)
+    show(shown)
     for other, _ in languages:
         if other != lang and other in ui.LANGS and words.get(other) and words[other] != shown:
             st.caption(ui.LANGS[other])
-            st.markdown(words[other])
+            show(words[other])
+
+
+def revealed(question, right) -> dict[str, tuple[str, str]]:
+    """The right answer and its explanation in each language of the app, in that language's words (a choice's
+    'scaled' said as its readers say it; the explanation as text_in reads it)."""
+    words = {}
+    for lang in ui.LANGS:
+        T = partial(i18n.text, lang, "lessons")
+        answer = i18n.text(lang, "room", "right_answer", answer=in_words(T, right.kind, rules.answer_to_text(right)))
+        words[lang] = (answer, fill(text_in(question.explanation, lang), explained(T, right)))
+    return words
+
+
+def show_revealed(words: tuple[str, str]) -> None:
+    answer, explanation = words
+    st.success(answer)
+    st.markdown(explanation)
 
 
 @follow.live
@@ -60,8 +79,8 @@ def live(code: str, lesson) -> None:
         fig = answers_figure(hist)
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
-            right = rules.right_answer(room)
-            st.success(T("right_answer", answer=in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))))
+            right = revealed(step.question, rules.right_answer(room))
+            in_the_class(right, lang, view.languages, show=show_revealed)
     if room.shown:
         st.caption(T("shown"))
         st.text(room.shown)  # a learner's sentence: plain text
