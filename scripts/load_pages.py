@@ -3,7 +3,8 @@
 For each page (and first for a one-line app, benchmarks/one_line_app.py, served the same way in the same run):
   join   N sessions open the page at once (the facilitator says "open /masks"): when the last one sees it;
   work   the same N sessions then act every 1-3 s for --seconds: each action changes the page's first text area
-         (a new sentence every time: nothing is answered from a cache), else its first slider, else reruns it;
+         (new sentences every time, as many as the area shows lines: nothing is answered from a cache, and a page
+         that takes a sentence a line gets a batch), else its first slider, else reruns it;
   CPU    the servers' CPU time per action, for the work stage and for both stages together (first loads
          included), next to the one-line app's.
 With --processes 1,2 it does all of this on one server and then on two (one per core) behind nginx
@@ -55,12 +56,13 @@ def name_of(script: str, url: str) -> str:
 
 
 async def page_action(s: lt.StreamlitSession, rng: random.Random, session: int, n: int) -> lt.RunResult:
-    """What a visitor of any page does: a new sentence in its first text area, else a new value of its first
-    slider, else a rerun."""
+    """What a visitor of any page does: new sentences in its first text area (as many as it shows lines), else a
+    new value of its first slider, else a rerun."""
     protos = list(s.widgets.items())
     for wid, proto in protos:
         if type(proto).__name__ == "TextArea":
-            return await s.set_widget(WidgetState(id=wid, string_value=lt.fresh_sentence(rng, session, n)))
+            text = lt.typed_text(s.texts.get(wid, ""), lambda line: lt.fresh_sentence(rng, session, n, line))
+            return await s.set_widget(WidgetState(id=wid, string_value=text))
     for wid, proto in protos:
         if type(proto).__name__ == "Slider" and proto.data_type in (0, 1) and len(proto.default) == 1:
             if proto.options:

@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +67,7 @@ SENTENCES = [
     "고양이가 매트 위에 앉았다. 피곤했기 때문이다.",
     "The 🐱 chased the 🐭 until it hid.",
 ]
+TEXT_BOXES = ("TextArea", "TextInput")
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
 # One widget per user key on these pages: its element id ends with "-<key>" (streamlit's compute_element_id).
 STUDY_LOOP = (
@@ -110,6 +112,7 @@ class StreamlitSession:
         self.pages: dict[str, str] = {}  # url path -> page_script_hash (from the Navigation message)
         self.query = ""
         self.widgets: dict[str, object] = {}  # element id -> its proto (text_area, radio, slider, ...)
+        self.texts: dict[str, str] = {}  # a text box's id -> the text the server last put in it
         # one per visitor, as each browser keeps its own; a jar shared by several sessions is one browser's tabs
         self.cookies = cookies if cookies is not None else http.cookiejar.CookieJar()
         self._http = urllib.request.build_opener(
@@ -223,13 +226,22 @@ class StreamlitSession:
         wid = getattr(inner, "id", "") if inner is not None else ""
         if wid:
             self.widgets[wid] = inner
+            if type(inner).__name__ in TEXT_BOXES and inner.set_value:  # (a run that does not set it sends none)
+                self.texts[wid] = inner.value
 
 
 # --- what a visitor does -------------------------------------------------------------------------------------
 
 
-def fresh_sentence(rng: random.Random, session: int, n: int) -> str:
-    return f"{rng.choice(SENTENCES)} ({session}.{n})"
+def fresh_sentence(rng: random.Random, session: int, n: int, line: int = 0) -> str:
+    return f"{rng.choice(SENTENCES)} ({session}.{n}{f'.{line}' if line else ''})"
+
+
+def typed_text(shown: str, sentence: Callable[[int], str]) -> str:
+    """What a visitor types into a text box that shows `shown`: new sentences, one a line, as many as it shows
+    lines (one at least); `sentence(k)` is the k-th. A page that takes one sentence a line (/masks' batch,
+    /padded-batch) answers a single sentence with a note ('write at least two lines'), not with its work."""
+    return "\n".join(sentence(k) for k in range(max(1, len(shown.strip().splitlines()))))
 
 
 async def act(s: StreamlitSession, page: str, kind: str, rng: random.Random, session: int, n: int) -> RunResult:

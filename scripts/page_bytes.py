@@ -2,7 +2,7 @@
 get), each page of the catalog opened once at its default state, then one action a visitor takes (as
 scripts/load_pages.py's visitor: a new text in the page's first text area, else the next value of its first
 slider, else a rerun; Streamlit sends every element of a run again). The new text has as many lines (new
-sentences) as the area's default text: a page that takes one sentence per line (/masks' batch, /padded-batch)
+sentences) as the area's default text (scripts/load_test.typed_text, both scripts' rule): a page that takes one sentence per line (/masks' batch, /padded-batch)
 answers one sentence with a note and no figures, which says nothing about what it sends. Per page and run: the figures, their bytes
 (the JSON st.plotly_chart sends), and the bytes and share of those that are the figures' layout.template.
 
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from core.results import add_run
+from scripts.load_test import typed_text
 from tests.apptest_helpers import run_view
 
 SENTENCES = (
@@ -64,8 +65,9 @@ def act(at) -> str:
     """One visitor's action on the page; says which."""
     if at.text_area:
         area = at.text_area[0]
-        lines = min(len(SENTENCES), max(1, len((area.value or "").strip().splitlines())))
-        area.input("\n".join(SENTENCES[:lines])).run()
+        text = typed_text(area.value or "", lambda line: SENTENCES[line % len(SENTENCES)])
+        area.input(text).run()
+        lines = len(text.splitlines())
         return "text_area" if lines == 1 else f"text_area ({lines} lines)"
     slider = next((s for s in at.slider if isinstance(s.value, (int, float))), None)
     if slider is not None:

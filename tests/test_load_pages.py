@@ -1,4 +1,4 @@
-"""scripts/load_pages.py: what a visitor does to any page (a new sentence, else a slider, else a rerun)."""
+"""scripts/load_pages.py: what a visitor does to any page (new sentences, else a slider, else a rerun)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import gc
 import random
 
 import pytest
+from streamlit.proto.Delta_pb2 import Delta
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.TextArea_pb2 import TextArea
 
@@ -39,6 +40,25 @@ def slider(wid: str, lo: float, hi: float, step: float, data_type: int = 0, opti
 def test_a_text_area_gets_a_new_sentence_first():
     (w,) = act({"$$ID-a-layer": slider("$$ID-a-layer", 0, 5, 1), "$$ID-b-text": TextArea(id="$$ID-b-text")})
     assert w.id == "$$ID-b-text" and w.string_value.endswith("(3.7)")  # fresh: never answered from a cache
+
+
+def test_a_text_area_of_several_lines_gets_as_many_new_sentences_each_time():
+    """/masks' batch and /padded-batch take a sentence a line: one sentence only gets a note ('write at least two
+    lines'). The server sends the box's text on its first run only."""
+
+    def draw(box: TextArea) -> None:  # the server's run as the session reads it
+        delta = Delta()
+        delta.new_element.text_area.CopyFrom(box)
+        s._delta(delta, lt.RunResult(ms=0.0))
+
+    s = FakeSession({})
+    draw(TextArea(id="$$ID-b-text", value="The cat sat.\nDogs bark.\nIt was tired.", set_value=True))
+    for n in (1, 2):
+        asyncio.run(lp.page_action(s, random.Random(n), 3, n))
+        draw(TextArea(id="$$ID-b-text"))  # a later run's box: no value sent
+    typed = [state.widget_states.widgets[0].string_value.splitlines() for state in s.sent]
+    assert [len(lines) for lines in typed] == [3, 3]
+    assert [line[line.rindex("(") :] for line in typed[1]] == ["(3.2)", "(3.2.1)", "(3.2.2)"]  # each line fresh
 
 
 def test_else_a_slider_moves_to_a_value_on_its_grid():
