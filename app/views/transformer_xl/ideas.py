@@ -1,8 +1,10 @@
-"""The five masks at a small size, and how far back the last token can reach through the layers."""
+"""The five masks at a small size, and how far back the last token can reach through the layers. Neither depends
+on the reader's text (part 4's): their views and figures are made once per process for every visitor at the same
+settings (app/shared.py), not again at every run the text box starts."""
 
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core import transformer_xl as tx
 from viz import transformer_xl as vx
 
@@ -11,10 +13,10 @@ CONTEXT_N = tx.REACH_CONTEXT
 
 
 def show(T) -> None:
-    words = ui.texts("transformer_xl.figure")
     st.header(T("masks_header"))
     st.markdown(T("masks_text"))
-    ui.show_figure(vx.masks_figure(tx.masks_view(), words), "xl-masks", key="fig-masks")
+    masks_fig = shared.figures(vx.masks_figure, shared.view(tx.masks_view), "transformer_xl.figure")
+    ui.show_figure(masks_fig, "xl-masks", key="fig-masks")
     st.markdown(T("positions_note"))
     st.header(T("reach_header"))
     c1, c2, c3 = st.columns(3)
@@ -24,7 +26,7 @@ def show(T) -> None:
         window = ui.field(tx.STATE["win"], T("window"), widget="number", help=T("window_help"))
     with c3:
         sinks = ui.field(tx.STATE["sinks"], T("sinks"), widget="number")
-    view = tx.reach_view(CONTEXT_N, segment, window, sinks, LAYERS)
-    fig = vx.lines_figure(view.lines, words)
+    view = shared.view(tx.reach_view, CONTEXT_N, segment, window, sinks, LAYERS)
+    fig = shared.figures(vx.lines_figure, view.lines, "transformer_xl.figure")
     ui.show_figure(fig, "xl-effective-context", data=view.lines.table(), key="fig-reach")
     st.markdown(T("reach_text", seg=view.segment, xl=view.xl, win=view.window, layers=view.layers))
