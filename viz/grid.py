@@ -99,7 +99,7 @@ def head_grid(
         tickvals=[l * step_y + 0.5 for l in range(L)],
         ticktext=[str(l) for l in range(L)],
         title_text=layer_label,
-        autorange="reversed",
+        range=[L * step_y - GAP / 2, -GAP / 2],  # reversed: layer 0 on top; set, so a page can fit its height
         showgrid=False,
         zeroline=False,
         scaleanchor="x",

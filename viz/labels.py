@@ -109,6 +109,9 @@ PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line 
 MIN_TOP = 30
 ROW_LABELS_AT_MOST = 0.4  # of a figure's width: what a map's rows' labels push its plot right, at most (chromium)
 ABOVE_PAD = 8  # px between what stands above the plot and the figure's top edge
+# px chromium leaves between a y axis's title and its labels, and between them and the plot (the model view's layer
+# numbers at 390 and 1366 px: the plot starts 66 px into the figure, title 19 px and numbers 6 px wide)
+Y_LABELS_GAP = 16
 X_AXIS_BELOW = (
     90  # px under the plot a bottom x axis's rotated labels and title take (a y title stands beside the rest)
 )
@@ -176,6 +179,8 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
                 lines = fitted.count("<br>") + 1 if fitted else 0
                 above = max(above, TOP_AXIS_LABELS + AXIS_TITLE_LINE * lines + ABOVE_PAD)
     plot_px = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80) - X_AXIS_BELOW
+    cut = _undrawn_px(layout, width, font) if width <= PHONE_FIGURE_PX else 0
+    plot_px -= cut
     for name, axis in layout.items():  # a full-height y axis's title stands up the plot's height, no higher
         if name.startswith("yaxis") and isinstance(axis, dict):
             axis_title = axis.get("title")
@@ -212,7 +217,8 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
     top = margin.get("t", 100)
     if above != top:
         changes["margin"] = dict(margin, t=above)
-        changes["height"] = (layout.get("height") or 450) + above - top  # the plot keeps its height
+    if above != top or cut:  # the plot keeps its height, or takes what its width draws
+        changes["height"] = (layout.get("height") or 450) + above - top - cut
     if as_dict:
         fig["layout"] = _merged(layout, changes)
         fig["layout"].pop("title", None)
@@ -220,6 +226,28 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
         fig.update_layout(changes)
         fig.layout.title = None
     return fig
+
+
+def _undrawn_px(layout: dict, width: int, font: float) -> int:
+    """px of a plot's height that a figure `width` px wide leaves blank: a plot whose y axis is drawn to its x axis's
+    scale (scaleanchor, both ranges set, constrained to their domains: /attention's grid of heads) is only as tall as
+    its width draws it, the rest of its height stood empty above it (about 330 px of a phone's model view). Only a
+    phone's figure is cut (for_page calls it so): it is drawn as wide as it is fitted for, where a laptop's is fitted
+    for its narrowest (LAPTOP_FIGURE_PX) and drawn as wide as the window (906 px at 1366 px), whose grid cut to 640 px
+    would have tiles a third smaller."""
+    x, y = layout.get("xaxis") or {}, layout.get("yaxis") or {}
+    if y.get("scaleanchor") != "x" or y.get("constrain") != "domain" or not x.get("range") or not y.get("range"):
+        return 0
+    margin = layout.get("margin") or {}
+    title = y.get("title")
+    titled = bool(title.get("text") if isinstance(title, dict) else title)
+    numbers = max(map(label_columns, map(str, y.get("ticktext") or ("",))))
+    beside = numbers * COLUMN_EM * font + Y_LABELS_GAP + (AXIS_TITLE_LINE + Y_LABELS_GAP) * titled
+    plot_width = width - margin.get("l", 80) - beside - margin.get("r", 80)
+    (x0, x1), (y0, y1) = x["range"], y["range"]
+    drawn = plot_width * abs(y1 - y0) / abs(x1 - x0) * (y.get("scaleratio") or 1)
+    plot = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80)
+    return max(0, int(plot - drawn))
 
 
 def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:

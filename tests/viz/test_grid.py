@@ -14,6 +14,7 @@ from core import attention
 from tests.fake_traces import fake_trace
 from viz import attention as figures
 from viz.grid import BAR_BELOW, GAP, head_grid, tile_of_point
+from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, for_page
 
 english = functools.partial(i18n.text, "en", "attention.figure")
 
@@ -59,3 +60,22 @@ def test_the_colour_bar_lies_under_the_grid_and_leaves_its_width_to_the_tiles():
     assert fig.layout.margin.b >= BAR_BELOW and fig.layout.yaxis.constraintoward == "bottom"
     plot_px = 358 - fig.layout.margin.l - fig.layout.margin.r - 30  # a phone's figure less the layer numbers' side
     assert plot_px / (12 * (1 + GAP) - GAP) >= 16 + 4  # px from one layer number to the next
+
+
+def test_a_phones_model_view_is_as_tall_as_chromium_draws_its_grid():
+    """Square tiles take their size from the phone's width, and the plot stood taller than the grid they make: MiniLM's
+    6 x 12 grid was drawn 282 x 141 px at 390 px (chromium, the layer numbers and their title 66 px left of it) in a
+    plot 480 px tall, 340 px blank above it; SmolLM2's 30 x 9, two-digit numbers, 276 x 920 in 1,034. Fitted to a
+    phone, the plot is the grid's height and keeps the head numbers' room above it and the colour bar's below; a
+    laptop's figure, drawn as wide as its window (906 px at 1366 px), keeps its height."""
+    for (layers, heads), drawn_px in (((6, 12), 141), ((30, 9), 920)):
+        fig = head_grid(np.full((layers, heads, 4, 4), 0.25), "t", "layer")
+        phone = for_page(fig.to_dict(), PHONE_FIGURE_PX)["layout"]
+        margin = phone["margin"]
+        assert abs(phone["height"] - margin["t"] - margin["b"] - drawn_px) <= 8, (layers, heads)
+        assert (
+            margin["b"] >= BAR_BELOW
+            and margin["t"] == for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]["margin"]["t"]
+        )
+        laptop = for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]
+        assert laptop["height"] - laptop["margin"]["t"] == fig.layout.height - fig.layout.margin.t
