@@ -37,7 +37,7 @@ def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer)
     shown = progress.hints_shown(lesson, question)
     for i, hint in enumerate(question.hints[:shown]):
         st.caption(T(f"hint_{min(i, 2)}"))
-        st.markdown(plain(core.fill(core.text_in(hint, ui.lang()), explained(T, answer))))
+        st.markdown(plain(explained(T, hint, ui.lang(), answer)))
     if shown < len(question.hints):
         st.button(T(f"ask_hint_{min(shown, 2)}"), key=f"hint-{lesson.id}-{question.id}", icon=":material/lightbulb:",
                   on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
@@ -60,7 +60,7 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
     with c2:
         st.caption(T("right_answer") if answer.tolerance in (None, 0) else T("right_within", tol=answer.tolerance))
         st.code(_shown(T, answer, answer.correct), language=None)
-    st.markdown(plain(core.fill(core.text_in(question.explanation, ui.lang()), explained(T, answer))))
+    st.markdown(plain(explained(T, question.explanation, ui.lang(), answer)))
     view = core.distribution(answer, [mine], reveal=True, mine=mine)
     if view.labels:
         ui.show_figure(answers_figure(view), f"lesson-{lesson.id}-{question.id}",

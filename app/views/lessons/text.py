@@ -5,7 +5,7 @@ import dataclasses
 import re
 
 from app import i18n, ui
-from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution
+from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution, fill, text_in
 from viz.lessons import histogram
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
@@ -42,6 +42,9 @@ def answers_figure(view: Distribution):
     return histogram(dataclasses.replace(view, labels=labels), ui.texts("lessons.figure"))
 
 
-def explained(T, answer: Answer) -> Answer:
-    """The answer with a choice's {correct} in the reader's words, for the hints and the explanation (core.fill)."""
-    return dataclasses.replace(answer, correct=choice_label(T, answer.correct)) if answer.kind == "choice" else answer
+def explained(T, words: dict[str, str], lang: str, answer: Answer) -> str:
+    """A hint's or an explanation's words in `lang` (text_in), its {correct} and the answer's detail filled in
+    (core.fill), a choice's {correct} in the reader's words (T, the [lessons] catalog in `lang`)."""
+    if answer.kind == "choice":
+        answer = dataclasses.replace(answer, correct=choice_label(T, answer.correct))
+    return fill(text_in(words, lang), answer)

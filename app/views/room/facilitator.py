@@ -21,7 +21,7 @@ from app.views.lessons import progress
 from app.views.lessons.text import answers_figure, explained, in_words
 from app.views.room import control_token, door, follow, links
 from core import room as rules
-from core.lessons import fill, text_in
+from core.lessons import text_in
 from core.room import RoomError
 from viz import room as figures
 
@@ -107,7 +107,7 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
     else:
         right = rules.right_answer(room)
         st.success(T("right_answer", answer=in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))))
-        st.markdown(fill(text_in(q.explanation, ui.lang()), explained(ui.texts("lessons"), right)))
+        st.markdown(explained(ui.texts("lessons"), q.explanation, ui.lang(), right))
 
 
 def languages_line(T, languages) -> str:

@@ -12,7 +12,7 @@ from app.room.store import open_store
 from app.views.lessons.text import answers_figure, choice_label, explained, in_words, plain
 from app.views.room import follow
 from core import room as rules
-from core.lessons import ORDER_SEPARATOR, fill, text_in
+from core.lessons import ORDER_SEPARATOR, text_in
 from core.room import RoomError
 
 
@@ -93,7 +93,7 @@ def question(T, s: dict, room, lesson) -> None:
         st.success(T("right_answer", answer=said(right, rules.answer_to_text(right))))
         if mine is not None:
             st.write(T("right") if mine[1] else T("wrong"))
-        st.markdown(fill(text_in(q.explanation, lang), explained(ui.texts("lessons"), right)))
+        st.markdown(explained(ui.texts("lessons"), q.explanation, lang, right))
         if s.get("hist") is None:  # read once per reveal (and after each version change)
             s["hist"] = open_store().histogram(room, mine=None if mine is None else mine[0])
         fig = answers_figure(s["hist"])

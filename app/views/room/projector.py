@@ -19,7 +19,7 @@ from app.room.store import open_store
 from app.views.lessons.text import answers_figure, explained, in_words
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import fill, text_in
+from core.lessons import text_in
 
 
 def snapshot(code: str, polled) -> dict:
@@ -45,7 +45,7 @@ def revealed(question, right) -> dict[str, tuple[str, str]]:
     for lang in ui.LANGS:
         T = partial(i18n.text, lang, "lessons")
         answer = i18n.text(lang, "room", "right_answer", answer=in_words(T, right.kind, rules.answer_to_text(right)))
-        words[lang] = (answer, fill(text_in(question.explanation, lang), explained(T, right)))
+        words[lang] = (answer, explained(T, question.explanation, lang, right))
     return words
 
 
