@@ -100,32 +100,44 @@ def sentence_view(trace, index: int, layer: int, head: int) -> MatrixView:
     return matrix_view("head", trace.attention(layer, head, index), tokens, layer, head, trace.n_heads, None)
 
 
-def batch_report(model, texts: tuple[str, ...], max_tokens: int, side: str, masked: bool) -> list[dict]:
-    """padding_report of the batch run_batch makes of `texts` (the /padded-batch page's table)."""
-    batch_run = run_batch(model, list(texts), max_tokens, side, masked)
-    return padding_report(model, batch_run.trace, max_tokens, batch_run.real)
+def run_alone(model, text: str, max_tokens: int | None = None) -> Trace:
+    """One text run alone, cut to max_tokens: what padding_report compares its row of a batch with."""
+    return model.run(model.tokenize([text], max_tokens), logits=False, hidden_states=False)
 
 
-def padding_report(model, batch_trace, max_tokens: int | None = None, real: torch.Tensor | None = None) -> list[dict]:
+def batch_report(batch_run: BatchRun, alone: list[Trace]) -> list[dict]:
+    """padding_report of a batch the page ran (run_batch), against each sentence's run alone (run_alone, in the
+    batch's order): the /padded-batch page's table, with no model pass of its own."""
+    return padding_report(None, batch_run.trace, real=batch_run.real, alone=alone)
+
+
+def padding_report(
+    model,
+    batch_trace,
+    max_tokens: int | None = None,
+    real: torch.Tensor | None = None,
+    alone: list[Trace] | None = None,
+) -> list[dict]:
     """For each sequence of a padded batch: how many real and padding tokens it has, the largest weight any
     real query puts on a padding key (exactly 0 under the mask), and the largest difference, over every layer and
     head, between its real tokens' weights in the batch and in a run of that text alone (float rounding, when
     neither the padding nor its side reaches a real token). `real` (B, n) bool: where the real tokens are (default:
-    the batch's attention mask, right padding as the tokenizer pads)."""
+    the batch's attention mask, right padding as the tokenizer pads). `alone`: each text's run alone, already made
+    (default: run_alone with `model` and max_tokens here)."""
     out = []
     width = batch_trace.batch.input_ids.shape[1]
     real = batch_trace.batch.attention_mask.bool() if real is None else real
     for i, text in enumerate(batch_trace.batch.texts):
         keep = real[i].nonzero()[:, 0]
         n = len(keep)
-        alone = model.run(model.tokenize([text], max_tokens))
-        same_ids = torch.equal(alone.batch.input_ids[0], batch_trace.batch.input_ids[i, keep])
+        alone_run = run_alone(model, text, max_tokens) if alone is None else alone[i]
+        same_ids = torch.equal(alone_run.batch.input_ids[0], batch_trace.batch.input_ids[i, keep])
         pad_weight, diff = 0.0, 0.0
         for layer in range(batch_trace.n_layers):
             w = batch_trace.layer_attention(layer, i)[:, keep]  # (H, n, width): the real queries
             pad_weight = max(pad_weight, float(w[:, :, ~real[i]].max()) if n < width else 0.0)
             if same_ids:
-                diff = max(diff, float((w[:, :, keep] - alone.layer_attention(layer, 0)).abs().max()))
+                diff = max(diff, float((w[:, :, keep] - alone_run.layer_attention(layer, 0)).abs().max()))
         out.append(
             {
                 "tokens": n,

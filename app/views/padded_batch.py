@@ -8,11 +8,32 @@ from types import SimpleNamespace
 import pandas as pd
 import streamlit as st
 
-from app import models, ui
+from app import models, shared, ui
 from core import padded_batch
 from viz import padded_batch as figures
 
 F = padded_batch.STATE  # the page's link, declared in core
+# sentences run alone, shared by sessions: four batches' worth, as many tokens as models.RUN_CACHE_ENTRIES' batches
+ALONE_ENTRIES = 16
+_alone = shared.Kept(ALONE_ENTRIES)  # (model, its load, text, max_tokens) -> that text's run alone
+_reports = shared.Kept(shared.ENTRIES)  # the batch run's key -> its check (a few numbers a sentence)
+
+
+def run_alone(key: str, model, text: str, limit: int):
+    """`text` run alone, once for every session and every batch it is in: a sentence added to a batch does not run
+    the others alone again."""
+    return _alone.get((key, models.kept_serial(key), text, limit), lambda: padded_batch.run_alone(model, text, limit))
+
+
+def batch_report(key: str, model, batch_run, lines: list[str], limit: int) -> list[dict]:
+    """The check of the batch the page ran (its one batch pass), each sentence against its run alone; kept per
+    batch as the batch run is (the same arguments), so a rerun at another layer or head computes nothing."""
+    job = (key, models.kept_serial(key), tuple(lines), limit, batch_run.side, batch_run.masked)
+
+    def made() -> list[dict]:
+        return padded_batch.batch_report(batch_run, [run_alone(key, model, text, limit) for text in lines])
+
+    return _reports.get(job, made)
 
 
 def sentence_head(T, batch_run, rows: list[str]) -> None:
@@ -44,10 +65,7 @@ def sentence_head(T, batch_run, rows: list[str]) -> None:
 def check(T, key: str, model, batch_run, lines: list[str], rows: list[str]) -> None:
     """Each sentence in the batch against its run alone."""
     st.header(T("check"))
-    side, masked = batch_run.side, batch_run.masked
-    report = models.computed(
-        key, padded_batch.batch_report, tuple(lines), padded_batch.page_tokens(model), side, masked
-    )
+    report = batch_report(key, model, batch_run, lines, padded_batch.page_tokens(model))
     st.dataframe(
         {
             T("sentence"): rows,

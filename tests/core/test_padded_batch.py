@@ -32,7 +32,7 @@ class ConsistentFake:
             texts,
         )
 
-    def run(self, batch):
+    def run(self, batch, logits=True, hidden_states=True):
         i = int(batch.texts[0])
         n = batch.input_ids.shape[1]
         f = self.full

@@ -18,3 +18,19 @@ def test_a_link_moves_the_padding_left_or_takes_the_mask_away():
     at = open_view("padded_batch", {"nomask": "1", "row": "2"})
     assert at.checkbox(key="nomask").value and "padding leaks into this batch" in shown_text(at)
     assert "Without the mask the model got all ones: the 14 padding tokens" in shown_text(at)
+
+
+def test_a_batch_is_one_model_pass_and_each_sentence_runs_alone_once(monkeypatch):
+    """The check reads the page's own batch run (no second batch pass) and each sentence's run alone, kept per
+    sentence: a sentence added to the batch runs alone by itself, the others' runs alone are kept."""
+    from core.models import registry
+
+    model = registry.shared("minilm")
+    real, passes = model.run, []
+    monkeypatch.setattr(model, "run", lambda batch, **kw: passes.append(len(batch.texts)) or real(batch, **kw))
+    lines = ["Counting passes is cheap.", "The batch runs once.", "Each line runs alone once."]
+    open_view("padded_batch", {"text": "\n".join(lines)})
+    assert sorted(passes) == [1, 1, 1, 3]  # the batch of three, each sentence alone
+    passes.clear()
+    at = open_view("padded_batch", {"text": "\n".join([*lines, "One more line."])})
+    assert sorted(passes) == [1, 4] and "every padded key gets exactly 0 weight" in shown_text(at)
