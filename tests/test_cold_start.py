@@ -42,8 +42,13 @@ from apptest_helpers import open_view
 # is none yet, and transformers reads the GGUF file's metadata (as it should: not checked there)
 from core.models import cache, smollm2
 uncached = smollm2.status() is None and not cache.is_valid(smollm2.cache_folder(), smollm2.fingerprint(smollm2.gguf_path()))
-pages = ["home", "masks", "room", "models"] + ([] if uncached else ["long-maps"])
+pages = ["home", "room", "models"] + ([] if uncached else ["long-maps"])
 import gc
+# a first page without a seat (a room code alone in its link is dropped) draws no lesson step: the navigation
+# imports every page's module and every sidebar the room's (app/views/room/seated.py), none of them the step views
+# and the answer functions they import (app/step_views, core.lessons.answers: 0.3 s)
+open_view("masks", {"room": "ABCDEF"})
+assert "core.lessons.answers" not in sys.modules, "a first page without a seat imported core.lessons.answers"
 for topic in pages + ["positions"]:
     open_view(topic)
     assert not importers, f"opening /{topic} imported {importers}"

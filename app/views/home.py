@@ -3,7 +3,7 @@ link to /lessons at its first lesson, the path in the link), then what each page
 
 import streamlit as st
 
-from app import catalog, step_views, ui
+from app import catalog, ui
 from app.views.lessons import paths as study_paths
 from app.views.lessons import progress
 from app.views.lessons.text import plain
@@ -37,6 +37,8 @@ def paths(T) -> None:
 def live_figure(T) -> None:
     """/sdpa-steps' example as that page starts (no model to load): the attention weights, drawn by the same core
     call and figure builder as the page and a lesson step, with a link to the page that changes them."""
+    from app import step_views  # every page's module is imported for the navigation: the step views only here
+
     if step_views.show(core.Step("sdpa-steps", {}, {}, None), "home-figure"):
         st.page_link(catalog.streamlit_page(catalog.BY_URL["sdpa-steps"]), label=T("figure_link"))
 

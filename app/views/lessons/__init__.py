@@ -5,7 +5,7 @@ session and in the URL. Lessons are files in lessons/ (core/lessons)."""
 
 import streamlit as st
 
-from app import step_views, ui
+from app import ui
 from core import lessons as core
 
 from . import paths, progress, question
@@ -77,6 +77,8 @@ def page() -> None:
     st.markdown(plain(core.text_in(step.text, lang)))
     unanswered = step.question is not None and step.question.id not in given
     held_back = T("view_after_predict") if unanswered else None  # predict first, then look
+    from app import step_views  # imported where a step is drawn: the navigation imports this module on every page
+
     drawn = step_views.show(step, f"step-fig-{index}", held_back=held_back)  # the page's figure, above the question
     if not drawn:
         progress.step_links(T, step, f"step-{index}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import step_views, ui
+from app import ui
 from app.room.store import open_store
 from app.views.lessons.text import answers_figure, choice_label, explained, in_words, plain
 from app.views.room import follow
@@ -109,6 +109,8 @@ def panel(T, s: dict, room, lesson) -> None:
     st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
     unanswered = asked(lesson, room) and room.phase == "open" and my_answer(s, room) is None
     held_back = ui.t("lessons", "view_after_predict") if unanswered else None  # predict first, then look
+    from app import step_views  # a seat's panel only: every page's sidebar imports this module
+
     step_views.show(lesson.steps[room.step], "room-step-fig", side_by_side=False, held_back=held_back)
     question(T, s, room, lesson)
     if room.shown:
