@@ -29,13 +29,15 @@ viz/transformer_xl.py draws them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from .kv_cache.eviction import POLICIES, policy_mask
-from .results import load_result
+from .results import load_result, results_path
 from .state import Flag, Int, State, Text, model_choice
 
 RESULT_NAME = "transformer_xl"
@@ -235,8 +237,20 @@ def _valid(data: dict) -> bool:
 
 
 def measured_view() -> MeasuredView | None:
-    """results/transformer_xl.json as the page shows it; None when missing or of another shape."""
-    data = load_result(RESULT_NAME, required=_valid)
+    """results/transformer_xl.json as the page shows it; None when missing or of another shape. Read once per
+    process, and again when the file changes (its size or modification time): a page run costs a stat call."""
+    path = results_path(RESULT_NAME)
+    try:
+        info = path.stat()
+    except OSError:
+        return _measured_view(path, None)
+    return _measured_view(path, (info.st_size, info.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=1)
+def _measured_view(path: Path, stamp: tuple[int, int] | None) -> MeasuredView | None:
+    """The view of the results file at `path` as it was when `stamp` was taken (None: missing)."""
+    data = load_result(path, required=_valid)
     if data is None:
         return None
     past, block, segment = data["mean_loss_past_window"], data["block"], data["segment"]

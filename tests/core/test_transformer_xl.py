@@ -2,6 +2,8 @@
 context L x layers, and, on SmolLM2, the masked single pass against the real thing: XL = segment by segment with
 the previous segment's keys/values in a DynamicCache, independent = separate passes, full = a plain pass."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ from transformers import DynamicCache
 
 from core import transformer_xl as tx
 from core.models.hf import cache_keyword
+from core.results import load_result
 from tests.references import assert_close_in_scale
 
 
@@ -162,6 +165,24 @@ def test_measured_view_is_the_committed_run_with_its_verdicts():
     assert view.by_block.x[:2] == (block / 2, 1.5 * block) and view.by_block.vlines == (data["window"],)
     assert view.by_block.series["xl"] == tuple(data["loss_by_block"]["xl"])
     assert len(view.by_segment.x) == data["segment"]
+
+
+def test_measured_view_reads_its_file_once_until_the_file_changes(tmp_path, monkeypatch):
+    """Every run of /transformer-xl shows part 3: the results file is read once per process, and again when it is
+    rewritten (a new measurement committed while the server runs)."""
+    path = tmp_path / "transformer_xl.json"
+    path.write_text(tx.results_path(tx.RESULT_NAME).read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(tx, "results_path", lambda name: path)
+    reads = []
+    monkeypatch.setattr(tx, "load_result", lambda p, required: reads.append(p) or load_result(p, required=required))
+    first = tx.measured_view()
+    assert first is not None and tx.measured_view() is first and len(reads) == 1
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["tokens"] += 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert tx.measured_view().tokens == first.tokens + 1 and len(reads) == 2
+    path.unlink()
+    assert tx.measured_view() is None
 
 
 def test_reach_view_counts_hand_worked():
