@@ -33,18 +33,21 @@ def test_effective_context_sentence_follows_the_settings():
 
 def test_visitors_at_the_same_settings_share_the_masks_and_the_reach(monkeypatch):
     """Parts 1 and 2 do not depend on the text of part 4, whose box starts a run at every edit: their views and
-    figures are made once per process for every visitor at the same settings (about 95 ms of a 144 ms rerun)."""
+    figures are made once per process for every visitor at the same settings (about 95 ms of a 144 ms rerun), and
+    part 3's two curves of the committed run once per process (20 ms of a 42 ms rerun)."""
     from app.views.transformer_xl import ideas
 
     masks = count_builds(monkeypatch, ideas.vx, "masks_figure")
     reach = count_builds(monkeypatch, ideas.tx, "reach_view")
+    lines = count_builds(monkeypatch, ideas.vx, "lines_figure")  # part 2's reach, part 3's two curves
     first = open_view("transformer_xl", {"seg": "8"})
     second = open_view("transformer_xl", {"seg": "8", "text": "Rain fell all night. She smiled."})
-    assert len(masks) == 1 and len(reach) == 1
+    assert len(masks) == 1 and len(reach) == 1 and len(lines) == 3
     specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
     assert specs[0] == specs[1] and len(specs[0]) == 4
     third = open_view("transformer_xl", {"seg": "16"})
     assert len(reach) == 2 and "**496** positions" in shown_text(third)  # 16 x 31: the new setting's own reach
+    assert len(lines) == 4  # its reach only: part 3's curves were kept
 
 
 @pytest.mark.slow  # the page loads SmolLM2

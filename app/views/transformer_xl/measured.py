@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import ui
+from app import shared, ui
 from core import transformer_xl as tx
 from viz import transformer_xl as vx
 
@@ -22,11 +22,11 @@ def show(T) -> None:
         },
         hide_index=True,
     )
-    words = ui.texts("transformer_xl.figure")
-    ui.show_figure(vx.lines_figure(view.by_block, words), "xl-loss-by-position", data=view.by_block.table(),
-                   key="fig-block")  # fmt: skip
-    ui.show_figure(vx.lines_figure(view.by_segment, words), "xl-loss-in-segment", data=view.by_segment.table(),
-                   key="fig-seg")  # fmt: skip
+    # the view is read once per process (until its file changes): its figures are built once per language
+    block_fig = shared.figures(vx.lines_figure, view.by_block, "transformer_xl.figure")
+    segment_fig = shared.figures(vx.lines_figure, view.by_segment, "transformer_xl.figure")
+    ui.show_figure(block_fig, "xl-loss-by-position", data=view.by_block.table(), key="fig-block")
+    ui.show_figure(segment_fig, "xl-loss-in-segment", data=view.by_segment.table(), key="fig-seg")
     gap = view.gap
     st.markdown(T("verdict", window=gap["window"], sinks=gap["sinks_window"], xl=gap["xl"],
                   independent=gap["independent"], p=view.past_from))  # fmt: skip
