@@ -343,10 +343,11 @@ IN_PICKER = """() => { const e = document.activeElement;
   return !!e && e.type === 'radio' && !!e.closest('[role=radiogroup]')
     && e.closest('[role=radiogroup]').getAttribute('aria-label') === 'Pick one'; }"""
 
+# the answer's code block under its caption; null until both are drawn (a run draws its elements one by one)
 YOUR_ANSWER = """() => { const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
   .find(c => c.innerText.trim() === 'Your answer');
-  return caption ? caption.closest('[data-testid="stColumn"]').querySelector('[data-testid="stCode"]').innerText.trim()
-    : null; }"""
+  const code = caption && caption.closest('[data-testid="stColumn"]')?.querySelector('[data-testid="stCode"]');
+  return code ? code.innerText.trim() : null; }"""
 
 
 def test_a_lesson_step_by_keyboard_alone(server, browser):
@@ -390,7 +391,8 @@ def test_a_lesson_step_by_keyboard_alone(server, browser):
         label = chosen.evaluate("r => r.closest('label').innerText.trim()")
         tab_to(page, "Check my answer", limit=3)  # the next stop after the picker
         press_and_wait(page, "Space")
+        shown = page.wait_for_function(YOUR_ANSWER, timeout=PAGE_RUN_MS, polling=100).json_value()
         assert page.get_by_text("Your answer", exact=True).count() == 1  # judged: right or wrong, shown
-        assert page.evaluate(YOUR_ANSWER) == label  # the option chosen by keys is the answer judged
+        assert shown == label  # the option chosen by keys is the answer judged
     finally:
         context.close()
