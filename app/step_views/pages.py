@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app import ui
+from app import shared, ui
 from app.views.head_detectors import TOP as DETECTOR_TOP
 from app.views.transformer_xl.ideas import CONTEXT_N as XL_CONTEXT
 from app.views.transformer_xl.ideas import LAYERS as XL_LAYERS
@@ -220,15 +220,16 @@ def _sdpa_gqa(s: Values, step: core_lessons.Step) -> list[Drawn]:
 def _transformer_xl(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The committed SmolLM2 run's loss by position for a question about it, else how far back each method reaches
     at the step's segment, window and sinks. The live part keeps the buttons."""
-    words = ui.texts("transformer_xl.figure")
     if asks(step)[0] in ("transformer_xl.loss_order", "transformer_xl.best_after_eviction"):
         measured = xl.measured_view()
         if measured is None:
             return []
-        return [Drawn(xl_figures.lines_figure(measured.by_block, words), "xl-loss-by-position",
-                      measured.by_block.table())]  # fmt: skip
-    view = xl.reach_view(XL_CONTEXT, s.seg, s.win, s.sinks, XL_LAYERS)
-    return [Drawn(xl_figures.lines_figure(view.lines, words), "xl-effective-context", view.lines.table())]
+        fig = shared.figures(xl_figures.lines_figure, measured.by_block, "transformer_xl.figure")
+        return [Drawn(fig, "xl-loss-by-position", measured.by_block.table())]
+    # the page's own reach and figure at these settings (app/shared.py): made once for the page and every step
+    view = shared.view(xl.reach_view, XL_CONTEXT, s.seg, s.win, s.sinks, XL_LAYERS)
+    fig = shared.figures(xl_figures.lines_figure, view.lines, "transformer_xl.figure")
+    return [Drawn(fig, "xl-effective-context", view.lines.table())]
 
 
 @step_view("head-detectors")

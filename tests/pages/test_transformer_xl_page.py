@@ -5,7 +5,7 @@ import pytest
 
 from core import transformer_xl as tx
 from core.results import load_result
-from tests.apptest_helpers import count_builds, open_view, shown_text
+from tests.apptest_helpers import count_builds, figure_by_key, open_view, shown_text
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -48,6 +48,22 @@ def test_visitors_at_the_same_settings_share_the_masks_and_the_reach(monkeypatch
     third = open_view("transformer_xl", {"seg": "16"})
     assert len(reach) == 2 and "**496** positions" in shown_text(third)  # 16 x 31: the new setting's own reach
     assert len(lines) == 4  # its reach only: part 3's curves were kept
+
+
+def test_a_lesson_step_shares_the_pages_reach_and_figure(monkeypatch):
+    """A lesson's step at the page's settings draws the reach the page made (and its figure), not one of its own:
+    one reach for the page, /lessons and every language's step view at those settings."""
+    from app.views.transformer_xl import ideas
+
+    reach = count_builds(monkeypatch, ideas.tx, "reach_view")
+    lines = count_builds(monkeypatch, ideas.vx, "lines_figure")
+    page = open_view("transformer_xl", {"win": "16", "sinks": "4"})
+    assert len(reach) == 1 and len(lines) == 3  # the reach, then part 3's two curves
+    walk = open_view("lessons", {"lesson": "flash-gqa-kv", "lstep": "6"})  # the visible-keys step: win 16, sinks 4
+    assert len(reach) == 1 and len(lines) == 3
+    assert figure_by_key(walk, "step-fig-5-0") == figure_by_key(page, "fig-reach")
+    open_view("lessons", {"lesson": "flash-gqa-kv", "lstep": "7", "lang": "ja"})  # the committed run's curve
+    assert len(reach) == 1 and len(lines) == 4  # its own language's figure; the reach is not made again
 
 
 @pytest.mark.slow  # the page loads SmolLM2
