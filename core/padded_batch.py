@@ -82,13 +82,15 @@ def run_batch(model, texts: list[str], max_tokens: int | None = None, side: str 
 
 @dataclass
 class MaskView:
-    """The batch's attention_mask: one row per sentence, one column per position (1 = real token, 0 = padding)."""
+    """The batch's attention_mask: one row per sentence, one column per position (1 = real token, 0 = padding),
+    and each sentence's tokens as the batch holds them (padding included)."""
 
     mask: np.ndarray  # (B, n) 0/1
+    tokens: tuple[tuple[str, ...], ...] = ()  # (B, n)
 
 
 def mask_view(trace) -> MaskView:
-    return MaskView(trace.batch.attention_mask.numpy())
+    return MaskView(trace.batch.attention_mask.numpy(), tuple(tuple(row) for row in trace.batch.tokens))
 
 
 def sentence_view(trace, index: int, layer: int, head: int) -> MatrixView:

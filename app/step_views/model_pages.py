@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app import models, ui
+from app import models, shared, ui
+from app.views import padded_batch as padded_page
 from app.views.antecedents.evaluation import accuracy_figure, per_head_figure
 from app.views.antecedents.sentence import ranking_figure
 from app.views.long_maps import pooled_map
@@ -136,8 +137,9 @@ def _padded_batch(s: Values, step: core_lessons.Step) -> list[Drawn]:
     words = ui.texts("padded_batch.figure")
     if asks(step)[0] == "padded_batch.pad_tokens":
         rows = [f"{ui.t('padded_batch', 'sentence')} {i}" for i in range(len(lines))]
-        mask = padded_batch.mask_view(batch_run.trace)
-        return [Drawn(padded_figures.mask_figure(mask, words), "attention-mask", mask.mask, rows)]
+        mask = padded_page.mask_of(s.model, batch_run, lines, limit)  # the page's, and its figure
+        fig = shared.figures(padded_figures.mask_figure, mask, "padded_batch.figure")
+        return [Drawn(fig, "attention-mask", mask.mask, rows)]
     i = int(s.row)
     view = padded_batch.sentence_view(batch_run.trace, i, s.layer, s.head)
     fig = padded_figures.sentence_figure(view, words, i)

@@ -17,6 +17,25 @@ F = padded_batch.STATE  # the page's link, declared in core
 ALONE_ENTRIES = 16
 _alone = shared.Kept(ALONE_ENTRIES)  # (model, its load, text, max_tokens) -> that text's run alone
 _reports = shared.Kept(shared.ENTRIES)  # the batch run's key -> its check (a few numbers a sentence)
+_masks = shared.Kept(shared.ENTRIES)  # the batch run's key -> its mask and tokens (shared.figures keys on it)
+
+
+def batch_key(key: str, lines: list[str], limit: int, side: str, masked: bool) -> tuple:
+    """What a batch run depends on (the arguments it is computed with, the model's load): the key of what is kept
+    of it beyond the run cache, for every session asking the same."""
+    return (key, models.kept_serial(key), tuple(lines), limit, side, masked)
+
+
+def mask_of(key: str, batch_run, lines: list[str], limit: int):
+    """The batch's mask view, one object for every session at the same batch (its figure and token table are
+    then built once per language: shared.figures, shared.table), however often the run cache made the run again."""
+    job = batch_key(key, lines, limit, batch_run.side, batch_run.masked)
+    return _masks.get(job, lambda: padded_batch.mask_view(batch_run.trace))
+
+
+def tokens_table(mask, T, position: str) -> pd.DataFrame:
+    """Each sentence's tokens in the batch, a column a sentence, a row a position."""
+    return pd.DataFrame({f"{T('sentence')} {i}": row for i, row in enumerate(mask.tokens)}).rename_axis(position)
 
 
 def run_alone(key: str, model, text: str, limit: int):
@@ -28,7 +47,7 @@ def run_alone(key: str, model, text: str, limit: int):
 def batch_report(key: str, model, batch_run, lines: list[str], limit: int) -> list[dict]:
     """The check of the batch the page ran (its one batch pass), each sentence against its run alone; kept per
     batch as the batch run is (the same arguments), so a rerun at another layer or head computes nothing."""
-    job = (key, models.kept_serial(key), tuple(lines), limit, batch_run.side, batch_run.masked)
+    job = batch_key(key, lines, limit, batch_run.side, batch_run.masked)
 
     def made() -> list[dict]:
         return padded_batch.batch_report(batch_run, [run_alone(key, model, text, limit) for text in lines])
@@ -105,17 +124,15 @@ def page() -> None:
             limit = padded_batch.page_tokens(model)
             batch_run = models.computed(key, padded_batch.run_batch, tuple(lines), limit, side, masked)
             models.say_cut(key, model, lines, batch_run.trace.batch.truncated, limit)
-            trace = batch_run.trace
             rows = [f"{T('sentence')} {i}" for i in range(len(lines))]
-            mask = padded_batch.mask_view(trace)
-            fig = figures.mask_figure(mask, ui.texts("padded_batch.figure"))
+            mask = mask_of(key, batch_run, lines, limit)
+            fig = shared.figures(figures.mask_figure, mask, "padded_batch.figure")
             ui.show_figure(fig, "attention-mask", data=mask.mask, row_labels=rows, key="fig-mask")
             if not masked:
                 st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))
-            table = pd.DataFrame({r: toks for r, toks in zip(rows, trace.batch.tokens)})
             position = ui.t("padded_batch.figure", "position")  # the index column named: no empty header cell
-            st.dataframe(table.rename_axis(position), hide_index=False)
+            st.dataframe(shared.table(tokens_table, mask, "padded_batch", position), hide_index=False)
             sentence_head(T, batch_run, rows)
             check(T, key, model, batch_run, lines, rows)
     ui.page_end()

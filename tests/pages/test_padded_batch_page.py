@@ -34,3 +34,25 @@ def test_a_batch_is_one_model_pass_and_each_sentence_runs_alone_once(monkeypatch
     passes.clear()
     at = open_view("padded_batch", {"text": "\n".join([*lines, "One more line."])})
     assert sorted(passes) == [1, 4] and "every padded key gets exactly 0 weight" in shown_text(at)
+
+
+def test_visitors_at_the_same_batch_share_its_mask_figure_and_token_table(monkeypatch):
+    """The mask figure and the token table depend on the batch alone: built once per language for every visitor
+    and for a lesson's step at the same batch, even after the run cache (a few runs for every page) dropped the
+    batch run and it ran again."""
+    from app import models
+    from app.views import padded_batch as page
+    from tests.apptest_helpers import count_builds, figure_by_key
+
+    masks = count_builds(monkeypatch, page.figures, "mask_figure")
+    tables = count_builds(monkeypatch, page, "tokens_table")
+    first = open_view("padded_batch")
+    models._light.clear()  # the class's other pages' runs took the run cache's places
+    second = open_view("padded_batch")
+    assert len(masks) == 1 and len(tables) == 1
+    assert figure_by_key(first, "fig-mask") == figure_by_key(second, "fig-mask")
+    assert first.dataframe[0].value.equals(second.dataframe[0].value)
+    walk = open_view("lessons", {"lesson": "padded-batch", "lstep": "1"})  # its question asks about the padding
+    assert len(masks) == 1 and figure_by_key(walk, "step-fig-0-0") == figure_by_key(first, "fig-mask")
+    open_view("padded_batch", {"lang": "ko"})
+    assert len(masks) == 2 and len(tables) == 2  # the reader's words: built once more in Korean
