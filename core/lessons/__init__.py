@@ -87,9 +87,48 @@ class LessonError(ValueError):
         super().__init__(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A lesson's words as a reader of `wanted` gets them: `text`, written in `lang`. A lesson that has no text in
+    the reader's language stands in another (English, which every lesson has): `stands_in`, and every page that
+    shows such words says so in the reader's language (app/views/lessons/text.prose), never under the wanted
+    language's name."""
+
+    text: str
+    lang: str  # the language `text` is written in
+    wanted: str  # the reader's language
+
+    @property
+    def stands_in(self) -> bool:
+        return self.lang != self.wanted
+
+
+def shown_in(words: dict[str, str], language: str) -> Shown:
+    """A lesson's words for a reader of `language`: its text in `language`, else English, else any language it has
+    (an empty text counts as none)."""
+    for lang in (language, "en", *words):
+        if words.get(lang):
+            return Shown(words[lang], lang, language)
+    return Shown("", language, language)
+
+
 def text_in(words: dict[str, str], language: str) -> str:
-    """A lesson's text in `language`, else English, else any language it has."""
-    return words.get(language) or words.get("en") or next(iter(words.values()), "")
+    """A lesson's text in `language`, else English, else any language it has (shown_in, which says which)."""
+    return shown_in(words, language).text
+
+
+def for_the_class(words: dict[str, str], language: str, readers: Iterable[str]) -> tuple[Shown, ...]:
+    """What one screen for a mixed class (the projector) shows of a lesson's words: the words for `language`, the
+    screen's (another language's when the lesson has none in it: shown_in), then the words in each other language
+    of `readers` that the lesson is written in. A language the lesson has no words in adds nothing: the stand-in
+    is shown once, as the stand-in it is, never again under that language's name."""
+    first = shown_in(words, language)
+    others = (
+        Shown(words[lang], lang, lang)
+        for lang in dict.fromkeys(readers)
+        if lang != language and words.get(lang) and words[lang] != first.text
+    )
+    return (first, *others)
 
 
 # ---- loading -----------------------------------------------------------------------------------------------

@@ -258,3 +258,19 @@ def test_the_lesson_modules_import_one_way_only():
 
     for module in sorted(graph):
         visit(module)
+
+
+def test_words_missing_a_language_say_which_language_stands_in():
+    """A reader of a language the lesson has no words in gets English, marked as English (stands_in), never as
+    theirs; a screen for a mixed class shows the stand-in once and each other language only where it is written."""
+    words = {"en": "The step.", "ko": "단계.", "ja": ""}  # an empty text counts as none
+    assert core.shown_in(words, "ko") == core.Shown("단계.", "ko", "ko") and not core.shown_in(words, "ko").stands_in
+    ja = core.shown_in(words, "ja")
+    assert ja == core.Shown("The step.", "en", "ja") and ja.stands_in
+    assert core.shown_in({"ko": "단계."}, "ja") == core.Shown("단계.", "ko", "ja")  # no English: any it has
+    assert core.text_in(words, "ja") == "The step."
+    shown = core.for_the_class(words, "ja", ["ja", "en", "ko", "ja"])
+    assert shown == (core.Shown("The step.", "en", "ja"), core.Shown("단계.", "ko", "ko"))
+    assert core.for_the_class(words, "en", ["ja", "en"]) == (core.Shown("The step.", "en", "en"),)
+    assert core.for_the_class(words, "ko", ["ja", "en"]) == (core.Shown("단계.", "ko", "ko"),
+                                                             core.Shown("The step.", "en", "en"))  # fmt: skip

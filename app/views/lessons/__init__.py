@@ -9,7 +9,7 @@ from app import ui
 from core import lessons as core
 
 from . import paths, progress, question
-from .text import plain
+from .text import prose
 
 CURRENT = "_lesson_on_screen"
 
@@ -74,7 +74,7 @@ def page() -> None:
     summary(T, lesson, given)
     if on_path is not None:
         paths.where(T, on_path, lesson_id)
-    st.markdown(plain(core.text_in(step.text, lang)))
+    prose(step.text, lang)
     unanswered = step.question is not None and step.question.id not in given
     held_back = T("view_after_predict") if unanswered else None  # predict first, then look
     from app import step_views  # imported where a step is drawn: the navigation imports this module on every page

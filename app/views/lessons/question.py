@@ -9,7 +9,7 @@ from app import ui
 from core import lessons as core
 
 from . import progress
-from .text import answers_figure, choice_label, explained, in_words, plain
+from .text import answers_figure, choice_label, in_words, plain, prose
 
 MAX_RADIO = 8  # more options than this: a select box
 
@@ -37,7 +37,7 @@ def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer)
     shown = progress.hints_shown(lesson, question)
     for i, hint in enumerate(question.hints[:shown]):
         st.caption(T(f"hint_{min(i, 2)}"))
-        st.markdown(plain(explained(T, hint, ui.lang(), answer)))
+        prose(hint, ui.lang(), answer)
     if shown < len(question.hints):
         st.button(T(f"ask_hint_{min(shown, 2)}"), key=f"hint-{lesson.id}-{question.id}", icon=":material/lightbulb:",
                   on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
@@ -60,7 +60,7 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
     with c2:
         st.caption(T("right_answer") if answer.tolerance in (None, 0) else T("right_within", tol=answer.tolerance))
         st.code(_shown(T, answer, answer.correct), language=None)
-    st.markdown(plain(explained(T, question.explanation, ui.lang(), answer)))
+    prose(question.explanation, ui.lang(), answer)
     view = core.distribution(answer, [mine], reveal=True, mine=mine)
     if view.labels:
         ui.show_figure(answers_figure(view), f"lesson-{lesson.id}-{question.id}",
@@ -74,7 +74,7 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
 def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None:
     question = step.question
     st.header(T("question"))
-    st.markdown(plain(core.text_in(question.prompt, ui.lang())))
+    prose(question.prompt, ui.lang())
     try:
         answer = progress.right_answer(question, step.state)
     except (ValueError, RuntimeError, OSError, KeyError) as err:  # a model that is not installed here, ...

@@ -1,11 +1,17 @@
-"""Lesson words on screen: shown as text. Markdown's special characters are escaped, so a lesson file or a token
-from a learner's sentence cannot become a link, an image, HTML or a formula."""
+"""Lesson words on screen, the one way every page draws them (/lessons, a room's learner, facilitator and
+projector): as text. Markdown's special characters are escaped, so a lesson file (the shipped ones use no markup:
+their `</s>`, `d_k` and `[q0, k0]` are meant as written; and a file may come from anyone) or a token from a
+learner's sentence cannot become a link, an image, HTML or a formula. Words the lesson has no text for in the
+reader's language are shown in the language it has, and the page says so in the reader's language (prose)."""
 
 import dataclasses
 import re
+from functools import partial
+
+import streamlit as st
 
 from app import i18n, ui
-from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution, fill, text_in
+from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution, Shown, fill, shown_in
 from viz.lessons import histogram
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
@@ -42,9 +48,34 @@ def answers_figure(view: Distribution):
     return histogram(dataclasses.replace(view, labels=labels), ui.texts("lessons.figure"))
 
 
-def explained(T, words: dict[str, str], lang: str, answer: Answer) -> str:
-    """A hint's or an explanation's words in `lang` (text_in), its {correct} and the answer's detail filled in
-    (core.fill), a choice's {correct} in the reader's words (T, the [lessons] catalog in `lang`)."""
+def language_name(reader: str, code: str) -> str:
+    """The name of language `code` in a reader's words ('英語' for a Japanese reader); a language the catalog has
+    no name for by its own name (ui.LANGS) or its code."""
+    key = f"lang_{code}"
+    return i18n.text(reader, "common", key) if i18n.has("common", key) else ui.LANGS.get(code, code)
+
+
+def filled(shown: Shown, answer: Answer | None) -> str:
+    """A lesson's words with {correct} and the answer's detail filled in (core.fill), a choice's {correct} in the
+    words of the language the text is written in (an English stand-in says 'scaled', not 'スケーリングあり')."""
+    if answer is None:
+        return shown.text
     if answer.kind == "choice":
-        answer = dataclasses.replace(answer, correct=choice_label(T, answer.correct))
-    return fill(text_in(words, lang), answer)
+        answer = dataclasses.replace(
+            answer, correct=choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct)
+        )
+    return fill(shown.text, answer)
+
+
+def draw(shown: Shown, answer: Answer | None = None) -> None:
+    """Lesson words as text (plain), filled (`filled`); under a stand-in a line in the reader's language that says
+    which language it is and why."""
+    st.markdown(plain(filled(shown, answer)))
+    if shown.stands_in:
+        st.caption(i18n.text(shown.wanted, "lessons", "stand_in", language=language_name(shown.wanted, shown.lang)))
+
+
+def prose(words: dict[str, str], lang: str, answer: Answer | None = None) -> None:
+    """A step's text, a question, a hint or an explanation for a reader of `lang` (answer: the right answer a hint
+    or an explanation is filled with): what every page of lessons and rooms draws lesson words with."""
+    draw(shown_in(words, lang), answer)

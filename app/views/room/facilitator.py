@@ -14,11 +14,11 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import i18n, ui
+from app import ui
 from app.room import watch
 from app.room.store import open_store
 from app.views.lessons import progress
-from app.views.lessons.text import answers_figure, explained, in_words
+from app.views.lessons.text import answers_figure, in_words, language_name, plain, prose
 from app.views.room import control_token, door, follow, links
 from core import room as rules
 from core.lessons import text_in
@@ -93,7 +93,7 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
     if q is None:
         st.caption(T("no_question"))
         return
-    st.markdown(text_in(q.prompt, ui.lang()))
+    prose(q.prompt, ui.lang())
     if room.question != q.id:
         st.button(
             T("open_question"),
@@ -106,16 +106,16 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
         st.button(T("reveal"), on_click=reveal, args=(code, control), type="primary", key="room-reveal")
     else:
         right = rules.right_answer(room)
-        st.success(T("right_answer", answer=in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))))
-        st.markdown(explained(ui.texts("lessons"), q.explanation, ui.lang(), right))
+        said = in_words(ui.texts("lessons"), right.kind, rules.answer_to_text(right))
+        st.success(T("right_answer", answer=plain(said)))
+        prose(q.explanation, ui.lang(), right)
 
 
 def languages_line(T, languages) -> str:
     """How many learners read in each language, in the app's order of languages and the facilitator's words
     ('Reading in: English 12, Japanese 8'); a language this server has no words for counts as another."""
     counts = dict(languages)
-    known = [(T(f"lang_{c}") if i18n.has("room", f"lang_{c}") else name, counts.pop(c)) for c, name in ui.LANGS.items()
-             if c in counts]  # fmt: skip
+    known = [(language_name(ui.lang(), c), counts.pop(c)) for c in ui.LANGS if c in counts]
     if counts:
         known.append((T("lang_other"), sum(counts.values())))
     return T("languages", counts=T("language_sep").join(T("language_count", name=name, n=n) for name, n in known))
@@ -187,7 +187,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         return
     room = replace(room, step=rules.step_of(room, lesson))
     control_token.keep_in_browser(code, control, room.expires)
-    st.header(T("control_header", code=code, title=text_in(lesson.title, ui.lang())))
+    st.header(T("control_header", code=code, title=plain(text_in(lesson.title, ui.lang()))))
     st.info(T("control_warning"))
     c1, c2 = st.columns(2)
     c1.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",
@@ -199,7 +199,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     steps_nav(T, code, control, lesson, room.step)
     notice(T)
     step = lesson.steps[room.step]
-    st.markdown(text_in(step.text, ui.lang()))
+    prose(step.text, ui.lang())
     page, params = follow.step_target(lesson, room.step)
     st.link_button(T("open_step"), links.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)

@@ -9,10 +9,10 @@ import streamlit as st
 
 from app import ui
 from app.room.store import open_store
-from app.views.lessons.text import answers_figure, choice_label, explained, in_words, plain
+from app.views.lessons.text import answers_figure, choice_label, in_words, plain, prose
 from app.views.room import follow
 from core import room as rules
-from core.lessons import ORDER_SEPARATOR, text_in
+from core.lessons import ORDER_SEPARATOR
 from core.room import RoomError
 
 
@@ -80,20 +80,20 @@ def question(T, s: dict, room, lesson) -> None:
         st.caption(T("waiting"))
         return
     q, lang, right = lesson.steps[room.step].question, ui.lang(), rules.right_answer(room)
-    st.markdown(text_in(q.prompt, lang))
+    prose(q.prompt, lang)
     mine = my_answer(s, room)
     if mine is None and room.phase == "open":
         for i, hint in enumerate(q.hints):
             with st.expander(T(f"hint_{min(i, 2)}")):
-                st.markdown(text_in(hint, lang))
+                prose(hint, lang, right)  # filled as /lessons fills it (the step's numbers, a 'show me')
         answer_form(T, s, room, right)
     elif mine is not None:
         st.text(T("your_answer", answer=said(right, mine[0])))
     if room.phase == "revealed":
-        st.success(T("right_answer", answer=said(right, rules.answer_to_text(right))))
+        st.success(T("right_answer", answer=plain(said(right, rules.answer_to_text(right)))))
         if mine is not None:
             st.write(T("right") if mine[1] else T("wrong"))
-        st.markdown(explained(ui.texts("lessons"), q.explanation, lang, right))
+        prose(q.explanation, lang, right)
         if s.get("hist") is None:  # read once per reveal (and after each version change)
             s["hist"] = open_store().histogram(room, mine=None if mine is None else mine[0])
         fig = answers_figure(s["hist"])
@@ -106,7 +106,7 @@ def panel(T, s: dict, room, lesson) -> None:
     st.text(s["name"])
     page, params = follow.step_target(lesson, room.step)
     st.page_link(page, label=T("back"), icon=":material/undo:", query_params={**params, **follow.seat_params(s)})
-    st.markdown(text_in(lesson.steps[room.step].text, ui.lang()))
+    prose(lesson.steps[room.step].text, ui.lang())
     unanswered = asked(lesson, room) and room.phase == "open" and my_answer(s, room) is None
     held_back = ui.t("lessons", "view_after_predict") if unanswered else None  # predict first, then look
     from app import step_views  # a seat's panel only: every page's sidebar imports this module

@@ -16,10 +16,10 @@ import streamlit as st
 from app import i18n, ui
 from app.room import watch
 from app.room.store import open_store
-from app.views.lessons.text import answers_figure, explained, in_words
+from app.views.lessons.text import answers_figure, draw, in_words, plain
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import text_in
+from core.lessons import for_the_class, text_in
 
 
 def snapshot(code: str, polled) -> dict:
@@ -27,32 +27,37 @@ def snapshot(code: str, polled) -> dict:
     return {"polled": polled, "room": view and view.room, "view": view}
 
 
-def in_the_class(words: dict, lang: str, languages, show=st.markdown) -> None:
-    """Words in the projector's language, then in each other language the class reads that they are written in
-    (under that language's own name: a reader finds theirs). `words` maps a language to what `show` draws."""
-    shown = text_in(words, lang)
-    show(shown)
-    for other, _ in languages:
-        if other != lang and other in ui.LANGS and words.get(other) and words[other] != shown:
-            st.caption(ui.LANGS[other])
-            show(words[other])
+def readers(languages) -> list[str]:
+    """The languages this server has words for that the class reads (the view's (code, learners) pairs)."""
+    return [code for code, _ in languages if code in ui.LANGS]
 
 
-def revealed(question, right) -> dict[str, tuple[str, str]]:
-    """The right answer and its explanation in each language of the app, in that language's words (a choice's
-    'scaled' said as its readers say it; the explanation as text_in reads it)."""
-    words = {}
-    for lang in ui.LANGS:
-        T = partial(i18n.text, lang, "lessons")
-        answer = i18n.text(lang, "room", "right_answer", answer=in_words(T, right.kind, rules.answer_to_text(right)))
-        words[lang] = (answer, explained(T, question.explanation, lang, right))
-    return words
+def in_the_class(words: dict[str, str], lang: str, languages) -> None:
+    """A lesson's words in the projector's language (a stand-in said so), then in each other language the class
+    reads that the lesson is written in, under that language's own name (core.lessons.for_the_class): a reader
+    finds theirs, and never finds English under their language's name."""
+    for i, shown in enumerate(for_the_class(words, lang, readers(languages))):
+        if i:
+            st.caption(ui.LANGS[shown.lang])
+        draw(shown)
 
 
-def show_revealed(words: tuple[str, str]) -> None:
-    answer, explanation = words
-    st.success(answer)
-    st.markdown(explanation)
+def revealed(question, right, lang: str, languages) -> None:
+    """The right answer in the projector's language and each other language the class reads, each in that
+    language's words (a choice's 'scaled' said as its readers say it), each with its explanation where the lesson
+    has one in that language (for_the_class: the stand-in once, under the projector's language, said so)."""
+    answers = {}
+    for code in ui.LANGS:
+        said = in_words(partial(i18n.text, code, "lessons"), right.kind, rules.answer_to_text(right))
+        answers[code] = i18n.text(code, "room", "right_answer", answer=plain(said))
+    explanations = for_the_class(question.explanation, lang, readers(languages))
+    explained = {lang: explanations[0], **{shown.lang: shown for shown in explanations[1:]}}
+    for i, shown in enumerate(for_the_class(answers, lang, readers(languages))):
+        if i:
+            st.caption(ui.LANGS[shown.lang])
+        st.success(shown.text)
+        if shown.lang in explained:
+            draw(explained[shown.lang], right)
 
 
 @follow.live
@@ -79,8 +84,7 @@ def live(code: str, lesson) -> None:
         fig = answers_figure(hist)
         ui.show_figure(fig, "room-answers", key="room-projector-hist", toolbar=False)
         if room.phase == "revealed":
-            right = revealed(step.question, rules.right_answer(room))
-            in_the_class(right, lang, view.languages, show=show_revealed)
+            revealed(step.question, rules.right_answer(room), lang, view.languages)
     if room.shown:
         st.caption(T("shown"))
         st.text(room.shown)  # a learner's sentence: plain text
@@ -92,6 +96,6 @@ def show(T, code: str, lessons: dict) -> None:
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
-    st.header(T("projector_header", code=code, title=text_in(lesson.title, ui.lang())))
+    st.header(T("projector_header", code=code, title=plain(text_in(lesson.title, ui.lang()))))
     facilitator.join_panel(T, code, qr_width=240)
     live(code, lesson)
