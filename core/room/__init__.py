@@ -69,6 +69,11 @@ class RoomError(ValueError):
         self.key = key
         super().__init__(f"{key}: {detail}" if detail else key)
 
+    @property
+    def passing(self) -> bool:
+        """Refused for now only (a rate limit, the database busy or away): the same request may pass later."""
+        return self.key in ("rate", "busy", "unavailable")
+
 
 # ---- codes and secrets -------------------------------------------------------------------------------------
 

@@ -419,6 +419,23 @@ class Rooms:
         and the projector's texts follow."""
         self._set_seat(tx, code, token, "lang", lang=rules.clean_lang(lang))
 
+    def read_in(self, code: str, token: str, stored: str | None, reading: str) -> str:
+        """A learner's seat brought to the language they read in now (`reading`, their page's): `stored` is the
+        language their session last wrote to the seat or found there. While the two agree nothing is read or
+        written; a switch is one write. A refusal that passes (the rate limit, the database busy or away) leaves
+        the seat's language as it was and returns `stored`, so the session's next call writes again, until the
+        facilitator's count and the projector have it. Returns the language to keep as stored; other refusals
+        (the seat is gone) are raised."""
+        if stored == reading:
+            return reading
+        try:
+            self.set_lang(code, token, reading)
+        except RoomError as e:
+            if e.passing:
+                return stored
+            raise
+        return reading
+
     @action(write=True)
     def set_lost(self, tx: Tx, code: str, token: str, lost) -> None:
         self._set_seat(tx, code, token, "lost", lost=rules.check_flag(lost))

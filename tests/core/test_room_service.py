@@ -227,6 +227,33 @@ def test_the_class_languages_are_counted_and_follow_a_learners_switch(rooms, clo
     assert dict(rooms.facilitator_view(code, control).languages) == {"ja": 1, "ko": 3}
 
 
+def test_a_refused_switch_of_language_is_written_again_until_the_seat_has_it(rooms, store, clock, monkeypatch):
+    """A learner's switch refused for now (the rate limit, the database busy) is written again at the session's
+    next call, until the class's count has it; while the seat has the page's language nothing is read or written."""
+    code, control = rooms.create("qkv")
+    token = rooms.join(code, "Ana", "en")
+    for i in range(rules.LIMITS["lang"].count):  # ten switches within the minute: the eleventh is refused
+        rooms.set_lang(code, token, "ja" if i % 2 else "en")
+    flags = write_flags(store, monkeypatch)
+    assert rooms.read_in(code, token, "ja", "ko") == "ja"  # refused: the session keeps what the seat has
+    assert rooms.facilitator_view(code, control).languages == (("ja", 1),)
+    clock.now += rules.LIMITS["lang"].window_s + 1
+    flags.clear()
+    assert rooms.read_in(code, token, "ja", "ko") == "ko" and flags == [True]  # the next call: one write
+    assert rooms.facilitator_view(code, control).languages == (("ko", 1),)
+    flags.clear()
+    assert [rooms.read_in(code, token, "ko", "ko") for _ in range(3)] == ["ko"] * 3 and flags == []
+
+    def busy(*args):
+        raise RoomError("busy")
+
+    rooms.set_lang = busy
+    assert rooms.read_in(code, token, "ko", "ja") == "ko"  # the database busy: tried again next time
+    del rooms.set_lang
+    with pytest.raises(RoomError, match="not_learner"):  # a refusal for good is said, not tried forever
+        rooms.read_in(code, "not a seat", "ko", "ja")
+
+
 def write_flags(store, monkeypatch) -> list[bool]:
     """Whether each transaction of `store` (a SqlStore) from now on takes the write lock, in order."""
     flags, original = [], store._tx

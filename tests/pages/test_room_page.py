@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 
 import pytest
 
@@ -15,7 +16,7 @@ from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
 from tests.apptest_helpers import assert_no_exception, run_fragment, run_view, send_raw, shown_text, switch_to
-from tests.room_stores import as_process_store
+from tests.room_stores import Clock, as_process_store
 
 LESSON = "qkv-softmax"
 
@@ -653,3 +654,26 @@ def test_a_step_that_keeps_the_page_and_its_state_reruns_only_the_panel(store, m
     run_fragment(at, "panel")
     assert_no_exception(at)
     assert switched == [2] and at.query_params["dk"] in ("2", ["2"])  # taken back to the step's state
+
+
+def test_a_switch_of_language_refused_for_now_reaches_the_room_at_the_next_run(store, monkeypatch):
+    """A learner who switches language past the rate limit is counted in the old one until their next run, which
+    writes the switch; a run with the seat's language unchanged writes nothing."""
+    clock = Clock(time.time())
+    monkeypatch.setattr(store, "clock", clock)
+    code, _ = store.create(LESSON)
+    token = store.join(code, "Ana", "en")
+    for i in range(rules.LIMITS["lang"].count):  # the learner's ten switches of the minute, the last to Japanese
+        store.set_lang(code, token, "ja" if i % 2 else "en")
+    tries, set_lang = [], store.set_lang
+    monkeypatch.setattr(store, "set_lang", lambda *args: tries.append(args[2]) or set_lang(*args))
+    seated = run_view("room", {"room": code, "me": token, "lang": "ja"})
+    assert tries == []  # the seat has the page's language
+    seated.selectbox(key="lang").select("ko").run()
+    assert_no_exception(seated)
+    assert tries == ["ko"] and store.learner(code, token).lang == "ja"  # refused: the count lags
+    clock.now += rules.LIMITS["lang"].window_s + 1
+    seated.run()  # the learner's next run
+    assert tries == ["ko", "ko"] and store.learner(code, token).lang == "ko"
+    seated.run()
+    assert tries == ["ko", "ko"]

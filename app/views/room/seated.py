@@ -49,15 +49,14 @@ def sidebar(page) -> None:
 
 
 def read_in(s: dict) -> None:
-    """The room learns the language this learner now reads in, once per switch (the facilitator counts languages,
-    the projector shows the step in each): one write when the page's language is not the seat's."""
-    if s.get("lang") == ui.lang():
-        return
-    s["lang"] = ui.lang()  # tried once per switch: a refusal (rate, busy) leaves the count behind, nothing more
+    """The room learns the language this learner now reads in (the facilitator counts languages, the projector
+    shows the step in each): one write when the page's language is not the one this session last wrote to the
+    seat, written again at the next run while a refusal (rate, busy) keeps it behind (Rooms.read_in); nothing
+    when they agree."""
     try:
-        open_store().set_lang(s["code"], s["token"], s["lang"])
-    except RoomError:
-        pass
+        s["lang"] = open_store().read_in(s["code"], s["token"], s.get("lang"), ui.lang())
+    except RoomError:  # the seat is gone (the panel says so): nothing to write again
+        s["lang"] = ui.lang()
 
 
 @st.fragment
