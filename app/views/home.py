@@ -27,7 +27,7 @@ def paths(T) -> None:
     for row in range(0, len(in_order), 2):  # a row at a time: a screen reader meets the paths in the file's order
         for column, path in zip(st.columns(2), in_order[row : row + 2]):
             with column.container(border=True):
-                st.page_link(target, label=core.text_in(path.title, lang), icon=":material/route:",
+                st.page_link(target, label=plain(core.text_in(path.title, lang)), icon=":material/route:",
                              query_params={"lesson": path.lessons[0], study_paths.PARAM: path.id})  # fmt: skip
                 st.markdown(plain(core.text_in(path.about, lang)))
                 titles = " → ".join(core.text_in(lessons[x].title, lang) for x in path.lessons)

@@ -116,6 +116,7 @@ def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja)
     store.open_question(code, control, "no-ja", 0)
     facilitator = open_view("room", {"room": code, "key": control, "lang": "ja"})
     assert notices(facilitator, "ja") == 2 and {TEXT, PROMPT} <= set(read(facilitator))
+    assert facilitator.header[0].value.endswith(plain("No Japanese <b>here</b>"))  # a title is text too
     learner = run_view("room", {"room": code, "me": ana, "lang": "ja"})
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)

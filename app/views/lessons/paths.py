@@ -63,6 +63,6 @@ def offer_next(T, on: study.StudyPath, lessons: dict[str, core.Lesson], lesson_i
     if following is None:
         st.success(T("path_done", path=plain(core.text_in(on.title, ui.lang()))))
         return
-    title = core.text_in(lessons[following].title, ui.lang())
+    title = plain(core.text_in(lessons[following].title, ui.lang()))  # a button's label is markdown too
     st.button(T("path_next", title=title), key="path-next", on_click=_go, args=(following,), type="primary",
               icon=":material/skip_next:")  # fmt: skip
