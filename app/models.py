@@ -241,9 +241,12 @@ def say_cut(key: str, model, texts, truncated: list[bool], limit: int) -> None:
             st.info(ui.t("models", "truncated", n=model.token_count(text), limit=limit, name=name_in_text(key)))
 
 
-def show_examples(T, rows, columns: tuple[str, str, str, str], kind: str, detail: str) -> None:
-    """A table of example models (core.models.examples rows) beside this app's own: `columns` are the catalog keys
-    of its four headers, `kind` and `detail` the key prefixes of each row's two labels (prefix + the row's kind)."""
+def show_examples(T, table, columns: tuple[str, str, str, str], kind: str, detail: str) -> None:
+    """A table of example models (the rows core.models.examples' `table`() returns) beside this app's own: `columns`
+    are the catalog keys of its four headers, `kind` and `detail` the key prefixes of each row's two labels (prefix +
+    the row's kind)."""
+    with collector.paused():  # its first call imports transformers (each family's default config), as a load does
+        rows = table()
     st.dataframe(
         {
             T(columns[0]): [T(kind + r.kind) for r in rows],

@@ -1,5 +1,6 @@
 """What one page's runs cost in a fresh process, headless (AppTest, as the page tests open a link): the first run
-(what a fresh server's first visitor of the page waits for, less the server's own start), then reruns; optionally
+(what a fresh server's first visitor of the page waits for, less the server's own start: with Python's garbage
+collections during it, their number and seconds), then reruns; optionally
 the seconds of each spent in named functions, and a profile of the first run (cProfile, the script's thread).
 
     python scripts/page_run_cost.py encoder-decoder --query part=stack \\
@@ -14,6 +15,7 @@ the load is printed and recorded."""
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
@@ -66,9 +68,22 @@ def one_try(page: str, query: dict, names: list[str], reruns: int, profile: int)
                 profiler.disable()
 
         script_runner.ScriptRunner._run_script_thread = profiled
+    collections = {"n": 0, "full": 0, "s": 0.0}  # Python's collections during the first run, and their seconds
+    began: list[float] = []
+
+    def counted(phase: str, info: dict) -> None:
+        if phase == "start":
+            began.append(time.perf_counter())
+            collections["n"] += 1
+            collections["full"] += info["generation"] == 2
+        elif began:
+            collections["s"] += time.perf_counter() - began.pop()
+
+    gc.callbacks.append(counted)
     start = time.perf_counter()
     at = run_view(page, query)
     first = time.perf_counter() - start
+    gc.callbacks.remove(counted)
     if profiler is not None:
         script_runner.ScriptRunner._run_script_thread = run_thread
     first_spent = dict(spent)
@@ -83,6 +98,7 @@ def one_try(page: str, query: dict, names: list[str], reruns: int, profile: int)
     result = {
         "first_run_s": round(first, 3),
         "first_run_in_ms": {n: round(s * 1000, 2) for n, s in first_spent.items()},
+        "first_run_collections": {**collections, "s": round(collections["s"], 3)},
         "rerun_median_ms": round(statistics.median(runs) * 1000, 1) if runs else None,
         "rerun_median_in_ms": {n: round(statistics.median(v) * 1000, 2) for n, v in rerun_spent.items() if v},
         "exceptions": [e.value for e in at.exception],
@@ -130,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_before": load_before,
         "load_after": " ".join(Path("/proc/loadavg").read_text().split()[:3]),
         "median_first_run_s": statistics.median(t["first_run_s"] for t in tries),
+        "median_first_run_collection_s": statistics.median(t["first_run_collections"]["s"] for t in tries),
         "median_first_run_in_ms": {n: statistics.median(t["first_run_in_ms"][n] for t in tries) for n in args.time},
         "median_rerun_ms": statistics.median(t["rerun_median_ms"] for t in tries) if args.reruns else None,
         "median_rerun_in_ms": {n: statistics.median(t["rerun_median_in_ms"][n] for t in tries) for n in args.time}

@@ -76,3 +76,27 @@ def test_collection_left_off_stays_off(fresh_module):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_pages_first_import_of_transformers_waits_for_no_collection(monkeypatch):
+    """/rope-scaling's curves and the example tables of /positions and /encoder-decoder (models.show_examples) are
+    what first imports transformers on those pages, as a model load does on the others: automatic collection waits
+    meanwhile (the collections of their first run: scripts/page_run_cost.py, results/page_run_cost.json)."""
+    from app import models
+    from app.views.rope_scaling import formulas as page
+    from core.rope_scaling import formulas
+
+    seen = []
+
+    def recorded(function):
+        return lambda *args: seen.append((function.__name__, gc.isenabled())) or function(*args)
+
+    monkeypatch.setattr(formulas, "frequency_view", recorded(formulas.frequency_view))
+    monkeypatch.setattr(formulas, "decay_view", recorded(formulas.decay_view))
+    page._frequencies.clear()
+    page._decay.clear()
+    page._frequencies(8.0, 4096)  # the page's calls, outside a page run: the rule is theirs
+    page._decay(8.0, 4096)
+    models.show_examples(str, recorded(lambda: []), ("a", "b", "c", "d"), "kind_", "detail_")
+    assert seen == [("frequency_view", False), ("decay_view", False), ("<lambda>", False)]
+    assert gc.isenabled()

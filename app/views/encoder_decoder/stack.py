@@ -31,7 +31,7 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
     st.caption(T("stack_note"))
     st.markdown(T("arch_intro"))
     columns = ("arch_col_kind", "arch_col_attention", "arch_col_models", "arch_col_app")
-    models.show_examples(T, examples.architecture_table(), columns, "arch_", "arch_attention_")
+    models.show_examples(T, examples.architecture_table, columns, "arch_", "arch_attention_")
     o = original.original_transformer()
     st.markdown(T("original", n=o.layers, d=o.d_model, h=o.heads, dk=o.d_k, ff=f"{o.d_ff:,}", s=o.sublayers["self"],
                   m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,

@@ -30,7 +30,7 @@ def page() -> None:
     # transformers took 2 s of a fresh server's first /positions
     with st.expander(T("examples_title"), key=EXAMPLES_OPEN, on_change="rerun") as shown:
         if shown.open:
-            models.show_examples(T, examples.position_table(), COLUMNS, "examples_kind_", "examples_where_")
+            models.show_examples(T, examples.position_table, COLUMNS, "examples_kind_", "examples_where_")
             st.caption(T("examples_note"))
     part = ui.field(STATE["part"], T("part"), widget="radio", format_func=lambda v: T(f"part_{v}"), horizontal=True)
     PARTS[part](T)

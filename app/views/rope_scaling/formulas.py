@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import ui
+from app import collector, ui
 from core.rope_scaling import formulas
 from core.rope_scaling.state import STATE
 from viz import rope_scaling as figures
@@ -10,12 +10,14 @@ from viz import rope_scaling as figures
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _frequencies(factor: float, seq_len: int) -> formulas.FrequencyView:
-    return formulas.frequency_view(factor, seq_len)
+    with collector.paused():  # the process's first call imports transformers (its RoPE functions), as a load does
+        return formulas.frequency_view(factor, seq_len)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _decay(factor: float, max_distance: int) -> formulas.DecayView:
-    return formulas.decay_view(factor, max_distance)
+    with collector.paused():
+        return formulas.decay_view(factor, max_distance)
 
 
 def part(T) -> None:
