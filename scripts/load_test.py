@@ -248,10 +248,8 @@ async def act(s: StreamlitSession, page: str, kind: str, rng: random.Random, ses
     if kind == "navigate":
         return await s.navigate(page)
     if kind == "type":
-        wid, _ = s.widget("text")
-        text = fresh_sentence(rng, session, n)
-        if page == "padded-batch":
-            text = "\n".join([text, fresh_sentence(rng, session, n + 1), "Short one."])
+        wid, _ = s.widget("text")  # as many new sentences as the box shows lines (/padded-batch: a batch of three)
+        text = typed_text(s.texts.get(wid, ""), lambda line: fresh_sentence(rng, session, n, line))
         return await s.set_widget(WidgetState(id=wid, string_value=text))
     if kind == "view":  # open the head view; from there, back to the grid (a click on the radio changes it)
         wid, _ = s.widget("view")

@@ -61,6 +61,19 @@ def test_a_text_area_of_several_lines_gets_as_many_new_sentences_each_time():
     assert [line[line.rindex("(") :] for line in typed[1]] == ["(3.2)", "(3.2.1)", "(3.2.2)"]  # each line fresh
 
 
+def test_the_study_group_loop_types_as_the_page_loop_does():
+    """scripts/load_test.py's round (the README's whole-app figures) types into /padded-batch's box of three lines
+    three new sentences, as load_pages.py's visitors do, and one into /attention's one-line box."""
+    for page, shown, lines in (("padded-batch", "The cat sat.\nDogs bark.\nIt was tired.", 3), ("attention", "Hi.", 1)):
+        s = FakeSession({})
+        delta = Delta()
+        delta.new_element.text_area.CopyFrom(TextArea(id="$$ID-b-text", value=shown, set_value=True))
+        s._delta(delta, lt.RunResult(ms=0.0))
+        asyncio.run(lt.act(s, page, "type", random.Random(0), 3, 2))
+        typed = s.sent[0].widget_states.widgets[0].string_value.splitlines()
+        assert [line[line.rindex("(") :] for line in typed] == ["(3.2)", "(3.2.1)", "(3.2.2)"][:lines], page
+
+
 def test_else_a_slider_moves_to_a_value_on_its_grid():
     for seed in range(20):
         (w,) = act({"$$ID-a-layer": slider("$$ID-a-layer", 0.5, 2.0, 0.25, data_type=1)}, seed)
