@@ -321,6 +321,11 @@ def live_card(model, model_key: str, claim: str, k: int, mode: str, draws: int, 
     return claim_card(model_key, model, claim, k, mode, draws, seed, evalset=evalset)
 
 
+def forward_runs(draws: int) -> int:
+    """How many times a card measures the model: unchanged, with the claim's heads removed, then once per placebo."""
+    return draws + 2
+
+
 @torch.no_grad()
 def claim_card(
     model_key: str,

@@ -175,6 +175,19 @@ class TileWalk:
     fully_masked_rows: list[int]  # queries with no visible key (output 0)
     weights: np.ndarray  # (n, n) softmax weights, 0 where masked, for the overview heatmap
 
+    @property
+    def block_notes(self) -> list[tuple[str, str, int, int]]:
+        """Each block size that does not tile n evenly: (name, "larger" (one tile of all n rows) or "uneven", the
+        block size, the last tile's rows)."""
+        notes = []
+        for name, b, tiles in (("Br", self.br, self.query_tiles), ("Bc", self.bc, self.key_tiles)):
+            start, stop = tiles[-1]
+            if b > self.n:
+                notes.append((name, "larger", b, stop - start))
+            elif stop - start != b:
+                notes.append((name, "uneven", b, stop - start))
+        return notes
+
 
 def walk(
     n: int, d: int, br: int, bc: int, q_tile: int = 0, causal: bool = False, padded_keys: int = 0, seed: int = 0

@@ -35,6 +35,7 @@ from .state import Choice, Int, State, Text, model_choice
 
 MAX_TOKENS = 64  # the page draws n x 384 matrices: 64 rows keep each view well under the 1 MB budget
 PAPER_D_MODEL, PAPER_HEADS = 512, 8  # "Attention Is All You Need": d_model = 512, h = 8, d_k = 64
+PAPER_D_K = PAPER_D_MODEL // PAPER_HEADS
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32)
 
 
@@ -304,6 +305,12 @@ def dropout_row(weights: torch.Tensor, query: int, p: float, seed: int = 0) -> D
     keep = torch.rand(row.shape, generator=g) >= p
     trained = torch.where(keep, row / (1.0 - p), torch.zeros_like(row))
     return DropoutRow(query, p, seed, row.tolist(), trained.tolist(), (~keep).tolist())
+
+
+def last_token_dropout(walk: LayerWalk, head: int, seed: int = 0) -> DropoutRow:
+    """The page's example row: head `head`'s weights of the last token ([SEP] in a BERT input, which may attend to
+    every token), with the model's own dropout probability."""
+    return dropout_row(walk.weights[head], len(walk.tokens) - 1, walk.attention_dropout, seed)
 
 
 # --- the page's link, declared once (app/ui.py binds the widgets from it; the lessons read a step's state with it)

@@ -409,6 +409,15 @@ class SaturationView:
     row: dict[str, np.ndarray]  # example_row at the chosen d_k
     variance: DotVariance  # measured at the chosen d_k
 
+    @property
+    def root_d_k(self) -> float:
+        """√d_k: what scaled attention divides every score by."""
+        return math.sqrt(self.d_k)
+
+    @property
+    def inv_d_k(self) -> float:
+        return 1 / self.d_k
+
 
 def saturation_view(d_k: int, n_keys: int, seed: int = 0) -> SaturationView:
     d_ks = sorted(set(SAT_DKS) | {int(d_k)})
@@ -484,6 +493,11 @@ class LookupView:
     soft_by_tau: np.ndarray  # (m,) the soft result at each
     code: str  # the dict and the lookup as Python, with the names
     mix: str  # the soft result written out
+
+    @property
+    def gap(self) -> float | None:
+        """How far the soft result is from the dict's answer (None when the dict raises KeyError)."""
+        return None if self.hard is None else abs(self.soft - self.hard)
 
     @property
     def nearest(self) -> int:

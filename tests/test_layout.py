@@ -59,6 +59,60 @@ def test_pages_are_thin():
         assert "torch" not in _imports(path), f"{path.relative_to(ROOT)} imports torch"
 
 
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+
+
+def _builds_text(node: ast.AST, text_names: set[str]) -> bool:
+    """Is this operand text: a string or f-string literal, a module-level name bound to one, or a `+` or
+    conditional expression with such a part?"""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _builds_text(node.left, text_names) or _builds_text(node.right, text_names)
+    if isinstance(node, ast.IfExp):
+        return _builds_text(node.body, text_names) or _builds_text(node.orelse, text_names)
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Name) and node.id in text_names)
+
+
+def _page_arithmetic(source: str) -> list[str]:
+    """The numeric arithmetic (+ - * / // % ** @, also augmented) in a page's source, as 'line: expression'.
+    The one allowance is presentation: a `+` that builds text, and adding or taking 1 (a 0-based index shown 1-based,
+    a last step n - 1, a button's step ± 1, a counter). Any other number a page shows is a field of its core view."""
+    tree = ast.parse(source)
+    text_names = {t.id for node in tree.body if isinstance(node, ast.Assign) and _builds_text(node.value, set())
+                  for t in node.targets if isinstance(t, ast.Name)}  # fmt: skip
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp):
+            left, right = node.left, node.right
+        elif isinstance(node, ast.AugAssign):
+            left, right = node.target, node.value
+        else:
+            continue
+        if not isinstance(node.op, ARITHMETIC):
+            continue  # | & ^ << >>: type unions, dict and set merges
+        if isinstance(node.op, (ast.Add, ast.Sub)) and any(
+            isinstance(side, ast.Constant) and side.value == 1 and type(side.value) is int for side in (left, right)
+        ):
+            continue
+        if isinstance(node.op, ast.Add) and (_builds_text(left, text_names) or _builds_text(right, text_names)):
+            continue
+        found.append((node.lineno, node.col_offset, f"{node.lineno}: {ast.get_source_segment(source, node)}"))
+    return [text for *_, text in sorted(found)]
+
+
+def test_pages_do_no_arithmetic():
+    """A page passes its view's fields to T() and viz: a number it shows is computed in core, next to the others,
+    where a test can check it (see _page_arithmetic for the one allowance)."""
+    found = {
+        str(path.relative_to(ROOT)): _page_arithmetic(path.read_text(encoding="utf-8"))
+        for path in sorted((ROOT / "app" / "views").rglob("*.py"))
+    }
+    assert not {k: v for k, v in found.items() if v}
+    flagged = _page_arithmetic("x = 'step_' + name + f'{n}'\ni = n - 1\ngap = PAPER - count / 1e6\nr = a / b\nn += k")
+    assert flagged == ["3: PAPER - count / 1e6", "3: count / 1e6", "4: a / b", "5: n += k"]
+
+
 def test_every_page_module_defines_its_page_function():
     for topic in [p.topic for p in catalog.PAGES]:
         module = (

@@ -16,6 +16,7 @@ from core.masks import batch as masks_batch
 from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
 from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
+from core.positions.state import base_from_log10
 from core.rope_scaling import formulas as rope_scaling
 from core.sdpa_gqa.state import model_config as gqa_config
 from core.sdpa_gqa.views import kv_cache_view
@@ -102,7 +103,7 @@ def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
     step's head; the committed extrapolation accuracies; MiniLM's learned vectors' cosine similarities."""
     words = ui.texts("positions.figure")
     if s.part == "sinusoidal":
-        enc = sinusoidal.encoding_view(s.n, s.d, 10**s.base)
+        enc = sinusoidal.encoding_view(s.n, s.d, base_from_log10(s.base))
         return [Drawn(sinusoidal_figures.dot_figure(enc, words), "sinusoidal-dot", enc.dots)]
     if s.part == "learned":
         if s.model not in CHEAP_MODELS:
@@ -124,7 +125,7 @@ def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
         return [Drawn(extrapolation_figure(view, words), "position-extrapolation", table)]
     if s.part != "rope":
         return []
-    rot = rope.rotation_view(s.rope_d, 10**s.rope_base, s.m, s.layout)
+    rot = rope.rotation_view(s.rope_d, base_from_log10(s.rope_base), s.m, s.layout)
     if asks(step)[0] == "positions.relative_only":
         check = rope.check_view(rot.inv_freq, s.rope_n, s.m)
         return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores)]

@@ -70,7 +70,7 @@ def live_part(T) -> None:
     st.caption(T("live_note", b=s["n_sequences"], t=s["half_length"], seed=s["seed"]) if claim != "antecedent"
                else T("live_note_antecedent"))  # fmt: skip
     try:
-        with st.spinner(T("computing", model=models.name_in_text(key), runs=draws + 2)):
+        with st.spinner(T("computing", model=models.name_in_text(key), runs=ab.forward_runs(draws))):
             card = models.computed(
                 key, ab.live_card, key, claim, k, mode, draws, seed, tuple(s.values()), queue="claim_card"
             )
@@ -79,7 +79,7 @@ def live_part(T) -> None:
         return
     view = ab.card_view(card, key)
     if view.status == "tested":
-        st.caption(T("live_seconds", seconds=card.seconds, runs=draws + 2))
+        st.caption(T("live_seconds", seconds=card.seconds, runs=ab.forward_runs(draws)))
     show_card(T, view)
 
 

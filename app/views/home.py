@@ -1,6 +1,8 @@
 """Landing page: what Attention Lab is, a live figure (/sdpa-steps' example), the study paths to start with (each a
 link to /lessons at its first lesson, the path in the link), then what each page teaches."""
 
+import itertools
+
 import streamlit as st
 
 from app import catalog, ui
@@ -23,9 +25,9 @@ def paths(T) -> None:
     st.header(T("paths"))
     st.caption(T("paths_about"))
     target = catalog.streamlit_page(catalog.BY_URL["lessons"])
-    in_order = list(declared.values())
-    for row in range(0, len(in_order), 2):  # a row at a time: a screen reader meets the paths in the file's order
-        for column, path in zip(st.columns(2), in_order[row : row + 2]):
+    in_order = iter(declared.values())
+    for row in itertools.zip_longest(in_order, in_order):  # two a row: a screen reader meets them in the file's order
+        for column, path in zip(st.columns(2), filter(None, row)):
             with column.container(border=True):
                 st.page_link(target, label=plain(core.text_in(path.title, lang)), icon=":material/route:",
                              query_params={"lesson": path.lessons[0], study_paths.PARAM: path.id})  # fmt: skip

@@ -32,7 +32,7 @@ def layer_part(T, model) -> None:
     st.success(T("reference", l=layer, err=walk.max_reference_error))
     init = {f"i{k}": v for k, v in slips.qkv_differ_at_init(walk).items()}
     st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head), **init))
-    drop = mh.dropout_row(walk.weights[head], len(walk.tokens) - 1, walk.attention_dropout)
+    drop = mh.last_token_dropout(walk, head)
     st.markdown(T("dropout" if drop.p > 0 else "dropout_none", p=drop.p, token=walk.tokens[drop.query],
                   total=drop.training_sum))  # fmt: skip
     st.dataframe({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
@@ -42,7 +42,7 @@ def layer_part(T, model) -> None:
 def heads_part(T) -> None:
     n = ui.field(F["n"], T("n"))
     rows = mh.head_count_rows(mh.PAPER_D_MODEL, n)
-    st.markdown(T("heads_intro", d=mh.PAPER_D_MODEL, h=mh.PAPER_HEADS, dk=mh.PAPER_D_MODEL // mh.PAPER_HEADS))
+    st.markdown(T("heads_intro", d=mh.PAPER_D_MODEL, h=mh.PAPER_HEADS, dk=mh.PAPER_D_K))
     st.dataframe(
         {
             T("col_h"): [r.heads for r in rows],

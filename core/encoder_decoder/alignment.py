@@ -178,6 +178,16 @@ def crossing_result(data: dict) -> dict | None:
     return _best_head_on(data, "crossing")
 
 
+def off_diagonal_parts(data: dict) -> dict | None:
+    """Both results together ({"off", "cross", "length_only"}): length_only counts the off-diagonal words that cross
+    no other word's alignment (off the guess only because source and target differ in length). None when either
+    result is missing."""
+    off, cross = off_diagonal_result(data), crossing_result(data)
+    if off is None or cross is None:
+        return None
+    return {"off": off, "cross": cross, "length_only": off["words"] - cross["off_diagonal_words"]}
+
+
 def _best_head_on(data: dict, words: str) -> dict | None:
     part = data.get(words)
     if not isinstance(part, dict) or not isinstance(part.get("best_head"), dict):

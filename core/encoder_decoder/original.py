@@ -32,6 +32,20 @@ class OriginalTransformer:
     def with_embeddings(self) -> int:
         return self.stack_params + self.embedding_params
 
+    @property
+    def with_embeddings_m(self) -> float:
+        """with_embeddings in millions, as the paper's table 3 counts."""
+        return self.with_embeddings / 1e6
+
+    @property
+    def paper_gap_m(self) -> float:
+        """How many millions the paper's table 3 reports more than this count."""
+        return PAPER_TOTAL_M - self.with_embeddings_m
+
+    @property
+    def attention_sublayers(self) -> int:
+        return sum(self.sublayers.values())
+
 
 def original_transformer(
     layers: int = 6, d_model: int = 512, heads: int = 8, d_ff: int = 2048, vocab: int = 37000

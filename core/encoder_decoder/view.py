@@ -18,6 +18,7 @@ from .translate import Translation, source_text, translate
 MODES = ("free", "forced")
 MAX_STEPS = ed.MAX_LENGTH  # decoder positions 0..MAX_STEPS at most: MAX_LENGTH tokens, then </s> when forced
 MAX_SOURCE_WORDS = ed.MAX_LENGTH - 1  # the language tag takes one of the encoder's MAX_LENGTH tokens
+MAX_NAMED_UNKNOWN = 12  # unknown words the page lists by name; the rest it counts
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,12 @@ class SentenceRun:
     forced: Translation | None  # None when the sentence does not fit the grammar (no reference to feed in)
     reference: list[str] | None  # grammar's translation, when the sentence fits
     alignment: list[tuple[int, int]]  # (source position, target position) the grammar knows; [] without reference
+
+    @property
+    def named_unknown(self) -> tuple[list[str], int]:
+        """The first MAX_NAMED_UNKNOWN distinct unknown words in reading order, and how many more there are."""
+        unique = list(dict.fromkeys(self.unknown_words))
+        return unique[:MAX_NAMED_UNKNOWN], max(0, len(unique) - MAX_NAMED_UNKNOWN)
 
     @property
     def agrees(self) -> bool | None:
@@ -165,6 +172,27 @@ def stack_blocks(config, source_len: int, target_len: int) -> list[Block]:
         ("logits", "output", "tensor", (t, v), ("T", "V")),
     ]
     return [Block(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class StackView:
+    """The stack part for one sentence: its sizes (S, T, d, H, d_k, V), the diagram's blocks, the attentions' table."""
+
+    source_len: int
+    target_len: int
+    d_model: int
+    heads: int
+    d_k: int  # d_model / heads: each head's query, key and value width
+    vocab: int
+    blocks: list[Block]
+    kinds: list[dict]
+
+
+def stack_view(config, source_len: int, target_len: int) -> StackView:
+    h = config.encoder_attention_heads
+    return StackView(source_len, target_len, config.d_model, h, config.d_model // h, config.vocab_size,
+                     stack_blocks(config, source_len, target_len),
+                     attention_kinds(config, source_len, target_len))  # fmt: skip
 
 
 def english_text(words: list[str]) -> str:

@@ -409,6 +409,23 @@ def is_correct(answer: Answer, response) -> bool:
     return response == answer.correct
 
 
+def count_right(judged: Iterable[tuple[Answer, str]]) -> int:
+    """/lessons' score: how many of the (right answer, learner's response) pairs are right. A response that does not
+    parse (ValueError) is not."""
+    right = 0
+    for answer, raw in judged:
+        try:
+            right += is_correct(answer, parse_response(answer, raw))
+        except ValueError:
+            continue
+    return right
+
+
+def share_reached(index: int, n_steps: int) -> float:
+    """How far along a lesson of n_steps a learner at step `index` (0-based) is, this step counted: the progress bar."""
+    return (index + 1) / n_steps
+
+
 def fill(text: str, answer: Answer) -> str:
     """An explanation with {correct} and the answer's detail fields filled in; other braces left as written."""
     values = {"correct": format_response(answer, answer.correct), **{k: _show(v) for k, v in answer.detail.items()}}

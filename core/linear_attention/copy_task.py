@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 import torch.nn as nn
@@ -52,6 +52,9 @@ class CopyConfig:
     @property
     def vocab(self) -> int:
         return self.n_symbols + 1
+
+
+CONFIG_FIELDS = {f.name for f in fields(CopyConfig)}
 
 
 def copy_batch(cfg: CopyConfig, generator: torch.Generator) -> torch.Tensor:
@@ -214,6 +217,7 @@ class QualityView:
     verdict: str  # "linear_later" / "linear_earlier" / "same" (steps to copy), or "not_solved" (one never copies)
     step_ratio: float | None  # linear's steps to copy / softmax's
     config: dict
+    positions: int  # tokens in one sequence of the run: [SEP] s [SEP] s
     meta: dict  # command, date, loads, seconds
 
 
@@ -246,5 +250,6 @@ def quality_view(data: dict) -> QualityView:
         verdict=verdict,
         step_ratio=ratio,
         config=data["config"],
+        positions=CopyConfig(**{k: v for k, v in data["config"].items() if k in CONFIG_FIELDS}).n_positions,
         meta={k: data.get(k) for k in meta_keys},
     )

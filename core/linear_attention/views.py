@@ -255,6 +255,11 @@ class GenerationOnDevices:
     def conclusion_changes(self) -> bool:
         return set(self.cpu_rnn_faster) != set(self.gpu_rnn_faster)
 
+    @property
+    def context_growth(self) -> float:
+        """How many times longer the largest context is than the smallest."""
+        return self.contexts[-1] / self.contexts[0]
+
 
 def generation_on_devices(cpu: dict | None, gpu: dict | None) -> GenerationOnDevices | None:
     """From the two runs' files (core.linear_attention.measure.load_results); None unless both share a context."""

@@ -88,6 +88,15 @@ class ZoomView:
     inside: float  # mean over the window's queries of their weight inside the window
     text: str | None  # the window's queries as text (None for random q and k)
 
+    @property
+    def keys(self) -> int:
+        return self.cols.stop - self.cols.start
+
+    @property
+    def outside(self) -> float:
+        """The mean weight the window's queries give keys outside it (each query's weights sum to 1)."""
+        return max(0.0, 1.0 - self.inside)
+
 
 def zoom_view(
     q: torch.Tensor,
@@ -115,6 +124,19 @@ def zoom_view(
         inside=float(weights.sum(-1).mean()),
         text=None if tokens is None else "".join(tokens[rows.start : rows.stop]),
     )
+
+
+@dataclass(frozen=True)
+class SentBytes:
+    """Bytes of plotly JSON the computed page sends to the browser: each figure's, and in all (the budget is 1 MB)."""
+
+    bars: int
+    pooled_map: int
+    zoom: int
+
+    @property
+    def total(self) -> int:
+        return self.bars + self.pooled_map + self.zoom
 
 
 POOLED_RESULT = "bench_pooled"  # results/bench_pooled.json, written by benchmarks/bench_pooled.py

@@ -191,6 +191,11 @@ class PaddingComparison:
     fixed: PaddingCost
     real_weights_diff: float  # largest |difference| of a real query's weights on real keys between the two
 
+    @property
+    def score_ratio(self) -> float:
+        """How many times the scores of padding to the longest the fixed maximum computes."""
+        return self.fixed.scores / self.longest.scores
+
 
 def _cost(result: MaskedBatchAttention) -> PaddingCost:
     b, h, n, _ = result.weights.shape

@@ -31,6 +31,16 @@ class PrefixView:
     absolute_change: float  # largest |prefixed - alone| of the phrase's scores with absolute positions
     rope_change: float  # the same with RoPE: rounding only
 
+    @property
+    def last(self) -> int:
+        """The phrase's last position after the prefix."""
+        return len(self.prefix) + len(self.phrase) - 1
+
+    @property
+    def query(self) -> int:
+        """The row the page's table shows: the phrase's last word as the query (it sees every word of the phrase)."""
+        return len(self.phrase) - 1
+
 
 def _scores(x: torch.Tensor, start: int, w_q, w_k, kind: str, base: float) -> torch.Tensor:
     n, d = x.shape

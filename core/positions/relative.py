@@ -65,6 +65,7 @@ class ShawView:
     change: float  # largest |weights - softmax(QK^T / sqrt(d))|: what adding S changed
     pairwise_numbers: int = 0  # an (n, n, d) tensor of every pair's E_clip(i-j): Shaw et al.'s formulation
     gathered_numbers: int = 0  # Q E^T, (n, 2k + 1), then gathered into place: the memory-saving order
+    offsets_used: int = 0  # 2k + 1: the clipped offsets -k .. k, one learned vector each
 
 
 def shaw_view(n: int, d: int, clip: int, seed: int) -> ShawView:
@@ -90,4 +91,5 @@ def shaw_view(n: int, d: int, clip: int, seed: int) -> ShawView:
         float((out["weights"] - content_only).abs().max()),
         n * n * d,
         n * (2 * clip + 1),
+        2 * clip + 1,
     )

@@ -203,6 +203,11 @@ class CheckView:
     layout_diff: float  # |rotate_half(Px) - P adjacent(x)|, ~0
     layout_nodiff: float  # the same without P: the layouts differ
 
+    @property
+    def pairs(self) -> int:
+        """(m, n) position pairs checked: n^2."""
+        return self.scores.size
+
 
 def check_view(inv_freq: torch.Tensor, n: int, m: int, seed: int = 0) -> CheckView:
     """The same random q and k at every position 0 .. min(n, 64) - 1, and the two layouts compared on 5 random

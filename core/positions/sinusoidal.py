@@ -128,6 +128,11 @@ class EncodingView:
     dot_by_distance: np.ndarray  # (2n - 1,) closed form sum_i cos(k * omega_i)
     diagonal_spread: float  # largest max - min along any diagonal of `dots` (~0: depends on i - j only)
 
+    @property
+    def pairs(self) -> int:
+        """(i, j) position pairs compared: n^2."""
+        return self.dots.size
+
 
 def encoding_view(n: int, d: int, base: float = 10000.0) -> EncodingView:
     pe = sinusoidal_encoding(n, even(d), base)

@@ -10,6 +10,12 @@ PARTS = ("sinusoidal", "learned", "relative", "alibi", "rope", "extrapolation")
 ROPE_BANDS_TEXT = "The cat sat on the mat because it was tired. Then the cat slept."
 _MODEL = model_choice(("smollm2",))
 
+
+def base_from_log10(log10_base: float) -> float:
+    """The base a "base" or "rope_base" slider stands for: it moves over log10 of the base (1 -> 10, 4 -> 10,000)."""
+    return 10.0**log10_base
+
+
 STATE = State(
     Choice("part", "sinusoidal", options=PARTS),
     # sinusoidal

@@ -2,6 +2,8 @@
 output by hand with that head's output zeroed (a small random Llama); placebo draws come from the same layers and
 are seeded; the verdict follows its stated rule."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -103,6 +105,14 @@ def test_mean_ablation_puts_the_mean_in(tiny):
         handle.remove()
     z = seen["in"].view(2, 7, N_HEADS, D_HEAD)
     assert torch.allclose(z[:, :, 2], means[1, 2].expand(2, 7, D_HEAD))
+
+
+def test_a_card_measures_the_model_as_often_as_the_page_says(tiny, monkeypatch):
+    calls = []
+    monkeypatch.setattr(ab, "measure", lambda model, evalset: calls.append(evalset) or {"value": 1.0})
+    evalset = SimpleNamespace(metric="repeated_loss", batch=None)
+    card = ab.claim_card("tiny", tiny, "induction", heads=[(0, 1)], draws=3, evalset=evalset)
+    assert len(card.placebo_harms) == 3 and len(calls) == ab.forward_runs(3) == 5  # unchanged, ablated, 3 placebos
 
 
 def test_placebo_draws_same_layers_seeded():

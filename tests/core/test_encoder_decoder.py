@@ -2,6 +2,8 @@
 own modules, and the alignment measurement. A small random-weight model (seeded) keeps these independent of the
 shipped weights; tests of the shipped model skip when it is absent."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -203,6 +205,12 @@ def test_alignment_counts_every_aligned_word_and_scores_a_perfect_head_at_one(mo
     both = sum(al.diagonal_guess(t, len(p.source) - 1, len(p.target)) != s for s, t, p in crossing)
     assert data["crossing"]["off_diagonal_words"] == perfect.off_crossing == both < len(off)
     assert al.crossing_result(data)["words"] == len(crossing) and al.crossing_result({"heads": []}) is None
+    # the page's "the other N are off the guess only because of length": off-diagonal links crossing no other link
+    length_only = sum(al.diagonal_guess(t, len(p.source) - 1, len(p.target)) != s
+                      and not any(s2 > s and t2 < t or s2 < s and t2 > t for s2, t2 in p.alignment)
+                      for p in pairs for s, t in p.alignment)  # fmt: skip
+    assert al.off_diagonal_parts(data)["length_only"] == length_only > 0
+    assert al.off_diagonal_parts({"heads": []}) is None
 
 
 # --- the shipped model ------------------------------------------------------------------------------------------------
@@ -255,6 +263,9 @@ def test_a_sentence_outside_the_grammar_has_no_reference_and_falls_back_to_free_
         assert v.mode == "free" and v.alignment == []
     run = edv.run_sentence(model, tok, "the cat sees the xylophone", "ja")
     assert run.unknown_words == ["xylophone"]
+    assert run.named_unknown == (["xylophone"], 0)
+    many = dataclasses.replace(run, unknown_words=[f"w{i % 15}" for i in range(30)])  # 15 distinct words, twice each
+    assert many.named_unknown == ([f"w{i}" for i in range(12)], 3)  # the page names 12 and counts 3 more
     long = edv.run_sentence(model, tok, "the cat sleeps . " * 50, "ja")
     assert long.truncated and len(long.free.source_tokens) == ed.MAX_LENGTH + 1  # tag + 23 words + </s>
     with pytest.raises(ValueError):
@@ -284,6 +295,9 @@ def test_the_stack_names_every_attention_with_its_shape():
     kinds = {k["kind"]: k for k in edv.attention_kinds(model.config, 9, 7)}
     assert kinds["cross"]["q"] == "dec_self_out" and kinds["cross"]["kv"] == "enc_out"
     assert kinds["masked"]["mask"] == "look_ahead"
+    view = edv.stack_view(model.config, 9, 7)  # the page's one call: random_marian's d_model 32 over 4 heads
+    assert (view.source_len, view.target_len, view.d_model, view.heads, view.d_k) == (9, 7, 32, 4, 8)
+    assert view.blocks == edv.stack_blocks(model.config, 9, 7) and view.kinds == list(kinds.values())
 
 
 def test_examples_are_held_out_and_parse():

@@ -19,6 +19,8 @@ def test_parameter_count_is_torch_nn_transformer_with_the_papers_sizes():
     # count does not round to (the page gives both)
     assert o.with_embeddings == 44_140_544 + 37_000 * 512 == 63_084_544
     assert round(o.with_embeddings / 1e6) != original.PAPER_TOTAL_M
+    # what the page says: about 63.1M, and the paper's 65M is 1.9M more (65 - 63.084544 = 1.915456, by hand)
+    assert o.with_embeddings_m == pytest.approx(63.084544) and o.paper_gap_m == pytest.approx(1.915456)
 
 
 def test_eighteen_attention_sublayers_of_three_kinds():
@@ -32,6 +34,7 @@ def test_eighteen_attention_sublayers_of_three_kinds():
         "cross": sum(n.endswith("multihead_attn") for n in names),
     }
     assert kinds == original.original_transformer().sublayers and len(names) == 18
+    assert original.original_transformer().attention_sublayers == len(names)
     assert original.original_transformer().d_k == 64
     with pytest.raises(ValueError):
         original.original_transformer(d_model=100, heads=8)

@@ -99,6 +99,10 @@ def test_walk_clamps_the_query_tile_and_handles_blocks_larger_than_n():
     view = fa.walk(n=5, d=2, br=9, bc=12, q_tile=7)
     assert view.query_tiles == [(0, 5)] and view.key_tiles == [(0, 5)] and view.q_tile == 0
     assert len(view.steps) == 1 and view.max_abs_diff < 1e-12
+    assert view.block_notes == [("Br", "larger", 9, 5), ("Bc", "larger", 12, 5)]
+    # n = 10 in tiles of 4: 4 + 4 + 2 rows, the last one short; 5 divides 10
+    assert fa.walk(n=10, d=2, br=4, bc=5).block_notes == [("Br", "uneven", 4, 2)]
+    assert fa.walk(n=8, d=2, br=4, bc=8).block_notes == []
 
 
 # --- memory traffic ------------------------------------------------------------------------------------------

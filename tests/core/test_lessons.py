@@ -152,6 +152,13 @@ def test_parse_and_check_a_choice_and_a_token():
     assert core.parse_response(t, "2 the") == "2 the" and not core.is_correct(t, "2 the")
 
 
+def test_the_score_counts_the_right_responses_and_the_bar_the_steps_reached():
+    number, choice = answer("number", 14.0, tolerance=0.01), answer("choice", "k2", ("k0", "k1", "k2"))
+    judged = [(number, "14.005"), (number, "15"), (choice, "k2"), (choice, "k9"), (number, "fourteen")]
+    assert core.count_right(judged) == 2 and core.count_right([]) == 0  # an unparsed response is not right
+    assert core.share_reached(0, 4) == 0.25 and core.share_reached(3, 4) == 1.0  # step 1 of 4, the last of 4
+
+
 def test_parse_and_check_an_order():
     a = answer("order", ("k2", "k1", "k0"), ("k0", "k1", "k2"))
     assert core.parse_response(a, "k2 > k1 > k0") == ("k2", "k1", "k0")

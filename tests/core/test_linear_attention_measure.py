@@ -287,5 +287,6 @@ def test_generation_on_devices_says_where_the_rnn_form_wins_on_each():
     both = views.generation_on_devices(cpu, gpu)
     assert both.contexts == [512, 1024] and both.cpu_rnn_faster == [512, 1024] and both.gpu_rnn_faster == [1024]
     assert both.conclusion_changes and both.gpu["context"] == 1024 and both.gpu_rnn_range == (5.0, 12.0)
+    assert both.context_growth == 2.0  # 512 to 1024: the context grew 2-fold
     assert not views.generation_on_devices(cpu, cpu).conclusion_changes
     assert views.generation_on_devices(cpu, None) is None and views.generation_on_devices(cpu, run("g", [])) is None

@@ -109,6 +109,10 @@ def test_quality_view_finds_when_each_kind_copies():
     view = quality_view(data)
     assert view.solved_step["linear"] == 30 and view.solved_cpu_s["linear"] == 12
     assert view.verdict == "linear_later" and view.step_ratio == pytest.approx(1.5)
+    # the page's "sequences of n tokens": as long as a batch the run trains on ([SEP] s [SEP] s)
+    data["config"] = {"length": 5, "batch": 1, "unknown_key": 0}
+    tokens = copy_batch(CopyConfig(length=5, batch=1), torch.Generator().manual_seed(0))
+    assert quality_view(data).positions == tokens.shape[1] == 12
 
 
 COMMITTED = load_quality()

@@ -186,7 +186,11 @@ def test_views_carry_what_the_parts_draw():
     assert (zoom.rows.start, zoom.rows.stop) == (40, 60)  # moved back to fit
     assert zoom.row_labels[0] == "40 t40" and zoom.col_labels[-1] == "19 t19" and zoom.text == "".join(tokens[40:60])
     assert zoom.inside == pytest.approx(float(full_weights(q, k, scale)[2, 40:60, 0:20].sum(-1).mean()), rel=1e-5)
+    assert zoom.keys == 20 and zoom.outside == pytest.approx(
+        float(full_weights(q, k, scale)[2, 40:60, 20:].sum(-1).mean()), abs=1e-5
+    )  # the page's "the other x% goes to keys outside the window", summed outside it
     assert views.zoom_view(q, k, scale, None, 0, 0, 0, 8).text is None
+    assert views.SentBytes(bars=3, pooled_map=400, zoom=50).total == 453
 
 
 def test_log_colour_range_spans_at_most_eight_decades_below_the_top():

@@ -118,5 +118,6 @@ def test_padding_to_a_fixed_maximum_changes_the_cost_not_the_real_weights():
     assert (c.fixed.length, c.fixed.padding, c.fixed.positions) == (41, 3 * 41 - 11, 123)
     assert c.fixed.scores == 3 * heads * 41 * 41 and c.longest.scores == 3 * heads * 36
     assert c.fixed.real_scores == c.longest.real_scores == heads * (9 + 4 + 36)
+    assert c.score_ratio == pytest.approx(41 * 41 / 36)  # B H n^2 over B H n^2: (41 / 6)^2, about 46.7 times
     # the real tokens' attention is the same however much padding the mask hides (float32 rounding)
     assert c.real_weights_diff < 1e-5

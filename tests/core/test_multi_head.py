@@ -93,7 +93,7 @@ def test_parameters_and_flops_do_not_depend_on_h(heads):
 
 def test_the_paper_has_eight_heads_of_64():
     rows = {r.heads: r for r in mh.head_count_rows(mh.PAPER_D_MODEL, 100)}
-    assert rows[mh.PAPER_HEADS].head_dim == 64 and rows[32].head_dim == 16 and rows[1].head_dim == 512
+    assert rows[mh.PAPER_HEADS].head_dim == 64 == mh.PAPER_D_K and rows[32].head_dim == 16 and rows[1].head_dim == 512
     assert rows[32].score_rank == 16 and rows[1].score_rank == 100  # min(n, d_k)
 
 

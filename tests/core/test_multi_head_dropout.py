@@ -1,5 +1,7 @@
 """Attention dropout on one row of weights (core/multi_head.py dropout_row) against torch's dropout semantics."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -25,6 +27,13 @@ def test_training_row_follows_torch_dropout_and_evaluation_is_the_row():
     layer = torch.nn.Dropout(p).eval()
     torch.testing.assert_close(layer(w[2]), w[2])
     assert sum(r.evaluation) == pytest.approx(1.0, abs=1e-6) and r.training_sum != pytest.approx(1.0, abs=1e-3)
+
+
+def test_the_pages_example_is_the_last_tokens_row_at_the_models_dropout():
+    w = torch.stack([weights(4, seed) for seed in range(2)])  # (H, n, n) of a walk over 4 tokens
+    walk = SimpleNamespace(weights=w, tokens=["[CLS]", "a", "b", "[SEP]"], attention_dropout=0.1)
+    r = mh.last_token_dropout(walk, head=1)
+    assert (r.query, r.p) == (3, 0.1) and r.evaluation == w[1, 3].tolist()
 
 
 def test_training_row_is_the_row_on_average():

@@ -151,6 +151,7 @@ def test_the_gathered_order_equals_shaws_pairwise_tensor_and_is_smaller():
     torch.testing.assert_close(relative.shaw_relative_scores(q, table, clip), torch.einsum("id,ijd->ij", q, pairwise))
     view = relative.shaw_view(n, d, clip, seed=0)
     assert (view.pairwise_numbers, view.gathered_numbers) == (pairwise.numel(), n * table.shape[0]) == (800, 50)
+    assert view.offsets_used == table.shape[0] == 5  # offsets -2 .. 2
 
 
 def test_shaw_rejects_wrong_table():

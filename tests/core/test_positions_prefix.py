@@ -44,3 +44,5 @@ def test_rope_scores_as_complex_rotations_do_not_change():
         ref = (qr @ kr.conj().T).real / math.sqrt(d)  # Re(q conj(k)) is the real dot product of the pairs
         np.testing.assert_allclose(view.scores[key], ref, atol=1e-12)
     assert view.rope_change < 1e-12
+    # "yesterday in the garden" takes positions 0-3, "the cat sat" 4-6; the table's query is "sat"
+    assert (view.last, view.query, view.phrase[view.query]) == (6, 2, "sat")

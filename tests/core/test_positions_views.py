@@ -23,9 +23,16 @@ def t(key, **fmt):
 # --- sinusoidal -------------------------------------------------------------------------------------------------
 
 
+def test_the_base_sliders_move_over_log10_of_the_base():
+    from core.positions.state import STATE, base_from_log10
+
+    assert base_from_log10(STATE["base"].default) == base_from_log10(STATE["rope_base"].default) == 10_000.0
+    assert base_from_log10(1.0) == 10.0 and base_from_log10(6.0) == 1e6
+
+
 def test_encoding_view_dot_products_depend_on_distance_only():
     v = sinusoidal.encoding_view(40, 16, 100.0)
-    assert v.pe.shape == (40, 16) and v.diagonal_spread < 1e-10
+    assert v.pe.shape == (40, 16) and v.diagonal_spread < 1e-10 and v.pairs == 1600  # 40 x 40 (i, j) pairs
     for k in (-39, -3, 0, 5, 39):
         assert v.dot_by_distance[k + 39] == pytest.approx(np.diagonal(v.dots, offset=k)[0])
     assert sinusoidal.encoding_view(10, 7).pe.shape == (10, 6)  # odd width from a link: rounded down
@@ -107,7 +114,8 @@ def test_check_view_depends_on_offset_only_and_matches_transformers():
     d, n = 16, 24
     inv = rope.rope_inv_freq(d, 500.0)
     v = rope.check_view(inv, n, 5)
-    assert v.max_spread < 1e-10 and v.score_range > 0.5
+    assert v.max_spread < 1e-10 and v.score_range > 0.5 and v.pairs == 24 * 24
+    assert rope.check_view(inv, 100, 5).pairs == 64 * 64  # checked up to 64 positions
     assert v.layout_diff < 1e-12 and v.layout_nodiff > 0.1
     # the same q and k rotated by transformers' Llama code (rotate_half layout: dimensions reordered by P)
     g = torch.Generator().manual_seed(0)

@@ -245,3 +245,4 @@ def test_saturation_view_puts_the_chosen_d_k_on_the_curve():
     assert view.curve.d_k[view.index] == 100 and list(view.curve.d_k) == sorted(view.curve.d_k)
     assert view.key_labels == [f"k{j}" for j in range(8)] and view.row["scores"].shape == (8,)
     assert view.variance.d_k == 100 and view.variance.var_scaled == pytest.approx(1.0, rel=0.15)
+    assert (view.root_d_k, view.inv_d_k) == (10.0, 0.01)  # the page's √d_k and 1/d_k at d_k = 100, by hand

@@ -38,6 +38,8 @@ def test_weights_are_softmax_by_hand_and_match_torch_sdpa():
             assert view.sdpa == pytest.approx(ref.item(), rel=1e-12) and view.soft == pytest.approx(
                 ref.item(), rel=1e-12
             )
+            hand = None if qi is None else abs(sum(w * v for w, v in zip(weights, LOOKUP_VALUES)) - LOOKUP_VALUES[qi])
+            assert view.gap == (None if hand is None else pytest.approx(hand, rel=1e-9, abs=1e-15))
 
 
 def test_tau_sqrt_dk_is_plain_scaled_dot_product_attention():

@@ -14,14 +14,14 @@ def test_extrapolation_part_from_a_link():
         return
     view = extrapolation_view(data)
     best = {"sinusoidal": "sinusoidal (absolute)", "alibi": "ALiBi (relative)", "rope": "RoPE (relative)"}
-    assert f"the best is {best[view.best_past]}, {100 * view.past[view.best_past]:.1f} % right" in text
+    assert f"the best is {best[view.best_past]}, {view.past[view.best_past]:.1%} right" in text
     assert data["command"] in text
     # what the run shows, from the committed per-seed numbers: ALiBi's near-key preference carries past the
     # training length on this task, RoPE (the relative method that took over) does not without scaling
     past = {k: sum(r[k]["accuracy_past"] for r in data["runs"].values()) / len(data["runs"]) for k in ("alibi", "rope")}
     assert past["alibi"] > 0.9 > past["rope"]
-    assert f"carries past the training length ({100 * past['alibi']:.1f} %)" in text
-    assert f"does not without scaling ({100 * past['rope']:.1f} %;" in text
+    assert f"carries past the training length ({past['alibi']:.1%})" in text
+    assert f"does not without scaling ({past['rope']:.1%};" in text
     assert "the measured reason relative positions took over" not in text
     table = next(d.value for d in at.dataframe if "past the training length, per seed" in d.value.columns)
     assert table.iloc[:, 2].tolist()[1] == "no vector: cannot run"  # learned, past its table

@@ -18,7 +18,6 @@ from .stack import stack_part
 from .steps import steps_part
 
 F = ed_state.STATE  # the page's link, declared in core
-MAX_NAMED_UNKNOWN = 12  # unknown words listed by name; the rest counted
 
 
 def use_example() -> None:
@@ -46,14 +45,13 @@ def sentence_inputs(T) -> tuple[str, str]:
 
 
 def say_unknown(T, run: edv.SentenceRun) -> None:
-    """Unknown words named as code (never rendered as markup), at most MAX_NAMED_UNKNOWN of them."""
+    """Unknown words named as code (never rendered as markup), at most edv.MAX_NAMED_UNKNOWN of them."""
     if run.truncated:
         st.info(T("cut", n=edv.MAX_SOURCE_WORDS))
     if run.unknown_words:
-        unique = list(dict.fromkeys(run.unknown_words))
-        named = ", ".join("`" + w.replace("`", "'")[:40] + "`" for w in unique[:MAX_NAMED_UNKNOWN])
-        more = T("unknown_more", n=len(unique) - MAX_NAMED_UNKNOWN) if len(unique) > MAX_NAMED_UNKNOWN else ""
-        st.warning(T("unknown", words=named + more))
+        words, more = run.named_unknown
+        named = ", ".join("`" + w.replace("`", "'")[:40] + "`" for w in words)
+        st.warning(T("unknown", words=named + (T("unknown_more", n=more) if more else "")))
 
 
 def page() -> None:

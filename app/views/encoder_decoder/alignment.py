@@ -36,11 +36,12 @@ def alignment_part(T) -> None:
                       h=h["head"], a=h["accuracy"], lo=h["low"], hi=h["high"], d=cd["accuracy"]))  # fmt: skip
     verdict = data["verdict"]
     (st.success if verdict == "aligns" else st.warning)(T("verdict_" + verdict))
-    off, cross = al.off_diagonal_result(data), al.crossing_result(data)
-    if off is not None and cross is not None:
+    parts = al.off_diagonal_parts(data)
+    if parts is not None:
+        off, cross = parts["off"], parts["cross"]
         h, k = off["head"], cross["head"]
         st.markdown(T("off_diagonal", n=off["words"], l=h["layer"], h=h["head"], a=h["accuracy"], lo=h["low"],
                       hi=h["high"], c=off["chance"], cross_off=cross["off_diagonal_words"],
-                      length_only=off["words"] - cross["off_diagonal_words"]))  # fmt: skip
+                      length_only=parts["length_only"]))  # fmt: skip
         st.markdown(T("crossing", n=cross["words"], a=k["accuracy"], lo=k["low"], hi=k["high"], c=cross["chance"]))
     st.caption(T("measured", date=data.get("date", "?"), command=data.get("command", "?")))

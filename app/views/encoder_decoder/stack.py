@@ -11,20 +11,17 @@ from viz import encoder_decoder as figs
 
 
 def stack_part(T, run: edv.SentenceRun, config) -> None:
-    s, t = len(run.free.source_tokens), len(run.free.steps)
-    h = config.encoder_attention_heads
-    st.markdown(T("stack_intro", s=s, t=t, d=config.d_model, h=h, dk=config.d_model // h, v=config.vocab_size))
-    blocks = edv.stack_blocks(config, s, t)
-    ui.show_figure(figs.stack_figure(blocks, config.encoder_layers, ui.texts("encoder_decoder.figure")), "stack",
+    v = edv.stack_view(config, len(run.free.source_tokens), len(run.free.steps))
+    st.markdown(T("stack_intro", s=v.source_len, t=v.target_len, d=v.d_model, h=v.heads, dk=v.d_k, v=v.vocab))
+    ui.show_figure(figs.stack_figure(v.blocks, config.encoder_layers, ui.texts("encoder_decoder.figure")), "stack",
                    key="fig-stack")  # fmt: skip
-    kinds = edv.attention_kinds(config, s, t)
     st.dataframe(
         {
-            T("col_kind"): [T("kind_" + k["kind"]) for k in kinds],
-            T("col_q"): [T("from_" + k["q"]) for k in kinds],
-            T("col_kv"): [T("from_" + k["kv"]) for k in kinds],
-            T("col_mask"): [T("mask_" + k["mask"]) for k in kinds],
-            T("col_shape"): [" × ".join(map(str, k["shape"])) for k in kinds],
+            T("col_kind"): [T("kind_" + k["kind"]) for k in v.kinds],
+            T("col_q"): [T("from_" + k["q"]) for k in v.kinds],
+            T("col_kv"): [T("from_" + k["kv"]) for k in v.kinds],
+            T("col_mask"): [T("mask_" + k["mask"]) for k in v.kinds],
+            T("col_shape"): [" × ".join(map(str, k["shape"])) for k in v.kinds],
         },
         hide_index=True,
     )
@@ -34,8 +31,8 @@ def stack_part(T, run: edv.SentenceRun, config) -> None:
     models.show_examples(T, examples.architecture_table, columns, "arch_", "arch_attention_")
     o = original.original_transformer()
     st.markdown(T("original", n=o.layers, d=o.d_model, h=o.heads, dk=o.d_k, ff=f"{o.d_ff:,}", s=o.sublayers["self"],
-                  m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.layers * 3,
+                  m=o.sublayers["masked_self"], c=o.sublayers["cross"], total=o.attention_sublayers,
                   att=f"{o.attention_params:,}", enc=f"{o.encoder_layer_params:,}", dec=f"{o.decoder_layer_params:,}",
-                  stack=f"{o.stack_params:,}", emb=f"{o.embedding_params:,}", all=o.with_embeddings / 1e6,
+                  stack=f"{o.stack_params:,}", emb=f"{o.embedding_params:,}", all=o.with_embeddings_m,
                   count=f"{o.with_embeddings:,}", paper=original.PAPER_TOTAL_M,
-                  gap=original.PAPER_TOTAL_M - o.with_embeddings / 1e6))  # fmt: skip
+                  gap=o.paper_gap_m))  # fmt: skip

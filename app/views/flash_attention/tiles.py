@@ -34,11 +34,8 @@ def read_settings(T) -> dict:
 def tiling_notes(T, s: dict, view: fa.TileWalk) -> None:
     n, br, bc = s["n"], s["br"], s["bc"]
     st.markdown(T("tiling", tr=len(view.query_tiles), tc=len(view.key_tiles), n=n, br=br, bc=bc))
-    for name, b in (("Br", br), ("Bc", bc)):
-        if b > n:
-            st.info(T("block_larger", name=name, b=b, n=n))
-        elif n % b:
-            st.info(T("block_uneven", name=name, b=b, n=n, last=n % b))
+    for name, kind, b, last in view.block_notes:
+        st.info(T(f"block_{kind}", name=name, b=b, n=n, last=last))
     if view.fully_masked_rows:
         rows = ", ".join(str(i) for i in view.fully_masked_rows)
         st.warning(T("fully_masked", rows=rows))

@@ -19,27 +19,26 @@ def go(step: int) -> None:
 
 
 def navigation(T, lesson: core.Lesson, index: int) -> None:
-    n = len(lesson.steps)
+    n, shown = len(lesson.steps), index + 1  # go() takes the step as the step widget shows it, from 1
     c1, c2, _ = st.columns([1, 1, 3])
     with c1:
-        st.button(T("prev"), on_click=go, args=(index,), disabled=index == 0, icon=":material/arrow_back:")
+        st.button(T("prev"), on_click=go, args=(shown - 1,), disabled=index == 0, icon=":material/arrow_back:")
     with c2:
-        st.button(T("next"), on_click=go, args=(index + 2,), disabled=index == n - 1, icon=":material/arrow_forward:")
+        st.button(T("next"), on_click=go, args=(shown + 1,), disabled=index == n - 1, icon=":material/arrow_forward:")
 
 
 def summary(T, lesson: core.Lesson, given: dict[str, str]) -> None:
     """How the walk went so far: questions answered, and right."""
-    right = 0
+    judged = []
     for step in lesson.steps:
         q = step.question
         if q is None or q.id not in given:
             continue
         try:
-            answer = progress.right_answer(q, step.state)
-            right += core.is_correct(answer, core.parse_response(answer, given[q.id]))
+            judged.append((progress.right_answer(q, step.state), given[q.id]))
         except (ValueError, RuntimeError, OSError, KeyError):
             continue
-    st.caption(T("score", answered=len(given), right=right, n=len(lesson.questions)))
+    st.caption(T("score", answered=len(given), right=core.count_right(judged), n=len(lesson.questions)))
 
 
 def page() -> None:
@@ -70,7 +69,7 @@ def page() -> None:
     index = ui.number("lstep", T("step"), 1, n, 1) - 1
     step = lesson.steps[index]
     given = progress.answers(lesson)
-    st.progress((index + 1) / n, text=T("where", i=index + 1, n=n))
+    st.progress(core.share_reached(index, n), text=T("where", i=index + 1, n=n))
     summary(T, lesson, given)
     if on_path is not None:
         paths.where(T, on_path, lesson_id)

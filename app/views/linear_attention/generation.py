@@ -75,7 +75,7 @@ def gpu(T, cpu: dict | None) -> None:
             rnn_hi=both.gpu_rnn_range[1],
             kv_lo=both.gpu_kv_range[0],
             kv_hi=both.gpu_kv_range[1],
-            growth=hi / lo,
+            growth=both.context_growth,
         )
     )
 

@@ -27,7 +27,7 @@ def part(T) -> None:
             "q_intro",
             symbols=c["n_symbols"],
             length=c["length"],
-            n=2 * c["length"] + 2,
+            n=view.positions,
             layers=c["n_layers"],
             heads=c["n_heads"],
             d=c["d_model"],
@@ -53,15 +53,13 @@ def part(T) -> None:
             T("q_col_solved_s"): [number(view.solved_cpu_s[k], ".1f") for k in ("softmax", "linear")],
             T("q_col_ms"): [number(view.ms_per_step[k], ".1f") for k in ("softmax", "linear")],
             T("q_col_loss"): [number(view.final[k]["held_out_loss"], ".4f") for k in ("softmax", "linear")],
-            T("q_col_acc"): [
-                number(100 * view.final[k]["held_out_copy_accuracy"], ".1f") for k in ("softmax", "linear")
-            ],
+            T("q_col_acc"): [number(view.final[k]["held_out_copy_accuracy"], ".1%") for k in ("softmax", "linear")],
         },
         hide_index=True,
     )
     steps = {f"{k}_steps": view.solved_step[k] or 0 for k in ("softmax", "linear")}
     st.markdown(T(f"q_verdict_{view.verdict}", threshold=view.threshold, ratio=view.step_ratio or 0.0, **steps))
-    st.markdown(T("q_cost", slowdown=view.slowdown, n=2 * c["length"] + 2))
+    st.markdown(T("q_cost", slowdown=view.slowdown, n=view.positions))
     st.markdown(T("q_paper"))
     results_meta(T, data)
     paper_lengths(T)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app import models, ui
 from core.device import default_device
+from core.long_maps.views import SentBytes
 from core.rope_scaling import long_context
 from core.timing import human_bytes
 
@@ -67,14 +68,14 @@ def page() -> None:
         bars = heads.show(T, maps, display.head)
         st.header(T("h_map"))
         map_bytes = pooled_map.show(T, maps, req.source, req.layer, display, result.qk.k.shape[1])
-        zoom_bytes = zoom.show(T, result.qk, result.tokens, display, maps.causal)
+        sent = SentBytes(bars, map_bytes, zoom.show(T, result.qk, result.tokens, display, maps.causal))
         st.info(
             T(
                 "bytes",
-                total=human_bytes(bars + map_bytes + zoom_bytes),
-                map=human_bytes(map_bytes),
-                zoom=human_bytes(zoom_bytes),
-                bars=human_bytes(bars),
+                total=human_bytes(sent.total),
+                map=human_bytes(sent.pooled_map),
+                zoom=human_bytes(sent.zoom),
+                bars=human_bytes(sent.bars),
                 n=maps.n,
                 heads=maps.mean.shape[0],
                 full=human_bytes(maps.full_bytes),

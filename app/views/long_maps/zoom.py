@@ -28,7 +28,7 @@ def show(T, qk: long_maps.LayerQK, tokens: list[str] | None, display: Display, c
         col_labels=view.col_labels,
         key="fig-zoom",
     )
-    st.caption(T("zoom_mass", c=view.cols.stop - view.cols.start, inside=view.inside, rest=max(0.0, 1.0 - view.inside)))
+    st.caption(T("zoom_mass", c=view.keys, inside=view.inside, rest=view.outside))
     if view.text is not None:
         with st.expander(T("zoom_text")):
             st.text(view.text)  # st.text: shown as plain text, never as HTML

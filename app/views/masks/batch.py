@@ -43,7 +43,7 @@ def show_batch(T, token_lists: list[list[str]]) -> list[str]:
     c = shared.view(core.padding_comparison, token_lists, fixed)
     st.markdown(T("pad_fixed", n1=c.longest.length, p1=c.longest.padding, pos1=c.longest.positions,
                   n2=c.fixed.length, p2=c.fixed.padding, pos2=c.fixed.positions, s1=c.longest.scores,
-                  s2=c.fixed.scores, ratio=c.fixed.scores / c.longest.scores, real=c.fixed.real_scores,
+                  s2=c.fixed.scores, ratio=c.score_ratio, real=c.fixed.real_scores,
                   diff=c.real_weights_diff, material=MATERIAL_PAD_TO))  # fmt: skip
     return rows
 

@@ -4,12 +4,13 @@
 import streamlit as st
 
 from app import ui
+from app.measured import number
 from core.positions import extrapolation
 from viz.positions.extrapolation import accuracy_figure
 
 
 def pct(x) -> str:
-    return "–" if x is None else f"{100 * x:.1f} %"
+    return number(x, ".1%")
 
 
 def part(T) -> None:
@@ -44,9 +45,9 @@ def part(T) -> None:
             n=view.train_length,
             seeds=len(view.seeds),
             best=T(f"ex_{view.best_past}"),
-            best_past=100 * view.past[view.best_past],
-            alibi_past=100 * view.past["alibi"],
-            rope_past=100 * view.past["rope"],
+            best_past=view.past[view.best_past],
+            alibi_past=view.past["alibi"],
+            rope_past=view.past["rope"],
         )
     )
     m = view.meta

@@ -40,4 +40,4 @@ def part(T) -> None:
     )
     st.info(T("rel_result", k=k, spread=view.clipped_spread, delta=view.change))
     st.markdown(T("rel_music", n=n, d=d, pairwise=view.pairwise_numbers, gathered=view.gathered_numbers,
-                  offsets=2 * k + 1))  # fmt: skip
+                  offsets=view.offsets_used))  # fmt: skip

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import ui
 from core.positions import prefix, rope, sinusoidal
-from core.positions.state import STATE
+from core.positions.state import STATE, base_from_log10
 from viz.positions import rope as figures
 
 from . import rope_bands
@@ -21,7 +21,7 @@ def part(T) -> None:
     with c1:
         d = ui.field(STATE["rope_d"], T("rope_d"))
     with c2:
-        base = 10 ** ui.field(STATE["rope_base"], T("rope_base"))
+        base = base_from_log10(ui.field(STATE["rope_base"], T("rope_base")))
     with c3:
         m = ui.field(STATE["m"], T("m"))
     layout = ui.field(
@@ -67,7 +67,7 @@ def part(T) -> None:
             data={"offset": check.offsets, "score": check.score_by_offset},
             key="fig-check-line",
         )
-    st.success(T("check_result", pairs=check.n * check.n, range=check.score_range, spread=check.max_spread))
+    st.success(T("check_result", pairs=check.pairs, range=check.score_range, spread=check.max_spread))
 
     prefix_example(T)
 
@@ -85,8 +85,8 @@ def prefix_example(T) -> None:
     ex = prefix.prefix_view()
     st.header(T("prefix_title"))
     st.markdown(T("prefix_result", phrase=" ".join(ex.phrase), prefix=" ".join(ex.prefix), p=len(ex.prefix),
-                  last=len(ex.prefix) + len(ex.phrase) - 1, d=ex.d, abs=ex.absolute_change, rope=ex.rope_change))  # fmt: skip
-    q = len(ex.phrase) - 1  # the phrase's last word as the query
+                  last=ex.last, d=ex.d, abs=ex.absolute_change, rope=ex.rope_change))  # fmt: skip
+    q = ex.query
     st.dataframe(
         {
             T("prefix_col_key"): list(ex.phrase),

@@ -8,7 +8,7 @@ import streamlit as st
 from app import shared, ui
 from core import slips
 from core.positions import sinusoidal, training_step
-from core.positions.state import STATE
+from core.positions.state import STATE, base_from_log10
 from viz.positions import sinusoidal as figures
 
 
@@ -20,7 +20,7 @@ def part(T) -> None:
     with c2:
         n = ui.field(STATE["n"], T("n"))
     with c3:
-        base = 10 ** ui.field(STATE["base"], T("base"))
+        base = base_from_log10(ui.field(STATE["base"], T("base")))
     st.caption(T("base_now", base=base))
     ex = slips.sinusoidal_exponent(d, base)
     st.markdown(T("exponent_note", longest=ex["right_longest"], limit=ex["limit"]))
@@ -42,7 +42,7 @@ def part(T) -> None:
             data={"distance": enc.distances, "dot": enc.dot_by_distance},
             key="fig-dot-line",
         )
-    st.success(T("dot_check", pairs=n * n, spread=enc.diagonal_spread))
+    st.success(T("dot_check", pairs=enc.pairs, spread=enc.diagonal_spread))
     sin, learned = training_step.one_step("sinusoidal"), training_step.one_step("learned")
     st.markdown(T("what_learns", before=sin.loss_before, after=sin.loss_after, wq=sin.w_q, tok=sin.tokens,
                   pos=sin.positions, lpos=learned.positions, lr=sin.lr))  # fmt: skip

@@ -34,9 +34,7 @@ def show_lookup(T) -> None:
     if view.hard is None:
         st.markdown(T("lookup_result_miss", soft=view.soft, sdpa=view.sdpa))
     else:
-        st.markdown(
-            T("lookup_result_hit", hard=view.hard, soft=view.soft, sdpa=view.sdpa, gap=abs(view.soft - view.hard))
-        )
+        st.markdown(T("lookup_result_hit", hard=view.hard, soft=view.soft, sdpa=view.sdpa, gap=view.gap))
     figs = lookup_figures(view, ui.texts("sdpa_steps.figure"))
     left, right = st.columns(2)
     with left:

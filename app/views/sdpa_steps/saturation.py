@@ -26,8 +26,8 @@ def show_saturation(T) -> None:
     view = saturation(d_k, n)
     var = view.variance
     st.markdown(T("var_result", dk=d_k, pairs=var.n_samples, raw=var.var_raw, scaled=var.var_scaled))
-    st.markdown(T("cosine_analogy", dk=d_k, root=d_k**0.5, norm=var.mean_norm, prod=var.mean_norm_product,
-                  cos_var=var.var_cosine, inv=1 / d_k, scaled=var.var_scaled))  # fmt: skip
+    st.markdown(T("cosine_analogy", dk=d_k, root=view.root_d_k, norm=var.mean_norm, prod=var.mean_norm_product,
+                  cos_var=var.var_cosine, inv=view.inv_d_k, scaled=var.var_scaled))  # fmt: skip
     c, i = view.curve, view.index
     st.markdown(
         T(

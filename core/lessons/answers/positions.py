@@ -10,7 +10,7 @@ import numpy as np
 from core.lessons.answers.base import mixed, model, number, pair_index, register
 from core.lessons.kinds import Answer
 from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
-from core.positions.state import STATE
+from core.positions.state import STATE, base_from_log10
 from core.state import Choice, Float, Int, Many, State, Word
 
 PAGE = "positions"
@@ -18,7 +18,7 @@ PAIR = State(Word("pair", 0))
 
 
 def _rotation(s, log_base: float | None = None):
-    return rope.rotation_view(s.rope_d, 10 ** (s.rope_base if log_base is None else log_base), s.m, s.layout)
+    return rope.rotation_view(s.rope_d, base_from_log10(s.rope_base if log_base is None else log_base), s.m, s.layout)
 
 
 @register("positions.rope_angle", "number", PAGE, STATE, PAIR, model_pass=False)
@@ -74,7 +74,7 @@ def positions_sinusoidal_dot(params, s):
     d = sinusoidal.even(s.d)
     if params.distance >= s.n:
         raise ValueError(f"distance {params.distance} is past the page's {s.n} positions")
-    value = float(sinusoidal.pe_dot_by_distance([params.distance], d, 10**s.base)[0])
+    value = float(sinusoidal.pe_dot_by_distance([params.distance], d, base_from_log10(s.base))[0])
     return number(value, params, 0.01, d=d, pairs=d // 2, distance=params.distance)
 
 
