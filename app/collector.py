@@ -5,7 +5,15 @@ server ran 8-10 of them before its first page was drawn (0.5 s before the landin
 measured in the server with gc.callbacks). At the block's end the heap it imported is collected once and frozen
 (gc.freeze: later collections skip it), as app/serving.py's after_run does at a run's end; ATTENTION_LAB_GC_FREEZE=0
 leaves freezing out everywhere (benchmarks/rerun_gc.py compares). This module imports nothing heavy: app/main.py
-enters it before its own imports."""
+enters it before its own imports.
+
+The pause is process-wide, and a model's first load can take a while (SmolLM2's first conversion, 15-40 s): the
+other visitors' runs meanwhile still free their cyclic garbage as each ends (app/serving.script_run collects, at
+most once a second while runs overlap), and they were faster, not slower, beside a paused load: 10 visitors on
+/attention while SmolLM2 converted, p50 119-149 ms / p95 2.9-3.0 s paused against 191-197 ms / 3.6-3.8 s without
+the pause, the load itself 18-20 s against 23-24 s; the server's resident memory as the load ended was 70-120 MB higher
+(the garbage the pause kept, collected at its end) and 1.21-1.22 GB either way 8 s later
+(scripts/collector_during_load.py, results/collector_during_load.json)."""
 
 from __future__ import annotations
 

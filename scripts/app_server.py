@@ -45,17 +45,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, log: IO[str], timeout_s: float = 120, extra_args: Sequence[str] = ()) -> subprocess.Popen:
+def start_server(
+    port: int,
+    log: IO[str],
+    timeout_s: float = 120,
+    extra_args: Sequence[str] = (),
+    launcher: Sequence[str] = ("-m", "streamlit"),
+) -> subprocess.Popen:
     """`streamlit run app/main.py` on 127.0.0.1:port, offline, in its own process group; returns once
     /_stcore/health answers. Raises RuntimeError (after stopping it) when it exits or stays unhealthy.
 
     Run from the repository root, as `bash scripts/dev.sh run` runs it, so .streamlit/config.toml applies;
-    `extra_args` go last (e.g. ["--runner.postScriptGC", "true"] to compare a setting)."""
+    `extra_args` go last (e.g. ["--runner.postScriptGC", "true"] to compare a setting). `launcher`: the
+    interpreter's arguments that stand for `streamlit` (a measuring script's wrapper: "-c", code, ...)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     cmd = [
         sys.executable,
-        "-m",
-        "streamlit",
+        *launcher,
         "run",
         "app/main.py",
         "--server.headless",
