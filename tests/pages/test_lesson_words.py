@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 import app.room.store as store_module
 from app import i18n
-from app.views.lessons.text import plain
+from app.views.lessons.text import JOINER, plain
 from core import lessons as core
 from tests.apptest_helpers import assert_no_exception, open_view, run_view
 from tests.room_stores import as_process_store
@@ -83,10 +83,15 @@ def as_read(markdown: str) -> str:
         "*a* **b** _c_ `d` ~~e~~ $x^2$ \\* &amp; &lt;i&gt;",
         "# head\n> quote\n- item\n1. item\n| a | b |\n|---|---|",
         "注意して読む：QKᵀ[q0, k0]、√d_k 🙂👍🏽 한국어 문장 </s>",
+        "https://example.com/x.png, WWW.example.com, ftp://x.y and a.b@example.com",
     ],
 )
 def test_lesson_words_are_shown_as_written_and_never_as_markup(text):
-    assert as_read(plain(text)) == text
+    read = as_read(plain(text))
+    assert read.replace(JOINER, "") == text
+    # GFM's links of addresses written out (which this parser leaves out) take nothing that has a joiner inside:
+    # checked in chromium with Streamlit's own markdown
+    assert not re.search(r"(?i)://|\bwww\.|\w@", read)
 
 
 def notices(at, lang: str) -> int:
@@ -97,7 +102,7 @@ def notices(at, lang: str) -> int:
 
 def read(at) -> list[str]:
     """The lesson's words on the page as a reader sees them (every markdown element with them checked inert)."""
-    return [as_read(m.value) for m in at.markdown if re.search(r"\b(EN|KO) ", str(m.value))]
+    return [as_read(m.value).replace(JOINER, "") for m in at.markdown if re.search(r"\b(EN|KO) ", str(m.value))]
 
 
 def test_lessons_page_says_when_english_stands_in_for_japanese(no_ja):

@@ -15,11 +15,17 @@ from core.lessons import ORDER_SEPARATOR, OTHER, Answer, Distribution, Shown, fi
 from viz.lessons import histogram
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
+# Streamlit's markdown (GFM) makes a link of an address written out (https://..., www...., name@host) after it
+# has read the escapes, so no escape stops it; an invisible word joiner inside '://', 'www.' and before '@' does.
+_ADDRESS = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\\\.)|(?=@)")
+JOINER = "\u2060"
 
 
 def plain(text: str) -> str:
-    """`text` for st.markdown, every markdown character escaped; new lines kept as line breaks."""
-    return "  \n".join(_SPECIAL.sub(r"\\\1", line) for line in str(text).splitlines()) or " "
+    """`text` for st.markdown, every markdown character escaped and no address a link; new lines kept as line
+    breaks."""
+    lines = (_ADDRESS.sub(JOINER, _SPECIAL.sub(r"\\\1", line)) for line in str(text).splitlines())
+    return "  \n".join(lines) or " "
 
 
 def choice_label(T, option: str) -> str:
