@@ -426,9 +426,16 @@ def share_reached(index: int, n_steps: int) -> float:
     return (index + 1) / n_steps
 
 
-def fill(text: str, answer: Answer) -> str:
-    """An explanation with {correct} and the answer's detail fields filled in; other braces left as written."""
-    values = {"correct": format_response(answer, answer.correct), **{k: _show(v) for k, v in answer.detail.items()}}
+# What stands for the right answer in a hint a study room shows before its facilitator reveals it: the room's
+# answer is the facilitator's to give, so a 'show me' hint there points at where to look, not at the answer.
+WITHHELD = "…"
+
+
+def fill(text: str, answer: Answer, *, with_correct: bool = True) -> str:
+    """An explanation or a hint with {correct} and the answer's detail fields filled in; other braces left as
+    written. Without `with_correct`, {correct} reads WITHHELD (a room before the reveal)."""
+    correct = format_response(answer, answer.correct) if with_correct else WITHHELD
+    values = {"correct": correct, **{k: _show(v) for k, v in answer.detail.items()}}
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 

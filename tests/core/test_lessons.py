@@ -175,6 +175,12 @@ def test_fill_quotes_the_answer_and_leaves_unknown_fields():
     assert core.fill("{correct} at d_k = {d_k}, w = {w}, {other}", a) == "14 at d_k = 2, w = 0.9856, {other}"
 
 
+def test_fill_can_withhold_the_answer_and_keep_the_numbers():
+    """A room's hint before the reveal: the step's numbers, never the answer."""
+    a = answer("number", 14.0, tolerance=0.01, d_k=2)
+    assert core.fill("{correct} at d_k = {d_k}", a, with_correct=False) == f"{core.WITHHELD} at d_k = 2"
+
+
 def test_distribution_counts_and_hides_the_right_bar_until_revealed():
     a = answer("choice", "b", ("a", "b", "c"))
     hidden = core.distribution(a, ["a", "b", "b", "not an option"], mine="a")

@@ -125,8 +125,10 @@ def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja)
     learner = run_view("room", {"room": code, "me": ana, "lang": "ja"})
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)
-    assert notices(learner, "ja") == 3  # the step's text, the question, its hint (filled as /lessons fills it)
-    assert {TEXT, PROMPT, f"EN hint: it is {RIGHT}"} <= set(read(learner))
+    assert notices(learner, "ja") == 3  # the step's text, the question, its hint
+    # the hint is filled as /lessons fills it, but the answer is the facilitator's to reveal
+    assert {TEXT, PROMPT, f"EN hint: it is {core.WITHHELD}"} <= set(read(learner))
+    assert not any(RIGHT in words for words in read(learner))
     store.reveal(code, control)
     for lang, stand_ins in (("ja", 3), ("en", 0)):
         projector = open_view("room", {"room": code, "mode": "projector", "lang": lang})

@@ -61,27 +61,29 @@ def language_name(reader: str, code: str) -> str:
     return i18n.text(reader, "common", key) if i18n.has("common", key) else ui.LANGS.get(code, code)
 
 
-def filled(shown: Shown, answer: Answer | None) -> str:
+def filled(shown: Shown, answer: Answer | None, with_correct: bool = True) -> str:
     """A lesson's words with {correct} and the answer's detail filled in (core.fill), a choice's {correct} in the
-    words of the language the text is written in (an English stand-in says 'scaled', not 'スケーリングあり')."""
+    words of the language the text is written in (an English stand-in says 'scaled', not 'スケーリングあり');
+    without `with_correct` the answer itself is withheld (core.fill)."""
     if answer is None:
         return shown.text
     if answer.kind == "choice":
         answer = dataclasses.replace(
             answer, correct=choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct)
         )
-    return fill(shown.text, answer)
+    return fill(shown.text, answer, with_correct=with_correct)
 
 
-def draw(shown: Shown, answer: Answer | None = None) -> None:
+def draw(shown: Shown, answer: Answer | None = None, with_correct: bool = True) -> None:
     """Lesson words as text (plain), filled (`filled`); under a stand-in a line in the reader's language that says
     which language it is and why."""
-    st.markdown(plain(filled(shown, answer)))
+    st.markdown(plain(filled(shown, answer, with_correct)))
     if shown.stands_in:
         st.caption(i18n.text(shown.wanted, "lessons", "stand_in", language=language_name(shown.wanted, shown.lang)))
 
 
-def prose(words: dict[str, str], lang: str, answer: Answer | None = None) -> None:
+def prose(words: dict[str, str], lang: str, answer: Answer | None = None, with_correct: bool = True) -> None:
     """A step's text, a question, a hint or an explanation for a reader of `lang` (answer: the right answer a hint
-    or an explanation is filled with): what every page of lessons and rooms draws lesson words with."""
-    draw(shown_in(words, lang), answer)
+    or an explanation is filled with; with_correct=False: its detail only, the answer withheld): what every page of
+    lessons and rooms draws lesson words with."""
+    draw(shown_in(words, lang), answer, with_correct)

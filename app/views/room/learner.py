@@ -85,7 +85,7 @@ def question(T, s: dict, room, lesson) -> None:
     if mine is None and room.phase == "open":
         for i, hint in enumerate(q.hints):
             with st.expander(T(f"hint_{min(i, 2)}")):
-                prose(hint, lang, right)  # filled as /lessons fills it (the step's numbers, a 'show me')
+                prose(hint, lang, right, with_correct=False)  # the step's numbers; the answer waits for the reveal
         answer_form(T, s, room, right)
     elif mine is not None:
         st.text(T("your_answer", answer=said(right, mine[0])))
