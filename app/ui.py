@@ -23,7 +23,7 @@ import plotly.io
 import streamlit as st
 
 from app import i18n
-from core import figure_text
+from core import figure_text, listing
 from core import state as declared
 from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, figure_title, for_page, label_html
 from viz.style import PAGE_TEMPLATE
@@ -90,8 +90,8 @@ def page_end() -> None:
 def ignored_names(invalid: set[str], unknown: list[str]) -> str:
     """The notice's list: every parameter of the page's own with a value it refused (a page has a few), and the
     first MAX_NAMED_UNKNOWN of the names it does not know (a link may carry hundreds), then how many more."""
-    more = len(unknown) - MAX_NAMED_UNKNOWN if len(unknown) > MAX_NAMED_UNKNOWN + 1 else 0
-    named = dict.fromkeys(_short(n) for n in sorted(invalid | set(unknown[: len(unknown) - more])))
+    unknown_named, more = listing.named_and_counted(unknown, MAX_NAMED_UNKNOWN)
+    named = dict.fromkeys(_short(n) for n in sorted(invalid | set(unknown_named)))
     listed = ", ".join(literal(n) for n in named)
     return listed + t("common", "ignored_more", n=more) if more else listed
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..listing import named_and_counted
 from . import grammar
 from . import model as ed
 from .translate import Translation, source_text, translate
@@ -36,9 +37,9 @@ class SentenceRun:
 
     @property
     def named_unknown(self) -> tuple[list[str], int]:
-        """The first MAX_NAMED_UNKNOWN distinct unknown words in reading order, and how many more there are."""
-        unique = list(dict.fromkeys(self.unknown_words))
-        return unique[:MAX_NAMED_UNKNOWN], max(0, len(unique) - MAX_NAMED_UNKNOWN)
+        """The distinct unknown words in reading order, the first MAX_NAMED_UNKNOWN of them when there are more than
+        one more, and how many more there are (core.listing's rule)."""
+        return named_and_counted(self.unknown_words, MAX_NAMED_UNKNOWN)
 
     @property
     def agrees(self) -> bool | None:

@@ -266,6 +266,8 @@ def test_a_sentence_outside_the_grammar_has_no_reference_and_falls_back_to_free_
     assert run.named_unknown == (["xylophone"], 0)
     many = dataclasses.replace(run, unknown_words=[f"w{i % 15}" for i in range(30)])  # 15 distinct words, twice each
     assert many.named_unknown == ([f"w{i}" for i in range(12)], 3)  # the page names 12 and counts 3 more
+    thirteen = dataclasses.replace(run, unknown_words=[f"w{i}" for i in range(13)])
+    assert thirteen.named_unknown == ([f"w{i}" for i in range(13)], 0)  # core.listing: never "and 1 more"
     long = edv.run_sentence(model, tok, "the cat sleeps . " * 50, "ja")
     assert long.truncated and len(long.free.source_tokens) == ed.MAX_LENGTH + 1  # tag + 23 words + </s>
     with pytest.raises(ValueError):
