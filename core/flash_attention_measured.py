@@ -78,6 +78,44 @@ def measured_speedups(run: dict) -> list[MeasuredSpeedup]:
     return out
 
 
+@dataclass(frozen=True)
+class MeasuredRun:
+    """What the page says about a GPU run: its rows, the shapes they cover, and the two rows its verdicts read."""
+
+    rows: list[MeasuredSpeedup]
+    batches: list[int]  # every batch size timed, ascending
+    heads: list[int]
+    head_dims: list[int]
+    seq_lo: int  # the shortest sequence timed
+    seq_hi: int
+    like_material: MeasuredSpeedup | None  # float16, not causal, at the material's N and D, with flash timed
+    fp32_without_flash: MeasuredSpeedup | None  # the first float32 row, when the flash kernel could not run it
+
+
+def measured_run(run: dict) -> MeasuredRun:
+    rows = measured_speedups(run)
+    m = MATERIAL_SHAPE
+    like = next(
+        (
+            r
+            for r in rows
+            if (r.seq_len, r.head_dim, r.dtype, r.causal) == (m["seq_len"], m["head_dim"], "float16", False)
+        ),
+        None,
+    )
+    fp32 = next((r for r in rows if r.dtype == "float32"), None)
+    return MeasuredRun(
+        rows=rows,
+        batches=sorted({r.batch for r in rows}),
+        heads=sorted({r.heads for r in rows}),
+        head_dims=sorted({r.head_dim for r in rows}),
+        seq_lo=min(r.seq_len for r in rows),
+        seq_hi=max(r.seq_len for r in rows),
+        like_material=like if like is not None and like.flash_speedup is not None else None,
+        fp32_without_flash=fp32 if fp32 is not None and fp32.flash_ms is None else None,
+    )
+
+
 def committed_gpu_run() -> dict | None:
     """The committed GPU run of benchmarks/bench_sdpa.py (the "cuda" entry /sdpa-gqa shows too), or None."""
     run = (sb.load_results() or {}).get("cuda")

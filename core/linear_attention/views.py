@@ -237,6 +237,26 @@ def paper_speedups(rows: list[dict]) -> list[PaperSpeedup]:
 
 
 @dataclass(frozen=True)
+class PaperLengths:
+    """The paper's lengths this app measured: each row, and the range of each of this app's ratios over them."""
+
+    rows: list[PaperSpeedup]
+    kv_lo: float  # the smallest RNN-over-KV-cache ratio among the rows
+    kv_hi: float
+    none_lo: float  # the smallest RNN-over-no-cache ratio
+    none_hi: float
+
+
+def paper_lengths(rows: list[dict]) -> PaperLengths | None:
+    """paper_speedups' rows with their ranges; None when the run measured none of the paper's lengths."""
+    speedups = paper_speedups(rows)
+    if not speedups:
+        return None
+    kv, none = [s.rnn_over_kv for s in speedups], [s.rnn_over_none for s in speedups]
+    return PaperLengths(speedups, min(kv), max(kv), min(none), max(none))
+
+
+@dataclass(frozen=True)
 class GenerationOnDevices:
     """The committed CPU and GPU generation runs side by side: at which contexts the RNN form beat softmax with a
     KV cache on each, and how far each mode's tokens/s moved across the contexts on the GPU."""

@@ -126,6 +126,16 @@ class DispatchBlind:
     switch_grad: list[float]  # d(Switch loss)/d P_e = N f_e: a push of N/k on each chosen expert
     deviation: float  # N sum (f_i - 1/N)^2 = N/k - 1: the dispatch is as uneven as top-k allows
 
+    @property
+    def probability_push(self) -> float:
+        """The largest d(probability loss)/d P_e: how hard that loss pushes any expert (about 2 eps)."""
+        return max(self.probability_grad)
+
+    @property
+    def switch_push(self) -> float:
+        """The largest d(Switch loss)/d P_e: N/k, on each of the k chosen experts."""
+        return max(self.switch_grad)
+
 
 def dispatch_blind_example(n_experts: int = 8, top_k: int = 2, eps: float = 0.01, tokens: int = 16) -> DispatchBlind:
     if not 0 < eps < 1.0 / n_experts or not 1 <= top_k < n_experts:

@@ -375,6 +375,13 @@ class Following:
     seat: object | None  # core.room.store.Learner
 
 
+def by_language(languages: Iterable[tuple[str, int]], known: Iterable[str]) -> tuple[list[tuple[str, int]], int]:
+    """(language, learners) for each of the `known` languages the room reads in, in known's order, and how many
+    learners read in any other (a language the server has no words for: all counted together)."""
+    counts = dict(languages)
+    return [(code, counts.pop(code)) for code in known if code in counts], sum(counts.values())
+
+
 @dataclass(frozen=True)
 class ProjectorView:
     """What the class sees: the room, the histogram of the open question (None when none), and how many learners

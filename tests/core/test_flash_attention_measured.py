@@ -27,3 +27,18 @@ def test_the_verdict_against_the_claim():
     assert row.within_claim is None
     for flash, verdict in ((6.0, "below"), (2.5, "within"), (2.0, "above")):  # 1.7x, 4x, 5x
         assert fm.MeasuredSpeedup(2, 16, 4096, 128, False, "float16", 10.0, flash, None).within_claim == verdict
+
+
+def test_the_run_names_its_shapes_and_the_rows_the_verdicts_read():
+    view = fm.measured_run(fm.committed_gpu_run())
+    assert (view.batches, view.heads, view.head_dims, view.seq_lo, view.seq_hi) == ([2], [16], [64, 128], 1024, 16384)
+    like = view.like_material
+    assert (like.seq_len, like.head_dim, like.dtype, like.causal) == (4096, 128, "float16", False)
+    assert view.fp32_without_flash.dtype == "float32" and view.fp32_without_flash.flash_ms is None
+    row = {"batch": 2, "heads": 16, "seq_len": 4096, "head_dim": 128, "causal": False, "ms": 10.0, "status": "ok"}
+    rows = [{**row, "dtype": d, "backend": "naive"} for d in ("float16", "float32")] + [
+        {**row, "dtype": "float16", "backend": "flash", "status": "unavailable"},
+        {**row, "dtype": "float32", "backend": "flash", "ms": 4.0},
+    ]
+    none = fm.measured_run({"rows": rows})  # flash timed neither the material's float16 case nor failed on float32
+    assert none.like_material is None and none.fp32_without_flash is None

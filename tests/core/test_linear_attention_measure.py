@@ -290,3 +290,15 @@ def test_generation_on_devices_says_where_the_rnn_form_wins_on_each():
     assert both.context_growth == 2.0  # 512 to 1024: the context grew 2-fold
     assert not views.generation_on_devices(cpu, cpu).conclusion_changes
     assert views.generation_on_devices(cpu, None) is None and views.generation_on_devices(cpu, run("g", [])) is None
+
+
+def test_the_paper_lengths_ratios_and_their_ranges_by_hand():
+    rows = [
+        {"context": 784, "rnn_tok_s": 1000.0, "kv_cache_tok_s": 200.0, "no_cache_tok_s": 10.0},  # 5x, 100x
+        {"context": 3072, "rnn_tok_s": 900.0, "kv_cache_tok_s": 100.0, "no_cache_tok_s": 3.0},  # 9x, 300x
+        {"context": 512, "rnn_tok_s": 1.0, "kv_cache_tok_s": 1.0, "no_cache_tok_s": 1.0},  # not a paper length
+    ]
+    view = views.paper_lengths(rows)
+    assert [(r.context, r.paper) for r in view.rows] == [(784, 317), (3072, 4462)]
+    assert (view.kv_lo, view.kv_hi, view.none_lo, view.none_hi) == (5.0, 9.0, 100.0, 300.0)
+    assert views.paper_lengths(rows[2:]) is None  # no paper length measured: the page leaves the part out

@@ -27,6 +27,7 @@ def test_a_router_the_probability_loss_calls_balanced_sends_everything_to_k_expe
     assert b.probability_loss == pytest.approx(k * eps**2 + (n - k) * (k * eps / (n - k)) ** 2, rel=1e-4)
     assert b.switch_loss == pytest.approx(1 + n * eps, rel=1e-5)  # N * sum_i f_i P_i = N * k * (1/k) (1/N + eps)
     assert b.switch_grad == pytest.approx([n / k] * k + [0.0] * (n - k))  # N f_i
-    assert max(b.probability_grad) == pytest.approx(2 * eps, rel=1e-4)  # 2 (P_e - 1/E): next to no push
+    assert b.probability_push == pytest.approx(2 * eps, rel=1e-4)  # 2 (P_e - 1/E): next to no push
+    assert b.switch_push == pytest.approx(n / k)  # the page's largest push of each loss
     with pytest.raises(ValueError):
         balance.dispatch_blind_example(4, 1, 0.5)

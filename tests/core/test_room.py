@@ -84,3 +84,9 @@ def test_csv_keeps_negative_numbers_and_neutralises_full_width_formulas():
     assert [(r[2], r[3]) for r in parsed] == [
         ("Ana", "-0.25"), ("Bo", "-3"), ("Cy", "-1e-3"), ("Di", "'-1+2"), ("Eve", "'＝HYPERLINK(\"x\")"),
         ("Fay", "'＋1"), ("'＠Gus", "'－2"), ("Hal", "'-"), ("Ida", "-.5")]  # fmt: skip
+
+
+def test_learners_are_counted_by_language_in_the_servers_order_and_the_rest_together():
+    read_in, others = rules.by_language([("ko", 3), ("xx", 2), ("en", 1), ("yy", 4)], ("en", "ja", "ko"))
+    assert (read_in, others) == ([("en", 1), ("ko", 3)], 6)  # xx 2 + yy 4 read in languages without words here
+    assert rules.by_language([], ("en",)) == ([], 0)

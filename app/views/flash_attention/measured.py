@@ -15,12 +15,11 @@ def show(T) -> None:
     if run is None:
         st.info(T("gpu_none", path=f"results/{fm.GPU_RESULT}.json"))
         return
-    rows = fm.measured_speedups(run)
-    m = fm.MATERIAL_SHAPE
+    view = fm.measured_run(run)
+    rows, m = view.rows, fm.MATERIAL_SHAPE
     st.markdown(T("gpu_claim", low=fm.PAPER_CLAIM[0], high=fm.PAPER_CLAIM[1], **m,
-                  b=", ".join(sorted({str(r.batch) for r in rows})), h=", ".join(sorted({str(r.heads) for r in rows})),
-                  n_lo=min(r.seq_len for r in rows), n_hi=max(r.seq_len for r in rows),
-                  ds=", ".join(str(d) for d in sorted({r.head_dim for r in rows}))))  # fmt: skip
+                  b=", ".join(map(str, view.batches)), h=", ".join(map(str, view.heads)),
+                  n_lo=view.seq_lo, n_hi=view.seq_hi, ds=", ".join(map(str, view.head_dims))))  # fmt: skip
     st.dataframe(
         {
             T("gpu_col_shape"): [f"B={r.batch} H={r.heads} N={r.seq_len:,} D={r.head_dim}" for r in rows],
@@ -32,19 +31,12 @@ def show(T) -> None:
         },
         hide_index=True,
     )
-    like = next(
-        (
-            r
-            for r in rows
-            if (r.seq_len, r.head_dim, r.dtype, r.causal) == (m["seq_len"], m["head_dim"], "float16", False)
-        ),
-        None,
-    )
-    if like is not None and like.flash_speedup is not None:
+    like = view.like_material
+    if like is not None:
         st.markdown(T(f"gpu_verdict_{like.within_claim}", flash=like.flash_ms, naive=like.naive_ms, x=like.flash_speedup,
                       batch=like.batch, heads=like.heads, **{k: v for k, v in m.items() if k not in ("batch", "heads")}))  # fmt: skip
-    fp32 = next((r for r in rows if r.dtype == "float32"), None)
-    if fp32 is not None and fp32.flash_ms is None:
+    fp32 = view.fp32_without_flash
+    if fp32 is not None:
         st.markdown(T("gpu_fp32", n=fp32.seq_len, d=fp32.head_dim, x=_x(fp32.efficient_speedup)))
     st.caption(T("gpu_meta", command=run["command"], date=run["date"][:10], device=run["device_name"],
                  torch=run["torch"], path=f"results/{fm.GPU_RESULT}.json"))  # fmt: skip

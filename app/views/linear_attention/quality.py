@@ -68,11 +68,11 @@ def part(T) -> None:
 def paper_lengths(T) -> None:
     """The paper's generation speed-ups beside this app's own ratios at the same sequence lengths."""
     run = load_result(views.PAPER_LENGTHS_RESULT, required=lambda d: isinstance(d["generation"]["rows"], list))
-    rows = [] if run is None else views.paper_speedups(run["generation"]["rows"])
-    if not rows:
+    view = None if run is None else views.paper_lengths(run["generation"]["rows"])
+    if view is None:
         return
-    kv, none = [r.rnn_over_kv for r in rows], [r.rnn_over_none for r in rows]
-    st.markdown(T("q_paper_lengths", kv_lo=min(kv), kv_hi=max(kv), none_lo=min(none), none_hi=max(none)))
+    rows = view.rows
+    st.markdown(T("q_paper_lengths", kv_lo=view.kv_lo, kv_hi=view.kv_hi, none_lo=view.none_lo, none_hi=view.none_hi))
     st.dataframe(
         {
             T("col_ctx"): [f"{r.context:,}" for r in rows],

@@ -35,7 +35,7 @@ def show_metrics(T, view: views.TextRouting) -> None:
     b = view.blind
     st.caption(T("prob_loss", loss=view.probability_loss, switch=view.switch_loss))
     st.caption(T("prob_blind", n=b.n_experts, k=b.top_k, eps=b.eps, p_loss=b.probability_loss, s_loss=b.switch_loss,
-                 p_grad=max(b.probability_grad), s_grad=max(b.switch_grad), dev=b.deviation))  # fmt: skip
+                 p_grad=b.probability_push, s_grad=b.switch_push, dev=b.deviation))  # fmt: skip
     st.caption(
         T(
             "bounds_note",

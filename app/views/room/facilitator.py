@@ -114,10 +114,10 @@ def question_controls(T, code: str, control: str, room, lesson) -> None:
 def languages_line(T, languages) -> str:
     """How many learners read in each language, in the app's order of languages and the facilitator's words
     ('Reading in: English 12, Japanese 8'); a language this server has no words for counts as another."""
-    counts = dict(languages)
-    known = [(language_name(ui.lang(), c), counts.pop(c)) for c in ui.LANGS if c in counts]
-    if counts:
-        known.append((T("lang_other"), sum(counts.values())))
+    read_in, others = rules.by_language(languages, ui.LANGS)
+    known = [(language_name(ui.lang(), c), n) for c, n in read_in]
+    if others:
+        known.append((T("lang_other"), others))
     return T("languages", counts=T("language_sep").join(T("language_count", name=name, n=n) for name, n in known))
 
 
