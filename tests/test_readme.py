@@ -188,3 +188,21 @@ def test_the_per_page_capacity_table_is_the_committed_run():
     assert README[start : start + sum(len(r) + 1 for r in rows)].splitlines() == rows
     intro = README[README.rindex("prints the table below from a run", 0, start) : start]
     assert result["date"][:10] in intro
+
+
+def test_the_study_group_round_is_the_committed_run():
+    """The whole-app row of 'Capacity of one replica' is results/load_test.json: /attention's p95 at each swept
+    count of visitors and the last first page of those arriving together; the sentences after it give the run's
+    date."""
+    result = json.loads((ROOT / "results" / "load_test.json").read_text(encoding="utf-8"))
+
+    def seconds(ms: float) -> str:
+        return f"{ms / 1000:.2f} s" if ms < 995 else f"{ms / 1000:.1f} s"
+
+    p95 = [seconds(step["by_page"]["attention"]["p95_ms"]) for step in result["sweep"]]
+    first = seconds(result["burst"]["first_page"]["max_ms"])
+    row = next(line for line in README.splitlines() if line.startswith("| A study group's round"))
+    cells = [cell.strip().replace("**", "") for cell in row.strip("|").split("|")][1:]
+    assert cells == [f"/attention p95 {p95[0]}", *p95[1:], f"all within {first}", "`results/load_test.json`"]
+    after = README.index(row) + len(row)
+    assert result["date"][:10] in README[after : README.index("**Memory**", after)]
