@@ -290,7 +290,7 @@ def rollout_view(trace, tokens: Tokens, layer: int, window: int | None = None) -
 def grid_view(trace, tokens: Tokens, highlight: tuple[int, int] = (0, 0)) -> GridView:
     size = TILE if trace.n_layers * trace.n_heads <= MANY_HEADS else TILE_MANY
     names = None
-    if trace.n_kv_heads < trace.n_heads:  # GQA: say which key/value head each query head reads
+    if trace.grouped:  # GQA: say which key/value head each query head reads
         names = [f"{h}·kv{trace.kv_head(h)}" for h in range(trace.n_heads)]
     thumbs = thumbnails(trace, tokens, size).numpy()
     labels = bin_labels(tokens.labels, bin_edges(tokens.m, size))  # the blocks thumbnails() pools

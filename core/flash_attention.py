@@ -176,6 +176,11 @@ class TileWalk:
     weights: np.ndarray  # (n, n) softmax weights, 0 where masked, for the overview heatmap
 
     @property
+    def matches_sdpa(self) -> bool:
+        """The tiled output is SDPA's up to float64 rounding: the page's check says so (or that it differs)."""
+        return self.max_abs_diff < 1e-9
+
+    @property
     def block_notes(self) -> list[tuple[str, str, int, int]]:
         """Each block size that does not tile n evenly: (name, "larger" (one tile of all n rows) or "uneven", the
         block size, the last tile's rows)."""

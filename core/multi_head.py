@@ -289,6 +289,11 @@ class DropoutRow:
     dropped: list[bool]
 
     @property
+    def drops(self) -> bool:
+        """The model trains with attention dropout (p > 0); without it training's row is evaluation's."""
+        return self.p > 0
+
+    @property
     def training_sum(self) -> float:
         """No longer 1: it is 1 only on average over the random draws."""
         return float(sum(self.training))

@@ -107,6 +107,11 @@ class SdpaSteps:
         """Largest |step-by-step output - SDPA output|."""
         return float(np.abs(self.output - self.sdpa_output).max())
 
+    @property
+    def matches_sdpa(self) -> bool:
+        """The step-by-step output is torch's SDPA up to float64 rounding (the page's check)."""
+        return self.max_abs_diff <= 1e-9
+
 
 def input_problems(q, k, v) -> list[str]:
     """What is wrong with Q, K, V as attention inputs, as codes a page translates (empty list = fine):

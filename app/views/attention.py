@@ -38,7 +38,7 @@ def window_start(T, tokens: attention.Tokens) -> int | None:
 
 
 def show_gqa(T, model, trace, head: int) -> None:
-    if trace.n_kv_heads == trace.n_heads:
+    if not trace.grouped:
         return
     groups, k = model.kv_groups(), trace.kv_head(head)
     others = ", ".join(str(g) for g in groups[k] if g != head)

@@ -33,7 +33,7 @@ def layer_part(T, model) -> None:
     init = {f"i{k}": v for k, v in slips.qkv_differ_at_init(walk).items()}
     st.caption(T("slip_qkv", head=head, **slips.qkv_differ(walk, head), **init))
     drop = mh.last_token_dropout(walk, head)
-    st.markdown(T("dropout" if drop.p > 0 else "dropout_none", p=drop.p, token=walk.tokens[drop.query],
+    st.markdown(T("dropout" if drop.drops else "dropout_none", p=drop.p, token=walk.tokens[drop.query],
                   total=drop.training_sum))  # fmt: skip
     st.dataframe({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
                   T("col_train"): [f"{x:.3f}" for x in drop.training]}, hide_index=True)  # fmt: skip

@@ -176,6 +176,11 @@ def per_head_accuracy(result: dict) -> np.ndarray:
     return np.array(result["per_head"]["held_out"]["accuracy"])
 
 
+def same_best_head(stored: dict, live: dict) -> bool:
+    """Does the recomputation pick the stored run's best head (layer, head)?"""
+    return list(stored["best_head"]) == list(live["best_head"])
+
+
 def largest_difference(stored: dict, live: dict) -> float | None:
     """Largest difference between stored and recomputed best-head weights per sentence (None: not comparable)."""
     if stored is None or len(stored["sentences"]) != len(live["sentences"]):

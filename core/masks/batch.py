@@ -148,6 +148,11 @@ class MaskStepsView:
     row_sum_max: float
     sdpa_diff: float
 
+    @property
+    def has_padding(self) -> bool:
+        """The sentence is shorter than the batch's longest: its last rows are padding queries."""
+        return self.n_real < len(self.tokens)
+
 
 def mask_steps_view(token_lists: list[list[str]], sentence: int, head: int, kind: str, seed: int = 0) -> MaskStepsView:
     result = masked_batch_attention(token_lists, kind, seed=seed)

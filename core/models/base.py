@@ -101,6 +101,11 @@ class Trace:
     def n_kv_heads(self) -> int:
         return self.keys[0].shape[1]
 
+    @property
+    def grouped(self) -> bool:
+        """Grouped key/value heads (GQA, or MQA with one): fewer key/value heads than query heads."""
+        return self.n_kv_heads < self.n_heads
+
     def kv_head(self, head: int) -> int:
         """Which key/value head query head `head` reads (GQA): consecutive query heads share one, as in
         transformers' repeat_kv."""

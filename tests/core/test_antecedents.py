@@ -244,4 +244,7 @@ def test_accuracy_bars_and_the_largest_difference_from_the_file():
     assert n_held == results["models"]["minilm"]["halves"]["held_out"]["n_sentences"]
     stored = results["models"]["minilm"]
     assert view.largest_difference(stored, stored) == 0.0
+    assert view.same_best_head(stored, json.loads(json.dumps(stored)))  # a list as the file holds it
+    layer, head = stored["best_head"]
+    assert not view.same_best_head(stored, {**stored, "best_head": [layer, head + 1]})
     assert view.largest_difference(None, stored) is None

@@ -1,6 +1,7 @@
 """FlashAttention's tiled online softmax against torch's SDPA, its step-by-step statistics against a direct softmax
 over the keys seen so far, and the memory-traffic counts against hand-worked loops and Theorem 2's orders."""
 
+import dataclasses
 import math
 
 import pytest
@@ -98,7 +99,8 @@ def test_causal_tiles_above_the_diagonal_are_marked_skipped():
 def test_walk_clamps_the_query_tile_and_handles_blocks_larger_than_n():
     view = fa.walk(n=5, d=2, br=9, bc=12, q_tile=7)
     assert view.query_tiles == [(0, 5)] and view.key_tiles == [(0, 5)] and view.q_tile == 0
-    assert len(view.steps) == 1 and view.max_abs_diff < 1e-12
+    assert len(view.steps) == 1 and view.max_abs_diff < 1e-12 and view.matches_sdpa
+    assert not dataclasses.replace(view, max_abs_diff=1e-6).matches_sdpa  # the page's check then says it differs
     assert view.block_notes == [("Br", "larger", 9, 5), ("Bc", "larger", 12, 5)]
     # n = 10 in tiles of 4: 4 + 4 + 2 rows, the last one short; 5 divides 10
     assert fa.walk(n=10, d=2, br=4, bc=5).block_notes == [("Br", "uneven", 4, 2)]

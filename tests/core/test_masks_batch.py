@@ -94,6 +94,7 @@ def test_mask_steps_view_is_one_sentence_and_head_of_the_batch(kind):
     full = masked_batch_attention(SENTS, kind, seed=0)
     v = mask_steps_view(SENTS, sentence=1, head=2, kind=kind, seed=0)
     assert v.tokens == ["dogs", "bark", PAD, PAD] and v.n_real == 2 and (v.n_sentences, v.n_heads) == (3, 4)
+    assert v.has_padding and not mask_steps_view(SENTS, sentence=0, head=2, kind=kind, seed=0).has_padding
     np.testing.assert_array_equal(v.weights, full.weights[1, 2])
     np.testing.assert_array_equal(v.scores, full.scores[1, 2])
     np.testing.assert_array_equal(v.allowed, full.allowed[1])

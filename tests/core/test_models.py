@@ -198,6 +198,11 @@ def random_trace(lengths=(7, 5), n_layers=3, n_heads=6, n_kv_heads=2, d=8, causa
     return Trace(batch=batch, queries=q, keys=k, scale=d**-0.5, is_causal=causal)
 
 
+def test_a_trace_is_grouped_when_it_has_fewer_key_value_heads_than_query_heads():
+    assert random_trace(n_heads=6, n_kv_heads=2).grouped and random_trace(n_heads=6, n_kv_heads=1).grouped  # GQA, MQA
+    assert not random_trace(n_heads=6, n_kv_heads=6).grouped  # one key/value head per query head: no groups to name
+
+
 @pytest.fixture(params=[False, True], ids=["encoder", "decoder"])
 def trace(request) -> Trace:
     return random_trace(causal=request.param)

@@ -33,7 +33,9 @@ def test_the_pages_example_is_the_last_tokens_row_at_the_models_dropout():
     w = torch.stack([weights(4, seed) for seed in range(2)])  # (H, n, n) of a walk over 4 tokens
     walk = SimpleNamespace(weights=w, tokens=["[CLS]", "a", "b", "[SEP]"], attention_dropout=0.1)
     r = mh.last_token_dropout(walk, head=1)
-    assert (r.query, r.p) == (3, 0.1) and r.evaluation == w[1, 3].tolist()
+    assert (r.query, r.p) == (3, 0.1) and r.evaluation == w[1, 3].tolist() and r.drops
+    none = mh.last_token_dropout(SimpleNamespace(**{**vars(walk), "attention_dropout": 0.0}), head=1)
+    assert not none.drops and none.training == none.evaluation  # no dropout: training's row is evaluation's
 
 
 def test_training_row_is_the_row_on_average():

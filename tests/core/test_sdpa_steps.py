@@ -1,6 +1,7 @@
 """core/sdpa_steps.py, the engine of /sdpa-steps: every intermediate of the classic example worked out by hand here, the
 result against torch's SDPA, input validation, and the sqrt(d_k) saturation demo against theory."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -61,7 +62,8 @@ def test_classic_example_every_intermediate_by_hand():
 
 def test_classic_example_matches_torch_sdpa_in_float32_and_float64():
     s = sdpa_steps(CLASSIC_Q, CLASSIC_K, CLASSIC_V)
-    assert s.max_abs_diff < 1e-10
+    assert s.max_abs_diff < 1e-10 and s.matches_sdpa
+    assert not dataclasses.replace(s, output=s.output + 1e-6).matches_sdpa  # the page's check then warns
     q, k, v = (torch.tensor(m, dtype=torch.float32)[None, None] for m in (CLASSIC_Q, CLASSIC_K, CLASSIC_V))
     ref32 = F.scaled_dot_product_attention(q, k, v)[0, 0].numpy()
     assert_close_in_scale(s.output, ref32, what="output (values near 18)")

@@ -101,5 +101,5 @@ def evaluation(T, key: str, model) -> None:
         show_results(T, live, name)
         d = data.largest_difference((results or {}).get("models", {}).get(key), live)
         if d is not None:
-            same = T("same") if results["models"][key]["best_head"] == live["best_head"] else T("different")
+            same = T("same") if data.same_best_head(results["models"][key], live) else T("different")
             st.caption(T("matches", d=d, same=same))

@@ -53,5 +53,5 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
         diff=view.sdpa_diff,
     )
     st.markdown(facts)
-    if view.n_real < len(labels):
+    if view.has_padding:
         st.caption(T("pad_rows"))

@@ -85,7 +85,7 @@ def show_steps(T) -> None:
     st.markdown(T("check_text"))
     query = ui.t("sdpa_steps.figure", "query")  # a named index: no empty header cell for a screen reader
     st.dataframe(pd.DataFrame(s.sdpa_output, index=pd.Index(view.q_labels, name=query), columns=view.v_labels))
-    if s.max_abs_diff <= 1e-9:
+    if s.matches_sdpa:
         st.success(T("check_ok", diff=s.max_abs_diff))
     else:
         st.warning(T("check_bad", diff=s.max_abs_diff))
