@@ -80,20 +80,25 @@ def measured_speedups(run: dict) -> list[MeasuredSpeedup]:
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """What the page says about a GPU run: its rows, the shapes they cover, and the two rows its verdicts read."""
+    """What the page says about a GPU run: its rows, the shapes the run timed, the shapes standard attention has no
+    time at (on a GPU the naive path runs out of memory first), and the two rows its verdicts read."""
 
     rows: list[MeasuredSpeedup]
-    batches: list[int]  # every batch size timed, ascending
+    batches: list[int]  # every batch size any backend timed, ascending
     heads: list[int]
     head_dims: list[int]
-    seq_lo: int  # the shortest sequence timed
-    seq_hi: int
+    seq_lo: int | None  # the shortest sequence timed; None when the run holds no row at all
+    seq_hi: int | None
+    shapes: int  # shapes any backend timed
+    without_standard: int  # of those, shapes with no successful standard-attention time (no speed-up, not in rows)
     like_material: MeasuredSpeedup | None  # float16, not causal, at the material's N and D, with flash timed
     fp32_without_flash: MeasuredSpeedup | None  # the first float32 row, when the flash kernel could not run it
 
 
 def measured_run(run: dict) -> MeasuredRun:
     rows = measured_speedups(run)
+    timed = {_shape(r) for r in run["rows"]}
+    batch, heads, seq, dim = ([s[i] for s in timed] for i in range(4))
     m = MATERIAL_SHAPE
     like = next(
         (
@@ -106,11 +111,13 @@ def measured_run(run: dict) -> MeasuredRun:
     fp32 = next((r for r in rows if r.dtype == "float32"), None)
     return MeasuredRun(
         rows=rows,
-        batches=sorted({r.batch for r in rows}),
-        heads=sorted({r.heads for r in rows}),
-        head_dims=sorted({r.head_dim for r in rows}),
-        seq_lo=min(r.seq_len for r in rows),
-        seq_hi=max(r.seq_len for r in rows),
+        batches=sorted(set(batch)),
+        heads=sorted(set(heads)),
+        head_dims=sorted(set(dim)),
+        seq_lo=min(seq, default=None),
+        seq_hi=max(seq, default=None),
+        shapes=len(timed),
+        without_standard=len(timed - {(r.batch, r.heads, r.seq_len, r.head_dim, r.causal, r.dtype) for r in rows}),
         like_material=like if like is not None and like.flash_speedup is not None else None,
         fp32_without_flash=fp32 if fp32 is not None and fp32.flash_ms is None else None,
     )

@@ -42,3 +42,25 @@ def test_the_run_names_its_shapes_and_the_rows_the_verdicts_read():
     ]
     none = fm.measured_run({"rows": rows})  # flash timed neither the material's float16 case nor failed on float32
     assert none.like_material is None and none.fp32_without_flash is None
+
+
+def without_standard(run: dict, from_seq_len: int) -> dict:
+    """The committed run as a GPU run whose standard attention ran out of memory from `from_seq_len` on."""
+    oom = {"status": "out of memory", "ms": None, "reason": "CUDA out of memory"}
+    rows = [{**r, **oom} if r["backend"] == "naive" and r["seq_len"] >= from_seq_len else r for r in run["rows"]]
+    return {**run, "rows": rows}
+
+
+def test_a_run_without_standard_attention_rows_says_what_it_has():
+    committed = fm.committed_gpu_run()
+    shapes = {(r["seq_len"], r["head_dim"], r["dtype"], r["causal"]) for r in committed["rows"]}
+    part = fm.measured_run(without_standard(committed, 8192))
+    assert part.shapes == len(shapes) and part.without_standard == sum(1 for s in shapes if s[0] >= 8192) > 0
+    assert {r.seq_len for r in part.rows} == {s[0] for s in shapes if s[0] < 8192}
+    assert (part.seq_lo, part.seq_hi) == (1024, 16384) and part.like_material.seq_len == 4096  # N: what was timed
+    none = fm.measured_run(without_standard(committed, 0))
+    assert none.rows == [] and none.without_standard == none.shapes == len(shapes)
+    assert none.like_material is None and none.fp32_without_flash is None
+    assert (none.batches, none.head_dims, none.seq_lo, none.seq_hi) == ([2], [64, 128], 1024, 16384)
+    empty = fm.measured_run({"rows": []})
+    assert (empty.seq_lo, empty.seq_hi, empty.shapes, empty.without_standard) == (None, None, 0, 0)

@@ -52,3 +52,17 @@ def test_the_papers_claim_stands_beside_the_committed_h200_figures():
     assert "In float32 (N = 4,096, D = 64)" in text and "NVIDIA H200" in text
     table = next(d for d in at.dataframe if "flash speed-up" in d.value.columns).value
     assert "cannot run" in table["flash ms"].tolist()
+
+
+def test_a_gpu_run_where_standard_attention_ran_out_of_memory_says_so(tmp_path, monkeypatch):
+    from core import flash_attention_measured as fm
+    from core import results
+    from tests.core.test_flash_attention_measured import without_standard
+
+    run = without_standard(fm.committed_gpu_run(), 0)
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    results.save_result(tmp_path / f"{fm.GPU_RESULT}.json", {"cuda": run})
+    for lang, words in (("en", "Standard attention has no successful time at 9 of the 9 shapes"), ("ja", "9 個の形のうち 9 個"),
+                        ("ko", "9개의 형태 중 9개")):  # fmt: skip
+        text = shown_text(open_view("flash_attention", {"lang": lang}))
+        assert words in text and "NVIDIA H200" in text

@@ -16,6 +16,9 @@ def show(T) -> None:
         st.info(T("gpu_none", path=f"results/{fm.GPU_RESULT}.json"))
         return
     view = fm.measured_run(run)
+    if view.seq_lo is None:  # a run file that timed nothing
+        st.info(T("gpu_none", path=f"results/{fm.GPU_RESULT}.json"))
+        return
     rows, m = view.rows, fm.MATERIAL_SHAPE
     st.markdown(T("gpu_claim", low=fm.PAPER_CLAIM[0], high=fm.PAPER_CLAIM[1], **m,
                   b=", ".join(map(str, view.batches)), h=", ".join(map(str, view.heads)),
@@ -31,6 +34,8 @@ def show(T) -> None:
         },
         hide_index=True,
     )
+    if view.without_standard:
+        st.markdown(T("gpu_no_standard", missing=view.without_standard, shapes=view.shapes))
     like = view.like_material
     if like is not None:
         st.markdown(T(f"gpu_verdict_{like.within_claim}", flash=like.flash_ms, naive=like.naive_ms, x=like.flash_speedup,
