@@ -93,13 +93,23 @@ def mask_view(trace) -> MaskView:
     return MaskView(trace.batch.attention_mask.numpy(), tuple(tuple(row) for row in trace.batch.tokens))
 
 
-def sentence_view(trace, index: int, layer: int, head: int) -> MatrixView:
+@dataclass
+class SentenceView(MatrixView):
+    """One sentence's head over the batch's whole padded width, and whether its last rows are padding queries."""
+
+    has_padding: bool  # shorter than the batch's longest: padding rows computed too, their outputs never used
+
+
+def sentence_view(batch_run: BatchRun, index: int, layer: int, head: int) -> SentenceView:
     """One head for sequence `index` over the WHOLE padded width (padding tokens included, masked keys NaN):
-    the page shows what the batch computes, padded rows too."""
+    the page shows what the batch computes, padded rows too. Padding is where the sentence has no real token,
+    also when the model was not given the mask."""
+    trace = batch_run.trace
     n = trace.batch.input_ids.shape[1]
     labels = indexed_labels(trace.batch.tokens[index])
     tokens = Tokens(index, torch.arange(n), labels, trace.mask(index), False, False, tuple(labels))
-    return matrix_view("head", trace.attention(layer, head, index), tokens, layer, head, trace.n_heads, None)
+    view = matrix_view("head", trace.attention(layer, head, index), tokens, layer, head, trace.n_heads, None)
+    return SentenceView(**vars(view), has_padding=batch_run.length(index) < n)
 
 
 def run_alone(model, text: str, max_tokens: int | None = None) -> Trace:

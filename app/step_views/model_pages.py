@@ -141,7 +141,7 @@ def _padded_batch(s: Values, step: core_lessons.Step) -> list[Drawn]:
         fig = shared.figures(padded_figures.mask_figure, mask, "padded_batch.figure")
         return [Drawn(fig, "attention-mask", mask.mask, rows)]
     i = int(s.row)
-    view = padded_batch.sentence_view(batch_run.trace, i, s.layer, s.head)
+    view = padded_batch.sentence_view(batch_run, i, s.layer, s.head)
     fig = padded_figures.sentence_figure(view, words, i)
     return [Drawn(fig, f"padded-sentence{i}-layer{s.layer}-head{s.head}", view.weights, view.labels, view.labels)]
 

@@ -67,7 +67,7 @@ def sentence_head(T, batch_run, rows: list[str]) -> None:
         layer = ui.field(F["layer"], T("layer"), trace, widget="number")
     with c3:
         head = ui.field(F["head"], T("head"), trace, widget="number")
-    view = padded_batch.sentence_view(trace, i, layer, head)
+    view = padded_batch.sentence_view(batch_run, i, layer, head)
     fig = figures.sentence_figure(view, ui.texts("padded_batch.figure"), i)
     ui.show_figure(
         fig,
@@ -77,7 +77,7 @@ def sentence_head(T, batch_run, rows: list[str]) -> None:
         col_labels=view.labels,
         key="fig-padded-head",
     )
-    if batch_run.length(i) < len(view.labels):
+    if view.has_padding:
         st.caption(T("pad_rows"))
 
 

@@ -63,13 +63,25 @@ def test_verdict_flags_padding_leaks_and_differences():
     assert not padded_batch.verdict([ok, {"max_pad_weight": 0.0, "max_diff_alone": float("nan")}], t).ok
 
 
+def as_run(trace: Trace, masked: bool = True) -> padded_batch.BatchRun:
+    """A fake trace as the page's batch run (right padding); unmasked: the model was fed an all-ones mask."""
+    real = trace.batch.attention_mask.bool()
+    if not masked:
+        fed = dataclasses.replace(trace.batch, attention_mask=torch.ones_like(trace.batch.attention_mask))
+        trace = dataclasses.replace(trace, batch=fed)
+    return padded_batch.BatchRun(trace, real, "right", masked)
+
+
 def test_sentence_view_covers_the_padded_width_with_padded_keys_masked():
     t = fake_trace(lengths=(6, 4), causal=False)
-    view = padded_batch.sentence_view(t, 1, 2, 3)
+    view = padded_batch.sentence_view(as_run(t), 1, 2, 3)
     assert view.cells.shape == (6, 6) and len(view.labels) == 6 and view.labels[5] == "5 [PAD]"
     torch.testing.assert_close(torch.as_tensor(view.weights), t.attention(2, 3, 1))
     assert np.isnan(view.cells[:, 4:]).all()  # padded keys: masked for every query
     np.testing.assert_allclose(view.cells[:4, :4], t.attention(2, 3, 1)[:4, :4].numpy(), atol=1e-7)
+    assert view.has_padding and not padded_batch.sentence_view(as_run(t), 0, 2, 3).has_padding  # 4 of 6, 6 of 6
+    unmasked = padded_batch.sentence_view(as_run(t, masked=False), 1, 2, 3)
+    assert unmasked.has_padding and not np.isnan(unmasked.cells).any()  # padding the model was not told about
 
 
 def test_lines_are_the_non_empty_ones_at_most_four():

@@ -18,6 +18,9 @@ def test_a_link_moves_the_padding_left_or_takes_the_mask_away():
     at = open_view("padded_batch", {"nomask": "1", "row": "2"})
     assert at.checkbox(key="nomask").value and "padding leaks into this batch" in shown_text(at)
     assert "Without the mask the model got all ones: the 14 padding tokens" in shown_text(at)
+    assert "Rows of padding tokens are computed too but are never used" in shown_text(
+        at
+    )  # sentence 2's padding rows, though the model got no mask
 
 
 def test_a_batch_is_one_model_pass_and_each_sentence_runs_alone_once(monkeypatch):

@@ -34,7 +34,9 @@ def test_a_large_mask_has_no_written_values():
 
 def test_sentence_figure_is_the_head_over_the_padded_width_titled_with_its_sentence():
     trace = fake_trace(lengths=(6, 4, 2))
-    view = padded_batch.sentence_view(trace, 2, 1, 3)
+    view = padded_batch.sentence_view(
+        padded_batch.BatchRun(trace, trace.batch.attention_mask.bool(), "right", True), 2, 1, 3
+    )
     fig = figures.sentence_figure(view, t, 2)
     z = np.array(fig.data[0].z, dtype=float)
     assert z.shape == (6, 6)
