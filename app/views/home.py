@@ -8,7 +8,7 @@ import streamlit as st
 from app import catalog, ui
 from app.views.lessons import paths as study_paths
 from app.views.lessons import progress
-from app.views.lessons.text import plain
+from app.views.lessons.text import label, plain, prose
 from core import lessons as core
 
 
@@ -29,10 +29,10 @@ def paths(T) -> None:
     for row in itertools.zip_longest(in_order, in_order):  # two a row: a screen reader meets them in the file's order
         for column, path in zip(st.columns(2), filter(None, row)):
             with column.container(border=True):
-                st.page_link(target, label=plain(core.text_in(path.title, lang)), icon=":material/route:",
+                st.page_link(target, label=plain(label(path.title, lang)), icon=":material/route:",
                              query_params={"lesson": path.lessons[0], study_paths.PARAM: path.id})  # fmt: skip
-                st.markdown(plain(core.text_in(path.about, lang)))
-                titles = " → ".join(core.text_in(lessons[x].title, lang) for x in path.lessons)
+                prose(path.about, lang)
+                titles = " → ".join(label(lessons[x].title, lang) for x in path.lessons)
                 st.caption(plain(T("path_lessons", n=len(path.lessons), titles=titles)))
 
 

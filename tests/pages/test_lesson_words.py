@@ -105,12 +105,18 @@ def read(at) -> list[str]:
     return [as_read(m.value).replace(JOINER, "") for m in at.markdown if re.search(r"\b(EN|KO) ", str(m.value))]
 
 
+TITLE = "No Japanese <b>here</b>"
+TITLE_JA = f"{TITLE}（英語）"  # a picker's or a title's stand-in: English, named after it in Japanese
+
+
 def test_lessons_page_says_when_english_stands_in_for_japanese(no_ja):
     at = open_view("lessons", {"lesson": "no-ja", "lang": "ja", "a.score": "0"})
     assert notices(at, "ja") == 3  # the step's text, the question, the explanation
     assert {TEXT, PROMPT, f"EN explanation: {RIGHT} [x](javascript:alert(1))"} <= set(read(at))
+    assert at.selectbox(key="lesson").options == [TITLE_JA]
     at = open_view("lessons", {"lesson": "no-ja", "lang": "ko", "a.score": "0"})
     assert notices(at, "ko") == 0 and "KO 설명 14" in read(at)
+    assert at.selectbox(key="lesson").options == ["일본어 없음"]  # written in Korean: nothing added
 
 
 def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja):
@@ -121,7 +127,9 @@ def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja)
     store.open_question(code, control, "no-ja", 0)
     facilitator = open_view("room", {"room": code, "key": control, "lang": "ja"})
     assert notices(facilitator, "ja") == 2 and {TEXT, PROMPT} <= set(read(facilitator))
-    assert facilitator.header[0].value.endswith(plain("No Japanese <b>here</b>"))  # a title is text too
+    assert facilitator.header[0].value.endswith(plain(TITLE_JA))  # a title is text too
+    assert facilitator.selectbox(key="room-go").options == [f"1. {TEXT[:60]}（英語）"]  # the step menu
+    assert open_view("room", {"lang": "ja"}).selectbox(key="room-lesson").options == [TITLE_JA]
     learner = run_view("room", {"room": code, "me": ana, "lang": "ja"})
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)
@@ -133,6 +141,7 @@ def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja)
     for lang, stand_ins in (("ja", 3), ("en", 0)):
         projector = open_view("room", {"room": code, "mode": "projector", "lang": lang})
         assert notices(projector, "ja") == stand_ins
+        assert projector.header[0].value.endswith(plain(TITLE_JA if lang == "ja" else TITLE))
         shown = read(projector)
         assert shown.count(TEXT) == 1 and shown.count(f"EN explanation: {RIGHT} [x](javascript:alert(1))") == 1
         assert {"KO 단계 🙂", "KO 질문?", f"KO 설명 {RIGHT}"} <= set(shown)

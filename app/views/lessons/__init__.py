@@ -9,7 +9,7 @@ from app import ui
 from core import lessons as core
 
 from . import paths, progress, question
-from .text import prose
+from .text import label, prose
 
 CURRENT = "_lesson_on_screen"
 
@@ -57,9 +57,7 @@ def page() -> None:
         ui.page_end()
         return
     lang = ui.lang()
-    lesson_id = ui.select(
-        "lesson", T("lesson"), list(lessons), format_func=lambda i: core.text_in(lessons[i].title, lang)
-    )
+    lesson_id = ui.select("lesson", T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, lang))
     lesson = lessons[lesson_id]
     if st.session_state.get(CURRENT, lesson_id) != lesson_id:
         st.session_state["lstep"] = 1  # another lesson starts at its first step

@@ -11,7 +11,7 @@ from core import lessons as core
 from core.lessons import paths as study
 
 from . import progress
-from .text import plain
+from .text import label, plain
 
 PARAM = "path"
 
@@ -48,7 +48,7 @@ def current(lesson_id: str) -> study.StudyPath | None:
 
 
 def where(T, on: study.StudyPath, lesson_id: str) -> None:
-    title = plain(core.text_in(on.title, ui.lang()))
+    title = plain(label(on.title, ui.lang()))
     st.caption(T("path_where", path=title, i=on.position(lesson_id) + 1, n=len(on.lessons)))
 
 
@@ -61,8 +61,8 @@ def offer_next(T, on: study.StudyPath, lessons: dict[str, core.Lesson], lesson_i
     """At a lesson's last step: the path's next lesson (the path stays in the link), or the path's end."""
     following = on.after(lesson_id)
     if following is None:
-        st.success(T("path_done", path=plain(core.text_in(on.title, ui.lang()))))
+        st.success(T("path_done", path=plain(label(on.title, ui.lang()))))
         return
-    title = plain(core.text_in(lessons[following].title, ui.lang()))  # a button's label is markdown too
+    title = plain(label(lessons[following].title, ui.lang()))  # a button's label is markdown too
     st.button(T("path_next", title=title), key="path-next", on_click=_go, args=(following,), type="primary",
               icon=":material/skip_next:")  # fmt: skip

@@ -82,6 +82,18 @@ def draw(shown: Shown, answer: Answer | None = None, with_correct: bool = True) 
         st.caption(i18n.text(shown.wanted, "lessons", "stand_in", language=language_name(shown.wanted, shown.lang)))
 
 
+def label(words: dict[str, str], lang: str, limit: int | None = None) -> str:
+    """Lesson words in a picker, a menu or a title (a lesson's or a path's title, a step's first `limit`
+    characters), where prose's notice line would be one line too many per label: a stand-in carries its language's
+    name after it, in the reader's words ('No Japanese here（英語）'), the one short form of that notice on every
+    page of lessons and rooms. Plain text: a title drawn as markdown goes through plain()."""
+    shown = shown_in(words, lang)
+    text = shown.text[:limit]
+    if not shown.stands_in:
+        return text
+    return i18n.text(lang, "lessons", "stand_in_label", text=text, language=language_name(lang, shown.lang))
+
+
 def prose(words: dict[str, str], lang: str, answer: Answer | None = None, with_correct: bool = True) -> None:
     """A step's text, a question, a hint or an explanation for a reader of `lang` (answer: the right answer a hint
     or an explanation is filled with; with_correct=False: its detail only, the answer withheld): what every page of

@@ -15,9 +15,10 @@ import streamlit as st
 
 from app import ui
 from app.room.store import open_store
+from app.views.lessons.text import label
 from app.views.room import control_token, facilitator, follow, projector
 from core import room as rules
-from core.lessons import LessonError, text_in
+from core.lessons import LessonError
 from core.room import RoomError
 
 PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no widget mirrors them)
@@ -27,7 +28,7 @@ def create(T, lessons: dict) -> None:
     with st.container(border=True):
         st.header(T("open_header"))
         pick = ui.pick(
-            T("lesson"), list(lessons), format_func=lambda i: text_in(lessons[i].title, ui.lang()), key="room-lesson"
+            T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, ui.lang()), key="room-lesson"
         )
         with st.form("room-create", border=False):
             if not st.form_submit_button(T("open"), type="primary"):

@@ -18,10 +18,9 @@ from app import ui
 from app.room import watch
 from app.room.store import open_store
 from app.views.lessons import progress
-from app.views.lessons.text import answers_figure, in_words, language_name, plain, prose
+from app.views.lessons.text import answers_figure, in_words, label, language_name, plain, prose
 from app.views.room import control_token, door, follow, links
 from core import room as rules
-from core.lessons import text_in
 from core.room import RoomError
 from viz import room as figures
 
@@ -83,7 +82,7 @@ def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
     c2.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1,
               key="room-next")  # fmt: skip
     st.session_state["room-go"] = step
-    labels = {i: T("step_label", i=i + 1, text=text_in(s.text, lang)[:60]) for i, s in enumerate(lesson.steps)}
+    labels = {i: T("step_label", i=i + 1, text=label(s.text, lang, 60)) for i, s in enumerate(lesson.steps)}
     c3.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
                  args=(code, control), label_visibility="collapsed")  # fmt: skip
 
@@ -187,7 +186,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         return
     room = replace(room, step=rules.step_of(room, lesson))
     control_token.keep_in_browser(code, control, room.expires)
-    st.header(T("control_header", code=code, title=plain(text_in(lesson.title, ui.lang()))))
+    st.header(T("control_header", code=code, title=plain(label(lesson.title, ui.lang()))))
     st.info(T("control_warning"))
     c1, c2 = st.columns(2)
     c1.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",

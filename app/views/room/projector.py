@@ -16,10 +16,10 @@ import streamlit as st
 from app import i18n, ui
 from app.room import watch
 from app.room.store import open_store
-from app.views.lessons.text import answers_figure, draw, in_words, plain
+from app.views.lessons.text import answers_figure, draw, in_words, label, plain
 from app.views.room import facilitator, follow
 from core import room as rules
-from core.lessons import for_the_class, text_in
+from core.lessons import for_the_class
 
 
 def snapshot(code: str, polled) -> dict:
@@ -96,6 +96,6 @@ def show(T, code: str, lessons: dict) -> None:
     if lesson is None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
-    st.header(T("projector_header", code=code, title=plain(text_in(lesson.title, ui.lang()))))
+    st.header(T("projector_header", code=code, title=plain(label(lesson.title, ui.lang()))))
     facilitator.join_panel(T, code, qr_width=240)
     live(code, lesson)
