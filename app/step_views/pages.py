@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app import shared, ui
 from app.views.head_detectors import TOP as DETECTOR_TOP
+from app.views.rope_scaling import formulas as rope_scaling_page
 from app.views.transformer_xl.ideas import CONTEXT_N as XL_CONTEXT
 from app.views.transformer_xl.ideas import LAYERS as XL_LAYERS
 from core import ablation, attention, head_detectors, multi_head, sdpa_steps
@@ -17,7 +18,6 @@ from core.masks import encoder_decoder as masks_kinds
 from core.models import registry
 from core.positions import alibi, extrapolation, learned, relative, rope, sinusoidal
 from core.positions.state import base_from_log10
-from core.rope_scaling import formulas as rope_scaling
 from core.sdpa_gqa.state import model_config as gqa_config
 from core.sdpa_gqa.views import kv_cache_view
 from core.state import Values
@@ -163,7 +163,7 @@ def _attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
 def _rope_scaling(s: Values, step: core_lessons.Step) -> list[Drawn]:
     """The formula part: each method's wavelength per pair for an order of the slowest pairs, else the ratio to
     plain RoPE per pair (the kept pairs, the stretched ones). The experiment part keeps the buttons."""
-    freq = rope_scaling.frequency_view(float(s.factor), s.maxd)
+    freq = rope_scaling_page.frequencies(float(s.factor), s.maxd)  # the page's call: collection paused
     words, factor = ui.texts("rope_scaling.figure"), float(s.factor)
     if asks(step)[0] == "rope_scaling.slowest_order":
         data = {"pair": freq.pairs, **{r["method"]: r["wavelength"] for r in freq.rows}}

@@ -80,10 +80,12 @@ def test_collection_left_off_stays_off(fresh_module):
 
 def test_a_pages_first_import_of_transformers_waits_for_no_collection(monkeypatch):
     """/rope-scaling's curves and the example tables of /positions and /encoder-decoder (models.show_examples) are
-    what first imports transformers on those pages, as a model load does on the others: automatic collection waits
+    what first imports transformers on those pages (and a lesson step of /rope-scaling, by the page's call), as a
+    model load does on the others: automatic collection waits
     meanwhile (the collections of their first run: scripts/page_run_cost.py, results/page_run_cost.json)."""
-    from app import models
+    from app import models, step_views
     from app.views.rope_scaling import formulas as page
+    from core import lessons as core_lessons
     from core.rope_scaling import formulas
 
     seen = []
@@ -93,12 +95,15 @@ def test_a_pages_first_import_of_transformers_waits_for_no_collection(monkeypatc
 
     monkeypatch.setattr(formulas, "frequency_view", recorded(formulas.frequency_view))
     monkeypatch.setattr(formulas, "decay_view", recorded(formulas.decay_view))
-    page._frequencies.clear()
+    page.frequencies.clear()
     page._decay.clear()
-    page._frequencies(8.0, 4096)  # the page's calls, outside a page run: the rule is theirs
+    page.frequencies(8.0, 4096)  # the page's calls, outside a page run: the rule is theirs
     page._decay(8.0, 4096)
     models.show_examples(str, recorded(lambda: []), ("a", "b", "c", "d"), "kind_", "detail_")
-    assert seen == [("frequency_view", False), ("decay_view", False), ("<lambda>", False)]
+    step_views._drawn.clear()
+    step = core_lessons.Step("rope-scaling", {"factor": "4", "maxd": "2048"}, {}, None)
+    assert step_views.figures(step)  # a lesson's step: the page's curves, through the page's call
+    assert seen == [("frequency_view", False), ("decay_view", False), ("<lambda>", False), ("frequency_view", False)]
     assert gc.isenabled()
 
 

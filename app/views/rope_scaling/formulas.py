@@ -9,7 +9,8 @@ from viz import rope_scaling as figures
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _frequencies(factor: float, seq_len: int) -> formulas.FrequencyView:
+def frequencies(factor: float, seq_len: int) -> formulas.FrequencyView:
+    """The page's and its lesson steps' frequency view (app/step_views), one cache for both."""
     with collector.paused():  # the process's first call imports transformers (its RoPE functions), as a load does
         return formulas.frequency_view(factor, seq_len)
 
@@ -27,7 +28,7 @@ def part(T) -> None:
         factor = float(ui.field(STATE["factor"], T("factor")))
     with c2:
         maxd = ui.field(STATE["maxd"], T("maxd"), format_func=lambda v: f"{v:,}")
-    freq = _frequencies(factor, maxd)
+    freq = frequencies(factor, maxd)
     words = ui.texts("rope_scaling.figure")
     c1, c2 = st.columns(2)
     with c1:
