@@ -7,6 +7,7 @@ is ignored and listed in a notice at the top of the page (never echoed as HTML).
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import hashlib
 import html
@@ -25,7 +26,15 @@ import streamlit as st
 from app import i18n
 from core import figure_text, listing
 from core import state as declared
-from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, figure_title, for_page, label_html
+from viz.labels import (
+    LAPTOP_FIGURE_PX,
+    PHONE_FIGURE_PX,
+    TABLET_FIGURE_PX,
+    beside_px,
+    figure_title,
+    for_page,
+    label_html,
+)
 from viz.style import PAGE_TEMPLATE
 
 try:  # plotly's own step of to_dict() that sends numpy arrays as base64 (plotly 6+; pyproject allows 5.20 on)
@@ -421,19 +430,69 @@ def _title(fig) -> str:
 
 
 def figure_px() -> int:
-    """The width (px) a figure's axis and panel titles are cut to fit (viz.labels.for_page): a phone's where the
-    browser says it is a phone's or says nothing (a phone's fits any screen), a laptop's otherwise, where a phone's
-    cut /multi-head's 'Q_0 (13 × 32)' and /moe's top axis into narrow lines. The server sees no screen, only what the
-    browser sent when the page opened: a phone's browser says 'Mobile' in its User-Agent (Android's, iPhone's; a
-    phone's 'desktop site' says it does not). Known miss: a desktop window narrower than a laptop's
-    column (under about 740 px) gets a laptop's lines, which may run past a panel's edges."""
-    return figure_px_for(st.context.headers.get("User-Agent") or "")
+    """The width (px) a figure's axis and panel titles are cut to fit (viz.labels.for_page): the narrowest a figure is
+    drawn on the kind of screen the browser says it has (figure_px_for), or a figure's own width where it stands beside
+    others (beside) and that is narrower. The server sees no screen: Streamlit tells a script the headers the browser
+    sent when the page opened (its User-Agent), its time zone, locale, URL and colour scheme, never a window's width."""
+    return min(figure_px_for(st.context.headers.get("User-Agent") or ""), _beside_px.get())
+
+
+# What a browser's User-Agent says of its screen. A phone's says Mobile (Android's, Firefox's) or iPhone; an Android
+# tablet's says Android without Mobile; an iPad's Safari says it is a Mac's Safari (iPadOS asks for desktop sites), so
+# a Mac's Safari is taken for a tablet: the server cannot tell them apart, and a tablet's fit fits both (a Mac's figure
+# gets narrower lines than it could). Anything else is a laptop's or a desktop's window.
+_PHONE = re.compile(r"iPhone|iPod|Mobi|Windows Phone")
+_TABLET = re.compile(r"iPad|Android|Tablet|Silk|Kindle")
+_MAC_SAFARI = re.compile(r"Macintosh(?!.*(?:Chrome|Chromium|Firefox|Edg|OPR)/).*Version/[0-9.]+.*Safari/")
+
+
+def device_kind(agent: str) -> str:
+    """'phone', 'tablet' or 'laptop' by a browser's User-Agent; a browser that says nothing is taken for a phone's
+    (a phone's fit fits any screen)."""
+    if not agent.strip() or (_PHONE.search(agent) and "iPad" not in agent):
+        return "phone"
+    if _TABLET.search(agent) or _MAC_SAFARI.search(agent):
+        return "tablet"
+    return "laptop"
+
+
+FIGURE_PX = {"phone": PHONE_FIGURE_PX, "tablet": TABLET_FIGURE_PX, "laptop": LAPTOP_FIGURE_PX}
 
 
 def figure_px_for(agent: str) -> int:
-    """figure_px for a browser's User-Agent."""
-    phone = not agent or any(word in agent for word in ("Mobi", "Android", "iPhone"))
-    return PHONE_FIGURE_PX if phone else LAPTOP_FIGURE_PX
+    """figure_px for a browser's User-Agent (outside beside)."""
+    return FIGURE_PX[device_kind(agent)]
+
+
+# A figure's own width where it stands beside others (beside), unbounded elsewhere
+_beside_px: contextvars.ContextVar[int] = contextvars.ContextVar("beside_px", default=10**6)
+
+
+class _Beside:
+    """One of beside's blocks: `with` it, as a column; a figure shown in it is fitted for its width at most."""
+
+    def __init__(self, block, px: int):
+        self.block, self.px, self._token = block, px, None
+
+    def __enter__(self):
+        self.block.__enter__()
+        self._token = _beside_px.set(self.px)
+        return self
+
+    def __exit__(self, *exc):
+        _beside_px.reset(self._token)
+        return self.block.__exit__(*exc)
+
+
+def beside(n: int) -> list[_Beside]:
+    """n blocks side by side, for figures (and their text), each viz.labels.beside_px(n) wide, in a row the browser
+    wraps: as many on a line as its column holds (at least one, as wide as the column where that is narrower).
+    st.columns squeezes its columns into any width: /masks' three maps were drawn 145 px wide on an 800 px tablet,
+    fitted for 213 (their text ran across each other), and a page cannot know the width. A figure shown in a block is
+    fitted for its width at most."""
+    px = beside_px(n)
+    row = st.container(horizontal=True, gap="small")  # the gap BESIDE_GAP_PX
+    return [_Beside(row.container(width=px), px) for _ in range(n)]
 
 
 def _fitted(fig):
@@ -499,21 +558,25 @@ plotly.io.to_json = _to_json
 
 def read_only(fig):
     """Keep, on a figure that many sessions show (app/shared.py), what drawing it reads, made once instead of at
-    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy), fitted to a phone's and to a
-    laptop's figure (figure_px), and that dict's JSON (which
-    st.plotly_chart encodes at each draw: `_to_json`), its title as the page's HTML (_title), and its traces and
-    layout (what its caption reads). The figure must not change afterwards. Returns it; anything but a plotly figure as it is."""
+    each draw: its dict (st.plotly_chart sends a figure's to_dict(), a deep copy), fitted for each width a browser
+    asks for (figure_px), the first time one does, and that dict's JSON (which st.plotly_chart encodes at each draw:
+    `_to_json`); its title as the page's HTML (_title), and its traces and layout (what its caption reads). The figure
+    must not change afterwards. Returns it; anything but a plotly figure as it is."""
     if isinstance(fig, go.Figure) and not hasattr(fig, READ):
         setattr(fig, TITLE, _title(fig))
         sent, drawn = fig.to_dict(), {}
-        for px in (PHONE_FIGURE_PX, LAPTOP_FIGURE_PX):  # fitted to each (for_page copies what it changes)
-            drawn[px] = _Drawn(_for_page(dict(sent), px))
-            drawn[px].spec = _plotly_to_json(drawn[px], validate=False)  # as st.plotly_chart encodes it
-        if drawn[LAPTOP_FIGURE_PX].spec == drawn[PHONE_FIGURE_PX].spec:  # most: one kept
-            drawn[LAPTOP_FIGURE_PX] = drawn[PHONE_FIGURE_PX]
+
+        def fitted(px: int) -> _Drawn:
+            if px not in drawn:  # (two sessions at once may both make it: the same)
+                made = _Drawn(_for_page(dict(sent), px))  # for_page copies what it changes
+                made.spec = _plotly_to_json(made, validate=False)  # as st.plotly_chart encodes it
+                # most figures fit every width alike: one kept
+                drawn[px] = next((d for d in list(drawn.values()) if d.spec == made.spec), made)
+            return drawn[px]
+
         setattr(fig, READ, (_traces(fig), fig.layout.to_plotly_json()))  # a copy: kept while the figure lives
         setattr(fig, CAPTIONS, {})
-        fig.to_dict = lambda: drawn[figure_px()]
+        fig.to_dict = lambda: fitted(figure_px())
     return fig
 
 

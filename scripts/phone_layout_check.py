@@ -1,10 +1,17 @@
-"""Every page on a 390 x 844 phone in chromium, in English, Japanese and Korean: a full-page screenshot and, for each
-figure drawn, what in it overlaps or is cut off, read from the browser's own boxes of its text (title, axis titles,
-tick labels, legend, colour bar, panel titles and other annotations). Each page opens by its link in its default
-state; a page with a text box is also run once with a long text typed into its first box.
+"""Every page on a 390 x 844 phone in chromium (or as another device: --devices), in English, Japanese and Korean: a
+full-page screenshot and, for each figure drawn, what in it overlaps or is cut off, read from the browser's own boxes
+of its text (title, axis titles, tick labels, legend, colour bar, panel titles and other annotations). Each page opens
+by its link in its default state; a page with a text box is also run once with a long text typed into its first box.
 
     python scripts/phone_layout_check.py                           # -> artifacts/phone/ and results/phone_layout.json
     python scripts/phone_layout_check.py --langs ja --pages multi-head,moe --width 1366   # a laptop's browser
+    python scripts/phone_layout_check.py --devices ipad-portrait,android-tablet,phone-landscape,desktop-1100 \
+        --no-long --out tablet_layout                               # each of DEVICES: its window and User-Agent
+
+A device visits with its window's size and the User-Agent its browser sends (the page fits a figure's titles to what
+that says: app/ui.figure_px), each visit recording the width the page fitted its figures for (fitted_px). Found besides
+overlaps: a figure wider than its column, and a map drawn to scale that leaves its figure blank beside or above it
+(taking under SCALED_AT_LEAST of its room: the figure's height was fitted for a narrower or a wider screen).
 
 Overlaps found: two boxes of different parts (an axis title and a tick label, a legend and an axis title, two panel
 titles) that share more than 2 px each way; two tick labels of one axis; any of them past the figure's edge. The
@@ -16,10 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from app.ui import figure_px_for
 from core.results import save_result
 from scripts.a11y_axe_all import served_chromium
 from scripts.app_server import COUNT_RUNS
@@ -48,8 +59,35 @@ PHONE_AGENT = (
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile "
     "Safari/537.36"
 )
+# What a device's browser sends and the window it has: an iPad's Safari says it is a Mac's (iPadOS asks for desktop
+# sites), an Android tablet's browser says Android but not Mobile, a phone on its side keeps its phone's agent
+MAC_SAFARI_AGENT = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 "
+    "Safari/605.1.15"
+)
+ANDROID_TABLET_AGENT = (
+    "Mozilla/5.0 (Linux; Android 14; SM-X710) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+)
+IPHONE_AGENT = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 "
+    "Mobile/15E148 Safari/604.1"
+)
+DESKTOP_AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+)
+DEVICES = {
+    "phone": (390, 844, PHONE_AGENT),
+    "laptop": (1366, 768, DESKTOP_AGENT),
+    "ipad-portrait": (820, 1180, MAC_SAFARI_AGENT),
+    "android-tablet": (800, 1280, ANDROID_TABLET_AGENT),
+    "phone-landscape": (844, 390, IPHONE_AGENT),
+    "desktop-1100": (1100, 800, DESKTOP_AGENT),
+}
+# of the width (height) its figure gives it: a map drawn to scale that takes less of it the other way is found (the
+# rest of the figure stands blank beside or above it: its height was fitted for a narrower or a wider screen)
+SCALED_AT_LEAST = 0.8
 # Boxes of each part of every plotly figure on the page, relative to the figure, then the pairs that overlap
-OVERLAPS = r"""() => {
+OVERLAPS = r"""(SCALED_AT_LEAST) => {
   const out = [];
   const charts = Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'));
   charts.forEach((root, index) => {
@@ -92,6 +130,28 @@ OVERLAPS = r"""() => {
       const dx = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), dy = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
       if (dx > 2 && dy > 2) found.push({what: 'overlap', a, b});
     }
+    // a figure wider than its column (the block Streamlit gives it) runs past it; a plot (every panel together) much
+    // narrower than its figure leaves the rest blank
+    const holder0 = root.closest('[data-testid="stElementContainer"]') || root.parentNode;
+    const column = holder0.getBoundingClientRect();
+    if (box.right > column.right + 2 || box.right > innerWidth + 2)
+      found.push({what: 'wider than its column', a: {kind: 'figure', group: '', text: '', x0: 0, y0: 0,
+                  x1: box.width, y1: box.height}});
+    const panels = Array.from(root.querySelectorAll('.nsewdrag')).map(e => e.getBoundingClientRect());
+    const plotWidth = panels.length
+      ? Math.max(...panels.map(r => r.right)) - Math.min(...panels.map(r => r.left)) : null;
+    // a map drawn to scale (an axis constrained to its domain) fills what its figure gives it one way only: the
+    // share of the other way it takes (plotly's own lengths, from its full layout)
+    const full = root._fullLayout || {}, size = full._size || {};
+    let scaled = null;
+    for (const [name, ax] of Object.entries(full)) {
+      if (!/^[xy]axis\d*$/.test(name) || !ax || ax.constrain !== 'domain' || !ax._inputDomain) continue;
+      const whole = (ax._inputDomain[1] - ax._inputDomain[0]) * (name[0] === 'x' ? size.w : size.h);
+      if (whole > 0) scaled = Math.min(scaled === null ? 1 : scaled, ax._length / whole);
+    }
+    if (scaled !== null && scaled < SCALED_AT_LEAST)
+      found.push({what: 'map drawn to scale leaves its figure blank', a: {kind: 'plot', group: '',
+                  text: Math.round(scaled * 100) + '% of its room', x0: 0, y0: 0, x1: 0, y1: 0}});
     const round = it => ({...it, x0: Math.round(it.x0), y0: Math.round(it.y0), x1: Math.round(it.x1),
                           y1: Math.round(it.y1)});
     // px from the page's title above the figure (app/ui._title) and from the tool bar's foot to the plot's top
@@ -102,22 +162,36 @@ OVERLAPS = r"""() => {
     const bar = root.querySelector('.modebar');
     const top = plots.length ? Math.min(...plots) : null;
     const gap = el => (el && top !== null) ? Math.round(top - el.getBoundingClientRect().bottom) : null;
-    out.push({figure: index, width: Math.round(w), height: Math.round(h), title_to_plot: gap(title),
+    out.push({figure: index, width: Math.round(w), height: Math.round(h),
+              plot_width: plotWidth === null ? null : Math.round(plotWidth),
+              scaled_share: scaled === null ? null : Math.round(scaled * 100) / 100, title_to_plot: gap(title),
               toolbar_to_plot: gap(bar),
               found: found.map(f => ({what: f.what, a: round(f.a), b: f.b && round(f.b)}))});
   });
   return out;
 }"""
+# px the page's main column leaves its content (its width less its padding)
+COLUMN = """() => { const m = document.querySelector('[data-testid="stMainBlockContainer"]'), s = getComputedStyle(m);
+  return Math.round(m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)); }"""
 WIDE = """() => { const m = document.querySelector('[data-testid="stMain"]');
   return Array.from(m.querySelectorAll('*')).filter(e => e.getBoundingClientRect().right > innerWidth + 1
     && getComputedStyle(e).overflowX === 'visible' && !e.closest('[data-testid="stDataFrame"], pre, table, .js-plotly-plot')
     && e.children.length === 0).slice(0, 5).map(e => e.tagName + ': ' + (e.textContent || '').slice(0, 60)); }"""
 
 
+# every chart Streamlit placed in the main block has plotly's drawing in it
+DRAWN = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stPlotlyChart"]'))
+  .every(c => c.querySelector('.js-plotly-plot .main-svg'))"""
+
+
 def settle(page, lang: str) -> None:
     wait_for_run(page)
     axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)
-    page.wait_for_timeout(800)  # plotly draws after its element appears
+    try:  # plotly draws after its element appears: every chart's own drawing, then a moment for its text
+        page.wait_for_function(DRAWN, timeout=15_000, polling=200)
+    except PlaywrightTimeout:
+        pass  # examined as it is: a chart not drawn by then is left out (its count is in the row)
+    page.wait_for_timeout(800)
 
 
 def shoot(page, path: Path, width: int) -> None:
@@ -131,22 +205,45 @@ def shoot(page, path: Path, width: int) -> None:
     page.screenshot(path=str(path), full_page=True)
 
 
-def examine(page, row: dict, out: Path, width: int, height: int) -> dict:
-    page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_timeout(400)
-    figures = page.evaluate(OVERLAPS)
-    shot = out / f"{row['page']}-{row['lang']}-{row['state']}-{width}.png"
-    shoot(page, shot, width)
-    page.set_viewport_size({"width": width, "height": height})
-    row |= {"figures": len(figures), "screenshot": str(shot.relative_to(ROOT)),
+def examine(page, row: dict, out: Path | None, width: int, height: int) -> dict:
+    """What the page's figures show (and a full-page screenshot under `out`, unless None: each redraws every figure
+    twice, a window made as tall as the page and back)."""
+    if out:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(400)
+    figures = page.evaluate(OVERLAPS, SCALED_AT_LEAST)
+    shot = out / f"{row['page']}-{row['lang']}-{row['state']}-{row['device']}.png" if out else None
+    if shot:
+        shoot(page, shot, width)
+        page.set_viewport_size({"width": width, "height": height})
+    row |= {"figures": len(figures), "screenshot": str(shot.relative_to(ROOT)) if shot else None,
             "found": [dict(figure=f["figure"], **x) for f in figures for x in f["found"]],
             "widths": sorted({f["width"] for f in figures}),
+            "plot_widths": [f["plot_width"] for f in figures],
+            "scaled_shares": [f["scaled_share"] for f in figures if f["scaled_share"] is not None],
+            "column_px": page.evaluate(COLUMN),
             "title_to_plot": [f["title_to_plot"] for f in figures if f["title_to_plot"] is not None],
             "toolbar_to_plot": [f["toolbar_to_plot"] for f in figures if f["toolbar_to_plot"] is not None],
             "wide_text": page.evaluate(WIDE)}  # fmt: skip
-    print(row["page"], row["lang"], row["state"], row["figures"], "figures,", len(row["found"]), "found",
+    print(row["device"], row["page"], row["lang"], row["state"], row["figures"], "figures,", len(row["found"]), "found",
           row["wide_text"] or "", flush=True)  # fmt: skip
     return row
+
+
+def _own_agent(browser) -> str:
+    page = browser.new_page()
+    try:
+        return page.evaluate("navigator.userAgent")
+    finally:
+        page.close()
+
+
+def visits(args) -> list[tuple[str, int, int, str | None]]:
+    """(device, width, height, User-Agent) of each run: --devices' from DEVICES, or --width x --height with a phone's
+    agent under 768 px and headless chromium's own (a desktop's) otherwise."""
+    if args.devices:
+        return [(name, *DEVICES[name]) for name in args.devices.split(",")]
+    return [(f"{args.width}x{args.height}", args.width, args.height, PHONE_AGENT if args.width < 768 else None)]
 
 
 def main() -> None:
@@ -155,43 +252,51 @@ def main() -> None:
     parser.add_argument("--pages", default="", help="comma-separated catalog urls (default: every page)")
     parser.add_argument("--width", type=int, default=390)
     parser.add_argument("--height", type=int, default=844)
+    parser.add_argument("--devices", default="", help=f"comma-separated, of {', '.join(DEVICES)} (then no --width)")
     parser.add_argument("--no-long", action="store_true", help="skip the long-text state")
+    parser.add_argument("--no-shots", action="store_true", help="no screenshots (about a third of a visit's time)")
     parser.add_argument("--out", default="phone_layout")
     args = parser.parse_args()
     wanted = set(args.pages.split(",")) if args.pages else None
     entries = [e for e in PAGES_IN_TEST_ORDER if wanted is None or e.url in wanted]
-    shots = ROOT / "artifacts" / "phone"
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = None if args.no_shots else ROOT / "artifacts" / "phone"
+    if shots:
+        shots.mkdir(parents=True, exist_ok=True)
     started, load_before = datetime.now(UTC).isoformat(timespec="seconds"), loadavg()
     rows: list[dict] = []
     with served_chromium() as (base, browser):
-        for lang in args.langs.split(","):
-            context = browser.new_context(
-                viewport={"width": args.width, "height": args.height}, device_scale_factor=1, locale="en-US",
-                **({"user_agent": PHONE_AGENT} if args.width < 768 else {}),
-            )  # fmt: skip
-            context.add_init_script(COUNT_RUNS)
-            page = context.new_page()
-            for entry in entries:
-                page.goto(f"{base}{page_path(entry)}?{urlencode({'lang': lang})}", wait_until="domcontentloaded")
-                page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
-                settle(page, lang)
-                rows.append(examine(page, {"page": entry.url, "lang": lang, "state": "default"}, shots,
-                                    args.width, args.height))  # fmt: skip
-                area = page.locator('[data-testid="stMain"] textarea').first
-                if not args.no_long and area.count() and area.is_visible():
-                    submit_text(page, area, LONG_TEXT[lang])
+        for device, width, height, agent in visits(args):
+            fitted_px = figure_px_for(agent or _own_agent(browser))
+            for lang in args.langs.split(","):
+                context = browser.new_context(
+                    viewport={"width": width, "height": height}, device_scale_factor=1, locale="en-US",
+                    **({"user_agent": agent} if agent else {}),
+                )  # fmt: skip
+                context.add_init_script(COUNT_RUNS)
+                page = context.new_page()
+                for entry in entries:
+                    page.goto(f"{base}{page_path(entry)}?{urlencode({'lang': lang})}", wait_until="domcontentloaded")
+                    page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
                     settle(page, lang)
-                    rows.append(examine(page, {"page": entry.url, "lang": lang, "state": "long"}, shots,
-                                        args.width, args.height))  # fmt: skip
-            context.close()
+                    visit = {"device": device, "fitted_px": fitted_px, "page": entry.url, "lang": lang}
+                    rows.append(examine(page, visit | {"state": "default"}, shots, width, height))
+                    area = page.locator('[data-testid="stMain"] textarea').first
+                    if not args.no_long and area.count() and area.is_visible():
+                        submit_text(page, area, LONG_TEXT[lang])
+                        settle(page, lang)
+                        rows.append(examine(page, visit | {"state": "long"}, shots, width, height))
+                context.close()
     result = {
         "command": "python " + " ".join(["scripts/phone_layout_check.py", *sys.argv[1:]]),
         "date": started,
         "loadavg_before": load_before,
         "loadavg_after": loadavg(),
+        "devices": {d: dict(width=w, height=h, user_agent=a) for d, w, h, a in visits(args)},
         "visits": len(rows),
         "visits_with_findings": sum(bool(r["found"]) for r in rows),
+        "findings_by_device": {
+            d: dict(Counter(f["what"] for r in rows if r["device"] == d for f in r["found"])) for d, *_ in visits(args)
+        },
         "per_visit": rows,
     }
     save_result(args.out, result)

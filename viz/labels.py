@@ -95,26 +95,39 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
 
 
 # A phone's figure, for what stays in it: plotly wraps no text, so an axis's or a panel's title is cut into lines that
-# fit it. On a 390 px phone Streamlit leaves a figure 358 px; a laptop's window leaves it 906 px at 1366 px, 640 at
-# about 1,100 with the sidebar open: a page fits a figure to the one its browser says it is (app/ui.figure_px).
+# fit it. The narrowest figure each kind of screen draws, a page's whole column (chromium, Streamlit 1.67, wide layout,
+# results/tablet_layout.json): a 390 px phone 358 px; a window over 768 px opens the sidebar, so an 800 px tablet held
+# upright 468 (an iPad's 820: 488, a phone on its side 844: 512); a laptop's window 640 at 1,100 px, 906 at 1366. A
+# page fits a figure to the kind its browser says it is (app/ui.figure_px); figures side by side to their own width
+# (app/ui.beside).
 # A column, a Latin character, is COLUMN_EM of the type's size, a kana or kanji about 1.7 columns, a Hangul syllable
 # 1.6 (core.pooling.char_columns: measured in chromium). Plotly's own sizes where a figure sets none: title 1.4 and
 # axis titles 1.17 times the 12 px font, make_subplots' panel titles 16 px. (The figure's own title is not drawn in
 # it: see for_page.)
 PHONE_FIGURE_PX = 358
+TABLET_FIGURE_PX = 468
 LAPTOP_FIGURE_PX = 640
+# Figures beside one another (app/ui.beside) are drawn each as wide as n of them fit in a 1366 px laptop's column
+# (906 px, less a scroll bar and a margin), with Streamlit's small gap between: 282 px three, 432 two
+BESIDE_ROW_PX, BESIDE_GAP_PX = 880, 16
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
 # px above the plot when nothing else is: plotly's tool bar (the camera button) stands there, over no data
 MIN_TOP = 30
 ROW_LABELS_AT_MOST = 0.4  # of a figure's width: what a map's rows' labels push its plot right, at most (chromium)
 ABOVE_PAD = 8  # px between what stands above the plot and the figure's top edge
+MIN_REDUCED_PX = 64  # plotly's layout.minreducedheight: a plot whose axes push its margins is kept this tall
 # px chromium leaves between a y axis's title and its labels, and between them and the plot (the model view's layer
 # numbers at 390 and 1366 px: the plot starts 66 px into the figure, title 19 px and numbers 6 px wide)
 Y_LABELS_GAP = 16
 X_AXIS_BELOW = (
     90  # px under the plot a bottom x axis's rotated labels and title take (a y title stands beside the rest)
 )
+
+
+def beside_px(n: int) -> int:
+    """The width of each of n figures beside one another (BESIDE_ROW_PX)."""
+    return (BESIDE_ROW_PX - (n - 1) * BESIDE_GAP_PX) // n
 
 
 def columns_in(px: float, font_px: float) -> int:
@@ -179,7 +192,8 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
                 lines = fitted.count("<br>") + 1 if fitted else 0
                 above = max(above, TOP_AXIS_LABELS + AXIS_TITLE_LINE * lines + ABOVE_PAD)
     plot_px = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80) - X_AXIS_BELOW
-    cut = _undrawn_px(layout, width, font) if width <= PHONE_FIGURE_PX else 0
+    cut = _undrawn_px(layout, width, font) or _undrawn_panels_px(fig, layout, width, font)
+    cut = cut if width <= TABLET_FIGURE_PX else 0
     plot_px -= cut
     for name, axis in layout.items():  # a full-height y axis's title stands up the plot's height, no higher
         if name.startswith("yaxis") and isinstance(axis, dict):
@@ -232,9 +246,10 @@ def _undrawn_px(layout: dict, width: int, font: float) -> int:
     """px of a plot's height that a figure `width` px wide leaves blank: a plot whose y axis is drawn to its x axis's
     scale (scaleanchor, both ranges set, constrained to their domains: /attention's grid of heads) is only as tall as
     its width draws it, the rest of its height stood empty above it (about 330 px of a phone's model view). Only a
-    phone's figure is cut (for_page calls it so): it is drawn as wide as it is fitted for, where a laptop's is fitted
-    for its narrowest (LAPTOP_FIGURE_PX) and drawn as wide as the window (906 px at 1366 px), whose grid cut to 640 px
-    would have tiles a third smaller."""
+    phone's and a tablet's figure is cut (for_page calls it so): each is drawn about as wide as it is fitted for held
+    upright (an 800 px tablet's grid uncut stood 360 px below its title), where a laptop's is fitted for its narrowest
+    (LAPTOP_FIGURE_PX) and drawn as wide as the window (906 px at 1366 px), whose grid cut to 640 px would have tiles a
+    third smaller. (A phone or tablet on its side draws the grid a little narrower than its column.)"""
     x, y = layout.get("xaxis") or {}, layout.get("yaxis") or {}
     if y.get("scaleanchor") != "x" or y.get("constrain") != "domain" or not x.get("range") or not y.get("range"):
         return 0
@@ -248,6 +263,49 @@ def _undrawn_px(layout: dict, width: int, font: float) -> int:
     drawn = plot_width * abs(y1 - y0) / abs(x1 - x0) * (y.get("scaleratio") or 1)
     plot = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80)
     return max(0, int(plot - drawn))
+
+
+def _shape(z) -> tuple[int, int] | None:
+    """(rows, columns) of a heatmap's z: a list of rows, an array, or plotly's base64 dict ('shape': '12, 12')."""
+    if isinstance(z, dict):
+        shape = [int(n) for n in str(z.get("shape") or "").split(",") if n.strip()]
+        return (shape[0], shape[1]) if len(shape) == 2 and min(shape) > 0 else None
+    shape = getattr(z, "shape", None) or ((len(z), len(z[0])) if len(z) and hasattr(z[0], "__len__") else None)
+    return (int(shape[0]), int(shape[1])) if shape and len(shape) == 2 and min(shape) > 0 else None
+
+
+def _undrawn_panels_px(fig, layout: dict, width: int, font: float) -> int:
+    """px of a row of panels' height that a figure `width` px wide leaves blank under them: maps of square cells (each
+    x axis drawn to its y axis's scale, both constrained to their domains, the maps hung from the top: /transformer-xl's
+    five masks) are as tall as their panel's width draws them, the rest of the plot's height stood empty under them
+    (at 468 px, 28% of it drawn). Three lines are kept under them for their x axes' labels and title."""
+    panels = []
+    for trace in fig.get("data", ()) if isinstance(fig, dict) else fig.data:
+        read = trace.get if isinstance(trace, dict) else trace.__getitem__
+        z = read("z") if read("type") == "heatmap" else None
+        xname, yname = "xaxis" + str(read("xaxis") or "x")[1:], "yaxis" + str(read("yaxis") or "y")[1:]
+        x, y = layout.get(xname) or {}, layout.get(yname) or {}
+        if z is None or x.get("scaleanchor") != "y" + yname[len("yaxis") :] or x.get("constrain") != "domain":
+            continue
+        shape = _shape(z)
+        if y.get("constrain") != "domain" or y.get("constraintoward") != "top" or not shape:
+            continue
+        lo, hi = x.get("domain", (0, 1))
+        panels.append((hi - lo, *shape))  # its share of the width, its rows and columns
+    if not panels:
+        return 0
+    margin = layout.get("margin") or {}
+    y = layout.get("yaxis") or {}
+    title = y.get("title")
+    titled = bool(title.get("text") if isinstance(title, dict) else title)
+    numbers = max(len(str(rows - 1)) for _, rows, _ in panels)  # the first panel's rows' numbers beside it
+    beside = numbers * COLUMN_EM * font + Y_LABELS_GAP + (AXIS_TITLE_LINE + Y_LABELS_GAP) * titled
+    plot_width = width - margin.get("l", 80) - beside - margin.get("r", 80)
+    drawn = max(plot_width * share * rows / columns for share, rows, columns in panels)
+    plot = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80)
+    # plotly keeps a plot at least layout.minreducedheight tall (64 px) by shrinking the margins its axes' labels
+    # push, which set the panels' titles past the figure's top edge
+    return max(0, int(plot - max(drawn, MIN_REDUCED_PX + ABOVE_PAD) - 3 * AXIS_TITLE_LINE))
 
 
 def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:

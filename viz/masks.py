@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, figure, layout, matrix_heatmap
-from .labels import LAPTOP_FIGURE_PX, safe_label
+from .labels import beside_px, safe_label
 from .style import ALLOWED_COLOUR, MASKED_COLOUR
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
@@ -26,10 +26,11 @@ if TYPE_CHECKING:  # types only: viz draws what core computed
     from core.masks.encoder_decoder import AttentionKind
 
 MASKED_MARK = "✕"
-# The three kinds' maps stand side by side in a laptop's page, a third of its figure each (about 200 px in a 1,100 px
-# window, 291 at 1366): narrower than a phone's, where they stand one under another. Their keys' labels lie flat only
-# where they fit that (at 1366, /masks' '0 Dogs' and '1 bark' lay over each other)
-KIND_FIGURE_PX = LAPTOP_FIGURE_PX // 3
+# The three kinds' maps stand side by side where a page's column holds three (app/ui.beside), each beside_px(3) wide
+# (282), one under another where it does not. Their keys' labels lie flat only where they fit three quarters of that:
+# heatmap.key_tick_angle's guess of what stands beside a map (BESIDE_THE_MAP) falls short of these maps' colour bar and
+# titles (drawn 282 and 291 px wide, /masks' '0 Dogs' and '1 bark' lay over each other)
+KIND_FIGURE_PX = beside_px(3) * 3 // 4
 MARK_COLOURS = {True: "white", False: "#555"}
 
 

@@ -157,23 +157,12 @@ def test_a_plotly_without_base64_sending_sends_its_own_to_dict(monkeypatch):
 
 
 def test_a_figure_is_sent_fitted_to_a_phones_figure_or_a_laptops_as_the_browser_says(monkeypatch):
-    """A phone's browser (its User-Agent says Mobile, Android or iPhone) or one that says nothing gets a figure's
-    panel titles cut to a phone's width; a laptop's whole where they fit it. A fresh figure and a shared (read-only)
-    one alike; a shared one whose two fits are the same keeps one."""
+    """A phone's browser gets a figure's panel titles cut to a phone's width; a laptop's whole where they fit it
+    (which browser is which: tests/app/test_figure_fit.py). A fresh figure and a shared (read-only) one alike; a
+    shared one whose two fits are the same keeps one."""
     from plotly.subplots import make_subplots
 
     from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX
-
-    phones = [
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 "
-        "Mobile/15E148 Safari/604.1",
-        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile "
-        "Safari/537.36",
-        "",
-    ]
-    laptop = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
-    assert [ui.figure_px_for(a) for a in phones] == [PHONE_FIGURE_PX] * 3
-    assert ui.figure_px_for(laptop) == LAPTOP_FIGURE_PX
 
     def grid():
         return make_subplots(rows=1, cols=3, subplot_titles=["Q_0 (13 × 32)", "K_0 (13 × 32)", "V_0 (13 × 32)"])

@@ -79,7 +79,7 @@ def step_figures(T, v: edv.StepView, heading: str, cross_note: str = "cross_note
                    row_labels=v.source_tokens, col_labels=v.source_tokens, key="fig-encoder")  # fmt: skip
 
     st.header(heading)
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         st.caption(T("self_note"))
         ui.show_figure(figs.self_figure(v, fig_t), f"masked-self-L{v.layer}-H{v.head}-t{v.step}", key="fig-self")

@@ -22,7 +22,7 @@ def part(T) -> None:
         causal = ui.field(STATE["causal"], T("causal"))
     view = implied_view(n, d, spread, causal, seed)
     figures = implied_figures(view, ui.texts("linear_attention.figure"))
-    for col, kind, fig in zip(st.columns(2), ("softmax", "linear"), figures):
+    for col, kind, fig in zip(ui.beside(2), ("softmax", "linear"), figures):
         with col:
             ui.show_figure(
                 fig,

@@ -37,7 +37,7 @@ def part(T) -> None:
         )
     )
     figs = quality_figures(view, ui.texts("linear_attention.figure"))
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     for col, name in ((left, "steps"), (right, "time")):
         with col:
             data_cols = {

@@ -35,7 +35,7 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
         out=cross.shapes["output"],
     )
     st.code(flow, language=None)
-    for col, k in zip(st.columns(3), view.kinds):
+    for col, k in zip(ui.beside(3), view.kinds):
         with col:
             st.subheader(T(k.kind))
             st.markdown(T(f"{k.kind}_text"))

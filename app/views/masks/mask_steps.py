@@ -25,8 +25,7 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
     labels = indexed_labels(view.tokens)
     figs = shared.figures(mask_steps_figures, view, "masks.figure", labels)
     st.caption(T("f_mask_legend"))
-    cols = st.columns(3)
-    for col, k in zip(cols, core.MASK_KINDS):
+    for col, k in zip(ui.beside(3), core.MASK_KINDS):
         with col:
             data = view.masks[k].astype(int)
             ui.show_figure(
@@ -40,7 +39,7 @@ def show_masks_and_weights(T, token_lists: list[list[str]], rows: list[str]) -> 
         ("applied", f"mask-{kind}-sentence{i}-applied", view.allowed.astype(int), "fig-mask-applied"),
         ("weights", f"weights-{kind}-sentence{i}-head{head}", view.weights, "fig-weights"),
     ]
-    for col, (name, file_name, data, key) in zip(st.columns(3), shown):
+    for col, (name, file_name, data, key) in zip(ui.beside(3), shown):
         with col:
             ui.show_figure(figs[name], file_name, data=data, row_labels=labels, col_labels=labels, key=key)
     facts = T(

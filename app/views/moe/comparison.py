@@ -17,7 +17,7 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
     experts = vmoe.expert_labels(view.n_experts, words)
     st.header(T("compare_h"))
     st.caption(T("compare_intro"))
-    for col, (variant, summary) in zip(st.columns(len(view.checkpoints)), view.checkpoints.items()):
+    for col, (variant, summary) in zip(ui.beside(len(view.checkpoints)), view.checkpoints.items()):
         with col:
             a, b, c = st.columns(3)
             a.metric(T("m_loss"), f"{summary.held_out_loss:.3f}")

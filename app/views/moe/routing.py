@@ -90,7 +90,7 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
         col_labels=experts,
         key="router",
     )
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     with left:
         ui.show_figure(
             vmoe.load_figure(view, words),

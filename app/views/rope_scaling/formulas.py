@@ -30,7 +30,7 @@ def part(T) -> None:
         maxd = ui.field(STATE["maxd"], T("maxd"), format_func=lambda v: f"{v:,}")
     freq = frequencies(factor, maxd)
     words = ui.texts("rope_scaling.figure")
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.wavelength_figure(freq, words),

@@ -38,7 +38,7 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
         ms_fig, mem_fig = shared.figures(backend_figures, view, "sdpa_gqa.figure")
     else:
         ms_fig, mem_fig = backend_figures(view, ui.texts("sdpa_gqa.figure"))
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(ms_fig, f"{name}-ms", data={"shape": view.shapes, **view.ms}, key=f"{key}-ms")
     with c2:

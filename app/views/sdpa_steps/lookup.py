@@ -36,7 +36,7 @@ def show_lookup(T) -> None:
     else:
         st.markdown(T("lookup_result_hit", hard=view.hard, soft=view.soft, sdpa=view.sdpa, gap=view.gap))
     figs = lookup_figures(view, ui.texts("sdpa_steps.figure"))
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     with left:
         data = {"key": view.names, "score": view.scores, "soft_weight": view.weights, "dict_weight": view.hard_weights}
         ui.show_figure(figs["weights"], f"lookup-weights-tau{tau:g}", key="fig-lookup-weights", data=data)

@@ -42,7 +42,7 @@ def show_saturation(T) -> None:
         )
     )
     figs = saturation_figures(view, ui.texts("sdpa_steps.figure"))
-    left, right = st.columns([3, 2])
+    left, right = ui.beside(2)
     with left:
         curve = {
             "d_k": c.d_k,

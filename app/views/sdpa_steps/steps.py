@@ -44,7 +44,7 @@ def show_steps(T) -> None:
     figs = step_figures(view, ui.texts("sdpa_steps.figure"))
     labels = dict(row_labels=view.q_labels, col_labels=view.k_labels)
 
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     with left:
         st.subheader(T("step1"))
         st.markdown(T("step1_text"))
@@ -58,7 +58,7 @@ def show_steps(T) -> None:
         st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
         st.code(view.lines["scale"], language=None)
         ui.show_figure(figs["scaled"], "sdpa-step2-scaled", data=s.scaled, key="fig-scaled", **labels)
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     with left:
         st.subheader(T("step3"))
         st.markdown(T("step3_text", sums=", ".join(f"{x:.6f}" for x in view.row_sums)))
