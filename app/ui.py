@@ -7,6 +7,7 @@ is ignored and listed in a notice at the top of the page (never echoed as HTML).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import hashlib
@@ -29,6 +30,7 @@ from core import state as declared
 from viz.labels import (
     LAPTOP_FIGURE_PX,
     PHONE_FIGURE_PX,
+    SIDEBAR_FIGURE_PX,
     TABLET_FIGURE_PX,
     beside_px,
     figure_title,
@@ -482,6 +484,17 @@ class _Beside:
     def __exit__(self, *exc):
         _beside_px.reset(self._token)
         return self.block.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def in_sidebar():
+    """Figures shown inside are fitted for the sidebar's width (viz.labels.SIDEBAR_FIGURE_PX) at most: a fragment
+    in the sidebar reruns alone, so its own body says where it draws."""
+    token = _beside_px.set(SIDEBAR_FIGURE_PX)
+    try:
+        yield
+    finally:
+        _beside_px.reset(token)
 
 
 def beside(n: int) -> list[_Beside]:

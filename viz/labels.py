@@ -107,6 +107,10 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
 PHONE_FIGURE_PX = 358
 TABLET_FIGURE_PX = 468
 LAPTOP_FIGURE_PX = 640
+# Streamlit's sidebar (1.67: 18.75rem, 300 px, wide or narrow window; a phone's opens over the page at the same
+# width) leaves 240 px for what stands in it, measured in chromium at 1366, 1100 and 800 px: a study room's
+# learner panel draws the step's figure and the class's answers there (app/ui.in_sidebar)
+SIDEBAR_FIGURE_PX = 240
 # Figures beside one another (app/ui.beside) are drawn each as wide as n of them fit in a 1366 px laptop's column
 # (906 px, less a scroll bar and a margin), with Streamlit's small gap between: 282 px three, 432 two
 BESIDE_ROW_PX, BESIDE_GAP_PX = 880, 16

@@ -73,7 +73,8 @@ def show(step: core_lessons.Step, key: str, side_by_side: bool = True, held_back
 
 
 def _draw(drawn: list, key: str, side_by_side: bool) -> None:
-    places = st.columns(len(drawn)) if side_by_side and len(drawn) > 1 else [st.container() for _ in drawn]
+    # side by side as the pages stand them (ui.beside: each figure fitted for its block, as on its page)
+    places = ui.beside(len(drawn)) if side_by_side and len(drawn) > 1 else [st.container() for _ in drawn]
     for i, (place, d) in enumerate(zip(places, drawn)):
         with place:
             ui.show_figure(d.fig, d.name, data=d.data, row_labels=d.row_labels, col_labels=d.col_labels,

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from app import ui
 from app.views.lessons import progress
 from tests.apptest_helpers import assert_no_exception, figure_by_key, open_view, run_view
 from tests.room_stores import as_process_store
+from viz.labels import SIDEBAR_FIGURE_PX
 
 # (lesson, step counted from 1 or named by its question's answer function ("fn", "fn@2": the second step asking
 # it, so a step added to the lesson does not move the case), the keys of the page's figures the step draws, in order)
@@ -288,3 +290,18 @@ def test_an_answer_waits_on_the_queue_only_when_it_declares_a_model_pass(monkeyp
     progress.right_answer(core.Question("q", kind, fn, {}, {}, (), {}), state)
     assert len(threads) == 1
     assert threads[0].startswith("answer-queue-") == on_queue and queued == (["lesson_answer"] if on_queue else [])
+
+
+def test_a_learner_panels_figure_is_fitted_for_the_sidebar(store, monkeypatch):
+    """The room's learner panel stands in the sidebar (240 px wide in a browser of any width): its step figure is
+    fitted for that, not for the screen (a laptop's 640 px lines ran past the panel's edge)."""
+    widths = []
+    fit = ui._fitted
+    monkeypatch.setattr(ui, "_fitted", lambda fig: widths.append(ui.figure_px()) or fit(fig))
+    code, control = store.create("masks")
+    store.move(code, control, step_number("masks", 3) - 1)
+    assert store.open_question(code, control, "masks", store.room(code).step)
+    learner = run_view("room", {"room": code, "me": store.join(code, "Ana", "en")})
+    learner.run()
+    assert_no_exception(learner)
+    assert figure_by_key(learner, "room-step-fig-0") and widths and set(widths) == {SIDEBAR_FIGURE_PX}

@@ -99,4 +99,5 @@ def panel() -> None:
             s["step"] = room.step  # its page already shows the step: no page run, this panel redraws
         else:
             follow.go_to_step(lesson, room.step)
-    learner.panel(T, s, room, lesson)
+    with ui.in_sidebar():  # the panel's figures: the step's view, the class's answers
+        learner.panel(T, s, room, lesson)
