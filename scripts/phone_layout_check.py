@@ -173,10 +173,42 @@ OVERLAPS = r"""(SCALED_AT_LEAST) => {
 # px the page's main column leaves its content (its width less its padding)
 COLUMN = """() => { const m = document.querySelector('[data-testid="stMainBlockContainer"]'), s = getComputedStyle(m);
   return Math.round(m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)); }"""
-WIDE = """() => { const m = document.querySelector('[data-testid="stMain"]');
-  return Array.from(m.querySelectorAll('*')).filter(e => e.getBoundingClientRect().right > innerWidth + 1
-    && getComputedStyle(e).overflowX === 'visible' && !e.closest('[data-testid="stDataFrame"], pre, table, .js-plotly-plot')
-    && e.children.length === 0).slice(0, 5).map(e => e.tagName + ': ' + (e.textContent || '').slice(0, 60)); }"""
+# Text a reader sees past the window's right edge (to read it they would scroll the page sideways), and text cut off
+# inside the page (a box that hides what overflows it cuts a line that does not fit: a label or a metric's name in a
+# narrow st.columns column reads 'Dropped assig…' or stops mid-word, and nothing scrolls to the rest). Each leaf of the
+# main block counts for what is left of its box inside every box around it (up to the main block, whose own scroll
+# is the page's) that clips it: a scroll box (overflow auto or scroll: a formula's or a code block's own, a table's)
+# is on purpose, the reader scrolls it, so what it holds counts only as far as the box reaches (a leaf whose own
+# box hides its text's overflow cuts it too: a narrow select box's value); a box that hides
+# what overflows and is 1 px or less either way is a copy for screen readers (KaTeX's MathML, a slider's or a
+# toggle's own INPUT, drawn by its label instead), never seen; so are elements with display none, visibility hidden
+# or opacity 0 on them or a box around them. A drawing with no text cut by a hiding box (KaTeX's 400 em square
+# root, cut to its length on purpose) is not cut text. Figures are examined by OVERLAPS; a data frame draws on a
+# canvas it scrolls itself.
+SEEN = """() => { const m = document.querySelector('[data-testid="stMain"]'), out = {wide: [], cut: []};
+  const name = e => e.tagName + ': ' + (e.textContent || '').slice(0, 60);
+  for (const e of m.querySelectorAll('*')) {
+    if (e.children.length || e.closest('[data-testid="stDataFrame"], .js-plotly-plot')) continue;
+    const r = e.getBoundingClientRect(), text = (e.textContent || '').trim() !== '';
+    const own = getComputedStyle(e);  // a leaf that hides its own overflow: a select box's value, a metric's
+    let x0 = r.left, x1 = r.right, y0 = r.top, y1 = r.bottom, seen = true,
+      cut = text && own.overflowX !== 'visible' && !/auto|scroll/.test(own.overflowX) && e.scrollWidth > e.clientWidth + 1;
+    for (let a = e; a && a !== m && seen; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') seen = false;
+      else if (a !== e && (s.overflowX !== 'visible' || s.overflowY !== 'visible')) {
+        const b = a.getBoundingClientRect(), hides = !/auto|scroll/.test(s.overflowX + s.overflowY);
+        if (hides && (b.width <= 1 || b.height <= 1)) seen = false;
+        else if (hides && text && (x1 > b.right + 1 || x0 < b.left - 1)) cut = true;
+        x0 = Math.max(x0, b.left); x1 = Math.min(x1, b.right); y0 = Math.max(y0, b.top); y1 = Math.min(y1, b.bottom);
+      }
+      if (x1 - x0 <= 1 || y1 - y0 <= 1) seen = false;
+    }
+    if (!seen) continue;
+    if (x1 > innerWidth + 1) out.wide.push(name(e));
+    if (cut) out.cut.push(name(e));
+  }
+  return {wide: out.wide.slice(0, 5), cut: out.cut.slice(0, 5)}; }"""
 
 
 # every chart Streamlit placed in the main block has plotly's drawing in it
@@ -224,9 +256,9 @@ def examine(page, row: dict, out: Path | None, width: int, height: int) -> dict:
             "column_px": page.evaluate(COLUMN),
             "title_to_plot": [f["title_to_plot"] for f in figures if f["title_to_plot"] is not None],
             "toolbar_to_plot": [f["toolbar_to_plot"] for f in figures if f["toolbar_to_plot"] is not None],
-            "wide_text": page.evaluate(WIDE)}  # fmt: skip
+            **{f"{k}_text": v for k, v in page.evaluate(SEEN).items()}}  # fmt: skip
     print(row["device"], row["page"], row["lang"], row["state"], row["figures"], "figures,", len(row["found"]), "found",
-          row["wide_text"] or "", flush=True)  # fmt: skip
+          row["wide_text"] or "", row["cut_text"] or "", flush=True)  # fmt: skip
     return row
 
 
@@ -296,6 +328,14 @@ def main() -> None:
         "visits_with_findings": sum(bool(r["found"]) for r in rows),
         "findings_by_device": {
             d: dict(Counter(f["what"] for r in rows if r["device"] == d for f in r["found"])) for d, *_ in visits(args)
+        },
+        # page text (not a figure's): visits with text past the window's right edge, and with text cut off (SEEN)
+        "text_by_device": {
+            d: {
+                f"visits_with_{k}_text": sum(bool(r[f"{k}_text"]) for r in rows if r["device"] == d)
+                for k in ("wide", "cut")
+            }
+            for d, *_ in visits(args)
         },
         "per_visit": rows,
     }
