@@ -314,6 +314,33 @@ def number(
     return int(value)
 
 
+# A checkbox's or toggle's label wraps onto more lines where it does not fit. Streamlit's own choice cuts it to one
+# line with an ellipsis in a column or a row: /linear-attention's 'Causal (each query sees only earlier keys)' read
+# 'Causal (each qu…' in a third of an 800 px tablet's column, /long-maps' 'Log colour scale' 'Log…'.
+LABELS_WRAP = True
+
+
+def metrics(cards: Sequence[tuple[str, str, str | None]]) -> None:
+    """Metric cards (label, value, help or None) in a row the browser wraps, each as wide as its label and value.
+    st.columns squeezes its columns into any width and a card cuts its label and value to fit (on an 800 px tablet
+    /moe's four read 'Dropped assig…', /kv-cache's '810.00 Ki…'), and a page cannot know the width."""
+    row = st.container(horizontal=True, gap="medium")
+    for label, value, help_text in cards:
+        row.metric(label, value, help=help_text, width="content")
+
+
+# px of a block in widgets' row: four on a line of a 1,366 px laptop's column, two of a phone's (358)
+WIDGET_PX = 160
+
+
+def widgets(n: int) -> list:
+    """n blocks for widgets side by side, each WIDGET_PX wide, in a row the browser wraps (as beside does for
+    figures): st.columns squeezed /long-maps' four display settings into a 468 px tablet column, its 'Cells per
+    side' box 64 px wide showing '25' of 256."""
+    row = st.container(horizontal=True, gap="small")
+    return [row.container(width=WIDGET_PX) for _ in range(n)]
+
+
 def checkbox(key: str, label: str, default: bool = False, help: str | None = None) -> bool:
     def parse(raw: str) -> bool:
         if raw not in ("0", "1"):
@@ -321,7 +348,7 @@ def checkbox(key: str, label: str, default: bool = False, help: str | None = Non
         return raw == "1"
 
     _bind(key, parse, default, lambda v: isinstance(v, bool))
-    value = st.checkbox(label, key=key, help=help)
+    value = st.checkbox(label, key=key, help=help, wrap=LABELS_WRAP)
     _mirror(key, bool(value))
     return value
 
@@ -615,7 +642,7 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
         said = _caption(_traces(fig), layout, data, row_labels, col_labels)
     if said:
         st.caption(said)
-    if data is not None and table and st.toggle(t("common", "figure_table"), key=key):
+    if data is not None and table and st.toggle(t("common", "figure_table"), key=key, wrap=LABELS_WRAP):
         if isinstance(data, dict):
             st.dataframe({str(name): list(column) for name, column in data.items()})
         else:

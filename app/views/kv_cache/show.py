@@ -77,10 +77,8 @@ def memory(T, gen, name: str) -> None:
     """name: the model's name, ready for markdown (app/models.py: name_in_text)."""
     st.header(T("memory_header"))
     view = views.memory(gen)
-    c1, c2, c3 = st.columns(3)
-    c1.metric(T("measured"), view.measured)
-    c2.metric(T("formula_gqa", kv=view.kv_heads), view.formula_gqa)
-    c3.metric(T("formula_mha", h=view.heads), view.formula_mha)
+    ui.metrics([(T("measured"), view.measured, None), (T("formula_gqa", kv=view.kv_heads), view.formula_gqa, None),
+                (T("formula_mha", h=view.heads), view.formula_mha, None)])  # fmt: skip
     st.markdown(T("memory_text", layers=view.layers, kv=view.kv_heads, d=view.head_dim, b=view.bytes_per_value,
                   n=view.n, per_token=view.per_token, h=view.heads,
                   sharing=T(view.sharing, model=name, group=view.group, h=view.heads)))  # fmt: skip

@@ -123,7 +123,7 @@ def display(T, n: int, heads: int) -> Display:
     """Every display widget, drawn before the results whether or not they exist yet: a shared link then keeps
     head, zoom and the rest (a widget missing from a run would have its link parameter dropped)."""
     st.header(T("h_view"))
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    c1, c2, c3, c4 = ui.widgets(4)
     with c1:
         head = ui.field(F["head"], T("head"), SimpleNamespace(n_heads=heads)) if heads > 1 else 0
     with c2:

@@ -19,10 +19,9 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
     st.caption(T("compare_intro"))
     for col, (variant, summary) in zip(ui.beside(len(view.checkpoints)), view.checkpoints.items()):
         with col:
-            a, b, c = st.columns(3)
-            a.metric(T("m_loss"), f"{summary.held_out_loss:.3f}")
-            b.metric(T("m_min"), f"{summary.min_load:.1%}", help=T("m_min_help", u=view.uniform_load))
-            c.metric(T("m_max"), f"{summary.max_load:.1%}", help=T("m_max_help", k=view.bounds.top_k))
+            ui.metrics([(T("m_loss"), f"{summary.held_out_loss:.3f}", None),
+                        (T("m_min"), f"{summary.min_load:.1%}", T("m_min_help", u=view.uniform_load)),
+                        (T("m_max"), f"{summary.max_load:.1%}", T("m_max_help", k=view.bounds.top_k))])  # fmt: skip
             ui.show_figure(
                 vmoe.layer_load_heatmap(view, words, variant),
                 f"moe-layer-load-{variant}",

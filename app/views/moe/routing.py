@@ -13,24 +13,25 @@ SHOWN_TOKENS = 40  # first-choice tokens listed per expert
 
 def show_metrics(T, view: views.TextRouting) -> None:
     bounds = view.bounds
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(
-        T("m_switch"),
-        f"{view.switch_loss:.3f}",
-        help=T("m_switch_help", n=view.n_experts, k=view.top_k, max=bounds.switch_max),
-    )
-    m2.metric(
-        T("m_dev"),
-        f"{view.deviation:.3f}",
-        help=T("m_dev_help", n=view.n_experts, k=view.top_k, max=bounds.deviation_max),
-    )
-    m3.metric(
-        T("m_entropy"), f"{view.mean_entropy:.3f}", help=T("m_entropy_help", n=view.n_experts, max=bounds.entropy_max)
-    )
-    m4.metric(
-        T("m_dropped"),
-        f"{view.n_dropped} / {view.n_assignments}",
-        help=T("m_dropped_help", tokens=view.tokens_lost, k=view.top_k, cap=view.capacity),
+    ui.metrics(
+        [
+            (
+                T("m_switch"),
+                f"{view.switch_loss:.3f}",
+                T("m_switch_help", n=view.n_experts, k=view.top_k, max=bounds.switch_max),
+            ),
+            (
+                T("m_dev"),
+                f"{view.deviation:.3f}",
+                T("m_dev_help", n=view.n_experts, k=view.top_k, max=bounds.deviation_max),
+            ),
+            (T("m_entropy"), f"{view.mean_entropy:.3f}", T("m_entropy_help", n=view.n_experts, max=bounds.entropy_max)),
+            (
+                T("m_dropped"),
+                f"{view.n_dropped} / {view.n_assignments}",
+                T("m_dropped_help", tokens=view.tokens_lost, k=view.top_k, cap=view.capacity),
+            ),
+        ]
     )
     b = view.blind
     st.caption(T("prob_loss", loss=view.probability_loss, switch=view.switch_loss))

@@ -1,0 +1,47 @@
+"""Metric cards, rows of widgets and checkbox labels, one rule each in app/ui.py: st.columns squeezed cards and
+labels into any width, and a card or a label cut what did not fit ('Dropped assig…', 'Causal (each qu…' on an 800 px
+tablet: scripts/phone_layout_check.py's cut text)."""
+
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.testing.v1 import AppTest
+
+from app import ui
+
+
+def _page():
+    import streamlit as st
+
+    from app import ui
+
+    st.session_state.setdefault("_ui_params", set())  # as ui.page_setup leaves it
+    ui.metrics([("Dropped assignments", "3 / 40", None), ("Formula, H_kv = 9 (multi-head)", "810.00 KiB", "why")])
+    ui.checkbox("flag", "Causal (each query sees only earlier keys)")
+    for i, block in enumerate(ui.widgets(3)):
+        with block:
+            st.slider(f"setting {i}", 0, 3)
+
+
+def test_cards_and_widgets_stand_in_rows_the_browser_wraps_and_labels_wrap(monkeypatch):
+    widths = []
+    metric = DeltaGenerator.metric
+
+    def metric_recorded(self, *args, **kwargs):
+        widths.append(kwargs.get("width", "stretch"))
+        return metric(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "metric", metric_recorded)
+    at = AppTest.from_function(_page).run()
+    assert not at.exception
+    rows = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
+    cards, settings = rows
+    # each card as wide as its label and value, in a row that wraps onto more lines
+    assert cards.proto.flex_container.wrap and [type(c).__name__ for c in cards.children.values()] == ["Metric"] * 2
+    assert widths == ["content", "content"]
+    assert at.metric[1].proto.help == "why"
+    # each widget in a block of a fixed width (never squeezed), in a row that wraps
+    assert settings.proto.flex_container.wrap
+    blocks = list(settings.children.values())
+    assert len(blocks) == 3 and {b.proto.width_config.pixel_width for b in blocks} == {ui.WIDGET_PX}
+    assert [b.children[0].label for b in blocks] == ["setting 0", "setting 1", "setting 2"]
+    # a checkbox's label wraps onto more lines where it does not fit (Streamlit's own choice in a column: cut)
+    assert at.checkbox[0].proto.wrap is True
