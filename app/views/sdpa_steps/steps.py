@@ -21,13 +21,12 @@ def show_steps(T) -> None:
     st.markdown(T(f"preset_{preset}_text"))
     load_preset(preset)
     chosen = SimpleNamespace(preset=preset)  # the widths' defaults are the preset's (core.STATE)
-    c1, c2, c3 = st.columns([1, 1, 2])
+    c1, c2 = ui.widgets(2)
     with c1:
         d_k = ui.field(core.STATE["dk"], T("dk"), chosen, widget="number")
     with c2:
         d_v = ui.field(core.STATE["dv"], T("dv"), chosen, widget="number")
-    with c3:
-        st.button(T("reset"), on_click=reset)
+    st.button(T("reset"), on_click=reset)  # its own line: a column cut its label ('選んだウォークスルーを読み込…')
     st.caption(T("editor_help"))
     q, k, v = edit_qkv(T, d_k, d_v)
 
