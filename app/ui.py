@@ -337,8 +337,7 @@ def widgets(n: int) -> list:
     """n blocks for widgets side by side, each WIDGET_PX wide, in a row the browser wraps (as beside does for
     figures): st.columns squeezed /long-maps' four display settings into a 468 px tablet column, its 'Cells per
     side' box 64 px wide showing '25' of 256."""
-    row = st.container(horizontal=True, gap="small")
-    return [row.container(width=WIDGET_PX) for _ in range(n)]
+    return _blocks(n, WIDGET_PX)
 
 
 def checkbox(key: str, label: str, default: bool = False, help: str | None = None) -> bool:
@@ -531,8 +530,13 @@ def beside(n: int) -> list[_Beside]:
     fitted for 213 (their text ran across each other), and a page cannot know the width. A figure shown in a block is
     fitted for its width at most."""
     px = beside_px(n)
+    return [_Beside(block, px) for block in _blocks(n, px)]
+
+
+def _blocks(n: int, px: int) -> list:
+    """n blocks px wide side by side in a row the browser wraps (beside's and widgets')."""
     row = st.container(horizontal=True, gap="small")  # the gap BESIDE_GAP_PX
-    return [_Beside(row.container(width=px), px) for _ in range(n)]
+    return [row.container(width=px) for _ in range(n)]
 
 
 def _fitted(fig):
