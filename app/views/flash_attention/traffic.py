@@ -54,8 +54,6 @@ def show(T) -> None:
     st.markdown(T("backward_text"))
     heads = ui.field(fa.STATE["heads"], T("heads"), widget="number", help=T("heads_help"))
     mem = fa.backward_memory(n, heads, nbytes)
-    c1, c2, c3 = st.columns(3)
-    c1.metric(T("stored_p"), human_bytes(mem.stored_p_bytes))
-    c2.metric(T("stats"), human_bytes(mem.statistics_bytes))
-    c3.metric(T("lse"), human_bytes(mem.logsumexp_bytes))
+    ui.metrics([(T("stored_p"), human_bytes(mem.stored_p_bytes), None), (T("stats"), human_bytes(mem.statistics_bytes), None),
+                (T("lse"), human_bytes(mem.logsumexp_bytes), None)])  # fmt: skip
     st.markdown(T("backward_ratio", n=f"{n:,}", heads=heads, ratio=f"{mem.ratio:,.1f}"))
