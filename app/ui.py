@@ -340,6 +340,12 @@ def widgets(n: int) -> list:
     return _blocks(n, WIDGET_PX)
 
 
+def buttons():
+    """A row for buttons, each as wide as its label, that the browser wraps onto more lines: st.columns cut
+    /lessons' 'Previous step' to '前のステッ…' on a tablet."""
+    return st.container(horizontal=True, gap="small")
+
+
 def checkbox(key: str, label: str, default: bool = False, help: str | None = None) -> bool:
     def parse(raw: str) -> bool:
         if raw not in ("0", "1"):

@@ -45,3 +45,19 @@ def test_cards_and_widgets_stand_in_rows_the_browser_wraps_and_labels_wrap(monke
     assert [b.children[0].label for b in blocks] == ["setting 0", "setting 1", "setting 2"]
     # a checkbox's label wraps onto more lines where it does not fit (Streamlit's own choice in a column: cut)
     assert at.checkbox[0].proto.wrap is True
+
+
+def _buttons():
+    from app import ui
+
+    row = ui.buttons()
+    row.button("前のステップ")
+    row.button("다음 단계")
+
+
+def test_buttons_stand_in_a_row_the_browser_wraps_each_as_wide_as_its_label():
+    at = AppTest.from_function(_buttons).run()
+    assert not at.exception
+    (row,) = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
+    assert row.proto.flex_container.wrap
+    assert [c.label for c in row.children.values()] == ["前のステップ", "다음 단계"]

@@ -24,6 +24,14 @@ def test_the_page_opens_on_the_first_lesson():
     assert at.query_params["lesson"] == next(iter(core.load_lessons()))
 
 
+def test_the_step_buttons_stand_in_a_row_that_wraps():
+    """Never cut to their column ('前のステッ…' on a tablet in st.columns): ui.buttons' row, each as wide as its label."""
+    at = open_view("lessons", {"lang": "ja"})
+    rows = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
+    labels = [[c.label for c in r.children.values() if type(c).__name__ == "Button"] for r in rows]
+    assert [i18n.text("ja", "lessons", "prev"), i18n.text("ja", "lessons", "next")] in labels
+
+
 def test_a_right_number_answer_is_confirmed_and_kept_in_the_url():
     at = open_step(1)
     at.text_input[0].input("14")  # q0 · k0 = 1·4 + 2·5 of the classic example

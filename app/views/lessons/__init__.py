@@ -20,11 +20,9 @@ def go(step: int) -> None:
 
 def navigation(T, lesson: core.Lesson, index: int) -> None:
     n, shown = len(lesson.steps), index + 1  # go() takes the step as the step widget shows it, from 1
-    c1, c2, _ = st.columns([1, 1, 3])
-    with c1:
-        st.button(T("prev"), on_click=go, args=(shown - 1,), disabled=index == 0, icon=":material/arrow_back:")
-    with c2:
-        st.button(T("next"), on_click=go, args=(shown + 1,), disabled=index == n - 1, icon=":material/arrow_forward:")
+    row = ui.buttons()
+    row.button(T("prev"), on_click=go, args=(shown - 1,), disabled=index == 0, icon=":material/arrow_back:")
+    row.button(T("next"), on_click=go, args=(shown + 1,), disabled=index == n - 1, icon=":material/arrow_forward:")
 
 
 def summary(T, lesson: core.Lesson, given: dict[str, str]) -> None:

@@ -77,13 +77,13 @@ def join_panel(T, code: str, qr_width: int = 180) -> None:
 
 def steps_nav(T, code: str, control: str, lesson, step: int) -> None:
     n, lang = len(lesson.steps), ui.lang()
-    c1, c2, c3 = st.columns([1, 1, 4])
-    c1.button(T("prev"), on_click=move, args=(code, control, step - 1), disabled=step == 0, key="room-prev")
-    c2.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1,
-              key="room-next")  # fmt: skip
+    row = ui.buttons()
+    row.button(T("prev"), on_click=move, args=(code, control, step - 1), disabled=step == 0, key="room-prev")
+    row.button(T("next"), on_click=move, args=(code, control, step + 1), disabled=step >= n - 1,
+               key="room-next")  # fmt: skip
     st.session_state["room-go"] = step
     labels = {i: T("step_label", i=i + 1, text=label(s.text, lang, 60)) for i, s in enumerate(lesson.steps)}
-    c3.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
+    st.selectbox(T("go"), list(range(n)), key="room-go", format_func=labels.get, on_change=move_to_picked,
                  args=(code, control), label_visibility="collapsed")  # fmt: skip
 
 
