@@ -59,10 +59,26 @@ def test_a_gpu_run_where_standard_attention_ran_out_of_memory_says_so(tmp_path, 
     from core import results
     from tests.core.test_flash_attention_measured import without_standard
 
-    run = without_standard(fm.committed_gpu_run(), 0)
+    committed = fm.committed_gpu_run()
+    flash = next(
+        r["ms"] for r in committed["rows"] if (r["backend"], r["seq_len"], r["dtype"]) == ("flash", 16384, "float16")
+    )
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
-    results.save_result(tmp_path / f"{fm.GPU_RESULT}.json", {"cuda": run})
-    for lang, words in (("en", "Standard attention has no successful time at 9 of the 9 shapes"), ("ja", "9 個の形のうち 9 個"),
-                        ("ko", "9개의 형태 중 9개")):  # fmt: skip
-        text = shown_text(open_view("flash_attention", {"lang": lang}))
-        assert words in text and "NVIDIA H200" in text
+    words = {  # the sentence, and the standard column's cell for each status
+        "en": ("Standard attention has no time at 3 of the 9 shapes", "out of memory", "no time recorded"),
+        "ja": ("9 個の形のうち 3 個", "メモリ不足", "時間の記録なし"),
+        "ko": ("9개의 형태 중 3개", "메모리 부족", "기록된 시간 없음"),
+    }
+    for status, cell in (("out of memory", 1), ("budget spent", 2)):  # one status the benchmark writes, one it may not
+        results.save_result(tmp_path / f"{fm.GPU_RESULT}.json", {"cuda": without_standard(committed, 8192, status)})
+        for lang, said in words.items():
+            at = open_view("flash_attention", {"lang": lang})
+            text = shown_text(at)
+            assert said[0] in text and "NVIDIA H200" in text
+            table = at.dataframe[-1].value  # shape, type, standard, flash, its speed-up, efficient, its speed-up
+            long = table[table.iloc[:, 0].str.contains("N=16,384")]
+            assert len(table) == 9 and len(long) == 3  # the shapes without a standard time stay, with their kernels
+            assert set(long.iloc[:, 2]) == {said[cell]}
+            assert lang == "en" or status not in table.to_string() + text  # never the run's English in ja, ko
+            assert f"{flash:.2f}" in long.iloc[:, 3].tolist() and set(long.iloc[:, 4]) == set(long.iloc[:, 6]) == {"–"}
+            assert "–" not in long.iloc[:, 5].tolist()  # the memory-efficient kernel's own time

@@ -9,6 +9,11 @@ def _x(v: float | None) -> str:
     return "–" if v is None else f"{v:.1f}×"
 
 
+def _ms(T, ms: float | None, why: str | None) -> str:
+    """A time, or why the run has none, in the reader's words (core maps the run's status to `why`)."""
+    return T(f"gpu_why_{why}") if ms is None else f"{ms:.2f}"
+
+
 def show(T) -> None:
     st.subheader(T("gpu_header"))
     run = fm.committed_gpu_run()
@@ -27,9 +32,10 @@ def show(T) -> None:
         {
             T("gpu_col_shape"): [f"B={r.batch} H={r.heads} N={r.seq_len:,} D={r.head_dim}" for r in rows],
             T("gpu_col_dtype"): [r.dtype + (" " + T("gpu_causal") if r.causal else "") for r in rows],
-            T("gpu_col_naive"): [f"{r.naive_ms:.2f}" for r in rows],
-            T("gpu_col_flash"): [T("gpu_unavailable") if r.flash_ms is None else f"{r.flash_ms:.2f}" for r in rows],
+            T("gpu_col_naive"): [_ms(T, r.naive_ms, r.naive_reason) for r in rows],
+            T("gpu_col_flash"): [_ms(T, r.flash_ms, r.flash_reason) for r in rows],
             T("gpu_col_speedup"): [_x(r.flash_speedup) for r in rows],
+            T("gpu_col_efficient_ms"): [_ms(T, r.efficient_ms, r.efficient_reason) for r in rows],
             T("gpu_col_efficient"): [_x(r.efficient_speedup) for r in rows],
         },
         hide_index=True,
