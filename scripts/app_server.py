@@ -39,10 +39,21 @@ new MutationObserver(records => {
 """
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free on 127.0.0.1 now, never one this process was handed before. The kernel picks a free port at
+    random, and once the probe closes, the same port is free for the next call: two calls in a row returned the
+    same port about once in 16,000 here (Linux 6.18, odd ports of 32768-60999), so two servers a test started on
+    them collided, the second failing to bind."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def start_server(

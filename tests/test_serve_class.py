@@ -44,6 +44,36 @@ def test_nginx_accepts_the_config(tmp_path):
     assert out.returncode == 0, out.stderr
 
 
+def test_free_port_never_hands_one_port_out_twice(monkeypatch):
+    """The kernel may give the same free port to two probes in a row (the first one closed): free_port asks again,
+    or a class's two servers, or a server and nginx, would be told to listen on one port."""
+    from types import SimpleNamespace
+
+    from scripts import app_server
+
+    answers = iter([41001, 41001, 41003, 41001, 41003, 41005])
+
+    class Probe:  # a socket whose bind(0) gets the kernel's next answer above
+        def __init__(self, *args):
+            self.port = None
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def bind(self, address):
+            self.port = next(answers)
+
+        def getsockname(self):
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr(app_server, "_handed_out", set())
+    monkeypatch.setattr(app_server, "socket", SimpleNamespace(socket=Probe, AF_INET=0, SOCK_STREAM=0))
+    assert [free_port() for _ in range(3)] == [41001, 41003, 41005]
+
+
 def get(port: int, cookie: str | None = None):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/")
     if cookie:
