@@ -63,4 +63,6 @@ def test_the_committed_gradients_come_from_the_committed_weights(shipped):
     assert view.distances == g["distances"] and view.counts == g["counts"]
     for ours, theirs in ((view.with_attention, g["with_attention"]), (view.recurrence_only, g["recurrence_only"])):
         for a, b in zip(ours, theirs):
-            assert abs(a - b) <= 1e-4 * abs(b)  # float32 sums in another order on another CPU
+            # float32 sums in another order on another CPU: up to 2.9e-4 of the value on an AMD EPYC (no AVX-512)
+            # against the committed run's CPU; weights other than the committed ones move these norms by far more
+            assert abs(a - b) <= 2e-3 * abs(b)
