@@ -509,7 +509,7 @@ def distribution(answer: Answer, responses: Iterable, reveal: bool = False, mine
             shown = sorted(tally, key=lambda k: (-tally[k], k))
         if len(shown) > max_bars:
             keep = shown[: max_bars - 1]
-            if correct in shown and correct not in keep:
+            if reveal and correct in shown and correct not in keep:  # before the reveal a bar kept for it would say it
                 keep[-1] = correct
             rest = sum(tally.get(k, 0) for k in shown if k not in keep)
             labels = [*keep, OTHER]

@@ -1,6 +1,7 @@
 """Lessons as data (core/lessons): the loader reports a malformed file with its file and line, responses are
 validated per kind, answers compared with their tolerance, answers counted for the histogram."""
 
+import itertools
 import math
 import textwrap
 
@@ -188,6 +189,21 @@ def test_distribution_counts_and_hides_the_right_bar_until_revealed():
     assert not any(hidden.right) and hidden.n_right == 0 and hidden.mine == 0
     shown = core.distribution(a, ["a", "b", "b"], reveal=True)
     assert shown.right == (False, True, False) and shown.n_right == 2
+
+
+def test_bars_before_the_reveal_are_the_same_whatever_the_right_answer():
+    """What the projector and the learners see before the reveal says nothing of the answer: with more options
+    answered than bars, the bars kept (the first options, or the most common orders; the rest gathered in '…') make
+    no room for the right one, which would stand out as the one bar out of its place. After the reveal it gets one."""
+    tokens = tuple(f"{i} w{i}" for i in range(16))
+    responses = [t for i, t in enumerate(tokens) for _ in range(1 + (i < 4))]  # every token answered
+    seen = {core.distribution(answer("token", right, tokens), responses) for right in tokens}
+    assert len(seen) == 1 and next(iter(seen)).labels == (*tokens[:11], core.OTHER)
+    shown = core.distribution(answer("token", tokens[15], tokens), responses, reveal=True)
+    assert tokens[15] in shown.labels and shown.right[shown.labels.index(tokens[15])]
+    orders = [" > ".join(p) for p in itertools.permutations("wxyz")]
+    seen = {core.distribution(answer("order", tuple(o.split(" > ")), "wxyz"), orders) for o in orders}
+    assert len(seen) == 1
 
 
 def test_distribution_bins_numbers_around_the_tolerance():
