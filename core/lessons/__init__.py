@@ -431,12 +431,34 @@ def share_reached(index: int, n_steps: int) -> float:
 WITHHELD = "…"
 
 
-def fill(text: str, answer: Answer, *, with_correct: bool = True) -> str:
+def fill(text: str, answer: Answer, *, with_correct: bool = True, said: str | None = None) -> str:
     """An explanation or a hint with {correct} and the answer's detail fields filled in; other braces left as
-    written. Without `with_correct`, {correct} reads WITHHELD (a room before the reveal)."""
-    correct = format_response(answer, answer.correct) if with_correct else WITHHELD
-    values = {"correct": correct, **{k: _show(v) for k, v in answer.detail.items()}}
+    written. `said`: how {correct} reads (a choice's words in the text's language; default the answer as
+    format_response writes it). Without `with_correct` (a room before the reveal), {correct} reads WITHHELD, and so
+    does every detail field that shows the answer itself (shows_answer: a number's `value`, a field equal to the
+    answer, e.g. the factor s when the ratio asked is s); the step's other numbers stay."""
+    correct = (format_response(answer, answer.correct) if said is None else said) if with_correct else WITHHELD
+    values = {
+        k: WITHHELD if not with_correct and shows_answer(answer, v) else _show(v) for k, v in answer.detail.items()
+    }
+    values["correct"] = correct
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def shows_answer(answer: Answer, value) -> bool:
+    """Whether a detail field's value reads as the answer itself, which a room withholds until the reveal: a number
+    the same as the answer at the precision a field shows (4 significant digits) or the page shows the answer (6),
+    thousands separators aside; the answer's option (a choice's identifier, a token's label '3 cat' or its text
+    'cat'); the order itself."""
+    shown = _show(value).strip()
+    if answer.kind == "number":
+        c = float(answer.correct)
+        return shown.replace(",", "") in {_show_number(c, 4), _show_number(c, 6)}
+    if answer.kind == "order":
+        return shown in {format_response(answer, answer.correct), _show(answer.correct)}
+    correct = str(answer.correct).strip()
+    texts = {correct, correct.split(" ", 1)[-1].strip()} if answer.kind == "token" else {correct}
+    return shown in texts
 
 
 def _show_number(value: float, digits: int) -> str:

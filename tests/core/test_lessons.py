@@ -180,6 +180,17 @@ def test_fill_can_withhold_the_answer_and_keep_the_numbers():
     """A room's hint before the reveal: the step's numbers, never the answer."""
     a = answer("number", 14.0, tolerance=0.01, d_k=2)
     assert core.fill("{correct} at d_k = {d_k}", a, with_correct=False) == f"{core.WITHHELD} at d_k = 2"
+    # a field that reads as the answer is the answer under another name: the same number as a field shows it (4
+    # significant digits) or the page does (6), the option picked, a token's text; what only looks like it stays
+    w = answer("number", 0.985633, tolerance=0.01, value=0.985633, rounded=0.98563, s=0.9856, row=0, near=0.9857)
+    assert core.fill("{value} {rounded} {s} {row} {near}", w, with_correct=False) == "… … … 0 0.9857"
+    assert core.fill("{value} {rounded}", w) == "0.9856 0.9856"  # /lessons and the reveal: as before
+    assert core.fill("{n}", answer("number", 1024.0, n="1,024"), with_correct=False) == core.WITHHELD
+    pick = answer("choice", " of", (" is", " of"), final=" of", word=" is")
+    assert core.fill("{final}, {word}", pick, with_correct=False) == "…,  is"
+    assert core.fill("{correct}", pick, said="of (en)") == "of (en)"
+    token = answer("token", "3 cat", ("1 the", "3 cat"), query="1 the", word="cat")
+    assert core.fill("{query} {word} {correct}", token, with_correct=False) == "1 the … …"
 
 
 def test_distribution_counts_and_hides_the_right_bar_until_revealed():

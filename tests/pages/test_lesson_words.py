@@ -35,7 +35,7 @@ kind = "number"
 answer = "sdpa_steps.cell"
 params = {{ matrix = "scores", row = 0, col = 0 }}
 prompt = {{ en = {PROMPT!r}, ko = "KO 질문?" }}
-hints = [{{ en = "EN hint: it is {{correct}}", ko = "KO 힌트 {{correct}}" }}]
+hints = [{{ en = "EN hint: it is {{correct}} ({{value}}) at d_k = {{d_k}}", ko = "KO 힌트 {{correct}}" }}]
 explanation = {{ en = "EN explanation: {{correct}} [x](javascript:alert(1))", ko = "KO 설명 {{correct}}" }}
 """
 RIGHT = "14"  # q0 · k0 of the classic example at d_k = 2: 1·4 + 2·5
@@ -134,9 +134,12 @@ def test_room_pages_say_when_english_stands_in_and_never_call_it_japanese(no_ja)
     learner.run()  # the panel's first poll opens the room's step
     assert_no_exception(learner)
     assert notices(learner, "ja") == 3  # the step's text, the question, its hint
-    # the hint is filled as /lessons fills it, but the answer is the facilitator's to reveal
-    assert {TEXT, PROMPT, f"EN hint: it is {core.WITHHELD}"} <= set(read(learner))
+    # the hint is filled as /lessons fills it, but the answer is the facilitator's to reveal: {correct} and a field
+    # that reads the same ({value}); the step's other numbers stay
+    assert {TEXT, PROMPT, f"EN hint: it is {core.WITHHELD} ({core.WITHHELD}) at d_k = 2"} <= set(read(learner))
     assert not any(RIGHT in words for words in read(learner))
+    projector = open_view("room", {"room": code, "mode": "projector", "lang": "ja"})
+    assert {TEXT, PROMPT} <= set(read(projector)) and not any(RIGHT in words for words in read(projector))
     store.reveal(code, control)
     for lang, stand_ins in (("ja", 3), ("en", 0)):
         projector = open_view("room", {"room": code, "mode": "projector", "lang": lang})

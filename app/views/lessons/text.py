@@ -64,14 +64,12 @@ def language_name(reader: str, code: str) -> str:
 def filled(shown: Shown, answer: Answer | None, with_correct: bool = True) -> str:
     """A lesson's words with {correct} and the answer's detail filled in (core.fill), a choice's {correct} in the
     words of the language the text is written in (an English stand-in says 'scaled', not 'スケーリングあり');
-    without `with_correct` the answer itself is withheld (core.fill)."""
+    without `with_correct` (a room before the reveal) the answer and every field that shows it are withheld
+    (core.fill). What a room's learner reads of a hint before the reveal."""
     if answer is None:
         return shown.text
-    if answer.kind == "choice":
-        answer = dataclasses.replace(
-            answer, correct=choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct)
-        )
-    return fill(shown.text, answer, with_correct=with_correct)
+    said = choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct) if answer.kind == "choice" else None
+    return fill(shown.text, answer, with_correct=with_correct, said=said)
 
 
 def draw(shown: Shown, answer: Answer | None = None, with_correct: bool = True) -> None:
