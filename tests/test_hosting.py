@@ -174,13 +174,19 @@ def test_at_most_page_runs_pages_run_at_once_and_a_waiting_one_can_be_stopped(mo
     from app import serving
 
     slots = serving._page_runs()
-    running, most, lock = [0], [0], threading.Lock()
+    running, most, lock, full = [0], [0], threading.Lock(), threading.Event()
 
     def page():
         with serving.page_slot():
             with lock:
                 running[0] += 1
                 most[0] = max(most[0], running[0])
+                if running[0] == slots:
+                    full.set()
+            # Held until every slot has been taken once, then a while longer: the runs overlap however slowly a
+            # busy machine starts the threads (started 25 ms apart at load 6, a run that only slept 50 ms could end
+            # before the fourth began), and a run let in past the limit would be counted meanwhile.
+            full.wait(10)
             time.sleep(0.05)
             with lock:
                 running[0] -= 1
