@@ -83,6 +83,21 @@ def test_verdicts_by_the_documented_rule_worked_by_hand():
         assert ans("ablation.verdict", {"card": key}).correct == expected, key
 
 
+def test_the_verdict_options_are_the_same_whatever_the_verdict(monkeypatch):
+    """The options a learner picks from say nothing of the answer: a card without placebo draws (every head of its
+    layers removed) offers the same five verdicts as a tested one, not one more that is then the right one."""
+    import dataclasses
+
+    from core.lessons.answers import ablation as answers
+
+    tested = ans("ablation.verdict", {"card": "induction-zero"})
+    real = answers._card
+    monkeypatch.setattr(answers, "_card", lambda key: dataclasses.replace(real(key), verdict="no_placebo"))
+    untested = ans("ablation.verdict", {"card": "induction-zero"})
+    assert untested.correct == "no_placebo" and untested.options == tested.options
+    assert set(tested.options) == set(answers.CHOICE_OF_VERDICT.values())
+
+
 def test_harm_ratio_bins_by_hand():
     for key, card in cards().items():
         if card["claim"] == "antecedent":

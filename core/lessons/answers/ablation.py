@@ -41,12 +41,12 @@ def _numbers(view: ab.CardView) -> dict:
 @register("ablation.verdict", "choice", PAGE, ab.STATE, model_pass=False)
 def ablation_verdict(params, s):
     """The link's committed card: removing its heads hurts 'far_more' or 'somewhat_more' than removing as many random
-    heads from the same layers, or 'no_more'; 'no_candidates' when no head was singled out to test (details of a
-    tested card: its `harm`, the draws' mean harm `placebo_mean`, `draws`, the removed `heads` and their number `k`)."""
+    heads from the same layers, or 'no_more'; 'no_candidates' when no head was singled out to test, 'no_placebo' when
+    no random heads are left to draw (details of a tested card: its `harm`, the draws' mean harm `placebo_mean`,
+    `draws`, the removed `heads` and their number `k`)."""
     view = _card(s.card)
     correct = CHOICE_OF_VERDICT[view.verdict]
-    options = ("far_more", "somewhat_more", "no_more", "no_candidates")
-    options += () if correct in options else (correct,)
+    options = tuple(dict.fromkeys(CHOICE_OF_VERDICT.values()))  # every verdict, whichever is right: none stands out
     return Answer("choice", correct, options, None, _numbers(view) if view.status == "tested" else {})
 
 
