@@ -9,7 +9,7 @@ browser receives layers x heads x s x s numbers, never layers x heads x n x n.
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import safe_label
+from .labels import rows_labels_px, safe_label
 from .style import MASKED_COLOUR, RED, colour_bar
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
@@ -79,7 +79,9 @@ def head_grid(
             colorbar=colour_bar(value_name, orientation="h", y=0, yanchor="top", ypad=12),
         ),
         height=int(140 + BAR_BELOW + L * step_y * min(90.0, 1500 / (L * step_y), 900 / (H * step_x))),
-        margin=dict(l=10, r=10, t=100, b=10 + BAR_BELOW),
+        # the layer numbers and their title in the left margin: plotly set them in the blank beside a grid its height
+        # left narrower than its plot, so the room the grid had changed with the screen (viz.labels.scaled_plot_px)
+        margin=dict(l=10 + round(rows_labels_px(len(str(L - 1)), bool(layer_label))), r=10, t=100, b=10 + BAR_BELOW),
         plot_bgcolor="white",
         showlegend=False,
     )

@@ -3,6 +3,7 @@ is escaped to entities: '<script>' shows as text and never becomes markup."""
 
 import functools
 import html
+import math
 import re
 import unicodedata
 
@@ -107,6 +108,12 @@ def wrapped_label(text: str, width: int, max_chars: int = 400) -> str:
 PHONE_FIGURE_PX = 358
 TABLET_FIGURE_PX = 468
 LAPTOP_FIGURE_PX = 640
+# The widths (px) a figure fitted for each kind is drawn at, from the narrowest to the widest of the screens of that
+# kind as they are read (chromium, Streamlit 1.67): a tablet held upright from an 800 px Android tablet to an 820 px
+# iPad, a laptop's window from 1,100 px to 1,366. A phone's upright only: on its side (844 px, drawn 512) a map fitted
+# for the middle of the two would leave a quarter of its room blank held upright too, as a phone is mostly read. A
+# figure fitted for another width (beside others, in the sidebar) is drawn that wide.
+DRAWN_PX = {PHONE_FIGURE_PX: (358, 358), TABLET_FIGURE_PX: (468, 488), LAPTOP_FIGURE_PX: (640, 906)}
 # Streamlit's sidebar (1.67: 18.75rem, 300 px, wide or narrow window; a phone's opens over the page at the same
 # width) leaves 240 px for what stands in it, measured in chromium at 1366, 1100 and 800 px: a study room's
 # learner panel draws the step's figure and the class's answers there (app/ui.in_sidebar)
@@ -197,7 +204,6 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
                 above = max(above, TOP_AXIS_LABELS + AXIS_TITLE_LINE * lines + ABOVE_PAD)
     plot_px = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80) - X_AXIS_BELOW
     cut = _undrawn_px(layout, width, font) or _undrawn_panels_px(fig, layout, width, font)
-    cut = cut if width <= TABLET_FIGURE_PX else 0
     plot_px -= cut
     for name, axis in layout.items():  # a full-height y axis's title stands up the plot's height, no higher
         if name.startswith("yaxis") and isinstance(axis, dict):
@@ -246,14 +252,30 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
     return fig
 
 
+def rows_labels_px(columns: float, titled: bool, font: float = FONT_PX) -> float:
+    """px a y axis's labels of `columns` columns and its title (one line, standing up) take left of the plot."""
+    return columns * COLUMN_EM * font + Y_LABELS_GAP + (AXIS_TITLE_LINE + Y_LABELS_GAP) * titled
+
+
+def scaled_plot_px(width: int, beside: float, margins: float) -> float:
+    """px wide the plot of a map drawn to scale (its height set by its width) is fitted for, in a figure fitted for
+    `width` (DRAWN_PX: drawn from its narrowest to its widest), `beside` px of labels beside the plot and `margins` px
+    of the figure's left and right margins. Fitted for the narrowest, the widest draws the map no wider than that, its
+    room beside it blank; for the widest, the narrowest leaves its room above it blank (/attention's grid, fitted for
+    a 1,366 px window, used 59% of its height at 1,100 px, 198 px blank). Fitted for the geometric mean of the two
+    plots' widths, it takes the same share of its room at both ends, the most both can take: at a laptop's 640 and
+    906 px, 82% (564 / 830 = 0.82²). (The room beside a map its height leaves narrow is the plot's only where its
+    labels keep their room in the margin: plotly lets them into the blank beside it otherwise: viz/grid.py.)"""
+    lo, hi = DRAWN_PX.get(width, (width, width))
+    return math.sqrt((lo - margins - beside) * (hi - margins - beside))
+
+
 def _undrawn_px(layout: dict, width: int, font: float) -> int:
-    """px of a plot's height that a figure `width` px wide leaves blank: a plot whose y axis is drawn to its x axis's
+    """px of a plot's height that a figure fitted for `width` leaves blank: a plot whose y axis is drawn to its x axis's
     scale (scaleanchor, both ranges set, constrained to their domains: /attention's grid of heads) is only as tall as
-    its width draws it, the rest of its height stood empty above it (about 330 px of a phone's model view). Only a
-    phone's and a tablet's figure is cut (for_page calls it so): each is drawn about as wide as it is fitted for held
-    upright (an 800 px tablet's grid uncut stood 360 px below its title), where a laptop's is fitted for its narrowest
-    (LAPTOP_FIGURE_PX) and drawn as wide as the window (906 px at 1366 px), whose grid cut to 640 px would have tiles a
-    third smaller. (A phone or tablet on its side draws the grid a little narrower than its column.)"""
+    the width it is drawn at draws it, the rest of its height stood empty above it (about 330 px of a phone's model
+    view; a laptop's was as tall as a 1,366 px window draws it, 284 px blank at 1,100 px): cut to the width
+    scaled_plot_px fits it for."""
     x, y = layout.get("xaxis") or {}, layout.get("yaxis") or {}
     if y.get("scaleanchor") != "x" or y.get("constrain") != "domain" or not x.get("range") or not y.get("range"):
         return 0
@@ -261,8 +283,11 @@ def _undrawn_px(layout: dict, width: int, font: float) -> int:
     title = y.get("title")
     titled = bool(title.get("text") if isinstance(title, dict) else title)
     numbers = max(map(label_columns, map(str, y.get("ticktext") or ("",))))
-    beside = numbers * COLUMN_EM * font + Y_LABELS_GAP + (AXIS_TITLE_LINE + Y_LABELS_GAP) * titled
-    plot_width = width - margin.get("l", 80) - beside - margin.get("r", 80)
+    beside = rows_labels_px(numbers, titled, font)
+    left = margin.get("l", 80)
+    # labels that fit the left margin stand in it (viz/grid.py), else plotly pushes the margin by them
+    beside, margins = (0, left + margin.get("r", 80)) if left >= beside else (beside, left + margin.get("r", 80))
+    plot_width = scaled_plot_px(width, beside, margins)
     (x0, x1), (y0, y1) = x["range"], y["range"]
     drawn = plot_width * abs(y1 - y0) / abs(x1 - x0) * (y.get("scaleratio") or 1)
     plot = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80)
@@ -304,7 +329,7 @@ def _undrawn_panels_px(fig, layout: dict, width: int, font: float) -> int:
     titled = bool(title.get("text") if isinstance(title, dict) else title)
     numbers = max(len(str(rows - 1)) for _, rows, _ in panels)  # the first panel's rows' numbers beside it
     beside = numbers * COLUMN_EM * font + Y_LABELS_GAP + (AXIS_TITLE_LINE + Y_LABELS_GAP) * titled
-    plot_width = width - margin.get("l", 80) - beside - margin.get("r", 80)
+    plot_width = scaled_plot_px(width, beside, margin.get("l", 80) + margin.get("r", 80))
     drawn = max(plot_width * share * rows / columns for share, rows, columns in panels)
     plot = (layout.get("height") or 450) - margin.get("t", 100) - margin.get("b", 80)
     # plotly keeps a plot at least layout.minreducedheight tall (64 px) by shrinking the margins its axes' labels

@@ -58,16 +58,15 @@ def test_the_colour_bar_lies_under_the_grid_and_leaves_its_width_to_the_tiles():
     bar = fig.layout.coloraxis.colorbar
     assert bar.orientation == "h" and bar.y <= 0 and bar.yanchor == "top"
     assert fig.layout.margin.b >= BAR_BELOW and fig.layout.yaxis.constraintoward == "bottom"
-    plot_px = 358 - fig.layout.margin.l - fig.layout.margin.r - 30  # a phone's figure less the layer numbers' side
-    assert plot_px / (12 * (1 + GAP) - GAP) >= 16 + 4  # px from one layer number to the next
+    plot_px = 358 - fig.layout.margin.l - fig.layout.margin.r  # a phone's figure less the layer numbers' margin
+    assert plot_px / (12 * (1 + GAP) - GAP) >= 16 + 2  # px from one layer number to the next (282 px: chromium)
 
 
 def test_a_phones_model_view_is_as_tall_as_chromium_draws_its_grid():
     """Square tiles take their size from the phone's width, and the plot stood taller than the grid they make: MiniLM's
     6 x 12 grid was drawn 282 x 141 px at 390 px (chromium, the layer numbers and their title 66 px left of it) in a
     plot 480 px tall, 340 px blank above it; SmolLM2's 30 x 9, two-digit numbers, 276 x 920 in 1,034. Fitted to a
-    phone, the plot is the grid's height and keeps the head numbers' room above it and the colour bar's below; a
-    laptop's figure, drawn as wide as its window (906 px at 1366 px), keeps its height."""
+    phone, the plot is the grid's height and keeps the head numbers' room above it and the colour bar's below."""
     for (layers, heads), drawn_px in (((6, 12), 141), ((30, 9), 920)):
         fig = head_grid(np.full((layers, heads, 4, 4), 0.25), "t", "layer")
         phone = for_page(fig.to_dict(), PHONE_FIGURE_PX)["layout"]
@@ -77,5 +76,20 @@ def test_a_phones_model_view_is_as_tall_as_chromium_draws_its_grid():
             margin["b"] >= BAR_BELOW
             and margin["t"] == for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]["margin"]["t"]
         )
-        laptop = for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]
-        assert laptop["height"] - laptop["margin"]["t"] == fig.layout.height - fig.layout.margin.t
+
+
+def test_a_laptops_model_view_takes_the_same_share_of_its_room_at_1100_and_1366_px():
+    """A laptop's figure is drawn 640 px wide in a 1,100 px window and 906 px in a 1,366 px one (chromium). Fitted for
+    1,366 px, MiniLM's 6 x 12 grid, drawn 564 x 282 px at 1,100 (the layer numbers and their title 56 px left of it),
+    stood in a plot 480 px tall: 59% of it, 198 px blank above the grid (scripts/phone_layout_check.py). Fitted for
+    the middle, it takes 82% of its height at 1,100 px and, as tall as fitted at 1,366 px, 82% of its plot's width
+    there (its labels keep their room in the margin); neither end more than the other."""
+    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t", "layer")
+    laptop = for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]
+    margin = laptop["margin"]
+    plot = laptop["height"] - margin["t"] - margin["b"]
+    ratio = (6 * (1 + GAP)) / (12 * (1 + GAP))  # the grid's height to its width: its y range to its x range
+    at_1100 = (640 - margin["l"] - margin["r"]) * ratio / plot  # the grid as wide as its plot: of the plot's height
+    at_1366 = plot / ratio / (906 - margin["l"] - margin["r"])  # as tall as its plot: of the plot's width
+    assert 0.8 < min(at_1100, at_1366) and abs(at_1100 - at_1366) < 0.01, (at_1100, at_1366)
+    assert abs(margin["l"] - 10 - 56) <= 2  # the layer numbers and their title's room (564 px of 640 drawn: chromium)
