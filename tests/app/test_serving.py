@@ -1,7 +1,6 @@
 """app/serving.py: what one server process does after every script run."""
 
 import gc
-import time
 import weakref
 
 import pytest
@@ -210,10 +209,16 @@ def _cycle_in(run) -> weakref.ref:
 def test_overlapping_runs_are_collected_once_the_last_one_ends(monkeypatch):
     """A class's runs at one step are collected when the last ends, not each as it ends (each collection walked
     every run in flight); a lone run is collected as it ends, and overlapping runs at most COLLECT_EVERY_S apart."""
+    from types import SimpleNamespace
+
+    # The runs' clock stands still unless the test moves it: on the real one, a busy machine that paused this
+    # process for COLLECT_EVERY_S between the lone run and the overlapping ones would have them collected early.
+    now = [1000.0]
+    monkeypatch.setattr(serving, "time", SimpleNamespace(monotonic=lambda: now[0]))
     gc.disable()  # Python's own collector must not free the cycles meanwhile
     gc.freeze()  # what the test process holds now: collections skip it, as the server's (serving.after_run)
     try:
-        monkeypatch.setattr(serving, "_last_collection", time.monotonic())
+        monkeypatch.setattr(serving, "_last_collection", now[0])
         assert _cycle_in(serving.script_run())() is None  # alone: collected as it ends
         first = serving.script_run()
         first.__enter__()
@@ -221,7 +226,7 @@ def test_overlapping_runs_are_collected_once_the_last_one_ends(monkeypatch):
         assert second() is not None
         first.__exit__(None, None, None)  # the last run in flight ends
         assert second() is None
-        monkeypatch.setattr(serving, "_last_collection", time.monotonic() - serving.COLLECT_EVERY_S)
+        now[0] += serving.COLLECT_EVERY_S
         with serving.script_run():  # runs overlapping for longer than COLLECT_EVERY_S: one collects anyway
             assert _cycle_in(serving.script_run())() is None
         with pytest.raises(RuntimeError), serving.script_run():  # a run that raises (a page switch) ends too
