@@ -5,6 +5,8 @@ tests/test_load_test_room.py (its idle room runs no script at all, and its learn
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from app.room import watch as w
 from core.room import RoomError
 
@@ -51,7 +53,10 @@ def test_one_read_per_room_per_tick_and_nothing_while_the_room_is_still():
     assert room.reads == 10 and sessions.asked == []  # two rooms, five ticks; no rerun at all
 
 
-def test_a_version_change_reruns_every_follower_once_and_an_answer_only_the_facilitator():
+def test_a_version_change_reruns_every_follower_once_and_an_answer_only_the_facilitator(monkeypatch):
+    # The watch's clock stands still: on the real one, a pause of RETRY_S between two ticks (a busy machine) would
+    # ask the followers again, as for reruns that never drew, and the last tick would not be 0.
+    monkeypatch.setattr(w, "time", SimpleNamespace(monotonic=lambda: 1000.0, sleep=w.time.sleep))
     room, sessions, watch = make()
     watch.follow("a", "ABC", "panel", (1, 1))
     watch.follow("b", "ABC", "panel", (1, 1))
