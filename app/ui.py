@@ -529,13 +529,13 @@ def in_sidebar():
         _beside_px.reset(token)
 
 
-def beside(n: int) -> list[_Beside]:
-    """n blocks side by side, for figures (and their text), each viz.labels.beside_px(n) wide, in a row the browser
-    wraps: as many on a line as its column holds (at least one, as wide as the column where that is narrower).
-    st.columns squeezes its columns into any width: /masks' three maps were drawn 145 px wide on an 800 px tablet,
-    fitted for 213 (their text ran across each other), and a page cannot know the width. A figure shown in a block is
-    fitted for its width at most."""
-    px = beside_px(n)
+def beside(n: int, per_line: int | None = None) -> list[_Beside]:
+    """n blocks side by side, for figures (and their text), each viz.labels.beside_px(per_line) wide (as wide as
+    per_line of them on a line of a laptop's column; by default n), in a row the browser wraps: as many on a line as
+    its column holds (at least one, as wide as the column where that is narrower). st.columns squeezes its columns into
+    any width: /masks' three maps were drawn 145 px wide on an 800 px tablet, fitted for 213 (their text ran across
+    each other), and a page cannot know the width. A figure shown in a block is fitted for its width at most."""
+    px = beside_px(per_line or n)
     return [_Beside(block, px) for block in _blocks(n, px)]
 
 

@@ -1,4 +1,4 @@
-"""Figures of the /transformer-xl page: the five masks side by side, and one line per method (the effective context
+"""Figures of the /transformer-xl page: the five masks, each its own figure, and one line per method (the effective context
 through the layers, loss against position in the text or within a segment). View objects of core/transformer_xl.py
 in, plotly figures out; words through `t`, the [transformer_xl.figure] catalog section."""
 
@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core.transformer_xl import LinesView, MasksView
 
@@ -23,13 +22,21 @@ AXES = {  # kind -> (x axis, y axis) words
 }
 
 
-def masks_figure(view: MasksView, t: Words) -> go.Figure:
+# The five masks stand each in its own block, as wide as three side by side (app/ui.beside): three on a line of a
+# 1,366 px laptop's column, two at 1,100 px, one on a phone or a tablet held upright. In one figure the five shared
+# its width, whatever the screen: on a 390 px phone each mask was 55 px across, too small for its crosses, and plotly
+# keeps a plot at least 64 px tall, so a third of the figure's room stood blank under them (at 1,366 px, 58% of it
+# drawn). A block's width is known, so each mask's height is what its width draws (viz.labels.for_page).
+MASKS_PER_LINE = 3
+MASK_HEIGHT = 360  # px: taller than a block's width draws a mask (a page cuts it to that: viz.labels.for_page)
+
+
+def masks_figures(view: MasksView, t: Words) -> dict[str, go.Figure]:
     """One small n x n mask per method (blue = may attend, grey with a cross = hidden, as on /masks), queries down,
-    keys across."""
-    names = list(view.masks)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[t(f"method_{m}") for m in names])
-    for k, name in enumerate(names, start=1):
-        fig.add_trace(
+    keys across, each its own figure titled by its method."""
+    figs = {}
+    for name in view.masks:
+        fig = go.Figure(
             go.Heatmap(
                 z=view.masks[name].astype(np.float32),
                 colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
@@ -42,18 +49,15 @@ def masks_figure(view: MasksView, t: Words) -> go.Figure:
                 xgap=1,
                 ygap=1,
                 hovertemplate=t("query") + " %{y}, " + t("key") + " %{x}<extra></extra>",
-            ),
-            row=1,
-            col=k,
+            )
         )
-        query = t("query") if k == 1 else None  # the rows' title once, beside the only ticks shown
-        # square cells shrink the panel, not stretch the range: on a phone's narrow panels plotly stretched the
-        # rows' range to -10..20 (empty rows, ticks at positions no text has); hung from the top, under its title
-        fig.update_yaxes(autorange="reversed", showticklabels=k == 1, title_text=query, row=1, col=k,
-                         constrain="domain", constraintoward="top")  # fmt: skip
-        fig.update_xaxes(scaleanchor=f"y{'' if k == 1 else k}", title_text=t("key"), row=1, col=k, constrain="domain")
-    base_layout(fig, height=300)
-    return fig
+        # square cells shrink the plot, not stretch the range: on a phone's narrow panels plotly stretched the rows'
+        # range to -10..20 (empty rows, ticks at positions no text has); hung from the top, under its title
+        fig.update_yaxes(autorange="reversed", title_text=t("query"), constrain="domain", constraintoward="top")
+        fig.update_xaxes(scaleanchor="y", title_text=t("key"), constrain="domain")
+        base_layout(fig, title=t(f"method_{name}"), height=MASK_HEIGHT)
+        figs[name] = fig
+    return figs
 
 
 def lines_figure(view: LinesView, t: Words) -> go.Figure:

@@ -184,9 +184,8 @@ def xl_visible_keys(step, q, a):
     W = 4, S = 1 on 12 tokens: the last row of the policy's panel, counted, is the answer function at those."""
     from core.lessons.answers import compute  # the function under test, at the figure's own settings
 
-    panel = {"window": 3, "sinks_window": 4}[q.params.get("policy", "sinks_window")]
     at = page(step)
-    trace = next(t for t in figure_by_key(at, "fig-masks")["data"] if t.get("xaxis") == f"x{panel}")
+    (trace,) = figure_by_key(at, f"fig-mask-{q.params.get('policy', 'sinks_window')}")["data"]
     z = np.asarray(plotted_values(trace["z"]))
     drawn = int((z[-1] > 0).sum())
     at_figure = compute(q.answer_fn, {**q.params, "query": len(z) - 1}, {"win": "4", "sinks": "1"})

@@ -37,14 +37,14 @@ def test_visitors_at_the_same_settings_share_the_masks_and_the_reach(monkeypatch
     part 3's two curves of the committed run once per process (20 ms of a 42 ms rerun)."""
     from app.views.transformer_xl import ideas
 
-    masks = count_builds(monkeypatch, ideas.vx, "masks_figure")
+    masks = count_builds(monkeypatch, ideas.vx, "masks_figures")
     reach = count_builds(monkeypatch, ideas.tx, "reach_view")
     lines = count_builds(monkeypatch, ideas.vx, "lines_figure")  # part 2's reach, part 3's two curves
     first = open_view("transformer_xl", {"seg": "8"})
     second = open_view("transformer_xl", {"seg": "8", "text": "Rain fell all night. She smiled."})
     assert len(masks) == 1 and len(reach) == 1 and len(lines) == 3
     specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
-    assert specs[0] == specs[1] and len(specs[0]) == 4
+    assert specs[0] == specs[1] and len(specs[0]) == 8  # five masks, the reach, part 3's two curves
     third = open_view("transformer_xl", {"seg": "16"})
     assert len(reach) == 2 and "**496** positions" in shown_text(third)  # 16 x 31: the new setting's own reach
     assert len(lines) == 4  # its reach only: part 3's curves were kept
@@ -69,6 +69,6 @@ def test_a_lesson_step_shares_the_pages_reach_and_figure(monkeypatch):
 @pytest.mark.slow  # the page loads SmolLM2
 def test_live_part_runs_on_a_short_text_and_refuses_one_token():
     at = open_view("transformer_xl", {"live": "1", "text": "The cat sat on the mat. The cat sat.", "lseg": "4"})
-    assert len(at.get("plotly_chart")) == 5  # masks, reach, the two committed curves, the live curve
+    assert len(at.get("plotly_chart")) == 9  # five masks, reach, the two committed curves, the live curve
     at = open_view("transformer_xl", {"live": "1", "text": "Hi"})
     assert "at least two tokens" in shown_text(at)

@@ -15,8 +15,10 @@ CONTEXT_N = tx.REACH_CONTEXT
 def show(T) -> None:
     st.header(T("masks_header"))
     st.markdown(T("masks_text"))
-    masks_fig = shared.figures(vx.masks_figure, shared.view(tx.masks_view), "transformer_xl.figure")
-    ui.show_figure(masks_fig, "xl-masks", key="fig-masks")
+    masks = shared.figures(vx.masks_figures, shared.view(tx.masks_view), "transformer_xl.figure")
+    for block, (method, fig) in zip(ui.beside(len(masks), per_line=vx.MASKS_PER_LINE), masks.items()):
+        with block:
+            ui.show_figure(fig, f"xl-mask-{method}", key=f"fig-mask-{method}")
     st.markdown(T("positions_note"))
     st.header(T("reach_header"))
     c1, c2, c3 = st.columns(3)
