@@ -3,9 +3,11 @@ labels into any width, and a card or a label cut what did not fit ('Dropped assi
 tablet: scripts/phone_layout_check.py's cut text)."""
 
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.testing.v1 import AppTest
 
 from app import ui
+from tests.apptest_helpers import function_app
+
+MODEL_FREE = True  # its tests load no model: tests/conftest.py checks it
 
 
 def _page():
@@ -30,7 +32,9 @@ def test_cards_and_widgets_stand_in_rows_the_browser_wraps_and_labels_wrap(monke
         return metric(self, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "metric", metric_recorded)
-    at = AppTest.from_function(_page).run()
+    # function_app waits 60 s for the run, as the other page tests do: AppTest's own default, 3 s, is ten times what
+    # this run takes on an idle machine, and a CI worker shares 2 cores with chromium and the other worker (load 14)
+    at = function_app(_page).run()
     assert not at.exception
     rows = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
     cards, settings = rows
@@ -56,7 +60,7 @@ def _buttons():
 
 
 def test_buttons_stand_in_a_row_the_browser_wraps_each_as_wide_as_its_label():
-    at = AppTest.from_function(_buttons).run()
+    at = function_app(_buttons).run()
     assert not at.exception
     (row,) = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
     assert row.proto.flex_container.wrap
