@@ -68,7 +68,13 @@ def test_the_answers_kept_are_read_once_the_learners_runs_settle():
 
 
 @pytest.mark.slow
-def test_a_short_real_run(tmp_path):
+def test_a_short_real_run(tmp_path, monkeypatch):
+    from app.views.room.follow import FALLBACK_ENV
+
+    # The servers' panels keep no fallback timer that could fire in the 2 idle seconds (its default, 15 s after a
+    # panel drew, fell in them whenever the two learners took some 10 s to join on a busy machine): a run in them
+    # is then one the server asked for, and a step reaches the learners only by the server's push.
+    monkeypatch.setenv(FALLBACK_ENV, "600")
     out = tmp_path / "room.json"
     args = ["--learners", "2", "--idle-seconds", "2", "--steps", "1", "--ramp", "0.5", "--answer-spread", "0.5",
             "--settle", "1", "--out", str(out)]  # fmt: skip
