@@ -2,11 +2,17 @@
 full-page screenshot and, for each figure drawn, what in it overlaps or is cut off, read from the browser's own boxes
 of its text (title, axis titles, tick labels, legend, colour bar, panel titles and other annotations). Each page opens
 by its link in its default state; a page with a text box is also run once with a long text typed into its first box.
+With --states figure (or default,figure) each page is also opened at a state with a figure, by its link (the first
+lesson step that opens the page at a state: tests/axe_helpers.figure_states, the state a learner's link carries,
+declared per topic in core): /ablation's default card and /long-maps before its Compute button draw no figure, so the
+default state alone never examines theirs. Where that state waits for the page's one primary button (/long-maps
+computes only when asked), the check presses it.
 
     python scripts/phone_layout_check.py                           # -> artifacts/phone/ and results/phone_layout.json
     python scripts/phone_layout_check.py --langs ja --pages multi-head,moe --width 1366   # a laptop's browser
     python scripts/phone_layout_check.py --devices ipad-portrait,android-tablet,phone-landscape,desktop-1100 \
         --no-long --out tablet_layout                               # each of DEVICES: its window and User-Agent
+    python scripts/phone_layout_check.py --pages ablation,long-maps --states figure --no-long   # their figures
 
 A device visits with its window's size and the User-Agent its browser sends (the page fits a figure's titles to what
 that says: app/ui.figure_px), each visit recording the width the page fitted its figures for (fitted_px). Found besides
@@ -226,6 +232,23 @@ def settle(page, lang: str) -> None:
     page.wait_for_timeout(800)
 
 
+# the main block's one primary button (a page's "Compute"), where it draws no figure yet
+PRIMARY = '[data-testid="stMain"] [data-testid="stBaseButton-primary"]'
+FIGURES = '[data-testid="stMain"] .js-plotly-plot'
+
+
+def press_to_draw(page, lang: str) -> bool:
+    """Press the page's one primary button where the page drew no figure yet (a state that waits to be asked to
+    compute); whether it did."""
+    button = page.locator(PRIMARY)
+    if page.locator(FIGURES).count() or button.count() != 1 or not button.is_enabled():
+        return False
+    button.click()
+    page.wait_for_selector(FIGURES, timeout=PAGE_RUN_MS)
+    settle(page, lang)
+    return True
+
+
 def shoot(page, path: Path, width: int) -> None:
     """The whole page: Streamlit scrolls its main block, not the document, so the window is made as tall as it."""
     tall = page.evaluate(
@@ -285,6 +308,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=390)
     parser.add_argument("--height", type=int, default=844)
     parser.add_argument("--devices", default="", help=f"comma-separated, of {', '.join(DEVICES)} (then no --width)")
+    parser.add_argument("--states", default="default", help="comma-separated, of default, figure (a lesson's link)")
     parser.add_argument("--no-long", action="store_true", help="skip the long-text state")
     parser.add_argument("--no-shots", action="store_true", help="no screenshots (about a third of a visit's time)")
     parser.add_argument("--out", default="phone_layout")
@@ -294,6 +318,8 @@ def main() -> None:
     shots = None if args.no_shots else ROOT / "artifacts" / "phone"
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
+    states = args.states.split(",")
+    figure_states = axe_helpers.figure_states() if "figure" in states else {}
     started, load_before = datetime.now(UTC).isoformat(timespec="seconds"), loadavg()
     rows: list[dict] = []
     with served_chromium() as (base, browser):
@@ -307,16 +333,22 @@ def main() -> None:
                 context.add_init_script(COUNT_RUNS)
                 page = context.new_page()
                 for entry in entries:
-                    page.goto(f"{base}{page_path(entry)}?{urlencode({'lang': lang})}", wait_until="domcontentloaded")
-                    page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
-                    settle(page, lang)
                     visit = {"device": device, "fitted_px": fitted_px, "page": entry.url, "lang": lang}
-                    rows.append(examine(page, visit | {"state": "default"}, shots, width, height))
-                    area = page.locator('[data-testid="stMain"] textarea').first
-                    if not args.no_long and area.count() and area.is_visible():
-                        submit_text(page, area, LONG_TEXT[lang])
+                    for state in states:
+                        if state == "figure" and entry.url not in figure_states:
+                            continue
+                        params = {"lang": lang, **(figure_states[entry.url] if state == "figure" else {})}
+                        page.goto(f"{base}{page_path(entry)}?{urlencode(params)}", wait_until="domcontentloaded")
+                        page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
                         settle(page, lang)
-                        rows.append(examine(page, visit | {"state": "long"}, shots, width, height))
+                        pressed = state == "figure" and press_to_draw(page, lang)
+                        shown = visit | {"state": state} | ({"pressed": True} if pressed else {})
+                        rows.append(examine(page, shown, shots, width, height))
+                        area = page.locator('[data-testid="stMain"] textarea').first
+                        if state == "default" and not args.no_long and area.count() and area.is_visible():
+                            submit_text(page, area, LONG_TEXT[lang])
+                            settle(page, lang)
+                            rows.append(examine(page, visit | {"state": "long"}, shots, width, height))
                 context.close()
     result = {
         "command": "python " + " ".join(["scripts/phone_layout_check.py", *sys.argv[1:]]),

@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 
 from core.ablation import CardView
 
-from .style import PALETTE, base_layout
+from .style import LEGEND_AT_FOOT, PALETTE, base_layout
+
+FIGURE_HEIGHT = 320  # px: 260 for the plot, its axis and title, and two legend rows under them
 
 
 def claim_figure(view: CardView, t) -> go.Figure:
@@ -41,4 +43,6 @@ def claim_figure(view: CardView, t) -> go.Figure:
     )
     fig.add_vline(x=0.0, line_color="black", line_width=1)
     fig.update_xaxes(title=t(f"harm_{view.metric}"), zeroline=False)
-    return base_layout(fig, t("figure_title"), height=260, showlegend=True)
+    # the legend at the figure's foot: beside the plot (plotly's place for it) it took half a phone's figure, the dots'
+    # row 79 px wide in Japanese (scripts/phone_layout_check.py --states figure); the figure grows by its rows
+    return base_layout(fig, t("figure_title"), height=FIGURE_HEIGHT, showlegend=True, legend=LEGEND_AT_FOOT)

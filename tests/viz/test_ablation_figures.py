@@ -24,3 +24,13 @@ def test_claim_figure_draws_the_views_numbers():
     band = fig.layout.shapes[0]
     assert (band.x0, band.x1) == view.placebo_interval
     assert fig.layout.xaxis.title.text == words("harm_repeated_loss")
+
+
+def test_the_legend_stands_at_the_figures_foot():
+    """Beside the plot (plotly's place for a legend) it took half a 358 px phone's figure: the dots' row was drawn 79 px
+    wide in Japanese, 110 in English (chromium, scripts/phone_layout_check.py --pages ablation --states figure)."""
+    cards = ab.committed_cards()
+    if cards is None:
+        pytest.skip("results/ablation.json not written yet")
+    legend = va.claim_figure(cards["induction-zero"], words).layout.legend
+    assert legend.orientation == "h" and legend.yref == "container" and legend.y == 0
