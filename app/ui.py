@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import csv
 import hashlib
 import html
 import io
@@ -27,6 +28,7 @@ import streamlit as st
 from app import i18n
 from core import figure_text, listing
 from core import state as declared
+from core.spreadsheet import safe_cell
 from viz.labels import (
     LAPTOP_FIGURE_PX,
     PHONE_FIGURE_PX,
@@ -799,35 +801,26 @@ def _axis_title(layout: dict, axis: str) -> str:
 
 
 def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
-    """A 2-D array (optionally labelled) or a dict of equal-length columns, as CSV text."""
+    """A 2-D array (optionally labelled) or a dict of equal-length columns, as CSV text. Labels and text cells can
+    hold a visitor's words (tokens of their text): each passes core.spreadsheet's one rule against formulas."""
     out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
 
     def cell(v) -> str:
-        s = str(v)
-        if s[:1] in ("=", "+", "-", "@") and not _is_number(s):
-            s = "'" + s  # keep spreadsheet apps from running pasted text as a formula
-        return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n') else s
+        if isinstance(v, (float, np.floating)) and not isinstance(v, bool):
+            return str(v)
+        return safe_cell(str(v))
 
     if isinstance(data, dict):
         names = list(data)
-        out.write(",".join(cell(n) for n in names) + "\n")
+        w.writerow([cell(n) for n in names])
         for row in zip(*[list(data[n]) for n in names]):
-            out.write(",".join(cell(v) for v in row) + "\n")
+            w.writerow([cell(v) for v in row])
         return out.getvalue()
     arr = np.atleast_2d(np.asarray(data))
     if col_labels is not None:
-        out.write(",".join(cell(c) for c in ([""] if row_labels is not None else []) + list(col_labels)) + "\n")
+        w.writerow([cell(c) for c in ([""] if row_labels is not None else []) + list(col_labels)])
     for i, row in enumerate(arr):
         prefix = [cell(row_labels[i])] if row_labels is not None else []
-        out.write(
-            ",".join(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row]) + "\n"
-        )
+        w.writerow(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row])
     return out.getvalue()
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False

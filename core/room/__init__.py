@@ -16,7 +16,6 @@ import hmac
 import io
 import numbers
 import os
-import re
 import secrets
 import unicodedata
 from collections import Counter
@@ -24,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.lessons import Answer
+from core.spreadsheet import safe_cell as _cell
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud and typed from a projector
 CODE_LENGTH = 6
@@ -276,18 +276,6 @@ def board(n_steps: int, learners: Sequence[tuple[str, int, bool]], answers: Sequ
         qs[a.question][0] += 1
         qs[a.question][1] += int(a.correct)
     return Board(tuple(on), elsewhere, rows, tuple((q, n, r) for q, (n, r) in qs.items()))
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")  # and full-width ＝＋－＠
-PLAIN_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-
-
-def _cell(value: str) -> str:
-    """A spreadsheet cell that cannot run as a formula (CSV injection): text starting = + - @ (half or full
-    width), a tab or a return gets a quote; a plain negative number (-0.25, -1e-3) stays a number."""
-    if PLAIN_NUMBER.fullmatch(value):
-        return value
-    return "'" + value if value[:1] in FORMULA_STARTS else value
 
 
 def answers_csv(answers: Sequence[AnswerRow], steps: dict[str, int] | None = None) -> str:

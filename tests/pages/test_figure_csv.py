@@ -1,0 +1,62 @@
+"""A figure's CSV download (app/ui.py to_csv) holds the visitor's own words where a page labels rows and columns with
+the tokens of their text; a learner opens it in a spreadsheet, so no cell may start a formula (core/spreadsheet.py,
+the rule the room's CSV follows too)."""
+
+import csv
+import io
+
+import numpy as np
+from streamlit.runtime.media_file_manager import MediaFileManager
+
+from app.ui import to_csv
+from core.spreadsheet import FORMULA_STARTS, PLAIN_NUMBER
+from tests.apptest_helpers import open_view
+
+HOSTILE = "=cmd ＝HYPERLINK @SUM +x -y"
+
+
+def downloads(monkeypatch, topic: str, params: dict) -> dict[str, str]:
+    """Open a page and build each CSV its download buttons offer, as a click would (the data is deferred)."""
+    made = {}
+    real = MediaFileManager.add_deferred
+
+    def keep(self, data_callable, *args, **kwargs):
+        file_id = real(self, data_callable, *args, **kwargs)
+        made[file_id] = data_callable
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    at = open_view(topic, params)
+    return {str(b.proto.id): made[b.proto.deferred_file_id]() for b in at.get("download_button")}
+
+
+def formulas(text: str) -> list[str]:
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+    return [c for c in cells if c[:1] in FORMULA_STARTS and not PLAIN_NUMBER.fullmatch(c)]
+
+
+def test_a_visitors_text_in_a_figures_csv_never_starts_a_formula(monkeypatch):
+    """/encoder-decoder labels its maps with the source tokens as typed (lowercased): '=cmd', '＝hyperlink', '@sum'
+    reach the CSV's header, quoted so that a spreadsheet shows them as text."""
+    files = downloads(monkeypatch, "encoder_decoder", {"text": HOSTILE})
+    assert files, "the page offers its figures' CSVs"
+    for name, text in files.items():
+        assert not formulas(text), name
+    header = next(csv.reader(io.StringIO(next(t for n, t in files.items() if n.endswith("csv-fig-encoder")))))
+    assert "'=cmd → <unk>" in header and "'＝hyperlink → <unk>" in header, header
+
+
+def test_csv_cells_keep_numbers_and_quote_every_formula_start():
+    text = to_csv(
+        np.array([[-0.25, 1.0]]),
+        row_labels=["\t=1+1"],
+        col_labels=["-1+2", "＠x,\r\n=y"],
+    )
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows == [["", "'-1+2", "'＠x,\r\n=y"], ["'\t=1+1", "-0.25", "1"]]
+    assert to_csv({"name": ["＋1", "-3", "Ana"], "n": [-1.5, 2, np.float32(-0.5)]}).splitlines() == [
+        "name,n",
+        "'＋1,-1.5",
+        "-3,2",
+        "Ana,-0.5",
+    ]
