@@ -178,3 +178,44 @@ def test_experts_and_an_untied_head_count_where_the_old_estimate_did_not(tmp_pat
     from core.models.capabilities import capabilities_of
 
     assert capabilities_of(config).parameters_estimate() < real / 5
+
+
+PLANTED_CODE = """import pathlib
+pathlib.Path({target!r}).write_text("ran")
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+
+class PlantedConfig(LlamaConfig):
+    pass
+
+
+class PlantedModel(LlamaForCausalLM):
+    config_class = PlantedConfig
+
+
+class PlantedTokenizer(PreTrainedTokenizerFast):
+    pass
+"""
+
+
+def test_a_folders_own_model_code_is_never_run(llama, tmp_path):
+    """A folder whose config and tokenizer settings name code of its own (auto_map, as hub models with
+    trust_remote_code do) beside a planted module: describing, adding and loading it never imports that module
+    (no trust_remote_code anywhere); the folder loads as the stock family it declares, or is refused in one
+    sentence."""
+    folder = tmp_path / "custom"
+    shutil.copytree(llama, folder)
+    (folder / "planted.py").write_text(PLANTED_CODE.format(target=str(tmp_path / PLANTED)))
+    mapping = {"AutoConfig": "planted.PlantedConfig", "AutoModelForCausalLM": "planted.PlantedModel"}
+    _config_with(folder, auto_map=mapping)
+    settings = folder / "tokenizer_config.json"
+    tokenizer = json.loads(settings.read_text()) if settings.is_file() else {}
+    tokenizer["auto_map"] = {"AutoTokenizer": [None, "planted.PlantedTokenizer"]}
+    settings.write_text(json.dumps(tokenizer))
+    try:
+        local.describe_folder(folder)
+        model = local.load_folder(folder)
+        assert type(model.model).__module__.startswith("transformers."), type(model.model)
+    except local.ModelFolderError as err:
+        assert "\n" not in str(err) and str(err).startswith("custom: "), err
+    assert not (tmp_path / PLANTED).exists(), "the folder's own code ran"
