@@ -335,6 +335,27 @@ def test_a_recovery_link_is_checked_then_leaves_the_address_bar(store):
     assert not any(b.label == "Next step" for b in other.button)
 
 
+def test_the_control_cookie_is_strict_to_this_site_and_ends_with_the_room(store):
+    """The control lives in a cookie only this site's own pages send (SameSite=Strict: a link or a form on another
+    site does not carry it), on every path, for no longer than the room lasts, Secure when the page is on https."""
+    at = run_view("room")
+    next(b for b in at.get("form_submit_button") if b.label == "Open a room").click()
+    at.run()
+    assert_no_exception(at)
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    control = at.session_state[control_token.CONTROL][code]
+    scripts = [h.proto.body for h in at.get("html") if "document.cookie" in h.proto.body]
+    assert len(scripts) == 1, scripts
+    cookie = re.search(r'document\.cookie = "([^"]*)"', scripts[0]).group(1)
+    parts = [p.strip() for p in cookie.split(";")]
+    assert parts[0] == f"{control_token.COOKIE_PREFIX}{code}={control}"
+    assert {"Path=/", "SameSite=Strict"} <= set(parts[1:]), parts
+    age = int(next(p for p in parts if p.startswith("Max-Age=")).split("=")[1])
+    assert 0 < age <= rules.DEFAULT_TTL_H * 3600, age
+    assert "'; Secure'" in scripts[0] and "location.protocol === 'https:'" in scripts[0]
+
+
 def test_the_projector_view_shows_the_room_without_control_or_names(store):
     code, control = store.create(LESSON)
     ana = store.join(code, "Ana Secretname", "en")
