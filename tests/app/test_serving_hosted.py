@@ -125,6 +125,24 @@ def test_a_text_box_takes_at_most_the_processing_limit():
     assert at.text_area and all(box.max_chars == ui.MAX_TEXT_CHARS for box in at.text_area)
 
 
+def test_a_longer_text_than_the_limit_sent_past_the_box_is_cut_before_the_model_reads_it(monkeypatch):
+    """A crafted message (AppTest's set_value alike) carries 25,000 characters past the browser's max_chars: the
+    page runs the model on the first 20,000 only (Streamlit cuts a typed value at max_chars, ui.text_area a link's)."""
+    from app import models
+
+    ran = []
+    real = models.run
+    monkeypatch.setattr(
+        models, "run", lambda key, model, texts, *a, **k: (ran.append(texts), real(key, model, texts, *a, **k))[1]
+    )
+    at = run_view("attention")
+    ran.clear()
+    at.text_area(key="text").set_value("a dog ran. " * 2_500).run()
+    assert_no_exception(at)
+    assert ran and all(len(t) <= ui.MAX_TEXT_CHARS for texts in ran for t in texts), [len(t) for x in ran for t in x]
+    assert ran[-1] == [("a dog ran. " * 2_500)[: ui.MAX_TEXT_CHARS]]
+
+
 def test_a_link_with_hundreds_of_unknown_parameters_gets_a_short_notice_and_one_url_rewrite(monkeypatch):
     """A prankster's link with 300 junk keys (and one of the page's own with a bad value): the notice names the bad
     value's key and the first few junk names, cut to 40 characters, and counts the rest; the page draws as usual and
