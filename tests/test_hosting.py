@@ -86,6 +86,31 @@ def test_a_message_above_the_widget_limit_is_refused(hosted_server):
     assert asyncio.run(_oversized(port)) != "accepted"
 
 
+async def _websocket_from(port: int, origin: str) -> str:
+    """Open Streamlit's websocket as a page of `origin` would (a browser sends its page's Origin)."""
+    try:
+        ws = await lt.websockets.connect(
+            f"ws://{lt.HOST}:{port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            origin=origin,
+            open_timeout=60,
+            proxy=None,
+        )
+    except lt.websockets.exceptions.InvalidStatus as err:
+        return f"HTTP {err.response.status_code}"
+    await ws.close()
+    return "open"
+
+
+def test_a_page_of_another_site_cannot_open_a_session(hosted_server):
+    """Streamlit refuses a cross-site websocket (SECURITY.md): a prankster's page cannot drive a visitor's browser
+    into a session here; the server's own pages can."""
+    port, _ = hosted_server
+    assert asyncio.run(_websocket_from(port, "http://evil.example")) == "HTTP 403"
+    assert asyncio.run(_websocket_from(port, f"http://{lt.HOST}.evil.example:{port}")) == "HTTP 403"
+    assert asyncio.run(_websocket_from(port, f"http://{lt.HOST}:{port}")) == "open"
+
+
 # --- hosted by default --------------------------------------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
