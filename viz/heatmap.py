@@ -13,9 +13,21 @@ import numpy as np
 import plotly.graph_objects as go
 from _plotly_utils.basevalidators import ColorscaleValidator
 
-from .labels import COLUMN_EM, FONT_PX, PHONE_FIGURE_PX, label_columns, safe_label
+from .labels import (
+    AXIS_TITLE_LINE,
+    AXIS_TITLE_PX,
+    COLUMN_EM,
+    FONT_PX,
+    PHONE_FIGURE_PX,
+    X_AXIS_BELOW,
+    Y_LABELS_GAP,
+    fitted_title,
+    label_columns,
+    safe_label,
+)
 from .style import (
     LEGEND_AT_FOOT,
+    MARGIN,
     MASKED_COLOUR,  # noqa: F401  (re-exported: older imports)
     PALETTE,
     colour_bar,
@@ -155,8 +167,12 @@ def _heatmap(**props) -> dict:
     return {"type": "heatmap", **{k: v for k, v in props.items() if v is not None}}
 
 
-# Beside a phone's map (px): the y axis's title and the colour bar with its ticks and title
-BESIDE_THE_MAP = 80
+# What stands beside a map (px), as chromium draws /masks' three kinds 282 px wide: the figure's margins (20), the
+# colour bar with its numbers and its title standing up its side, from the plot's edge (74), the gaps either side of
+# the rows' labels (two Y_LABELS_GAP) and the rows' title, AXIS_TITLE_LINE a line (a title longer than a short map is
+# tall is cut into two or three: viz.labels.for_page). Guessed at 80 px in all, it left '0 Dogs' and '1 bark' lying
+# flat over each other on /masks' maps, drawn 69 px wide where 160 were counted on.
+MARGINS_PX, COLOUR_BAR_PX = 20, 74
 # A label standing at -60 degrees drops sin 60 of its width; a map's height leaves such labels this many px
 STANDING_DROP, STANDING_ROOM = 0.87, 60
 
@@ -167,15 +183,26 @@ def standing_drop_px(labels) -> float:
     return STANDING_DROP * COLUMN_EM * FONT_PX * max(map(label_columns, labels), default=0)
 
 
-def key_tick_angle(x_labels, y_labels, figure_px: int = PHONE_FIGURE_PX) -> int:
-    """The columns' labels lying (0) where each fits its column on a phone's figure, else standing at -60 degrees:
-    more than six columns, or a label wider than its column, whose width is what the rows' labels and BESIDE_THE_MAP
-    leave the map (/encoder-decoder with a long Korean text: '1 静かな' over '2 医者' at 390 px)."""
+def title_lines(text: str, plot_px: float) -> int:
+    """Lines a y axis's title is cut into up a plot `plot_px` tall, as a page draws it (viz.labels.for_page)."""
+    return fitted_title(text, plot_px, AXIS_TITLE_PX)[0].count("<br>") + 1 if text else 0
+
+
+def beside_the_map(title_lines: int = 1) -> float:
+    """px beside a map whose rows' title is drawn in `title_lines` lines, its rows' labels left out."""
+    return MARGINS_PX + COLOUR_BAR_PX + 2 * Y_LABELS_GAP + AXIS_TITLE_LINE * title_lines
+
+
+def key_tick_angle(x_labels, y_labels, figure_px: int = PHONE_FIGURE_PX, beside: float | None = None) -> int:
+    """The columns' labels lying (0) where each fits its column on a figure `figure_px` wide, else standing at -60
+    degrees: more than six columns, or a label wider than its column, whose width is what the rows' labels and what
+    stands `beside` the map (beside_the_map: a one-line title's by default) leave the map (/encoder-decoder with a long
+    Korean text: '1 静かな' over '2 医者' at 390 px)."""
     if len(x_labels) > 6:
         return -60
     column_px = COLUMN_EM * FONT_PX
     rows_px = column_px * max(map(label_columns, y_labels), default=0)
-    map_px = figure_px - rows_px - BESIDE_THE_MAP
+    map_px = figure_px - rows_px - (beside_the_map() if beside is None else beside)
     widest = column_px * max(map(label_columns, x_labels), default=0)
     return 0 if widest <= map_px / max(len(x_labels), 1) - 4 else -60
 
@@ -186,14 +213,16 @@ def layout(
     """The layout of a query x key heatmap as a plain dict: categorical axes, rows top to bottom; `x`, `y`: the
     labels as drawn (key_tick_angle)."""
     side = max(n_rows, n_cols)
-    angle = key_tick_angle(x, y, figure_px) if len(x) else (-60 if n_cols > 6 else 0)
+    base = height or int(min(720, max(260, 120 + 22 * side)))
+    beside = beside_the_map(title_lines(y_title, base - MARGIN["t"] - MARGIN["b"] - X_AXIS_BELOW))
+    angle = key_tick_angle(x, y, figure_px, beside) if len(x) else (-60 if n_cols > 6 else 0)
     # standing labels longer than the room left for them make the figure taller, not the plot shorter: squeezed, a
     # Japanese sentence's label (24 columns) ran into the axis's title (/encoder-decoder at 390 px)
     drop = standing_drop_px(x) if angle and n_cols <= 200 else 0
     return {
         "title": {"text": safe_label(title, 120)},
-        "height": (height or int(min(720, max(260, 120 + 22 * side)))) + max(0, round(drop - STANDING_ROOM)),
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "height": base + max(0, round(drop - STANDING_ROOM)),
+        "margin": dict(MARGIN),
         "plot_bgcolor": "white",
         "xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": angle,
                   "showticklabels": n_cols <= 200, "side": "bottom"},

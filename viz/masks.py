@@ -27,10 +27,8 @@ if TYPE_CHECKING:  # types only: viz draws what core computed
 
 MASKED_MARK = "✕"
 # The three kinds' maps stand side by side where a page's column holds three (app/ui.beside), each beside_px(3) wide
-# (282), one under another where it does not. Their keys' labels lie flat only where they fit three quarters of that:
-# heatmap.key_tick_angle's guess of what stands beside a map (BESIDE_THE_MAP) falls short of these maps' colour bar and
-# titles (drawn 282 and 291 px wide, /masks' '0 Dogs' and '1 bark' lay over each other)
-KIND_FIGURE_PX = beside_px(3) * 3 // 4
+# (282), one under another where it does not: their keys' labels lie flat where they fit that width
+KIND_FIGURE_PX = beside_px(3)
 MARK_COLOURS = {True: "white", False: "#555"}
 
 
