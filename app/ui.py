@@ -322,7 +322,7 @@ def number(
 LABELS_WRAP = True
 
 
-def metrics(cards: Sequence[tuple[str, str, str | None]]) -> None:
+def metrics(cards: Sequence[tuple[str, str | int, str | None]]) -> None:
     """Metric cards (label, value, help or None) in a row the browser wraps, each as wide as its label and value.
     st.columns squeezes its columns into any width and a card cuts its label and value to fit (on an 800 px tablet
     /moe's four read 'Dropped assig…', /kv-cache's '810.00 Ki…'), and a page cannot know the width."""

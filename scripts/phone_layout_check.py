@@ -6,7 +6,8 @@ With --states figure (or default,figure) each page is also opened at a state wit
 lesson step that opens the page at a state: tests/axe_helpers.figure_states, the state a learner's link carries,
 declared per topic in core): /ablation's default card and /long-maps before its Compute button draw no figure, so the
 default state alone never examines theirs. Where that state waits for the page's one primary button (/long-maps
-computes only when asked), the check presses it.
+computes only when asked), the check presses it. /room is visited once more as a room just opened: its facilitator's
+page, then its projector view.
 
     python scripts/phone_layout_check.py                           # -> artifacts/phone/ and results/phone_layout.json
     python scripts/phone_layout_check.py --langs ja --pages multi-head,moe --width 1366   # a laptop's browser
@@ -36,6 +37,7 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from app import i18n
 from app.ui import figure_px_for
 from core.results import save_result
 from scripts.a11y_axe_all import served_chromium
@@ -349,6 +351,17 @@ def main() -> None:
                             submit_text(page, area, LONG_TEXT[lang])
                             settle(page, lang)
                             rows.append(examine(page, visit | {"state": "long"}, shots, width, height))
+                    if entry.url == "room":  # a room opened (the facilitator's page), then its projector view
+                        page.get_by_role("button", name=i18n.text(lang, "room", "open")).click()
+                        page.wait_for_function("location.search.includes('mode=control')", timeout=PAGE_RUN_MS)
+                        settle(page, lang)
+                        rows.append(examine(page, visit | {"state": "facilitator"}, shots, width, height))
+                        code = page.evaluate("new URLSearchParams(location.search).get('room')")
+                        query = urlencode({"room": code, "mode": "projector", "lang": lang})
+                        page.goto(f"{base}/room?{query}", wait_until="domcontentloaded")
+                        page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
+                        settle(page, lang)
+                        rows.append(examine(page, visit | {"state": "projector"}, shots, width, height))
                 context.close()
     result = {
         "command": "python " + " ".join(["scripts/phone_layout_check.py", *sys.argv[1:]]),

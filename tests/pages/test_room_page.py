@@ -5,6 +5,7 @@ file (the same rules on PostgreSQL: tests/core/test_room_store.py)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 
@@ -440,6 +441,28 @@ def open_facilitator(code: str, control: str, lang: str):
     at = run_view("room", {"room": code, "key": control, "lang": lang})
     assert_no_exception(at)
     return at
+
+
+def rows_of(at) -> list[list[tuple[str, str]]]:
+    """The elements in each row the browser wraps (ui.metrics', ui.buttons'), as (kind, label): a popover's label
+    is its block's."""
+    rows = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
+    assert all(r.proto.flex_container.wrap for r in rows)
+    return [[(type(c).__name__, c.proto.popover.label if type(c).__name__ == "Block" else c.label)
+             for c in r.children.values()] for r in rows]  # fmt: skip
+
+
+def test_the_rooms_counts_and_the_facilitators_links_stand_in_rows_that_wrap(store):
+    """Never cut to a third or a half of a tablet's column (st.columns): the counts in ui.metrics' row, each card as
+    wide as its label and value, the projector link and the control link behind a button in ui.buttons' row."""
+    code, control = store.create(LESSON)
+    for lang in ("ja", "ko"):
+        said = functools.partial(i18n.text, lang, "room")
+        rows = rows_of(open_facilitator(code, control, lang))
+        assert [("Metric", said(k)) for k in ("learners_n", "answered_n", "lost_n")] in rows
+        assert [("LinkButton", said("projector")), ("Block", said("recovery"))] in rows
+        rows = rows_of(run_view("room", {"room": code, "mode": "projector", "lang": lang}))
+        assert [("Metric", said("learners_n")), ("Metric", said("answered_n"))] in rows
 
 
 def test_the_join_link_is_on_the_configured_public_address(store, monkeypatch):

@@ -146,10 +146,8 @@ def live(code: str, control: str, lesson) -> None:
     watch.follow_here(code, snap["polled"], any_change=True)  # an answer or an arrival redraws it too
     view = snap["view"]
     room, board, hist = view.room, view.board, view.hist
-    c1, c2, c3 = st.columns(3)
-    c1.metric(T("learners_n"), view.learners)
-    c2.metric(T("answered_n"), hist.total if hist else 0)
-    c3.metric(T("lost_n"), view.lost)
+    ui.metrics([(T("learners_n"), view.learners, None), (T("answered_n"), hist.total if hist else 0, None),
+                (T("lost_n"), view.lost, None)])  # fmt: skip
     if view.languages:
         st.caption(languages_line(T, view.languages))
     if hist is not None:
@@ -188,10 +186,10 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     control_token.keep_in_browser(code, control, room.expires)
     st.header(T("control_header", code=code, title=plain(label(lesson.title, ui.lang()))))
     st.info(T("control_warning"))
-    c1, c2 = st.columns(2)
-    c1.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",
-                   icon=":material/co_present:")  # fmt: skip
-    with c2:
+    row = ui.buttons()
+    row.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",
+                    icon=":material/co_present:")  # fmt: skip
+    with row:
         control_token.recovery(T, code, control)
     with st.expander(T("join_header_f"), expanded=False):
         join_panel(T, code)

@@ -76,9 +76,7 @@ def live(code: str, lesson) -> None:
     step = lesson.steps[room.step]
     st.subheader(T("step_of", step=room.step + 1, n=len(lesson.steps)))
     in_the_class(step.text, lang, view.languages)
-    c1, c2 = st.columns(2)
-    c1.metric(T("learners_n"), view.learners)
-    c2.metric(T("answered_n"), hist.total if hist else 0)
+    ui.metrics([(T("learners_n"), view.learners, None), (T("answered_n"), hist.total if hist else 0, None)])
     if step.question is not None and room.question == step.question.id:
         in_the_class(step.question.prompt, lang, view.languages)
         fig = answers_figure(hist)
