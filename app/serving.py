@@ -244,10 +244,40 @@ def _slot_given_back():
             _acquire_slot(own_limit=False)
 
 
+TRACEBACK_EVERY_S = 60.0  # one error's traceback at most this often in the log; its repeats are counted
+_tracebacks: dict[tuple, list] = {}  # (type, file, line) -> [when last logged, repeats since]
+_tracebacks_lock = threading.Lock()
+_clock = time.monotonic
+
+
+def _log_traceback(err: Exception) -> None:
+    """The traceback of an unexpected error, once per TRACEBACK_EVERY_S for each place an error of its type arises:
+    a crafted message that fails the same way each time (any visitor can send thousands a second) cannot fill the
+    server's disk, and the log still shows each distinct error and how often it came back."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = (type(err).__qualname__, tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb else (type(err).__qualname__,)
+    now = _clock()
+    with _tracebacks_lock:
+        seen = _tracebacks.get(where)
+        if seen is not None and now - seen[0] < TRACEBACK_EVERY_S:
+            seen[1] += 1
+            return
+        repeats = seen[1] if seen else 0
+        if len(_tracebacks) >= 1024:  # bounded: the oldest places are forgotten first
+            del _tracebacks[next(iter(_tracebacks))]
+        _tracebacks.pop(where, None)
+        _tracebacks[where] = [now, 0]
+    again = f" ({repeats} more like it since its last traceback)" if repeats else ""
+    LOG.error("unexpected error on a page%s", again, exc_info=err)
+
+
 def unexpected(err: Exception) -> None:
-    """An exception no page expected: its traceback to the server's log, one sentence to the visitor (and the
-    traceback under it on a developer's run only, client.showErrorDetails = "full")."""
-    LOG.error("unexpected error on a page", exc_info=err)
+    """An exception no page expected: its traceback to the server's log (_log_traceback: once a minute for the same
+    error), one sentence to the visitor (and the traceback under it on a developer's run only,
+    client.showErrorDetails = "full")."""
+    _log_traceback(err)
     st.error(ui.t("common", "unexpected"))
     if str(st.get_option("client.showErrorDetails")).lower() in ("full", "true"):
         st.exception(err)

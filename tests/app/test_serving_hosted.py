@@ -69,6 +69,7 @@ def break_page(monkeypatch):
 
     def broken(module):
         monkeypatch.setattr(module, "page", _broken_page)
+        monkeypatch.setattr(serving, "_tracebacks", {})  # each test sees its own first traceback
         catalog._sections.cache_clear()
 
     yield broken
@@ -86,6 +87,28 @@ def test_an_unexpected_exception_is_one_sentence_and_the_traceback_goes_to_the_l
     assert "secret detail" not in shown_text(at) and "RuntimeError" not in shown_text(at)
     logged = [r for r in caplog.records if r.exc_info and "secret detail" in str(r.exc_info[1])]
     assert logged, "the traceback did not reach the server's log"
+
+
+def test_the_same_error_again_and_again_is_one_traceback_then_a_count(break_page, visitor_details, caplog, monkeypatch):
+    """A prankster repeating a message that fails (a crafted widget value) gets the sentence each time, while the
+    server's log gets the traceback once a minute for that error and then how many came since, not one per message."""
+    from app.views import masks
+
+    clock = [1000.0]
+    monkeypatch.setattr(serving, "_clock", lambda: clock[0])
+    break_page(masks)
+    with caplog.at_level(logging.ERROR, logger="attention_lab"):
+        at = run_view("masks")
+        for _ in range(5):
+            at.run()
+            assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
+        clock[0] += serving.TRACEBACK_EVERY_S
+        at.run()
+    logged = [r for r in caplog.records if r.exc_info and "secret detail" in str(r.exc_info[1])]
+    assert [r.getMessage() for r in logged] == [
+        "unexpected error on a page",
+        "unexpected error on a page (5 more like it since its last traceback)",
+    ]
 
 
 def test_a_developer_run_shows_the_traceback_under_the_sentence(break_page):
