@@ -140,6 +140,20 @@ def seconds_left(expires: float, now: float) -> int:
 # ---- what a learner writes ---------------------------------------------------------------------------------
 
 
+MAX_MARKS = 4  # combining marks in a row: Thai, Hindi, Hebrew, Vietnamese need no more
+
+
+def _few_marks(text: str) -> str:
+    """At most MAX_MARKS combining marks on one letter: a pile of them ("Zalgo" text) draws a name over the board's
+    rows above and below it."""
+    out, run = [], 0
+    for ch in text:
+        run = run + 1 if unicodedata.category(ch) in ("Mn", "Me") else 0
+        if run <= MAX_MARKS:
+            out.append(ch)
+    return "".join(out)
+
+
 def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     if not isinstance(raw, str):
         raise RoomError(empty_key)
@@ -148,6 +162,7 @@ def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     # pose as another or break the board's lines
     text = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = _few_marks(text)
     text = " ".join(text.split())
     if not text:
         raise RoomError(empty_key)

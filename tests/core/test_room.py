@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 
 import pytest
 
@@ -32,6 +33,11 @@ def test_names_are_one_bounded_line():
     assert rules.clean_name("  Ana \n Bo\t") == "Ana Bo"
     assert rules.clean_name("Ana\u202eoB") == "AnaoB"  # a right-to-left override cannot disguise a name
     assert rules.clean_name("猫" * 40) == "猫" * 40
+    zalgo = "A" + "\u0336\u0489\u035b" * 12 + "na"  # 36 marks (one enclosing) on one letter would cover the rows around
+    kept = rules.clean_name(zalgo)
+    assert kept[0] == "A" and kept[-2:] == "na" and len(kept) == 3 + rules.MAX_MARKS, ascii(kept)
+    for real in ("ก๊ก", "नमस्ते", "Nguyễn", "שָׁלוֹם"):  # Thai, Hindi, Vietnamese and pointed Hebrew keep their marks
+        assert rules.clean_name(real) == unicodedata.normalize("NFC", real)
     for bad, key in (("", "name_empty"), ("\u200b\u200b", "name_empty"), ("x" * 41, "name_long"), (3, "name_empty")):
         with pytest.raises(RoomError, match=key):
             rules.clean_name(bad)
