@@ -132,12 +132,35 @@ def _flag(name: str) -> bool:
 def hosted() -> bool:
     """True unless this is a laptop run: ATTENTION_LAB_HOSTED=1 -> hosted; else ATTENTION_LAB_LOCAL=1 -> local;
     else local only when Streamlit listens on the loopback address alone (server.address 127.0.0.1, localhost,
-    ::1). Streamlit's default address is every interface, so a bare `streamlit run` on a server is hosted."""
+    ::1) and this visitor's request came to it straight (came_from_afar). Streamlit's default address is every
+    interface, so a bare `streamlit run` on a server is hosted; a laptop run that an operator put behind their own
+    proxy is hosted for every visitor the proxy brings."""
     if _flag(HOSTED_ENV):
         return True
     if _flag(LOCAL_ENV):
         return False
-    return str(st.get_option("server.address") or "").strip().strip("[]") not in LOOPBACK
+    if str(st.get_option("server.address") or "").strip().strip("[]") not in LOOPBACK:
+        return True
+    return came_from_afar(st.context.headers if get_script_run_ctx() is not None else {})
+
+
+# Headers a proxy adds (RFC 7239's Forwarded, and the de facto X-Forwarded-* and X-Real-IP of nginx and others).
+PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP")
+
+
+def came_from_afar(headers) -> bool:
+    """Whether a request to a server on the loopback address came through a proxy or names another host: a proxy
+    header, or a Host other than localhost, 127.0.0.1 or [::1] (with or without a port). `headers`: a mapping
+    whose keys are case-insensitive (st.context.headers), or {} outside a visitor's run."""
+    if any(headers.get(name) for name in PROXY_HEADERS):
+        return True
+    host = (headers.get("Host") or "").strip().lower()
+    if not host:
+        return False
+    name = (
+        host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    )
+    return name not in LOOPBACK
 
 
 def max_sessions() -> int:

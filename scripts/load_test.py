@@ -104,8 +104,15 @@ class StreamlitSession:
     state (current page, query string, widget ids and element protos by id), and of its cookies (a browser's
     proxy cookie keys nginx's stickiness and its per-browser limits, deploy/nginx.conf)."""
 
-    def __init__(self, port: int, timeout_s: float, cookies: http.cookiejar.CookieJar | None = None):
+    def __init__(
+        self,
+        port: int,
+        timeout_s: float,
+        cookies: http.cookiejar.CookieJar | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         self.port = port
+        self.headers = headers or {}  # more headers for the websocket's opening request (those a proxy adds)
         self.timeout_s = timeout_s
         self.ws = None
         self.page_hash = ""
@@ -135,7 +142,7 @@ class StreamlitSession:
             open_timeout=self.timeout_s,
             ping_interval=None,
             proxy=None,  # never through a proxy from the environment: 127.0.0.1 only
-            additional_headers={"Cookie": self.cookie_header()} if len(self.cookies) else None,
+            additional_headers={**self.headers, **({"Cookie": self.cookie_header()} if len(self.cookies) else {})},
         )
         result = await self.rerun(ClientState(query_string=query, page_name=url))
         result.ms = (time.monotonic() - start) * 1000

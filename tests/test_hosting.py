@@ -111,6 +111,34 @@ def test_a_page_of_another_site_cannot_open_a_session(hosted_server):
     assert asyncio.run(_websocket_from(port, f"http://{lt.HOST}:{port}")) == "open"
 
 
+async def _folder_boxes(port: int, headers: dict[str, str]) -> int:
+    """How many text boxes /models draws for a visitor whose websocket request carries `headers`."""
+    s = lt.StreamlitSession(port, timeout_s=120, headers=headers)
+    try:
+        result = await s.open("models")
+        assert not result.exceptions and not result.page_not_found
+        return sum(type(w).__name__ == "TextInput" for w in s.widgets.values())
+    finally:
+        await s.close()
+
+
+def test_a_laptop_run_serves_a_proxys_visitors_as_hosted(tmp_path):
+    """`dev.sh run` (127.0.0.1, neither setting) offers the folder box to a browser that reaches it straight, and
+    not to a visitor an operator's own proxy brings (SECURITY.md): the request's forwarding headers decide."""
+    port = free_port()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("ATTENTION_LAB_HOSTED", raising=False)
+        mp.delenv("ATTENTION_LAB_LOCAL", raising=False)
+        with open(tmp_path / "server.log", "w") as log:
+            proc = start_server(port, log)
+    try:
+        assert asyncio.run(_folder_boxes(port, {})) == 1
+        assert asyncio.run(_folder_boxes(port, {"X-Forwarded-For": "203.0.113.7"})) == 0
+        assert asyncio.run(_folder_boxes(port, {"X-Real-IP": "203.0.113.7"})) == 0
+    finally:
+        stop_server(proc)
+
+
 # --- hosted by default --------------------------------------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,6 +5,8 @@ list."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from app import models, serving
@@ -119,6 +121,36 @@ def test_a_hosted_server_offers_no_folder_box(tmp_path, monkeypatch, own_list):
     monkeypatch.delenv(serving.LOCAL_ENV)
     at = run_view("models")  # no setting: AppTest, like a bare `streamlit run`, is bound to every address
     assert not at.text_input and at.info
+
+
+@pytest.mark.parametrize(
+    "headers, box",
+    [
+        ([("Host", "localhost:8501")], True),
+        ([("Host", "127.0.0.1:8501")], True),
+        ([("Host", "[::1]:8501")], True),
+        ([("Host", "localhost:8501"), ("X-Forwarded-For", "203.0.113.7")], False),  # nginx in front
+        ([("Host", "localhost:8501"), ("Forwarded", "for=203.0.113.7")], False),
+        ([("Host", "class.example.org")], False),  # a proxy that passes the visitor's Host on
+    ],
+)
+def test_a_laptop_run_behind_a_proxy_offers_no_folder_box(monkeypatch, own_list, headers, box):
+    """A run bound to 127.0.0.1 with neither setting (`dev.sh run`) is a laptop run only for a browser that reaches
+    it straight: a request a proxy brought (its headers, or another Host) is a visitor's, as on a hosted server."""
+    from streamlit import config
+    from streamlit.runtime import context
+
+    for name in (serving.HOSTED_ENV, serving.LOCAL_ENV):
+        monkeypatch.delenv(name, raising=False)
+    before = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
+    monkeypatch.setattr(context, "_get_client_context", lambda: SimpleNamespace(headers=headers, cookies={}))
+    try:
+        at = run_view("models")
+    finally:
+        config.set_option("server.address", before)
+    assert_no_exception(at)
+    assert bool(at.text_input) is box and bool(at.info) is not box
 
 
 def test_the_operators_list_is_every_visitors(tmp_path, own_list, monkeypatch):
