@@ -154,6 +154,19 @@ def _few_marks(text: str) -> str:
     return "".join(out)
 
 
+# Unicode calls these letters (Lo) or a symbol (So), yet they draw nothing: a name of them alone is a blank row on the
+# facilitator's board and the projector
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers (choseong, jungseong, compatibility,
+# halfwidth), Braille pattern blank
+
+
+def visible(ch: str) -> bool:
+    """Whether a character draws something on its own: a letter, number, punctuation mark or symbol (emoji included),
+    not one of the BLANK_LETTERS. Spaces (Zs), format characters (Cf: zero-width ones), combining marks and variation
+    selectors (Mn, Me), controls, private-use and unassigned code points (Cc, Co, Cn) do not."""
+    return unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LETTERS
+
+
 def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     if not isinstance(raw, str):
         raise RoomError(empty_key)
@@ -164,7 +177,7 @@ def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = _few_marks(text)
     text = " ".join(text.split())
-    if not text:
+    if not any(visible(ch) for ch in text):
         raise RoomError(empty_key)
     if len(text) > limit:
         raise RoomError(long_key, f"{len(text)} > {limit}")
@@ -172,12 +185,12 @@ def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
 
 
 def clean_name(raw) -> str:
-    """A display name: one line, 1..40 characters after trimming."""
+    """A display name: one line, 1..40 characters after trimming, at least one of them visible."""
     return _clean(raw, MAX_NAME_CHARS, "name_empty", "name_long")
 
 
 def clean_sentence(raw) -> str:
-    """A gallery sentence: one line, 1..300 characters (shown to others as plain text only)."""
+    """A gallery sentence: one line, 1..300 characters, at least one visible (shown to others as plain text only)."""
     return _clean(raw, MAX_SENTENCE_CHARS, "sentence_empty", "sentence_long")
 
 

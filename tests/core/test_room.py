@@ -45,6 +45,63 @@ def test_names_are_one_bounded_line():
         rules.clean_sentence("x" * 301)
 
 
+# characters that draw nothing, by class: a name or sentence of them alone is a blank row on the board
+BLANKS = {
+    "Hangul filler": "\u3164\u3164",
+    "Hangul choseong and jungseong fillers": "\u115f\u1160",
+    "halfwidth Hangul filler": "\uffa0",
+    "Braille pattern blank": "\u2800\u2800\u2800",
+    "en quad to hair space": "".join(chr(c) for c in range(0x2000, 0x200B)),
+    "ideographic space": "\u3000",
+    "zero-width characters": "\u200b\u200c\u200d\u2060\ufeff",
+    "variation selectors alone": "\ufe0f\U000e0100",
+    "combining marks alone": "\u0301\u20dd",
+    "combining marks on a space": " \u0301\u0302",
+    "private use and unassigned": "\ue000\U0010fffd\u0378",
+    "all of them": "\u3164 \u2800\u3000\u200b\ufe0f\u0301\uffa0",
+}
+
+
+@pytest.mark.parametrize("blank", list(BLANKS.values()), ids=list(BLANKS))
+def test_a_name_or_sentence_with_nothing_visible_is_empty(blank):
+    with pytest.raises(RoomError, match="^name_empty$"):
+        rules.clean_name(blank)
+    with pytest.raises(RoomError, match="^sentence_empty$"):
+        rules.clean_sentence(blank)
+    with pytest.raises(RoomError, match="^sentence_empty$"):
+        rules.clean_sentence(blank * 3)
+
+
+@pytest.mark.parametrize(
+    "real",
+    [
+        "김민지",  # Korean
+        "\u1100\u1161",  # conjoining jamo (NFC makes them one syllable)
+        "\u115f\u1161",  # a choseong filler before a real vowel still draws the vowel
+        "さくら",
+        "ㄱ",  # a Hangul compatibility letter that draws
+        "สมชาย",  # Thai
+        "नमस्ते",  # Hindi
+        "😀",
+        "👩\u200d💻",  # a ZWJ sequence
+        "🇯🇵",  # a flag (two regional indicators)
+        "1\ufe0f\u20e3",  # a keycap
+        "محمد",  # Arabic
+        "שָׁלוֹם",  # pointed Hebrew
+        "?",
+        "\u3164A",  # a filler beside a letter: the letter draws
+    ],
+)
+def test_names_in_any_script_or_of_emoji_stay_valid(real):
+    assert rules.clean_name(real)
+    assert rules.clean_sentence(f"{real} {real}")
+
+
+def test_visible_counts_letters_numbers_punctuation_and_symbols_not_fillers():
+    assert all(rules.visible(ch) for ch in "aЖ가あ中ก1٣.,؟€😀\U0001f1ef")
+    assert not any(rules.visible(ch) for ch in "\u3164\u115f\u1160\uffa0\u2800 \u3000\u200b\ufe0f\u0301\x00\ue000")
+
+
 def test_rate_limit_counts_the_window_only():
     limit = Limit(3, 10.0)
     assert rules.allowed([], 100.0, limit)

@@ -91,6 +91,18 @@ def test_facilitator_moves_opens_and_reveals(store):
     assert any(s.value.startswith("Right answer:") for s in at.success)
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_a_name_that_draws_nothing_is_asked_for_again_in_the_visitors_language(store, lang):
+    """A prankster's name of Hangul fillers and blank Braille would be a blank row on the board and projector."""
+    code, _ = store.create(LESSON)
+    at = run_view("room", {"room": code, "lang": lang})
+    at.text_input[1].input("\u3164\u2800\u3000\u200b")
+    at.get("form_submit_button")[0].click().run()
+    assert_no_exception(at)
+    assert [e.value for e in at.error] == [i18n.text(lang, "room", "name_empty")]
+    assert follow.SEAT not in at.session_state and store.steps_of_learners(code) == []
+
+
 def test_a_learner_joins_follows_and_answers_once(store):
     code, control = store.create(LESSON)
     at = run_view("room", {"room": code})
