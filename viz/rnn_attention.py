@@ -8,7 +8,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, with_cell_marks
-from .labels import indexed_labels, safe_label
+from .labels import safe_label
 from .style import BLUE, GREEN, LEGEND_AT_FOOT, ORANGE, RED, base_layout
 
 
@@ -16,7 +16,7 @@ def alignment_figure(view, t) -> go.Figure:
     """The GRU's attention: one row per written token (and </s>), one column per source token; open squares on
     the words the grammar aligns when the GRU wrote the reference (labels escaped as the heatmap's, so they land on
     its cells)."""
-    rows, cols = indexed_labels(view.rows), indexed_labels(view.source)
+    rows, cols = view.row_labels, view.col_labels
     fig = attention_heatmap(view.attention, rows, cols, title=t("alignment_title"), x_title=t("axis_source"),
                             y_title=t("axis_output"), value_name=t("weight"))  # fmt: skip
     return with_cell_marks(fig, view.marks, rows, cols, t("grammar_alignment"))

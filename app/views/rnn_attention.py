@@ -47,8 +47,8 @@ def translate_part(T) -> None:
     say = {"both_right": st.success, "neither": st.warning, "no_reference": st.info}.get(view.verdict, st.warning)
     say(T("sentence_" + view.verdict))
     fig_t = ui.texts("rnn_attention.figure")
-    ui.show_figure(figs.alignment_figure(view, fig_t), "rnn-alignment", data={"weights": view.attention},
-                   key="fig-rnn-align")  # fmt: skip
+    ui.show_figure(figs.alignment_figure(view, fig_t), "rnn-alignment", data=view.attention,
+                   row_labels=view.row_labels, col_labels=view.col_labels, key="fig-rnn-align")  # fmt: skip
     st.markdown(T("bottleneck", states=len(view.source), width=view.state_width, numbers=view.attended_numbers,
                   final=view.final_width))  # fmt: skip
     st.markdown(T("cross_attention"))

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ..encoder_decoder import alignment as al
+from ..pooling import indexed_labels
 from ..stats import wilson_interval
 from . import model as rm
 from .translate import translate_batch
@@ -35,6 +36,16 @@ class SentenceView:
     state_width: int  # 2H: one encoder state h_j (forward and backward), what attention reads per source token
     final_width: int  # H: the forward encoder's last state, the one vector a decoder without attention starts from
     attended_numbers: int  # S x 2H: what the decoder may read from the encoder at each step with attention
+
+    @property
+    def row_labels(self) -> list[str]:
+        """The rows of `attention` as the figure and its CSV name them: '0 猫' (unique when a token repeats)."""
+        return indexed_labels(self.rows)
+
+    @property
+    def col_labels(self) -> list[str]:
+        """The source tokens, the columns of `attention`, named as the rows are."""
+        return indexed_labels(self.source)
 
 
 def sentence_view_of(model: rm.RNNSearch, tokenizer, sentence: str, language: str) -> SentenceView:

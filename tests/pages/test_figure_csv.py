@@ -6,9 +6,13 @@ import csv
 import io
 
 import numpy as np
+import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from app.ui import to_csv
+from core.models import registry
+from core.rnn_attention import model as rm
+from core.rnn_attention import view as rv
 from core.spreadsheet import FORMULA_STARTS, PLAIN_NUMBER
 from tests.apptest_helpers import open_view
 
@@ -60,3 +64,20 @@ def test_csv_cells_keep_numbers_and_quote_every_formula_start():
         "-3,2",
         "Ana,-0.5",
     ]
+
+
+def test_the_rnn_alignments_csv_is_a_table_of_output_rows_and_source_columns(monkeypatch):
+    """/rnn-attention's alignment CSV: one row per token the GRU wrote, one column per source token, named as the
+    figure names them, each cell one weight (it was one cell per row holding a Python list of the whole row)."""
+    if rm.status():
+        pytest.skip(rm.status())
+    text, language = "The big cat sees the cat.", "ja"
+    files = downloads(monkeypatch, "rnn_attention", {"text": text, "target": language})
+    rows = list(csv.reader(io.StringIO(next(t for n, t in files.items() if n.endswith("csv-fig-rnn-align")))))
+    view = rv.sentence_view_of(*registry.shared(rm.RECORD.key, rm.RECORD), text, language)
+    weights = np.asarray(view.attention)
+    assert weights.ndim == 2 and weights.shape == (len(view.rows), len(view.source))
+    assert len(rows) == 1 + len(view.rows) and all(len(r) == 1 + len(view.source) for r in rows), rows[:2]
+    assert rows[0] == ["", *view.col_labels] and rows[0][4] == "3 cat" and rows[0][7] == "6 cat"  # a repeat too
+    assert [r[0] for r in rows[1:]] == view.row_labels
+    np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], weights, rtol=1e-5, atol=1e-7)
