@@ -144,7 +144,8 @@ def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
         assert any("Live run" in t for t in titles), titles
     else:
         assert f"tiny-{family}" in "\n".join(m.value for m in at.markdown)  # the live text names the model run
-        assert len(titles) == 5  # masks, reach, the two committed curves (SmolLM2's), the live curve
+        # five masks (one figure each), reach, the two committed curves (SmolLM2's), the live curve
+        assert len(titles) == 9, titles
 
 
 def test_kv_cache_names_what_a_latent_attention_model_lacks(tmp_path, monkeypatch):
