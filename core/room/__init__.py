@@ -167,6 +167,28 @@ def visible(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LETTERS
 
 
+JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner
+
+
+def _joins(ch: str) -> bool:
+    """Whether a joiner beside this character can change how the text draws: a non-ASCII letter, mark or symbol
+    (Persian and Indic words, emoji sequences after a variation selector), not an ASCII letter, where it draws nothing."""
+    return ord(ch) > 0x7F and unicodedata.category(ch)[0] in "LMS" and ch not in BLANK_LETTERS
+
+
+def _drop_format(text: str) -> str:
+    """Format characters go (bidi overrides, zero-width spaces), except one joiner between two characters it joins:
+    Persian writes a ZWNJ inside words and Hindi one or a ZWJ inside conjuncts; an emoji family or a rainbow flag is
+    emoji joined by ZWJ. Dropped, the word draws with the wrong letter forms and the family as three faces."""
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) != "Cf":
+            out.append(ch)
+        elif ch in JOINERS and out and _joins(out[-1]) and i + 1 < len(text) and _joins(text[i + 1]):
+            out.append(ch)
+    return "".join(out)
+
+
 def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     if not isinstance(raw, str):
         raise RoomError(empty_key)
@@ -174,7 +196,7 @@ def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     # control and format characters (newlines, bidi overrides, zero-width joiners on their own) would let a name
     # pose as another or break the board's lines
     text = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = _drop_format(text)
     text = _few_marks(text)
     text = " ".join(text.split())
     if not any(visible(ch) for ch in text):

@@ -97,6 +97,32 @@ def test_names_in_any_script_or_of_emoji_stay_valid(real):
     assert rules.clean_sentence(f"{real} {real}")
 
 
+JOINED = {
+    "Persian ZWNJ inside a word": "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+    "Hindi ZWNJ in a half form": "\u0915\u094d\u200c\u0937",
+    "Malayalam ZWJ chillu": "\u0d28\u0d4d\u200d",  # at the end: the joiner goes (nothing after it to join)
+    "an emoji family": "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "a rainbow flag (after a variation selector)": "\U0001f3f3\ufe0f\u200d\U0001f308",
+}
+
+
+@pytest.mark.parametrize("word", list(JOINED.values()), ids=list(JOINED))
+def test_a_joiner_inside_a_word_or_emoji_sequence_is_kept(word):
+    kept = word.rstrip("\u200c\u200d")
+    assert rules.clean_name(word) == kept
+    assert rules.clean_sentence(f"{word} {word}") == f"{kept} {kept}"
+
+
+def test_joiners_that_join_nothing_are_dropped():
+    # beside ASCII letters a joiner draws nothing: two names that look the same would differ
+    assert rules.clean_name("A\u200dnn\u200c") == "Ann"
+    assert rules.clean_name("\u200d\U0001f600") == "\U0001f600"  # nothing before it
+    assert rules.clean_name("\u0645\u200c\u200c\u200c\u062e") == "\u0645\u200c\u062e"  # one in a row
+    assert rules.clean_name("\u0645 \u200c\u062e") == "\u0645 \u062e"  # after a space
+    assert rules.clean_name("\u0645\u200c\u202e\u062e") == "\u0645\u062e"  # a bidi override beside it goes too
+    assert rules.clean_name("\u3164\u200d\u3164x") == "\u3164\u3164x"  # fillers join nothing
+
+
 def test_visible_counts_letters_numbers_punctuation_and_symbols_not_fillers():
     assert all(rules.visible(ch) for ch in "aЖ가あ中ก1٣.,؟€😀\U0001f1ef")
     assert not any(rules.visible(ch) for ch in "\u3164\u115f\u1160\uffa0\u2800 \u3000\u200b\ufe0f\u0301\x00\ue000")
