@@ -181,6 +181,21 @@ class TileWalk:
         return self.max_abs_diff < 1e-9
 
     @property
+    def labels(self) -> list[str]:
+        """The positions naming the rows (queries) and columns (keys) of `weights`, as its figure and CSV name them."""
+        return [str(i) for i in range(self.n)]
+
+    @property
+    def tile_rows(self) -> list[str]:
+        """The queries of the walked tile, the rows of a step's `output`."""
+        return [str(i) for i in range(*self.queries)]
+
+    @property
+    def dims(self) -> list[str]:
+        """The value dimensions, the columns of a step's `output`."""
+        return [str(j) for j in range(self.d)]
+
+    @property
     def block_notes(self) -> list[tuple[str, str, int, int]]:
         """Each block size that does not tile n evenly: (name, "larger" (one tile of all n rows) or "uneven", the
         block size, the last tile's rows)."""

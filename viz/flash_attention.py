@@ -39,12 +39,11 @@ def _rect(fig: go.Figure, rows: tuple[int, int], cols: tuple[int, int], line: st
 def tiles_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """The finished weights (n x n, masked cells grey) with the tile grid: the walked query tile in orange, the key
     tiles it has already consumed shaded green, the one arriving at `step` outlined red."""
-    labels = [str(i) for i in range(view.n)]
     masked = ~view.allowed
     fig = attention_heatmap(
         view.weights,
-        labels,
-        labels,
+        view.labels,
+        view.labels,
         masked=masked,
         title=t("tiles_title", br=view.br, bc=view.bc),
         x_title=t("key_axis"),
@@ -99,12 +98,10 @@ def _pair_grid(left: str, right: str) -> dict:
 
 def output_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     """O~ / l of the query tile after `step`: the softmax-weighted mean of the values seen so far."""
-    s, e = view.queries
-    out = view.steps[step].output
     return matrix_heatmap(
-        out,
-        [str(i) for i in range(s, e)],
-        [str(j) for j in range(out.shape[1])],
+        view.steps[step].output,
+        view.tile_rows,
+        view.dims,
         title=t("output_title", step=step),
         x_title=t("dim_axis"),
         y_title=t("query_axis"),

@@ -3,13 +3,16 @@ the tokens of their text; a learner opens it in a spreadsheet, so no cell may st
 the rule the room's CSV follows too)."""
 
 import csv
+import html
 import io
+import json
 
 import numpy as np
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from app.ui import to_csv
+from core import flash_attention as fa
 from core.models import registry
 from core.rnn_attention import model as rm
 from core.rnn_attention import view as rv
@@ -21,6 +24,11 @@ HOSTILE = "=cmd ＝HYPERLINK @SUM +x -y"
 
 def downloads(monkeypatch, topic: str, params: dict) -> dict[str, str]:
     """Open a page and build each CSV its download buttons offer, as a click would (the data is deferred)."""
+    return page_downloads(monkeypatch, topic, params)[1]
+
+
+def page_downloads(monkeypatch, topic: str, params: dict):
+    """The opened page and its CSVs by button id, each built as a click would build it."""
     made = {}
     real = MediaFileManager.add_deferred
 
@@ -31,7 +39,30 @@ def downloads(monkeypatch, topic: str, params: dict) -> dict[str, str]:
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
     at = open_view(topic, params)
-    return {str(b.proto.id): made[b.proto.deferred_file_id]() for b in at.get("download_button")}
+    return at, {str(b.proto.id): made[b.proto.deferred_file_id]() for b in at.get("download_button")}
+
+
+def csv_rows(files: dict[str, str], key: str) -> list[list[str]]:
+    """The CSV of the figure drawn with `key`, read as a spreadsheet reads it."""
+    return list(csv.reader(io.StringIO(next(t for n, t in files.items() if n.endswith(f"csv-{key}")))))
+
+
+def axis_labels(at, key: str, trace: int = 0) -> tuple[list[str], list[str]]:
+    """(rows, columns) of a figure's heatmap as the page sent them (y and x, plotly's entities decoded)."""
+    spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if c.proto.id.endswith(key)))
+    drawn = spec["data"][trace]
+    return [html.unescape(str(v)) for v in drawn["y"]], [html.unescape(str(v)) for v in drawn["x"]]
+
+
+def assert_table(rows: list[list[str]], numbers, row_labels, col_labels) -> None:
+    """A CSV of a matrix: a header of column labels after an empty corner, one labelled row per matrix row, the
+    numbers as written (6 significant digits)."""
+    numbers = np.asarray(numbers, dtype=np.float64)
+    assert numbers.ndim == 2, numbers.shape
+    assert len(rows) == 1 + numbers.shape[0] and all(len(r) == 1 + numbers.shape[1] for r in rows), rows[:2]
+    assert rows[0] == ["", *col_labels], rows[0]
+    assert [r[0] for r in rows[1:]] == list(row_labels)
+    np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], numbers, rtol=1e-5, atol=1e-7)
 
 
 def formulas(text: str) -> list[str]:
@@ -81,3 +112,17 @@ def test_the_rnn_alignments_csv_is_a_table_of_output_rows_and_source_columns(mon
     assert rows[0] == ["", *view.col_labels] and rows[0][4] == "3 cat" and rows[0][7] == "6 cat"  # a repeat too
     assert [r[0] for r in rows[1:]] == view.row_labels
     np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], weights, rtol=1e-5, atol=1e-7)
+
+
+def test_the_flash_tiles_csvs_name_their_queries_keys_and_dimensions(monkeypatch):
+    """/flash-attention: the tiles' weights by query (rows) and key (columns), the partial output by the walked
+    tile's queries and the value dimensions, named as the figures' axes name them (they were bare numbers)."""
+    params = {"n": "6", "d": "3", "br": "4", "bc": "3", "causal": "1", "qtile": "1", "step": "0"}
+    at, files = page_downloads(monkeypatch, "flash_attention", params)
+    view = fa.walk(6, 3, 4, 3, q_tile=1, causal=True)
+    rows, cols = axis_labels(at, "fig-tiles")
+    assert rows == cols == [str(i) for i in range(6)]
+    assert_table(csv_rows(files, "fig-tiles"), view.weights, rows, cols)
+    rows, cols = axis_labels(at, "fig-out")
+    assert rows == ["4", "5"] and cols == ["0", "1", "2"]
+    assert_table(csv_rows(files, "fig-out"), view.steps[0].output, rows, cols)

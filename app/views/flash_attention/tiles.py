@@ -67,9 +67,11 @@ def show(T) -> None:
     words = ui.texts("flash_attention.figure")
     left, right = st.columns(2)
     with left:
-        ui.show_figure(fv.tiles_figure(view, words, step), "flash-tiles", data=view.weights, key="fig-tiles")
+        ui.show_figure(fv.tiles_figure(view, words, step), "flash-tiles", data=view.weights, row_labels=view.labels,
+                       col_labels=view.labels, key="fig-tiles")  # fmt: skip
     with right:
-        ui.show_figure(fv.output_figure(view, words, step), "flash-partial-output", data=current.output, key="fig-out")
+        ui.show_figure(fv.output_figure(view, words, step), "flash-partial-output", data=current.output,
+                       row_labels=view.tile_rows, col_labels=view.dims, key="fig-out")  # fmt: skip
     ui.show_figure(fv.statistics_figure(view, words, step), "flash-m-l", key="fig-ml")
     table = fa.step_table(view, step)
     st.dataframe({T(f"col_{k}"): v for k, v in table.items()}, hide_index=True)
