@@ -52,9 +52,9 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     policy evicts in part (pooled columns) a half-filled circle, so neither is told by colour alone; the note under
     the title says which mark is which."""
     x = [safe_label(s, 40) for s in view.labels]
-    rows = [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
+    rows = step_rows(view, t)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
-    z = np.vstack([view.weights, view.mean[None]]).astype(np.float32)
+    z = view.rows
     fig.add_trace(
         go.Heatmap(
             z=z,
@@ -119,6 +119,11 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
         fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
     return fig
+
+
+def step_rows(view: StepAttention, t: Words) -> list[str]:
+    """The step map's rows as its figure and CSV name them: 'head 0' .. and 'mean' (StepAttention.rows)."""
+    return [t("head", h=h) for h in range(view.weights.shape[0])] + [t("mean")]
 
 
 def _under_keys(labels: list[str]) -> float:

@@ -71,6 +71,11 @@ class StepAttention:
         """Positions the query sees (before pooling)."""
         return self.position + 1
 
+    @property
+    def rows(self) -> np.ndarray:
+        """(heads + 1, bins): every head's weights, then their mean; the step map's rows, in its figure and CSV."""
+        return np.vstack([self.weights, self.mean[None]]).astype(np.float32)
+
 
 def _clamp(value: int, lo: int, hi: int) -> int:
     return max(lo, min(int(value), hi))
@@ -257,6 +262,11 @@ class Eviction:
     window: int
     sinks: int
     measured: bool = True  # False: the model's sliding-window layers evict by themselves, nothing was measured
+
+    @property
+    def table(self) -> dict[str, list]:
+        """The KL curves as columns beside the query of each step, as the figure's x axis names it."""
+        return {"query": self.step_labels, **self.kl}
 
 
 def eviction(gen: Generation) -> Eviction:

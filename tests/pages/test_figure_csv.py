@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from app import i18n
 from app.ui import to_csv
 from core import flash_attention as fa
+from core.kv_cache import state as kv_state
+from core.kv_cache import views as kv_views
 from core.models import registry
 from core.rnn_attention import model as rm
 from core.rnn_attention import view as rv
@@ -126,3 +129,29 @@ def test_the_flash_tiles_csvs_name_their_queries_keys_and_dimensions(monkeypatch
     rows, cols = axis_labels(at, "fig-out")
     assert rows == ["4", "5"] and cols == ["0", "1", "2"]
     assert_table(csv_rows(files, "fig-out"), view.steps[0].output, rows, cols)
+
+
+@pytest.mark.slow  # SmolLM2 generates
+def test_the_kv_cache_csvs_name_heads_steps_and_positions(monkeypatch):
+    """/kv-cache: one step's map by head (and their mean, as the figure draws it) and position, every step's map by
+    step and position, the KL curves beside the step they belong to; named as the figures' axes name them."""
+    if registry.model_status()["smollm2"] is not None:
+        pytest.skip("SmolLM2 is not installed")
+    params = {"prompt": "The cat sat on the mat.", "new": "3", "step": "1", "layer": "2", "hlayer": "1"}
+    at, files = page_downloads(monkeypatch, "kv_cache", params)
+    gen = kv_state.STATE.read(params).generation
+    step = kv_views.step_attention(gen, 1, 2, 96)
+    rows, cols = axis_labels(at, "fig-step")
+    heads = [i18n.text("en", "kv_cache.figure", "head", h=h) for h in range(step.weights.shape[0])]
+    assert rows == [*heads, i18n.text("en", "kv_cache.figure", "mean")] and cols[:2] == ["0 The", "1  cat"], cols
+    assert_table(csv_rows(files, "fig-step"), np.vstack([step.weights, step.mean]), rows, cols)
+    hist = kv_views.history(gen, 1, None, 96)
+    rows, cols = axis_labels(at, "fig-hist")
+    assert len(rows) == len(gen.steps) and rows == hist.row_labels and cols == hist.col_labels
+    assert_table(csv_rows(files, "fig-hist"), hist.weights, rows, cols)
+    kl = csv_rows(files, "fig-kl")
+    curves = kv_views.eviction(gen)
+    assert kl[0] == ["query", *curves.kl] and [r[0] for r in kl[1:]] == curves.step_labels
+    assert curves.step_labels == axis_labels(at, "fig-kl")[1]
+    kl_numbers = np.array(list(curves.kl.values())).T  # another run of the model: float32 rounding apart
+    np.testing.assert_allclose([[float(c) for c in r[1:]] for r in kl[1:]], kl_numbers, rtol=1e-5, atol=1e-7)

@@ -44,8 +44,8 @@ def one_step(T, gen) -> None:
     st.markdown(T("step_text", token=code(view.fed), position=view.position, chosen=code(view.chosen)))
     if view.pooled:
         st.caption(T("pooled", n=view.n, bins=len(view.labels)))
-    ui.show_figure(kv.step_figure(view, words), f"kv-step{view.step}-layer{view.layer}", data=view.weights,
-                   key="fig-step")  # fmt: skip
+    ui.show_figure(kv.step_figure(view, words), f"kv-step{view.step}-layer{view.layer}", data=view.rows,
+                   row_labels=kv.step_rows(view, words), col_labels=view.labels, key="fig-step")  # fmt: skip
     top = views.next_tokens(gen, step)
     ui.show_figure(kv.top_figure(top, words), f"kv-top5-step{top.step}", key="fig-top")
     if top.policies:  # none for a model whose sliding-window layers evict by themselves
@@ -69,7 +69,8 @@ def all_steps(T, gen) -> None:
         )
     view = views.history(gen, layer, None if head == MEAN else int(head), MAX_COLS)
     fig = kv.history_figure(view, ui.texts("kv_cache.figure"))
-    ui.show_figure(fig, f"kv-history-layer{layer}-{head}", data=view.weights, key="fig-hist")
+    ui.show_figure(fig, f"kv-history-layer{layer}-{head}", data=view.weights, row_labels=view.row_labels,
+                   col_labels=view.col_labels, key="fig-hist")  # fmt: skip
     st.caption(T("history_caption"))
 
 
@@ -94,6 +95,6 @@ def memory(T, gen, name: str) -> None:
     if not evicted.measured:
         st.info(T("no_eviction", model=name))
     else:
-        ui.show_figure(kv.kl_figure(evicted, words), "kv-kl", data=evicted.kl, key="fig-kl")
+        ui.show_figure(kv.kl_figure(evicted, words), "kv-kl", data=evicted.table, key="fig-kl")
         st.caption(T("kl_text", w=evicted.window, s=evicted.sinks))
     st.caption(T("positions_note"))
