@@ -245,6 +245,16 @@ class DetectorView:
     seconds: float
     provenance: dict | None = None  # a committed map: command, date, device, threads, seconds, load
 
+    @property
+    def layer_labels(self) -> list[int]:
+        """The rows of `scores`, numbered as the figure's layer axis and the map's CSV number them."""
+        return list(range(self.scores.shape[0]))
+
+    @property
+    def head_labels(self) -> list[int]:
+        """The columns of `scores`: the heads of each layer."""
+        return list(range(self.scores.shape[1]))
+
 
 def detector_view(found: DetectorMap, detector: str, model_key: str, top: int = 8,
                   provenance: dict | None = None) -> DetectorView:  # fmt: skip

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from .models.needs import PAGE_NEEDS
+from .pooling import clip_label
 from .state import State, Text, model_choice
 
 MAX_TOKENS = 64
@@ -53,6 +54,13 @@ class LensView:
     @property
     def n_stages(self) -> int:
         return self.top_ids.shape[0]
+
+    @property
+    def position_labels(self) -> list[str]:
+        """The columns of `final_prob` as its figure and CSV name them: '3: cat' (unique when a token repeats),
+        the token clipped to 12 characters as a tick label holds it."""
+        one_line = (str(tok).replace(chr(10), "⏎").replace(chr(9), "⇥") for tok in self.tokens)
+        return [f"{i}: {clip_label(tok, 12)}" for i, tok in enumerate(one_line)]
 
 
 @torch.no_grad()

@@ -15,12 +15,12 @@ def detector_grid(view: DetectorView, t) -> go.Figure:
     """Scores (L, H) in [0, 1]; the title names the detector and what an evenly spreading head scores (the level
     to beat)."""
     z = np.round(np.asarray(view.scores, dtype=np.float64), 3).astype(np.float32)
-    n_layers, n_heads = z.shape
+    n_layers = z.shape[0]
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=list(range(n_heads)),
-            y=list(range(n_layers)),
+            x=view.head_labels,
+            y=view.layer_labels,
             colorscale=WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,

@@ -13,6 +13,11 @@ from .labels import safe_label
 from .style import WEIGHTS_SCALE, base_layout, colour_bar
 
 
+def stage_labels(view: LensView, t) -> list[str]:
+    """The rows of `final_prob` as the figure and its CSV name them: the embeddings, then after each layer."""
+    return [t("stage_embed")] + [t("stage_layer", l=s) for s in range(view.n_stages - 1)]
+
+
 def lens_figure(view: LensView, t) -> go.Figure:
     S, n, k = view.top_ids.shape
     z = np.round(view.final_prob.numpy().astype(np.float64), 3).astype(np.float32)  # (S, n)
@@ -24,8 +29,8 @@ def lens_figure(view: LensView, t) -> go.Figure:
         ]
         for s in range(S)
     ]  # fmt: skip
-    x = [f"{i}: {safe_label(tok, 12)}" for i, tok in enumerate(view.tokens)]
-    y = [t("stage_embed")] + [t("stage_layer", l=s) for s in range(S - 1)]
+    x = [safe_label(s, 40) for s in view.position_labels]
+    y = stage_labels(view, t)
     fig = go.Figure(
         go.Heatmap(
             z=z,

@@ -155,8 +155,11 @@ def _logit_lens(s: Values, step: core_lessons.Step) -> list[Drawn]:
     if not _installed(s.model) or not s.text.strip():
         return []
     view = models.computed(s.model, lens.logit_lens, s.text, queue="logit_lens")
-    fig = lens_figures.lens_figure(view, ui.texts("logit_lens.figure"))
-    return [Drawn(fig, "logit-lens", view.final_prob.numpy())]
+    words = ui.texts("logit_lens.figure")
+    fig = lens_figures.lens_figure(view, words)
+    return [
+        Drawn(fig, "logit-lens", view.final_prob.numpy(), lens_figures.stage_labels(view, words), view.position_labels)
+    ]
 
 
 @step_view("why-head", model_pass=True)
@@ -210,7 +213,15 @@ def _kv_cache(s: Values, step: core_lessons.Step) -> list[Drawn]:
         top = kv_views.next_tokens(gen, s.step)
         return [Drawn(kv_figures.top_figure(top, words), f"kv-top5-step{top.step}")]
     view = kv_views.step_attention(gen, s.step, s.layer, KV_STEP_COLS)
-    return [Drawn(kv_figures.step_figure(view, words), f"kv-step{view.step}-layer{view.layer}", view.weights)]
+    return [
+        Drawn(
+            kv_figures.step_figure(view, words),
+            f"kv-step{view.step}-layer{view.layer}",
+            view.rows,
+            kv_figures.step_rows(view, words),
+            view.labels,
+        )
+    ]
 
 
 @step_view("long-maps", model_pass=True)

@@ -203,7 +203,7 @@ def _flash_attention(s: Values, step: core_lessons.Step) -> list[Drawn]:
     at = s.step if len(view.steps) > 1 else 0  # the state's default: the last step, as the page starts
     if asks(step)[0] in FLASH_STATISTICS_ANSWERS:
         return [Drawn(flash_figures.statistics_figure(view, words, at), "flash-m-l")]
-    return [Drawn(flash_figures.tiles_figure(view, words, at), "flash-tiles", view.weights)]
+    return [Drawn(flash_figures.tiles_figure(view, words, at), "flash-tiles", view.weights, view.labels, view.labels)]
 
 
 @step_view("sdpa-gqa")
@@ -243,7 +243,7 @@ def _head_detectors(s: Values, step: core_lessons.Step) -> list[Drawn]:
     if view is None:
         return []
     fig = detector_figures.detector_grid(view, ui.texts("head_detectors.figure"))
-    return [Drawn(fig, f"{view.model_key}-{view.detector}", view.scores)]
+    return [Drawn(fig, f"{view.model_key}-{view.detector}", view.scores, view.layer_labels, view.head_labels)]
 
 
 @step_view("ablation")

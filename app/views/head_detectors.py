@@ -17,7 +17,8 @@ TOP = 8
 def show_map(T, view: hd.DetectorView) -> None:
     name = T(f"name_{view.detector}")
     fig = figures.detector_grid(view, ui.texts("head_detectors.figure"))
-    ui.show_figure(fig, f"{view.model_key}-{view.detector}", data=view.scores, key=f"fig-{view.detector}")
+    ui.show_figure(fig, f"{view.model_key}-{view.detector}", data=view.scores, row_labels=view.layer_labels,
+                   col_labels=view.head_labels, key=f"fig-{view.detector}")  # fmt: skip
     st.markdown(T("top_heads", k=len(view.top_scores), detector=name))
     st.dataframe({T("col_layer"): view.top_layers, T("col_head"): view.top_heads, T("col_score"): view.top_scores},
                  hide_index=True)  # fmt: skip

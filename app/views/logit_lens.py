@@ -33,8 +33,10 @@ def page() -> None:
         if view is not None:
             if view.truncated:
                 st.info(T("cut", limit=lens.MAX_TOKENS))
-            ui.show_figure(figures.lens_figure(view, ui.texts("logit_lens.figure")), "logit-lens",
-                           data=view.final_prob.numpy(), key="fig-lens")  # fmt: skip
+            words = ui.texts("logit_lens.figure")
+            ui.show_figure(figures.lens_figure(view, words), "logit-lens", data=view.final_prob.numpy(),
+                           row_labels=figures.stage_labels(view, words), col_labels=view.position_labels,
+                           key="fig-lens")  # fmt: skip
             table = lens.lens_table(view)
             st.dataframe(
                 {T("col_pos"): list(range(table.n)), T("col_token"): table.tokens, T("col_final"): table.final,

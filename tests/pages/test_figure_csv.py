@@ -14,6 +14,8 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from app import i18n
 from app.ui import to_csv
 from core import flash_attention as fa
+from core import head_detectors as hd
+from core import logit_lens as lens
 from core.kv_cache import state as kv_state
 from core.kv_cache import views as kv_views
 from core.models import registry
@@ -155,3 +157,30 @@ def test_the_kv_cache_csvs_name_heads_steps_and_positions(monkeypatch):
     assert curves.step_labels == axis_labels(at, "fig-kl")[1]
     kl_numbers = np.array(list(curves.kl.values())).T  # another run of the model: float32 rounding apart
     np.testing.assert_allclose([[float(c) for c in r[1:]] for r in kl[1:]], kl_numbers, rtol=1e-5, atol=1e-7)
+
+
+def test_the_head_detector_csv_is_a_table_of_layers_and_heads(monkeypatch):
+    """/head-detectors: the committed map's scores, one row per layer and one column per head, numbered as the
+    figure's axes number them (it went out as bare numbers)."""
+    view = hd.committed_view("minilm", "previous_token")
+    if view is None:
+        pytest.skip("no committed head-detector map")
+    at, files = page_downloads(monkeypatch, "head_detectors", {"model": "minilm", "detector": "previous_token"})
+    rows, cols = axis_labels(at, "fig-previous_token")
+    assert rows == [str(i) for i in range(6)] and cols == [str(h) for h in range(12)]  # MiniLM: 6 layers x 12 heads
+    assert_table(csv_rows(files, "fig-previous_token"), view.scores, rows, cols)
+
+
+@pytest.mark.slow  # SmolLM2 reads the text
+def test_the_logit_lens_csv_is_a_table_of_stages_and_positions(monkeypatch):
+    """/logit-lens: the final prediction's probability, one row per stage ('embeddings', 'after layer 0', ..) and
+    one column per position and token ('1: cmd'), as the figure names them."""
+    if registry.model_status()["smollm2"] is not None:
+        pytest.skip("SmolLM2 is not installed")
+    text = "=cmd one two one"
+    at, files = page_downloads(monkeypatch, "logit_lens", {"text": text})
+    view = lens.logit_lens(registry.shared("smollm2"), text)
+    rows, cols = axis_labels(at, "fig-lens")
+    assert rows[:2] == ["embeddings", "after layer 0"] and len(rows) == 31 and cols == view.position_labels
+    assert cols[:2] == ["0: =", "1: cmd"]  # a position before each token: no label starts a formula
+    assert_table(csv_rows(files, "fig-lens"), view.final_prob.numpy(), rows, cols)
