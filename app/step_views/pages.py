@@ -104,18 +104,38 @@ def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
     words = ui.texts("positions.figure")
     if s.part == "sinusoidal":
         enc = sinusoidal.encoding_view(s.n, s.d, base_from_log10(s.base))
-        return [Drawn(sinusoidal_figures.dot_figure(enc, words), "sinusoidal-dot", enc.dots)]
+        return [
+            Drawn(sinusoidal_figures.dot_figure(enc, words), "sinusoidal-dot", enc.dots, enc.positions, enc.positions)
+        ]
     if s.part == "learned":
         if s.model not in CHEAP_MODELS:
             return []
         view = learned.similarity_view(registry.shared(s.model), s.npos)
-        return [Drawn(learned_figures.similarity_figure(view, words), "minilm-position-similarity", view.shown)]
+        return [
+            Drawn(
+                learned_figures.similarity_figure(view, words),
+                "minilm-position-similarity",
+                view.shown,
+                view.axis,
+                view.axis,
+            )
+        ]
     if s.part == "relative":
         view = relative.shaw_view(s.rel_n, s.rel_d, s.clip, s.seed)
-        return [Drawn(relative_figures.offsets_figure(view, words), "shaw-offsets", view.offsets)]
+        return [
+            Drawn(relative_figures.offsets_figure(view, words), "shaw-offsets", view.offsets, view.labels, view.labels)
+        ]
     if s.part == "alibi":
         view = alibi.alibi_view(s.heads, s.al_n, s.al_head if s.heads > 1 else 0)
-        return [Drawn(alibi_figures.bias_figure(view, words), f"alibi-bias-head{view.head}", view.bias)]
+        return [
+            Drawn(
+                alibi_figures.bias_figure(view, words),
+                f"alibi-bias-head{view.head}",
+                view.bias,
+                view.labels,
+                view.labels,
+            )
+        ]
     if s.part == "extrapolation":
         data = extrapolation.load_extrapolation()
         if data is None:
@@ -128,9 +148,25 @@ def _positions(s: Values, step: core_lessons.Step) -> list[Drawn]:
     rot = rope.rotation_view(s.rope_d, base_from_log10(s.rope_base), s.m, s.layout)
     if asks(step)[0] == "positions.relative_only":
         check = rope.check_view(rot.inv_freq, s.rope_n, s.m)
-        return [Drawn(rope_figures.check_scores_figure(check, words), "rope-score-check", check.scores)]
+        return [
+            Drawn(
+                rope_figures.check_scores_figure(check, words),
+                "rope-score-check",
+                check.scores,
+                check.labels,
+                check.labels,
+            )
+        ]
     angles = rope.angles_view(rot.inv_freq, s.rope_n, s.rope_pair)
-    return [Drawn(rope_figures.angles_figure(angles, words), "rope-angles", angles.angles)]
+    return [
+        Drawn(
+            rope_figures.angles_figure(angles, words),
+            "rope-angles",
+            angles.angles,
+            angles.row_labels,
+            angles.col_labels,
+        )
+    ]
 
 
 @step_view("multi-head")

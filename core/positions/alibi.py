@@ -69,6 +69,12 @@ class AlibiView:
     future: np.ndarray  # (n, n) bool: j > i, masked
     span: np.ndarray  # (heads,) keys holding 90% of the weight
 
+    @property
+    def labels(self) -> list[str]:
+        """The positions naming the rows (queries) and columns (keys) of `bias` and `weights`, in their figures and
+        CSVs."""
+        return [str(i) for i in range(self.bias.shape[0])]
+
 
 def alibi_view(n_heads: int, n: int, head: int) -> AlibiView:
     """Slopes of every head, and the bias and bias-only weights of `head` (clipped to 0 .. n_heads - 1)."""

@@ -67,6 +67,11 @@ class ShawView:
     gathered_numbers: int = 0  # Q E^T, (n, 2k + 1), then gathered into place: the memory-saving order
     offsets_used: int = 0  # 2k + 1: the clipped offsets -k .. k, one learned vector each
 
+    @property
+    def labels(self) -> list[str]:
+        """The positions naming the rows (queries) and columns (keys) of the three matrices, in figures and CSVs."""
+        return [str(i) for i in range(self.offsets.shape[0])]
+
 
 def shaw_view(n: int, d: int, clip: int, seed: int) -> ShawView:
     """Shaw attention on random (seeded) Q, K and E of n tokens and head size d: a mechanism, not a trained model."""

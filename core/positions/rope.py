@@ -129,6 +129,11 @@ class RotationView:
     inv_freq: torch.Tensor  # (d/2,) theta_i, float64
     rotation: np.ndarray  # (d, d) R_m
 
+    @property
+    def dims(self) -> list[str]:
+        """The dimensions naming the rows (out) and columns (in) of `rotation`, in its figure and CSV."""
+        return [str(i) for i in range(self.d)]
+
 
 def rotation_view(d: int, base: float, m: int, layout: str = "adjacent") -> RotationView:
     """R_m for head size d (an odd d is rounded down to even, never below 2)."""
@@ -143,6 +148,16 @@ class AnglesView:
     theta: float  # theta_i, radians per position
     angles: np.ndarray  # (n, d/2) m * theta_i mod 2 pi
     trajectory: np.ndarray  # (min(n, 64), 2) the vector (1, 0) of pair i rotated to each position
+
+    @property
+    def row_labels(self) -> list[int]:
+        """The positions m, the rows of `angles`, as its figure's axis and CSV number them."""
+        return list(range(self.angles.shape[0]))
+
+    @property
+    def col_labels(self) -> list[int]:
+        """The pairs i, the columns of `angles`."""
+        return list(range(self.angles.shape[1]))
 
 
 def angles_view(inv_freq: torch.Tensor, n: int, pair: int) -> AnglesView:
@@ -164,6 +179,16 @@ class PooledAngles:
     d: int
     row_edges: np.ndarray
     col_edges: np.ndarray  # bins of pairs
+
+    @property
+    def row_labels(self) -> list[int]:
+        """Each row's first position, where its figure draws the block and its CSV names it."""
+        return self.row_edges[:-1].tolist()
+
+    @property
+    def col_labels(self) -> list[int]:
+        """Each column's first pair."""
+        return self.col_edges[:-1].tolist()
 
     @property
     def fastest_coherence(self) -> float:
@@ -202,6 +227,11 @@ class CheckView:
     permutation: list[int]  # rotate_half's order of the adjacent layout's dimensions
     layout_diff: float  # |rotate_half(Px) - P adjacent(x)|, ~0
     layout_nodiff: float  # the same without P: the layouts differ
+
+    @property
+    def labels(self) -> list[int]:
+        """The positions naming the rows (queries, m) and columns (keys, n) of `scores`, in its figure and CSV."""
+        return list(range(self.n))
 
     @property
     def pairs(self) -> int:

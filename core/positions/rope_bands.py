@@ -71,6 +71,11 @@ class BandsView:
     band_share: np.ndarray  # (n_bands,) each band's mean share of |score|
     max_diff: float  # |sum of bands - the model's scaled scores| over visible cells: ~0
 
+    @property
+    def dims(self) -> list[str]:
+        """The dimensions naming the columns of `q` and `k`, in their figures and CSVs."""
+        return [str(j) for j in range(self.q.shape[1])]
+
 
 def bands_view(trace, layer: int, head: int, n_bands: int, pairs: str = "half") -> BandsView:
     """Split one head's scaled scores q.k * scale (sequence 0 of a Trace) by frequency pair and into n_bands

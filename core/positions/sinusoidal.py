@@ -129,6 +129,16 @@ class EncodingView:
     diagonal_spread: float  # largest max - min along any diagonal of `dots` (~0: depends on i - j only)
 
     @property
+    def positions(self) -> list[int]:
+        """The rows of `pe`, and the rows and columns of `dots`, as their figures' axes and CSVs number them."""
+        return list(range(self.pe.shape[0]))
+
+    @property
+    def dims(self) -> list[int]:
+        """The columns of `pe`."""
+        return list(range(self.pe.shape[1]))
+
+    @property
     def pairs(self) -> int:
         """(i, j) position pairs compared: n^2."""
         return self.dots.size
@@ -211,6 +221,16 @@ class PooledEncoding:
     d: int
     row_edges: np.ndarray  # (s_n + 1,) position bins
     col_edges: np.ndarray  # (s_d + 1,) column bins
+
+    @property
+    def row_labels(self) -> list[int]:
+        """Each row's first position, where its figure draws the block and its CSV names it."""
+        return self.row_edges[:-1].tolist()
+
+    @property
+    def col_labels(self) -> list[int]:
+        """Each column's first dimension."""
+        return self.col_edges[:-1].tolist()
 
 
 def pooled_encoding(n: int, d: int, base: float = 10000.0, cells: int = POOLED_CELLS) -> PooledEncoding:

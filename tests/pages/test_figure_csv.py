@@ -19,10 +19,11 @@ from core import logit_lens as lens
 from core.kv_cache import state as kv_state
 from core.kv_cache import views as kv_views
 from core.models import registry
+from core.positions import alibi, learned, relative, rope, sinusoidal
 from core.rnn_attention import model as rm
 from core.rnn_attention import view as rv
 from core.spreadsheet import FORMULA_STARTS, PLAIN_NUMBER
-from tests.apptest_helpers import open_view
+from tests.apptest_helpers import open_view, plotted_values
 
 HOSTILE = "=cmd ＝HYPERLINK @SUM +x -y"
 
@@ -184,3 +185,70 @@ def test_the_logit_lens_csv_is_a_table_of_stages_and_positions(monkeypatch):
     assert rows[:2] == ["embeddings", "after layer 0"] and len(rows) == 31 and cols == view.position_labels
     assert cols[:2] == ["0: =", "1: cmd"]  # a position before each token: no label starts a formula
     assert_table(csv_rows(files, "fig-lens"), view.final_prob.numpy(), rows, cols)
+
+
+def axis_numbers(at, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of a figure's heatmap on numeric axes (positions, dimensions), as the page sent them."""
+    spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if c.proto.id.endswith(key)))
+    return plotted_values(spec["data"][0]["y"]), plotted_values(spec["data"][0]["x"])
+
+
+def numbered_table(rows: list[list[str]], numbers, at, key: str) -> None:
+    """A CSV of a matrix drawn on numeric axes: its labels are the figure's positions or dimensions."""
+    y, x = axis_numbers(at, key)
+    assert [float(c) for c in rows[0][1:]] == x.tolist() and [float(r[0]) for r in rows[1:]] == y.tolist(), key
+    assert_table(rows, numbers, rows_of(rows), rows[0][1:])
+
+
+def rows_of(rows: list[list[str]]) -> list[str]:
+    return [r[0] for r in rows[1:]]
+
+
+POSITION_PARTS = {
+    "sinusoidal": {"d": "16", "n": "16", "base": "4"},
+    "relative": {"rel_n": "5", "rel_d": "4", "clip": "1", "seed": "3"},
+    "alibi": {"heads": "4", "al_n": "6", "al_head": "2"},
+    "rope": {"rope_d": "8", "rope_base": "4", "m": "2", "rope_n": "16", "rope_pair": "1"},
+    "learned": {"npos": "64"},
+}
+
+
+@pytest.mark.parametrize("part", POSITION_PARTS)
+def test_the_positions_csvs_name_their_positions_and_dimensions(monkeypatch, part):
+    """/positions: every matrix's CSV names its rows and columns (query and key positions, positions and
+    dimensions, dimensions in and out, positions and pairs) as its figure's axes do; they went out as bare
+    numbers, so a learner could not tell a row's position from a column's."""
+    if part == "learned" and registry.model_status()["minilm"] is not None:
+        pytest.skip("MiniLM is not installed")
+    at, files = page_downloads(monkeypatch, "positions", {"part": part, **POSITION_PARTS[part]})
+    if part == "sinusoidal":
+        enc = sinusoidal.encoding_view(16, 16, 1e4)
+        numbered_table(csv_rows(files, "fig-pe"), enc.pe, at, "fig-pe")
+        numbered_table(csv_rows(files, "fig-dot"), enc.dots, at, "fig-dot")
+        pooled = sinusoidal.pooled_encoding(*sinusoidal.MATERIAL_SIZE, 1e4)
+        numbered_table(csv_rows(files, "fig-pe-pooled"), pooled.pe, at, "fig-pe-pooled")
+        assert rows_of(csv_rows(files, "fig-pe"))[:2] == ["0", "1"] and len(csv_rows(files, "fig-pe")[0]) == 17
+    elif part == "relative":
+        view = relative.shaw_view(5, 4, 1, 3)
+        for key, matrix in (("fig-offsets", view.offsets), ("fig-s", view.relative), ("fig-shaw-w", view.weights)):
+            rows, cols = axis_labels(at, key)
+            assert rows == cols == ["0", "1", "2", "3", "4"], key
+            assert_table(csv_rows(files, key), matrix, rows, cols)
+    elif part == "alibi":
+        view = alibi.alibi_view(4, 6, 2)
+        for key, matrix in (("fig-bias", view.bias), ("fig-alibi-w", view.weights)):
+            rows, cols = axis_labels(at, key)
+            assert rows == cols == [str(i) for i in range(6)], key
+            assert_table(csv_rows(files, key), matrix, rows, cols)
+    elif part == "rope":
+        rot = rope.rotation_view(8, 1e4, 2)
+        rows, cols = axis_labels(at, "fig-rot")
+        assert rows == cols == [str(i) for i in range(8)]
+        assert_table(csv_rows(files, "fig-rot"), rot.rotation, rows, cols)
+        numbered_table(csv_rows(files, "fig-angles"), rope.angles_view(rot.inv_freq, 16, 1).angles, at, "fig-angles")
+        big = rope.pooled_angles(*sinusoidal.MATERIAL_SIZE, base=1e4)
+        numbered_table(csv_rows(files, "fig-angles-pooled"), big.angles, at, "fig-angles-pooled")
+        numbered_table(csv_rows(files, "fig-check"), rope.check_view(rot.inv_freq, 16, 2).scores, at, "fig-check")
+    else:
+        view = learned.similarity_view(registry.shared("minilm"), 64)
+        numbered_table(csv_rows(files, "fig-sim"), view.shown, at, "fig-sim")

@@ -30,11 +30,10 @@ def slopes_figure(view: AlibiView, t) -> go.Figure:
 
 
 def bias_figure(view: AlibiView, t) -> go.Figure:
-    labels = [str(i) for i in range(view.bias.shape[0])]
     return attention_heatmap(
         view.bias,
-        labels,
-        labels,
+        view.labels,
+        view.labels,
         masked=view.future,
         title=t("bias_title", h=view.head),
         x_title=t("key_axis"),
@@ -48,11 +47,10 @@ def bias_figure(view: AlibiView, t) -> go.Figure:
 
 
 def weights_figure(view: AlibiView, t) -> go.Figure:
-    labels = [str(i) for i in range(view.weights.shape[0])]
     return attention_heatmap(
         view.weights,
-        labels,
-        labels,
+        view.labels,
+        view.labels,
         masked=view.future,
         title=t("al_w_title", h=view.head),
         x_title=t("key_axis"),

@@ -12,12 +12,8 @@ if TYPE_CHECKING:
     from core.positions.relative import ShawView
 
 
-def _labels(view: ShawView) -> list[str]:
-    return [str(i) for i in range(view.offsets.shape[0])]
-
-
 def offsets_figure(view: ShawView, t) -> go.Figure:
-    labels = _labels(view)
+    labels = view.labels
     return matrix_heatmap(
         view.offsets,
         labels,
@@ -32,7 +28,7 @@ def offsets_figure(view: ShawView, t) -> go.Figure:
 
 
 def relative_scores_figure(view: ShawView, t) -> go.Figure:
-    labels = _labels(view)
+    labels = view.labels
     return matrix_heatmap(
         view.relative,
         labels,
@@ -45,7 +41,7 @@ def relative_scores_figure(view: ShawView, t) -> go.Figure:
 
 
 def weights_figure(view: ShawView, t) -> go.Figure:
-    labels = _labels(view)
+    labels = view.labels
     return attention_heatmap(
         view.weights,
         labels,

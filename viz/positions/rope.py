@@ -17,11 +17,10 @@ if TYPE_CHECKING:
 
 
 def rotation_figure(view: RotationView, t) -> go.Figure:
-    dims = [str(i) for i in range(view.d)]
     return matrix_heatmap(
         view.rotation,
-        dims,
-        dims,
+        view.dims,
+        view.dims,
         title=t("r_title", m=view.m),
         x_title=t("in_dim"),
         y_title=t("out_dim"),
@@ -33,6 +32,8 @@ def rotation_figure(view: RotationView, t) -> go.Figure:
 def angles_figure(view: AnglesView, t) -> go.Figure:
     return value_heatmap(
         view.angles,
+        x=view.col_labels,
+        y=view.row_labels,
         title=t("angles_title"),
         x_title=t("pair_axis"),
         y_title=t("position"),
@@ -48,8 +49,8 @@ def pooled_angles_figure(view: PooledAngles, t) -> go.Figure:
     """The block circular means on axes in positions and pairs (each cell at its block's first position and pair)."""
     return value_heatmap(
         view.angles,
-        x=view.col_edges[:-1],
-        y=view.row_edges[:-1],
+        x=view.col_labels,
+        y=view.row_labels,
         title=t("angles_pooled_title", n=view.n, d=view.d, rows=view.angles.shape[0], cols=view.angles.shape[1]),
         x_title=t("pair_axis"),
         y_title=t("position"),
@@ -72,7 +73,13 @@ def trajectory_figure(view: AnglesView, t) -> go.Figure:
 
 def check_scores_figure(view: CheckView, t) -> go.Figure:
     return value_heatmap(
-        view.scores, title=t("scores_title"), x_title=t("key_pos"), y_title=t("query_pos"), value_name=t("score")
+        view.scores,
+        x=view.labels,
+        y=view.labels,
+        title=t("scores_title"),
+        x_title=t("key_pos"),
+        y_title=t("query_pos"),
+        value_name=t("score"),
     )
 
 

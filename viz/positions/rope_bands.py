@@ -14,11 +14,10 @@ if TYPE_CHECKING:
 
 
 def _vectors(values, view: BandsView, title: str, name: str, t) -> go.Figure:
-    dims = [str(j) for j in range(values.shape[1])]
     return matrix_heatmap(
         values,
         view.labels,
-        dims,
+        view.dims,
         title=title,
         x_title=t("dimension"),
         y_title=t("token"),

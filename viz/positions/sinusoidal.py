@@ -18,7 +18,14 @@ if TYPE_CHECKING:
 
 def encoding_figure(view: EncodingView, t) -> go.Figure:
     return value_heatmap(
-        view.pe, title=t("pe_title"), x_title=t("dimension"), y_title=t("position"), value_name="PE", decimals=3
+        view.pe,
+        x=view.dims,
+        y=view.positions,
+        title=t("pe_title"),
+        x_title=t("dimension"),
+        y_title=t("position"),
+        value_name="PE",
+        decimals=3,
     )
 
 
@@ -26,8 +33,8 @@ def pooled_encoding_figure(view: PooledEncoding, t) -> go.Figure:
     """The block means on axes in positions and dimensions (each cell at its block's first position and column)."""
     return value_heatmap(
         view.pe,
-        x=view.col_edges[:-1],
-        y=view.row_edges[:-1],
+        x=view.col_labels,
+        y=view.row_labels,
         title=t("pe_pooled_title", n=view.n, d=view.d, rows=view.pe.shape[0], cols=view.pe.shape[1]),
         x_title=t("dimension"),
         y_title=t("position"),
@@ -38,7 +45,15 @@ def pooled_encoding_figure(view: PooledEncoding, t) -> go.Figure:
 
 def dot_figure(view: EncodingView, t) -> go.Figure:
     return value_heatmap(
-        view.dots, title=t("dot_title"), x_title="j", y_title="i", value_name=t("dot"), colorscale="Viridis", zmid=None
+        view.dots,
+        x=view.positions,
+        y=view.positions,
+        title=t("dot_title"),
+        x_title="j",
+        y_title="i",
+        value_name=t("dot"),
+        colorscale="Viridis",
+        zmid=None,
     )
 
 

@@ -33,6 +33,8 @@ def part(T) -> None:
             figures.bias_figure(view, ui.texts("positions.figure")),
             f"alibi-bias-head{view.head}",
             data=view.bias,
+            row_labels=view.labels,
+            col_labels=view.labels,
             key="fig-bias",
         )
     with c2:
@@ -40,6 +42,8 @@ def part(T) -> None:
             figures.weights_figure(view, ui.texts("positions.figure")),
             f"alibi-weights-head{view.head}",
             data=view.weights,
+            row_labels=view.labels,
+            col_labels=view.labels,
             key="fig-alibi-w",
         )
     st.dataframe({T("head"): names, T("slope"): view.slopes, T("span_col"): view.span})

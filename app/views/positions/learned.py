@@ -25,6 +25,8 @@ def part(T) -> None:
             figures.similarity_figure(view, ui.texts("positions.figure")),
             "minilm-position-similarity",
             data=view.shown,
+            row_labels=view.axis,
+            col_labels=view.axis,
             key="fig-sim",
         )
     with c2:

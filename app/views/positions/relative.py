@@ -26,6 +26,8 @@ def part(T) -> None:
             figures.offsets_figure(view, ui.texts("positions.figure")),
             "shaw-offsets",
             data=view.offsets,
+            row_labels=view.labels,
+            col_labels=view.labels,
             key="fig-offsets",
         )
     with c2:
@@ -33,10 +35,17 @@ def part(T) -> None:
             figures.relative_scores_figure(view, ui.texts("positions.figure")),
             "shaw-s",
             data=view.relative,
+            row_labels=view.labels,
+            col_labels=view.labels,
             key="fig-s",
         )
     ui.show_figure(
-        figures.weights_figure(view, ui.texts("positions.figure")), "shaw-weights", data=view.weights, key="fig-shaw-w"
+        figures.weights_figure(view, ui.texts("positions.figure")),
+        "shaw-weights",
+        data=view.weights,
+        row_labels=view.labels,
+        col_labels=view.labels,
+        key="fig-shaw-w",
     )
     st.info(T("rel_result", k=k, spread=view.clipped_spread, delta=view.change))
     st.markdown(T("rel_music", n=n, d=d, pairwise=view.pairwise_numbers, gathered=view.gathered_numbers,

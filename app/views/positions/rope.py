@@ -32,6 +32,8 @@ def part(T) -> None:
         figures.rotation_figure(rot, ui.texts("positions.figure")),
         f"rope-rotation-m{m}",
         data=rot.rotation,
+        row_labels=rot.dims,
+        col_labels=rot.dims,
         key="fig-rot",
     )
 
@@ -42,12 +44,18 @@ def part(T) -> None:
         pair = ui.field(STATE["rope_pair"], T("rope_pair"), SimpleNamespace(rope_d=rot.d))
     ang = rope.angles_view(rot.inv_freq, n, pair)
     ui.show_figure(
-        figures.angles_figure(ang, ui.texts("positions.figure")), "rope-angles", data=ang.angles, key="fig-angles"
+        figures.angles_figure(ang, ui.texts("positions.figure")),
+        "rope-angles",
+        data=ang.angles,
+        row_labels=ang.row_labels,
+        col_labels=ang.col_labels,
+        key="fig-angles",
     )
     ui.show_figure(figures.trajectory_figure(ang, ui.texts("positions.figure")), f"rope-pair{ang.pair}", key="fig-traj")
     big = rope.pooled_angles(*sinusoidal.MATERIAL_SIZE, base=base)
     ui.show_figure(figures.pooled_angles_figure(big, ui.texts("positions.figure")), "rope-angles-8192x3072",
-                   data=big.angles, key="fig-angles-pooled")  # fmt: skip
+                   data=big.angles, row_labels=big.row_labels, col_labels=big.col_labels,
+                   key="fig-angles-pooled")  # fmt: skip
     st.caption(T("angles_pooled_note", n=big.n, d=big.d, fast=big.fastest_coherence, slow=big.slowest_coherence))
 
     st.header(T("check_title"))
@@ -58,6 +66,8 @@ def part(T) -> None:
             figures.check_scores_figure(check, ui.texts("positions.figure")),
             "rope-score-check",
             data=check.scores,
+            row_labels=check.labels,
+            col_labels=check.labels,
             key="fig-check",
         )
     with c2:

@@ -33,7 +33,7 @@ def part(T) -> None:
         return
     trace = models.run(key, model, [text], SMOL_TOKENS)
     view = rope_bands.bands_view(trace, layer, head, n_bands, model.capabilities.positions.rope_pairs)
-    labels, dims = view.labels, [str(j) for j in range(view.q.shape[1])]
+    labels, dims = view.labels, view.dims
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(

@@ -28,12 +28,22 @@ def part(T) -> None:
                  share=ex["typo_beyond"]))  # fmt: skip
     enc = sinusoidal.encoding_view(n, d, base)
     ui.show_figure(
-        figures.encoding_figure(enc, ui.texts("positions.figure")), "sinusoidal-pe", data=enc.pe, key="fig-pe"
+        figures.encoding_figure(enc, ui.texts("positions.figure")),
+        "sinusoidal-pe",
+        data=enc.pe,
+        row_labels=enc.positions,
+        col_labels=enc.dims,
+        key="fig-pe",
     )
     c1, c2 = st.columns(2)
     with c1:
         ui.show_figure(
-            figures.dot_figure(enc, ui.texts("positions.figure")), "sinusoidal-dot", data=enc.dots, key="fig-dot"
+            figures.dot_figure(enc, ui.texts("positions.figure")),
+            "sinusoidal-dot",
+            data=enc.dots,
+            row_labels=enc.positions,
+            col_labels=enc.positions,
+            key="fig-dot",
         )
     with c2:
         ui.show_figure(
@@ -79,7 +89,8 @@ def part(T) -> None:
     sp = shared.view(sinusoidal.sparsity_view, sp_n, sp_d, base, thr)  # a changed d above leaves it as it was
     pooled = shared.view(sinusoidal.pooled_encoding, sp_n, sp_d, base)  # the same few sizes for every visitor
     pooled_fig = shared.figures(figures.pooled_encoding_figure, pooled, "positions.figure")
-    ui.show_figure(pooled_fig, f"sinusoidal-pe-{sp_n}x{sp_d}", data=pooled.pe, key="fig-pe-pooled")
+    ui.show_figure(pooled_fig, f"sinusoidal-pe-{sp_n}x{sp_d}", data=pooled.pe, row_labels=pooled.row_labels,
+                   col_labels=pooled.col_labels, key="fig-pe-pooled")  # fmt: skip
     st.caption(T("pe_pooled_note", n=sp_n, d=pooled.d))
     ui.show_figure(  # built, and its caption read, once per settings for every visitor (8 ms a run)
         shared.figures(figures.variation_figure, sp, "positions.figure"),
