@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import plotly.graph_objects as go
 
-from core.antecedents.view import Bar, Ranking
+from core.antecedents.view import Bar, Ranking, grid_labels
 
 from .bars import accuracy_bars, head_ranking_bars
 from .heatmap import matrix_heatmap
@@ -57,8 +57,7 @@ def per_head_figure(accuracy: np.ndarray, t: Words, name: str) -> go.Figure:
     """accuracy (L, H) on the held-out half; 0.5 (chance) is the white middle of the scale."""
     return matrix_heatmap(
         accuracy,
-        [str(i) for i in range(accuracy.shape[0])],
-        [str(j) for j in range(accuracy.shape[1])],
+        *grid_labels(accuracy),
         title=t("per_head_title", name=name),
         x_title=t("head"),
         y_title=t("layer"),

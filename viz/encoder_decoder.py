@@ -121,6 +121,12 @@ def top_figure(view, t) -> go.Figure:
     return base_layout(fig, t("top_title", t=view.step), height=280)
 
 
+def alignment_labels(grid, t) -> tuple[list[str], list[str]]:
+    """The rows ('layer 0' ..) and columns ('head 0' ..) of the alignment map, as its figure and CSV name them."""
+    n_layers, n_heads = np.shape(grid["accuracy"])
+    return [t("layer_label", l=i) for i in range(n_layers)], [t("head_label", h=h) for h in range(n_heads)]
+
+
 def alignment_map(grid, t) -> go.Figure:
     """Per-head alignment accuracy (layers x heads) with each cell's 95% interval in its text.
     grid: {"accuracy": (L, H), "low": (L, H), "high": (L, H)}."""
@@ -128,8 +134,9 @@ def alignment_map(grid, t) -> go.Figure:
     low, high = np.asarray(grid["low"]), np.asarray(grid["high"])
     text = [[f"{acc[i, j]:.2f}<br>[{low[i, j]:.2f}, {high[i, j]:.2f}]" for j in range(acc.shape[1])]
             for i in range(acc.shape[0])]  # fmt: skip
+    layers, heads = alignment_labels(grid, t)
     fig = go.Figure(go.Heatmap(
-        z=acc, x=[t("head_label", h=h) for h in range(acc.shape[1])], y=[t("layer_label", l=i) for i in range(acc.shape[0])],
+        z=acc, x=heads, y=layers,
         zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL_SCALE, text=text, texttemplate="%{text}",
         hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=12),
     ))  # fmt: skip

@@ -117,7 +117,7 @@ def _antecedents(s: Values, step: core_lessons.Step) -> list[Drawn]:
         if res is None:
             return []
         fig, acc_map = per_head_figure(s.model, res)
-        return [Drawn(fig, f"antecedent-per-head-{s.model}", acc_map)]
+        return [Drawn(fig, f"antecedent-per-head-{s.model}", acc_map, *antecedent_data.grid_labels(acc_map))]
     accuracy = accuracy_figure(results)
     return [] if accuracy is None else [Drawn(accuracy[0], "antecedent-accuracy", accuracy[1])]
 

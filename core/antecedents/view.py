@@ -176,6 +176,11 @@ def per_head_accuracy(result: dict) -> np.ndarray:
     return np.array(result["per_head"]["held_out"]["accuracy"])
 
 
+def grid_labels(grid: np.ndarray) -> tuple[list[str], list[str]]:
+    """The layers and heads naming the rows and columns of a (L, H) per-head grid, in its figure and CSV."""
+    return [str(i) for i in range(grid.shape[0])], [str(j) for j in range(grid.shape[1])]
+
+
 def same_best_head(stored: dict, live: dict) -> bool:
     """Does the recomputation pick the stored run's best head (layer, head)?"""
     return list(stored["best_head"]) == list(live["best_head"])

@@ -16,10 +16,13 @@ from app.ui import to_csv
 from core import flash_attention as fa
 from core import head_detectors as hd
 from core import logit_lens as lens
+from core.antecedents import view as antecedents
+from core.encoder_decoder import alignment as ed_alignment
 from core.kv_cache import state as kv_state
 from core.kv_cache import views as kv_views
 from core.models import registry
 from core.positions import alibi, learned, relative, rope, sinusoidal
+from core.results import load_result
 from core.rnn_attention import model as rm
 from core.rnn_attention import view as rv
 from core.spreadsheet import FORMULA_STARTS, PLAIN_NUMBER
@@ -252,3 +255,21 @@ def test_the_positions_csvs_name_their_positions_and_dimensions(monkeypatch, par
     else:
         view = learned.similarity_view(registry.shared("minilm"), 64)
         numbered_table(csv_rows(files, "fig-sim"), view.shown, at, "fig-sim")
+
+
+def test_the_per_head_maps_csvs_are_tables_of_layers_and_heads(monkeypatch):
+    """/antecedents' per-head accuracy ('0'.. by '0'..) and /encoder-decoder's alignment map ('layer 0' by
+    'head 0'): one row per layer and one column per head, named as the figures' axes (they went out bare)."""
+    results = antecedents.load_results()
+    measured = load_result("encoder_decoder_alignment", required=ed_alignment.is_result)
+    if results is None or "minilm" not in results["models"] or measured is None:
+        pytest.skip("no committed results")
+    at, files = page_downloads(monkeypatch, "antecedents", {"model": "minilm"})
+    rows, cols = axis_labels(at, "fig-per-head")
+    grid = antecedents.per_head_accuracy(results["models"]["minilm"])
+    assert rows == [str(i) for i in range(grid.shape[0])] and cols == [str(h) for h in range(grid.shape[1])]
+    assert_table(csv_rows(files, "fig-per-head"), grid, rows, cols)
+    at, files = page_downloads(monkeypatch, "encoder_decoder", {"part": "alignment"})
+    rows, cols = axis_labels(at, "fig-align-map")
+    assert rows[0] == "layer 0" and cols[:2] == ["head 0", "head 1"], (rows, cols)
+    assert_table(csv_rows(files, "fig-align-map"), ed_alignment.result_grid(measured)["accuracy"], rows, cols)

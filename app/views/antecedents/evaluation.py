@@ -79,7 +79,9 @@ def stored(T, key: str, results: dict) -> None:
         return
     name = models.short_name(key)
     fig, acc_map = per_head_figure(key, res)
-    ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, key="fig-per-head")
+    layers, heads = data.grid_labels(acc_map)
+    ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, row_labels=layers, col_labels=heads,
+                   key="fig-per-head")  # fmt: skip
     with st.expander(T("sentences", name=name)):
         st.dataframe(res["sentences"])
 

@@ -23,7 +23,9 @@ def alignment_part(T) -> None:
     st.markdown(T("alignment_intro", pairs=data["pairs"], words=data["words"]))
     fig_t = ui.texts("encoder_decoder.figure")
     grid = al.result_grid(data)
-    ui.show_figure(figs.alignment_map(grid, fig_t), "alignment-map", data=grid["accuracy"], key="fig-align-map")
+    layers, heads = figs.alignment_labels(grid, fig_t)
+    ui.show_figure(figs.alignment_map(grid, fig_t), "alignment-map", data=grid["accuracy"], row_labels=layers,
+                   col_labels=heads, key="fig-align-map")  # fmt: skip
     ui.show_figure(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], fig_t), "alignment-heads",
                    key="fig-align-bars")  # fmt: skip
     st.markdown(T("best", heads="; ".join(_interval(T, h) for h in data["best"])))
