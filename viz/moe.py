@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from .heatmap import scale
 from .labels import indexed_labels, safe_label
-from .style import BLUE, LEGEND_AT_FOOT, MARGIN, PALETTE, RED, base_layout, colour_bar
+from .style import BLUE, LEGEND_AT_FOOT, MARGIN, PALETTE, RED, colour_bar
 
 if TYPE_CHECKING:
     from core.moe.checkpoint_views import Comparison, Specialisation
@@ -46,8 +47,25 @@ def token_labels(view: TextRouting) -> list[str]:
     return indexed_labels(view.tokens)
 
 
-def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    return base_layout(fig, dict(text=safe_label(title, 140)), int(height))
+def _figure(traces: list[dict], title: str, height: int, **layout) -> go.Figure:
+    """Plain trace and layout dicts in one unvalidated figure, with the title, margins and white background
+    viz.style.base_layout sets. Plotly's per-property validation, update_layout's path parsing and add_vline were
+    most of a /moe rerun (py-spy, cProfile), holding the interpreter lock every visitor of the server shares;
+    tests/viz/test_moe_unvalidated.py checks each figure against the validated plotly calls it replaced."""
+    layout |= dict(title=dict(text=safe_label(title, 140)), margin=MARGIN, plot_bgcolor="white", height=int(height))
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _axis_title(text: str) -> dict:
+    return dict(text=text)
+
+
+def _vline(x: float, dash: str, words: str, xanchor: str) -> tuple[dict, dict]:
+    """What add_vline(x, line_dash=dash, line_color="#555", annotation_text=words) draws: a line over the plot's
+    height and its words at the top, on the `xanchor` side of it (annotation_position "top left": "right")."""
+    line = dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=dict(color="#555", dash=dash))
+    note = dict(text=words, x=x, xanchor=xanchor, xref="x", y=1, yanchor="top", yref="y domain", showarrow=False)
+    return line, note
 
 
 def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
@@ -59,31 +77,31 @@ def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
     marks = np.where(dropped, DROPPED_MARK, np.where(chosen, CHOSEN_MARK, ""))
     status = np.where(dropped, dropped_name, np.where(chosen, chosen_name, "—"))
     prob = safe_label(t("router_prob"), 40)
-    fig = go.Figure(
-        go.Heatmap(
-            z=p,
-            x=expert_ticks(view.n_experts),
-            y=[safe_label(s, 30) for s in token_labels(view)],
-            zmin=0,
-            zmax=1,
-            colorscale="Blues",
-            text=marks,
-            texttemplate="%{text}",
-            textfont=dict(color="#222", size=11),
-            customdata=status,
-            hovertemplate=f"%{{y}}<br>{_expert_named(t, 'x')}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
-            colorbar=colour_bar(prob),
-        )
-    )
-    fig.update_xaxes(
-        title_text=f"{t('expert_axis')}   ({CHOSEN_MARK} {chosen_name}, {DROPPED_MARK} {dropped_name})",
-        type="category",
-        side="top",
+    heat = dict(
+        type="heatmap",
+        z=p,
+        x=expert_ticks(view.n_experts),
+        y=[safe_label(s, 30) for s in token_labels(view)],
+        zmin=0,
+        zmax=1,
+        colorscale=scale("Blues"),
+        text=marks.tolist(),
+        texttemplate="%{text}",
+        textfont=dict(color="#222", size=11),
+        customdata=status.tolist(),
+        hovertemplate=f"%{{y}}<br>{_expert_named(t, 'x')}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
+        colorbar=colour_bar(prob),
     )
     n = p.shape[0]
-    fig.update_yaxes(title_text=t("token_axis"), type="category", autorange="reversed", showticklabels=n <= 200)
+    x_title = f"{t('expert_axis')}   ({CHOSEN_MARK} {chosen_name}, {DROPPED_MARK} {dropped_name})"
     title = t("heatmap_title", ckpt=t(f"{view.variant}_short"), layer=view.layer, cf=view.capacity_factor)
-    return _layout(fig, title, min(2400, max(300, 110 + 20 * n)))
+    return _figure(
+        [heat],
+        title,
+        min(2400, max(300, 110 + 20 * n)),
+        xaxis=dict(title=_axis_title(x_title), type="category", side="top"),
+        yaxis=dict(title=_axis_title(t("token_axis")), type="category", autorange="reversed", showticklabels=n <= 200),
+    )
 
 
 def _load_bars(
@@ -149,45 +167,48 @@ def entropy_bars(view: TextRouting, t: Translate) -> go.Figure:
     y = [safe_label(s, 30) for s in token_labels(view)]
     top = view.bounds.entropy_max
     axis = safe_label(t("entropy_axis"), 60)
-    fig = go.Figure(
-        go.Bar(
-            x=h.tolist(),
-            y=y,
-            orientation="h",
-            marker_color=PALETTE[4],
-            hovertemplate=f"%{{y}}<br>{axis}: %{{x:.3f}}<extra></extra>",
-        )
+    bars = dict(
+        type="bar",
+        x=h.tolist(),
+        y=y,
+        orientation="h",
+        marker=dict(color=PALETTE[4]),
+        hovertemplate=f"%{{y}}<br>{axis}: %{{x:.3f}}<extra></extra>",
     )
-    fig.add_vline(
-        x=top,
-        line_dash="dash",
-        line_color="#555",
-        annotation_text=safe_label(t("entropy_max"), 40),
-        annotation_position="top left",  # the line stands near the right edge: its words to its left, not across it
+    # the line stands near the right edge: its words to its left, not across it
+    line, note = _vline(top, "dash", safe_label(t("entropy_max"), 40), "right")
+    return _figure(
+        [bars],
+        t("entropy_title", layer=view.layer),
+        min(2400, max(300, 110 + 18 * len(y))),
+        shapes=[line],
+        annotations=[note],
+        xaxis=dict(title=_axis_title(t("entropy_axis")), range=[0, top * 1.08], gridcolor="#eee"),
+        yaxis=dict(type="category", autorange="reversed", showticklabels=len(y) <= 200),
     )
-    fig.update_xaxes(title_text=t("entropy_axis"), range=[0, top * 1.08], gridcolor="#eee")
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(y) <= 200)
-    return _layout(fig, t("entropy_title", layer=view.layer), min(2400, max(300, 110 + 18 * len(y))))
 
 
 def dropped_curve(view: TextRouting, t: Translate) -> go.Figure:
     """Share of assignments dropped against the capacity factor, the slider's value marked."""
     x_name, y_name = safe_label(t("drop_x"), 40), safe_label(t("drop_y"), 40)
-    fig = go.Figure(
-        go.Scatter(
-            x=np.round(np.asarray(view.factors, dtype=float), 3).tolist(),
-            y=np.round(np.asarray(view.dropped_by_factor, dtype=float), 4).tolist(),
-            mode="lines+markers",
-            line=dict(color=RED),
-            hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y:.1%}}<extra></extra>",
-        )
+    curve = dict(
+        type="scatter",
+        x=np.round(np.asarray(view.factors, dtype=float), 3).tolist(),
+        y=np.round(np.asarray(view.dropped_by_factor, dtype=float), 4).tolist(),
+        mode="lines+markers",
+        line=dict(color=RED),
+        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y:.1%}}<extra></extra>",
     )
-    fig.add_vline(
-        x=view.capacity_factor, line_dash="dot", line_color="#555", annotation_text=safe_label(t("slider"), 30)
+    line, note = _vline(view.capacity_factor, "dot", safe_label(t("slider"), 30), "left")
+    return _figure(
+        [curve],
+        t("drop_title", layer=view.layer),
+        300,
+        shapes=[line],
+        annotations=[note],
+        xaxis=dict(title=_axis_title(t("drop_x")), gridcolor="#eee"),
+        yaxis=dict(title=_axis_title(t("drop_y")), tickformat=".0%", gridcolor="#eee", rangemode="tozero"),
     )
-    fig.update_xaxes(title_text=t("drop_x"), gridcolor="#eee")
-    fig.update_yaxes(title_text=t("drop_y"), tickformat=".0%", gridcolor="#eee", rangemode="tozero")
-    return _layout(fig, t("drop_title", layer=view.layer), 300)
 
 
 def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
@@ -196,25 +217,27 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     s = np.round(np.asarray(view.shares, dtype=np.float64), 3).astype(np.float32)
     lift = np.round(np.asarray(view.lift, dtype=np.float64), 2)
     e = s.shape[0]
-    fig = go.Figure(
-        go.Heatmap(
-            z=s,
-            x=[safe_label(n) for n in view.category_names],
-            y=expert_ticks(e),
-            zmin=0,
-            zmax=1,
-            colorscale="Greens",
-            customdata=lift,
-            texttemplate="%{z:.0%}",
-            hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
-            f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
-            colorbar=colour_bar(safe_label(t("share_short"), 20)),
-        )
+    heat = dict(
+        type="heatmap",
+        z=s,
+        x=[safe_label(n) for n in view.category_names],
+        y=expert_ticks(e),
+        zmin=0,
+        zmax=1,
+        colorscale=scale("Greens"),
+        customdata=lift,
+        texttemplate="%{z:.0%}",
+        hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
+        f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
+        colorbar=colour_bar(safe_label(t("share_short"), 20)),
     )
-    fig.update_xaxes(title_text=t("category_axis"), type="category", tickangle=-40)
-    fig.update_yaxes(title_text=t("expert_axis"), type="category", autorange="reversed")
-    title = t("spec_title", ckpt=t(f"{view.variant}_short"), layer=view.layer)
-    return _layout(fig, title, 120 + 34 * e)
+    return _figure(
+        [heat],
+        t("spec_title", ckpt=t(f"{view.variant}_short"), layer=view.layer),
+        120 + 34 * e,
+        xaxis=dict(title=_axis_title(t("category_axis")), type="category", tickangle=-40),
+        yaxis=dict(title=_axis_title(t("expert_axis")), type="category", autorange="reversed"),
+    )
 
 
 def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figure:
@@ -222,39 +245,45 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
     scale ends at 1/k, the largest share top-k routing allows, so both checkpoints share one scale."""
     z = np.round(view.checkpoints[variant].loads, 3).astype(np.float32)
     n_layers, e = z.shape
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=expert_ticks(e),
-            y=[safe_label(n) for n in layer_labels(n_layers, t)],
-            zmin=0,
-            zmax=view.bounds.max_load,
-            colorscale="Oranges",
-            texttemplate="%{z:.0%}",
-            hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
-            colorbar=colour_bar(safe_label(t("share_short"), 20)),
-        )
+    heat = dict(
+        type="heatmap",
+        z=z,
+        x=expert_ticks(e),
+        y=[safe_label(n) for n in layer_labels(n_layers, t)],
+        zmin=0,
+        zmax=view.bounds.max_load,
+        colorscale=scale("Oranges"),
+        texttemplate="%{z:.0%}",
+        hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
+        colorbar=colour_bar(safe_label(t("share_short"), 20)),
     )
-    fig.update_xaxes(title_text=t("expert_axis"), type="category")
-    fig.update_yaxes(title_text=t("layer_axis"), type="category", autorange="reversed")
-    return _layout(fig, t("layer_load_title", ckpt=t(f"{variant}_short")), 130 + 40 * n_layers)
+    return _figure(
+        [heat],
+        t("layer_load_title", ckpt=t(f"{variant}_short")),
+        130 + 40 * n_layers,
+        xaxis=dict(title=_axis_title(t("expert_axis")), type="category"),
+        yaxis=dict(title=_axis_title(t("layer_axis")), type="category", autorange="reversed"),
+    )
 
 
 def loss_curves(view: Comparison, t: Translate) -> go.Figure:
     """Training loss of every checkpoint (from its training report)."""
-    fig = go.Figure()
-    for i, (variant, summary) in enumerate(view.checkpoints.items()):
-        name = safe_label(t(f"{variant}_short"), 40)
-        fig.add_trace(
-            go.Scatter(
-                x=list(summary.steps),
-                y=np.round(np.asarray(summary.lm_loss, dtype=float), 4).tolist(),
-                mode="lines",
-                name=name,
-                line=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
-            )
+    traces = [
+        dict(
+            type="scatter",
+            x=list(summary.steps),
+            y=np.round(np.asarray(summary.lm_loss, dtype=float), 4).tolist(),
+            mode="lines",
+            name=safe_label(t(f"{variant}_short"), 40),
+            line=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
         )
-    fig.update_xaxes(title_text=t("step_axis"), gridcolor="#eee")
-    fig.update_yaxes(title_text=t("loss_axis"), gridcolor="#eee")
-    fig.update_layout(legend=LEGEND_AT_FOOT)
-    return _layout(fig, t("curves_title"), 320)
+        for i, (variant, summary) in enumerate(view.checkpoints.items())
+    ]
+    return _figure(
+        traces,
+        t("curves_title"),
+        320,
+        legend=LEGEND_AT_FOOT,
+        xaxis=dict(title=_axis_title(t("step_axis")), gridcolor="#eee"),
+        yaxis=dict(title=_axis_title(t("loss_axis")), gridcolor="#eee"),
+    )

@@ -7,7 +7,7 @@ import pytest
 from app import i18n
 from core import moe
 from core.moe import views
-from tests.apptest_helpers import figure_traces, open_view, plotted_values
+from tests.apptest_helpers import count_builds, figure_traces, open_view, plotted_values
 
 TEXT = "The little cat sees a big dog. She runs to the park quickly, and they play together!"
 
@@ -60,3 +60,25 @@ def test_blank_text_still_shows_the_held_out_parts():
     assert any("Type some text" in i.value for i in at.info)
     # No figure of the text; the specialisation map, both layer-load maps and the training curves remain.
     assert [c.key for c in at.get("plotly_chart")] == ["spec", "layer-load-balanced", "layer-load-collapsed", "curves"]
+
+
+def test_the_held_out_figures_are_built_once_for_every_visitor_and_text(monkeypatch):
+    """The specialisation map, the layer-load maps and the training curves depend on the checkpoints, the layer and
+    the language, not on the text: built once per process for every visitor and every new text (they were a third
+    of a rerun's figure building), again for a new layer, and each visitor's routing figures still follow their
+    own text."""
+    from viz import moe as vmoe
+
+    spec = count_builds(monkeypatch, vmoe, "category_heatmap")
+    loads = count_builds(monkeypatch, vmoe, "layer_load_heatmap")
+    curves = count_builds(monkeypatch, vmoe, "loss_curves")
+    first, second = open_view("moe"), open_view("moe")
+    second.text_area(key="text").input("the dog sees the cat").run()
+    assert (len(spec), len(loads), len(curves)) == (1, 2, 1) and not second.exception
+    charts = [{c.key: c.proto.spec for c in at.get("plotly_chart")} for at in (first, second)]
+    for key in ("spec", "layer-load-balanced", "layer-load-collapsed", "curves"):
+        assert charts[0][key] == charts[1][key]
+    assert charts[0]["router"] != charts[1]["router"]
+    second.slider(key="layer").set_value(2).run()  # the specialisation map is per layer; the others are not
+    assert (len(spec), len(loads), len(curves)) == (2, 2, 1) and not second.exception
+    assert {c.key: c.proto.spec for c in second.get("plotly_chart")}["spec"] != charts[1]["spec"]
