@@ -88,6 +88,11 @@ class MaskView:
     mask: np.ndarray  # (B, n) 0/1
     tokens: tuple[tuple[str, ...], ...] = ()  # (B, n)
 
+    @property
+    def positions(self) -> list[str]:
+        """The columns of `mask`, as its figure and CSV number them."""
+        return [str(j) for j in range(self.mask.shape[1])]
+
 
 def mask_view(trace) -> MaskView:
     return MaskView(trace.batch.attention_mask.numpy(), tuple(tuple(row) for row in trace.batch.tokens))

@@ -314,6 +314,20 @@ class RopeView:
     kept_here: dict[str, float]  # the same of this head
     verdict: str  # "position", "content" or "mixed": which counterfactual keeps clearly more of this head
 
+    @property
+    def head_labels(self) -> list[str]:
+        """The layer's heads ('H0' ..), the rows of `shares` and of `kept`, as the figures and CSVs name them."""
+        return head_labels(self.shares.shape[0])
+
+    @property
+    def kept_table(self) -> dict[str, list]:
+        """`kept` as columns beside the head each row belongs to (the kept figure's bars)."""
+        return {"head": self.head_labels, **{k: v.tolist() for k, v in self.kept.items()}}
+
+
+def head_labels(n_heads: int) -> list[str]:
+    return [f"H{h}" for h in range(n_heads)]
+
 
 def verdict(position: float, content: float) -> str:
     if position - content > MARGIN:
@@ -363,6 +377,11 @@ class AbsoluteView:
     largest_share: float  # its share
     max_diff: float  # |sum of the terms - the scores they split| (0 up to rounding)
     kept: float  # how much of the layer's own pattern the split scores keep, mean over heads (1 after the norm)
+
+    @property
+    def head_labels(self) -> list[str]:
+        """The layer's heads ('H0' ..), the rows of `shares`."""
+        return head_labels(self.shares.shape[0])
 
 
 def absolute_view(parts: AbsoluteLayerParts, head: int, term: str) -> AbsoluteView:

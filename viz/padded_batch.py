@@ -18,13 +18,18 @@ VALUES_SHOWN_UP_TO = 40 * 4  # cells: above this, the 0/1 values are not written
 Words = Callable[..., str]
 
 
+def mask_rows(view: MaskView, t: Words) -> list[str]:
+    """The sentences, the rows of the attention_mask, as its figure, CSV and the page's tables name them."""
+    return [t("row", i=i) for i in range(view.mask.shape[0])]
+
+
 def mask_figure(view: MaskView, t: Words) -> go.Figure:
     """The attention_mask (B, n), one row per sentence."""
     mask = view.mask
     return matrix_heatmap(
         mask,
-        [t("row", i=i) for i in range(mask.shape[0])],
-        [str(j) for j in range(mask.shape[1])],
+        mask_rows(view, t),
+        view.positions,
         title=t("mask_title"),
         x_title=t("position"),
         y_title=t("sentence_axis"),

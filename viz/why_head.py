@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from core.why_head import TERMS
+
 from .heatmap import attention_heatmap
 from .style import DIVERGING_SCALE, LEGEND_AT_FOOT, WEIGHTS_SCALE, base_layout, colour
 
@@ -22,8 +24,17 @@ def band_name(view: RopeView, band: int, t) -> str:
     return t("band_name", b=band, a=a, z=z, short=short, long=long)
 
 
-def _stacked(shares: np.ndarray, names: list[str], head: int, title: str, t) -> go.Figure:
-    heads = [f"H{h}" for h in range(shares.shape[0])]
+def band_names(view: RopeView, t) -> list[str]:
+    """Every band's name, the columns of `view.shares` in the figure and its CSV."""
+    return [band_name(view, b, t) for b in range(len(view.band_pairs))]
+
+
+def term_names(t) -> list[str]:
+    """The four terms' names, the columns of an AbsoluteView's `shares` in the figure and its CSV."""
+    return [t(f"term_{k}") for k in TERMS]
+
+
+def _stacked(shares: np.ndarray, heads: list[str], names: list[str], head: int, title: str, t) -> go.Figure:
     fig = go.Figure(
         [go.Bar(x=heads, y=shares[:, i], name=name, marker_color=colour(i)) for i, name in enumerate(names)]
     )
@@ -35,8 +46,7 @@ def _stacked(shares: np.ndarray, names: list[str], head: int, title: str, t) -> 
 
 
 def band_shares_figure(view: RopeView, t) -> go.Figure:
-    names = [band_name(view, b, t) for b in range(len(view.band_pairs))]
-    return _stacked(view.shares, names, view.head, t("band_shares_title"), t)
+    return _stacked(view.shares, view.head_labels, band_names(view, t), view.head, t("band_shares_title"), t)
 
 
 def _signed(values, labels, title: str, t, masked=None) -> go.Figure:
@@ -71,10 +81,9 @@ def pattern_figure(view: RopeView, t) -> go.Figure:
 
 
 def kept_figure(view: RopeView, t) -> go.Figure:
-    heads = [f"H{h}" for h in range(len(view.kept["uniform"]))]
     fig = go.Figure(
         [
-            go.Bar(x=heads, y=view.kept[k], name=t(f"kept_{k}"), marker_color=colour(i))
+            go.Bar(x=view.head_labels, y=view.kept[k], name=t(f"kept_{k}"), marker_color=colour(i))
             for i, k in enumerate(("position_only", "content_only", "uniform"))
         ]  # fmt: skip
     )
@@ -85,8 +94,8 @@ def kept_figure(view: RopeView, t) -> go.Figure:
 
 
 def term_shares_figure(view: AbsoluteView, t) -> go.Figure:
-    names = [t(f"term_{k}") for k in ("token_token", "token_position", "position_token", "position_position")]
-    return _stacked(view.shares, names, view.head, t(f"term_shares_title_{view.where}"), t)
+    title = t(f"term_shares_title_{view.where}")
+    return _stacked(view.shares, view.head_labels, term_names(t), view.head, title, t)
 
 
 def term_figure(view: AbsoluteView, t) -> go.Figure:

@@ -136,10 +136,9 @@ def _padded_batch(s: Values, step: core_lessons.Step) -> list[Drawn]:
     batch_run = models.computed(s.model, padded_batch.run_batch, tuple(lines), limit, s.pad, not s.nomask)
     words = ui.texts("padded_batch.figure")
     if asks(step)[0] == "padded_batch.pad_tokens":
-        rows = [f"{ui.t('padded_batch', 'sentence')} {i}" for i in range(len(lines))]
         mask = padded_page.mask_of(s.model, batch_run, lines, limit)  # the page's, and its figure
         fig = shared.figures(padded_figures.mask_figure, mask, "padded_batch.figure")
-        return [Drawn(fig, "attention-mask", mask.mask, rows)]
+        return [Drawn(fig, "attention-mask", mask.mask, padded_figures.mask_rows(mask, words), mask.positions)]
     i = int(s.row)
     view = padded_batch.sentence_view(batch_run, i, s.layer, s.head)
     fig = padded_figures.sentence_figure(view, words, i)

@@ -124,10 +124,11 @@ def page() -> None:
             limit = padded_batch.page_tokens(model)
             batch_run = models.computed(key, padded_batch.run_batch, tuple(lines), limit, side, masked)
             models.say_cut(key, model, lines, batch_run.trace.batch.truncated, limit)
-            rows = [f"{T('sentence')} {i}" for i in range(len(lines))]
             mask = mask_of(key, batch_run, lines, limit)
+            rows = figures.mask_rows(mask, ui.texts("padded_batch.figure"))
             fig = shared.figures(figures.mask_figure, mask, "padded_batch.figure")
-            ui.show_figure(fig, "attention-mask", data=mask.mask, row_labels=rows, key="fig-mask")
+            ui.show_figure(fig, "attention-mask", data=mask.mask, row_labels=rows, col_labels=mask.positions,
+                           key="fig-mask")  # fmt: skip
             if not masked:
                 st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))

@@ -46,9 +46,7 @@ def rope_part(T) -> None:
     st.header(T("bands_title"))
     st.markdown(T("bands_intro"))
     ui.show_figure(figures.band_shares_figure(view, t), f"band-shares-l{layer}", data=view.shares,
-                   row_labels=[f"H{h}" for h in range(len(view.shares))],
-                   col_labels=[figures.band_name(view, b, t) for b in range(len(view.band_pairs))],
-                   key="fig-shares")  # fmt: skip
+                   row_labels=view.head_labels, col_labels=figures.band_names(view, t), key="fig-shares")  # fmt: skip
     st.markdown(T("carrier", h=head, band=figures.band_name(view, view.carrier, t), share=view.carrier_share))
     st.success(T("exact_bands", diff=view.max_diff))
     ui.show_figure(figures.band_figure(view, t), f"band{view.band}-l{layer}-h{head}", data=view.band_scores,
@@ -58,7 +56,7 @@ def rope_part(T) -> None:
     st.markdown(T("counter_intro"))
     ui.show_figure(figures.pattern_figure(view, t), f"{pattern}-l{layer}-h{head}", data=view.weights,
                    row_labels=view.labels, col_labels=view.labels, key="fig-pattern")  # fmt: skip
-    ui.show_figure(figures.kept_figure(view, t), f"kept-l{layer}", data=view.kept, key="fig-kept")
+    ui.show_figure(figures.kept_figure(view, t), f"kept-l{layer}", data=view.kept_table, key="fig-kept")
     st.markdown(T(f"verdict_{view.verdict}", h=head, **view.kept_here))
     st.caption(T("paper"))
     found = wh.committed_detector_heads(key)
@@ -104,8 +102,7 @@ def absolute_part(T) -> None:
     view = wh.absolute_view(parts, head, term)
     t = ui.texts("why_head.figure")
     ui.show_figure(figures.term_shares_figure(view, t), f"term-shares-{where}", data=view.shares,
-                   row_labels=[f"H{h}" for h in range(len(view.shares))],
-                   col_labels=[t(f"term_{k}") for k in wh.TERMS], key="fig-terms")  # fmt: skip
+                   row_labels=view.head_labels, col_labels=figures.term_names(t), key="fig-terms")  # fmt: skip
     st.markdown(T("largest", h=head, term=t(f"term_{view.largest}"), share=view.largest_share))
     st.success(T(f"exact_{where}", diff=view.max_diff, kept=view.kept))
     ui.show_figure(figures.term_figure(view, t), f"{term}-h{head}", data=view.term_scores,

@@ -273,3 +273,38 @@ def test_the_per_head_maps_csvs_are_tables_of_layers_and_heads(monkeypatch):
     rows, cols = axis_labels(at, "fig-align-map")
     assert rows[0] == "layer 0" and cols[:2] == ["head 0", "head 1"], (rows, cols)
     assert_table(csv_rows(files, "fig-align-map"), ed_alignment.result_grid(measured)["accuracy"], rows, cols)
+
+
+def bar_chart(at, key: str) -> list[dict]:
+    """A figure's traces as the page sent them."""
+    return json.loads(next(c.proto.spec for c in at.get("plotly_chart") if c.proto.id.endswith(key)))["data"]
+
+
+def test_the_padded_batch_mask_csv_names_its_positions(monkeypatch):
+    """/padded-batch's attention_mask: one row per sentence ('sentence 0'), and now a header of positions as the
+    figure's x axis numbers them (its columns had no names)."""
+    at, files = page_downloads(monkeypatch, "padded_batch", {"text": "a cat\nthe cat sat on the mat"})
+    rows, cols = axis_labels(at, "fig-mask")
+    assert rows == ["sentence 0", "sentence 1"] and cols[:3] == ["0", "1", "2"], (rows, cols)
+    table = csv_rows(files, "fig-mask")
+    assert_table(table, plotted_values(bar_chart(at, "fig-mask")[0]["z"]), rows, cols)  # the 0/1 the figure draws
+    assert table[1][-1] == "0" and set(table[2][1:]) == {"1"}  # the short sentence is padded
+
+
+@pytest.mark.slow  # SmolLM2 reads the text
+def test_the_why_head_share_and_kept_csvs_name_each_head(monkeypatch):
+    """/why-head: the band shares by head ('H0' ..) and band (named as the legend names it), the kept shares with
+    the head each row belongs to (that CSV had no head column: ten rows of three numbers)."""
+    if registry.model_status()["smollm2"] is not None:
+        pytest.skip("SmolLM2 is not installed")
+    at, files = page_downloads(monkeypatch, "why_head", {"layer": "1", "head": "2", "split": "equal", "bands": "4"})
+    bars = bar_chart(at, "fig-shares")
+    heads, bands = bars[0]["x"], [html.unescape(b["name"]) for b in bars]
+    assert heads[:2] == ["H0", "H1"] and len(bands) == 4
+    shares = np.array([plotted_values(b["y"]) for b in bars]).T
+    assert_table(csv_rows(files, "fig-shares"), shares, heads, bands)
+    kept = csv_rows(files, "fig-kept")
+    assert kept[0] == ["head", "position_only", "content_only", "uniform"] and [r[0] for r in kept[1:]] == heads
+    bars = bar_chart(at, "fig-kept")
+    drawn = np.array([plotted_values(b["y"]) for b in bars]).T
+    np.testing.assert_allclose([[float(c) for c in r[1:]] for r in kept[1:]], drawn, rtol=1e-5, atol=1e-7)
