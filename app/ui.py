@@ -424,9 +424,10 @@ def show_figure(
     event = st.plotly_chart(_fitted(fig), width="stretch", config=config, key=key, **select)
     text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables)
     if data is not None and tables:
+        corner = csv_corner(fig) if row_labels is not None and not isinstance(data, dict) else ""
         st.download_button(
             t("common", "download_csv"),
-            lambda: to_csv(data, row_labels, col_labels),
+            lambda: to_csv(data, row_labels, col_labels, corner=corner),
             file_name=f"{name}.csv",
             mime="text/csv",
             key=f"csv-{key or name}",
@@ -794,15 +795,34 @@ def _layout_text(layout: dict, axis: str) -> str:
 
 
 def _axis_title(layout: dict, axis: str) -> str:
-    """An axis's title as it reads (tags dropped, entities decoded), for a table's header (text, not markdown)."""
+    """An axis's title as it reads (tags dropped, entities decoded), for a table's header (text, not markdown); a
+    shared axis's from the panel that shows it."""
     title = layout.get(axis, {}).get("title", {})
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    matches = layout.get(axis, {}).get("matches")
+    if not text and matches:
+        return _axis_title(layout, axis[0] + "axis" + matches[1:])
     return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())
 
 
-def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
-    """A 2-D array (optionally labelled) or a dict of equal-length columns, as CSV text. Labels and text cells can
-    hold a visitor's words (tokens of their text): each passes core.spreadsheet's one rule against formulas."""
+def csv_corner(fig) -> str:
+    """The top-left cell of a labelled matrix's CSV: what its rows and its columns are, as the figure's axes title
+    them ('query \\ key'), so that a spreadsheet of numbered rows and columns says which is which; empty unless
+    both axes have a title."""
+    if isinstance(fig, dict):
+        layout = fig.get("layout", {})
+    elif hasattr(fig, READ):
+        layout = getattr(fig, READ)[1]
+    else:
+        layout = _layout(fig)
+    rows, cols = _axis_title(layout, "yaxis"), _axis_title(layout, "xaxis")
+    return t("common", "csv_corner", rows=rows, cols=cols) if rows and cols else ""
+
+
+def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: str = "") -> str:
+    """A 2-D array (optionally labelled; `corner` names its rows and columns above the row labels) or a dict of
+    equal-length columns, as CSV text. Labels and text cells can hold a visitor's words (tokens of their text): each
+    passes core.spreadsheet's one rule against formulas."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
 
@@ -819,7 +839,7 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None) -> str:
         return out.getvalue()
     arr = np.atleast_2d(np.asarray(data))
     if col_labels is not None:
-        w.writerow([cell(c) for c in ([""] if row_labels is not None else []) + list(col_labels)])
+        w.writerow([cell(c) for c in ([corner] if row_labels is not None else []) + list(col_labels)])
     for i, row in enumerate(arr):
         prefix = [cell(row_labels[i])] if row_labels is not None else []
         w.writerow(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row])

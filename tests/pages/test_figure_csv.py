@@ -63,13 +63,14 @@ def axis_labels(at, key: str, trace: int = 0) -> tuple[list[str], list[str]]:
     return [html.unescape(str(v)) for v in drawn["y"]], [html.unescape(str(v)) for v in drawn["x"]]
 
 
-def assert_table(rows: list[list[str]], numbers, row_labels, col_labels) -> None:
-    """A CSV of a matrix: a header of column labels after an empty corner, one labelled row per matrix row, the
-    numbers as written (6 significant digits)."""
+def assert_table(rows: list[list[str]], numbers, row_labels, col_labels, corner: str | None = None) -> None:
+    """A CSV of a matrix: a header of column labels after the corner (what the rows and columns are), one labelled
+    row per matrix row, the numbers as written (6 significant digits)."""
     numbers = np.asarray(numbers, dtype=np.float64)
     assert numbers.ndim == 2, numbers.shape
     assert len(rows) == 1 + numbers.shape[0] and all(len(r) == 1 + numbers.shape[1] for r in rows), rows[:2]
-    assert rows[0] == ["", *col_labels], rows[0]
+    assert rows[0][1:] == list(col_labels), rows[0]
+    assert corner is None or rows[0][0] == corner, rows[0][0]
     assert [r[0] for r in rows[1:]] == list(row_labels)
     np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], numbers, rtol=1e-5, atol=1e-7)
 
@@ -118,7 +119,9 @@ def test_the_rnn_alignments_csv_is_a_table_of_output_rows_and_source_columns(mon
     weights = np.asarray(view.attention)
     assert weights.ndim == 2 and weights.shape == (len(view.rows), len(view.source))
     assert len(rows) == 1 + len(view.rows) and all(len(r) == 1 + len(view.source) for r in rows), rows[:2]
-    assert rows[0] == ["", *view.col_labels] and rows[0][4] == "3 cat" and rows[0][7] == "6 cat"  # a repeat too
+    assert rows[0][1:] == view.col_labels and rows[0][4] == "3 cat" and rows[0][7] == "6 cat"  # a repeat too
+    corner = "written token (query: decoder state) \\ source token (key and value: encoder state)"
+    assert rows[0][0] == corner  # what the rows are and what the columns are, as the figure's axes say
     assert [r[0] for r in rows[1:]] == view.row_labels
     np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], weights, rtol=1e-5, atol=1e-7)
 
@@ -131,10 +134,24 @@ def test_the_flash_tiles_csvs_name_their_queries_keys_and_dimensions(monkeypatch
     view = fa.walk(6, 3, 4, 3, q_tile=1, causal=True)
     rows, cols = axis_labels(at, "fig-tiles")
     assert rows == cols == [str(i) for i in range(6)]
-    assert_table(csv_rows(files, "fig-tiles"), view.weights, rows, cols)
+    assert_table(csv_rows(files, "fig-tiles"), view.weights, rows, cols, corner="query \\ key")
     rows, cols = axis_labels(at, "fig-out")
     assert rows == ["4", "5"] and cols == ["0", "1", "2"]
-    assert_table(csv_rows(files, "fig-out"), view.steps[0].output, rows, cols)
+    assert_table(csv_rows(files, "fig-out"), view.steps[0].output, rows, cols, corner="query \\ dimension")
+
+
+def test_a_matrix_csvs_corner_says_what_its_rows_and_columns_are_in_the_visitors_language(monkeypatch):
+    """Numbered rows and columns ('0', '1', ..) say nothing of which is the query and which the key: the corner
+    cell above the row labels names them as the figure's axes do (common.csv_corner), in the page's language;
+    a CSV of columns keeps its own header."""
+    params = {"n": "4", "lang": "ja"}
+    files = downloads(monkeypatch, "flash_attention", params)
+    assert csv_rows(files, "fig-tiles")[0][:3] == ["クエリ＼キー", "0", "1"]
+    assert csv_rows(files, "fig-tr")[0][0] == "n"
+    ko = csv_rows(downloads(monkeypatch, "flash_attention", {"n": "4", "lang": "ko"}), "fig-tiles")[0][0]
+    assert ko == i18n.text("ko", "common", "csv_corner", rows=i18n.text("ko", "flash_attention.figure", "query_axis"),
+                           cols=i18n.text("ko", "flash_attention.figure", "key_axis"))  # fmt: skip
+    assert to_csv(np.eye(2), ["0", "1"], ["0", "1"], corner="=query \\ key").splitlines()[0] == "'=query \\ key,0,1"
 
 
 @pytest.mark.slow  # SmolLM2 generates
