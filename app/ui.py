@@ -826,9 +826,11 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: st
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
 
+    # a cell a figure leaves out (masked, not yet there: NaN) is an empty cell, not the text 'nan' a spreadsheet
+    # cannot count or average
     def cell(v) -> str:
         if isinstance(v, (float, np.floating)) and not isinstance(v, bool):
-            return str(v)
+            return "" if v != v else str(v)
         return safe_cell(str(v))
 
     if isinstance(data, dict):
@@ -842,5 +844,5 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: st
         w.writerow([cell(c) for c in ([corner] if row_labels is not None else []) + list(col_labels)])
     for i, row in enumerate(arr):
         prefix = [cell(row_labels[i])] if row_labels is not None else []
-        w.writerow(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) else cell(v) for v in row])
+        w.writerow(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) and v == v else cell(v) for v in row])
     return out.getvalue()

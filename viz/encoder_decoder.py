@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, with_cell_marks
-from .labels import indexed_labels, safe_label
+from .labels import safe_label
 from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
 
 # One colour per kind of attention, the same in the diagram and in the panels' titles.
@@ -68,22 +68,15 @@ def stack_figure(blocks, layers: int, t) -> go.Figure:
 
 def encoder_figure(view, t) -> go.Figure:
     """The encoder's self-attention (S x S) for the view's layer and head."""
-    labels = indexed_labels(view.source_tokens)
-    return attention_heatmap(view.encoder, labels, labels, title=t("encoder_title", l=view.layer, h=view.head),
+    return attention_heatmap(view.encoder, view.source_labels, view.source_labels, title=t("encoder_title", l=view.layer, h=view.head),
                              x_title=t("axis_key_source"), y_title=t("axis_query_source"), value_name=t("weight"),
                              zmax=1.0)  # fmt: skip
-
-
-def _query_labels(view) -> list[str]:
-    """Decoder position t reads input token t and writes output token t: 'input → output'."""
-    inputs = indexed_labels(view.input_tokens[: view.step + 1])
-    return [f"{i} → {o}" for i, o in zip(inputs, view.output_tokens[: view.step + 1])]
 
 
 def self_figure(view, t) -> go.Figure:
     """The decoder's masked self-attention up to the view's step: row t is position t's query over the decoder
     inputs 0..t; the look-ahead mask hides the rest (grey)."""
-    fig = attention_heatmap(view.self_attention, _query_labels(view), indexed_labels(view.input_tokens[: view.step + 1]),
+    fig = attention_heatmap(view.self_attention, view.query_labels, view.input_labels,
                             masked=view.look_ahead, title=t("self_title", l=view.layer, h=view.head, t=view.step),
                             x_title=t("axis_key_decoder"), y_title=t("axis_query_decoder"), value_name=t("weight"),
                             zmax=1.0)  # fmt: skip
@@ -93,7 +86,7 @@ def self_figure(view, t) -> go.Figure:
 def cross_figure(view, t) -> go.Figure:
     """Cross-attention up to the view's step: rows are decoder queries, columns the source tokens (keys and values
     from the encoder's output); open squares mark the word alignments the grammar knows."""
-    rows, cols = _query_labels(view), indexed_labels(view.source_tokens)
+    rows, cols = view.query_labels, view.source_labels
     fig = attention_heatmap(view.cross, rows, cols, title=t("cross_title", l=view.layer, h=view.head, t=view.step),
                             x_title=t("axis_key_cross"), y_title=t("axis_query_decoder"), value_name=t("weight"),
                             zmax=1.0)  # fmt: skip

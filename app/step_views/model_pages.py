@@ -81,11 +81,10 @@ def _encoder_decoder(s: Values, step: core_lessons.Step) -> list[Drawn]:
     words, fn = ui.texts("encoder_decoder.figure"), asks(step)[0]
     if fn == "encoder_decoder.source_length":
         fig = ed_figures.encoder_figure(v, words)
-        return [Drawn(fig, f"encoder-L{v.layer}-H{v.head}", v.encoder, v.source_tokens, v.source_tokens)]
+        return [Drawn(fig, f"encoder-L{v.layer}-H{v.head}", v.encoder, v.source_labels, v.source_labels)]
     if fn == "encoder_decoder.cross_top":
         fig = ed_figures.cross_figure(v, words)
-        rows = v.input_tokens[: v.step + 1]
-        return [Drawn(fig, f"cross-L{v.layer}-H{v.head}-t{v.step}", v.cross, rows, v.source_tokens)]
+        return [Drawn(fig, f"cross-L{v.layer}-H{v.head}-t{v.step}", v.cross, v.query_labels, v.source_labels)]
     return [Drawn(ed_figures.top_figure(v, words), f"next-token-t{v.step}")]
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..listing import named_and_counted
+from ..pooling import indexed_labels
 from . import grammar
 from . import model as ed
 from .translate import Translation, source_text, translate
@@ -85,6 +86,21 @@ class StepView:
     chosen: str
     chosen_probability: float
     alignment: list[tuple[int, int]]  # (decoder position, source position) pairs the grammar knows, up to step
+
+    # the maps' axes and their CSVs read these: '3 the', unique where a token repeats
+    @property
+    def source_labels(self) -> list[str]:
+        return indexed_labels(self.source_tokens)
+
+    @property
+    def input_labels(self) -> list[str]:
+        """The decoder inputs 0..step (the masked self-attention's keys)."""
+        return indexed_labels(self.input_tokens[: self.step + 1])
+
+    @property
+    def query_labels(self) -> list[str]:
+        """Decoder position t reads input token t and writes output token t: '2 cat → chat'."""
+        return [f"{i} → {o}" for i, o in zip(self.input_labels, self.output_tokens[: self.step + 1])]
 
 
 def step_view(run: SentenceRun, mode: str, step: int, layer: int, head: int) -> StepView:

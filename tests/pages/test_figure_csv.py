@@ -72,7 +72,8 @@ def assert_table(rows: list[list[str]], numbers, row_labels, col_labels, corner:
     assert rows[0][1:] == list(col_labels), rows[0]
     assert corner is None or rows[0][0] == corner, rows[0][0]
     assert [r[0] for r in rows[1:]] == list(row_labels)
-    np.testing.assert_allclose([[float(c) for c in r[1:]] for r in rows[1:]], numbers, rtol=1e-5, atol=1e-7)
+    written = [[float(c) if c else np.nan for c in r[1:]] for r in rows[1:]]  # an empty cell: one the figure leaves out
+    np.testing.assert_allclose(written, numbers, rtol=1e-5, atol=1e-7)
 
 
 def formulas(text: str) -> list[str]:
@@ -88,7 +89,34 @@ def test_a_visitors_text_in_a_figures_csv_never_starts_a_formula(monkeypatch):
     for name, text in files.items():
         assert not formulas(text), name
     header = next(csv.reader(io.StringIO(next(t for n, t in files.items() if n.endswith("csv-fig-encoder")))))
-    assert "'=cmd → <unk>" in header and "'＝hyperlink → <unk>" in header, header
+    assert "1 =cmd → <unk>" in header and "2 ＝hyperlink → <unk>" in header, header
+    assert to_csv(np.zeros((1, 1)), ["=cmd → <unk>"], ["＝hyperlink"]).splitlines() == [
+        ",'＝hyperlink",
+        "'=cmd → <unk>,0",
+    ]
+
+
+def test_the_encoder_decoders_csvs_name_each_token_by_its_position_as_the_maps_do(monkeypatch):
+    """/encoder-decoder's three maps (the encoder's, the decoder's masked self-attention, cross-attention): rows and
+    columns named as the figures' axes, '1 the' and '4 the' apart where a word repeats (the CSVs had bare tokens: two
+    columns 'the'); the cells the look-ahead mask hides are empty, not the text 'nan'."""
+    from core.encoder_decoder import model as ed_model
+    from core.encoder_decoder import view as edv
+
+    if ed_model.status():
+        pytest.skip(ed_model.status())
+    text, step = "the cat sees the dog", 3
+    at, files = page_downloads(monkeypatch, "encoder_decoder", {"text": text, "step": str(step)})
+    run = edv.run_sentence(*registry.shared(registry.ENCODER_DECODER), text, "ja")
+    view = edv.step_view(run, "free", step, 0, 0)
+    for key, numbers in (("fig-encoder", view.encoder), ("fig-self", view.self_attention), ("fig-cross", view.cross)):
+        rows, cols = axis_labels(at, key)
+        assert len(set(rows)) == len(rows) and len(set(cols)) == len(cols), (key, rows, cols)
+        table = csv_rows(files, key)
+        assert_table(table, numbers, rows, cols)
+    assert sum(c.endswith(" the") for c in axis_labels(at, "fig-encoder")[1]) == 2
+    hidden = csv_rows(files, "fig-self")[1:]
+    assert len(hidden) == step + 1 and all(r[j + 2 :] == [""] * (step - j) for j, r in enumerate(hidden))
 
 
 def test_csv_cells_keep_numbers_and_quote_every_formula_start():

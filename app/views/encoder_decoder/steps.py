@@ -76,16 +76,17 @@ def step_figures(T, v: edv.StepView, heading: str, cross_note: str = "cross_note
     st.header(T("encoder_head"))
     st.caption(T("encoder_note"))
     ui.show_figure(figs.encoder_figure(v, fig_t), f"encoder-L{v.layer}-H{v.head}", data=v.encoder,
-                   row_labels=v.source_tokens, col_labels=v.source_tokens, key="fig-encoder")  # fmt: skip
+                   row_labels=v.source_labels, col_labels=v.source_labels, key="fig-encoder")  # fmt: skip
 
     st.header(heading)
     c1, c2 = ui.beside(2)
     with c1:
         st.caption(T("self_note"))
-        ui.show_figure(figs.self_figure(v, fig_t), f"masked-self-L{v.layer}-H{v.head}-t{v.step}", key="fig-self")
+        ui.show_figure(figs.self_figure(v, fig_t), f"masked-self-L{v.layer}-H{v.head}-t{v.step}",
+                       data=v.self_attention, row_labels=v.query_labels, col_labels=v.input_labels, key="fig-self")  # fmt: skip
     with c2:
         st.caption(T("top_note"))
         ui.show_figure(figs.top_figure(v, fig_t), f"next-token-t{v.step}", key="fig-top")
     st.caption(T(cross_note))
     ui.show_figure(figs.cross_figure(v, fig_t), f"cross-L{v.layer}-H{v.head}-t{v.step}", data=v.cross,
-                   row_labels=v.input_tokens[: v.step + 1], col_labels=v.source_tokens, key="fig-cross")  # fmt: skip
+                   row_labels=v.query_labels, col_labels=v.source_labels, key="fig-cross")  # fmt: skip
