@@ -95,7 +95,8 @@ def run_text(model, text: str) -> TextRun | None:
     if not str(text or "").strip():
         return None
     batch = model.tokenize([text])
-    trace = model.run(batch)
+    # routing reads the router logits alone: no vocabulary logits, no residual-stream copies (the same router logits)
+    trace = model.run(batch, logits=False, hidden_states=False)
     return TextRun(
         tokens=list(batch.tokens[0]),
         n_text_tokens=model.token_count(text),

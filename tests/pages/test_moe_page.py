@@ -82,3 +82,22 @@ def test_the_held_out_figures_are_built_once_for_every_visitor_and_text(monkeypa
     second.slider(key="layer").set_value(2).run()  # the specialisation map is per layer; the others are not
     assert (len(spec), len(loads), len(curves)) == (2, 2, 1) and not second.exception
     assert {c.key: c.proto.spec for c in second.get("plotly_chart")}["spec"] != charts[1]["spec"]
+
+
+def test_the_real_models_table_is_the_catalogs_built_once_per_language(monkeypatch):
+    """The table of real MoE models is the same for every visitor: made and converted once per language, not at
+    every run (its cells still the catalog's published sizes, headed in the reader's language)."""
+    from app.views.moe import real_models
+    from core.moe import catalog
+
+    built = count_builds(monkeypatch, real_models, "table")
+    first, second = open_view("moe"), open_view("moe", {"text": "the dog sees the cat"})
+    assert len(built) == 1 and not first.exception and not second.exception
+    ja = open_view("moe", state={"lang": "ja"})
+    assert len(built) == 2
+    published = catalog.moe_table()
+    for at, lang in ((first, "en"), (second, "en"), (ja, "ja")):
+        shown = at.dataframe[-1].value
+        assert list(shown.columns)[0] == i18n.text(lang, "moe", "c_model")
+        assert list(shown.iloc[:, 0]) == list(published["model"])
+        assert list(shown.iloc[:, 3]) == [f"{t:g}B" for t in published["total_params_b"]]

@@ -1,7 +1,9 @@
 """/moe, part 4: published sizes of real MoE models, and this page's own model for comparison."""
 
+import pandas as pd
 import streamlit as st
 
+from app import shared
 from core import slips
 from core.moe import checkpoint_views
 
@@ -10,13 +12,10 @@ def _experts(routed: int, shared: int) -> str:
     return f"{routed} + {shared}" if shared else str(routed)
 
 
-def show(T, model=None) -> None:
-    """model: the balanced MoEModel, or None when the checkpoints are missing (the table still shows)."""
-    view = checkpoint_views.real_models(model)
+def table(view: checkpoint_views.RealModels, T) -> pd.DataFrame:
+    """The published sizes as the page's table, headed in the reader's language."""
     table = view.table
-    st.header(T("real_h"))
-    st.caption(T("real_intro"))
-    st.dataframe(
+    return pd.DataFrame(
         {
             T("c_model"): table["model"],
             T("c_experts"): [_experts(r, s) for r, s in zip(table["routed_experts"], table["shared_experts"])],
@@ -26,10 +25,17 @@ def show(T, model=None) -> None:
             T("c_frac"): [f"{f:.1%}" for f in table["active_fraction"]],
             T("c_routed"): [f"{f:.1%}" for f in table["routed_fraction"]],
             T("c_source"): table["source"],
-        },
-        hide_index=True,
-        width="stretch",
+        }
     )
+
+
+def show(T, model=None) -> None:
+    """model: the balanced MoEModel, or None when the checkpoints are missing (the table still shows)."""
+    # the same for every visitor: the view once per model, its table once per language (not at every run)
+    view = shared.view(checkpoint_views.real_models, model)
+    st.header(T("real_h"))
+    st.caption(T("real_intro"))
+    st.dataframe(shared.table(table, view, "moe"), hide_index=True, width="stretch")
     mixtral = slips.mixtral_8x22b()
     st.caption(T("slip_mixtral", wrong=mixtral["wrong_b"], total=mixtral["total_b"], active=mixtral["active_b"]))
     low, high = slips.moe_active_shares()
