@@ -82,6 +82,19 @@ postgres() {
   fi
 }
 
+workers() {
+  # Each test worker gets its share of the cores for torch (one thread each on 2 cores, 2 workers): torch otherwise
+  # starts a thread per core in each worker, and the two workers' threads fight over the cores (a SmolLM2 core test
+  # pair, tests/core/test_logit_lens.py and test_kv_cache_generation.py, took 40 s of CPU with two threads, 30 s
+  # with one). Servers the tests start inherit it, as scripts/serve_class.py gives each of its servers one.
+  local n=${TEST_WORKERS:-2} cores
+  cores=$(nproc 2>/dev/null || echo 1)
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( cores / n > 0 ? cores / n : 1 ))}
+  # Bytecode for the app's modules, written once here: with PYTHONDONTWRITEBYTECODE set (or a fresh clone) each
+  # worker, and each server a test starts, would compile them from source again.
+  "$VENV/bin/python" -m compileall -q -j 0 app core viz scripts tests >/dev/null || true
+}
+
 cmd=${1:-run}; shift || true
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 case "$cmd" in
@@ -89,9 +102,9 @@ case "$cmd" in
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false \
            --server.address 127.0.0.1 --client.showErrorDetails full "$@" ;;
   serve) setup; proxy; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
-  test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres
+  test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres; workers
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" ;;
-  quick) setup; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not slow and not browser and not container" "$@" ;;
+  quick) setup; workers; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
   bench) setup; exec "$VENV/bin/python" "$@" ;;
   *) echo "usage: bash scripts/dev.sh [setup|run|serve|test|quick|lint|bench SCRIPT]"; exit 2 ;;
