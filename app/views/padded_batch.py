@@ -33,9 +33,9 @@ def mask_of(key: str, batch_run, lines: list[str], limit: int):
     return _masks.get(job, lambda: padded_batch.mask_view(batch_run.trace))
 
 
-def tokens_table(mask, T, position: str) -> pd.DataFrame:
-    """Each sentence's tokens in the batch, a column a sentence, a row a position."""
-    return pd.DataFrame({f"{T('sentence')} {i}": row for i, row in enumerate(mask.tokens)}).rename_axis(position)
+def tokens_table(mask, t, position: str) -> pd.DataFrame:
+    """Each sentence's tokens in the batch, a column a sentence (named as the mask's rows), a row a position."""
+    return pd.DataFrame(dict(zip(figures.mask_rows(mask, t), mask.tokens))).rename_axis(position)
 
 
 def run_alone(key: str, model, text: str, limit: int):
@@ -133,7 +133,7 @@ def page() -> None:
                 st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))
             position = ui.t("padded_batch.figure", "position")  # the index column named: no empty header cell
-            st.dataframe(shared.table(tokens_table, mask, "padded_batch", position), hide_index=False)
+            st.dataframe(shared.table(tokens_table, mask, "padded_batch.figure", position), hide_index=False)
             sentence_head(T, batch_run, rows)
             check(T, key, model, batch_run, lines, rows)
     ui.page_end()

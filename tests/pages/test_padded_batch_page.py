@@ -59,3 +59,18 @@ def test_visitors_at_the_same_batch_share_its_mask_figure_and_token_table(monkey
     assert len(masks) == 1 and figure_by_key(walk, "step-fig-0-0") == figure_by_key(first, "fig-mask")
     open_view("padded_batch", {"lang": "ko"})
     assert len(masks) == 2 and len(tables) == 2  # the reader's words: built once more in Korean
+
+
+def test_the_token_tables_columns_are_the_masks_rows_in_the_readers_language():
+    """The table of each sentence's tokens names its columns as the mask's figure names its rows ('文 0' in
+    Japanese), one column a sentence, its cells the tokens as the batch holds them (padding included)."""
+    import json
+
+    for lang in ("en", "ja"):
+        at = open_view("padded_batch", {"lang": lang, "text": "a cat\nthe cat sat"})
+        spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if c.proto.id.endswith("fig-mask")))
+        rows = [str(r) for r in spec["data"][0]["y"]]
+        table = at.dataframe[0].value
+        assert list(table.columns) == rows and len(rows) == 2, (list(table.columns), rows)
+        short, long = list(table[rows[0]]), list(table[rows[1]])
+        assert len(short) == len(long) and short[-1] == "[PAD]" and "[PAD]" not in long, (short, long)
