@@ -8,14 +8,20 @@ values. Texts: one session per page, each example types a text into every text b
 
 AppTest runs are slow, so few examples per page (FUZZ_EXAMPLES; the default keeps the file near a minute on two
 cores); run with ATTENTION_LAB_FUZZ_EXAMPLES=50 for a longer hunt.
+
+The examples follow from a seed (FUZZ_SEED, and the page's name), so every run tries the same ones: a failure in CI
+shows again on a rerun and on a laptop, and a clean submission never fails on examples no run tried before.
+ATTENTION_LAB_FUZZ_SEED=<n> tries others; a failure says the command that repeats it. (Hypothesis's own default
+drew new examples on every run, except where a CI variable was set.)
 """
 
 from __future__ import annotations
 
 import os
+import zlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from app import catalog
@@ -24,6 +30,7 @@ from tests.apptest_helpers import run_view
 pytestmark = pytest.mark.slow  # every page of the catalog, SmolLM2's included: not in `dev.sh quick`
 
 FUZZ_EXAMPLES = int(os.environ.get("ATTENTION_LAB_FUZZ_EXAMPLES", "4"))
+FUZZ_SEED = int(os.environ.get("ATTENTION_LAB_FUZZ_SEED", "0"))
 FUZZ = settings(
     max_examples=FUZZ_EXAMPLES,
     deadline=None,
@@ -64,8 +71,21 @@ def no_exception(at, what: str) -> None:
     assert not at.exception, (what[:300], [str(e.value)[:500] for e in at.exception])
 
 
+def fuzz(request, check) -> None:
+    """Run a Hypothesis test on this page's examples: from FUZZ_SEED and the test's id (each page its own), named
+    in a failure with the command that runs them again."""
+    try:
+        seed(zlib.crc32(f"{FUZZ_SEED} {request.node.nodeid}".encode()))(check)()
+    except Exception as failure:
+        failure.add_note(
+            f"The same examples: ATTENTION_LAB_FUZZ_SEED={FUZZ_SEED} ATTENTION_LAB_FUZZ_EXAMPLES={FUZZ_EXAMPLES} "
+            f"python -m pytest -p no:randomly '{request.node.nodeid}'"
+        )
+        raise
+
+
 @pytest.mark.parametrize("topic", TOPICS)
-def test_link_parameters_never_raise(topic):
+def test_link_parameters_never_raise(topic, request):
     page_session(topic)  # learns the names of the parameters the page writes into its URL
     names = _param_names[topic]
 
@@ -74,11 +94,11 @@ def test_link_parameters_never_raise(topic):
     def check(params):
         no_exception(run_view(topic, params), repr(params))
 
-    check()
+    fuzz(request, check)
 
 
 @pytest.mark.parametrize("topic", TOPICS)
-def test_typed_text_never_raises(topic):
+def test_typed_text_never_raises(topic, request):
     at = page_session(topic)
     keys = [t.key for t in at.text_area]
     if not keys:
@@ -90,4 +110,4 @@ def test_typed_text_never_raises(topic):
         at.text_area(key=key).set_value(text).run()
         no_exception(at, repr(text))
 
-    check()
+    fuzz(request, check)
