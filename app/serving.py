@@ -345,6 +345,11 @@ def script_run():
             gc.collect()
 
 
+def torch_threads() -> int:
+    """torch's thread count in a process that serves the app (1. above); the tests run torch on it too."""
+    return int(os.environ.get("OMP_NUM_THREADS") or 1)
+
+
 def after_run() -> None:
     """Call at the end of a full script run. Costs a dict scan, a len() and a flag test when there is nothing to
     do."""
@@ -355,7 +360,7 @@ def after_run() -> None:
         return
     with _lock:  # sessions run their scripts in threads of one process
         if not _threads_set:
-            torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
+            torch.set_num_threads(torch_threads())
             timing.map_large_blocks()  # a run's resident peak is its tensors', as /models estimates it
             _threads_set = True
         if FREEZE and len(sys.modules) != _modules_at_freeze:

@@ -10,6 +10,7 @@ file takes its models from these fixtures; a test that uses one (directly or thr
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from streamlit import config as streamlit_config
@@ -163,3 +164,38 @@ def _no_model_in_model_free_page_tests(request, monkeypatch):
     monkeypatch.setattr(registry, "shared", shared)
     yield
     assert not loads, f"a MODEL_FREE page test loaded {loads}: mark the module slow instead"
+
+
+# torch's thread count is process-wide: a test that changed it would leave every later file of its xdist worker on
+# another count than the same file gets alone (other float roundings, other speed). The first page run of a process
+# set it to one (app/serving.after_run), so files ran on torch's default (a thread per core) or on one, depending on
+# whether a page test had run before them in that worker. Every test now starts on the app's count (one, unless
+# OMP_NUM_THREADS says otherwise) and must end on it; one that needs another count takes it with one_torch_thread
+# or puts it back itself.
+@pytest.fixture(autouse=True)
+def _torch_threads_kept():
+    torch = sys.modules.get("torch")  # imported by collection in any worker whose tests use it
+    if torch is None:
+        yield
+        return
+    from app.serving import torch_threads
+
+    threads = torch_threads()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    yield
+    left = torch.get_num_threads()
+    if left != threads:
+        torch.set_num_threads(threads)
+        pytest.fail(f"the test left torch on {left} threads, not {threads}: put the count back (one_torch_thread)")
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch on one thread for this test (a result committed from a run on one thread), put back after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -138,9 +138,8 @@ def test_committed_run_has_its_curves_and_conditions():
 
 
 @pytest.mark.skipif(COMMITTED is None, reason="results/linear_quality.json not committed yet")
-def test_a_rerun_of_the_first_steps_reproduces_the_committed_losses():
+def test_a_rerun_of_the_first_steps_reproduces_the_committed_losses(one_torch_thread):
     cfg = CopyConfig(**COMMITTED["config"])
-    torch.set_num_threads(1)
     rerun = train(cfg, 3, log_every=1000, eval_batches=1)
     for kind in KINDS:
         np.testing.assert_allclose(rerun["curves"][kind]["loss"], COMMITTED["curves"][kind]["loss"][:3], rtol=1e-3)

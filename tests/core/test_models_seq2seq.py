@@ -115,12 +115,11 @@ def test_save_writes_float16_and_load_reads_it_back_as_float32(tmp_path):
     assert rounded > 0  # the weights went through float16 (biases of 0 and norms of 1 are exact there)
 
 
-def test_the_training_script_runs_its_whole_path(tmp_path):
+def test_the_training_script_runs_its_whole_path(tmp_path, one_torch_thread):
     """A tiny run of scripts/train_encoder_decoder.py: train, evaluate, save, report; the folder loads back."""
     pytest.importorskip("sacrebleu")
     from scripts import train_encoder_decoder as script
 
-    torch.set_num_threads(1)
     script.main(["--pairs", "64", "--held-out", "4", "--epochs", "1", "--out", str(tmp_path)])
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["train_pairs"] == 64 and report["held_out"]["all"]["pairs"] == 4 and report["loss_curve"]["steps"]
