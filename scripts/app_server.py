@@ -46,14 +46,25 @@ def free_port() -> int:
     """A port free on 127.0.0.1 now, never one this process was handed before. The kernel picks a free port at
     random, and once the probe closes, the same port is free for the next call: two calls in a row returned the
     same port about once in 16,000 here (Linux 6.18, odd ports of 32768-60999), so two servers a test started on
-    them collided, the second failing to bind."""
+    them collided, the second failing to bind. Two pytest-xdist workers are two processes that may probe at once:
+    each takes only its share of the ports (_worker_share), so no two workers of one run are handed the same."""
+    worker, workers = _worker_share()
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if port not in _handed_out:
+        if port not in _handed_out and (port // 2) % workers == worker:
             _handed_out.add(port)
             return port
+
+
+def _worker_share() -> tuple[int, int]:
+    """(this worker's index, the number of workers) under pytest-xdist (gw0, gw1, ...), else (0, 1). Ports go to
+    workers by port // 2: the kernel hands a probe odd ports, so port % 2 would leave one of two workers none."""
+    name, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if name.startswith("gw") and name[2:].isdigit() and count.isdigit() and int(count) > int(name[2:]):
+        return int(name[2:]), int(count)
+    return 0, 1
 
 
 def start_server(

@@ -69,9 +69,49 @@ def test_free_port_never_hands_one_port_out_twice(monkeypatch):
         def getsockname(self):
             return ("127.0.0.1", self.port)
 
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # one process: every port is its share
     monkeypatch.setattr(app_server, "_handed_out", set())
     monkeypatch.setattr(app_server, "socket", SimpleNamespace(socket=Probe, AF_INET=0, SOCK_STREAM=0))
     assert [free_port() for _ in range(3)] == [41001, 41003, 41005]
+
+
+def test_two_test_workers_are_never_handed_one_port(monkeypatch):
+    """Two pytest-xdist workers probing at once may each be given the same free port by the kernel (each probe
+    closes before its server binds): each worker takes only its share, so their servers never collide."""
+    from types import SimpleNamespace
+
+    from scripts import app_server
+
+    kernel = [41001, 41003, 41005, 41007, 41009, 41011]  # what the kernel answers each worker, in the same order
+
+    def worker_ports(name: str) -> list[int]:
+        answers = iter(kernel)
+
+        class Probe:
+            def __init__(self, *args):
+                self.port = None
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def bind(self, address):
+                self.port = next(answers)
+
+            def getsockname(self):
+                return ("127.0.0.1", self.port)
+
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", name)
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+        monkeypatch.setattr(app_server, "_handed_out", set())  # each worker is its own process
+        monkeypatch.setattr(app_server, "socket", SimpleNamespace(socket=Probe, AF_INET=0, SOCK_STREAM=0))
+        return [free_port() for _ in range(2)]
+
+    first, second = worker_ports("gw0"), worker_ports("gw1")
+    assert len(set(first)) == len(set(second)) == 2
+    assert not set(first) & set(second), (first, second)
 
 
 def get(port: int, cookie: str | None = None):
