@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Streamlit marks its root element with the script state; stale elements are those of the previous run that
@@ -25,18 +27,51 @@ RUN_FINISHED = """() => {
   return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
       && document.querySelector('[data-stale="true"]') === null;
 }"""
-# Counts finished script runs (an init script): a rerun can start and end between two polls of RUN_FINISHED.
-COUNT_RUNS = """
-window.__runsFinished = 0;
-new MutationObserver(records => {
-  for (const r of records) {
-    if (r.target.getAttribute('data-test-script-state') === 'notRunning' && r.oldValue === 'running') {
-      window.__runsFinished += 1;
+# Counts the script runs the server reports finished to the page (window.__runsFinished; an init script): each
+# ForwardMsg script_finished on the page's websocket, except one that ended for a rerun (another run follows at
+# once). A run counts once the app has handled the message and React has drawn what it changed: the count waits
+# for a timer, then a MessageChannel message, which React's scheduler queues its render on. Not the DOM's
+# data-test-script-state going from 'running' to 'notRunning': the frontend handles a run's messages as they
+# arrive and React draws once for all it handled, so a short run may never show 'running' (a radio's choice by
+# keyboard, at load 11: 5 runs of 60 left the attribute untouched, though each script_finished reached the page).
+_FINISHED = ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"]
+COUNT_RUNS = (
+    f"(() => {{ const FIELD = {_FINISHED.number}, FOR_RERUN = {ForwardMsg.FINISHED_EARLY_FOR_RERUN};"
+    + """
+  window.__runsFinished = 0;
+  // a ForwardMsg's script_finished status (a varint field), null for any other message
+  const finishedStatus = (buffer) => {
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => { let x = 0, f = 1, c; do { c = b[i++]; x += (c & 127) * f; f *= 128; } while (c & 128); return x; };
+    while (i < b.length) {
+      const tag = varint(), wire = tag % 8;
+      if (Math.floor(tag / 8) === FIELD && wire === 0) return varint();
+      if (wire === 0) varint(); else if (wire === 2) { const n = varint(); i += n; } else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4; else return null;
     }
-  }
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ['data-test-script-state']});
+    return null;
+  };
+  window.__scriptFinishedStatus = finishedStatus;  // for tests/test_browser.py to check it against protobuf's
+  const afterRender = (f) => setTimeout(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => { channel.port1.close(); f(); };
+    channel.port2.postMessage(0);
+  });
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const status = finishedStatus(e.data);
+        if (status !== null && status !== FOR_RERUN) afterRender(() => { window.__runsFinished += 1; });
+      });
+    }
+  };
+})();
 """
+)
 
 
 _handed_out: set[int] = set()
