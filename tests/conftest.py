@@ -181,12 +181,13 @@ def _torch_threads_kept():
     from app.serving import torch_threads
 
     threads = torch_threads()
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
+    count, set_count = torch.get_num_threads, torch.set_num_threads  # torch's own: a test may monkeypatch them
+    if count() != threads:
+        set_count(threads)
     yield
-    left = torch.get_num_threads()
+    left = count()
     if left != threads:
-        torch.set_num_threads(threads)
+        set_count(threads)
         pytest.fail(f"the test left torch on {left} threads, not {threads}: put the count back (one_torch_thread)")
 
 
