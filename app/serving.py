@@ -5,7 +5,12 @@
    in its own thread of this process; torch's default of one worker thread per core makes concurrent calls fight
    over the cores, and on a busy 2-core machine a MiniLM forward took 1.2-1.4 s with 2 threads against 0.12 s with
    1 (benchmarks/rerun_gc.py, scripts/load_test.py). Visitors run in parallel instead: torch releases the GIL.
-   The same first time, glibc is told to map every block of 1 MiB or more on its own (core/timing.py
+   torch's count is each thread's own: a thread keeps the count in force at its first torch call, and
+   set_num_threads changes only the calling thread's and the one later threads start with. So the count is set as
+   this module is imported, before any page runs: set at the end of the first run, as it was, it missed the heavy
+   queue's worker when a fresh process's first visit was a model page (the worker, started during that run, kept
+   the machine's core count for every visitor's model work).
+   At the first run's end, glibc is told to map every block of 1 MiB or more on its own (core/timing.py
    map_large_blocks): a run's scores go back to the system when it ends, and its resident peak is what /models
    estimates.
 
@@ -85,7 +90,7 @@ from core import timing
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
-_threads_set = False
+_blocks_mapped = False
 FREEZE = collector.FREEZE  # ATTENTION_LAB_GC_FREEZE (2. above)
 COLLECT_EVERY_S = 1.0  # while runs overlap, a full collection at most this often (2. above)
 _runs_in_flight = 0
@@ -350,19 +355,21 @@ def torch_threads() -> int:
     return int(os.environ.get("OMP_NUM_THREADS") or 1)
 
 
+torch.set_num_threads(torch_threads())  # before any page's thread calls torch (1. above)
+
+
 def after_run() -> None:
     """Call at the end of a full script run. Costs a dict scan, a len() and a flag test when there is nothing to
     do."""
-    global _modules_at_freeze, _threads_set
+    global _modules_at_freeze, _blocks_mapped
     forget_stale_widgets()
     protect_shared_state()
-    if _threads_set and (not FREEZE or len(sys.modules) == _modules_at_freeze):
+    if _blocks_mapped and (not FREEZE or len(sys.modules) == _modules_at_freeze):
         return
     with _lock:  # sessions run their scripts in threads of one process
-        if not _threads_set:
-            torch.set_num_threads(torch_threads())
+        if not _blocks_mapped:
             timing.map_large_blocks()  # a run's resident peak is its tensors', as /models estimates it
-            _threads_set = True
+            _blocks_mapped = True
         if FREEZE and len(sys.modules) != _modules_at_freeze:
             gc.collect()
             gc.freeze()

@@ -1,6 +1,7 @@
 """app/serving.py: what one server process does after every script run."""
 
 import gc
+import os
 import weakref
 
 import pytest
@@ -241,8 +242,36 @@ def test_the_first_run_maps_large_blocks_on_their_own(monkeypatch):
     """The server's process sets glibc as /models' memory estimate assumes (core/timing.py map_large_blocks), once."""
     calls = []
     monkeypatch.setattr(serving.timing, "map_large_blocks", lambda: calls.append(1) or True)
-    monkeypatch.setattr(serving, "_threads_set", False)
-    monkeypatch.setattr(serving.torch, "set_num_threads", lambda n: None)
+    monkeypatch.setattr(serving, "_blocks_mapped", False)
     serving.after_run()
     serving.after_run()
     assert calls == [1]
+
+
+def test_a_thread_started_before_any_run_ends_takes_the_apps_torch_count():
+    """torch's thread count is each thread's own, fixed at its first torch call. A server's heavy-queue worker can
+    start during the process's first run (a model page first), before that run ends: it must run on the app's count
+    too, not on torch's default of a thread per core. A fresh process, as a server is, without OMP_NUM_THREADS
+    (a laptop's `dev.sh run`): the count is 1 there, and torch's own default on a machine of 2 cores or more is not
+    (on this project's 2-core CI it is 2)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import threading, torch\n"
+        "from app import serving\n"
+        "seen = []\n"
+        "def worker():\n"
+        "    torch.ones(64, 64).matmul(torch.ones(64, 64))\n"
+        "    seen.append(torch.get_num_threads())\n"
+        "t = threading.Thread(target=worker); t.start(); t.join()\n"
+        "print(seen[0], serving.torch_threads())\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["PYTHONPATH"] = root
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    in_thread, app_count = map(int, out.stdout.split())
+    assert app_count == 1
+    assert in_thread == app_count
