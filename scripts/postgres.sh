@@ -80,8 +80,16 @@ start() {
     rm -f "$pwfile"
   fi
   if ! as_owner "$bin/pg_ctl" -D "$CLUSTER" status >/dev/null 2>&1; then
-    as_owner "$bin/pg_ctl" -D "$CLUSTER" -l "$CLUSTER/server.log" -w -t 60 \
-      -o "-p $PORT -k $CLUSTER -c listen_addresses=127.0.0.1" start >/dev/null 9>&-  # the server must not hold the lock
+    # The server keeps none of its caller's open files: started inside `flock FILE cmd`, it held that lock for as
+    # long as it ran (and this script's own lock, fd 9); a pipe it kept would keep its reader waiting for the end.
+    (
+      for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+      done
+      as_owner "$bin/pg_ctl" -D "$CLUSTER" -l "$CLUSTER/server.log" -w -t 60 \
+        -o "-p $PORT -k $CLUSTER -c listen_addresses=127.0.0.1" start >/dev/null
+    )
   fi
   local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -qtA -v ON_ERROR_STOP=1)
   export PGPASSWORD

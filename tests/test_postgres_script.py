@@ -135,3 +135,21 @@ def test_two_workers_starting_it_at_once_share_one_cluster():
     finally:
         script("stop", env)
         shutil.rmtree(state, ignore_errors=True)
+
+
+def test_a_cluster_started_under_a_lock_does_not_keep_it(tmp_path):
+    """`flock FILE bash scripts/postgres.sh start` (a measurement taken under a lock, a CI job's wrapper): the server
+    outlives the command and must not hold the files it inherited, or the lock stays taken while the cluster runs."""
+    state = f"/tmp/attention-lab-pg-lock-{os.getpid()}"
+    env = dict(os.environ, ATTENTION_LAB_PGPORT=str(free_port()), ATTENTION_LAB_PGDATA=state)
+    lock = tmp_path / "lock"
+    try:
+        done = subprocess.run(
+            ["flock", str(lock), "bash", str(SCRIPT), "start"], env=env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, done.stderr
+        free = subprocess.run(["flock", "-n", str(lock), "true"], timeout=30)
+        assert free.returncode == 0, "the cluster kept the caller's lock"
+    finally:
+        script("stop", env)
+        shutil.rmtree(state, ignore_errors=True)
