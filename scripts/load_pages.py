@@ -216,7 +216,9 @@ def table(result: dict) -> str:
         return " / ".join(f(runs[c][name], runs[c][FLOOR]) if name in runs[c] else "–" for c in counts)
 
     def times_floor(r: dict, floor: dict) -> str:
-        cpu, base = r["server_cpu_ms_per_action"], floor["server_cpu_ms_per_action"]
+        # a row merged from a later run is divided by that run's one-line app: the machine's floor moves between runs
+        base = r.get("measured_in", {}).get("one_line_app_ms") or floor["server_cpu_ms_per_action"]
+        cpu = r["server_cpu_ms_per_action"]
         return "–" if cpu is None or not base else f"{cpu / base:.1f}"
 
     def seconds(ms) -> str:
