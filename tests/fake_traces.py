@@ -67,7 +67,7 @@ def fake_generation_step(position: int, heads: int = 2) -> GenerationStep:
     outcome = {"kept": 3, "evicted": position - 2, "kl": 0.25, "top_ids": [1], "top_tokens": [" x"], "top_probs": [0.5]}
     return GenerationStep(
         position=position, fed_id=position, chosen_id=position + 1, attention=w, top_ids=[1], top_tokens=[" y"],
-        top_probs=[0.75], cache_bytes=2 * 1 * 1 * 4 * 4 * (position + 1), ms=12.4, policy_ms=30.6,
+        top_probs=[0.75], cache_bytes=2 * 1 * 1 * 4 * 4 * (position + 1), ms=12.4,
         policies={"window": dict(outcome), "sinks_window": dict(outcome, kept=4, evicted=position - 3)},
     )  # fmt: skip
 
@@ -76,5 +76,5 @@ def fake_generation(greedy: bool = True) -> Generation:
     """A hand-built KV-cache Generation: 4 prompt tokens, 3 generated, 1 layer, 2 heads over 1 key/value head."""
     return Generation(
         prompt_ids=[0, 1, 2, 3], tokens=KV_TOKENS, steps=[fake_generation_step(p) for p in (3, 4, 5)], layers=1, heads=2, kv_heads=1,
-        head_dim=4, bytes_per_value=4, window=2, sinks=1, stopped_at_eos=False, greedy=greedy,
+        head_dim=4, bytes_per_value=4, window=2, sinks=1, stopped_at_eos=False, greedy=greedy, eviction_ms=30.6,
     )  # fmt: skip

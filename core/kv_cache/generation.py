@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..sdpa import attention_weights, scale_or_default
-from .eviction import POLICIES, kept_positions, kl_divergence, next_token_logprobs
+from .eviction import POLICIES, kept_positions, kl_divergence
 from .memory import dynamic_cache_positions, kv_cache_bytes
 
 TOP = 5  # next-token candidates kept per step
@@ -38,7 +38,6 @@ class GenerationStep:
     top_probs: list[float]
     cache_bytes: int  # bytes of every layer's K and V tensors after this step (measured on the tensors)
     ms: float  # wall time of the step itself: forward with the cache, attention weights, top-5, the pick
-    policy_ms: float = 0.0  # wall time of the eviction comparisons (one extra forward per policy that evicts)
     policies: dict[str, dict] = field(default_factory=dict)  # policy -> kept, evicted, kl, top_ids, top_probs
 
 
@@ -63,6 +62,8 @@ class Generation:
     windows: tuple[int | None, ...] = ()  # per layer: its sliding window W (keys seen, its own included), or None
     block_multiply_adds: int = 0  # one token through every block's linear layers (core/models: linear_multiply_adds)
     head_multiply_adds: int = 0  # one token through the language-model head
+    # wall time of the eviction comparisons of every step and policy: one pass of all their rows (_evicted)
+    eviction_ms: float = 0.0
 
     @property
     def n_layers(self) -> int:
@@ -206,7 +207,7 @@ def generate(
     eos = wrapper.eos_id
     cache = wrapper.new_cache()
     wrapper.prefill(cache, ids[:-1])  # every prompt token but the last, in one pass
-    sequence, steps, token = list(ids), [], ids[-1]
+    sequence, steps, token, logps = list(ids), [], ids[-1], []
 
     def labels(token_ids: list[int]) -> list[str]:
         return wrapper.labels(token_ids, [i == eos for i in token_ids])
@@ -229,16 +230,17 @@ def generate(
             cache_bytes=wrapper.cache_bytes(cache),
             ms=(time.perf_counter() - start) * 1000,
         )
-        start = time.perf_counter()
-        for policy in policies:
-            step.policies[policy] = _evicted(wrapper, cache, policy, position, token, window, sinks, logp)
-            step.policies[policy]["top_tokens"] = labels(step.policies[policy]["top_ids"])
-        step.policy_ms = (time.perf_counter() - start) * 1000
         steps.append(step)
+        logps.append(logp)
         sequence.append(chosen)
         token = chosen
         if chosen == eos:
             break
+    start = time.perf_counter()
+    for step, outcomes in zip(steps, _evicted(wrapper, cache, steps, logps, policies, window, sinks)):
+        for policy, outcome in outcomes.items():
+            step.policies[policy] = {**outcome, "top_tokens": labels(outcome["top_ids"])}
+    eviction_ms = (time.perf_counter() - start) * 1000
     tokens = wrapper.labels(sequence, [i == eos for i in sequence])
     gen = Generation(
         prompt_ids=list(ids),
@@ -255,6 +257,7 @@ def generate(
         greedy=temperature <= 0,
         eviction_measured=bool(policies),
         windows=tuple(wrapper.capabilities.sliding_window) or (None,) * layers,
+        eviction_ms=eviction_ms,
     )
     gen.block_multiply_adds, gen.head_multiply_adds = wrapper.linear_multiply_adds()
     gen.full_pass_difference = full_pass_difference(wrapper, gen)
@@ -279,24 +282,39 @@ def full_pass_difference(wrapper, gen: Generation) -> float:
     return worst
 
 
-def _evicted(wrapper, cache, policy, position, token, window, sinks, full_logp) -> dict:
-    """The next-token distribution at this step had the cache (positions 0 .. position-1, before this step's
-    token joined it) kept only `policy`'s positions. Nothing evicted: the full distribution, KL exactly 0."""
-    keep = kept_positions(policy, position, window, sinks)
-    evicted = position - len(keep)
-    if evicted == 0:
-        logq = full_logp
-    else:
-        # the full cache now also holds this step's token (position `position`): keep it out of the slice
-        logq = next_token_logprobs(wrapper, wrapper.sliced_cache(cache, keep), token, position)
-    top = torch.topk(logq, TOP)
-    return {
-        "kept": len(keep) + 1,  # the keys the fed token sees: the kept cache and its own
-        "evicted": evicted,
-        "kl": 0.0 if evicted == 0 else kl_divergence(full_logp, logq),
-        "top_ids": top.indices.tolist(),
-        "top_probs": top.values.exp().tolist(),
-    }
+def _evicted(wrapper, cache, steps, full_logps, policies, window, sinks) -> list[dict[str, dict]]:
+    """For every step and policy: the next-token distribution at that step had the cache (positions 0 ..
+    position-1, before the step's token joined it) kept only the policy's positions, against the full one. The
+    entries a step saw are the final cache's (a cached position never changes), so every evicting (step, policy)
+    is one row of a single pass (wrapper.steps_on_kept). Nothing evicted: the full distribution, KL exactly 0."""
+    rows = [(i, policy, keep) for i, step in enumerate(steps) for policy in policies
+            if len(keep := kept_positions(policy, step.position, window, sinks)) < step.position]  # fmt: skip
+    evicted_logps = {}
+    if rows:
+        kept = torch.zeros(len(rows), cache.get_seq_length(), dtype=torch.bool)
+        for r, (_, _, keep) in enumerate(rows):
+            kept[r, keep] = True
+        logits = wrapper.steps_on_kept(
+            cache, [steps[i].fed_id for i, _, _ in rows], [steps[i].position for i, _, _ in rows], kept
+        )
+        evicted_logps = {(i, policy): torch.log_softmax(logits[r].double(), dim=-1)
+                         for r, (i, policy, _) in enumerate(rows)}  # fmt: skip
+    out = []
+    for i, (step, full_logp) in enumerate(zip(steps, full_logps)):
+        outcomes = {}
+        for policy in policies:
+            keep = kept_positions(policy, step.position, window, sinks)
+            logq = evicted_logps.get((i, policy), full_logp)
+            top = torch.topk(logq, TOP)
+            outcomes[policy] = {
+                "kept": len(keep) + 1,  # the keys the fed token sees: the kept cache and its own
+                "evicted": step.position - len(keep),
+                "kl": kl_divergence(full_logp, logq) if (i, policy) in evicted_logps else 0.0,
+                "top_ids": top.indices.tolist(),
+                "top_probs": top.values.exp().tolist(),
+            }
+        out.append(outcomes)
+    return out
 
 
 @torch.no_grad()

@@ -135,7 +135,9 @@ class NextTokens:
     top_probs: list[float]
     policies: tuple[PolicyOutcome, ...]
     ms: float  # the step's wall time
-    policy_ms: float  # the eviction comparisons' wall time
+    eviction_ms: float  # the eviction comparisons' wall time, every step's together (one pass)
+    steps: int  # steps generated
+    eviction_rows: int  # (step, policy) pairs that evict something: the tokens of that one pass
 
     def outcome(self, policy: str) -> PolicyOutcome:
         return next(o for o in self.policies if o.policy == policy)
@@ -148,7 +150,10 @@ def next_tokens(gen: Generation, step: int) -> NextTokens:
         PolicyOutcome(p, d["kept"], d["evicted"], float(d["kl"]), list(d["top_tokens"]), list(d["top_probs"]))
         for p, d in s.policies.items()
     )
-    return NextTokens(step, list(s.top_tokens), list(s.top_probs), outcomes, s.ms, s.policy_ms)
+    rows = sum(1 for t in gen.steps for outcome in t.policies.values() if outcome["evicted"])
+    return NextTokens(
+        step, list(s.top_tokens), list(s.top_probs), outcomes, s.ms, gen.eviction_ms, len(gen.steps), rows
+    )
 
 
 @dataclass(frozen=True)

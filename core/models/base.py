@@ -293,6 +293,13 @@ class AttentionModel(ABC):
         """A copy of the cache holding only positions `keep`."""
 
     @abstractmethod
+    def steps_on_kept(
+        self, cache: KVCache, token_ids: list[int], positions: list[int], kept: torch.Tensor
+    ) -> torch.Tensor:
+        """Next-token logits (Q, V): token i fed at positions[i] on a cache holding only the positions where
+        kept[i] (Q, L) is True, as step() on sliced_cache(cache, those positions) would give; `cache` unchanged."""
+
+    @abstractmethod
     def prefill(self, cache: KVCache, ids: list[int]) -> None:
         """Fill the cache with ids in one pass."""
 

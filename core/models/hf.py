@@ -450,6 +450,38 @@ class HFAttentionModel(AttentionModel):
         layers = [(layer.keys.index_select(2, index), layer.values.index_select(2, index)) for layer in cache.layers]
         return DynamicCache(ddp_cache_data=layers, config=self.model.config)
 
+    @torch.no_grad()
+    def steps_on_kept(
+        self, cache: KVCache, token_ids: list[int], positions: list[int], kept: torch.Tensor
+    ) -> torch.Tensor:
+        """Q single steps on Q sliced caches in one pass (the weights read once, not Q times): the Q tokens go in
+        together on top of all L positions of `cache`, and a mask lets token i see the cache positions where
+        kept[i] (Q, L) bool is True and its own key, none of the other fed tokens'. Each token's own key and value
+        come from its own row, and every kept entry is the cache's, so row i is step(sliced_cache(cache, kept
+        positions of i), token_ids[i], positions[i]). Next-token logits (Q, V) on the CPU; `cache` is left as it
+        was (the pass grows a new cache around the same tensors)."""
+        if any(getattr(layer, "sliding_window", None) for layer in cache.layers):
+            raise ValueError(f"{self.name} keeps only a sliding window of keys in some layers: no positions to choose")
+        from transformers import DynamicCache
+
+        q, length = len(token_ids), cache.get_seq_length()
+        if kept.shape != (q, length) or len(positions) != q:
+            raise ValueError(f"kept must be (tokens, cache length) = ({q}, {length}), got {tuple(kept.shape)}")
+        if reads_own_attention(self.model):  # Bloom builds its ALiBi from a 2-D padding mask: no 4-D mask there
+            rows = [self.sliced_cache(cache, kept[i].nonzero().flatten().tolist()) for i in range(q)]
+            return torch.stack([self.step(rows[i], token_ids[i], positions[i])[0].float() for i in range(q)])
+        around = DynamicCache(ddp_cache_data=[(layer.keys, layer.values) for layer in cache.layers],
+                              config=self.model.config) if length else self.new_cache()  # fmt: skip
+        visible = torch.cat([kept.to(torch.bool), torch.eye(q, dtype=torch.bool)], dim=1)
+        out = self.model(
+            input_ids=self._ids([token_ids]),
+            position_ids=self._ids([positions]),
+            attention_mask=self._pass_mask(visible),
+            use_cache=True,
+            **{cache_keyword(): around},
+        )
+        return out.logits[0].float().cpu()
+
     @property
     def bytes_per_value(self) -> int:
         """Bytes of one weight (and one cached key or value): 4 for float32."""

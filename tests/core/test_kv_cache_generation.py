@@ -265,3 +265,53 @@ def test_every_step_equals_eager_attention_with_softcap_and_sinks(tmp_path, fami
         assert float(torch.from_numpy(gen.steps[-1].attention).sum(-1).max()) < 0.999
     # what the page says it checked: the same comparison against one whole pass of the model's own run
     assert gen.full_pass_difference <= 1e-5
+
+
+# --- the eviction comparisons: one pass of every step and policy against each step on its own sliced cache --------
+
+
+def _sliced_path(model, gen) -> dict[tuple[int, str], dict]:
+    """The definition, step by step: the cache of every position before the step, cut to the policy's positions
+    (sliced_cache), the step's token fed on it (step), against the same token on the uncut cache."""
+    fed = (gen.prompt_ids + gen.generated_ids)[: gen.steps[-1].position]
+    cache = model.new_cache()
+    model.prefill(cache, fed)
+    out = {}
+    for i, step in enumerate(gen.steps):
+        p = step.position
+        full = eviction.next_token_logprobs(model, model.sliced_cache(cache, list(range(p))), step.fed_id, p)
+        for policy in eviction.POLICIES:
+            keep = eviction.kept_positions(policy, p, gen.window, gen.sinks)
+            logq = eviction.next_token_logprobs(model, model.sliced_cache(cache, keep), step.fed_id, p)
+            out[i, policy] = {"kl": kc.kl_divergence(full, logq), "probs": torch.topk(logq, 5).values.exp().tolist()}
+    return out
+
+
+def _assert_one_pass_is_the_sliced_path(model, gen) -> None:
+    assert gen.eviction_measured
+    for (i, policy), want in _sliced_path(model, gen).items():
+        got = gen.steps[i].policies[policy]
+        assert got["kl"] == pytest.approx(want["kl"], rel=1e-3, abs=1e-7), (i, policy)
+        np.testing.assert_allclose(got["top_probs"], want["probs"], rtol=1e-4, atol=1e-7)
+
+
+def test_the_eviction_pass_equals_each_step_on_its_own_sliced_cache(smollm2):
+    """SmolLM2 with a window of 3 keys and 2 sinks: every step evicts under both policies, each differently."""
+    ids, _ = kc.prompt_ids(smollm2, PROMPT, 512)
+    gen = kc.generate(smollm2, ids, 4, window=3, sinks=2)
+    assert all(s.policies[p]["evicted"] > 0 for s in gen.steps for p in eviction.POLICIES)
+    _assert_one_pass_is_the_sliced_path(smollm2, gen)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "llama", "qwen2", "phi3", "bloom", "gptj", "deepseek_v3"])
+def test_the_eviction_pass_equals_the_sliced_path_on_other_decoders(tmp_path, family):
+    """Learned positions (GPT-2), partial rotary (NeoX), GQA (Llama), ALiBi inside Bloom's own attention, MLA
+    (DeepSeek-V3): the mask of the one pass means on each what a sliced cache means."""
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build(family, tmp_path)
+    model = local.load_folder(tmp_path)
+    ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 4)
+    gen = kc.generate(model, ids, 4, window=2, sinks=1)
+    _assert_one_pass_is_the_sliced_path(model, gen)

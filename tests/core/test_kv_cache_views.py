@@ -27,7 +27,10 @@ def test_step_attention_marks_what_the_one_rule_keeps():
 
 def test_next_tokens_carry_every_policy_and_the_timings():
     view = views.next_tokens(fake_generation(), 99)  # clamped to the last step
-    assert view.step == 2 and view.top_tokens == [" y"] and (view.ms, view.policy_ms) == (12.4, 30.6)
+    assert view.step == 2 and view.top_tokens == [" y"] and (view.ms, view.eviction_ms) == (12.4, 30.6)
+    # the fake's window evicts position - 2 entries at positions 3, 4, 5 and sinks + window position - 3 (none at
+    # 3): 3 + 2 rows of the one eviction pass
+    assert (view.steps, view.eviction_rows) == (3, 5)
     assert view.outcome("window").evicted == 3 and view.outcome("sinks_window").kept == 4
     assert view.outcome("window").kl == 0.25
 

@@ -52,7 +52,7 @@ def one_step(T, gen) -> None:
         window, sinks = top.outcome("window"), top.outcome("sinks_window")
         st.caption(T("kl_caption", window_kept=window.kept, window_evicted=window.evicted, sinks_kept=sinks.kept,
                      sinks_evicted=sinks.evicted))  # fmt: skip
-    st.caption(T("timing", ms=top.ms, policy_ms=top.policy_ms))
+    st.caption(T("timing", ms=top.ms, eviction_ms=top.eviction_ms, steps=top.steps, rows=top.eviction_rows))
     work = views.step_work(gen, step)
     st.markdown(T("work", n=work.n, with_cache=work.with_cache, without=work.without, ratio=work.ratio))
 
