@@ -5,7 +5,9 @@ through `t`, the [kv_cache.figure] catalog section."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
-from .heatmap import attention_heatmap, standing_drop_px
+from .heatmap import attention_heatmap, figure, scale, standing_drop_px
 from .labels import safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import (
@@ -26,7 +28,7 @@ from .style import (
     ORANGE,
     RED,
     WEIGHTS_SCALE,
-    base_layout,
+    base_layout_dict,
 )
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
@@ -52,51 +54,45 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     policy evicts in part (pooled columns) a half-filled circle, so neither is told by colour alone; the note under
     the title says which mark is which."""
     x = [safe_label(s, 40) for s in view.labels]
-    rows = step_rows(view, t)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
-    z = view.rows
-    fig.add_trace(
-        go.Heatmap(
-            z=z,
-            x=x,
-            y=rows,
-            colorscale=WEIGHTS_SCALE,
-            zmin=0,
-            # under the keys' axis, lying down: a phone's 390 px leave the columns what a standing bar would take
-            colorbar=dict(
-                title=dict(text=t("weight"), side="top"),
-                orientation="h",
-                thickness=10,
-                len=0.5,
-                nticks=4,
-                x=1,
-                xanchor="right",
-                y=-_under_keys(x) / MAPS_HEIGHT,  # under the keys' labels and title, however long they are
-                yanchor="top",
-            ),
-            hovertemplate="%{y}<br>%{x}<br>" + t("weight") + ": %{z:.3f}<extra></extra>",
-        ),
-        row=1,
-        col=1,
-    )
     policies = list(view.kept)
-    kept = np.vstack([view.kept[p] for p in policies]).astype(np.float32)
-    fig.add_trace(
-        go.Heatmap(
-            z=kept,
-            x=x,
-            y=[t(f"policy_{p}") for p in policies],
-            colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
-            zmin=0,
-            zmax=1,
-            showscale=False,
-            text=[[EVICTION_MARKS.get(status, "") for status in view.evicted[p]] for p in policies],
-            texttemplate="%{text}",
-            textfont=dict(color=MARK_COLOURS[False], size=10),  # a mark per column even at a phone's width
-            hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
+    heads = dict(
+        type="heatmap",
+        z=view.rows,
+        x=x,
+        y=step_rows(view, t),
+        colorscale=scale(WEIGHTS_SCALE),
+        zmin=0,
+        # under the keys' axis, lying down: a phone's 390 px leave the columns what a standing bar would take
+        colorbar=dict(
+            title=dict(text=t("weight"), side="top"),
+            orientation="h",
+            thickness=10,
+            len=0.5,
+            nticks=4,
+            x=1,
+            xanchor="right",
+            y=-_under_keys(x) / MAPS_HEIGHT,  # under the keys' labels and title, however long they are
+            yanchor="top",
         ),
-        row=2,
-        col=1,
+        hovertemplate="%{y}<br>%{x}<br>" + t("weight") + ": %{z:.3f}<extra></extra>",
+        xaxis="x",
+        yaxis="y",
+    )
+    kept = dict(
+        type="heatmap",
+        z=np.vstack([view.kept[p] for p in policies]).astype(np.float32),
+        x=x,
+        y=[t(f"policy_{p}") for p in policies],
+        colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        text=[[EVICTION_MARKS.get(status, "") for status in view.evicted[p]] for p in policies],
+        texttemplate="%{text}",
+        textfont=dict(color=MARK_COLOURS[False], size=10),  # a mark per column even at a phone's width
+        hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
+        xaxis="x2",
+        yaxis="y2",
     )
     title = t("step_title", step=view.step, layer=view.layer, n=view.n)
     statuses = {status for p in policies for status in view.evicted[p]}
@@ -106,19 +102,41 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     elif EVICTED in statuses:
         note = t("marks_evicted", evicted=MASKED_MARK)
     bottom = _under_keys(x) + COLOUR_BAR
-    base_layout(fig, height=MARGIN["t"] + MAPS_HEIGHT + bottom)
-    subtitle = dict(text=note, font_size=NOTE_SIZE)
-    fig.update_layout(title=dict(text=title, subtitle=subtitle, font_size=TITLE_SIZE), margin_b=bottom)
+    layout = _step_grid()
     # the top map's keys too: its x axis matches this one, which shows the ticks
-    keys = dict(title_text=t("key_axis"), showticklabels=len(x) <= KEY_LABELS_UP_TO)
-    fig.update_xaxes(type="category", tickangle=-60, row=2, col=1, **keys)
-    fig.update_yaxes(autorange="reversed", type="category")
+    layout["xaxis2"] |= dict(title=dict(text=t("key_axis")), type="category", tickangle=-60,
+                             showticklabels=len(x) <= KEY_LABELS_UP_TO)  # fmt: skip
     # the two rows' titles stand one above the other: a size smaller and in lines their panels' heights hold
-    fig.update_yaxes(title_text=wrapped_label(t("heads_axis"), HEADS_TITLE_COLUMNS), title_font_size=11, row=1, col=1)
-    fig.update_yaxes(title_text=wrapped_label(t("policy_axis"), POLICY_TITLE_COLUMNS), title_font_size=11, row=2, col=1)
-    if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends
-        fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=ORANGE, width=2, dash="dash"))
-    return fig
+    rows_titles = {"yaxis": wrapped_label(t("heads_axis"), HEADS_TITLE_COLUMNS),
+                   "yaxis2": wrapped_label(t("policy_axis"), POLICY_TITLE_COLUMNS)}  # fmt: skip
+    for axis, text in rows_titles.items():
+        layout[axis] |= dict(autorange="reversed", type="category", title=dict(text=text, font=dict(size=11)))
+    layout |= base_layout_dict(height=MARGIN["t"] + MAPS_HEIGHT + bottom)
+    layout |= dict(title=dict(text=title, subtitle=dict(text=note, font=dict(size=NOTE_SIZE)),
+                              font=dict(size=TITLE_SIZE)), margin=dict(MARGIN, b=bottom))  # fmt: skip
+    if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends, on both maps
+        at = view.prompt_length - 0.5
+        layout["shapes"] = [
+            dict(type="line", x0=at, x1=at, xref=xref, y0=0, y1=1, yref=f"{yref} domain",
+                 line=dict(color=ORANGE, width=2, dash="dash"))
+            for xref, yref in (("x", "y"), ("x2", "y2"))
+        ]  # fmt: skip
+    # Plain trace and layout dicts on a cached subplot grid, one unvalidated figure (as viz/moe and
+    # viz/flash_attention): plotly's validation, update_*axes' path parsing and add_vline took 45-75 ms of CPU for
+    # this figure on every /kv-cache rerun (benchmarks/figure_build_cost.py), holding the interpreter lock every
+    # visitor shares; tests/viz/test_kv_cache_unvalidated.py compares it with the validated calls it replaced.
+    return figure([heads, kept], layout)
+
+
+@lru_cache(maxsize=1)
+def _step_grid_axes() -> dict:
+    """The step figure's two rows, their keys' axes shared (make_subplots' axes, the same for every step)."""
+    grid = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
+    return {k: v for k, v in grid.layout.to_plotly_json().items() if k.startswith(("xaxis", "yaxis"))}
+
+
+def _step_grid() -> dict:
+    return copy.deepcopy(_step_grid_axes())
 
 
 def step_rows(view: StepAttention, t: Words) -> list[str]:
@@ -158,69 +176,87 @@ def top_figure(view: NextTokens, t: Words) -> go.Figure:
         (o.policy, o.top_tokens, o.top_probs) for o in view.policies
     ]
     titles = [t("full")] + [t("policy_kl", policy=t(f"policy_{o.policy}"), kl=o.kl) for o in view.policies]
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[safe_label(s, 60) for s in titles])
+    layout, placed = _columns_grid(len(panels))
+    traces = []
     for i, (name, tokens, probs) in enumerate(panels, start=1):
-        fig.add_trace(
-            go.Bar(
+        axis = "" if i == 1 else str(i)
+        traces.append(
+            dict(
+                type="bar",
                 x=[float(p) for p in probs][::-1],
                 y=[f"{r + 1}. {safe_label(tok, 20)}" for r, tok in enumerate(tokens)][::-1],
                 orientation="h",
-                marker_color=POLICY_COLOURS.get(name, BLUE),
+                marker=dict(color=POLICY_COLOURS.get(name, BLUE)),
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>",
                 showlegend=False,
-            ),
-            row=1,
-            col=i,
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+            )
         )
-        fig.update_xaxes(range=[0, 1], title_text=t("probability"), row=1, col=i)
-    base_layout(fig, height=300)
-    return fig
+        layout[f"xaxis{axis}"] |= dict(range=[0, 1], title=dict(text=t("probability")))
+    # the panels' titles where make_subplots puts them (it leaves out an empty one)
+    notes = [note | dict(text=text) for note, text in zip(placed, [safe_label(s, 60) for s in titles]) if text]
+    if notes:
+        layout["annotations"] = notes
+    # plain dicts, one unvalidated figure: see step_figure
+    return figure(traces, layout | base_layout_dict(height=300))
+
+
+@lru_cache(maxsize=4)
+def _columns_grid_of(n: int) -> tuple[dict, list[dict]]:
+    """make_subplots(1, n)'s axes and where it puts the n panels' titles (each title's annotation, its text to set)."""
+    grid = make_subplots(rows=1, cols=n, subplot_titles=["-"] * n).layout.to_plotly_json()
+    return {k: v for k, v in grid.items() if k.startswith(("xaxis", "yaxis"))}, grid["annotations"]
+
+
+def _columns_grid(n: int) -> tuple[dict, list[dict]]:
+    return copy.deepcopy(_columns_grid_of(n))
 
 
 def memory_figure(view: Memory, t: Words) -> go.Figure:
     """Cache bytes against the context: measured, the formula (GQA), multi-head attention's, each policy's."""
     curves = view.curves
     x = curves["context"]
-    fig = go.Figure()
     lines = [
         ("mha", t("mem_mha"), ORANGE, "dash", "lines"),
         ("gqa", t("mem_gqa"), BLUE, "solid", "lines"),
         ("measured", t("mem_measured"), BLUE, "solid", "markers"),
     ] + [(p, t(f"policy_{p}"), POLICY_COLOURS[p], "dot", "lines") for p in POLICY_COLOURS if p in curves]
-    for key, name, colour, dash, mode in lines:
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=[v / 2**20 for v in curves[key]],
-                name=safe_label(name, 60),
-                mode=mode,
-                line=dict(color=colour, dash=dash),
-                marker=dict(size=7, symbol="circle-open"),
-                hovertemplate="%{x}: %{y:.3f} MiB<extra></extra>",
-            )
+    traces = [
+        dict(
+            type="scatter",
+            x=list(x),
+            y=[v / 2**20 for v in curves[key]],
+            name=safe_label(name, 60),
+            mode=mode,
+            line=dict(color=colour, dash=dash),
+            marker=dict(size=7, symbol="circle-open"),
+            hovertemplate="%{x}: %{y:.3f} MiB<extra></extra>",
         )
-    base_layout(fig, title=t("mem_title"), height=360, legend=LEGEND_AT_FOOT)
-    fig.update_xaxes(title_text=t("context_axis"), gridcolor="#eee")
-    fig.update_yaxes(title_text="MiB", gridcolor="#eee", rangemode="tozero")
-    return fig
+        for key, name, colour, dash, mode in lines
+    ]
+    layout = base_layout_dict(t("mem_title"), 360, legend=dict(LEGEND_AT_FOOT))
+    layout |= dict(xaxis=dict(title=dict(text=t("context_axis")), gridcolor="#eee"),
+                   yaxis=dict(title=dict(text="MiB"), gridcolor="#eee", rangemode="tozero"))  # fmt: skip
+    return figure(traces, layout)  # plain dicts, one unvalidated figure: see step_figure
 
 
 def kl_figure(view: Eviction, t: Words) -> go.Figure:
     """KL(full || evicted) per generated token, one line per policy (0: nothing evicted yet)."""
-    fig = go.Figure()
     x = [safe_label(s, 30) for s in view.step_labels]
-    for policy, values in view.kl.items():
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=values,
-                name=t(f"policy_{policy}"),
-                mode="lines+markers",
-                line=dict(color=POLICY_COLOURS.get(policy, BLUE)),
-                hovertemplate="%{x}: %{y:.4f}<extra></extra>",
-            )
+    traces = [
+        dict(
+            type="scatter",
+            x=x,
+            y=list(values),
+            name=t(f"policy_{policy}"),
+            mode="lines+markers",
+            line=dict(color=POLICY_COLOURS.get(policy, BLUE)),
+            hovertemplate="%{x}: %{y:.4f}<extra></extra>",
         )
-    base_layout(fig, title=t("kl_title"), height=320, legend=LEGEND_AT_FOOT)
-    fig.update_xaxes(type="category", title_text=t("query_axis"))
-    fig.update_yaxes(title_text=t("kl_axis"), rangemode="tozero", gridcolor="#eee")
-    return fig
+        for policy, values in view.kl.items()
+    ]
+    layout = base_layout_dict(t("kl_title"), 320, legend=dict(LEGEND_AT_FOOT))
+    layout |= dict(xaxis=dict(type="category", title=dict(text=t("query_axis"))),
+                   yaxis=dict(title=dict(text=t("kl_axis")), rangemode="tozero", gridcolor="#eee"))  # fmt: skip
+    return figure(traces, layout)  # plain dicts, one unvalidated figure: see step_figure

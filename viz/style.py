@@ -52,3 +52,10 @@ def base_layout(fig: go.Figure, title: str = "", height: int | None = None, **la
     """Title, margins and a white background, the same on every figure."""
     fig.update_layout(title=title, margin=MARGIN, plot_bgcolor="white", height=height, **layout)
     return fig
+
+
+def base_layout_dict(title: str = "", height: float | None = None, **layout) -> dict:
+    """What base_layout sets, as a plain layout dict (for a figure built unvalidated: viz.heatmap.figure)."""
+    return dict(title=dict(text=title), margin=dict(MARGIN), plot_bgcolor="white", **layout) | (
+        {} if height is None else dict(height=height)
+    )
