@@ -64,6 +64,7 @@ class Generation:
     head_multiply_adds: int = 0  # one token through the language-model head
     # wall time of the eviction comparisons of every step and policy: one pass of all their rows (_evicted)
     eviction_ms: float = 0.0
+    positions: str = "rope"  # how the model encodes positions (Capabilities.positions.kind): what a kept key keeps
 
     @property
     def n_layers(self) -> int:
@@ -258,6 +259,7 @@ def generate(
         eviction_measured=bool(policies),
         windows=tuple(wrapper.capabilities.sliding_window) or (None,) * layers,
         eviction_ms=eviction_ms,
+        positions=wrapper.capabilities.positions.kind,
     )
     gen.block_multiply_adds, gen.head_multiply_adds = wrapper.linear_multiply_adds()
     gen.full_pass_difference = full_pass_difference(wrapper, gen)

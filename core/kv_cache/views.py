@@ -267,6 +267,7 @@ class Eviction:
     window: int
     sinks: int
     measured: bool = True  # False: the model's sliding-window layers evict by themselves, nothing was measured
+    positions_note: str = "positions_note"  # catalog key: what the kept keys keep of their places (positions_note)
 
     @property
     def table(self) -> dict[str, list]:
@@ -274,11 +275,22 @@ class Eviction:
         return {"query": self.step_labels, **self.kl}
 
 
+def positions_note(positions: str) -> str:
+    """What a kept key keeps of its place in the text, by how the model encodes positions. RoPE: its rotation, so
+    every distance is the true one. ALiBi (Bloom, the one ALiBi family the app reads): Bloom adds slope x (the
+    count of keys present before it) to the scores (transformers' build_alibi_tensor, a cumsum of the padding
+    mask), so a cache cut to the kept keys renumbers them 0 .. size - 1, as StreamingLLM does: a plain window's
+    distances stay true (its keys are consecutive), a sink moves up to the window. Otherwise (a learned or
+    sinusoidal table, or none): each entry was computed at its own place and the new token gets its own."""
+    return {"rope": "positions_note", "alibi": "positions_note_alibi"}.get(positions, "positions_note_absolute")
+
+
 def eviction(gen: Generation) -> Eviction:
     labels = indexed_labels(gen.tokens)
     return Eviction(
-        kl_curves(gen), [labels[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured
-    )
+        kl_curves(gen), [labels[s.position] for s in gen.steps], gen.window, gen.sinks, gen.eviction_measured,
+        positions_note(gen.positions),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -315,3 +315,26 @@ def test_the_eviction_pass_equals_the_sliced_path_on_other_decoders(tmp_path, fa
     ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 4)
     gen = kc.generate(model, ids, 4, window=2, sinks=1)
     _assert_one_pass_is_the_sliced_path(model, gen)
+
+
+@pytest.mark.parametrize(
+    "family, note",
+    [("llama", "positions_note"), ("bloom", "positions_note_alibi"), ("gpt2", "positions_note_absolute")],
+)
+def test_the_page_says_what_a_kept_key_keeps_of_its_place(tmp_path, family, note):
+    """RoPE keys keep their rotation; Bloom's ALiBi is built from the count of keys present (transformers'
+    build_alibi_tensor over an all-ones mask of a cut cache's length gives slope x 0 .. k-1, whatever positions the
+    k keys had), so its kept keys are renumbered; a learned table's entries keep the positions they were made at."""
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    from core.models import local
+    from tests.tiny_models import TEXTS, build
+
+    build(family, tmp_path)
+    model = local.load_folder(tmp_path)
+    ids, _ = kc.prompt_ids(model, TEXTS[0], 512, 2)
+    gen = kc.generate(model, ids, 2, window=2, sinks=1)
+    assert views.eviction(gen).positions_note == note
+    if family == "bloom":  # a sink and two window keys cut from positions 0, 7, 8: ALiBi sees them at 0, 1, 2
+        alibi = build_alibi_tensor(torch.ones(1, 3), num_heads=1, dtype=torch.float32)  # one head: slope 2^-8
+        assert alibi[0, 0].tolist() == [0.0, 2**-8, 2 * 2**-8]  # not 8 x 2^-8 for the key at position 8

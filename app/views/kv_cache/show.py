@@ -97,4 +97,4 @@ def memory(T, gen, name: str) -> None:
     else:
         ui.show_figure(kv.kl_figure(evicted, words), "kv-kl", data=evicted.table, key="fig-kl")
         st.caption(T("kl_text", w=evicted.window, s=evicted.sinks))
-    st.caption(T("positions_note"))
+    st.caption(T(evicted.positions_note, model=name))
