@@ -4,17 +4,14 @@ come from the `t(key, **fmt)` callable of the [flash_attention.figure] catalog s
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core.flash_attention import TileWalk, TrafficView
 
-from .heatmap import attention_heatmap, matrix_heatmap
+from .heatmap import attention_heatmap, matrix_heatmap, subplot_grid
 from .scaling import loglog_figure
 from .style import BLUE, GREEN, LEGEND_AT_FOOT, MARGIN, ORANGE, RED, colour
 
@@ -68,7 +65,7 @@ def statistics_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     # Plain dicts on a cached subplot grid, one unvalidated figure (validation and add_vline were most of
     # this page's interpreter time under load); tests/viz/test_flash_attention_unvalidated.py compares it with
     # plotly's own add_vline and a validated rebuild.
-    layout = copy.deepcopy(_pair_grid(t("m_title"), t("l_title")))
+    layout, _ = subplot_grid(rows=1, cols=2, subplot_titles=[t("m_title"), t("l_title")])
     steps = list(range(len(view.steps)))
     traces = []
     for r in range(view.queries[1] - view.queries[0]):
@@ -88,12 +85,6 @@ def statistics_figure(view: TileWalk, t: Words, step: int) -> go.Figure:
     layout |= dict(title=dict(text=""), margin=MARGIN, plot_bgcolor="white", height=340,
                    legend=LEGEND_AT_FOOT)  # fmt: skip
     return go.Figure(data=traces, layout=layout, _validate=False)
-
-
-@lru_cache(maxsize=8)
-def _pair_grid(left: str, right: str) -> dict:
-    """make_subplots(1, 2)'s layout with these panel titles (callers copy it)."""
-    return make_subplots(rows=1, cols=2, subplot_titles=(left, right)).layout.to_plotly_json()
 
 
 def output_figure(view: TileWalk, t: Words, step: int) -> go.Figure:

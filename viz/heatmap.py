@@ -7,11 +7,14 @@ holding the interpreter lock every visitor of the server shares (py-spy --gil). 
 rebuilds each figure with validation and checks it is identical.
 """
 
+import copy
+import json
 from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
 from _plotly_utils.basevalidators import ColorscaleValidator
+from plotly.subplots import make_subplots
 
 from .labels import (
     AXIS_TITLE_LINE,
@@ -234,3 +237,27 @@ def layout(
 def figure(traces: list[dict], layout: dict) -> go.Figure:
     """A Figure of plain trace and layout dicts, unvalidated (its tests rebuild it with validation)."""
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def subplot_grid(keep: tuple[str, ...] | None = None, **grid) -> tuple[dict, dict[tuple[int, int], tuple[str, str]]]:
+    """make_subplots(**grid)'s layout as plain dicts, a fresh copy for the caller to fill in (only the entries whose
+    names start with one of `keep`, e.g. the axes without the template), and each subplot's axes' layout names
+    ("xaxis4", "yaxis4") by (row, column). Made once per grid: make_subplots validates every axis and title it adds,
+    milliseconds on every rerun of a page that draws one."""
+    layout, axes = _subplot_grid(json.dumps(grid, sort_keys=True))
+    if keep is not None:
+        layout = {name: value for name, value in layout.items() if name.startswith(keep)}
+    return copy.deepcopy(layout), dict(axes)
+
+
+@lru_cache(maxsize=64)
+def _subplot_grid(grid_json: str) -> tuple[dict, dict]:
+    grid = json.loads(grid_json)
+    fig = make_subplots(**grid)
+    axes = {}
+    for row in range(1, grid.get("rows", 1) + 1):
+        for col in range(1, grid.get("cols", 1) + 1):
+            cell = fig.get_subplot(row, col)  # None where a span or an empty spec covers the cell
+            if cell is not None:
+                axes[row, col] = (cell.xaxis.plotly_name, cell.yaxis.plotly_name)
+    return fig.layout.to_plotly_json(), axes

@@ -5,17 +5,14 @@ through `t`, the [kv_cache.figure] catalog section."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memory, NextTokens, StepAttention
 
-from .heatmap import attention_heatmap, figure, scale, standing_drop_px
+from .heatmap import attention_heatmap, figure, scale, standing_drop_px, subplot_grid
 from .labels import safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import (
@@ -46,6 +43,7 @@ HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 24, 10
 # into the bar set at 50, in ko with a long text 14 px; this estimate is no smaller), so the bar stands 72 px below it.
 MAPS_HEIGHT, KEY_TITLE, COLOUR_BAR = 300, 72, 50
 KEY_LABELS_UP_TO = 120  # columns; more keys go unlabelled (hover names them)
+AXES = ("xaxis", "yaxis")  # a subplot grid's axes: the layout entries these figures take from make_subplots
 
 
 def step_figure(view: StepAttention, t: Words) -> go.Figure:
@@ -128,15 +126,9 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     return figure([heads, kept], layout)
 
 
-@lru_cache(maxsize=1)
-def _step_grid_axes() -> dict:
-    """The step figure's two rows, their keys' axes shared (make_subplots' axes, the same for every step)."""
-    grid = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)
-    return {k: v for k, v in grid.layout.to_plotly_json().items() if k.startswith(("xaxis", "yaxis"))}
-
-
 def _step_grid() -> dict:
-    return copy.deepcopy(_step_grid_axes())
+    """The step figure's two rows, their keys' axes shared (make_subplots' axes, the same for every step)."""
+    return subplot_grid(AXES, rows=2, cols=1, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.03)[0]
 
 
 def step_rows(view: StepAttention, t: Words) -> list[str]:
@@ -202,15 +194,10 @@ def top_figure(view: NextTokens, t: Words) -> go.Figure:
     return figure(traces, layout | base_layout_dict(height=300))
 
 
-@lru_cache(maxsize=4)
-def _columns_grid_of(n: int) -> tuple[dict, list[dict]]:
-    """make_subplots(1, n)'s axes and where it puts the n panels' titles (each title's annotation, its text to set)."""
-    grid = make_subplots(rows=1, cols=n, subplot_titles=["-"] * n).layout.to_plotly_json()
-    return {k: v for k, v in grid.items() if k.startswith(("xaxis", "yaxis"))}, grid["annotations"]
-
-
 def _columns_grid(n: int) -> tuple[dict, list[dict]]:
-    return copy.deepcopy(_columns_grid_of(n))
+    """make_subplots(1, n)'s axes and where it puts the n panels' titles (each title's annotation, its text to set)."""
+    grid = subplot_grid((*AXES, "annotations"), rows=1, cols=n, subplot_titles=["-"] * n)[0]
+    return {k: v for k, v in grid.items() if k.startswith(AXES)}, grid["annotations"]
 
 
 def memory_figure(view: Memory, t: Words) -> go.Figure:

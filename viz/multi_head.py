@@ -3,14 +3,11 @@ number of heads at a fixed d_model. Data in (core.multi_head), figures out; word
 
 from __future__ import annotations
 
-import copy
-from functools import lru_cache
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .heatmap import figure, scale
+from .heatmap import figure, scale, subplot_grid
 from .labels import indexed_labels, safe_label
 from .style import DIVERGING_SCALE, MARGIN, WEIGHTS_SCALE, base_layout, colour
 
@@ -38,18 +35,6 @@ def _signed(z: np.ndarray, name: str, labels: list[str], t) -> dict:
     )  # fmt: skip
 
 
-@lru_cache(maxsize=16)
-def _grid(panel_titles: tuple[str, ...]) -> tuple[dict, dict]:
-    """The chain figure's subplot layout (make_subplots, the same for every head of one sentence) and the layout
-    names of each panel's axes ("xaxis4", "yaxis4") by (row, column). Callers copy the layout."""
-    fig = make_subplots(**GRID, subplot_titles=list(panel_titles))
-    axes = {}
-    for _, row, col in PANELS:
-        sub = fig.get_subplot(row, col)
-        axes[row, col] = (sub.xaxis.plotly_name, sub.yaxis.plotly_name)
-    return fig.layout.to_plotly_json(), axes
-
-
 def chain_figure(walk, head: int, t) -> go.Figure:
     """Every step of one layer for head `head`: rows are tokens (queries), columns are features; A_i's columns are
     keys. The concatenation marks head boundaries (every d_k columns) and outlines head `head`."""
@@ -65,7 +50,8 @@ def chain_figure(walk, head: int, t) -> go.Figure:
         "concat": t("panel_concat", h=n_heads, d=walk.concat.shape[1]),
         "output": t("panel_output", n=walk.output.shape[0], d=walk.output.shape[1]),
     }
-    grid, axes = _grid(tuple(titles[k] for k, _, _ in PANELS))
+    # the subplot layout is the same for every head of one sentence: made once (viz.heatmap.subplot_grid)
+    layout, axes = subplot_grid(**GRID, subplot_titles=[titles[k] for k, _, _ in PANELS])
     data = {
         "x": walk.x, "q": walk.q[head], "k": walk.k[head], "v": walk.v[head], "z": walk.z[head],
         "concat": walk.concat, "output": walk.output,
@@ -73,7 +59,6 @@ def chain_figure(walk, head: int, t) -> go.Figure:
     # Traces, axes and shapes as plain dicts in one unvalidated figure (plotly's add_vline re-walks
     # every shape and axis per call, and validation took most of this page's rerun under load);
     # tests/viz/test_multi_head_figures.py rebuilds it the validated way and compares.
-    layout = copy.deepcopy(grid)
     traces = []
     for key, row, col in PANELS:
         xname, yname = axes[row, col]
