@@ -20,7 +20,7 @@ def stage_labels(view: LensView, t) -> list[str]:
 
 
 def lens_figure(view: LensView, t) -> go.Figure:
-    S, n, k = view.top_ids.shape
+    S, n, _ = view.top_ids.shape
     z = np.round(view.final_prob.numpy().astype(np.float64), 3).astype(np.float32)  # (S, n)
     text = [[safe_label(view.top_tokens[s][i][0], 8) for i in range(n)] for s in range(S)]
     # each distinct top token escaped once and the probabilities read out of torch once: a lens's few tokens repeat
