@@ -303,6 +303,12 @@ def test_the_eviction_pass_equals_each_step_on_its_own_sliced_cache(smollm2):
     _assert_one_pass_is_the_sliced_path(smollm2, gen)
 
 
+def test_the_eviction_pass_equals_the_sliced_path_on_the_mixture_of_experts(moe):
+    """The tiny MoE (offered on /kv-cache): its experts route each of the pass's rows on its own, as in a step."""
+    ids, _ = kc.prompt_ids(moe, "the cat sat on the mat because it was tired and the dog ran", 512, 5)
+    _assert_one_pass_is_the_sliced_path(moe, kc.generate(moe, ids, 5, window=3, sinks=2))
+
+
 @pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "llama", "qwen2", "phi3", "bloom", "gptj", "deepseek_v3"])
 def test_the_eviction_pass_equals_the_sliced_path_on_other_decoders(tmp_path, family):
     """Learned positions (GPT-2), partial rotary (NeoX), GQA (Llama), ALiBi inside Bloom's own attention, MLA
