@@ -237,3 +237,31 @@ def test_a_table_is_converted_once_per_view_and_language_and_sent_as_a_fresh_one
     at = function_app(draw_fresh_and_shared_table).run()
     fresh, kept = at.dataframe
     assert not at.exception and kept.proto.arrow_data.data == fresh.proto.arrow_data.data
+
+
+def test_two_visitors_of_moe_with_one_text_share_its_routing_and_figures(monkeypatch):
+    """A room's learners on one /moe step: the routing of their text at the layer and capacity factor is computed
+    once, and its four figures built once per language, however many open it."""
+    from core.moe import views as moe_views
+    from viz import moe as vmoe
+
+    routed, built = [], []
+    real_routing, real_router = moe_views.text_routing, vmoe.router_heatmap
+
+    def text_routing(*args, **kwargs):
+        routed.append(args[2:])
+        return real_routing(*args, **kwargs)
+
+    def router_heatmap(*args, **kwargs):  # a name of its own: no earlier test's kept figure answers for it
+        built.append(1)
+        return real_router(*args, **kwargs)
+
+    monkeypatch.setattr(moe_views, "text_routing", text_routing)
+    monkeypatch.setattr(vmoe, "router_heatmap", router_heatmap)
+    state = {"text": "the cat sat on the mat and the dog ran to the park", "layer": "0", "cf": "1.5"}
+    first, second = open_view("moe", state), open_view("moe", state)
+    assert len(routed) == 1 and len(built) == 1  # the second visitor's page used the first one's
+    specs = [[c.proto.spec for c in at.get("plotly_chart")] for at in (first, second)]
+    assert specs[0] == specs[1]
+    open_view("moe", {**state, "layer": "1"})
+    assert len(routed) == 2 and len(built) == 2  # another layer: its own routing and figure

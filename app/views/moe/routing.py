@@ -3,7 +3,7 @@ expert load, router entropy, what capacity drops, each expert's first-choice tok
 
 import streamlit as st
 
-from app import models, ui
+from app import models, shared, ui
 from core.models import registry
 from core.moe import views
 from viz import moe as vmoe
@@ -69,8 +69,10 @@ def text_view(variants: tuple[str, ...], variant: str, text: str, layer: int, cf
 
 
 def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: float) -> views.TextRouting | None:
-    """Route the text once per checkpoint at this layer and draw; returns the view for the comparison part."""
-    view = text_view(variants, variant, text, layer, cf)
+    """Route the text once per checkpoint at this layer and draw; returns the view for the comparison part. The view
+    and its figures are made once for every visitor asking the same (a room's learners on one step: shared.view,
+    shared.figures)."""
+    view = shared.view(text_view, variants, variant, text, layer, cf)
     if view is None:
         st.info(T("empty"))
         return None
@@ -84,7 +86,7 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
     st.header(T("routing_h", layer=layer))
     show_metrics(T, view)
     ui.show_figure(
-        vmoe.router_heatmap(view, words),
+        shared.figures(vmoe.router_heatmap, view, "moe.figure"),
         f"moe-router-{variant}-layer{layer}",
         data=view.probs,
         row_labels=labels,
@@ -94,20 +96,20 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
     left, right = ui.beside(2)
     with left:
         ui.show_figure(
-            vmoe.load_figure(view, words),
+            shared.figures(vmoe.load_figure, view, "moe.figure"),
             f"moe-load-{variant}-layer{layer}",
             data={"expert": experts, "share": view.load.tolist(), "count": view.counts.tolist()},
             key="load",
         )
         ui.show_figure(
-            vmoe.dropped_curve(view, words),
+            shared.figures(vmoe.dropped_curve, view, "moe.figure"),
             f"moe-dropped-{variant}-layer{layer}",
             data={"capacity_factor": view.factors, "dropped_share": view.dropped_by_factor},
             key="dropped",
         )
     with right:
         ui.show_figure(
-            vmoe.entropy_bars(view, words),
+            shared.figures(vmoe.entropy_bars, view, "moe.figure"),
             f"moe-entropy-{variant}-layer{layer}",
             data={"token": labels, "entropy_nats": view.entropy.tolist()},
             key="entropy",
