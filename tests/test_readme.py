@@ -206,3 +206,33 @@ def test_the_study_group_round_is_the_committed_run():
     assert cells == [f"/attention p95 {p95[0]}", *p95[1:], f"all within {first}", "`results/load_test.json`"]
     after = README.index(row) + len(row)
     assert result["date"][:10] in README[after : README.index("**Memory**", after)]
+
+
+def test_the_memory_soak_is_the_committed_run():
+    """The README's soak sentence is results/load_test_soak.json: its actions, errors, /attention's p95, the server's
+    memory at the start and end, and its growth a minute fitted over the whole series (least squares)."""
+    import statistics
+
+    result = json.loads((ROOT / "results" / "load_test_soak.json").read_text(encoding="utf-8"))
+    soak = result["soak"]
+    minutes, mb = zip(*((t / 60, m) for t, m in soak["rss_series_mb"]), strict=True)
+    slope = statistics.linear_regression(minutes, mb).slope
+    text = " ".join(README.split())
+    start = text.index("The soak is a run of its own")
+    sentence = text[start : text.index("**Cold start**", start)]
+    assert result["date"][:10] in sentence and result["git"] in sentence
+    assert (
+        f"{soak['actions']:,} actions, {soak['errors']} errors, {soak['exception_boxes']} exception boxes" in sentence
+    )
+    assert f"/attention p95 {soak['by_page']['attention']['p95_ms'] / 1000:.2f} s over the soak" in sentence
+    assert (
+        f"went from {soak['rss_mb']['start']:.0f} to {soak['rss_mb']['end']:.0f} MB, {soak['rss_mb']['max']:.0f}"
+        in sentence
+    )
+    assert f"fitted +{slope:.1f} MB a minute" in sentence
+    pages = {page: f"/{page} {p['p95_ms'] / 1000:.2f} s" for page, p in soak["by_page"].items()}
+    limits = text[text.index("A mixed class (/attention") :][:600]
+    assert all(quoted in limits for quoted in pages.values()), (pages, limits)  # the known limit's figures
+    growth = result["soak_rss_growth_mb"]
+    assert f"first third's mean {growth['first_third_mean']:.0f} MB" in sentence
+    assert f"last third's {growth['last_third_mean']:.0f}" in sentence
