@@ -236,3 +236,17 @@ def test_the_memory_soak_is_the_committed_run():
     growth = result["soak_rss_growth_mb"]
     assert f"first third's mean {growth['first_third_mean']:.0f} MB" in sentence
     assert f"last third's {growth['last_third_mean']:.0f}" in sentence
+
+
+def test_the_installer_row_is_the_committed_setup_run():
+    """The README's uv row quotes results/setup_time.json: both installers' medians, its date, and that both
+    installed the same versions of everything (torch's CPU build from this machine's disk, never a download)."""
+    result = json.loads((ROOT / "results" / "setup_time.json").read_text(encoding="utf-8"))
+    row = next(line for line in README.splitlines() if line.startswith("| uv (set-up only) |"))
+    uv, pip = result["summary"]["uv"]["median_s"], result["summary"]["pip"]["median_s"]
+    assert f"median {uv:.1f} s against pip's {pip:.1f} s" in row
+    assert result["machine"]["date"][:10] in row
+    assert uv < pip / 2 and "less than half" in row
+    assert result["same_distributions"] is True and "same versions" in row
+    assert result["torch"] == ["2.13.0+cpu"]
+    assert all(len(result["summary"][i]["runs_s"]) >= 2 for i in ("uv", "pip"))  # in turns, not one run each
