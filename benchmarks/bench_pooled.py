@@ -335,11 +335,16 @@ def grid(**axes) -> list[dict]:
 # What each case tries, as changes to core/long_maps/triton_kernels.default_config (at 64k: block_m 128, block_n 64,
 # 8 warps, 2 stages; the statistics kernel 64 x 64; at 128k block_m 64, 4 warps). fused_stats computes a query bin's
 # log-sum-exp inside the pooling kernel (one launch instead of two); it applies only where a bin fits one row tile:
-# 128 rows at 64k, 256 at 128k. num_warps and num_stages apply to both kernels. "small" is what the one GPU call
-# (scripts/gpu_check.py) can afford beside everything else; "full" is for a session with the GPU to itself.
+# 128 rows at 64k, 256 at 128k. num_warps and num_stages apply to both kernels. one_pass computes each score once
+# (a key bin's rows' max and sum kept in a scratch of scratch_mib, the cells made from those): its block_m is any
+# row tile, not tied to the query bins. "small" is what the one GPU call (scripts/gpu_check.py) can afford beside
+# everything else, one_pass first (the configs a deadline leaves out are the last); "full" is for a session with the
+# GPU to itself.
 SWEEPS = {
     "small": {
         65536: [
+            {"one_pass": True},
+            {"one_pass": True, "block_n": 128},
             {"fused_stats": True},
             {"block_n": 128},
             {"num_stages": 3},
@@ -349,6 +354,8 @@ SWEEPS = {
             {"lse_block_m": 128},
         ],
         131072: [
+            {"one_pass": True, "block_m": 128, "num_warps": 8},
+            {"one_pass": True, "block_m": 128, "block_n": 128, "num_warps": 8},
             {"block_m": 128, "num_warps": 8},
             {"block_m": 256, "num_warps": 8, "fused_stats": True},
             {"block_m": 256, "num_warps": 8},
@@ -358,9 +365,11 @@ SWEEPS = {
         65536: grid(
             block_m=[128], block_n=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3], fused_stats=[False, True]
         )
-        + grid(lse_block_m=[64, 128], lse_block_n=[32, 64, 128], num_warps=[8]),
+        + grid(lse_block_m=[64, 128], lse_block_n=[32, 64, 128], num_warps=[8])
+        + grid(one_pass=[True], block_m=[64, 128], block_n=[64, 128], num_warps=[4, 8]),
         131072: grid(block_m=[64, 128], block_n=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3])
-        + grid(block_m=[256], block_n=[32, 64], num_warps=[8], num_stages=[2, 3], fused_stats=[False, True]),
+        + grid(block_m=[256], block_n=[32, 64], num_warps=[8], num_stages=[2, 3], fused_stats=[False, True])
+        + grid(one_pass=[True], block_m=[64, 128], block_n=[64, 128], num_warps=[4, 8]),
     },
 }
 

@@ -11,8 +11,8 @@ to under 10 minutes; a step that would start after the total budget is left out 
                  model-on-the-GPU tests (generation, eviction and the logit lens against the CPU), with pytest
     pooled       benchmarks/bench_pooled.py --device cuda: the exact pooled maps (Triton) against cuDNN at 64k,
                  16k and 128k, causal and not; then its small sweep at 64k and 128k: the default kernel, the
-                 fused statistics pass and a few block sizes, each checked, the fastest correct one against
-                 the 1.5x / 1.3x targets (bench_pooled.json's "sweep" part; the summary closes pooled.log)
+                 one-pass kernels, the fused statistics pass and a few block sizes, each checked, the fastest
+                 correct one against the 1.5x / 1.3x targets (bench_pooled.json's "sweep" part; the summary closes pooled.log)
     sdpa         benchmarks/bench_sdpa.py --device cuda: every SDPA backend against the naive version
     material     the same at the study material's shape, B = 4, H = 32, N = 4,096, D = 128, float16 and float32
     linear       benchmarks/bench_linear.py --device cuda: generation tokens/s from 512 to 65,536 tokens of context
@@ -55,7 +55,7 @@ A reply whose `warm` is false came from a fresh machine: the parts before it are
 with random weights (said in the JSON). Unpack gpu-check.tgz into results/gpu-<kind>-<date>/ here. Then set the
 fastest correct config of the sweep as core/long_maps/triton_kernels.default_config where it beats the default. A
 session with the GPU to itself: `python3 benchmarks/bench_pooled.py --device cuda --parts sweep --sweep-grid full`
-(62 configs, about 10 minutes).
+(78 configs, about 12 minutes).
 """
 
 from __future__ import annotations

@@ -66,8 +66,11 @@ def test_the_sweep_checks_every_configuration_and_picks_the_fastest_correct_one(
     device = "cuda" if torch.cuda.is_available() else "cpu"
     shape, qkv = small_case(causal=causal)
     qkv = tuple(t.to(device) for t in qkv)
-    configs = [{"fused_stats": True}, {"block_n": 16, "fused_stats": True}, {"block_m": 16}]
+    configs = [{"fused_stats": True}, {"block_n": 16, "fused_stats": True}, {"block_m": 16}, {"one_pass": True}]
     case = bp.sweep_case(shape, qkv, device, configs, sweep_args())
     assert [e["changed"] for e in case["entries"]] == [{}, *configs]
-    assert all(e["status"] == "ok" and e["check_max_abs_diff"] < 1e-6 for e in case["entries"])
+    # float32 scores carry ~1e-6 of absolute error into weights near 1 (the kernels in Triton 3.9's interpreter up to
+    # 2.3e-6, the torch path 4e-7): the bench's own limit, 1e-5, is what tells a wrong configuration (off by 1e-2 and
+    # more) from a right one
+    assert all(e["status"] == "ok" and e["check_max_abs_diff"] <= bp.CHECK_LIMIT for e in case["entries"])
     assert case["fastest"] == min(case["entries"], key=lambda e: e["ms"])

@@ -1,4 +1,4 @@
-"""Fused Triton kernels for core.long_maps.pooled: the same two passes, but no score tile ever leaves the chip.
+"""Fused Triton kernels for core.long_maps.pooled: the same exact maps, but no score tile ever leaves the chip.
 
     _row_lse_kernel   one program per (block of BLOCK_M queries, batch x head): streams the keys in tiles of
                       BLOCK_N, keeps an online max and sum (as FlashAttention does, without the V product) and
@@ -11,8 +11,21 @@
                       fused_stats (off by default) the program computes its rows' lse2 itself (FUSED_STATS: one
                       launch, no log-sum-exp in memory).
 
+With the config's one_pass (off by default until a GPU's sweep shows it faster), q k^T is computed once instead of
+twice, with one exponential per score instead of two, as in SDPA's forward (which adds only the P V product):
+    _bin_stats_kernel one program per (block of BLOCK_M queries, batch x head): for each key bin b, its rows' max
+                      m_ib = max_j s_ij and sum l_ib = sum_j 2^(s_ij - m_ib) over the bin's keys (an online max and
+                      sum over the bin's tiles), written to a scratch of (B*H, s_k, rows).
+    _bins_lse_kernel  each row's lse2_i = log2 sum_b 2^(m_ib) l_ib, from the scratch alone.
+    _bins_cells_kernel one program per (query bin a, block of key bins, batch x head): cell (a, b)'s sum is
+                      sum_i 2^(m_ib - lse2_i) l_ib and its max max_i 2^(m_ib - lse2_i) (a bin's largest weight is
+                      its largest score's), over the rows of bin a.
+The scratch holds 8 bytes per (row, key bin, head): the query bins are taken in consecutive groups whose scratch
+fits the config's scratch_mib, each group one launch of each kernel.
+
 Scores are accumulated in float32 by tl.dot whatever the input type (float32 inputs use IEEE float32, never
-TF32). Extra memory: the (B, H, n) float32 log-sum-exp and the two (B, H, s, s) outputs, nothing of size n x n.
+TF32). Extra memory: the (B, H, n) float32 log-sum-exp (one_pass: its scratch, at most scratch_mib) and the two
+(B, H, s, s) outputs, nothing of size n x n.
 Tested against the torch implementation on a GPU, and on CPU through Triton's interpreter (TRITON_INTERPRET=1).
 """
 
@@ -296,6 +309,154 @@ if triton is not None:
                 tl.store(OUT_SUM + out + cb, tl.sum(acc_sum, 0))
                 tl.store(OUT_MAX + out + cb, tl.max(acc_max, 0))
 
+    @triton.jit
+    def _bin_stats_kernel(
+        Q,
+        K,
+        COL_EDGES,
+        TILE_BINS,
+        M_OUT,
+        L_OUT,
+        sqb,
+        sqh,
+        sqn,
+        sqd,
+        skb,
+        skh,
+        skn,
+        skd,
+        r0,
+        r1,
+        n_rows,
+        H,
+        REP,
+        head_dim,
+        s_k,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        D_PAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        pid_m = tl.program_id(0)
+        bh = tl.program_id(1)
+        b = bh // H
+        h = bh % H
+        hk = h // REP
+        rows = r0 + pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_ok = rows < r1
+        dims = tl.arange(0, D_PAD)
+        q = tl.load(
+            Q + b * sqb + h * sqh + rows[:, None] * sqn + dims[None, :] * sqd,
+            mask=row_ok[:, None] & (dims[None, :] < head_dim),
+            other=0.0,
+        )
+        k_base = K + b * skb + hk * skh
+        out = bh * s_k * n_rows + (rows - r0)
+        n_bins = tl.load(TILE_BINS + pid_m)  # causal: the key bins that start at or before this tile's last row
+        for cb in range(0, n_bins):
+            c0 = tl.load(COL_EDGES + cb)
+            c1 = tl.load(COL_EDGES + cb + 1)
+            m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a row with no key of this bin yet adds 0
+            l_i = tl.zeros([BLOCK_M], tl.float32)
+            for start in range(c0, c1, BLOCK_N):
+                cols = start + tl.arange(0, BLOCK_N)
+                col_ok = cols < c1
+                k = tl.load(
+                    k_base + cols[:, None] * skn + dims[None, :] * skd,
+                    mask=col_ok[:, None] & (dims[None, :] < head_dim),
+                    other=0.0,
+                )
+                s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
+                ok = col_ok[None, :]
+                if CAUSAL:
+                    ok = ok & (cols[None, :] <= rows[:, None])
+                s = tl.where(ok, s, float("-inf"))
+                m_new = tl.maximum(m_i, tl.max(s, 1))
+                l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
+                m_i = m_new
+            tl.store(M_OUT + out + cb * n_rows, m_i, mask=row_ok)
+            tl.store(L_OUT + out + cb * n_rows, l_i, mask=row_ok)
+
+    @triton.jit
+    def _bins_lse_kernel(
+        M_IN,
+        L_IN,
+        COL_EDGES,
+        LSE,
+        r0,
+        r1,
+        n_rows,
+        s_k,
+        CAUSAL: tl.constexpr,
+        BLOCK_R: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+    ):
+        pid_r = tl.program_id(0)
+        bh = tl.program_id(1)
+        rows = r0 + pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+        row_ok = rows < r1
+        base = bh * s_k * n_rows + (rows - r0)
+        mx = tl.full([BLOCK_R], -1.0e30, tl.float32)
+        total = tl.zeros([BLOCK_R], tl.float32)
+        for start in range(0, s_k, BLOCK_B):
+            bins = start + tl.arange(0, BLOCK_B)
+            ok = (bins[:, None] < s_k) & row_ok[None, :]
+            if CAUSAL:  # a key bin that starts after row i was not computed for it: it holds only future keys
+                ok = ok & (tl.load(COL_EDGES + bins, mask=bins < s_k, other=0)[:, None] <= rows[None, :])
+            m = tl.load(M_IN + base[None, :] + bins[:, None] * n_rows, mask=ok, other=-1.0e30)
+            l_ = tl.load(L_IN + base[None, :] + bins[:, None] * n_rows, mask=ok, other=0.0)
+            mx_new = tl.maximum(mx, tl.max(m, 0))
+            total = total * tl.exp2(mx - mx_new) + tl.sum(tl.exp2(m - mx_new[None, :]) * l_, 0)
+            mx = mx_new
+        total = tl.where(row_ok, total, 1.0)  # rows past the group's end: nothing summed, nothing stored
+        tl.store(LSE + bh * n_rows + (rows - r0), mx + tl.log2(total), mask=row_ok)
+
+    @triton.jit
+    def _bins_cells_kernel(
+        M_IN,
+        L_IN,
+        LSE,
+        ROW_EDGES,
+        COL_EDGES,
+        OUT_SUM,
+        OUT_MAX,
+        a0,
+        r0,
+        n_rows,
+        s_q,
+        s_k,
+        CAUSAL: tl.constexpr,
+        BLOCK_R: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+    ):
+        a = a0 + tl.program_id(0)
+        bins = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+        bh = tl.program_id(2)
+        bin_ok = bins < s_k
+        ra0 = tl.load(ROW_EDGES + a)
+        ra1 = tl.load(ROW_EDGES + a + 1)
+        starts = tl.load(COL_EDGES + bins, mask=bin_ok, other=0)
+        acc_sum = tl.zeros([BLOCK_B], tl.float32)
+        acc_max = tl.zeros([BLOCK_B], tl.float32)
+        for start in range(ra0, ra1, BLOCK_R):
+            rows = start + tl.arange(0, BLOCK_R)
+            row_ok = rows < ra1
+            ok = bin_ok[:, None] & row_ok[None, :]
+            if CAUSAL:
+                ok = ok & (starts[:, None] <= rows[None, :])
+            offs = bh * s_k * n_rows + bins[:, None] * n_rows + (rows - r0)[None, :]
+            m = tl.load(M_IN + offs, mask=ok, other=-1.0e30)
+            l_ = tl.load(L_IN + offs, mask=ok, other=0.0)
+            lse = tl.load(LSE + bh * n_rows + (rows - r0), mask=row_ok, other=0.0)
+            w = tl.where(ok, tl.exp2(m - lse[None, :]), 0.0)  # the largest weight of row i in bin b
+            acc_sum += tl.sum(w * l_, 1)
+            acc_max = tl.maximum(acc_max, tl.max(w, 1))
+        out = bh * s_q * s_k + a * s_k + bins
+        tl.store(OUT_SUM + out, acc_sum, mask=bin_ok)
+        tl.store(OUT_MAX + out, acc_max, mask=bin_ok)
+
 
 def default_config(q: torch.Tensor, row_edges: np.ndarray, col_edges: np.ndarray) -> dict:
     """Block sizes: the row tile covers a whole query bin when that takes at most 128 rows; 64-key tiles (32
@@ -312,6 +473,8 @@ def default_config(q: torch.Tensor, row_edges: np.ndarray, col_edges: np.ndarray
         "block_n": block_n,
         "num_warps": 8 if block_m * block_n >= 128 * 64 else 4,
         "num_stages": 2,
+        "one_pass": False,
+        "scratch_mib": 96,
     }
 
 
@@ -327,6 +490,8 @@ def pooled_attention(
     d_pad = _pow2(d)
     precision = "ieee" if q.dtype == torch.float32 else "tf32"  # ignored for 16-bit inputs
     qk_scale = float(scale) * LOG2E
+    if cfg["one_pass"]:
+        return _pooled_one_pass(q, k, row_edges, col_edges, causal, qk_scale, cfg, d_pad, precision)
     largest_row_bin = int(np.diff(row_edges).max())
     one_row_tile = largest_row_bin <= cfg["block_m"]
     fused = bool(cfg.get("fused_stats")) and one_row_tile
@@ -389,5 +554,91 @@ def pooled_attention(
         PRECISION=precision,
         **launch,
     )
+    counts = torch.as_tensor(np.outer(np.diff(row_edges), np.diff(col_edges)), dtype=torch.float32, device=device)
+    return (out_sum / counts).view(b, h, s_q, s_k), out_max.view(b, h, s_q, s_k)
+
+
+def _row_groups(row_edges: np.ndarray, budget_rows: int) -> list[tuple[int, int]]:
+    """Consecutive query bins [a0, a1) of at most budget_rows rows together (at least one bin each)."""
+    groups, start = [], 0
+    for a in range(1, len(row_edges)):
+        if a - 1 > start and row_edges[a] - row_edges[start] > budget_rows:
+            groups.append((start, a - 1))
+            start = a - 1
+    groups.append((start, len(row_edges) - 1))
+    return groups
+
+
+def _pooled_one_pass(q, k, row_edges, col_edges, causal, qk_scale, cfg, d_pad, precision):
+    """The one_pass path of pooled_attention (the module's docstring): each score computed once."""
+    b, h, n_q, d = q.shape
+    h_kv = k.shape[1]
+    s_q, s_k = len(row_edges) - 1, len(col_edges) - 1
+    device = q.device
+    as_int = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.int32, device=device)  # noqa: E731
+    budget_rows = max(1, int(cfg["scratch_mib"]) * 2**20 // (8 * b * h * s_k))
+    groups = _row_groups(row_edges, budget_rows)
+    most_rows = max(int(row_edges[a1] - row_edges[a0]) for a0, a1 in groups)
+    scratch_m = torch.empty(b * h * s_k * most_rows, dtype=torch.float32, device=device)
+    scratch_l = torch.empty_like(scratch_m)
+    lse = torch.empty(b * h * most_rows, dtype=torch.float32, device=device)
+    out_sum = torch.zeros(b * h, s_q, s_k, dtype=torch.float32, device=device)
+    out_max = torch.zeros_like(out_sum)
+    col_edges_t, row_edges_t = as_int(col_edges), as_int(row_edges)
+    launch = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+    block_m, block_r, block_b = cfg["block_m"], 16, 64
+    for a0, a1 in groups:
+        r0, r1 = int(row_edges[a0]), int(row_edges[a1])
+        n_rows = r1 - r0
+        tiles = triton.cdiv(n_rows, block_m)
+        if causal:  # the key bins starting at or before each row tile's last row; the rest are all future keys
+            last_rows = np.minimum(r0 + (np.arange(tiles) + 1) * block_m, r1) - 1
+            tile_bins = np.searchsorted(col_edges[:-1], last_rows, side="right")
+        else:
+            tile_bins = np.full(tiles, s_k)
+        _bin_stats_kernel[(tiles, b * h)](
+            q,
+            k,
+            col_edges_t,
+            as_int(tile_bins),
+            scratch_m,
+            scratch_l,
+            *q.stride(),
+            *k.stride(),
+            r0,
+            r1,
+            n_rows,
+            h,
+            h // h_kv,
+            d,
+            s_k,
+            qk_scale,
+            CAUSAL=causal,
+            BLOCK_M=block_m,
+            BLOCK_N=cfg["block_n"],
+            D_PAD=d_pad,
+            PRECISION=precision,
+            **launch,
+        )
+        _bins_lse_kernel[(triton.cdiv(n_rows, block_r), b * h)](
+            scratch_m, scratch_l, col_edges_t, lse, r0, r1, n_rows, s_k, CAUSAL=causal, BLOCK_R=block_r, BLOCK_B=block_b
+        )
+        _bins_cells_kernel[(a1 - a0, triton.cdiv(s_k, block_b), b * h)](
+            scratch_m,
+            scratch_l,
+            lse,
+            row_edges_t,
+            col_edges_t,
+            out_sum,
+            out_max,
+            a0,
+            r0,
+            n_rows,
+            s_q,
+            s_k,
+            CAUSAL=causal,
+            BLOCK_R=block_r,
+            BLOCK_B=block_b,
+        )
     counts = torch.as_tensor(np.outer(np.diff(row_edges), np.diff(col_edges)), dtype=torch.float32, device=device)
     return (out_sum / counts).view(b, h, s_q, s_k), out_max.view(b, h, s_q, s_k)

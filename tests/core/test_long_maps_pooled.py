@@ -208,3 +208,51 @@ def test_the_fused_statistics_pass_gives_the_same_maps(n, size, h, h_kv, dtype, 
     mean, mx = kernels.pooled_attention(q, k, edges, edges, causal, 32**-0.5, config)
     torch.testing.assert_close(mean.cpu(), ref.mean, rtol=2e-3, atol=1e-6)
     torch.testing.assert_close(mx.cpu(), ref.max, rtol=2e-3, atol=1e-6)
+
+
+@pytest.mark.skipif(
+    not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
+    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
+)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "n,n_k,size,h,h_kv,dtype,scratch_mib",
+    [
+        (64, 64, 8, 2, 2, torch.float32, 96),
+        (100, 100, 7, 4, 2, torch.float32, 96),  # unequal bins (14 and 15 tokens), grouped-query heads
+        (100, 100, 7, 4, 2, torch.float32, 0),  # no scratch to speak of: each query bin a group of its own
+        (96, 96, 6, 2, 1, torch.float16, 96),
+        (130, 130, 3, 2, 1, torch.float32, 96),  # key bins of 43-44 keys: several key tiles a bin
+        (70, 90, 5, 2, 2, torch.float32, 0),  # cross-attention: more keys than queries
+    ],
+)
+def test_the_one_pass_kernels_give_the_same_maps(n, n_k, size, h, h_kv, dtype, scratch_mib, causal):
+    """one_pass: each score computed once, a key bin's rows' max and sum kept, the cells made from those alone;
+    against the torch reference (two passes over the full scores)."""
+    from core.long_maps import triton_kernels as kernels
+
+    if causal and n != n_k:
+        pytest.skip("causal pooling is self-attention only (pooled_attention refuses it)")
+    q, k = make_qk(b=1, h=h, h_kv=h_kv, n=n, n_k=n_k, d=32, seed=n)
+    q, k = q.to(TRITON_DEVICE, dtype), k.to(TRITON_DEVICE, dtype)
+    ref = pa.pooled_attention(q.cpu(), k.cpu(), size, causal=causal, backend="torch")
+    config = {"one_pass": True, "block_n": 16, "scratch_mib": scratch_mib}  # 16-key tiles: several per key bin
+    mean, mx = kernels.pooled_attention(q, k, ref.row_edges, ref.col_edges, causal, 32**-0.5, config)
+    torch.testing.assert_close(mean.cpu(), ref.mean, rtol=2e-3, atol=1e-6)
+    torch.testing.assert_close(mx.cpu(), ref.max, rtol=2e-3, atol=1e-6)
+
+
+@pytest.mark.parametrize("budget", [1, 140, 300, 10**6])
+def test_the_one_pass_groups_cover_every_query_bin_within_the_scratch(budget):
+    """The one-pass kernels take the query bins in consecutive groups of at most `budget` rows (the scratch's rows),
+    a bin alone where it is larger: every bin in exactly one group, in order. Needs no Triton."""
+    from core.long_maps import triton_kernels as kernels
+
+    edges = pa.bin_edges(1000, 7)  # bins of 142-143 rows
+    groups = kernels._row_groups(edges, budget)
+    assert groups[0][0] == 0 and groups[-1][1] == 7
+    assert all(a1 == b0 for (_, a1), (b0, _) in zip(groups, groups[1:], strict=False))
+    assert all(a1 > a0 and (edges[a1] - edges[a0] <= budget or a1 == a0 + 1) for a0, a1 in groups)
+    # as few launches as the scratch allows: a group ends only where its next bin would not fit
+    assert all(edges[a1 + 1] - edges[a0] > budget for a0, a1 in groups[:-1])
+    assert (groups == [(0, 7)]) == (budget >= 1000)
