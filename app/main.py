@@ -64,9 +64,26 @@ LIGHT_CODE_TOKENS = """<style>
 </style>"""
 
 
+# Streamlit draws each page's name in the navigation on one line and cuts what the sidebar cannot hold with "…"
+# (the whole name only in a tooltip, for a mouse): 9 English names lost their ends, more Japanese and Korean ones
+# (26 double-width characters for /transformer-xl's). They wrap instead: Japanese by its own rules (no small kana
+# or closing mark starting a line), Korean at its spaces, as Korean text is set.
+NAV_NAMES_WRAP = """<style>
+[data-testid="stSidebarNavLink"] :is(span, .stMarkdownEllipsis, .stMarkdownEllipsis p) {
+  white-space: normal; text-overflow: clip; overflow-wrap: break-word; line-break: strict;
+}
+html:lang(ko) [data-testid="stSidebarNavLink"] :is(span, .stMarkdownEllipsis, .stMarkdownEllipsis p) {
+  word-break: keep-all;
+}
+</style>"""
+
+
 def page_script() -> None:
     light = st.context.theme.type != "dark"  # None before the browser has said: the default light theme
-    st.html(PAGE_SCRIPT % json.dumps(ui.lang()) + (LIGHT_CODE_TOKENS if light else ""), unsafe_allow_javascript=True)
+    st.html(
+        PAGE_SCRIPT % json.dumps(ui.lang()) + NAV_NAMES_WRAP + (LIGHT_CODE_TOKENS if light else ""),
+        unsafe_allow_javascript=True,
+    )
 
 
 def run() -> None:

@@ -300,11 +300,20 @@ def open_page(browser, url: str):
     return context, page
 
 
+# the navigation's page names drawn narrower than their text (Streamlit's "…"), with their widths in pixels: any
+# element of a link (the name sits in a span, a markdown container and a paragraph, each able to cut it)
+CUT_NAV_NAMES = """() => [...document.querySelectorAll('[data-testid="stSidebarNavLink"] *')]
+  .filter(e => e.innerText.trim() && e.scrollWidth > e.clientWidth + 1)
+  .map(e => [e.innerText.trim(), e.scrollWidth, e.clientWidth])"""
+
+
 def test_document_language_follows_the_choice(server, browser):
-    """Switching the language in the sidebar changes the document's `lang`, without a reload."""
+    """Switching the language in the sidebar changes the document's `lang`, without a reload; in each language
+    every page's name in the navigation is whole (none cut with "…")."""
     context, page = open_page(browser, f"{server}/sdpa-steps")
     try:
         assert page.evaluate("document.documentElement.lang") == "en"
+        assert page.evaluate(CUT_NAV_NAMES) == []
         for name, code in (("한국어", "ko"), ("日本語", "ja"), ("English", "en")):
             page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input').first.click()
             page.keyboard.press("ArrowDown")  # opens the list of languages
@@ -312,6 +321,7 @@ def test_document_language_follows_the_choice(server, browser):
             page.wait_for_function(f"document.documentElement.lang === {json.dumps(code)}", timeout=PAGE_RUN_MS)
             wait_for_run_seen(page)  # the language is set by the run the choice started
             assert f"lang={code}" in page.evaluate("location.search")
+            assert page.evaluate(CUT_NAV_NAMES) == [], code
     finally:
         context.close()
 
