@@ -337,14 +337,16 @@ def grid(**axes) -> list[dict]:
 # log-sum-exp inside the pooling kernel (one launch instead of two); it applies only where a bin fits one row tile:
 # 128 rows at 64k, 256 at 128k. num_warps and num_stages apply to both kernels. one_pass computes each score once
 # (a key bin's rows' max and sum kept in a scratch of scratch_mib, the cells made from those): its block_m is any
-# row tile, not tied to the query bins. "small" is what the one GPU call (scripts/gpu_check.py) can afford beside
+# row tile, not tied to the query bins, and sets how many programs each group's launch has: with 32 heads and 512 key
+# bins the default 96 MiB holds 768 rows, 12 tiles of 64 rows a head, 384 programs (2.9 waves on an H100's or H200's
+# 132 SMs) where 128-row tiles give 192 (1.5 waves, the second under half full). "small" is what the one GPU call (scripts/gpu_check.py) can afford beside
 # everything else, one_pass first (the configs a deadline leaves out are the last); "full" is for a session with the
 # GPU to itself.
 SWEEPS = {
     "small": {
         65536: [
-            {"one_pass": True},
-            {"one_pass": True, "block_n": 128},
+            {"one_pass": True, "block_m": 64},
+            {"one_pass": True, "block_m": 64, "block_n": 128},
             {"fused_stats": True},
             {"block_n": 128},
             {"num_stages": 3},
@@ -354,8 +356,8 @@ SWEEPS = {
             {"lse_block_m": 128},
         ],
         131072: [
-            {"one_pass": True, "block_m": 128, "num_warps": 8},
-            {"one_pass": True, "block_m": 128, "block_n": 128, "num_warps": 8},
+            {"one_pass": True, "block_m": 64},
+            {"one_pass": True, "block_m": 64, "block_n": 128, "num_warps": 8},
             {"block_m": 128, "num_warps": 8},
             {"block_m": 256, "num_warps": 8, "fused_stats": True},
             {"block_m": 256, "num_warps": 8},
