@@ -339,9 +339,9 @@ def grid(**axes) -> list[dict]:
 # (a key bin's rows' max and sum kept in a scratch of scratch_mib, the cells made from those): its block_m is any
 # row tile, not tied to the query bins, and sets how many programs each group's launch has: with 32 heads and 512 key
 # bins the default 96 MiB holds 768 rows, 12 tiles of 64 rows a head, 384 programs (2.9 waves on an H100's or H200's
-# 132 SMs) where 128-row tiles give 192 (1.5 waves, the second under half full). "small" is what the one GPU call (scripts/gpu_check.py) can afford beside
-# everything else, one_pass first (the configs a deadline leaves out are the last); "full" is for a session with the
-# GPU to itself.
+# 132 SMs) where 128-row tiles give 192 (1.5 waves, the second under half full). "small" is what the one GPU call
+# (scripts/gpu_check.py) can afford beside everything else, one_pass first (the configs a deadline leaves out are the
+# last); "full" is for a session with the GPU to itself.
 SWEEPS = {
     "small": {
         65536: [
