@@ -35,9 +35,9 @@ then the one call that measures everything (timeout_s=600; about 7.5 minutes exp
 pooled ~150 s, sdpa and material ~40 s, linear ~60 s, pages ~155 s: /ablation's and /rope-scaling's live runs and a
 lesson's answer added ~25 s to a CPU process here, on 2 cores). The pooled step's estimate from the H200's
 figures (Triton 423 / 223 ms a forward at 64k, 734 at 128k causal; an H100 taken as 1.3x slower, each new kernel
-variant ~2.5 s to compile): ~50 s for the main rows, ~100 s for the sweep's first 20 configs, whose configs stop
-starting at 150 s so that its JSON is written within the step's 175 s (of its 28, the one-pass kernels' 8 come
-first; those a deadline leaves out are listed as such). The torch path (36x cuDNN, 4 s a call) is left out of the call.
+variant ~2.5 s to compile): ~50 s for the main rows, ~100 s for the sweep (18 configs and each case's default,
+the one-pass kernels first in each case), whose configs stop starting at 150 s so that its JSON is written within
+the step's 175 s (those left out are listed as such). The torch path (36x cuDNN, 4 s a call) is left out of the call.
 
     run(carry=[".gpu/site.tar.xz", ".gpu/models"], timeout_s=600,
         command="export PYTHONUNBUFFERED=1; python3 scripts/gpu_check.py --carried .gpu --out results/gpu-check
