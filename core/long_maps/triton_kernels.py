@@ -124,11 +124,35 @@ if triton is not None:
         PRECISION: tl.constexpr,
     ):
         """log2 sum_j 2^(s_ij) over the keys before `end` of the rows loaded in q: an online max and sum."""
+        m_i, l_i = _row_max_sum(q, rows, k_base, skn, skd, dims, head_dim, 0, end, n_k, qk_scale,
+                                CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
+        return m_i + tl.log2(l_i)
+
+    @triton.jit
+    def _row_max_sum(
+        q,
+        rows,
+        k_base,
+        skn,
+        skd,
+        dims,
+        head_dim,
+        lo,
+        hi,
+        limit,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        """(m_i, l_i): the largest score max_j s_ij of each row loaded in q over keys lo..hi (those before `limit`),
+        and sum_j 2^(s_ij - m_i), by an online max and sum over tiles of BLOCK_N keys."""
         m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
         l_i = tl.zeros([BLOCK_M], tl.float32)
-        for start in range(0, end, BLOCK_N):
+        for start in range(lo, hi, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
-            col_ok = cols < n_k
+            col_ok = cols < limit
             k = tl.load(
                 k_base + cols[:, None] * skn + dims[None, :] * skd,
                 mask=col_ok[:, None] & (dims[None, :] < head_dim),
@@ -142,7 +166,7 @@ if triton is not None:
             m_new = tl.maximum(m_i, tl.max(s, 1))
             l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
             m_i = m_new
-        return m_i + tl.log2(l_i)
+        return m_i, l_i
 
     @triton.jit
     def _cell_tiles(
@@ -358,24 +382,8 @@ if triton is not None:
         for cb in range(0, n_bins):
             c0 = tl.load(COL_EDGES + cb)
             c1 = tl.load(COL_EDGES + cb + 1)
-            m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a row with no key of this bin yet adds 0
-            l_i = tl.zeros([BLOCK_M], tl.float32)
-            for start in range(c0, c1, BLOCK_N):
-                cols = start + tl.arange(0, BLOCK_N)
-                col_ok = cols < c1
-                k = tl.load(
-                    k_base + cols[:, None] * skn + dims[None, :] * skd,
-                    mask=col_ok[:, None] & (dims[None, :] < head_dim),
-                    other=0.0,
-                )
-                s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
-                ok = col_ok[None, :]
-                if CAUSAL:
-                    ok = ok & (cols[None, :] <= rows[:, None])
-                s = tl.where(ok, s, float("-inf"))
-                m_new = tl.maximum(m_i, tl.max(s, 1))
-                l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
-                m_i = m_new
+            m_i, l_i = _row_max_sum(q, rows, k_base, skn, skd, dims, head_dim, c0, c1, c1, qk_scale,
+                                    CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
             tl.store(M_OUT + out + cb * n_rows, m_i, mask=row_ok)
             tl.store(L_OUT + out + cb * n_rows, l_i, mask=row_ok)
 

@@ -155,12 +155,13 @@ def test_bfloat16_inputs_are_scored_in_float32():
 HAS_TRITON = importlib.util.find_spec("triton") is not None
 TRITON_DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 INTERPRETED = TRITON_DEVICE == "cpu"
-
-
-@pytest.mark.skipif(
+needs_triton = pytest.mark.skipif(
     not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
     reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
 )
+
+
+@needs_triton
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(
     "n,size,h,h_kv,dtype",
@@ -189,10 +190,7 @@ def test_triton_kernels_match_the_torch_reference(n, size, h, h_kv, dtype, causa
     torch.testing.assert_close(got.max.cpu(), ref.max, rtol=2e-3, atol=1e-6)
 
 
-@pytest.mark.skipif(
-    not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
-    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
-)
+@needs_triton
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n,size,h,h_kv,dtype", [(64, 8, 2, 2, torch.float32), (100, 7, 4, 2, torch.float32),
                                                  (96, 6, 2, 1, torch.float16), (130, 3, 2, 1, torch.float32)])  # fmt: skip
@@ -210,10 +208,7 @@ def test_the_fused_statistics_pass_gives_the_same_maps(n, size, h, h_kv, dtype, 
     torch.testing.assert_close(mx.cpu(), ref.max, rtol=2e-3, atol=1e-6)
 
 
-@pytest.mark.skipif(
-    not HAS_TRITON or (INTERPRETED and not __import__("os").environ.get("TRITON_INTERPRET")),
-    reason="needs Triton and a GPU, or TRITON_INTERPRET=1 on CPU",
-)
+@needs_triton
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(
     "n,n_k,size,h,h_kv,dtype,scratch_mib",
