@@ -129,6 +129,7 @@ case "$cmd" in
   test)  packages_log=$(mktemp)
          if selects_browser "$@"; then system_packages browser; else system_packages; fi > "$packages_log" 2>&1 &
          packages=$!
+         trap 'wait "$packages" 2>/dev/null; rm -f "$packages_log"' EXIT  # a failed set-up leaves no apt-get running
          setup; lint
          wait "$packages" || true
          cat "$packages_log"; rm -f "$packages_log"
