@@ -339,7 +339,8 @@ def grid(**axes) -> list[dict]:
 # (a key bin's rows' max and sum kept in a scratch of scratch_mib, the cells made from those): its block_m is any
 # row tile, not tied to the query bins, and sets how many programs each group's launch has: with 32 heads and 512 key
 # bins the default 96 MiB holds 768 rows, 12 tiles of 64 rows a head, 384 programs (2.9 waves on an H100's or H200's
-# 132 SMs) where 128-row tiles give 192 (1.5 waves, the second under half full). "small" is what the one GPU call
+# 132 SMs) where 128-row tiles give 192 (1.5 waves, the second under half full). A key tile as wide as a key bin
+# (128 keys at 64k, 256 at 128k) makes the kernel one loop over the bins, which Triton can pipeline. "small" is what the one GPU call
 # (scripts/gpu_check.py) can afford beside everything else: 18 configs over the four cases, as many as fit its
 # deadline, one_pass first in each; "full" is for a session with the GPU to itself.
 SWEEPS = {
@@ -353,7 +354,7 @@ SWEEPS = {
         ],
         131072: [
             {"one_pass": True, "block_m": 64},
-            {"one_pass": True, "block_m": 64, "block_n": 128, "num_warps": 8},
+            {"one_pass": True, "block_m": 64, "block_n": 256, "num_warps": 8},
             {"block_m": 128, "num_warps": 8},
             {"block_m": 256, "num_warps": 8, "fused_stats": True},
         ],
@@ -366,7 +367,7 @@ SWEEPS = {
         + grid(one_pass=[True], block_m=[64, 128], block_n=[64, 128], num_warps=[4, 8]),
         131072: grid(block_m=[64, 128], block_n=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3])
         + grid(block_m=[256], block_n=[32, 64], num_warps=[8], num_stages=[2, 3], fused_stats=[False, True])
-        + grid(one_pass=[True], block_m=[64, 128], block_n=[64, 128], num_warps=[4, 8]),
+        + grid(one_pass=[True], block_m=[64, 128], block_n=[64, 256], num_warps=[4, 8]),
     },
 }
 

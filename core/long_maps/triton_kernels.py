@@ -14,8 +14,9 @@
 With the config's one_pass (off by default until a GPU's sweep shows it faster), q k^T is computed once instead of
 twice, with one exponential per score instead of two, as in SDPA's forward (which adds only the P V product):
     _bin_stats_kernel one program per (block of BLOCK_M queries, batch x head): for each key bin b, its rows' max
-                      m_ib = max_j s_ij and sum l_ib = sum_j 2^(s_ij - m_ib) over the bin's keys (an online max and
-                      sum over the bin's tiles), written to a scratch of (B*H, s_k, rows).
+                      m_ib = max_j s_ij and sum l_ib = sum_j 2^(s_ij - m_ib) over the bin's keys (one tile when a
+                      bin fits BLOCK_N keys, ONE_KEY_TILE; else an online max and sum over the bin's tiles), written
+                      to a scratch of (B*H, s_k, rows).
     _bins_lse_kernel  each row's lse2_i = log2 sum_b 2^(m_ib) l_ib, from the scratch alone.
     _bins_cells_kernel one program per (query bin a, block of key bins, batch x head): cell (a, b)'s sum is
                       sum_i 2^(m_ib - lse2_i) l_ib and its max max_i 2^(m_ib - lse2_i) (a bin's largest weight is
@@ -151,22 +152,43 @@ if triton is not None:
         m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)  # finite: a fully masked tile then adds exactly 0
         l_i = tl.zeros([BLOCK_M], tl.float32)
         for start in range(lo, hi, BLOCK_N):
-            cols = start + tl.arange(0, BLOCK_N)
-            col_ok = cols < limit
-            k = tl.load(
-                k_base + cols[:, None] * skn + dims[None, :] * skd,
-                mask=col_ok[:, None] & (dims[None, :] < head_dim),
-                other=0.0,
-            )
-            s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
-            ok = col_ok[None, :]
-            if CAUSAL:
-                ok = ok & (cols[None, :] <= rows[:, None])
-            s = tl.where(ok, s, float("-inf"))
+            s = _score_tile(q, rows, k_base, skn, skd, dims, head_dim, start, limit, qk_scale,
+                            CAUSAL, BLOCK_N, PRECISION)  # fmt: skip
             m_new = tl.maximum(m_i, tl.max(s, 1))
             l_i = l_i * tl.exp2(m_i - m_new) + tl.sum(tl.exp2(s - m_new[:, None]), 1)
             m_i = m_new
         return m_i, l_i
+
+    @triton.jit
+    def _score_tile(
+        q,
+        rows,
+        k_base,
+        skn,
+        skd,
+        dims,
+        head_dim,
+        start,
+        limit,
+        qk_scale,
+        CAUSAL: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
+        """The scores (log2 units) of the rows loaded in q against keys start..start + BLOCK_N, -inf for keys at or
+        after `limit` and (causal) after the row."""
+        cols = start + tl.arange(0, BLOCK_N)
+        col_ok = cols < limit
+        k = tl.load(
+            k_base + cols[:, None] * skn + dims[None, :] * skd,
+            mask=col_ok[:, None] & (dims[None, :] < head_dim),
+            other=0.0,
+        )
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
+        ok = col_ok[None, :]
+        if CAUSAL:
+            ok = ok & (cols[None, :] <= rows[:, None])
+        return tl.where(ok, s, float("-inf"))
 
     @triton.jit
     def _cell_tiles(
@@ -358,6 +380,7 @@ if triton is not None:
         s_k,
         qk_scale,
         CAUSAL: tl.constexpr,
+        ONE_KEY_TILE: tl.constexpr,
         BLOCK_M: tl.constexpr,
         BLOCK_N: tl.constexpr,
         D_PAD: tl.constexpr,
@@ -382,8 +405,14 @@ if triton is not None:
         for cb in range(0, n_bins):
             c0 = tl.load(COL_EDGES + cb)
             c1 = tl.load(COL_EDGES + cb + 1)
-            m_i, l_i = _row_max_sum(q, rows, k_base, skn, skd, dims, head_dim, c0, c1, c1, qk_scale,
-                                    CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
+            if ONE_KEY_TILE:  # the bin in one tile: a single loop, over the bins, whose loads Triton can pipeline
+                s = _score_tile(q, rows, k_base, skn, skd, dims, head_dim, c0, c1, qk_scale,
+                                CAUSAL, BLOCK_N, PRECISION)  # fmt: skip
+                m_i = tl.maximum(tl.max(s, 1), -1.0e30)  # finite: a row with no key of this bin yet adds 0
+                l_i = tl.sum(tl.exp2(s - m_i[:, None]), 1)
+            else:
+                m_i, l_i = _row_max_sum(q, rows, k_base, skn, skd, dims, head_dim, c0, c1, c1, qk_scale,
+                                        CAUSAL, BLOCK_M, BLOCK_N, PRECISION)  # fmt: skip
             tl.store(M_OUT + out + cb * n_rows, m_i, mask=row_ok)
             tl.store(L_OUT + out + cb * n_rows, l_i, mask=row_ok)
 
@@ -622,6 +651,7 @@ def _pooled_one_pass(q, k, row_edges, col_edges, causal, qk_scale, cfg, d_pad, p
             s_k,
             qk_scale,
             CAUSAL=causal,
+            ONE_KEY_TILE=int(np.diff(col_edges).max()) <= cfg["block_n"],
             BLOCK_M=block_m,
             BLOCK_N=cfg["block_n"],
             D_PAD=d_pad,

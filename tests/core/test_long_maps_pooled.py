@@ -223,7 +223,8 @@ def test_the_fused_statistics_pass_gives_the_same_maps(n, size, h, h_kv, dtype, 
 )
 def test_the_one_pass_kernels_give_the_same_maps(n, n_k, size, h, h_kv, dtype, scratch_mib, causal):
     """one_pass: each score computed once, a key bin's rows' max and sum kept, the cells made from those alone;
-    against the torch reference (two passes over the full scores)."""
+    against the torch reference (two passes over the full scores). With 16-key tiles, key bins of 8-16 keys take
+    the one-tile path (ONE_KEY_TILE), those of 18 and 43-44 keys the online max and sum over several tiles."""
     from core.long_maps import triton_kernels as kernels
 
     if causal and n != n_k:
@@ -231,7 +232,7 @@ def test_the_one_pass_kernels_give_the_same_maps(n, n_k, size, h, h_kv, dtype, s
     q, k = make_qk(b=1, h=h, h_kv=h_kv, n=n, n_k=n_k, d=32, seed=n)
     q, k = q.to(TRITON_DEVICE, dtype), k.to(TRITON_DEVICE, dtype)
     ref = pa.pooled_attention(q.cpu(), k.cpu(), size, causal=causal, backend="torch")
-    config = {"one_pass": True, "block_n": 16, "scratch_mib": scratch_mib}  # 16-key tiles: several per key bin
+    config = {"one_pass": True, "block_n": 16, "scratch_mib": scratch_mib}
     mean, mx = kernels.pooled_attention(q, k, ref.row_edges, ref.col_edges, causal, 32**-0.5, config)
     torch.testing.assert_close(mean.cpu(), ref.mean, rtol=2e-3, atol=1e-6)
     torch.testing.assert_close(mx.cpu(), ref.max, rtol=2e-3, atol=1e-6)
