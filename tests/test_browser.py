@@ -313,6 +313,8 @@ def test_document_language_follows_the_choice(server, browser):
     context, page = open_page(browser, f"{server}/sdpa-steps")
     try:
         assert page.evaluate("document.documentElement.lang") == "en"
+        # the style comes with the page script: a run seen finished may not have drawn it yet on a busy machine
+        axe_helpers.wait_for_page_script(page, "en", PAGE_RUN_MS)
         assert page.evaluate(CUT_NAV_NAMES) == []
         for name, code in (("한국어", "ko"), ("日本語", "ja"), ("English", "en")):
             page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input').first.click()
