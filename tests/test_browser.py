@@ -1,4 +1,5 @@
-"""Real-browser test: the app served by `streamlit run` and opened page by page in Debian's chromium.
+"""Real-browser test: the app served by `streamlit run` and opened page by page in Debian's chromium (its headless
+shell: scripts/app_server.CHROMIUM).
 
 Every page listed in app/catalog.py is opened by its own URL (http://host/<url>?lang=<en, ja, ko in turn>&<state>)
 in a fresh browser session, as a shared link or a bookmark would open it, at a state reached after input, with a
@@ -23,7 +24,7 @@ ATTENTION_LAB_SCREENSHOTS=docs each page opens with its default inputs, in Engli
 written to docs/screenshots/<url>.png where the README shows that picture.
 
 One server serves the whole module (model pages load their weights on their first visit only).
-Needs /usr/bin/chromium (`bash scripts/dev.sh test` installs it when missing) and playwright from PyPI; no browser
+Needs /usr/bin/chromium-headless-shell (`bash scripts/dev.sh test` installs it when missing) and playwright from PyPI; no browser
 is downloaded. Skipped, with the reason, when either is missing.
 """
 
@@ -40,13 +41,12 @@ import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from app import catalog
-from scripts.app_server import COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
+from scripts.app_server import CHROMIUM, COUNT_RUNS, RUN_FINISHED, free_port, start_server, stop_server
 from tests import axe_helpers
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 DOC_SCREENSHOTS = ROOT / "docs" / "screenshots"
 README = (ROOT / "README.md").read_text(encoding="utf-8")  # which of them it shows
@@ -90,7 +90,7 @@ STANDALONE_49 = re.compile(r"(?<![\d.,])49(?![\d.,])")
 
 if not Path(CHROMIUM).exists():
     pytest.skip(
-        f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium; "
+        f"{CHROMIUM} is missing (install Debian's: apt-get install chromium-headless-shell fonts-noto-cjk; "
         "`bash scripts/dev.sh test` does it when run as root)",
         allow_module_level=True,
     )

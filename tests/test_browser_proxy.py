@@ -22,7 +22,7 @@ FOLLOW_MS = 60_000
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory):
     if not Path(CHROMIUM).exists() or sync_api is None:
-        pytest.skip("needs /usr/bin/chromium and playwright")
+        pytest.skip(f"needs {CHROMIUM} and playwright")
     if not Path(sc.shutil.which("nginx") or "/usr/sbin/nginx").exists():
         pytest.skip("nginx is not installed (apt-get install nginx-light)")
     run = tmp_path_factory.mktemp("proxied")

@@ -250,3 +250,22 @@ def test_the_installer_row_is_the_committed_setup_run():
     assert result["same_distributions"] is True and "same versions" in row
     assert result["torch"] == ["2.13.0+cpu"]
     assert all(len(result["summary"][i]["runs_s"]) >= 2 for i in ("uv", "pip"))  # in turns, not one run each
+
+
+def test_the_headless_shell_figures_are_the_committed_runs():
+    """The README's browser-test times quote results/browser_headless_shell.json, and the shell it credits is the
+    browser the tests drive (scripts/app_server.CHROMIUM)."""
+    from scripts.app_server import CHROMIUM
+
+    result = json.loads((ROOT / "results" / "browser_headless_shell.json").read_text(encoding="utf-8"))
+    times = {
+        b: [f"{r['pytest_s']:.0f}" for r in result["runs"] if r["browser"] == b]
+        for b in ("chromium-headless-shell", "chromium")
+    }
+    text = " ".join(README.split())
+    assert (
+        f"took {' and '.join(times['chromium-headless-shell'])} s with the shell, {' and '.join(times['chromium'])} s with chromium"
+        in text
+    )
+    assert result["date"] in text
+    assert CHROMIUM.endswith("/chromium-headless-shell")
