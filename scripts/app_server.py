@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The browser every real-browser test and check drives: Debian's build of chromium's headless shell (the package
 # chromium-headless-shell), the same Blink and V8 as its chromium, without the windowed browser that chromium's own
-# --headless mode keeps running hidden. Opening pages took 15-20 % less CPU in it (six pages with their checks, in
+# --headless mode keeps running hidden. Opening pages took about 15 % less CPU in it (six pages with their checks, in
 # turns: 99-104 s of the machine's CPU with chromium, 84-89 s with the shell), and the tests' largest share of CPU
 # is the browser's.
 CHROMIUM = "/usr/bin/chromium-headless-shell"
