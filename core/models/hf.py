@@ -503,9 +503,11 @@ class HFAttentionModel(AttentionModel):
 
     @torch.no_grad()
     def prefill(self, cache: KVCache, ids: list[int]) -> None:
-        """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass."""
+        """Fill the cache with `ids` (positions 0 .. len(ids) - 1) in one pass. Through the base model: nothing
+        reads the prompt's next-token logits, and the vocabulary-sized output layer was about a fifth of SmolLM2's
+        prefill of 511 tokens (2.72 s with it, 2.15 s without: medians of six runs on one thread)."""
         if ids:
-            self.model(input_ids=self._ids([ids]), use_cache=True, **{cache_keyword(): cache})
+            self.model.base_model(input_ids=self._ids([ids]), use_cache=True, **{cache_keyword(): cache})
 
     @torch.no_grad()
     def step(
