@@ -264,6 +264,49 @@ def test_an_answer_that_is_no_option_is_refused_in_words(store):
     assert store.my_answer(code, token, store.room(code).question) is None
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_crafted_value_in_a_room_panel_is_the_apps_one_sentence_and_the_page_still_runs(store, lang, caplog):
+    """A seated learner's sidebar panel is a fragment, which Streamlit runs under its own error handler: an answer
+    picker sent a number where it holds text (a crafted websocket frame; it fails inside Streamlit's register_widget,
+    TypeError) showed Streamlit's English error box, wrote a full traceback per frame past the app's once-a-minute
+    rule, and on a full run cut the learner's page short. It is the app's one sentence in the learner's language
+    instead, the step's page is still drawn, and the traceback goes through app/serving.py once a minute."""
+    import logging
+
+    from streamlit import config
+
+    from app import serving
+
+    code, control = store.create(LESSON)
+    store.move(code, control, 2)  # a choice question
+    store.open_question(code, control, lesson().id, 2)
+
+    def learner_sends_a_number(run):
+        token = store.join(code, "Ana", lang)
+        at = run_view("room", {"room": code, "me": token, "lang": lang})
+        at.run()  # the panel's first poll opens the room's step
+        assert_no_exception(at)
+        title = [t.value for t in at.title]
+        send_raw(at.radio(key="room-pick"), int_value=999)
+        run(at)
+        assert not at.exception, [e.value for e in at.exception]
+        assert [e.value for e in at.error] == [i18n.text(lang, "common", "unexpected")]
+        return title, [t.value for t in at.title]
+
+    before = config.get_option("client.showErrorDetails")
+    config.set_option("client.showErrorDetails", "none")  # as .streamlit/config.toml sets it for visitors
+    serving._tracebacks.clear()
+    try:
+        with caplog.at_level(logging.ERROR):
+            learner_sends_a_number(lambda at: run_fragment(at, "panel"))  # the panel alone, as its timer reruns it
+            drawn, after = learner_sends_a_number(lambda at: at.run())  # a full run: the page under it is drawn
+            assert after == drawn
+    finally:
+        config.set_option("client.showErrorDetails", before)
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert [r.name for r in tracebacks] == ["attention_lab"], [(r.name, r.getMessage()) for r in tracebacks]
+
+
 def test_a_click_from_a_page_drawn_before_the_room_moved_is_a_sentence(store):
     """The facilitator's second tab (or a slow redraw) still shows 'Reveal' after the room moved on."""
     code, control = store.create(LESSON)

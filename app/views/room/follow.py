@@ -62,7 +62,11 @@ def refused(e: RoomError) -> None:
 
 def in_words(draw):
     """A part of a room page whose store call is refused, or whose database is busy or away for a moment, says so
-    in a sentence where it would be drawn (the next poll draws it again), never a traceback."""
+    in a sentence where it would be drawn (the next poll draws it again), never a traceback. Anything else it
+    raises is the app's one sentence and a traceback in the server's log once a minute (serving.unexpected), as a
+    page's error is: these parts are fragments, and Streamlit catches a fragment's exception itself, before
+    app/main.py could, to show its own English box and log a traceback every time (a crafted widget value in a
+    learner's panel, sent again and again), and on a full run the page under a failed panel was not drawn."""
 
     @functools.wraps(draw)
     def guarded(*args, **kwargs):
@@ -70,6 +74,8 @@ def in_words(draw):
             return draw(*args, **kwargs)
         except RoomError as e:
             st.warning(ui.texts("room")(e.key))
+        except Exception as err:  # noqa: BLE001 - Streamlit's stop and rerun are BaseExceptions: they pass
+            serving.unexpected(err)
 
     return guarded
 
