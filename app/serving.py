@@ -77,6 +77,7 @@ import os
 import sys
 import threading
 import time
+import urllib.parse
 
 import streamlit as st
 import torch
@@ -155,10 +156,22 @@ PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarde
 
 def came_from_afar(headers) -> bool:
     """Whether a request to a server on the loopback address came through a proxy or names another host: a proxy
-    header, or a Host other than localhost, 127.0.0.1 or [::1] (with or without a port). `headers`: a mapping
-    whose keys are case-insensitive (st.context.headers), or {} outside a visitor's run."""
+    header, a Host other than localhost, 127.0.0.1 or [::1] (with or without a port), or a browser's Origin (the
+    address of the page that opened the websocket) other than those. A proxy that sets Host to its upstream's
+    address and adds no header (nginx's default, proxy_set_header Host $proxy_host) still brings the browser's
+    Origin; Streamlit refuses such a websocket unless server.enableCORS and enableXsrfProtection are off, the
+    usual answer to that 403. `headers`: a mapping whose keys are case-insensitive (st.context.headers), or {}
+    outside a visitor's run."""
     if any(headers.get(name) for name in PROXY_HEADERS):
         return True
+    origin = (headers.get("Origin") or "").strip()
+    if origin:
+        try:
+            origin_host = urllib.parse.urlsplit(origin).hostname  # None for "null" (a sandboxed or file page)
+        except ValueError:
+            origin_host = None
+        if origin_host not in LOOPBACK:
+            return True
     host = (headers.get("Host") or "").strip().lower()
     if not host:
         return False

@@ -132,6 +132,15 @@ def test_a_hosted_server_offers_no_folder_box(tmp_path, monkeypatch, own_list):
         ([("Host", "localhost:8501"), ("X-Forwarded-For", "203.0.113.7")], False),  # nginx in front
         ([("Host", "localhost:8501"), ("Forwarded", "for=203.0.113.7")], False),
         ([("Host", "class.example.org")], False),  # a proxy that passes the visitor's Host on
+        ([("Host", "127.0.0.1:8501"), ("Origin", "http://127.0.0.1:8501")], True),  # the laptop's own browser
+        ([("Host", "localhost:8501"), ("Origin", "http://localhost:8501")], True),
+        ([("Host", "[::1]:8501"), ("Origin", "http://[::1]:8501")], True),
+        # nginx's default (proxy_set_header Host $proxy_host) and no forwarding header: only the browser's Origin
+        # says where the page was opened (the websocket gets through with server.enableCORS and
+        # enableXsrfProtection off, the usual answer to a proxy's 403)
+        ([("Host", "127.0.0.1:8501"), ("Origin", "https://class.example.org")], False),
+        ([("Host", "localhost:8501"), ("Origin", "http://localhost.class.example.org:8080")], False),
+        ([("Host", "127.0.0.1:8501"), ("Origin", "null")], False),  # a sandboxed or file page: not the laptop's
     ],
 )
 def test_a_laptop_run_behind_a_proxy_offers_no_folder_box(monkeypatch, own_list, headers, box):
