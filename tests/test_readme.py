@@ -269,3 +269,19 @@ def test_the_headless_shell_figures_are_the_committed_runs():
     )
     assert result["date"] in text
     assert CHROMIUM.endswith("/chromium-headless-shell")
+
+
+def test_the_gru_timing_sentence_is_the_committed_run():
+    """/rnn-attention's time per sentence as the page reads results/rnn_attention.json (core's timing view): torch's
+    nn.GRU over the Transformer encoder at the shortest length, the range from the next length on, the longest, and
+    the Python-loop cell at the longest."""
+    from core.results import load_result
+    from core.rnn_attention import view as rv
+
+    timing = rv.timing_view(load_result("rnn_attention", required=rv.is_result))
+    ratios = [g / t for g, t in zip(timing.torch_gru_ms, timing.transformer_ms, strict=True)]
+    n = timing.lengths
+    text = " ".join(README.split())
+    assert f"at n = {n[0]} ({ratios[0]:.2f} ×) and slower from n = {n[1]} on" in text
+    assert f"({min(ratios[1:]):.1f}-{max(ratios[1:]):.1f} ×, {ratios[-1]:.1f} × at n = {n[-1]})" in text
+    assert f"Python-loop cell {timing.ratio_at_longest:.1f} × at {n[-1]}" in text
