@@ -285,3 +285,23 @@ def test_the_gru_timing_sentence_is_the_committed_run():
     assert f"at n = {n[0]} ({ratios[0]:.2f} ×) and slower from n = {n[1]} on" in text
     assert f"({min(ratios[1:]):.1f}-{max(ratios[1:]):.1f} ×, {ratios[-1]:.1f} × at n = {n[-1]})" in text
     assert f"Python-loop cell {timing.ratio_at_longest:.1f} × at {n[-1]}" in text
+
+
+def test_the_gpu_long_maps_row_is_the_committed_runs():
+    """The /long-maps row of 'Measured on a GPU' as the page reads results/bench_pooled.json with the H200 run in
+    place (core.long_maps.views): each Triton ratio to one cuDNN forward, its largest extra memory, and the CPU torch
+    path's range against PyTorch's CPU flash kernel."""
+    from core.long_maps import views
+
+    runs = views.pooled_runs()
+    gpu = {(t.seq_len, t.causal): t for t in views.exact_maps_timings(runs["cuda"]) if t.path == "pooled/triton"}
+    cpu = [t for t in views.exact_maps_timings(runs["cpu"]) if t.path == "pooled/torch"]
+    row = next(line for line in README.splitlines() if line.startswith("| `/long-maps` | exact pooled maps"))
+    assert (
+        f"{gpu[65536, False].ratio:.2f}× at 65,536 tokens, {gpu[65536, True].ratio:.2f}× causal, "
+        f"{gpu[131072, True].ratio:.2f}× at 131,072 causal, {gpu[16384, True].ratio:.1f}× at 16,384 causal; "
+        f"at most {max(t.peak_bytes for t in gpu.values()) / 2**20:.0f} MiB extra" in row
+    )
+    lo, hi = min(t.ratio for t in cpu), max(t.ratio for t in cpu)
+    n_lo, n_hi = min(t.seq_len for t in cpu), max(t.seq_len for t in cpu)
+    assert f"{lo:.1f}–{hi:.1f}× from {n_lo:,} to {n_hi:,}" in row
