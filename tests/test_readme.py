@@ -305,3 +305,12 @@ def test_the_gpu_long_maps_row_is_the_committed_runs():
     lo, hi = min(t.ratio for t in cpu), max(t.ratio for t in cpu)
     n_lo, n_hi = min(t.seq_len for t in cpu), max(t.seq_len for t in cpu)
     assert f"{lo:.1f}–{hi:.1f}× from {n_lo:,} to {n_hi:,}" in row
+
+
+def test_the_kubernetes_sizing_quotes_the_committed_footprint():
+    """The Deployment's sizing sentence gives results/memory_footprint.json in GiB: the server's memory once MiniLM is
+    loaded and the peak after SmolLM2's logit lens."""
+    result = json.loads((ROOT / "results" / "memory_footprint.json").read_text(encoding="utf-8"))
+    minilm = next(step["VmRSS_MiB"] for step in result["steps"] if step["step"] == "MiniLM")
+    text = " ".join(README.split())
+    assert f"{minilm / 1024:.2f} GiB with MiniLM, a {result['peak_mib'] / 1024:.2f} GiB peak" in text
