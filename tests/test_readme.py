@@ -314,3 +314,21 @@ def test_the_kubernetes_sizing_quotes_the_committed_footprint():
     minilm = next(step["VmRSS_MiB"] for step in result["steps"] if step["step"] == "MiniLM")
     text = " ".join(README.split())
     assert f"{minilm / 1024:.2f} GiB with MiniLM, a {result['peak_mib'] / 1024:.2f} GiB peak" in text
+
+
+def test_the_long_maps_default_time_is_the_committed_run():
+    """/long-maps' default (its length and layer from core.long_maps.state) timed as results/bench_pooled.json's
+    SmolLM2 row for it records: the forward up to the layer, the pooling, their sum and the load."""
+    from core.long_maps import state, views
+
+    row = next(
+        r
+        for r in views.measured_smollm2()
+        if (r["n_tokens"], r["layer"]) == (state.DEFAULT_LENGTH, state.DEFAULT_LAYER)
+    )
+    text = " ".join(README.split())
+    assert (
+        f"Default: {state.DEFAULT_LENGTH:,} tokens, layer {state.DEFAULT_LAYER} "
+        f"({row['forward_s'] + row['pool_s']:.1f} s on the 2-core CPU at load {row['loadavg_1min']:.0f}: "
+        f"the layers up to it {row['forward_s']:.2f} s, the pooling {row['pool_s']:.2f} s" in text
+    )
