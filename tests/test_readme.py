@@ -332,3 +332,29 @@ def test_the_long_maps_default_time_is_the_committed_run():
         f"({row['forward_s'] + row['pool_s']:.1f} s on the 2-core CPU at load {row['loadavg_1min']:.0f}: "
         f"the layers up to it {row['forward_s']:.2f} s, the pooling {row['pool_s']:.2f} s" in text
     )
+
+
+def test_the_replica_count_quotes_the_committed_load_tests():
+    """'How many replicas' gives each load test's capacity at p95 1.5 s: /attention alone
+    (results/load_test_attention.json, its p95 there) and the whole round (results/load_test.json: the most visitors
+    at which every page of the round, and of every smaller stage, is within the target), and the round's slowest
+    page at 30."""
+
+    def run(name: str) -> dict:
+        return json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))
+
+    alone, round_ = run("load_test_attention"), run("load_test")
+    target = round_["config"]["target_p95_ms"]
+    assert target == alone["config"]["target_p95_ms"] == 1500
+    held = alone["capacity_sessions_at_target"]
+    p95 = next(s["by_page"]["attention"]["p95_ms"] for s in alone["sweep"] if s["sessions"] == held)
+    within = 0
+    for stage in round_["sweep"]:
+        if max(p["p95_ms"] for p in stage["by_page"].values()) > target:
+            break
+        within = stage["sessions"]
+    at_30 = next(s["by_page"] for s in round_["sweep"] if s["sessions"] == 30)
+    slowest = max(at_30, key=lambda page: at_30[page]["p95_ms"])
+    text = " ".join(README.split())
+    assert f"holds **{held} learners** on /attention (p95 {p95 / 1000:.2f} s) and **{within}** doing the mixed" in text
+    assert f"its slowest, /{slowest}, {at_30[slowest]['p95_ms'] / 1000:.2f} s at 30): count {held} learners" in text
