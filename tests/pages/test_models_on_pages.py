@@ -131,8 +131,11 @@ LIVE_PARTS = {
     "topic, family",
     [("transformer-xl", family) for family in ANY_MASK] + [("rope-scaling", family) for family in WHOLE_ROPE],
 )
-def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
-    key = folders[family]
+def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family, monkeypatch):
+    import streamlit
+
+    key, said, spinner = folders[family], [], streamlit.spinner
+    monkeypatch.setattr(streamlit, "spinner", lambda text="", *a, **k: said.append(text) or spinner(text, *a, **k))
     at = run_view(topic, params={"model": key, **LIVE_PARTS[topic]})
     if topic == "rope-scaling":
         at.button(key="live-run").click().run()
@@ -144,6 +147,7 @@ def test_a_live_loss_run_takes_an_own_decoder(folders, topic, family):
         assert any("Live run" in t for t in titles), titles
     else:
         assert f"tiny-{family}" in "\n".join(m.value for m in at.markdown)  # the live text names the model run
+        assert said and f"tiny-{family}" in said[-1] and "SmolLM2" not in "".join(said), said  # so does the wait
         # five masks (one figure each), reach, the two committed curves (SmolLM2's), the live curve
         assert len(titles) == 9, titles
 

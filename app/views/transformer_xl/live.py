@@ -31,7 +31,7 @@ def show(T) -> None:
         return
     if models.load(key) is None:
         return
-    with st.spinner(T("running")):
+    with st.spinner(T("running", name=models.name_in_text(key), k=len(tx.METHODS))):
         view = models.computed(key, tx.live_view, text, segment, window, sinks, MAX_TOKENS, queue="transformer_xl")
     if view.status == "too_short":
         st.info(T("too_short"))
