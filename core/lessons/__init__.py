@@ -80,11 +80,20 @@ class Lesson:
 
 
 class LessonError(ValueError):
-    """A lesson file that cannot be used: str() names the file and the line."""
+    """A lesson file that cannot be used: str() names the file by its path and the line (for the operator's
+    scripts); `shown` by its name only (for a page, which any visitor of a hosted server reads)."""
 
     def __init__(self, path: str | Path, line: int | None, message: str):
         self.path, self.line, self.message = str(path), line, message
-        super().__init__(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
+        super().__init__(self._at(self.path))
+
+    def _at(self, file: str) -> str:
+        return f"{file}:{self.line}: {self.message}" if self.line else f"{file}: {self.message}"
+
+    @property
+    def shown(self) -> str:
+        """The file's name, the line and what is wrong: never the folders the server keeps the lessons in."""
+        return self._at(Path(self.path).name)
 
 
 @dataclass(frozen=True)
@@ -214,7 +223,8 @@ def read_toml(path: Path) -> tuple[str, dict]:
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise LessonError(path, None, f"cannot read: {e}") from None
+        # an OSError's own words name the whole path: its reason alone
+        raise LessonError(path, None, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
     try:
         return source, tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
@@ -310,7 +320,7 @@ def load_lessons(folder: str | Path | None = None, pages: Iterable[str] | None =
     seen: dict[str, str] = {}
     for lesson in lessons:
         if lesson.id in seen:
-            raise LessonError(lesson.path, 1, f"lesson id {lesson.id!r} is also used by {seen[lesson.id]}")
+            raise LessonError(lesson.path, 1, f"lesson id {lesson.id!r} is also used by {Path(seen[lesson.id]).name}")
         seen[lesson.id] = lesson.path
     return {x.id: x for x in sorted(lessons, key=lambda x: (x.order, x.id))}
 

@@ -101,6 +101,35 @@ def test_a_broken_lesson_file_is_reported_with_file_and_line(tmp_path, monkeypat
     assert any("broken.toml:" in c.value for c in at.code), [c.value for c in at.code]
 
 
+@pytest.mark.parametrize("broken", ["toml", "duplicate", "unreadable"])
+def test_a_broken_lesson_file_is_named_without_the_servers_folders(tmp_path, monkeypatch, broken):
+    """Every visitor of a hosted server reads what /lessons and /room say of a broken lesson file: the file's name and
+    line, never the folder the server keeps it in (the operator's paths stay in the server's log, as the models
+    list's do). A file that cannot be read, or a lesson id used twice, named both files by their absolute paths."""
+    import app.room.store as room_store
+
+    folder = tmp_path / "srv-private-lessons"
+    folder.mkdir()
+    good = (core.DEFAULT_FOLDER / f"{LESSON}.toml").read_text(encoding="utf-8")
+    if broken == "toml":
+        (folder / "broken.toml").write_text(good.replace('page = "attention"', 'page = "attention'), encoding="utf-8")
+    elif broken == "duplicate":
+        (folder / "a-first.toml").write_text(f'id = "{LESSON}"\n' + good, encoding="utf-8")
+        (folder / "broken.toml").write_text(f'id = "{LESSON}"\n' + good, encoding="utf-8")
+    else:
+        (folder / "broken.toml").mkdir()  # a name the folder's glob finds that cannot be read as a file
+    monkeypatch.setattr(core, "DEFAULT_FOLDER", folder)
+    room_store.lessons.clear()  # the rooms' lessons, read once per process
+    try:
+        for page in ("lessons", "room"):
+            at = open_view(page)
+            shown = shown_text(at) + " ".join(c.value for c in at.code)
+            assert at.error and "broken.toml" in shown, (page, shown)
+            assert "srv-private-lessons" not in shown and str(tmp_path) not in shown, (page, shown)
+    finally:
+        room_store.lessons.clear()
+
+
 @pytest.mark.parametrize("lang, title", [("ja", "レッスン"), ("ko", "레슨")])
 def test_the_walk_in_japanese_and_korean(lang, title):
     at = open_view("lessons", {"lesson": LESSON, "lstep": "2"}, state={"lang": lang})

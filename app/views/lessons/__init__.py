@@ -47,7 +47,7 @@ def page() -> None:
         lessons = progress.load_lessons()
     except core.LessonError as err:
         st.error(T("bad_file"))
-        st.code(str(err), language=None)
+        st.code(err.shown, language=None)  # the file's name: not the server's folders
         ui.page_end()
         return
     if not lessons:

@@ -95,7 +95,7 @@ def page() -> None:
         lessons = follow.lessons()
     except LessonError as e:
         st.error(T("no_lessons"))
-        st.code(str(e), language=None)
+        st.code(e.shown, language=None)  # the file's name: not the server's folders
         ui.page_end()
         return
     try:
