@@ -358,3 +358,21 @@ def test_the_replica_count_quotes_the_committed_load_tests():
     text = " ".join(README.split())
     assert f"holds **{held} learners** on /attention (p95 {p95 / 1000:.2f} s) and **{within}** doing the mixed" in text
     assert f"its slowest, /{slowest}, {at_30[slowest]['p95_ms'] / 1000:.2f} s at 30): count {held} learners" in text
+
+
+def test_the_transformer_xl_losses_are_the_committed_run():
+    """/transformer-xl's five mean losses in the README are results/transformer_xl.json's, from the position its
+    verdict reads them from and over the whole text, and its settings."""
+    result = json.loads((ROOT / "results" / "transformer_xl.json").read_text(encoding="utf-8"))
+    order = ("full", "sinks_window", "independent", "xl", "window")
+    past, whole = result["mean_loss_past_window"], result["mean_loss"]
+    text = " ".join(README.split())
+    assert (
+        f"{result['tokens']:,} tokens, L = W = {result['segment']}, {result['sinks']} sinks), its mean from position "
+        f"{result['past_window_from']} on" in text
+    )
+    assert result["segment"] == result["window"]
+    names = ("full {:.3f} nats", "sinks + window {:.3f}", "independent segments {:.3f}", "XL memory {:.3f}",
+             "window alone {:.3f}")  # fmt: skip
+    assert ", ".join(n.format(past[m]) for n, m in zip(names, order, strict=True)) in text
+    assert f"(over all {result['tokens']:,} positions: " + ", ".join(f"{whole[m]:.3f}" for m in order) + ")" in text
