@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import long_maps as lm
 from core.models import registry
-from tests.apptest_helpers import figure_titles, figure_traces, open_view, plotted_values
+from tests.apptest_helpers import figure_titles, figure_traces, open_view, plotted_values, shown_text
 
 MODEL_FREE = True  # its tests (those not marked slow) load no model: tests/conftest.py checks it
 
@@ -116,3 +116,11 @@ def test_on_a_gpu_the_page_offers_long_documents_and_runs_the_one_smollm2(monkey
         assert len(at.get("plotly_chart")) == 3
     finally:
         registry.forget("smollm2")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_intro_sizes_the_full_matrix_in_mib(lang):
+    """8,192² float32 weights are 268,435,456 bytes: 256 MiB (268 MB), in every language."""
+    n = 8192
+    text = shown_text(open_page({"lang": lang, "src": "random"}))
+    assert f"{n:,}" in text and f"{n * n * 4 / 2**20:.0f} MiB" in text
