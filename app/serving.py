@@ -408,12 +408,15 @@ HEAVY = WorkQueue(
 )  # fmt: skip
 POLL_S = 0.5  # how often a waiting visitor's place and wait are refreshed (and a stop request noticed)
 XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's own per-browser cookie (server.enableXsrfProtection, on by default)
+MAX_TOKEN_BYTES = 64  # Streamlit's token is 16 random bytes; a longer cookie is a client's own (browser_token)
 
 
 def browser_token(cookie: str | None) -> str | None:
     """The random token inside Streamlit's XSRF cookie ("2|mask|masked token|time", or a bare v1 hex token): the
-    same for every tab of one browser while the mask changes with each response; None when absent or malformed."""
-    if not cookie:
+    same for every tab of one browser while the mask changes with each response; None when absent, malformed or
+    longer than MAX_TOKEN_BYTES (a client's own cookie: its name is kept for 10,000 visitors in first_seen, keys the
+    queue and is written to the rooms' database, and a server takes an 8,000-character cookie)."""
+    if not cookie or len(cookie) > 4 * MAX_TOKEN_BYTES + 64:  # a token, mask and time; not a client's own essay
         return None
     parts = cookie.strip("\"'").split("|")
     try:
@@ -426,7 +429,7 @@ def browser_token(cookie: str | None) -> str | None:
             return None
     except ValueError:
         return None
-    return token.hex() if len(token) >= 8 else None
+    return token.hex() if 8 <= len(token) <= MAX_TOKEN_BYTES else None
 
 
 def visitor() -> str | None:

@@ -139,6 +139,23 @@ def test_a_browsers_tabs_are_one_visitor_for_the_queue():
         assert browser_token(bad) is None, bad
 
 
+def test_a_cookie_far_longer_than_streamlits_token_names_no_browser():
+    """Streamlit's XSRF token is 16 random bytes; a client writes its own cookie, and the server took any length as
+    the browser's name: a real server accepted an 8,000-character cookie (a larger one stalls its handshake), and
+    the name, 8,008 characters, is what serving.first_seen keeps for 10,000 visitors (about 80 MB of one process
+    held for good; Streamlit's own tokens, a few MB), the heavy queue keys on and the rooms' limits write to
+    the database with every counted action. Such a client is its session, as one without the cookie is."""
+    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+
+    from app.serving import MAX_TOKEN_BYTES, browser_token
+
+    assert browser_token(generate_xsrf_token_string(bytes(range(16)))) == bytes(range(16)).hex()
+    assert browser_token(bytes(MAX_TOKEN_BYTES).hex()) == bytes(MAX_TOKEN_BYTES).hex()
+    for n in (MAX_TOKEN_BYTES + 1, 4_000):
+        assert browser_token("ab" * n) is None, n  # a bare version-1 token
+        assert browser_token(generate_xsrf_token_string(bytes(n))) is None, n  # masked, version 2
+
+
 VISITOR_PROBE = """import os
 import streamlit as st
 from app import serving
