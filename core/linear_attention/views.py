@@ -190,17 +190,28 @@ class GenerationView:
     rnn_over_kv: list[float | None]
     kv_over_none: list[float | None]
     last: dict | None  # the largest context where every mode ran
+    # at `last`, which of the RNN form and softmax with a KV cache generated faster, as the catalog key that says so
+    # ("gen_result": the RNN form, "gen_result_kv_faster": the cache, as on a GPU), and the faster one's tokens/s
+    # over the slower one's
+    last_words: str | None
+    last_speedup: float | None
 
 
 def generation_view(rows: list[dict]) -> GenerationView:
     full = [r for r in rows if r.get("rnn_over_kv_cache") and r.get("kv_cache_over_no_cache")]
+    last = full[-1] if full else None
+    rnn_faster = last is not None and last["rnn_over_kv_cache"] >= 1
     return GenerationView(
         contexts=[r["context"] for r in rows],
         tok_s={m: [r.get(f"{m}_tok_s") for r in rows] for m in MODES},
         skipped={m: [bool(r.get("skipped") or r.get(f"{m}_skipped")) for r in rows] for m in MODES},
         rnn_over_kv=[r.get("rnn_over_kv_cache") for r in rows],
         kv_over_none=[r.get("kv_cache_over_no_cache") for r in rows],
-        last=full[-1] if full else None,
+        last=last,
+        last_words=None if last is None else ("gen_result" if rnn_faster else "gen_result_kv_faster"),
+        last_speedup=None
+        if last is None
+        else (last["rnn_over_kv_cache"] if rnn_faster else 1 / last["rnn_over_kv_cache"]),
     )
 
 

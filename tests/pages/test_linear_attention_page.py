@@ -105,6 +105,10 @@ def test_linear_page_says_where_the_gpu_changes_the_conclusion():
         f"{cpu8k['kv_cache_tok_s']:,.0f}). On the NVIDIA H200 it did at 0 of them: there the KV cache was faster "
         f"(at 8,192: {at8k['kv_cache_tok_s']:,.0f} against {at8k['rnn_tok_s']:,.0f} tokens/s)" in text
     )
+    # each run's last context compared the right way round: the cache slower on the CPU, faster on the GPU
+    assert f"({cpu8k['rnn_tok_s'] / cpu8k['kv_cache_tok_s']:,.2f}× slower than the RNN form)" in text
+    assert f"({at8k['kv_cache_tok_s'] / at8k['rnn_tok_s']:,.2f}× faster than the RNN form)" in text
+    assert text.count("slower than the RNN form") == 1
     rnn = [r["rnn_tok_s"] for r in gpu.values()]
     assert f"RNN form stayed between {min(rnn):,.0f} and {max(rnn):,.0f} tokens/s" in text
     gpu_table = [df.value for df in at.dataframe if "RNN form (linear)" in df.value.columns][1]  # after the CPU's

@@ -33,12 +33,12 @@ def show(T, view: GenerationView, name: str, key: str) -> None:
     if last:
         st.markdown(
             T(
-                "gen_result",
+                view.last_words,
                 ctx=last["context"],
                 rnn=last["rnn_tok_s"],
                 kv=last["kv_cache_tok_s"],
                 none=last["no_cache_tok_s"],
-                r1=last["rnn_over_kv_cache"],
+                r1=view.last_speedup,
                 r2=last["kv_cache_over_no_cache"],
             )
         )
