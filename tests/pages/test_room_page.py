@@ -158,6 +158,19 @@ def test_learner_words_are_plain_text_for_others(store):
     assert not any("<script>" in m.value for m in learner.markdown)
 
 
+def test_a_learners_name_on_their_seat_page_is_plain_text(store):
+    """The seat page (/room?room=CODE&me=TOKEN: a learner's reload, second tab, or a link shared against the
+    advice) greets the learner by name in a box Streamlit draws as markdown: a name is shown as typed there too,
+    never a link, an image (a request to another site) or emphasis."""
+    code, _ = store.create(LESSON)
+    name = "[a](https://e.example) ![t](/t.png)**x**"
+    at = run_view("room", {"room": code, "me": store.join(code, name, "en")})
+    assert_no_exception(at)
+    (greeting,) = [s.value for s in at.success]
+    assert greeting == i18n.text("en", "room", "seated", code=code, name=plain(name))  # escaped: drawn as typed
+    assert not re.search(r"(?<!\\)\]\(|(?<!\\)\*\*", greeting), greeting
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_facilitator_on_one_replica_learners_on_the_other(kind, tmp_path, monkeypatch):
     """Two replicas = two processes with their own store connection to one database: the facilitator's clicks on

@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import ui
 from app.room.store import open_store
-from app.views.lessons.text import label
+from app.views.lessons.text import label, plain
 from app.views.room import control_token, facilitator, follow, projector
 from core import room as rules
 from core.lessons import LessonError
@@ -75,7 +75,7 @@ def seat(T, code: str, token: str) -> None:
     s = follow.seat()
     if s is None or s["code"] != code or s["token"] != token:
         s = follow.take_seat(code, token, learner.name, learner.lang)
-    st.success(T("seated", code=code, name=learner.name))
+    st.success(T("seated", code=code, name=plain(learner.name)))  # markdown: the name escaped, drawn as typed
     st.caption(T("seat_link"))
     if st.button(T("go_step"), type="primary", key="room-go-step"):
         room = open_store().room(code)
