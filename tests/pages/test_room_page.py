@@ -646,6 +646,21 @@ def test_codes_tried_in_vain_hold_a_browser_back(store):
     assert not any(e.value.startswith("Join") for e in at.get("form_submit_button"))
 
 
+def test_a_recovery_link_refused_unchecked_leaves_the_address_bar_too(store):
+    """A browser past its codes tried in vain (a classroom computer learners typed codes on) opens the facilitator's
+    recovery link: the code is not even looked up, so the control token was never checked, and it stayed in the
+    address bar under the warning, on a screen the class may see. Only a database that is away keeps it there, to
+    be checked when it answers."""
+    code, control = store.create(LESSON)
+    guesses = [g for g in ("ZZZZZ" + ch for ch in rules.CODE_ALPHABET) if g != code]
+    for guess in guesses[: rules.LIMITS["join_miss"].count]:
+        run_view("room", {"room": guess})
+    at = run_view("room", {"room": code, "key": control})
+    assert_no_exception(at)
+    assert any("Too many codes were tried from this browser" in w.value for w in at.warning)
+    assert "key" not in at.query_params and control not in str(at.query_params)
+
+
 def test_a_learner_who_just_joined_is_removed_from_the_live_panel(store):
     """The door is drawn by the facilitator's live panel (a fragment that polls): a prankster who joined after the
     page was drawn is in the list at the next poll, and removing them reruns only the panel."""

@@ -102,8 +102,10 @@ def page() -> None:
         open_room(T, lessons)
     except RoomError as e:
         st.warning(T(e.key))
-        if e.key in ("busy", "unavailable"):
+        if e.key in ("busy", "unavailable"):  # a recovery link keeps its token until the database can check it
             follow.rerun_when_back(st.query_params.get("room") or "")
+        else:  # refused unchecked (codes tried in vain): a control token never stays in the address bar
+            st.query_params.pop("key", None)
     ui.page_end()
 
 
