@@ -56,12 +56,16 @@ class AssociativityView:
     crossover: int  # smallest n where the d x d order is cheaper
     sizes: list[int]
     curves: dict[str, list[int]]  # {"quadratic": [...], "linear": [...]} over sizes
+    words: str  # the catalog key saying which order is cheaper here: "trick_result" (d x d), "trick_result_quadratic"
+    fewer: float  # how many times fewer multiply-adds the cheaper order takes (>= 1)
 
 
 def associativity_view(n: int, d: int, sizes: list[int]) -> AssociativityView:
     costs = associativity_costs(n, d)
     ratio = costs["quadratic"]["multiply_adds"] / costs["linear"]["multiply_adds"]
-    return AssociativityView(n, d, costs, ratio, associativity_crossover(d), list(sizes), cost_curves(sizes, d))
+    words, fewer = ("trick_result", ratio) if ratio >= 1 else ("trick_result_quadratic", 1 / ratio)
+    return AssociativityView(n, d, costs, ratio, associativity_crossover(d), list(sizes), cost_curves(sizes, d),
+                             words, fewer)  # fmt: skip
 
 
 # --- 2. the implied matrix --------------------------------------------------------------------------------------

@@ -34,9 +34,22 @@ def test_linear_page_states_the_counted_costs():
     c = associativity_costs(16384, 128)
     text = shown(at)
     assert f"takes {c['quadratic']['multiply_adds']:,} multiply-adds" in text
+    quad, lin = c["quadratic"]["multiply_adds"], c["linear"]["multiply_adds"]
+    assert f"{lin:,} and holds {c['linear']['intermediate_numbers']:,}: {quad / lin:,.1f}× fewer operations" in text
     assert f"from n = {lviews.associativity_crossover(128):,} on" in text
     assert figure_bytes(at) < MAX_VIEW_BYTES
     assert not at.warning, [w.value for w in at.warning]
+
+
+def test_linear_page_says_which_order_is_cheaper_below_the_crossover():
+    """At n = 16 and d = 256 (both offered) the d x d order takes 16x the multiply-adds of the n x n one: the page
+    says the n x n order is the cheaper there, never '0.1x fewer'."""
+    c = associativity_costs(16, 256)
+    quad, lin = c["quadratic"]["multiply_adds"], c["linear"]["multiply_adds"]
+    assert lin > 10 * quad
+    text = shown(open_page("linear_attention.py", {"n": "16", "d": "256"}))
+    assert f"here the n × n order takes {lin / quad:,.1f}× fewer operations" in text
+    assert f"{quad / lin:,.1f}× fewer" not in text
 
 
 @pytest.mark.parametrize(

@@ -34,14 +34,14 @@ def part(T) -> None:
     quad, lin = costs["quadratic"], costs["linear"]
     st.markdown(
         T(
-            "trick_result",
+            view.words,
             n=n,
             d=d,
             quad=quad["multiply_adds"],
             qnum=quad["intermediate_numbers"],
             lin=lin["multiply_adds"],
             lnum=lin["intermediate_numbers"],
-            ratio=view.ratio,
+            ratio=view.fewer,
             cross=view.crossover,
         )
     )
