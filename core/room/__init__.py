@@ -189,9 +189,16 @@ def _drop_format(text: str) -> str:
     return "".join(out)
 
 
+RAW_CHARS = 4  # a name or sentence sent with more than this many times its limit is too long before it is read
+
+
 def _clean(raw, limit: int, empty_key: str, long_key: str) -> str:
     if not isinstance(raw, str):
         raise RoomError(empty_key)
+    # a browser's box sends at most `limit` characters; a crafted message up to a megabyte, which the loops below
+    # would read for most of a second while every visitor's page waits for the interpreter lock
+    if len(raw) > RAW_CHARS * limit:
+        raise RoomError(long_key, f"{len(raw)} characters sent > {RAW_CHARS} * {limit}")
     text = unicodedata.normalize("NFC", raw)
     # control and format characters (newlines, bidi overrides, zero-width joiners on their own) would let a name
     # pose as another or break the board's lines

@@ -62,6 +62,33 @@ BLANKS = {
 }
 
 
+def test_a_name_or_sentence_far_over_its_limit_is_refused_before_its_characters_are_read(monkeypatch):
+    """A browser sends a name or a gallery sentence of at most its box's max_chars; a crafted message sends up to the
+    server's 1 MB, and _clean's per-character loops took 0.5-0.9 s of CPU on a million characters (holding the
+    interpreter lock every visitor's page shares) before saying it was too long, in a learner's fragment that takes
+    no page slot, and before the sentence's rate limit. Now the work is bounded by the limit, not by the message."""
+    read = [0]
+
+    class Counting:
+        def __getattr__(self, name):
+            real = getattr(unicodedata, name)
+
+            def counted(*args):
+                read[0] += max((len(a) for a in args if isinstance(a, str)), default=0)
+                return real(*args)
+
+            return counted
+
+    monkeypatch.setattr(rules, "unicodedata", Counting())
+    for clean, limit, key in ((rules.clean_name, rules.MAX_NAME_CHARS, "name_long"),
+                              (rules.clean_sentence, rules.MAX_SENTENCE_CHARS, "sentence_long")):  # fmt: skip
+        for raw in ("a " * 500_000, "\u0301" * 1_000_000, "猫" * 1_000_000):
+            read[0] = 0
+            with pytest.raises(RoomError, match=key):
+                clean(raw)
+            assert read[0] <= 4 * limit, (clean.__name__, ascii(raw[:4]), read[0])
+
+
 @pytest.mark.parametrize("blank", list(BLANKS.values()), ids=list(BLANKS))
 def test_a_name_or_sentence_with_nothing_visible_is_empty(blank):
     with pytest.raises(RoomError, match="^name_empty$"):
