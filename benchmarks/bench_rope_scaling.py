@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import platform
 import statistics
 import sys
@@ -52,6 +53,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--factors", nargs="+", type=float, default=[2.0, 4.0, 8.0, 32.0])
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]  # other work on the machine inflates the times, never the bytes
     text = english_text()
     t = lambda key, **fmt: text[key].format(**fmt)  # noqa: E731
     one_view(4.0, t)  # warm-up: imports, first transformers calls
@@ -86,6 +88,8 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "device": f"cpu: {platform.machine()}, {torch.get_num_threads()} threads",
         "torch": torch.__version__,
+        "loadavg_1min_before": round(load_before, 2),
+        "loadavg_1min_after": round(os.getloadavg()[0], 2),
         "max_distance": MAX_DISTANCE,
         "views": rows,
         "resolution_s": round(res_s, 3),

@@ -376,3 +376,15 @@ def test_the_transformer_xl_losses_are_the_committed_run():
              "window alone {:.3f}")  # fmt: skip
     assert ", ".join(n.format(past[m]) for n, m in zip(names, order, strict=True)) in text
     assert f"(over all {result['tokens']:,} positions: " + ", ".join(f"{whole[m]:.3f}" for m in order) + ")" in text
+
+
+def test_the_rope_scaling_benchmark_row_is_the_committed_run():
+    """The benchmarks table's scaled-RoPE row quotes results/bench_rope_scaling.json: the worst p50 per view, the
+    load it ran at, each view's bytes and the run's date."""
+    result = json.loads((ROOT / "results" / "bench_rope_scaling.json").read_text(encoding="utf-8"))
+    row = next(line for line in README.splitlines() if line.startswith("| `benchmarks/bench_rope_scaling.py` |"))
+    views = result["views"]
+    assert f"worst p50 {max(v['p50_s'] for v in views):.2f} s per view" in row
+    assert f"at load {result['loadavg_1min_before']:.1f}-{result['loadavg_1min_after']:.1f}" in row
+    assert f"{min(v['json_kb'] for v in views):.0f}–{max(v['json_kb'] for v in views):.0f} KB per view" in row
+    assert result["date"][:10] in row
