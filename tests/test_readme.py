@@ -269,6 +269,14 @@ def test_the_headless_shell_figures_are_the_committed_runs():
     )
     assert result["date"] in text
     assert CHROMIUM.endswith("/chromium-headless-shell")
+    assert all(0.14 < 1 - s / c < 0.16 for s, c in zip(*(result["six_pages_machine_cpu_s"][b] for b in times)))
+    per_page = {b: [s / 6 for s in runs] for b, runs in result["six_pages_machine_cpu_s"].items() if b != "what"}
+    shell, chromium = per_page["chromium-headless-shell"], per_page["chromium"]
+    assert (
+        f"costs the machine {min(shell):.1f}-{max(shell):.1f} s of CPU, server and the browser test's checks included, "
+        f"with the headless shell, about 15 % less than the {min(chromium):.1f}-{max(chromium):.1f} s with chromium's"
+        in text
+    )
 
 
 def test_the_gru_timing_sentence_is_the_committed_run():
