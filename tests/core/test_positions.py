@@ -252,3 +252,17 @@ def test_subspace_view_against_numpy_on_a_made_up_model():
     assert view.k == k == 3 and view.d == 16
     assert view.word_share == pytest.approx(share, rel=1e-9) and view.random_share == 3 / 16
     assert view.kept_apart and view.below_chance == pytest.approx((3 / 16) / share)
+
+
+@pytest.mark.parametrize(
+    "word_share, apart, times",
+    # chance puts k / d = 4 / 16 = 0.25 of the words' variance in 4 of 16 directions; "kept apart" is strictly
+    # less than half of that (0.125): 0.1 is 2.5x below chance, 0.125 exactly half, 0.2 only 1.25x below
+    [(0.1, True, 2.5), (0.124, True, 0.25 / 0.124), (0.125, False, 2.0), (0.2, False, 1.25), (0.3, False, 0.25 / 0.3)],
+)
+def test_the_words_are_kept_apart_only_below_half_of_chance(word_share, apart, times):
+    """The page's verdict (hyp_apart or hyp_shared) at its threshold: the made-up model above is ~80x below chance,
+    where any threshold between 0.002 and 1 of chance would pass."""
+    view = learned.SubspaceView(d=16, energy=0.9, k=4, word_share=word_share, random_share=4 / 16)
+    assert view.kept_apart is apart
+    assert view.below_chance == pytest.approx(times, rel=1e-12)
