@@ -69,6 +69,18 @@ def test_classic_example_matches_torch_sdpa_in_float32_and_float64():
     assert_close_in_scale(s.output, ref32, what="output (values near 18)")
 
 
+def test_the_pages_sdpa_check_reads_torchs_own_sdpa(monkeypatch):
+    """The page says the four steps are exactly what torch's SDPA computes: its reference must be torch's call, not
+    the steps again (both give the same numbers, so only moving torch's result can tell). torch's output moved by
+    2^-20 ~ 9.5e-7 must come back as sdpa_output and as the difference, and the check must then warn."""
+    real = F.scaled_dot_product_attention
+    shift = 2.0**-20
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: real(*a, **kw) + shift)
+    s = sdpa_steps(CLASSIC_Q, CLASSIC_K, CLASSIC_V)
+    np.testing.assert_allclose(s.output[0], [15.95629, 16.95629, 17.95629], atol=1e-5)  # the steps: unmoved
+    assert s.max_abs_diff == pytest.approx(shift, rel=1e-6) and not s.matches_sdpa
+
+
 def test_random_shapes_match_sdpa():
     g = np.random.default_rng(0)
     for n_q, n_k, d_k, d_v in [(1, 1, 1, 1), (4, 6, 3, 5), (5, 2, 7, 1)]:
