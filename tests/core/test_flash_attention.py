@@ -102,6 +102,22 @@ def test_walk_clamps_the_query_tile_and_handles_blocks_larger_than_n():
     assert len(view.steps) == 1 and view.max_abs_diff < 1e-12 and view.matches_sdpa
     assert not dataclasses.replace(view, max_abs_diff=1e-6).matches_sdpa  # the page's check then says it differs
     assert view.block_notes == [("Br", "larger", 9, 5), ("Bc", "larger", 12, 5)]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_pages_sdpa_check_reads_torchs_own_sdpa(monkeypatch, causal):
+    """The page's check (tiled output against torch's SDPA) must compare with torch's call, not with the tiled result
+    again: the two agree to 1e-12, so only moving torch's result can tell. Moved by 2^-20 ~ 9.5e-7, it must come
+    back as the reference and as the difference, and the check must then say it differs; the tiles are unmoved."""
+    real = torch.nn.functional.scaled_dot_product_attention
+    shift = 2.0**-20
+    view = fa.walk(n=9, d=3, br=4, bc=2, causal=causal, padded_keys=2)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", lambda *a, **kw: real(*a, **kw) + shift)
+    moved = fa.walk(n=9, d=3, br=4, bc=2, causal=causal, padded_keys=2)
+    assert moved.output.tolist() == view.output.tolist()
+    torch.testing.assert_close(torch.from_numpy(moved.reference), torch.from_numpy(view.reference) + shift)
+    assert moved.max_abs_diff == pytest.approx(shift, rel=1e-6) and not moved.matches_sdpa
+    assert view.matches_sdpa
     # n = 10 in tiles of 4: 4 + 4 + 2 rows, the last one short; 5 divides 10
     assert fa.walk(n=10, d=2, br=4, bc=5).block_notes == [("Br", "uneven", 4, 2)]
     assert fa.walk(n=8, d=2, br=4, bc=8).block_notes == []
