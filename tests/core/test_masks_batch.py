@@ -56,6 +56,20 @@ def test_masked_batch_attention_properties(kind):
     np.testing.assert_allclose(r.weights, e / e.sum(-1, keepdims=True), atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["padding", "causal", "both"])
+def test_the_pages_sdpa_check_reads_torchs_own_sdpa(monkeypatch, kind):
+    """The check the page shows (weights @ V against the layer's SDPA output) must compare with torch's call: the
+    two agree to ~1e-7, so only moving torch's result can tell. Moved by 2^-10 (no row here is fully masked, so
+    every output row moves), the check must report the shift; the weights shown stay as they were."""
+    before = masked_batch_attention(SENTS, kind, seed=0)
+    real = torch.nn.functional.scaled_dot_product_attention
+    shift = 2.0**-10
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", lambda *a, **kw: real(*a, **kw) + shift)
+    moved = masked_batch_attention(SENTS, kind, seed=0)
+    np.testing.assert_array_equal(moved.weights, before.weights)
+    assert moved.sdpa_diff == pytest.approx(shift, abs=1e-5)
+
+
 def test_embedding_is_token_vector_plus_position():
     x = embed([["a", "b", "a"]], d_model=8, seed=0)[0]
     x2 = embed([["b", "a", "c"]], d_model=8, seed=0)[0]
