@@ -27,6 +27,28 @@ def test_the_chain_reproduces_the_models_own_layer_output(layer, minilm):
     assert_close_in_scale(walk.output, direct.reshape(walk.output.shape), what="BertLayer")
 
 
+def test_the_reference_the_page_quotes_is_the_models_own_output_of_the_layer(minilm, monkeypatch):
+    """The page reports the walk's distance from the model's own output of the layer: that reference must come from
+    the model's forward pass, not from the walk (the two agree to ~1e-6, so only moving one can tell). transformers'
+    BertLayer of layer 3 made to return its output moved by 2^-10: the reference and the error the page quotes must
+    carry the shift, the walk (from the layer's input and weights) must not."""
+    layer, shift = 3, 2.0**-10
+    before = mh.layer_walk(minilm, TEXT, layer)
+    module = minilm.model.base_model.encoder.layer[layer]
+    real = module.forward
+
+    def moved(*args, **kwargs):
+        out = real(*args, **kwargs)
+        return (out[0] + shift, *out[1:]) if isinstance(out, tuple) else out + shift
+
+    monkeypatch.setattr(module, "forward", moved)
+    walk = mh.layer_walk(minilm, TEXT, layer)
+    monkeypatch.undo()
+    assert torch.equal(walk.output, before.output)
+    torch.testing.assert_close(walk.reference, before.reference + shift, rtol=0, atol=1e-6)
+    assert walk.max_reference_error == pytest.approx(shift, abs=2e-5)
+
+
 def test_every_step_has_the_shape_of_the_paper(minilm):
     walk = mh.layer_walk(minilm, TEXT, 2)
     n, H, d_k = len(walk.tokens), 12, 32
