@@ -119,6 +119,14 @@ class Rooms:
             tx.delete_room(old)
         tx.delete_events_before(rules.events_before(now))
 
+    @action(write=True)
+    def purge(self, tx: Tx) -> None:
+        """The retention rule now: rooms closed (or expired) rules.KEEP_AFTER_CLOSE_S ago go with their names,
+        answers and sentences, and counted actions past every window. create() applies it too; a server process
+        calls this on a timer (app/room/store.py), so that a day's last room goes as well."""
+        tx.hold_admissions()  # as create() purges: no join or opening comes between
+        self._purge(tx)
+
     # -- anyone --------------------------------------------------------------------------------------------
 
     @action(write=False)

@@ -634,6 +634,34 @@ def test_the_facilitator_locks_joining_removes_a_learner_and_closes_the_room(sto
     assert any("no open room with this code" in e.value for e in at.error)
 
 
+def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(tmp_path, monkeypatch):
+    """SECURITY.md: a closed or expired room is deleted with its names, answers and sentences an hour later. The
+    deletion ran only when someone opened a new room: after a class's last room of the day, its learners' names
+    stayed in the database until the next room, days later perhaps. The process's rooms delete it on a timer."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    monkeypatch.setattr(store_module, "_store", None)
+    monkeypatch.setattr(store_module, "PURGE_EVERY_S", 0.05, raising=False)
+    clock = Clock(time.time())
+    rooms = store_module.open_store()
+    try:
+        rooms.clock = clock
+        code, control = rooms.create(LESSON)
+        token = rooms.join(code, "Ana", "en")
+        rooms.submit(code, token, 0, "a sentence of Ana's")
+        rooms.end(code, control)
+        time.sleep(0.3)
+        assert rooms.learner(code, token) is not None  # kept a while after closing
+        clock.now += rules.KEEP_AFTER_CLOSE_S + 1
+        deadline = time.monotonic() + 10
+        while rooms.learner(code, token) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rooms.learner(code, token) is None
+    finally:
+        store_module._store = None
+        rooms.close()
+
+
 def test_codes_tried_in_vain_hold_a_browser_back(store):
     code, _ = store.create(LESSON)
     guesses = [g for g in ("ZZZZZ" + ch for ch in rules.CODE_ALPHABET) if g != code]  # never the room's own code
