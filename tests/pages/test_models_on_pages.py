@@ -105,6 +105,16 @@ def test_a_positions_part_runs_on_the_models_it_can_use_and_names_what_others_la
         assert said and escaped in said[0] and "it needs" in said[0], [w.value for w in at.warning]
 
 
+def test_the_learned_part_names_the_table_of_the_model_it_reads(folders):
+    """A position past a learner's BERT table (64 rows) is missing from that model's table, said with its name, and
+    the similarity map's title names no other model."""
+    at = run_view("positions", params={"model": folders["bert"], "part": "learned", "npos": "64", "pastpos": "64"})
+    assert_no_exception(at)
+    said = [e.value for e in at.error]
+    assert any("the table of tiny-bert stops at row 63 (64 positions)" in e for e in said), said
+    assert not any("MiniLM" in t for t in figure_titles(at)), figure_titles(at)
+
+
 def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monkeypatch):
     """MiniLM (an encoder) on /logit-lens: what the page needs; the MoE (a decoder, not offered there): that the page
     does not offer it. Both read from the shipped models' configs, no weights loaded."""

@@ -50,4 +50,12 @@ def part(T) -> None:
         st.success(T("past_exists", pos=past.position, n=past.table_size, d=past.width))
     else:
         st.code(f"position_embeddings[{past.position}]  # IndexError: {past.error}", language=None)
-        st.error(T("past_missing", pos=past.position, n=past.table_size, last=past.table_size - 1))
+        st.error(
+            T(
+                "past_missing",
+                pos=past.position,
+                n=past.table_size,
+                last=past.table_size - 1,
+                name=models.name_in_text(key),
+            )
+        )
