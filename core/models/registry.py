@@ -148,7 +148,8 @@ def describe(path, title: str | None = None, allowed=None, taken: Collection[str
         return model
 
     def status() -> str | None:
-        return None if (folder / "config.json").is_file() else f"the folder {folder} is gone"
+        # said to every visitor of a hosted server (the operator's list): the folder's name, never where it lies
+        return None if (folder / "config.json").is_file() else f"the folder {folder.name} is gone"
 
     whole = (lambda: local.load_seq2seq(target, allowed)) if caps.kind == "encoder-decoder" else None
     return ModelRecord(key, title, load, status, folder, origin, caps, load_seq2seq=whole)

@@ -11,7 +11,7 @@ import pytest
 
 from app import models, serving
 from core.models import local, registry
-from tests.apptest_helpers import assert_no_exception, run_view
+from tests.apptest_helpers import assert_no_exception, run_view, shown_text
 from tests.tiny_models import build, forget_registrations
 
 
@@ -175,6 +175,28 @@ def test_the_operators_list_is_every_visitors(tmp_path, own_list, monkeypatch):
     at = run_view("attention", params={"model": key, "text": "a dog ran"})
     assert_no_exception(at)
     assert at.selectbox(key="model").value == key
+
+
+def test_an_operators_folder_gone_is_named_without_the_servers_folders(tmp_path, own_list, monkeypatch):
+    """A hosted server's listed folder that went away (moved, a volume not mounted) is one sentence on every page
+    that offers it, naming the model and its folder's name: it named the folder's absolute path to every visitor,
+    as a broken list's problems, kept to the server's log, do not."""
+    import shutil
+
+    folder = tmp_path / "srv-private-models" / "class-llama"
+    build("llama", folder)
+    (tmp_path / "models.toml").write_text(f'[[model]]\npath = "{folder}"\ntitle = "Class Llama"\n', encoding="utf-8")
+    monkeypatch.setenv(registry.MODELS_LIST, str(tmp_path / "models.toml"))
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    assert registry.load_user_list() == []
+    key = registry.FOLDER_PREFIX + "class-llama"
+    shutil.rmtree(folder)
+    for page, params in (("attention", {"model": key, "text": "a dog ran"}), ("models", {"pick": key, "check": "1"})):
+        at = run_view(page, params=params)
+        assert_no_exception(at)
+        said = shown_text(at)
+        assert "Class Llama is not available here" in said and "class-llama" in said, (page, said)
+        assert "srv-private-models" not in said and str(tmp_path) not in said, (page, said)
 
 
 def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path, own_list, monkeypatch):
