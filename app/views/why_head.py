@@ -44,7 +44,7 @@ def rope_part(T) -> None:
     t = ui.texts("why_head.figure")
 
     st.header(T("bands_title"))
-    st.markdown(T("bands_intro"))
+    st.markdown(T("bands_intro", fast=view.band_wavelengths[0][0], slow=view.band_wavelengths[-1][1]))
     ui.show_figure(figures.band_shares_figure(view, t), f"band-shares-l{layer}", data=view.shares,
                    row_labels=view.head_labels, col_labels=figures.band_names(view, t), key="fig-shares")  # fmt: skip
     st.markdown(T("carrier", h=head, band=figures.band_name(view, view.carrier, t), share=view.carrier_share))

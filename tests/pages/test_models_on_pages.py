@@ -115,6 +115,24 @@ def test_the_learned_part_names_the_table_of_the_model_it_reads(folders):
     assert not any("MiniLM" in t for t in figure_titles(at)), figure_titles(at)
 
 
+def test_why_head_gives_the_wavelengths_of_the_model_it_reads(folders):
+    """/why-head's bands sentence on a learner's Llama (base 10,000, heads of 8): pair 0 turns once every 2π tokens,
+    the last pair once every 2π · base^((d − 2)/d), read from the folder's config.json, not SmolLM2's 438,460."""
+    import json
+    import math
+
+    key = folders["llama"]
+    config = json.loads((registry.RECORDS[key].folder / "config.json").read_text())
+    d = config["hidden_size"] // config["num_attention_heads"]
+    base = config.get("rope_theta") or config["rope_parameters"]["rope_theta"]
+    at = run_view("why-head", params={"model": key, "text": SHORT})
+    assert_no_exception(at)
+    text = "\n".join(m.value for m in at.markdown)
+    slowest = 2 * math.pi * base ** ((d - 2) / d)
+    assert f"(a full turn every {2 * math.pi:,.1f} tokens in this model)" in text, text
+    assert f"(one turn every {slowest:,.0f} tokens)" in text and "hundreds of thousands" not in text
+
+
 def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monkeypatch):
     """MiniLM (an encoder) on /logit-lens: what the page needs; the MoE (a decoder, not offered there): that the page
     does not offer it. Both read from the shipped models' configs, no weights loaded."""
