@@ -113,6 +113,7 @@ def test_the_learned_part_names_the_table_of_the_model_it_reads(folders):
     said = [e.value for e in at.error]
     assert any("the table of tiny-bert stops at row 63 (64 positions)" in e for e in said), said
     assert not any("MiniLM" in t for t in figure_titles(at)), figure_titles(at)
+    assert "MiniLM's real position vectors" not in "\n".join(m.value for m in at.markdown)
 
 
 def test_why_head_gives_the_wavelengths_of_the_model_it_reads(folders):
