@@ -58,14 +58,14 @@ def heads_part(T) -> None:
     st.markdown(T("heads_note"))
 
 
-def order_part(T, model) -> None:
+def order_part(T, model, key: str) -> None:
     text = ui.field(F["text"], T("text"))
     if not text.strip():
         st.info(T("empty"))
         return
     seed = ui.field(F["seed"], T("seed"), widget="number")
     check = mh.permutation_check(model, text, seed)
-    st.markdown(T("order_intro"))
+    st.markdown(T("order_intro", name=models.name_in_text(key)))
     st.caption(T("permutation", p=", ".join(map(str, check.permutation[:64]))))
     st.success(T("without", err=check.error_without_positions))
     st.warning(T("with", err=check.error_with_positions))
@@ -83,5 +83,5 @@ def page() -> None:
         key = models.pick_model(options=mh.SHIPPED_MODELS, needs=models.PAGE_NEEDS["multi-head"], field=F["model"])
         model = models.load(key)
         if model is not None:
-            (layer_part if part == "layer" else order_part)(T, model)
+            layer_part(T, model) if part == "layer" else order_part(T, model, key)
     ui.page_end()

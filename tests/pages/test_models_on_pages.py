@@ -262,6 +262,9 @@ def test_multi_head_walks_an_own_bert_and_names_what_a_decoder_lacks(folders, pa
     assert at.selectbox(key="model").value == folders["bert"]
     checked = "reproduces transformers' own output" if part == "layer" else "Without positions"
     assert any(checked in s.value for s in at.success), [s.value for s in at.success]
+    if part == "order":  # the sentence names the model that ran, not the default
+        said = next(m.value for m in at.markdown if "permutation equivariance" in m.value)
+        assert "layer 0 of tiny-bert runs" in said and "MiniLM" not in said, said
     from app import models
 
     monkeypatch.setattr(models, "load", lambda key: None)  # the default model is not the point here
