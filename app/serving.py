@@ -324,6 +324,39 @@ def unexpected(err: Exception) -> None:
         st.exception(err)
 
 
+def _script_error(err: Exception, on_script_error=None) -> None:
+    """Streamlit's handler of an exception it caught itself, replaced by unexpected() (catch_script_errors)."""
+    try:
+        unexpected(err)
+    except Exception:  # noqa: BLE001 - no page to write to: Streamlit's own handling, as before
+        _streamlit_script_error(err, on_script_error)
+
+
+_streamlit_script_error = None  # Streamlit's handle_user_script_exception, kept for _script_error's fallback
+
+
+def catch_script_errors() -> bool:
+    """An exception Streamlit catches before app/main.py could is unexpected()'s too: a widget's callback and
+    Streamlit's reading of the widget values that decides which callbacks to call run ahead of the page's script,
+    and a fragment's body (a room's panel) under Streamlit's own handler, which showed its English error box and
+    logged a full traceback for each one (a crafted click on /attention's model view, sent again and again).
+    Process-wide, at import; False where this Streamlit has no such handler (tests/app/test_serving_hosted.py
+    would fail)."""
+    global _streamlit_script_error
+    from streamlit.runtime import fragment
+    from streamlit.runtime.scriptrunner import exec_code
+
+    modules = [m for m in (exec_code, fragment) if callable(getattr(m, "handle_user_script_exception", None))]
+    for module in modules:
+        if module.handle_user_script_exception is not _script_error:
+            _streamlit_script_error = module.handle_user_script_exception
+            module.handle_user_script_exception = _script_error
+    return bool(modules)
+
+
+catch_script_errors()
+
+
 def _ignore_clear_cache(session: AppSession) -> None:
     LOG.warning("a visitor asked to clear the shared caches: ignored on a hosted server")
 
