@@ -396,3 +396,16 @@ def test_the_rope_scaling_benchmark_row_is_the_committed_run():
     assert f"at load {result['loadavg_1min_before']:.1f}-{result['loadavg_1min_after']:.1f}" in row
     assert f"{min(v['json_kb'] for v in views):.0f}–{max(v['json_kb'] for v in views):.0f} KB per view" in row
     assert result["date"][:10] in row
+
+
+def test_the_image_saving_adds_up_the_image_parts_it_names():
+    """The known limit's saving is the CJK fonts plus half of SmolLM2's cache (float16 instead of the float32 it is
+    stored in, core/models/smollm2.py), from the image's parts as the container paragraph gives them."""
+    text = " ".join(README.split())
+    parts = re.search(r"SmolLM2 cache (\d+) MB, CJK fonts (\d+) MB\)", text)
+    cache, fonts = int(parts.group(1)), int(parts.group(2))
+    assert '"dtype": "float32"' in (ROOT / "core" / "models" / "smollm2.py").read_text(encoding="utf-8")
+    assert (
+        f"would save about {(fonts + cache / 2) / 1000:.1f} GB (the fonts' {fonts} MB and half of the float32 cache's "
+        f"{cache} MB)" in text
+    )
