@@ -6,6 +6,8 @@ colour axis serves all tiles. Tiles are block-mean thumbnails (core side), so th
 browser receives layers x heads x s x s numbers, never layers x heads x n x n.
 """
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -116,13 +118,19 @@ def tile_of_point(point: dict, n_layers: int, n_heads: int) -> tuple[int, int] |
     """(layer, head) of the tile a clicked point lies in, from a Streamlit plotly selection point: its position
     (x, y in tile units, as head_grid places tiles), else its trace number (tiles are added layer by layer, head
     by head, so trace l * H + h is tile (l, h)). None for anything else (a point outside every tile)."""
+    if not isinstance(point, dict):  # a crafted click: anything
+        return None
+
+    def number(v) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
     x, y = point.get("x"), point.get("y")
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+    if number(x) and number(y):
         h, l = int(x // (1 + GAP)), int(y // (1 + GAP))
         inside = x - h * (1 + GAP) <= 1 and y - l * (1 + GAP) <= 1
     else:
         curve = point.get("curve_number")
-        if not isinstance(curve, int):
+        if not isinstance(curve, int) or isinstance(curve, bool):
             return None
         l, h = divmod(curve, n_heads)
         inside = True

@@ -23,7 +23,8 @@ def open_clicked_tile(n_layers: int, n_heads: int) -> None:
     """A click on a tile of the model view: open that head in the head view (runs before the rerun, so it may
     still set the layer and head widgets)."""
     points = st.session_state["fig-grid"].selection.points
-    tile = tile_of_point(points[0], n_layers, n_heads) if points else None
+    # a browser sends a list of points; a crafted click anything
+    tile = tile_of_point(points[0], n_layers, n_heads) if isinstance(points, list) and points else None
     if tile is not None:
         st.session_state["layer"], st.session_state["head"] = tile
         st.session_state["view"] = "head"

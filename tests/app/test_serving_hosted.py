@@ -111,31 +111,18 @@ def test_the_same_error_again_and_again_is_one_traceback_then_a_count(break_page
     ]
 
 
-@pytest.mark.parametrize(
-    "selection",
-    [  # {i}: each frame another click, as a prankster repeating it sends (the same one twice calls nothing)
-        '{"selection": {"points": [{"x": NaN, "y": {i}}], "point_indices": [], "box": [], "lasso": []}}',  # ours
-        '{"selection": {"points": "{i}", "point_indices": [], "box": [], "lasso": []}}',
-        '{"selection": {i}}',  # Streamlit's own reading of the click fails, before any of the app's code
-    ],
-)
-def test_a_crafted_click_is_one_sentence_and_one_traceback_a_minute(visitor_details, caplog, monkeypatch, selection):
-    """A widget's callback, and Streamlit's reading of the widget values that decides which callbacks to call, run
-    before app/main.py, under Streamlit's own handler: a crafted click on /attention's model view (a websocket
-    frame any visitor can send, again and again) showed Streamlit's English error box and logged a full traceback
-    for every frame. It is the app's sentence, and the traceback once a minute, as for an error on a page."""
+def _clicked(selections: list[str], caplog):
+    """/attention's model view, then each crafted click on it (a websocket frame any visitor can send): the page
+    after each."""
     from unittest import mock
 
     from streamlit.proto.WidgetStates_pb2 import WidgetState
     from streamlit.testing.v1 import element_tree
 
-    monkeypatch.setattr(serving, "_tracebacks", {})
     at = run_view("attention", {"view": "grid", "text": "a dog ran"})
     assert_no_exception(at)
     (chart,) = [e.proto.id for e in at.get("plotly_chart") if e.proto.id.endswith("-fig-grid")]
-    states = element_tree.ElementTree.get_widget_states
-
-    click = [""]
+    states, click = element_tree.ElementTree.get_widget_states, [""]
 
     def with_the_click(tree):
         sent = states(tree)
@@ -146,13 +133,42 @@ def test_a_crafted_click_is_one_sentence_and_one_traceback_a_minute(visitor_deta
         caplog.at_level(logging.ERROR),
         mock.patch.object(element_tree.ElementTree, "get_widget_states", with_the_click),
     ):
-        for i in range(3):
-            click[0] = selection.replace("{i}", str(i))
-            at.run()
-            assert not at.exception, [e.value for e in at.exception]
-            assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
+        for selection in selections:
+            click[0] = selection
+            yield at.run()
+
+
+def test_a_crafted_click_streamlit_cannot_read_is_one_sentence_and_one_traceback_a_minute(
+    visitor_details, caplog, monkeypatch
+):
+    """A widget's callback, and Streamlit's reading of the widget values that decides which callbacks to call, run
+    before app/main.py, under Streamlit's own handler: a crafted click on /attention's model view that Streamlit's
+    own reading fails on (sent again and again, each frame another) showed Streamlit's English error box and logged
+    a full traceback for every frame. It is the app's sentence, and the traceback once a minute, as for an error on
+    a page."""
+    monkeypatch.setattr(serving, "_tracebacks", {})
+    for at in _clicked([f'{{"selection": {i}}}' for i in range(3)], caplog):
+        assert not at.exception, [e.value for e in at.exception]
+        assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
     tracebacks = [r for r in caplog.records if r.exc_info]
     assert [r.name for r in tracebacks] == ["attention_lab"], [(r.name, r.getMessage()) for r in tracebacks]
+
+
+def test_a_crafted_click_on_the_model_view_opens_nothing(visitor_details, caplog):
+    """A click no browser sends (a point at NaN or infinity, points that are no points) reached the click's callback,
+    which failed on it (viz.grid.tile_of_point): Streamlit's English error box and a traceback per frame. It opens no
+    head and says nothing."""
+    crafted = [
+        '{"selection": {"points": [{"x": NaN, "y": 0}], "point_indices": [], "box": [], "lasso": []}}',
+        '{"selection": {"points": [{"x": Infinity, "y": 1}], "point_indices": [], "box": [], "lasso": []}}',
+        '{"selection": {"points": "x", "point_indices": [], "box": [], "lasso": []}}',
+        '{"selection": {"points": [7], "point_indices": [], "box": [], "lasso": []}}',
+        '{"selection": {"points": 7, "point_indices": [], "box": [], "lasso": []}}',
+    ]
+    for at in _clicked(crafted, caplog):
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        assert at.session_state["view"] == "grid"
+    assert not [r for r in caplog.records if r.exc_info]
 
 
 def test_a_developer_run_shows_the_traceback_under_the_sentence(break_page):

@@ -4,6 +4,7 @@ head, the same figure through plotly's validators; and a click on a tile maps ba
 
 import functools
 import json
+import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -47,6 +48,10 @@ def test_a_click_on_a_tile_opens_that_head():
     assert tile_of_point({"x": 1.1, "y": 0.5}, 2, 3) is None  # in the gap between tiles 0 and 1
     assert tile_of_point({"x": 99.0, "y": 0.5}, 2, 3) is None
     assert tile_of_point({}, 2, 3) is None
+    # what a crafted click sends (a browser's never does): nothing, not an error on the visitor's page
+    for crafted in ({"x": math.nan, "y": 0}, {"x": math.inf, "y": 0.5}, {"x": 0.5, "y": -math.inf}, "0", 3, None,
+                    {"curve_number": True}, {"curve_number": -1}, {"x": True, "y": 0.5}):  # fmt: skip
+        assert tile_of_point(crafted, 2, 3) is None, crafted
 
 
 def test_the_colour_bar_lies_under_the_grid_and_leaves_its_width_to_the_tiles():
