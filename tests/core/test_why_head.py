@@ -8,6 +8,7 @@ q_proj and k_proj), and that function of its modeling file itself for every turn
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -204,6 +205,22 @@ def test_the_view_of_the_hand_worked_head_and_its_verdict():
     assert view.weights[1].tolist() == pytest.approx([1 / (1 + math.e**2), math.e**2 / (1 + math.e**2)])
     assert [why_head.verdict(0.9, 0.7), why_head.verdict(0.5, 0.7), why_head.verdict(0.5, 0.55)] == [
         "position", "content", "mixed"]  # fmt: skip
+
+
+def test_the_pages_sum_check_reports_bands_that_do_not_add_up_to_the_scores():
+    """The page quotes max |sum of the bands - the head's scores| as its check: it must measure the two apart. The
+    hand-worked head's bands add up exactly (0); with the scores moved by 0.25 on every cell the check must say
+    0.25 (it reads the visible cells (0, 0), (1, 0), (1, 1)), and 0 again with the move on the hidden (0, 1) only."""
+    q = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 1, 0]]])
+    k = torch.tensor([[[1.0, 1, 0, 0], [0, 1, 3, 0]]])
+    cos = torch.tensor([[1.0, 1, 1, 1], [0, 1, 0, 1]])
+    sin = torch.tensor([[0.0, 0, 0, 0], [1, 0, 1, 0]])
+    parts = why_head.rope_layer_parts(q, k, 1.0, cos, sin, "half", [(0, 1), (1, 2)], ["a", "b"])
+    assert why_head.rope_view(parts, 0, 1, "own").max_diff == 0.0
+    moved = dataclasses.replace(parts, scores=parts.scores + 0.25)
+    assert why_head.rope_view(moved, 0, 1, "own").max_diff == 0.25
+    hidden = dataclasses.replace(parts, scores=parts.scores + 0.25 * ~parts.visible)
+    assert why_head.rope_view(hidden, 0, 1, "own").max_diff == 0.0
 
 
 def test_shares_over_texts_read_every_layer_of_one_pass_as_the_page_reads_one(llama):

@@ -97,3 +97,17 @@ def test_four_terms_by_hand():
     shares = why_head.term_shares(parts)[0]
     assert shares.tolist() == pytest.approx([(2 / 6 + 0 + 1 / 4 + 1 / 3) / 4, (0 + 2 / 4 + 2 / 4 + 1 / 3) / 4,
                                              (0 + 2 / 4 + 1 / 4 + 0) / 4, (4 / 6 + 0 + 0 + 1 / 3) / 4])  # fmt: skip
+
+
+def test_the_pages_sum_check_reports_terms_that_do_not_add_up_to_the_scores():
+    """The page quotes max |sum of the four terms - the scores they split| as its check: it must measure the two
+    apart. The hand-worked terms above add up to ((6, 4), (4, 3)) exactly (0); with one score moved by 0.5 the
+    check must say 0.5."""
+    t, p, eye = torch.eye(2), torch.tensor([[0.0, 2], [1, 0]]), torch.eye(2)
+    terms = why_head.four_terms(t, p, eye, torch.tensor([1.0, 0]), eye, torch.zeros(2), 1, 1.0)
+    scores = torch.tensor([[[6.0, 4], [4, 3]]])
+    parts = why_head.AbsoluteLayerParts(["0 a", "1 b"], "before_norm", terms, scores, scores)
+    assert why_head.absolute_view(parts, 0, why_head.TERMS[0]).max_diff == 0.0
+    moved = scores + torch.tensor([[[0.0, 0], [0.5, 0]]])
+    parts = why_head.AbsoluteLayerParts(["0 a", "1 b"], "before_norm", terms, moved, moved)
+    assert why_head.absolute_view(parts, 0, why_head.TERMS[0]).max_diff == 0.5
