@@ -117,6 +117,11 @@ def test_check_view_depends_on_offset_only_and_matches_transformers():
     assert v.max_spread < 1e-10 and v.score_range > 0.5 and v.pairs == 24 * 24
     assert rope.check_view(inv, 100, 5).pairs == 64 * 64  # checked up to 64 positions
     assert v.layout_diff < 1e-12 and v.layout_nodiff > 0.1
+    # the layout check the page quotes measures the two layouts apart: adjacent(x) moved by 2^-10 reads as 2^-10
+    real, shift = rope.apply_rope_adjacent, 2.0**-10
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rope, "apply_rope_adjacent", lambda *a, **kw: real(*a, **kw) + shift)
+        assert rope.check_view(inv, n, 5).layout_diff == pytest.approx(shift, rel=1e-9)
     # the same q and k rotated by transformers' Llama code (rotate_half layout: dimensions reordered by P)
     g = torch.Generator().manual_seed(0)
     q, k = torch.randn(d, generator=g, dtype=DT), torch.randn(d, generator=g, dtype=DT)
