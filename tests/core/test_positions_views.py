@@ -156,4 +156,10 @@ def test_bands_view_on_a_fake_trace():
     np.testing.assert_allclose(v.band_scores.sum(0)[mask.numpy()], full[mask].numpy(), atol=1e-12)
     assert v.max_diff < 1e-12
     assert v.band_pairs == [(0, 2), (3, 4), (5, 7)]
+    # the sum check the page quotes measures the bands apart from q.k * scale: each of the 3 bands moved by 2^-10
+    # before the scale (0.25) must read as 3 x 2^-10 x 0.25
+    real, shift = rope_bands.frequency_band_contributions, 2.0**-10
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rope_bands, "frequency_band_contributions", lambda *a, **kw: real(*a, **kw) + shift)
+        assert rope_bands.bands_view(trace, 1, 2, 3).max_diff == pytest.approx(3 * shift * 0.25, rel=1e-6)
     assert v.pair_share.sum() == pytest.approx(1.0) and v.band_share.sum() == pytest.approx(1.0)
