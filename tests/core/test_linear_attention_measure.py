@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from core.linear_attention import measure as ls
 from core.linear_attention import views
@@ -58,6 +59,24 @@ def test_implied_matrices_match_references(causal):
         p = np.where(m > 0, m, 1.0)
         assert r[f"entropy_{kind}"] == pytest.approx(float(-(m * np.log(p)).sum(-1).mean()), abs=1e-9)
         assert r[f"row_max_{kind}"] == pytest.approx(float(m.max(-1).mean()))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_implied_matrices_checks_read_each_methods_own_output(monkeypatch, causal):
+    """The page's two checks (weights shown @ V against each method's own output: torch's SDPA for softmax, the
+    kernel form for linear) must compare with those outputs, not with the weights again: they agree to 1e-12, so
+    only moving an output can tell. SDPA moved by 2^-10 and the linear output by 2^-11 must read as those."""
+    real_sdpa, real_lin, real_causal = (
+        F.scaled_dot_product_attention,
+        views.linear_attention,
+        views.causal_linear_attention,
+    )
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: real_sdpa(*a, **kw) + 2.0**-10)
+    monkeypatch.setattr(views, "linear_attention", lambda *a, **kw: real_lin(*a, **kw) + 2.0**-11)
+    monkeypatch.setattr(views, "causal_linear_attention", lambda *a, **kw: real_causal(*a, **kw) + 2.0**-11)
+    r = views.implied_matrices(9, 8, 1.5, causal, 4)
+    assert r["check_softmax"] == pytest.approx(2.0**-10, rel=1e-6)
+    assert r["check_linear"] == pytest.approx(2.0**-11, rel=1e-6)
 
 
 def test_large_spread_sharpens_softmax_more_than_linear():
