@@ -136,3 +136,16 @@ def test_padding_to_a_fixed_maximum_changes_the_cost_not_the_real_weights():
     assert c.score_ratio == pytest.approx(41 * 41 / 36)  # B H n^2 over B H n^2: (41 / 6)^2, about 46.7 times
     # the real tokens' attention is the same however much padding the mask hides (float32 rounding)
     assert c.real_weights_diff < 1e-5
+    # ... and the difference the page quotes compares the two paddings: with the fixed-length batch run through
+    # another random layer (seed 41), the real tokens' weights differ, and the difference must be theirs
+    real = mb.masked_batch_attention
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            mb,
+            "masked_batch_attention",
+            lambda t, kind, seed=0, length=None: real(t, kind, seed=length or seed, length=length),
+        )
+        other = mb.padding_comparison(lists, 41)
+    longest, fixed = real(lists, "padding").weights, real(lists, "padding", seed=41, length=41).weights
+    expected = max(float(np.abs(longest[i, :, :n, :n] - fixed[i, :, :n, :n]).max()) for i, n in enumerate((3, 2, 6)))
+    assert expected > 0.05 and other.real_weights_diff == pytest.approx(expected)
