@@ -8,6 +8,8 @@ attention in tests/core/test_models.py), and brute-force loops.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -150,6 +152,9 @@ def test_head_summary_matches_direct_sums_over_the_full_matrix():
     np.testing.assert_allclose(got["first_share"], first, rtol=1e-5)
     np.testing.assert_allclose(got["own_bin_share"], own, rtol=1e-5)
     assert got["row_sum_error"].max() < 1e-5
+    # the row-sum check the page quotes reads the rows: means 1.5 times too large make every row sum to 1.5
+    too_large = lm.head_summary(dataclasses.replace(maps, mean=maps.mean * 1.5))
+    np.testing.assert_allclose(too_large["row_sum_error"], 0.5, atol=1e-5)
 
 
 def test_zoom_window_is_the_full_matrix_window_and_fits_at_the_end():
