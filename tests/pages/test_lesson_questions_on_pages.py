@@ -117,8 +117,10 @@ def linear_cost(step, q, a):
 
 def trick_numbers(at) -> dict:
     text = shown_text(at)
+    # where the n x n order is the cheaper one, the page says the d x d order is cheaper *only* from the crossover on
+    crossover = "cheaper only from n =" if "cheaper only from n =" in text else "cheaper from n ="
     return {"quadratic": number_after(text, "order takes"), "linear": number_after(text, "the d × d order takes"),
-            "crossover": number_after(text, "cheaper from n =")}  # fmt: skip
+            "crossover": number_after(text, crossover)}  # fmt: skip
 
 
 def linear_cheaper(step, q, a):
