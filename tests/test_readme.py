@@ -428,3 +428,20 @@ def test_what_the_per_page_table_says_is_the_committed_run():
     above_one = [ms for page, ms in p95["1"].items() if page not in queued and ms > 1500]
     count = "zero one two three four five six seven eight nine ten".split()[len(above_one)]
     assert f"On **one process** {count} pages are above p95 1.5 s (up to {max(above_one) / 1000:.1f} s" in text
+
+
+def test_the_families_the_models_paragraph_names_are_the_tested_ones():
+    """'Tested on N families' in the /models paragraph counts and names tests/tiny_models.FAMILIES, the families
+    tests/core/test_models_families.py checks layer by layer against transformers' eager attention."""
+    from tests.tiny_models import FAMILIES
+
+    names = {"bert": "BERT", "roberta": "RoBERTa", "gpt2": "GPT-2", "gpt_neox": "GPT-NeoX", "gptj": "GPT-J",
+             "llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma2": "Gemma 2", "phi3": "Phi-3",
+             "mixtral": "Mixtral", "gpt_oss": "gpt-oss", "cohere": "Cohere", "olmo2": "OLMo 2",
+             "deepseek_v3": "DeepSeek-V3", "stablelm": "StableLM", "starcoder2": "Starcoder2", "bloom": "Bloom",
+             "marian": "Marian"}  # fmt: skip
+    text = " ".join(README.split())
+    start = text.index(f"Tested on {len(FAMILIES)} families built from transformers' own config classes")
+    listed = text[start : text.index("(its encoder).", start)]
+    assert sorted(FAMILIES) == sorted(names)
+    assert all(re.search(rf"(?:[:,]| and) {re.escape(names[f])}\b", listed) for f in FAMILIES), listed
