@@ -445,3 +445,29 @@ def test_the_families_the_models_paragraph_names_are_the_tested_ones():
     listed = text[start : text.index("(its encoder).", start)]
     assert sorted(FAMILIES) == sorted(names)
     assert all(re.search(rf"(?:[:,]| and) {re.escape(names[f])}\b", listed) for f in FAMILIES), listed
+
+
+def test_the_lessons_paragraph_counts_and_names_the_shipped_lessons():
+    """'N lessons, Q questions' in the /lessons paragraph is what lessons/*.toml ship, and the paragraph names every
+    lesson: each title's first words (before its colon), or the topic the lesson file is named after."""
+    files = sorted(p for p in (ROOT / "lessons").glob("*.toml") if p.name != "paths.toml")
+    lessons = [tomllib.loads(p.read_text(encoding="utf-8")) for p in files]
+    questions = sum(1 for lesson in lessons for step in lesson["steps"] if "question" in step)
+    text = " ".join(README.split())
+    start = text.index("- **Lessons** (`/lessons`).")
+    paragraph = text[start : text.index(f"{len(lessons)} lessons, {questions} questions in English", start)]
+    said = {
+        "why-head": "why a head attends",
+        "rnn-attention": "attention before the Transformer",
+        "models": "looking at your own model",
+        "kv-cache": "the KV cache while generating",
+        "logit-lens": "the logit lens",
+        "ablation": "ablation against a placebo",
+        "antecedents": "antecedent heads",
+        "long-maps": "attention maps of a long document",
+        "padded-batch": "padding masks on a real batch",
+    }
+    for path in files:
+        words = said.get(path.stem)
+        assert words is None or words in paragraph, (path.name, words)
+    assert len(files) - len(said) == 12 and "Twelve lessons follow the material in order" in paragraph
