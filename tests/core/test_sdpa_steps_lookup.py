@@ -42,6 +42,17 @@ def test_weights_are_softmax_by_hand_and_match_torch_sdpa():
             assert view.gap == (None if hand is None else pytest.approx(hand, rel=1e-9, abs=1e-15))
 
 
+def test_the_sdpa_result_the_page_quotes_is_torchs_own_call(monkeypatch):
+    """The page writes the soft result beside torch's SDPA of the same q, K, V: that second number must be torch's
+    call, not the soft result again (they agree to 1e-12, so only moving torch's result can tell). Moved by 2^-20,
+    the SDPA number must carry the shift and the soft result must not."""
+    before = lookup_view(2, 0.5, NAMES)
+    real = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: real(*a, **kw) + 2.0**-20)
+    moved = lookup_view(2, 0.5, NAMES)
+    assert moved.soft == before.soft and moved.sdpa == pytest.approx(before.sdpa + 2.0**-20, rel=1e-15)
+
+
 def test_tau_sqrt_dk_is_plain_scaled_dot_product_attention():
     view = lookup_view(1, 2.0, NAMES)  # d_k = 4
     q, k = torch.tensor(view.query[None, None]), torch.tensor(view.keys[None])
