@@ -138,6 +138,19 @@ def test_every_layer_equals_transformers_eager_attention(family_folder):
     assert result.exact, f"{family}: max difference {result.max_difference:.2e}"
 
 
+def test_parity_reports_where_transformers_eager_attention_disagrees(tmp_path, monkeypatch):
+    """The /models page's verdict (our weights against transformers' eager ones) must compare the two: they agree to
+    1e-6, so only moving one side can tell. Eager attention's softmax (torch.nn.functional.softmax; ours calls
+    torch.softmax) made to return its weights + 2^-10: layer 0, whose input the move cannot reach, must differ by
+    2^-10 and the model must not be called exact."""
+    build("llama", tmp_path)
+    model = local.load_folder(tmp_path)
+    real = torch.nn.functional.softmax
+    monkeypatch.setattr(torch.nn.functional, "softmax", lambda *a, **kw: real(*a, **kw) + 2.0**-10)
+    result = local.parity(model, TEXTS)
+    assert result.per_layer[0] == pytest.approx(2.0**-10, abs=1e-6) and not result.exact
+
+
 def test_padding_leaves_each_text_as_alone(family_folder):
     family, folder = family_folder
     model = local.load_folder(folder)
