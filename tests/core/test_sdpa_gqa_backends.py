@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from core.sdpa_gqa import backends as sb
@@ -175,6 +176,19 @@ def test_gqa_is_mha_with_repeated_kv(heads, kv_heads):
         assert r["max_abs_diff_wrong_order"] > 0.1
     else:
         assert r["max_abs_diff_wrong_order"] < 1e-6
+
+
+def test_the_gqa_check_compares_enable_gqa_with_repeated_kv(monkeypatch):
+    """The page's check that GQA is MHA with repeated K/V must compare torch's enable_gqa call with the call on
+    repeated K/V: they agree to 1e-7, so only moving one can tell. The enable_gqa result moved by 2^-10 must read
+    as a difference of 2^-10."""
+    real = F.scaled_dot_product_attention
+
+    def shifted(*args, **kwargs):
+        return real(*args, **kwargs) + (2.0**-10 if kwargs.get("enable_gqa") else 0.0)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", shifted)
+    assert sb.gqa_check(8, 2)["max_abs_diff_repeated"] == pytest.approx(2.0**-10, abs=1e-6)
 
 
 def test_load_results(tmp_path):
