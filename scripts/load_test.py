@@ -10,8 +10,9 @@ A session does what a browser does, without drawing anything: HTTP GET of the pa
     /sdpa-steps    edit a cell of Q
 
 Every sentence is new (a counter per session), so each paste runs the model instead of hitting the run cache.
-Measured per action: time from sending the BackMsg to `script_finished`, exception boxes (Exception elements)
-and "page not found" messages in the ForwardMsg stream; the server's resident memory (its process tree, /proc)
+Measured per action: time from sending the BackMsg to `script_finished`, errors shown (Exception elements, and
+the app's own sentence for an unexpected error, which a hosted server shows with no Exception element) and "page
+not found" messages in the ForwardMsg stream; the server's resident memory (its process tree, /proc)
 and CPU time; /proc/loadavg before and after every stage (the machine is shared: load from elsewhere shows there).
 
 The default run is the whole measurement, in stages on one server started as `bash scripts/dev.sh run` starts it
@@ -69,6 +70,29 @@ SENTENCES = [
 ]
 TEXT_BOXES = ("TextArea", "TextInput")
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+# The app's sentence for an error no page expected (app/serving.unexpected), in every language: a hosted server
+# shows it alone, a developer's run (client.showErrorDetails full) with the traceback's Exception element after it.
+UNEXPECTED = frozenset(i18n.text(lang, "common", "unexpected") for lang in i18n.languages())
+APP_SENTENCE = "the app's sentence for an unexpected error"
+
+
+def count_error(element, errors: list[str]) -> bool:
+    """Add the error a drawn element shows to `errors`, once per error (the app's sentence, or the traceback drawn
+    under it, not both); True when the element is one. Streamlit's warnings are not errors."""
+    kind = element.WhichOneof("type")
+    if kind == "alert" and element.alert.body in UNEXPECTED:
+        errors.append(APP_SENTENCE)
+        return True
+    if kind != "exception" or element.exception.is_warning:
+        return False
+    text = f"{element.exception.type}: {element.exception.message}"[:300]
+    if errors and errors[-1] == APP_SENTENCE:
+        errors[-1] = text  # the same error, its traceback shown under the sentence
+    else:
+        errors.append(text)
+    return True
+
+
 # One widget per user key on these pages: its element id ends with "-<key>" (streamlit's compute_element_id).
 STUDY_LOOP = (
     ("attention", "type"),
@@ -223,11 +247,10 @@ class StreamlitSession:
             return
         element = delta.new_element
         kind = element.WhichOneof("type")
-        if kind == "exception":
-            if element.exception.is_warning:
-                result.warnings += 1
-            else:
-                result.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
+        if count_error(element, result.exceptions):
+            return
+        if kind == "exception":  # a warning
+            result.warnings += 1
             return
         inner = getattr(element, kind) if kind else None
         wid = getattr(inner, "id", "") if inner is not None else ""

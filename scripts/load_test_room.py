@@ -57,6 +57,7 @@ from scripts.load_test import (
     HOST,
     StreamlitSession,
     client_heap_frozen,
+    count_error,
     cpu_s,
     git_version,
     loadavg,
@@ -156,9 +157,8 @@ class LiveSession(StreamlitSession):
         kind = element.WhichOneof("type")
         if kind == "markdown":
             self.run_texts.append(element.markdown.body)
-        if kind == "exception" and not element.exception.is_warning:
-            self.exceptions.append(f"{element.exception.type}: {element.exception.message}"[:300])
-        elif kind == "plotly_chart" and element.plotly_chart.id.endswith("-room-hist"):
+        count_error(element, self.exceptions)
+        if kind == "plotly_chart" and element.plotly_chart.id.endswith("-room-hist"):
             data = json.loads(element.plotly_chart.spec)["data"]
             self.chart_total = int(sum(data[0]["x"])) if data and data[0].get("x") else 0
         inner = getattr(element, kind) if kind else None

@@ -9,6 +9,7 @@ import json
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from app import i18n
 from scripts import load_test as lt
 
 
@@ -21,6 +22,12 @@ def delta_with(kind: str) -> ForwardMsg:
     elif kind == "warning":
         element.exception.type = "Deprecation"
         element.exception.is_warning = True
+    elif kind in ("sentence", "sentence-ko"):  # the app's own sentence for an unexpected error (app/serving.py)
+        element.alert.body = i18n.text("ko" if kind == "sentence-ko" else "en", "common", "unexpected")
+        element.alert.format = element.alert.ERROR
+    elif kind == "other-error":  # a page's own refusal: a sentence the page expected, not an error of the app
+        element.alert.body = "The text is empty."
+        element.alert.format = element.alert.ERROR
     elif kind == "text_area":
         element.text_area.id = "$$ID-0123abcd-text"
     elif kind == "editor":
@@ -33,6 +40,16 @@ def test_exception_boxes_are_counted_and_warnings_kept_apart():
     for kind in ("exception", "warning", "exception", "text_area"):
         session._delta(delta_with(kind).delta, result)
     assert result.exceptions == ["ValueError: boom", "ValueError: boom"]
+    assert result.warnings == 1
+
+
+def test_the_apps_sentence_for_an_unexpected_error_is_counted_once_with_or_without_its_traceback():
+    """A hosted server shows an error no page expected as the app's sentence alone (app/serving.unexpected); a
+    developer's run draws the traceback's Exception element under it: one error either way."""
+    session, result = lt.StreamlitSession(port=0, timeout_s=1), lt.RunResult(ms=0)
+    for kind in ("sentence", "other-error", "sentence-ko", "exception", "exception", "warning"):
+        session._delta(delta_with(kind).delta, result)
+    assert result.exceptions == [lt.APP_SENTENCE, "ValueError: boom", "ValueError: boom"]
     assert result.warnings == 1
 
 

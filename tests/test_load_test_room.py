@@ -11,7 +11,9 @@ import json
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from app import i18n
 from scripts import load_test_room as ltr
+from scripts.load_test import APP_SENTENCE
 
 
 def message(kind: str, **fields) -> bytes:
@@ -25,6 +27,10 @@ def message(kind: str, **fields) -> bytes:
         msg.script_finished = fields["status"]
     elif kind == "widget":
         msg.delta.new_element.button.id = f"$$ID-abc-{fields['key']}"
+    elif kind == "sentence":  # the app's sentence for an unexpected error (app/serving.unexpected), in Japanese
+        msg.delta.new_element.alert.body = i18n.text("ja", "common", "unexpected")
+    elif kind == "exception":
+        msg.delta.new_element.exception.type, msg.delta.new_element.exception.message = "TypeError", "crafted"
     elif kind == "chart":
         chart = msg.delta.new_element.plotly_chart
         chart.id = "$$ID-def-room-hist"
@@ -53,6 +59,15 @@ async def read_the_stream():
     assert len(s.pages) == 2 and not s.has("room-next")  # the new page drew neither
     s.handle(message("new_session", page="p1", fragments=["f1"]))  # a fragment run as the page it left
     assert s.stale_runs == 1
+
+
+def test_an_error_in_a_room_panel_is_counted_as_a_hosted_server_shows_it():
+    """A room panel's error is the app's sentence alone on a hosted server (app/views/room/follow.in_words), the
+    sentence and the traceback's Exception element on a developer's run: one error each."""
+    s = ltr.LiveSession(port=0, timeout_s=1, name="t")
+    for raw in (message("new_session"), message("sentence"), message("sentence"), message("exception")):
+        s.handle(raw)
+    assert s.exceptions == [APP_SENTENCE, "TypeError: crafted"]
 
 
 def test_the_answers_kept_are_read_once_the_learners_runs_settle():
