@@ -57,6 +57,8 @@ def test_backends_view_regroups_the_rows():
         "best_ms": 20.0,
         "naive_ms": 50.0,
         "speedup": 2.5,
+        "words": "backends_result",
+        "ratio": 2.5,
         "naive_bytes": 160 * MIB,
         "best_bytes": 2 * MIB,
         "diff": 3e-7,
@@ -64,6 +66,25 @@ def test_backends_view_regroups_the_rows():
     assert v.memory_method == "rss"
     assert backends_view([r for r in ROWS if r["backend"] != "naive"]).summary is None
     assert backends_view([ROWS[2]]).shapes == []
+
+
+def test_the_summary_says_so_when_the_naive_version_was_the_fastest():
+    """A live run at a small shape can time the naive version ahead of every fused kernel: the sentence must not
+    call it slower ('0.5x slower')."""
+    rows = [
+        row("naive", 256, 2.0, 1 * MIB),
+        row("flash", 256, 3.0, 1 * MIB, diff=1e-7),
+        row("math", 256, 5.0, 2 * MIB, diff=1e-7),
+    ]
+    s = backends_view(rows).summary
+    assert (s["best"], s["words"], s["ratio"]) == ("flash", "backends_result_naive_faster", 1.5)
+    en = i18n.text("en", "sdpa_gqa", s["words"], **{k: s[k] for k in ("shape", "best", "best_ms", "naive_ms", "diff")},
+                   speedup=s["ratio"], naive_mem="1 MiB", best_mem="1 MiB")  # fmt: skip
+    assert (
+        "naive version is the fastest at 2.0 ms, 1.5× faster than the quickest fused backend, **flash**, at 3.0 ms"
+        in en
+    )
+    assert "slower" not in en
 
 
 def test_short_labels_name_only_what_differs():

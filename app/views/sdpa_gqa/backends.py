@@ -48,12 +48,12 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
     if s:
         st.markdown(
             T(
-                "backends_result",
+                s["words"],
                 shape=s["shape"],
                 best=s["best"],
                 best_ms=s["best_ms"],
                 naive_ms=s["naive_ms"],
-                speedup=s["speedup"],
+                speedup=s["ratio"],
                 naive_mem=human_bytes(s["naive_bytes"]),
                 best_mem=human_bytes(s["best_bytes"]),
                 diff=s["diff"],
