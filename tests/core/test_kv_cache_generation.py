@@ -2,6 +2,7 @@
 bytes against the formula and the tensors, the recorded attention against a full uncached pass, eviction
 policies' kept positions and KL = 0 when nothing is evicted."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 from core import kv_cache as kc
-from core.kv_cache import eviction, views
+from core.kv_cache import eviction, generation, views
 
 PROMPT = "The cat sat on the mat because it"
 
@@ -265,6 +266,11 @@ def test_every_step_equals_eager_attention_with_softcap_and_sinks(tmp_path, fami
         assert float(torch.from_numpy(gen.steps[-1].attention).sum(-1).max()) < 0.999
     # what the page says it checked: the same comparison against one whole pass of the model's own run
     assert gen.full_pass_difference <= 1e-5
+    # ... and that check reads the steps against the pass: the last step's weights moved by 2^-10 must show
+    last = gen.steps[-1]
+    moved = dataclasses.replace(last, attention=last.attention + np.float32(2.0**-10))
+    difference = generation.full_pass_difference(model, dataclasses.replace(gen, steps=[*gen.steps[:-1], moved]))
+    assert abs(difference - 2.0**-10) <= 1e-5
 
 
 # --- the eviction comparisons: one pass of every step and policy against each step on its own sliced cache --------
