@@ -23,6 +23,19 @@ def t(key, **fmt):
 # --- sinusoidal -------------------------------------------------------------------------------------------------
 
 
+def spread_by_loop(matrix, side=None) -> float:
+    """Largest max - min of matrix[i, j] over the cells of one offset i - j (side None), or, with side = clip, over
+    the keys of one row beyond the clipping distance on one side (i - j > clip, then i - j < -clip)."""
+    n = matrix.shape[0]
+    groups = {}
+    for i in range(n):
+        for j in range(n):
+            key = i - j if side is None else (i, 1) if i - j > side else (i, -1) if i - j < -side else None
+            if key is not None:
+                groups.setdefault(key, []).append(float(matrix[i, j]))
+    return max(max(g) - min(g) for g in groups.values())
+
+
 def test_the_base_sliders_move_over_log10_of_the_base():
     from core.positions.state import STATE, base_from_log10
 
@@ -36,6 +49,15 @@ def test_encoding_view_dot_products_depend_on_distance_only():
     for k in (-39, -3, 0, 5, 39):
         assert v.dot_by_distance[k + 39] == pytest.approx(np.diagonal(v.dots, offset=k)[0])
     assert sinusoidal.encoding_view(10, 7).pe.shape == (10, 6)  # odd width from a link: rounded down
+    # the spread the page quotes is measured along the diagonals: rows scaled by 1 + i/40 (the dot products no longer
+    # a function of i - j) must show the largest max - min along one diagonal, found here by a loop
+    real = sinusoidal.sinusoidal_encoding
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            sinusoidal, "sinusoidal_encoding", lambda n, d, base: real(n, d, base) * (1 + np.arange(n)[:, None] / n)
+        )
+        bent = sinusoidal.encoding_view(40, 16, 100.0)
+    assert spread_by_loop(bent.dots) > 1 and bent.diagonal_spread == pytest.approx(spread_by_loop(bent.dots))
 
 
 def test_collision_view_pairs_count_from_zero():
