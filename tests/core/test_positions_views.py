@@ -100,6 +100,19 @@ def test_shaw_view_against_a_loop():
         for j in range(9):
             assert v.offsets[i, j] == max(-2, min(2, i - j))
     assert v.clipped_spread < 1e-6  # one shared vector beyond +-k
+    # the spread the page quotes is measured over the keys beyond +-k: relative scores that grow by 0.01 per key
+    # (no longer one shared vector there) must show the largest max - min of one row's side, found by a loop
+    real = relative.shaw_attention
+
+    def bent(q, k, table, clip):
+        out = real(q, k, table, clip)
+        return {**out, "relative": out["relative"] + 0.01 * torch.arange(q.shape[0])[None, :]}
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(relative, "shaw_attention", bent)
+        moved = relative.shaw_view(9, 4, 2, 7)
+    expected = spread_by_loop(moved.relative, side=2)
+    assert expected > 0.01 and moved.clipped_spread == pytest.approx(expected, rel=1e-6)
     np.testing.assert_allclose(v.weights.sum(-1), 1.0, rtol=1e-6)
     assert v.change > 0
 
