@@ -152,6 +152,13 @@ def test_check_view_depends_on_offset_only_and_matches_transformers():
     assert v.max_spread < 1e-10 and v.score_range > 0.5 and v.pairs == 24 * 24
     assert rope.check_view(inv, 100, 5).pairs == 64 * 64  # checked up to 64 positions
     assert v.layout_diff < 1e-12 and v.layout_nodiff > 0.1
+    # the spread the page quotes is measured over the pairs of one offset m - n: rotations that also scale position p
+    # by 1 + p/100 (no longer a function of m - n) must show the largest max - min of one offset, found by a loop
+    rotate = rope.apply_rope_adjacent
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rope, "apply_rope_adjacent", lambda x, p, f: rotate(x, p, f) * (1 + p[:, None] / 100))
+        scaled = rope.check_view(inv, n, 5)
+    assert spread_by_loop(scaled.scores) > 0.01 and scaled.max_spread == pytest.approx(spread_by_loop(scaled.scores))
     # the layout check the page quotes measures the two layouts apart: adjacent(x) moved by 2^-10 reads as 2^-10
     real, shift = rope.apply_rope_adjacent, 2.0**-10
     with pytest.MonkeyPatch.context() as mp:
