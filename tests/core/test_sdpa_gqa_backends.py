@@ -112,6 +112,16 @@ def test_benchmark_compares_each_backend_with_naive():
     assert {r["backend"] for r in rows if r["status"] == "unavailable"} == {"efficient", "cudnn"}
 
 
+def test_the_benchmarks_difference_is_taken_against_the_naive_output(monkeypatch):
+    """The difference the results report for each backend must be against the naive version's output: they agree
+    to 1e-6, so only moving one can tell. The naive output moved by 2^-10 must read as 2^-10 for every backend."""
+    real = sb.naive_attention
+    monkeypatch.setattr(sb, "naive_attention", lambda *a, **kw: real(*a, **kw) + 2.0**-10)
+    rows = sb.benchmark([sb.AttentionShape(1, 2, 48, 16, causal=True)], reps=1)
+    measured = [r["max_abs_diff_vs_naive"] for r in rows if r["backend"] != sb.NAIVE and r["status"] == "ok"]
+    assert measured and all(d == pytest.approx(2.0**-10, abs=ATOL) for d in measured)
+
+
 # What flash's peak extra memory consists of, from the shapes (the inputs exist before the call, so they are not
 # in the delta): the output (B, H, n, d) and its float32 log-sum-exp (B, H, n), plus a kernel workspace.
 # - On CPU, aten's flash kernel (native/cpu/FlashAttentionKernel.cpp) gives each thread its own float32 tiles: a
