@@ -3,6 +3,7 @@ Trace.attention, the deterministic split, the statistics, the pairs file, the co
 recomputed from the real models and the page's view data (core/antecedents/view.py); the page headless is
 tests/pages/test_antecedents_page.py."""
 
+import copy
 import json
 import random
 from pathlib import Path
@@ -244,6 +245,12 @@ def test_accuracy_bars_and_the_largest_difference_from_the_file():
     assert n_held == results["models"]["minilm"]["halves"]["held_out"]["n_sentences"]
     stored = results["models"]["minilm"]
     assert view.largest_difference(stored, stored) == 0.0
+    # a recomputation that moved one sentence's best-head weight by 0.25 (and another by 0.125) differs by 0.25
+    live = copy.deepcopy(stored)
+    live["sentences"][1]["best_head_weights"][0] += 0.25
+    live["sentences"][-1]["best_head_weights"][-1] -= 0.125
+    assert view.largest_difference(stored, live) == pytest.approx(0.25)
+    assert view.largest_difference(live, stored) == pytest.approx(0.25)
     assert view.same_best_head(stored, json.loads(json.dumps(stored)))  # a list as the file holds it
     layer, head = stored["best_head"]
     assert not view.same_best_head(stored, {**stored, "best_head": [layer, head + 1]})
