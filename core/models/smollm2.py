@@ -14,6 +14,8 @@ matrix units), one forward pass takes 92 / 293 / 1150 ms at 16 / 128 / 512 token
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.metadata
 import warnings
 from pathlib import Path
@@ -98,6 +100,23 @@ def config():
     return AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
 
 
+@contextlib.contextmanager
+def _gguf_read_once():
+    """transformers parses the GGUF file anew for the config, the tensors and the tokenizer (SmolLM2's 49,152-token
+    vocabulary in pure Python each time) and builds gguf's tensor-name table again for every module of the
+    model: during a conversion, one reader per file and one table per architecture serve every call. Both are
+    read only. gguf is imported where transformers calls it, so the package's own names are the ones to replace."""
+    import gguf as gguf_package
+
+    real_reader, real_table = gguf_package.GGUFReader, gguf_package.get_tensor_name_map
+    gguf_package.GGUFReader = functools.lru_cache(maxsize=4)(real_reader)
+    gguf_package.get_tensor_name_map = functools.lru_cache(maxsize=8)(real_table)
+    try:
+        yield
+    finally:
+        gguf_package.GGUFReader, gguf_package.get_tensor_name_map = real_reader, real_table
+
+
 def convert_gguf(gguf: Path):
     """(model, tokenizer) de-quantised from the GGUF file, model in float32.
 
@@ -105,6 +124,11 @@ def convert_gguf(gguf: Path):
     package (for device placement we do not use), so we call its GGUF reader directly: the config and the
     tokenizer come from the file's metadata, the tensors from `load_gguf_checkpoint`, which de-quantises them
     and undoes llama.cpp's reordering of the q/k projection rows for RoPE."""
+    with _gguf_read_once():
+        return _convert_gguf(gguf)
+
+
+def _convert_gguf(gguf: Path):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 

@@ -547,3 +547,26 @@ def test_real_models_take_hostile_text(which, minilm, smollm2):
         assert "한" in flat and "🙂" in flat and "script" in flat
     else:
         assert "日" in flat and "script" in flat
+
+
+def test_a_conversion_parses_each_gguf_file_once_and_leaves_the_gguf_package_as_it_was(tmp_path):
+    """transformers parses the GGUF file for the config, the tensors and the tokenizer, and builds gguf's
+    tensor-name table for every module: within smollm2._gguf_read_once one parse and one table serve them all
+    (SmolLM2's first start, 38 s -> 22 s), and gguf's own names are back afterwards."""
+    import gguf
+
+    path = str(tmp_path / "tiny.gguf")
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_block_count(2)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    real = gguf.GGUFReader, gguf.get_tensor_name_map
+    with smollm2_module._gguf_read_once():
+        first = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(path) is first
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2) is gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2)
+        assert first.fields["general.architecture"].contents() == "llama"
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == real
+    assert gguf.GGUFReader(path) is not first
