@@ -1,6 +1,8 @@
 """core/multi_head.py against transformers' own BertLayer, torch's multi-head attention, torch's FLOP counter, and
 the permutation property."""
 
+import dataclasses
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -131,6 +133,19 @@ def test_without_positions_attention_is_permutation_equivariant_and_with_them_it
     assert check.permutation != sorted(check.permutation)
     assert check.error_without_positions < 1e-4
     assert check.error_with_positions > 1e-2
+    # the error the page quotes without positions is measured on the layer's outputs: a layer that adds 0.01 x its
+    # row number to each output (no longer equivariant) must show 0.01 x the largest distance a token moved
+    real = mh.walk_bert_layer
+
+    def numbered(layer, x, **kwargs):
+        walk = real(layer, x, **kwargs)
+        return dataclasses.replace(walk, output=walk.output + 0.01 * torch.arange(x.shape[0])[:, None])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mh, "walk_bert_layer", numbered)
+        bent = mh.permutation_check(minilm, TEXT, seed=3)
+    moved = max(abs(i - p) for i, p in enumerate(bent.permutation))
+    assert moved > 0 and bent.error_without_positions == pytest.approx(0.01 * moved, abs=1e-4)
 
 
 def test_a_layer_out_of_range_or_an_encoder_less_model_is_a_clear_error(minilm):
