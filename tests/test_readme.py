@@ -471,3 +471,20 @@ def test_the_lessons_paragraph_counts_and_names_the_shipped_lessons():
         words = said.get(path.stem)
         assert words is None or words in paragraph, (path.name, words)
     assert len(files) - len(said) == 12 and "Twelve lessons follow the material in order" in paragraph
+
+
+def test_the_model_load_times_are_the_committed_run():
+    """SmolLM2's first start (de-quantising its GGUF file) and later starts, and MiniLM's loads, as the README
+    gives them in three places, are results/bench_models.json's."""
+    result = json.loads((ROOT / "results" / "bench_models.json").read_text(encoding="utf-8"))
+    load = {r["model"]: (r["load_cold_s"], r["load_warm_s"]) for r in result["rows"]}
+    (cold, warm), (mini_cold, mini_warm) = load["smollm2"], load["minilm"]
+    text = " ".join(README.split())
+    assert f"the first start de-quantises it ({cold:.0f} s on this 2-core CPU, `results/bench_models.json`)" in text
+    assert f"later starts take {warm:.1f} s." in text
+    assert f"The first start converts them ({cold:.0f} s here: `results/bench_models.json`)" in text
+    before, after = result["conditions_before"]["loadavg_1min"], result["conditions_after"]["loadavg_1min"]
+    assert (
+        f"SmolLM2 cold start (GGUF → cache) {cold:.1f} s, warm {warm:.1f} s; MiniLM {mini_cold:.1f} s, {mini_warm:.2f} s "
+        f"({result['date'][:10]}, load {before:.1f} → {after:.1f};" in text
+    )
