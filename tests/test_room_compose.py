@@ -99,7 +99,7 @@ def test_the_entrypoint_asks_lab_for_its_password_and_lab_is_no_superuser(entryp
     assert "trust" not in hba and "scram-sha-256" in hba
 
 
-def test_the_entrypoint_refuses_a_first_start_without_a_password(tmp_path):
+def test_the_entrypoint_refuses_a_first_start_without_a_password_or_with_a_short_or_unsafe_one(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "LAB_DB_PASSWORD"}
     done = subprocess.run(["bash", str(ENTRYPOINT)], env={**env, "PGDATA": str(tmp_path / "pgdata")},
                           capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -107,6 +107,9 @@ def test_the_entrypoint_refuses_a_first_start_without_a_password(tmp_path):
     done = subprocess.run(["bash", str(ENTRYPOINT)], env={**env, "PGDATA": str(tmp_path / "pgdata"),
                           "LAB_DB_PASSWORD": "x'; DROP"}, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode != 0 and "letters, digits" in done.stderr
+    done = subprocess.run(["bash", str(ENTRYPOINT)], env={**env, "PGDATA": str(tmp_path / "pgdata"),
+                          "LAB_DB_PASSWORD": "lab-2026"}, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0 and "at least 16 characters" in done.stderr
     assert not (tmp_path / "pgdata").exists()
 
 

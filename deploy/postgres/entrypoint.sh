@@ -5,7 +5,7 @@
 # through the container's own socket by the OS user postgres (peer: `docker compose exec db psql -h /tmp`). Then
 # PostgreSQL in the foreground. Runs as the postgres user.
 #   LAB_DB_PASSWORD, or LAB_DB_PASSWORD_FILE (a mounted secret): lab's password, needed on the first start only;
-#   letters, digits, `_` and `-` (it goes into the replicas' DATABASE_URL), e.g. `openssl rand -hex 24`.
+#   at least 16 letters, digits, `_` and `-` (it goes into the replicas' DATABASE_URL), e.g. `openssl rand -hex 24`.
 set -euo pipefail
 BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 PGDATA=${PGDATA:-/var/lib/postgresql/data}
@@ -20,6 +20,8 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
   case "$password" in
     *[!A-Za-z0-9_-]*) echo "LAB_DB_PASSWORD: letters, digits, _ and - only (it goes into a URL)" >&2; exit 1 ;;
   esac
+  # the database listens on compose's network: a short password is one a neighbour there could guess
+  [ ${#password} -ge 16 ] || { echo "LAB_DB_PASSWORD: at least 16 characters (openssl rand -hex 24 gives 48)" >&2; exit 1; }
   "$BIN/initdb" -D "$PGDATA" -U postgres --auth-local=peer --auth-host=scram-sha-256 -E UTF8 > /dev/null
   printf '%s\n' \
     "local   all             postgres                                peer" \
