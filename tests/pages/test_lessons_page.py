@@ -206,3 +206,25 @@ def test_the_items_of_an_order_are_shown_in_the_readers_words(lang):
     mine = at.code[0].value
     assert mine == " > ".join(word[k] for k in kinds)
     assert sorted(at.code[1].value.split(" > ")) == sorted(word.values())
+
+
+@pytest.mark.parametrize("hosted", [True, False])
+def test_an_answer_the_engine_cannot_compute_names_no_server_file_to_a_hosted_visitor(monkeypatch, hosted):
+    """An answer the engine cannot compute here (a model's file unreadable, not installed): a laptop user is told
+    the engine's reason (which file, what to install); a hosted server's visitor one sentence, the reason going to
+    the server's log, since an OSError's words name the server's files."""
+    from app.views.lessons import progress
+
+    def unreadable(question, state):
+        raise OSError(2, "No such file or directory", "/srv/private-models/smollm2/model.safetensors")
+
+    monkeypatch.setattr(progress, "right_answer", unreadable)
+    monkeypatch.setenv("ATTENTION_LAB_HOSTED" if hosted else "ATTENTION_LAB_LOCAL", "1")
+    at = open_step(1)
+    shown = shown_text(at) + " ".join(c.value for c in at.code)
+    assert at.warning and not at.text_input  # no answer box for an answer that cannot be checked
+    if hosted:
+        assert "/srv/private-models" not in shown, shown
+        assert i18n.text("en", "lessons", "no_answer_hosted") in shown
+    else:
+        assert "/srv/private-models/smollm2/model.safetensors" in shown

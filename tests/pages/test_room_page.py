@@ -91,6 +91,27 @@ def test_facilitator_moves_opens_and_reveals(store):
     assert any(s.value.startswith("Right answer:") for s in at.success)
 
 
+def test_an_answer_the_engine_cannot_compute_names_no_server_file_to_a_hosted_facilitator(store, monkeypatch):
+    """The facilitator of a room on a hosted server is an anonymous visitor too: the engine's reason for an answer
+    it cannot compute (its words may name the server's files) goes to the server's log, the page says one sentence."""
+    from app.views.lessons import progress
+
+    def refused(question, state):
+        raise ValueError("cannot read /srv/private-models/smollm2/config.json")
+
+    monkeypatch.setattr(progress, "right_answer", refused)
+    monkeypatch.setenv("ATTENTION_LAB_HOSTED", "1")
+    code, control = store.create(LESSON)
+    store.move(code, control, 1)
+    at = run_view("room", {"room": code, "key": control})
+    next(b for b in at.button if b.label == "Open the question").click().run()
+    assert_no_exception(at)
+    shown = shown_text(at)
+    assert "/srv/private-models" not in shown, shown
+    assert i18n.text("en", "lessons", "no_answer_hosted") in shown
+    assert store.room(code).phase != "open"
+
+
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
 def test_a_name_that_draws_nothing_is_asked_for_again_in_the_visitors_language(store, lang):
     """A prankster's name of Hangul fillers and blank Braille would be a blank row on the board and projector."""

@@ -45,6 +45,21 @@ def right_answer(question: core.Question, state: dict[str, str]) -> core.Answer:
     return serving.heavy(key, lambda: core.answer(asked, dict(state)), "lesson_answer")
 
 
+# What right_answer may raise when the engine cannot compute an answer here (a model not installed, a file it
+# needs unreadable, a state it refuses)
+NO_ANSWER = (ValueError, RuntimeError, OSError, KeyError)
+
+
+def why_no_answer(err: Exception) -> str | None:
+    """The engine's reason for an answer it could not compute, for the page to show under its sentence on a laptop
+    run (what to install, which file); None on a hosted server, where it goes to the server's log instead: an
+    OSError's words name the server's files, and the reason is the operator's to act on, not the visitor's."""
+    if not serving.hosted():
+        return str(err)[:500]
+    serving.LOG.warning("a lesson answer could not be computed: %s", err)
+    return None
+
+
 @st.cache_resource(show_spinner=False, max_entries=128)
 def _computed_here(key: tuple, _asked: core.Question, _state: dict[str, str]) -> core.Answer:
     """An answer without a model pass, kept per `key` (which names the question and state) as the queue keeps the

@@ -77,9 +77,11 @@ def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None
     prose(question.prompt, ui.lang())
     try:
         answer = progress.right_answer(question, step.state)
-    except (ValueError, RuntimeError, OSError, KeyError) as err:  # a model that is not installed here, ...
-        st.warning(T("no_answer"))
-        st.code(str(err)[:500], language=None)
+    except progress.NO_ANSWER as err:
+        why = progress.why_no_answer(err)
+        st.warning(T("no_answer") if why else T("no_answer_hosted"))
+        if why:
+            st.code(why, language=None)
         return
     if question.id in given:
         _feedback(T, lesson, step, answer, given[question.id])

@@ -42,7 +42,7 @@ def open_question(code: str, control: str, lesson_id: str, step: int) -> None:
     except RoomError as e:
         follow.refused(e)
     except ValueError as e:  # the engine could not compute this step's answer
-        st.session_state["room-error-text"] = str(e)
+        st.session_state["room-error-text"] = progress.why_no_answer(e) or ui.texts("lessons")("no_answer_hosted")
 
 
 def notice(T) -> None:
