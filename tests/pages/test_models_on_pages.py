@@ -132,6 +132,9 @@ def test_why_head_gives_the_wavelengths_of_the_model_it_reads(folders):
     slowest = 2 * math.pi * base ** ((d - 2) / d)
     assert f"(a full turn every {2 * math.pi:,.1f} tokens in this model)" in text, text
     assert f"(one turn every {slowest:,.0f} tokens)" in text and "hundreds of thousands" not in text
+    # the choice of part names no shipped model either: each part's picker may hold the learner's
+    parts = [o for r in at.radio for o in r.options]
+    assert "Rotary positions" in parts and not any("SmolLM2" in o or "MiniLM" in o for o in parts), parts
 
 
 def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monkeypatch):
