@@ -50,3 +50,31 @@ def test_loss_figure_titles_itself_from_the_bucket_in_the_figure_section():
     assert [tr.name for tr in fig.data if tr.mode and "lines" in tr.mode] == [r["label"] for r in view.loss.runs]
     live = figures.loss_figure(view.loss, words, 128, live=True)
     assert live.layout.title.text == words("live_title", b=128)
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_every_log_axis_says_it_is_one_in_every_language(lang):
+    # a log axis read as linear turns a halving into a constant step: the page's distance and scale factor said so,
+    # the wavelengths' and the angles' axes (log too, the angles' on the same figure as the factor's) did not
+    words = functools.partial(i18n.text, lang, "rope_scaling.figure")
+    freq, decay = formulas.frequency_view(4.0, 4 * 8192), formulas.decay_view(4.0, 20000)
+    res = formulas.resolution_view(4.0)
+    figs = {
+        "wavelength": figures.wavelength_figure(freq, words),
+        "ratio": figures.ratio_figure(freq, words),
+        "decay": figures.decay_figure(decay, words),
+        "resolution": figures.resolution_figure(res, words, "fastest_pair"),
+    }
+    logs = []
+    for name, fig in figs.items():
+        for axis in ("xaxis", "yaxis"):
+            layout = fig.layout[axis]
+            if layout.type == "log":
+                logs.append((name, axis))
+                assert LOG_SCALE[lang] in layout.title.text, (name, axis, layout.title.text)
+            else:
+                assert LOG_SCALE[lang] not in (layout.title.text or ""), (name, axis)
+    assert ("wavelength", "yaxis") in logs and ("resolution", "yaxis") in logs
