@@ -239,18 +239,21 @@ def claim_heads(model_key: str, model, claim: str, k: int) -> tuple[list[tuple[i
     return [(a, b) for a, b, _ in top], [s for _, _, s in top], source
 
 
-def selection_accuracy(model_key: str) -> torch.Tensor:
-    """(L, H) each head's accuracy on the selection half of the pronoun pairs (results/antecedents.json)."""
+def selection_accuracy(model_key: str) -> torch.Tensor | None:
+    """(L, H) each head's accuracy on the selection half of the pronoun pairs (results/antecedents.json); None for a
+    model not measured there (a learner's own: the page says so in the reader's words, "not_measured")."""
     data = load_result("antecedents", required=lambda d: d["models"][model_key]["per_head"]["selection"])
     if data is None:
-        raise ValueError("results/antecedents.json has no per-head accuracies for this model")
+        return None
     return torch.tensor(data["models"][model_key]["per_head"]["selection"]["accuracy"])
 
 
 def antecedent_candidates(model_key: str) -> tuple[list[tuple[int, int]], list[float]]:
     """The candidate antecedent heads: those whose selection-half accuracy is above chance, best first (ties to
-    the lower layer, then head), with their accuracies. Empty when no head is above chance."""
+    the lower layer, then head), with their accuracies. Empty when no head is above chance or none was measured."""
     grid = selection_accuracy(model_key)
+    if grid is None:
+        return [], []
     ranked = sorted(((float(grid[a, b]), a, b) for a in range(grid.shape[0]) for b in range(grid.shape[1])),
                     key=lambda r: (-r[0], r[1], r[2]))  # fmt: skip
     above = [(s, a, b) for s, a, b in ranked if s > CHANCE]
@@ -409,7 +412,8 @@ class CardView:
     placebo_interval: tuple[float, float] | None  # the central 95% of the draws
     verdict: str  # far_more / more / no_more / no_placebo / no_candidates
     notes: tuple[str, ...]
-    candidates: dict | None  # no_candidates: {"reason": "tied" or "below_chance", "n": heads, "best": accuracy}
+    candidates: dict | None  # no_candidates: {"reason": "tied", "below_chance" or "not_measured", "n": heads,
+    # "best": accuracy}
     provenance: dict | None  # a committed card: command, date, device, seconds, draws, load
 
     @property
@@ -419,6 +423,8 @@ class CardView:
 
 def _candidates_note(model_key: str) -> dict:
     grid = selection_accuracy(model_key)
+    if grid is None:
+        return {"reason": "not_measured", "n": 0, "best": 0.0}
     best, worst = float(grid.max()), float(grid.min())
     return {"reason": "tied" if best == worst else "below_chance", "n": int(grid.numel()), "best": best}
 

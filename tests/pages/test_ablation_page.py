@@ -3,8 +3,10 @@ handles no head and every head with a message."""
 
 import pytest
 
+from app import i18n
 from core import ablation as ab
-from tests.apptest_helpers import open_view, shown_text
+from tests.apptest_helpers import assert_no_exception, open_view, run_view, shown_text
+from tests.tiny_models import registered_folders
 
 
 @pytest.mark.parametrize("index", [1, 3])
@@ -42,3 +44,21 @@ def test_live_no_head_is_a_message():
 def test_live_every_head_is_a_message():
     at = open_view("ablation", {"part": "live", "k": "270", "draws": "1"}, timeout=300)
     assert "Every head of these layers is removed" in shown_text(at)
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    with registered_folders(tmp_path_factory.mktemp("own-models"), ("llama",)) as keys:
+        yield keys["llama"]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_antecedent_claim_on_a_learners_decoder_says_why_in_the_readers_words(llama, lang):
+    """A learner's decoder has no committed antecedent accuracies (results/antecedents.json): the live card says so
+    in the reader's words (core's reason "not_measured"), not in the engine's English sentence."""
+    at = run_view("ablation", {"lang": lang, "part": "live", "claim": "antecedent", "model": llama, "k": "1",
+                               "draws": "1"})  # fmt: skip
+    assert_no_exception(at)
+    assert "per-head accuracies" not in shown_text(at)
+    said = i18n.text(lang, "ablation", "no_candidates_not_measured", model="tiny-llama")
+    assert said in [i.value for i in at.info], [i.value for i in at.info]
