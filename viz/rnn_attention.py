@@ -52,7 +52,7 @@ def timing_figure(view, t) -> go.Figure:
                                  line=dict(color=colour),
                                  hovertemplate=f"{label}<br>n = %{{x}}: %{{y:.3g}} ms<br>"
                                  + safe_label(t("steps_in_sequence"), 60) + ": %{customdata}<extra></extra>"))  # fmt: skip
-    fig.update_xaxes(title=t("axis_length"), type="log")
+    fig.update_xaxes(title=t("axis_length_log"), type="log")  # the cost figure's lengths are on a linear axis
     fig.update_yaxes(title=t("axis_cpu_ms" if view.cpu_time else "axis_ms"), type="log")
     return base_layout(fig, safe_label(t("timing_title", device=view.device), 120), height=380,
                        legend=LEGEND_AT_FOOT)  # fmt: skip

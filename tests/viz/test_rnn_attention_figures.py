@@ -1,8 +1,12 @@
 """viz/rnn_attention: each figure read back: the numbers it was given are the numbers it draws, tokens escaped, the
 crossover and the alignment marks where the view puts them."""
 
-import numpy as np
+import functools
 
+import numpy as np
+import pytest
+
+from app import i18n
 from core.rnn_attention import compare as cmp
 from core.rnn_attention import view as rv
 from tests.phone_figures import placed_in_the_way_on_a_phone
@@ -82,3 +86,30 @@ def test_cost_figure_draws_both_counts_and_the_crossover_at_d():
     assert [s.x0 for s in lines] == [64, 32]
     assert any(a.text == "crossover d=64" for a in fig.layout.annotations)
     assert not placed_in_the_way_on_a_phone(fig.to_plotly_json())  # the legend at the figure's foot
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_every_log_axis_says_it_is_one_and_no_linear_axis_does(lang):
+    # the page reads these figures as ratios ('the gradient at distance 12 is 0.01 x the gradient at distance 0',
+    # 'the GRU takes 3.3 x the Transformer's time'); on an axis not said to be logarithmic a hundredfold fall looks
+    # like a gentle slope. The lengths' words are the cost figure's too, whose axis is linear.
+    words = functools.partial(i18n.text, lang, "rnn_attention.figure")
+    panel = rv.GradientPanel([0, 1, 2], [1.0, 0.9, 0.8], [1.0, 0.1, 0.01], 0.01, 0.8, 10, None, "vanishes")
+    timing = [
+        rv.TimingView(
+            [8, 16], [1.0, 2.0], [0.2, 0.3], [0.5, 0.6], [16, 32], [2, 2], "cpu", cpu, 3.3, 0.5, "gru", 0.4, "gru"
+        )  # fmt: skip
+        for cpu in (True, False)
+    ]
+    drawn = [figs.gradient_figure(panel, words), *(figs.timing_figure(v, words) for v in timing)]
+    drawn.append(figs.cost_figure(cmp.cost_view(32, 64), words))
+    logs = 0
+    for fig in drawn:
+        for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            said = LOG_SCALE[lang] in axis.title.text
+            assert said == (axis.type == "log"), (axis.title.text, axis.type)
+            logs += axis.type == "log"
+    assert logs == 5
