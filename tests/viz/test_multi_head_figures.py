@@ -1,6 +1,10 @@
 """viz/multi_head.py: the chain of one layer (MiniLM's walk from core.multi_head) and the head-count figure, read
 back: every step drawn, key-token axes, head boundaries, escaped user tokens, one tick per head count."""
 
+import functools
+
+import pytest
+
 from app import i18n
 from core import multi_head as mh
 from viz import multi_head as figs
@@ -38,3 +42,18 @@ def test_head_count_figure_marks_every_h():
     fig = figs.head_count_figure(mh.head_count_rows(512, 64), english)
     assert list(fig.data[0].x) == list(mh.HEAD_COUNTS) and list(fig.data[0].y) == [512, 256, 128, 64, 32, 16]
     assert fig.layout.xaxis.tickvals == tuple(mh.HEAD_COUNTS)  # one tick per h, no minor-tick labels
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_head_count_figure_says_which_axes_are_logarithmic(lang):
+    # d_k = d_model / h halves as h doubles: on the axes said to be logarithmic that is the straight line the figure
+    # draws; unsaid, it read as d_k falling by equal steps. The parameters' axis is linear and says nothing of it.
+    words = functools.partial(i18n.text, lang, "multi_head.figure")
+    layout = figs.head_count_figure(mh.head_count_rows(512, 64), words).layout
+    axes = {"heads": layout.xaxis, "sizes": layout.yaxis, "parameters": layout.yaxis2}
+    assert [name for name, axis in axes.items() if axis.type == "log"] == ["heads", "sizes"]
+    for name, axis in axes.items():
+        assert (LOG_SCALE[lang] in axis.title.text) == (axis.type == "log"), (name, axis.title.text)
