@@ -111,7 +111,11 @@ def traffic_figure(view: TrafficView, t: Words) -> go.Figure:
         t("series_theta_flash"): view.curves["theta_flash"],
     }
     fig = loglog_figure(
-        view.sizes, series, title=t("traffic_title", d=view.d, m=view.m_sram), x_title="n", y_title=t("traffic_axis")
+        view.sizes,
+        series,
+        title=t("traffic_title", d=view.d, m=view.m_sram),
+        x_title=t("n_axis"),
+        y_title=t("traffic_axis"),
     )
     for trace, dash, c in zip(fig.data, ("solid", "solid", "solid", "dot", "dot"), (BLUE, RED, GREEN, BLUE, RED)):
         trace.line.dash = dash

@@ -4,6 +4,7 @@
 import functools
 
 import numpy as np
+import pytest
 
 from app import i18n
 from core import flash_attention as fa
@@ -66,3 +67,17 @@ def test_traffic_figure_has_five_curves_on_log_axes_and_marks_n():
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     assert fig.layout.yaxis.title.text == t("traffic_axis")
     assert [s.x0 for s in fig.layout.shapes if s.type == "line"] == [1024]
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_traffic_figure_says_both_axes_are_logarithmic_and_what_n_counts(lang):
+    # the page compares the curves' slopes with Theta(n^2 d^2 / M): read on axes not said to be logarithmic, the
+    # curves' bends say nothing of it. The lengths' axis was a bare 'n', in no language, without its unit.
+    words = functools.partial(i18n.text, lang, "flash_attention.figure")
+    layout = fv.traffic_figure(fa.traffic_view(n=1024, d=64, m_sram=4096), words).layout
+    assert layout.xaxis.type == layout.yaxis.type == "log"
+    assert layout.xaxis.title.text == words("n_axis") and layout.yaxis.title.text == words("traffic_axis")
+    assert all(LOG_SCALE[lang] in axis.title.text for axis in (layout.xaxis, layout.yaxis))
