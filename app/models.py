@@ -115,6 +115,16 @@ def words_about(key: str, text: str) -> str:
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
 
 
+def weights_words(key: str, loaded) -> str:
+    """Where model `key`'s weights come from, in the reader's words (core names the source and its fields: a
+    learner's folder's path escaped for markdown); "" for a model that does not say."""
+    source, fields = getattr(loaded, "weights", ("", {}))
+    if not source:
+        return ""
+    fields = {k: words_about(key, v) if isinstance(v, str) else v for k, v in fields.items()}
+    return ui.t("models", f"weights_{source}", **fields)
+
+
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None, field=None, **known) -> str:
     """The model picker (bound to the URL): the page's shipped models first (the first is the default, so links and
     committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)
@@ -177,8 +187,9 @@ def load(model: str | registry.ModelRecord):
         return None
     if getattr(loaded, "random_init", False):
         st.warning(ui.t("models", "random"))
-    if getattr(loaded, "weights_note", None):
-        st.caption(ui.t("models", "weights", note=words_about(key, loaded.weights_note)))
+    note = weights_words(key, loaded)
+    if note:
+        st.caption(ui.t("models", "weights", note=note))
     parity = getattr(loaded, "parity", None)
     if parity is not None:
         word = "parity_exact" if parity.exact else "parity_approximate"

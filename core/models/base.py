@@ -165,7 +165,9 @@ class AttentionModel(ABC):
     max_positions: int  # positions a text may use (a RoBERTa-style table: its rows after the padding index)
     position_kind: str  # "learned", "rope", ...
     is_causal: bool
-    weights_note: str = ""  # shown on screen: where the weights come from (e.g. "de-quantised from 4-bit")
+    weights_note: str = ""  # where the weights come from, in English: the record a script writes in results/
+    weights: tuple[str, dict] = ("", {})  # the same as shown on screen: a source and its fields, ("folder",
+    # {"folder": path}), the words in app/locales [models] weights_<source>
     random_init: bool = False
 
     # --- tokens -------------------------------------------------------------------------------------------------

@@ -203,6 +203,7 @@ class HFAttentionModel(AttentionModel):
         is_causal: bool,
         weights_note: str = "",
         random_init: bool = False,
+        weights: tuple[str, dict] = ("", {}),
     ):
         register_attention_functions()
         self.attn_implementation = ATTN_IMPLEMENTATION_EAGER if needs_eager(model.config) else ATTN_IMPLEMENTATION
@@ -227,6 +228,7 @@ class HFAttentionModel(AttentionModel):
         self.position_kind = position_kind
         self.is_causal = is_causal
         self.weights_note = weights_note
+        self.weights = weights
         self.random_init = random_init
         # Which token ids are "special" for the hide-special-tokens toggle.
         self._special_ids = set(tokenizer.all_special_ids)

@@ -508,6 +508,7 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
             position_kind=positions,
             is_causal=caps.is_causal,
             weights_note=f"from the hub: {path}" if is_hub_id(path) else f"from the folder {folder}",
+            weights=("hub", {"path": str(path)}) if is_hub_id(path) else ("folder", {"folder": str(folder)}),
         )
     except ValueError as err:
         raise ModelFolderError(f"{label}: {err}") from err

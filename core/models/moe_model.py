@@ -145,8 +145,15 @@ class MoEModel(HFAttentionModel):
             + ("with" if report.get("aux_coef", 0) > 0 else "WITHOUT")
             + " the load-balancing loss"
         )
+        balanced = "moe_balanced" if report.get("aux_coef", 0) > 0 else "moe_unbalanced"
         super().__init__(
-            model, tokenizer, name=f"tiny-moe-{variant}", position_kind="rope", is_causal=True, weights_note=note
+            model,
+            tokenizer,
+            name=f"tiny-moe-{variant}",
+            position_kind="rope",
+            is_causal=True,
+            weights_note=note,
+            weights=(balanced, {"seed": report.get("seed"), "steps": report.get("steps")}),
         )
         self.variant = variant
         self.report = report

@@ -162,7 +162,13 @@ def _load_folder(folder: Path):
 
 def _wrap(model, tokenizer) -> HFAttentionModel:
     return HFAttentionModel(
-        model, tokenizer, name=NAME, position_kind="rope", is_causal=True, weights_note=WEIGHTS_NOTE
+        model,
+        tokenizer,
+        name=NAME,
+        position_kind="rope",
+        is_causal=True,
+        weights_note=WEIGHTS_NOTE,
+        weights=("smollm2", {}),
     )
 
 

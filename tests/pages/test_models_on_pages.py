@@ -351,3 +351,19 @@ def test_bad_text_on_an_own_model_is_a_message_never_an_exception(folders, topic
         at.text_area(key=TEXT_BOXES[topic]).input(text).run()
         assert_no_exception(at)
         assert not at.error, (topic, text[:20], [e.value for e in at.error])
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+@pytest.mark.parametrize("model", ["minilm", "smollm2", "moe", "own"])
+def test_where_the_weights_come_from_is_said_in_the_readers_words(folders, lang, model):
+    """The caption under a model's picker (where its weights come from) was core's English sentence on every page in
+    every language; core now names the source (a key and its fields) and the caption is the reader's words."""
+    from app import i18n
+
+    key = folders["llama"] if model == "own" else model
+    at = run_view("attention", params={"lang": lang, "model": key, "text": SHORT})
+    assert_no_exception(at)
+    said = [c.value for c in at.caption if c.value.startswith(i18n.text(lang, "models", "weights", note=""))]
+    assert len(said) == 1, [c.value for c in at.caption]
+    english = ("de-quantised", "as published", "from the folder", "from the hub", "trained by this repo")
+    assert not any(word in said[0] for word in english), said[0]
