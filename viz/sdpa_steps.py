@@ -62,6 +62,7 @@ def saturation_figures(view: SaturationView, t: Callable[..., str]) -> dict[str,
             scaled_name=t("sat_scaled"),
             unscaled_name=t("sat_unscaled"),
             max_name=t("sat_max"),
+            x_title=t("sat_x"),
             y_title=t("sat_y"),
         ),
         "row": softmax_row_bars(

@@ -3,10 +3,11 @@
 import functools
 
 import numpy as np
+import pytest
 
 from app import i18n
-from core.sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, saturation_view, steps_view
-from viz.sdpa_steps import saturation_figures, step_figures
+from core.sdpa_steps import CLASSIC_K, CLASSIC_Q, CLASSIC_V, lookup_view, saturation_view, steps_view
+from viz.sdpa_steps import lookup_figures, saturation_figures, step_figures
 
 
 def t(key, /, **fmt):
@@ -48,3 +49,23 @@ def test_titles_and_axes_come_from_the_figure_section():
     assert ja["weights"].data[0].colorbar.title.text == "重み" and "出力" in ja["output"].data[0].hovertemplate
     sat = saturation_figures(saturation_view(64, 8), words)
     assert [tr.name for tr in sat["entropy"].data] == [words("sat_scaled"), words("sat_unscaled")]
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_every_log_axis_of_the_curves_says_so_and_no_linear_one_does(lang):
+    # d_k doubles from tick to tick and τ divides every score: both axes are logarithmic, which their words
+    # ('d_k', a bare symbol outside the catalog, and 'Temperature τ (scores divided by τ)') did not say
+    words = functools.partial(i18n.text, lang, "sdpa_steps.figure")
+    sat = saturation_figures(saturation_view(64, 8), words)
+    curve = lookup_figures(lookup_view(1, 0.5, ["cat", "dog", "car", "bus"]), words)["curve"]
+    logs = []
+    for name, fig in (("entropy", sat["entropy"]), ("row", sat["row"]), ("curve", curve)):
+        for axis_name in ("xaxis", "yaxis"):
+            axis = fig.layout[axis_name]
+            if axis.type == "log":
+                logs.append((name, axis_name))
+            assert (LOG_SCALE[lang] in axis.title.text) == (axis.type == "log"), (name, axis_name, axis.title.text)
+    assert logs == [("entropy", "xaxis"), ("curve", "xaxis")]
