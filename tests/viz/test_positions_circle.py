@@ -9,7 +9,9 @@ from viz.positions.circle import circle_figure
 def test_points_guide_and_highlights():
     angles = np.arange(6) * 0.7
     points = 2.0 * np.stack([np.cos(angles), np.sin(angles)], 1)
-    fig = circle_figure(points, highlight=[(3, "<b>p</b>")], title="pair", x_title="cos", y_title="sin")
+    fig = circle_figure(
+        points, highlight=[(3, "<b>p</b>")], title="pair", x_title="cos", y_title="sin", colour_title="position"
+    )
     guide, path, mark = fig.data
     np.testing.assert_allclose(np.hypot(guide.x, guide.y), 2.0)  # the guide has the points' radius
     np.testing.assert_allclose(path.x, points[:, 0], atol=1e-6)

@@ -28,3 +28,17 @@ def test_pooled_angles_figure_draws_the_circular_means_on_position_and_pair_axes
     assert np.asarray(heat.z).shape == (128, 128) and list(heat.y[:2]) == [0, 64] and list(heat.x[:2]) == [0, 12]
     np.testing.assert_allclose(np.asarray(heat.z, dtype=np.float64), np.round(view.angles, 3), atol=1e-6)
     assert "n = 8,192 positions × d = 3,072 (128 × 128 block circular means)" in fig.layout.title.text
+
+
+def ja(key, **fmt):
+    return i18n.text("ja", "positions.figure", key, **fmt)
+
+
+def test_the_trajectory_axes_are_in_the_readers_words():
+    """The rotated pair's circle named its axes 'first coordinate' and 'second coordinate' in every language (the
+    circle's own English defaults); they are now the [positions.figure] words, here Japanese."""
+    v = rope.rotation_view(8, 10000.0, 2)
+    fig = figures.trajectory_figure(rope.angles_view(v.inv_freq, 10, 3), ja)
+    x, y = fig.layout.xaxis.title.text, fig.layout.yaxis.title.text
+    assert "coordinate" not in x + y, (x, y)
+    assert (x, y) == (ja("traj_x"), ja("traj_y"))

@@ -14,12 +14,14 @@ def circle_figure(
     points,
     highlight: list[tuple[int, str]] | None = None,
     title: str = "",
-    x_title: str = "first coordinate",
-    y_title: str = "second coordinate",
-    colour_title: str = "position",
+    *,
+    x_title: str,
+    y_title: str,
+    colour_title: str,
 ) -> go.Figure:
     """Points (n, 2) in the plane coloured by their index (position), with a unit-circle guide and optional
-    highlighted indices. Equal axis scales so a rotation looks like one."""
+    highlighted indices. Equal axis scales so a rotation looks like one. The axes' and colour bar's words are the
+    caller's (the reader's language): no default."""
     pts = np.asarray(points, dtype=np.float64)
     radius = float(np.max(np.hypot(pts[:, 0], pts[:, 1]))) if len(pts) else 1.0
     t = np.linspace(0, 2 * np.pi, 181)

@@ -67,6 +67,8 @@ def trajectory_figure(view: AnglesView, t) -> go.Figure:
         view.trajectory,
         [(0, "m = 0")],
         title=t("traj_title", i=view.pair, theta=view.theta),
+        x_title=t("traj_x"),
+        y_title=t("traj_y"),
         colour_title=t("position"),
     )
 
