@@ -1,6 +1,9 @@
 """viz/ablation.py read back from a committed card's view: the placebo dots and band, the claimed heads' diamond,
 the axis title of the card's metric."""
 
+import dataclasses
+import functools
+
 import pytest
 
 from app import i18n
@@ -34,3 +37,24 @@ def test_the_legend_stands_at_the_figures_foot():
         pytest.skip("results/ablation.json not written yet")
     legend = va.claim_figure(cards["induction-zero"], words).layout.legend
     assert legend.orientation == "h" and legend.yref == "container" and legend.y == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_an_accuracy_harm_is_drawn_in_percent_as_the_page_says_it_and_a_loss_in_nats(lang):
+    # the page gives an accuracy's harm as '+3.2%' (effect_ and placebo_line_antecedent_accuracy); the axis and the
+    # hover gave the bare fraction, 0.032, under a title without a unit
+    cards = ab.committed_cards()
+    if cards is None:
+        pytest.skip("results/ablation.json not written yet")
+    text = functools.partial(i18n.text, lang, "ablation.figure")
+    loss = cards["induction-zero"]
+    accuracy = dataclasses.replace(loss, metric="antecedent_accuracy", harm=0.032, placebo_harms=(0.01, -0.005, 0.02),
+                                   placebo_interval=(-0.005, 0.02))  # fmt: skip
+    fig = va.claim_figure(accuracy, text)
+    assert fig.layout.xaxis.tickformat == ".1%" and fig.layout.xaxis.title.text == text("harm_antecedent_accuracy")
+    assert all(":.1%}" in trace.hovertemplate for trace in fig.data)
+    placebo_line = i18n.text(lang, "ablation", "placebo_line_antecedent_accuracy", n=3, mean=0.01, lo=-0.005, hi=0.02)
+    assert "+1.0%" in placebo_line  # the page's words, in the same unit
+    fig = va.claim_figure(loss, text)
+    assert fig.layout.xaxis.tickformat is None and "nat" in fig.layout.xaxis.title.text
+    assert all(":.3f}" in trace.hovertemplate for trace in fig.data)
