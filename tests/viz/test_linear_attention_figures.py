@@ -84,3 +84,20 @@ def test_implied_figures():
     assert soft.layout.title.text == t("softmax_title") and lin.layout.title.text == t("linear_title")
     ja = vl.implied_figures(view, functools.partial(i18n.text, "ja", "linear_attention.figure"))
     assert [f.data[0].colorbar.title.text for f in ja] == ["重み", "重み"]  # was heatmap's English default
+
+
+TOKENS = {"en": "tokens", "ja": "トークン", "ko": "토큰"}
+
+
+@pytest.mark.parametrize("lang", sorted(TOKENS))
+def test_the_lengths_axis_gives_its_unit_as_the_contexts_does(lang):
+    # n counts tokens, as the generation figure's context L does ('context L (tokens, log scale)'); the cost and
+    # timing figures' lengths said only 'sequence length n (log scale)'
+    words = functools.partial(i18n.text, lang, "linear_attention.figure")
+    cost = vl.cost_figure(associativity_view(4096, 64, [2**k for k in range(4, 18)]), words)
+    assert TOKENS[lang] in cost.layout.xaxis.title.text
+    assert TOKENS[lang] in words("ctx_axis")
+    res = measure.load_results()
+    if res is not None:
+        timing = vl.timing_figure(timing_view(res["scaling"]["rows"], res["scaling"]["slopes"]), words)
+        assert TOKENS[lang] in timing.layout.xaxis.title.text
