@@ -657,7 +657,7 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
         st.caption(said)
     if data is not None and table and st.toggle(t("common", "figure_table"), key=key, wrap=LABELS_WRAP):
         if isinstance(data, dict):
-            st.dataframe({str(name): list(column) for name, column in data.items()})
+            st.dataframe({column_name(name): list(column) for name, column in data.items()})
         else:
             arr = np.atleast_2d(np.asarray(data))
             names = [str(c) for c in col_labels] if col_labels is not None else None
@@ -665,6 +665,13 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
             rows_named = _axis_title(layout, "yaxis") or t("common", "figure_rows")
             index = pd.Index([str(r) for r in row_labels], name=rows_named) if row_labels is not None else None
             st.dataframe(pd.DataFrame(arr, index=index, columns=names))
+
+
+def column_name(name) -> str:
+    """A figure's table column in the reader's words: [figure_columns] names the pages' identifiers ('placebo_harm',
+    'slope'); any other name (a method's, a backend's, a token) is shown as it is. The CSV keeps the identifiers."""
+    name = str(name)
+    return t("figure_columns", name) if i18n.has("figure_columns", name) else name
 
 
 def _caption(traces: list, layout: dict, data, row_labels, col_labels) -> str | None:

@@ -102,3 +102,16 @@ def test_sections_follow_the_catalog(lang):
 
     ranks = [rank(h) for h in headers]
     assert ranks == sorted(ranks), [h for h, r, s in zip(headers, ranks, sorted(ranks)) if r != s][:3]
+
+
+def test_every_column_a_page_hands_with_a_figure_has_its_words():
+    """A figure's table (its numbers, on demand) names a page's columns in the reader's words ([figure_columns],
+    app/ui.column_name): every literal column name a page hands as `data={...}` has them, but a formula's own."""
+    math = {"sin", "d_k"}  # a formula's symbols, the same in every language
+    missing = set()
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "data" and isinstance(node.value, ast.Dict):
+                names = {k.value for k in node.value.keys if isinstance(k, ast.Constant)} - math
+                missing |= {f"{path.relative_to(ROOT)}: {n}" for n in names if not i18n.has("figure_columns", n)}
+    assert not missing, sorted(missing)

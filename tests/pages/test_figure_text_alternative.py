@@ -57,3 +57,19 @@ def test_attention_thumbnails_name_the_strongest_tile_and_its_tokens(minilm):
     assert (told.group(4), told.group(6)) == (batch.tokens[0][q], batch.tokens[0][k])
     assert round(float(weights[layer, head, q, k]), 3) == round(float(weights.max()), 3)
     assert told.group(7) == f"{round(float(weights.max()), 3):.3g}"
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+@pytest.mark.parametrize("topic,params", [("ablation", {"card": "induction-zero"}), ("positions", {"part": "alibi"})])
+def test_a_figures_table_names_its_columns_in_the_readers_words(topic, params, lang):
+    """A figure handed with a dict of columns showed them under the page's identifiers ('placebo_harm', 'slope'),
+    English to every reader; the table names them in the reader's words ([figure_columns]), the CSV keeps them."""
+    at = open_view(topic, {"lang": lang, **params})
+    toggles = [t.key for t in at.toggle if t.key and t.key.startswith("table-")]
+    assert toggles, topic
+    for key in toggles:
+        at.toggle(key=key).set_value(True)
+    at.run()
+    columns = [str(c) for d in at.dataframe for c in d.value.columns]
+    english = [c for c in columns if re.fullmatch(r"[a-z][a-z_]+", c)]
+    assert not english, (english, columns)
