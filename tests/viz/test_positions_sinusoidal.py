@@ -1,6 +1,8 @@
 """viz/positions/sinusoidal.py: figures from core.positions.sinusoidal views, read back: the encoding matrix, the
 variation per dimension on a log axis with major ticks only and its threshold label on its line."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,16 @@ def test_pooled_encoding_figure_draws_the_block_means_on_position_and_dimension_
     np.testing.assert_allclose(np.asarray(heat.z, dtype=np.float64), np.round(view.pe, 3), atol=1e-6)
     assert list(heat.y[:2]) == [0, 64] and list(heat.x[:2]) == [0, 24]  # blocks of 64 positions x 24 dimensions
     assert "n = 8,192 positions × d = 3,072 dimensions, as 128 × 128 block means" in fig.layout.title.text
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_variation_axis_says_it_is_logarithmic(lang):
+    # the page counts the columns that vary by less than 1% of their range, against a threshold drawn on this axis:
+    # logarithmic, which its words ('(max − min) / 2 over the context') did not say
+    words = functools.partial(i18n.text, lang, "positions.figure")
+    layout = figures.variation_figure(sinusoidal.sparsity_view(8192, 512, 10000.0, 0.01), words).layout
+    assert layout.yaxis.type == "log" and LOG_SCALE[lang] in layout.yaxis.title.text
+    assert LOG_SCALE[lang] not in layout.xaxis.title.text
