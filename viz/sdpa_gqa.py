@@ -73,8 +73,11 @@ def grouped_bars(
 
 def backend_figures(view: BackendsView, t: Text) -> tuple[go.Figure, go.Figure]:
     """(time per call, peak extra memory) per shape, one bar per backend, log y."""
-    ms = grouped_bars(view.categories, view.ms, title=t("ms_title"), y_title=t("ms_axis"), log_y=True)
-    mem = grouped_bars(view.categories, view.peak_mib, title=t("mem_title"), y_title=t("mem_axis"), log_y=True)
+    shape = t("shape_axis")
+    ms = grouped_bars(view.categories, view.ms, title=t("ms_title"), y_title=t("ms_axis"), log_y=True, x_title=shape)
+    mem = grouped_bars(
+        view.categories, view.peak_mib, title=t("mem_title"), y_title=t("mem_axis"), log_y=True, x_title=shape
+    )
     return ms, mem
 
 
@@ -88,6 +91,7 @@ def kv_cache_figure(view: KvCacheView, t: Text) -> go.Figure:
         variant_labels(view, t),
         {t("col_cache"): view.variant_gib},
         title=t("cache_title"),
+        x_title=t("variant_axis"),
         y_title=t("gib"),
         height=360,
     )

@@ -50,3 +50,18 @@ def test_kv_cache_figure_is_the_variants_gib(cfg):
     assert [x.endswith(t("this_model")) for x in bar.x] == [r["configured"] for r in view.variants]
     assert fig.layout.title.text == t("cache_title") and fig.layout.yaxis.title.text == t("gib")
     assert fig.layout.yaxis.type == "linear"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_every_axis_is_titled_in_the_readers_language(lang):
+    # the bars' categories ('n=4096 causal', 'GQA (this model)') stood under an untitled axis: what n counts, and
+    # that the groups are shapes or attention variants, was said nowhere on the figure
+    words = functools.partial(i18n.text, lang, "sdpa_gqa.figure")
+    figs = [kv_cache_figure(kv_cache_view(kvc.PRESETS[cfg], 32768, 2, "float16"), words) for cfg in kvc.PRESETS]
+    res = sb.load_results()
+    if res is not None and isinstance(res.get("cpu"), dict):
+        figs += backend_figures(backends_view(res["cpu"]["rows"]), words)
+        assert figs[-1].layout.xaxis.title.text == words("shape_axis")
+    for fig in figs:
+        assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    assert figs[0].layout.xaxis.title.text == words("variant_axis")
