@@ -29,7 +29,9 @@ def add_folder(T) -> None:
                 key = models.add_own_folder(path)
             except ValueError as err:  # ModelFolderError: the reason in one sentence
                 st.error(T("not_added"))
-                st.text(str(err))  # the visitor's own path: plain text, never markdown
+                reason = getattr(err, "reason", None)  # core's key where it has one; a library's words otherwise
+                shown = T(f"folder_{reason}", path=path.strip(), **err.fields) if reason else str(err)
+                st.text(shown)  # the visitor's own path: plain text, never markdown
             else:
                 st.success(T("added", name=models.name_in_text(key)))  # markdown: the name escaped
 

@@ -11,7 +11,7 @@ import pytest
 
 from app import models, serving
 from core.models import local, registry
-from tests.apptest_helpers import assert_no_exception, run_view, shown_text
+from tests.apptest_helpers import assert_no_exception, run_view, send_raw, shown_text
 from tests.tiny_models import build, forget_registrations
 
 
@@ -300,3 +300,21 @@ def test_a_shipped_models_contract_is_shown_and_a_link_cannot_name_a_path(tmp_pa
         assert at.selectbox(key="pick").value == "minilm"
         assert any("pick" in w.value for w in at.warning), [w.value for w in at.warning]
         assert not at.text_input
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_a_refused_folder_is_refused_in_the_readers_words(tmp_path, own_list, lang):
+    """The reason a folder is refused was core's English sentence under the reader's own heading; where core knows the
+    reason without a library's words (ModelFolderError.reason), the page says it in the reader's language."""
+    from app import i18n
+
+    path = str(tmp_path / "nowhere")
+    at = run_view("models", params={"lang": lang})
+    box = at.selectbox(key="pick")  # the reader's option, as a browser sends it (AppTest's is formatted in English)
+    send_raw(box, string_value=box.proto.options[box.proto.default])
+    at.text_input[0].input(path)
+    at.button[0].click().run()
+    assert_no_exception(at)
+    reason = " ".join(t.value for t in at.text)
+    assert "not a model folder" not in reason, reason
+    assert reason == i18n.text(lang, "models", "folder_refused", path=path, env=local.FOLDER_ROOTS_ENV), reason
