@@ -65,3 +65,12 @@ def test_variation_axis_says_it_is_logarithmic(lang):
     layout = figures.variation_figure(sinusoidal.sparsity_view(8192, 512, 10000.0, 0.01), words).layout
     assert layout.yaxis.type == "log" and LOG_SCALE[lang] in layout.yaxis.title.text
     assert LOG_SCALE[lang] not in layout.xaxis.title.text
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_collision_figures_value_axis_is_in_the_readers_language(lang):
+    # its y axis came from the builder's default, 'sin(position × ω)', English on a Japanese or Korean page
+    words = functools.partial(i18n.text, lang, "positions.figure")
+    layout = figures.collision_figure(sinusoidal.collision_view(20, 16, 10000.0, 1), words).layout
+    assert layout.yaxis.title.text == words("sine_axis") and "position" not in layout.yaxis.title.text
+    assert layout.xaxis.title.text == words("position")

@@ -105,6 +105,7 @@ def collision_figure(view: CollisionView, t) -> go.Figure:
         c["q"],
         title=t("collision_title", omega=view.omega),
         x_title=t("position"),
+        y_title=t("sine_axis"),
     )
 
 
