@@ -12,7 +12,7 @@ import streamlit as st
 
 from app import collector, serving, ui
 from core import attention
-from core.models import ModelUnavailable, registry
+from core.models import ModelUnavailable, Reason, registry
 from core.models.capabilities import Capabilities
 from core.models.needs import (  # noqa: F401  (the pages ask for a need through this module)
     ATTENTION_CONTRACT,
@@ -115,6 +115,13 @@ def words_about(key: str, text: str) -> str:
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
 
 
+def unavailable_words(err: ModelUnavailable) -> str:
+    """Why a model cannot load, in the reader's words where core gave its reason a key (core.models.Reason: a
+    shipped model's missing package); else core's words as they are (a folder's, a library's)."""
+    why = err.args[0] if err.args else None
+    return ui.t("models", f"unavailable_{why.key}", **why.fields) if isinstance(why, Reason) else str(err)
+
+
 def weights_words(key: str, loaded) -> str:
     """Where model `key`'s weights come from, in the reader's words (core names the source and its fields: a
     learner's folder's path escaped for markdown); "" for a model that does not say."""
@@ -183,7 +190,7 @@ def load(model: str | registry.ModelRecord):
         with st.spinner(ui.t("models", "loading", name=name)), collector.paused():  # a first load imports transformers
             loaded = registry.loaded(key, record)
     except ModelUnavailable as err:
-        st.error(ui.t("models", "missing", name=name, message=words_about(key, str(err))))
+        st.error(ui.t("models", "missing", name=name, message=words_about(key, unavailable_words(err))))
         return None
     if getattr(loaded, "random_init", False):
         st.warning(ui.t("models", "random"))

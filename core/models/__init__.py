@@ -1,5 +1,5 @@
 """The model contract (base.py) and the models that implement it."""
 
-from .base import AttentionModel, Batch, ModelUnavailable, Trace
+from .base import AttentionModel, Batch, ModelUnavailable, Reason, Trace
 
-__all__ = ["AttentionModel", "Batch", "ModelUnavailable", "Trace"]
+__all__ = ["AttentionModel", "Batch", "ModelUnavailable", "Reason", "Trace"]

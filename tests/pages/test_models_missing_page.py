@@ -42,3 +42,18 @@ def test_loader_failure_is_explained_too(monkeypatch):
     # a stand-in loader is a new registration: registry.shared() loads through it even if SmolLM2 is loaded already
     at = open_view("attention", {"model": "smollm2"})
     assert INSTALL in " ".join(e.value for e in at.error)
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_a_missing_weight_package_is_said_in_the_readers_words(monkeypatch, lang):
+    """Why a shipped model cannot load was core's English under the reader's own sentence; core's reason now carries
+    its key (core.models.Reason) and the page says it in the reader's words, the install command as it is."""
+    from app import i18n
+    from core.models import minilm
+
+    monkeypatch.setattr(minilm, "package_dir", lambda module: None)
+    at = open_view("attention", {"lang": lang, "model": "minilm"})
+    errors = " ".join(e.value for e in at.error)
+    assert "is not installed" not in errors, errors
+    said = i18n.text(lang, "models", "unavailable_not_installed", package=minilm.PACKAGE, command=minilm.INSTALL)
+    assert said in errors, errors
