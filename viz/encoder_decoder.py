@@ -156,5 +156,5 @@ def alignment_bars(heads, diagonal, chance: float, t) -> go.Figure:
     fig.add_hline(y=chance, line_color="#777", line_dash="dot", annotation_text=t("chance_line", a=chance),
                   annotation_position="bottom right")  # fmt: skip
     fig.update_yaxes(range=[0, 1.05], title_text=t("accuracy"))
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(type="category", title_text=t("axis_head_name"))
     return base_layout(fig, t("bars_title"), height=360, showlegend=False)

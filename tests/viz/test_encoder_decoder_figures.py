@@ -2,6 +2,11 @@
 map and bars, built from core/encoder_decoder views of a small random-weight model (tests/fake_traces.py), read back:
 escaped tokens, the look-ahead mask, the reference alignment marked, the stack's blocks, one bar per head."""
 
+import functools
+
+import pytest
+
+from app import i18n
 from core.encoder_decoder import alignment as al
 from core.encoder_decoder import grammar
 from core.encoder_decoder import view as edv
@@ -44,3 +49,14 @@ def test_figures_escape_tokens_and_mark_the_alignment():
     assert grid.data[0].z.shape == (2, 4)
     assert (grid.layout.yaxis.title.text, grid.layout.xaxis.title.text) == ("axis_layer", "axis_head")
     assert len(figs.alignment_bars(data["heads"], data["diagonal"], data["chance"], t).data[0].x) == 8
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_alignment_bars_say_what_their_columns_are(lang):
+    # one bar per cross-attention head, named 'L1 H3' in every language under an untitled axis: nothing said that
+    # L is the layer and H the head
+    words = functools.partial(i18n.text, lang, "encoder_decoder.figure")
+    heads = [{"layer": 1, "head": 3, "accuracy": 0.6, "low": 0.5, "high": 0.7}]
+    fig = figs.alignment_bars(heads, {"accuracy": 0.4, "low": 0.3, "high": 0.5}, 0.1, words)
+    assert fig.layout.xaxis.title.text == words("axis_head_name") and "L" in fig.layout.xaxis.title.text
+    assert fig.layout.yaxis.title.text == words("accuracy")
