@@ -26,6 +26,7 @@ def ranking_figure(ranking: Ranking, t: Words, pronoun: str, by: int) -> go.Figu
         ranking.names,
         title=t("ranking_title", p=pronoun, c=ranking.names[by], n=len(ranking.heads)),
         x_title=t("weight_axis"),
+        y_title=t("heads_axis"),
     )
 
 

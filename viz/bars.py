@@ -16,6 +16,7 @@ def head_ranking_bars(
     title: str = "",
     x_title: str = "attention weight from the pronoun",
     decimals: int = 3,
+    y_title: str = "",
 ) -> go.Figure:
     """Grouped horizontal bars: for each head (rows, best first), its weight on each candidate.
     weights (n_heads_shown, n_candidates)."""
@@ -46,7 +47,7 @@ def head_ranking_bars(
     fig.update_xaxes(
         title_text=x_title, range=[0, max(1e-6, float(w.max()) * 1.2)] if w.size else None, gridcolor="#eee"
     )
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title_text=y_title)
     return fig
 
 

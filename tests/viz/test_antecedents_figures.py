@@ -64,3 +64,14 @@ def test_per_head_figure_is_the_layer_by_head_accuracy_centred_on_chance():
     assert heat.zmid == 0.5
     assert fig.layout.xaxis.title.text == t("head") and fig.layout.yaxis.title.text == t("layer")
     assert fig.layout.title.text == t("per_head_title", name="MiniLM")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_rankings_rows_say_what_they_are(lang):
+    # the rows, 'L5 H11' in every language, stood beside an untitled axis: nothing said that L is the layer, H the
+    # head, nor that the best comes first
+    words = functools.partial(i18n.text, lang, "antecedents.figure")
+    ranking = view.Ranking(heads=[(5, 11, 0.7), (2, 3, 0.4)], shown=np.array([[0.7, 0.1], [0.4, 0.3]]),
+                           names=["cat", "mat"])  # fmt: skip
+    fig = figures.ranking_figure(ranking, words, "it", 0)
+    assert fig.layout.yaxis.title.text == words("heads_axis") and "L" in fig.layout.yaxis.title.text
