@@ -11,7 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import rows_labels_px, safe_label
+from .labels import hover_names, rows_labels_px, safe_label
 from .style import MASKED_COLOUR, RED, colour_bar
 
 GAP = 0.25  # empty space between tiles, as a fraction of a tile
@@ -167,7 +167,7 @@ def token_grid(
             colorscale="Blues",
             zmin=0.0,
             hoverongaps=False,
-            hovertemplate=f"%{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>",
+            hovertemplate=f"{hover_names('', x_title)}{value_name}: %{{z:.{decimals}f}}<extra></extra>",
             colorbar=colour_bar(value_name),
         )
     )

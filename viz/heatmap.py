@@ -25,6 +25,7 @@ from .labels import (
     X_AXIS_BELOW,
     Y_LABELS_GAP,
     fitted_title,
+    hover_names,
     label_columns,
     safe_label,
 )
@@ -67,7 +68,9 @@ def attention_heatmap(
     y = [safe_label(s, 40) for s in query_labels]
     if show_values is None:
         show_values = n_q * n_k <= 12 * 12
-    hover = f"query: %{{y}}<br>key: %{{x}}<br>{value_name}: %{{z:.{decimals}f}}<extra></extra>"
+    # the hover names query and key as the axes do: the page's words, in the reader's language
+    named = hover_names(y_title, x_title)
+    hover = f"{named}{value_name}: %{{z:.{decimals}f}}<extra></extra>"
     traces = [
         _heatmap(
             z=z,
@@ -93,7 +96,7 @@ def attention_heatmap(
                 y=y,
                 showscale=False,
                 colorscale=[[0, MASKED_COLOUR], [1, MASKED_COLOUR]],
-                hovertemplate="query: %{y}<br>key: %{x}<br>masked<extra></extra>",
+                hovertemplate=f"{named}✕<extra></extra>",  # the cell's own mark: no word to translate
                 text=np.where(masked, "✕", "").tolist() if mark else None,
                 texttemplate="%{text}" if mark else None,
                 textfont=dict(color="#777"),
@@ -144,7 +147,7 @@ def matrix_heatmap(
         colorscale=colorscale,
         zmid=zmid,
         hoverongaps=False,
-        hovertemplate=f"row: %{{y}}<br>column: %{{x}}<br>{value_name}: %{{z}}<extra></extra>",
+        hovertemplate=f"{hover_names(y_title, x_title)}{value_name}: %{{z}}<extra></extra>",
         texttemplate="%{z}" if show_values else None,
         colorbar=dict(thickness=12),
     )

@@ -442,3 +442,11 @@ def _panel_title(note: dict) -> bool:
         and isinstance(note.get("text"), str)
         and isinstance(note.get("x"), (int, float))
     )
+
+
+def hover_names(y_title: str, x_title: str) -> str:
+    """A cell's hover lines for its row and column, named as the axes are (the page's words, in the reader's
+    language); a value alone where an axis has no title."""
+    return "".join(
+        f"{safe_label(t, 40)}: %{{{v}}}<br>" if t else f"%{{{v}}}<br>" for t, v in ((y_title, "y"), (x_title, "x"))
+    )

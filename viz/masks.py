@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, figure, layout, matrix_heatmap
-from .labels import beside_px, safe_label
+from .labels import beside_px, hover_names, safe_label
 from .style import ALLOWED_COLOUR, MASKED_COLOUR
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
@@ -72,7 +72,7 @@ def mask_figure(
                 ygap=1,
                 name=label,
                 textfont=dict(color=MARK_COLOURS[value], size=14),
-                hovertemplate=f"query: %{{y}}<br>key: %{{x}}<br>{label}<extra></extra>",
+                hovertemplate=f"{hover_names(y_title, x_title)}{label}<extra></extra>",
             )
             if small and mark:
                 cell |= dict(text=np.where(cells, mark, "").tolist(), texttemplate="%{text}")

@@ -72,3 +72,16 @@ def test_a_map_whose_standing_labels_are_long_is_taller_by_them():
     short = attention_heatmap(np.full((3, 3), 1 / 3), ["0 a", "1 b", "2 c"], ["0 a", "1 b", "2 c"])
     assert tall.layout.xaxis.tickangle == -60 and short.layout.xaxis.tickangle == 0
     assert tall.layout.height - short.layout.height >= 0.87 * 12 * (2 * 0.5 + 23 * 1.0) - 60  # drawn: 0.5 em, 1.0 em
+
+
+def test_the_hover_names_query_and_key_in_the_readers_words():
+    """A cell's hover said 'query:' and 'key:' (and a hidden cell 'masked') in English whatever the axes said; it now
+    names them with the axes' own titles, the words the page handed in the reader's language."""
+    w = np.full((3, 3), 1 / 3)
+    fig = attention_heatmap(w, ["a", "b", "c"], ["a", "b", "c"], masked=~causal_mask(3).numpy(),
+                            x_title="キー（注目される側）", y_title="クエリ（注目する側）", value_name="重み")  # fmt: skip
+    hovers = [trace.hovertemplate for trace in fig.data]
+    assert len(hovers) == 2
+    for hover in hovers:
+        assert "query" not in hover and "key" not in hover and "masked" not in hover, hover
+        assert "クエリ（注目する側）: %{y}" in hover and "キー（注目される側）: %{x}" in hover, hover
