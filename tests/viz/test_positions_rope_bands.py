@@ -46,3 +46,16 @@ def test_band_figure_is_the_bands_part_of_the_scores_with_future_keys_masked():
     assert len(masked) == 1
     a, b = VIEW.band_pairs[1]
     assert fig.layout.title.text == t("band_title", b=1, a=a, z=b)
+
+
+def test_a_bands_axes_are_in_the_readers_words():
+    """A band's map named its axes 'key (attended to)' and 'query (attending)' in English in every language (the
+    heatmap's defaults); they are now [positions.figure]'s query and key axes, here in Korean."""
+
+    def ko(key, **fmt):
+        return i18n.text("ko", "positions.figure", key, **fmt)
+
+    fig = figures.band_figure(VIEW, ko, 1)
+    x, y = fig.layout.xaxis.title.text, fig.layout.yaxis.title.text
+    assert "attend" not in x + y, (x, y)
+    assert (x, y) == (ko("key_axis"), ko("query_axis"))

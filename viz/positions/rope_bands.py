@@ -49,6 +49,8 @@ def band_figure(view: BandsView, t, band: int) -> go.Figure:
         tokens,
         masked=~view.visible,
         title=t("band_title", b=band, a=a, z=z),
+        x_title=t("key_axis"),
+        y_title=t("query_axis"),
         zmin=None,
         colorscale="RdBu",
         value_name=t("score"),
