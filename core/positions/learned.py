@@ -120,7 +120,7 @@ class PastTableView:
     exists: bool
     head: np.ndarray | None  # the first numbers of the row (None past the table)
     norm: float | None  # the row's length
-    error: str | None  # torch's own message for the lookup past the table
+    error: str | None  # torch's own message past the table (English: for tests and logs, never a page)
 
 
 HEAD_NUMBERS = 6  # numbers of the row shown

@@ -49,7 +49,8 @@ def part(T) -> None:
         st.code(f"position_embeddings[{past.position}] = [{numbers}, …]  # |v| = {past.norm:.3f}", language=None)
         st.success(T("past_exists", pos=past.position, n=past.table_size, d=past.width))
     else:
-        st.code(f"position_embeddings[{past.position}]  # IndexError: {past.error}", language=None)
+        # the error's name only: torch's message is English, and the sentence below says it in the reader's words
+        st.code(f"position_embeddings[{past.position}]  # IndexError", language=None)
         st.error(
             T(
                 "past_missing",
