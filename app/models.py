@@ -115,11 +115,13 @@ def words_about(key: str, text: str) -> str:
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
 
 
-def unavailable_words(err: ModelUnavailable) -> str:
-    """Why a model cannot load, in the reader's words where core gave its reason a key (core.models.Reason: a
-    shipped model's missing package); else core's words as they are (a folder's, a library's)."""
-    why = err.args[0] if err.args else None
-    return ui.t("models", f"unavailable_{why.key}", **why.fields) if isinstance(why, Reason) else str(err)
+def reason_words(why: str | BaseException) -> str:
+    """Why a model cannot load or a folder is refused (a status's reason, or the ModelUnavailable that carries it), in
+    the reader's words where core gave the reason a key (core.models.Reason: [models] <key> with its fields); else
+    core's words as they are (a library's)."""
+    if isinstance(why, BaseException):
+        why = why.args[0] if len(why.args) == 1 and isinstance(why.args[0], Reason) else str(why)
+    return ui.t("models", why.key, **why.fields) if isinstance(why, Reason) and why.key else str(why)
 
 
 def weights_words(key: str, loaded) -> str:
@@ -190,7 +192,7 @@ def load(model: str | registry.ModelRecord):
         with st.spinner(ui.t("models", "loading", name=name)), collector.paused():  # a first load imports transformers
             loaded = registry.loaded(key, record)
     except ModelUnavailable as err:
-        st.error(ui.t("models", "missing", name=name, message=words_about(key, unavailable_words(err))))
+        st.error(ui.t("models", "missing", name=name, message=words_about(key, reason_words(err))))
         return None
     if getattr(loaded, "random_init", False):
         st.warning(ui.t("models", "random"))

@@ -29,9 +29,7 @@ def add_folder(T) -> None:
                 key = models.add_own_folder(path)
             except ValueError as err:  # ModelFolderError: the reason in one sentence
                 st.error(T("not_added"))
-                reason = getattr(err, "reason", None)  # core's key where it has one; a library's words otherwise
-                shown = T(f"folder_{reason}", path=path.strip(), **err.fields) if reason else str(err)
-                st.text(shown)  # the visitor's own path: plain text, never markdown
+                st.text(models.reason_words(err))  # the visitor's own path: plain text, never markdown
             else:
                 st.success(T("added", name=models.name_in_text(key)))  # markdown: the name escaped
 
@@ -55,7 +53,7 @@ def page() -> None:
     key = ui.field(F["pick"], T("pick"), SimpleNamespace(models=offered(own)), format_func=models.model_name)
     caps = models.capabilities(key)
     if caps is None:  # a shipped model whose config cannot be read here (its package is missing)
-        message = models.words_about(key, registry.model_status().get(key) or "?")
+        message = models.words_about(key, models.reason_words(registry.model_status().get(key) or "?"))
         st.warning(ui.t("models", "missing", name=models.name_in_text(key), message=message))
     else:
         describe(T, key, caps)

@@ -35,13 +35,15 @@ KVCache = object  # a model's key/value cache (transformers' DynamicCache for co
 
 
 class ModelUnavailable(RuntimeError):
-    """A model cannot be loaded here (its weight package is missing). The message says how to install it."""
+    """A model cannot be loaded here (its weight package is missing, a folder is refused). Its one argument says why:
+    a Reason where core knows why without a library's words, else words as they came (a library's)."""
 
 
 class Reason(str):
-    """Why a shipped model cannot load, in English (a server's log, a terminal), that also carries its key and fields
-    so a page says it in the reader's words ([models] unavailable_<key>): a status() returns one, and
-    ModelUnavailable(reason) keeps it as its first argument."""
+    """Why a model cannot load or a folder is refused, in English (a server's log, a terminal, an exception's
+    message), that also carries the key of the visitor's sentence in app/locales [models] and its fields, so a page
+    says it in the reader's words: a status() returns one, and ModelUnavailable(reason) (local.ModelFolderError
+    too) keeps it as its argument. The one way core names a reason a visitor reads."""
 
     def __new__(cls, text: str, key: str = "", **fields):  # key optional: pickle and copy rebuild it from text
         self = super().__new__(cls, text)

@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 from . import checkpoint
-from .base import ModelUnavailable
+from .base import ModelUnavailable, Reason
 from .capabilities import Capabilities, capabilities_of
 from .hf import HFAttentionModel
 
@@ -51,13 +51,9 @@ TIMED_TOKENS = 256  # the loading check also times a run this long: with the sho
 
 
 class ModelFolderError(ModelUnavailable, ValueError):
-    """A folder or name that cannot be loaded as a model; the message says why in words (a ValueError too: a bad
-    value the visitor typed). `reason`, where core knows it without a library's words: the key of the page's sentence
-    ([models] folder_<reason>, filled with `fields` and the path), so a reader meets it in their language."""
-
-    def __init__(self, message: str, reason: str | None = None, **fields):
-        super().__init__(message)
-        self.reason, self.fields = reason, fields
+    """A folder or name that cannot be loaded as a model; its message says why in one sentence (a ValueError too: a
+    bad value the visitor typed). Its argument is a Reason ([models] folder_*, with the path it was given) where core
+    knows why without a library's words, as every ModelUnavailable's."""
 
 
 @dataclass(frozen=True)
@@ -362,22 +358,27 @@ def _folder(path, allowed, weights: bool = False) -> Path:
     it; else its config alone). `allowed`: the folders (and hub ids) a server lets visitors load; None: any."""
     text = str(path).strip()
     if not text:
-        raise ModelFolderError("no folder given", "empty")
+        raise ModelFolderError(Reason("no folder given", "folder_empty"))
     if is_hub_id(text):
         if allowed is not None and not {text, hub_revision(text)[0], ANY_HUB_ID} & {str(a) for a in allowed}:
-            raise ModelFolderError(f"{text}: not in the list of models this server allows", "not_allowed")
+            raise ModelFolderError(
+                Reason(f"{text}: not in the list of models this server allows", "folder_not_allowed", path=text)
+            )
         return _hub_folder(text, weights)
     folder = Path(text).expanduser().resolve()
     if allowed is not None:  # a visitor's path: one sentence whatever is or is not there
         if not _visitor_may_open(folder, allowed):
-            raise ModelFolderError(f"{text}: " + REFUSED.format(env=FOLDER_ROOTS_ENV), "refused", env=FOLDER_ROOTS_ENV)
+            refused = f"{text}: " + REFUSED.format(env=FOLDER_ROOTS_ENV)
+            raise ModelFolderError(Reason(refused, "folder_refused", path=text, env=FOLDER_ROOTS_ENV))
         return folder
     if not folder.exists():
-        raise ModelFolderError(f"{text}: no such folder", "no_such")
+        raise ModelFolderError(Reason(f"{text}: no such folder", "folder_no_such", path=text))
     if not folder.is_dir():
-        raise ModelFolderError(f"{text}: a file, not a model folder (config.json, weights and tokenizer)", "a_file")
+        a_file = f"{text}: a file, not a model folder (config.json, weights and tokenizer)"
+        raise ModelFolderError(Reason(a_file, "folder_a_file", path=text))
     if not (folder / "config.json").is_file():
-        raise ModelFolderError(f"{text}: no config.json, so not a transformers model folder", "no_config")
+        no_config = f"{text}: no config.json, so not a transformers model folder"
+        raise ModelFolderError(Reason(no_config, "folder_no_config", path=text))
     return folder
 
 

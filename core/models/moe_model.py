@@ -226,7 +226,7 @@ def status() -> str | None:
     if (variant_dir("balanced") / "model.safetensors").exists():
         return None
     command = "python scripts/train_moe.py"
-    return Reason(f"no trained MoE checkpoint in data/moe/balanced: run `{command}`", "moe_untrained",
+    return Reason(f"no trained MoE checkpoint in data/moe/balanced: run `{command}`", "unavailable_moe_untrained",
                   folder="data/moe/balanced", command=command)  # fmt: skip
 
 

