@@ -4,6 +4,7 @@ log axis' floor), colours by the 1e-5 line, axis titles and the line itself."""
 import functools
 
 import plotly.graph_objects as go
+import pytest
 
 from app import i18n
 from core.models.local import EXACT, Parity
@@ -37,3 +38,15 @@ def test_parity_words_come_from_the_figure_section():
     assert fig.layout.title.text == t("parity_title") and fig.layout.annotations[0].text == t("parity_line")
     assert fig.data[0].hovertemplate == t("parity_hover") + "<extra></extra>"
     assert list(fig.data[0].marker.color) == ["#2a6fdb", "#d1495b"]  # 1e-6 under the 1e-5 line, 4e-5 above it
+
+
+LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
+
+
+@pytest.mark.parametrize("lang", sorted(LOG_SCALE))
+def test_the_parity_axis_says_it_is_logarithmic(lang):
+    # bars from 1e-12 to 1e-3 on an axis not said to be logarithmic read as one tall bar and several empty ones;
+    # the other pages' log axes say so in their title, in the reader's language
+    t = functools.partial(i18n.text, lang, "models.figure")
+    axis = figures.parity_figure(Parity((1e-9, 2e-3)), t).layout.yaxis
+    assert axis.type == "log" and LOG_SCALE[lang] in axis.title.text, axis.title.text
