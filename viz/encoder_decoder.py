@@ -122,16 +122,16 @@ def alignment_labels(grid, t) -> tuple[list[str], list[str]]:
 
 def alignment_map(grid, t) -> go.Figure:
     """Per-head alignment accuracy (layers x heads) with each cell's 95% interval in its text.
-    grid: {"accuracy": (L, H), "low": (L, H), "high": (L, H)}."""
+    grid: {"accuracy": (L, H), "low": (L, H), "high": (L, H)}. Shares drawn in %, as the page's sentences say them."""
     acc = np.asarray(grid["accuracy"], dtype=np.float32)
     low, high = np.asarray(grid["low"]), np.asarray(grid["high"])
-    text = [[f"{acc[i, j]:.2f}<br>[{low[i, j]:.2f}, {high[i, j]:.2f}]" for j in range(acc.shape[1])]
+    text = [[f"{acc[i, j]:.0%}<br>[{low[i, j]:.0%}, {high[i, j]:.0%}]" for j in range(acc.shape[1])]
             for i in range(acc.shape[0])]  # fmt: skip
     layers, heads = alignment_labels(grid, t)
     fig = go.Figure(go.Heatmap(
         z=acc, x=heads, y=layers,
         zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL_SCALE, text=text, texttemplate="%{text}",
-        hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=12),
+        hovertemplate="%{y}, %{x}: %{z:.1%}<extra></extra>", colorbar=dict(thickness=12, tickformat=".0%"),
     ))  # fmt: skip
     fig.update_yaxes(autorange="reversed", type="category", title_text=t("axis_layer"))
     fig.update_xaxes(type="category", title_text=t("axis_head"))
@@ -140,7 +140,8 @@ def alignment_map(grid, t) -> go.Figure:
 
 def alignment_bars(heads, diagonal, chance: float, t) -> go.Figure:
     """Every head's accuracy with its interval, best first, against the diagonal baseline (its interval shaded)
-    and chance. heads: [{"layer", "head", "accuracy", "low", "high"}]; diagonal: the same keys without layer/head."""
+    and chance, in % as the page's sentences say them. heads: [{"layer", "head", "accuracy", "low", "high"}];
+    diagonal: the same keys without layer/head."""
     heads = sorted(heads, key=lambda h: -h["accuracy"])
     labels = [t("head_name", l=h["layer"], h=h["head"]) for h in heads]
     acc = [h["accuracy"] for h in heads]
@@ -148,13 +149,13 @@ def alignment_bars(heads, diagonal, chance: float, t) -> go.Figure:
         x=labels, y=acc, marker_color=PALETTE[2],
         error_y=dict(type="data", symmetric=False, array=[h["high"] - h["accuracy"] for h in heads],
                      arrayminus=[h["accuracy"] - h["low"] for h in heads]),
-        hovertemplate="%{x}: %{y:.3f}<extra></extra>", name=t("accuracy"),
+        hovertemplate="%{x}: %{y:.1%}<extra></extra>", name=t("accuracy"),
     ))  # fmt: skip
     fig.add_hrect(y0=diagonal["low"], y1=diagonal["high"], fillcolor=PALETTE[1], opacity=0.2, line_width=0)
     fig.add_hline(y=diagonal["accuracy"], line_color=PALETTE[1], line_dash="dash",
                   annotation_text=t("diagonal_line", a=diagonal["accuracy"]), annotation_position="top right")  # fmt: skip
     fig.add_hline(y=chance, line_color="#777", line_dash="dot", annotation_text=t("chance_line", a=chance),
                   annotation_position="bottom right")  # fmt: skip
-    fig.update_yaxes(range=[0, 1.05], title_text=t("accuracy"))
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%", title_text=t("accuracy"))
     fig.update_xaxes(type="category", title_text=t("axis_head_name"))
     return base_layout(fig, t("bars_title"), height=360, showlegend=False)

@@ -60,3 +60,23 @@ def test_the_alignment_bars_say_what_their_columns_are(lang):
     fig = figs.alignment_bars(heads, {"accuracy": 0.4, "low": 0.3, "high": 0.5}, 0.1, words)
     assert fig.layout.xaxis.title.text == words("axis_head_name") and "L" in fig.layout.xaxis.title.text
     assert fig.layout.yaxis.title.text == words("accuracy")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_alignment_figures_draw_the_shares_in_percent_as_the_words_say_them(lang):
+    # the page's sentences say 41.2% and [35.0%, 47.5%]; the map's cells, colour bar and hover and the bars' axis,
+    # hover and lines drew the same shares as 0.41 .. 1.00
+    words = functools.partial(i18n.text, lang, "encoder_decoder.figure")
+    page = functools.partial(i18n.text, lang, "encoder_decoder")
+    diagonal, chance = {"accuracy": 0.4123, "low": 0.35, "high": 0.475}, 0.0625
+    grid = {"accuracy": [[0.6321, 0.2]], "low": [[0.581, 0.15]], "high": [[0.68, 0.26]]}
+    heatmap = figs.alignment_map(grid, words).data[0]
+    assert heatmap.text[0][0] == "63%<br>[58%, 68%]" and heatmap.colorbar.tickformat == ".0%"
+    assert "%{z:.1%}" in heatmap.hovertemplate
+    heads = [{"layer": 0, "head": 0, "accuracy": 0.6321, "low": 0.581, "high": 0.68}]
+    bars = figs.alignment_bars(heads, diagonal, chance, words)
+    assert bars.layout.yaxis.tickformat == ".0%" and "%{y:.1%}" in bars.data[0].hovertemplate
+    said = page("baseline", a=diagonal["accuracy"], lo=diagonal["low"], hi=diagonal["high"], c=chance)
+    lines = [a.text for a in bars.layout.annotations]
+    assert "41.2%" in said and any("41.2%" in line for line in lines), (said, lines)
+    assert "6.2%" in said and any("6.2%" in line for line in lines), (said, lines)
