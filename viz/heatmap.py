@@ -45,21 +45,25 @@ def attention_heatmap(
     query_labels,
     key_labels,
     masked=None,
+    *,
+    x_title: str,
+    y_title: str,
+    value_name: str,
     title: str = "",
-    x_title: str = "key (attended to)",
-    y_title: str = "query (attending)",
     zmin: float | None = 0.0,
     zmax: float | None = None,
     colorscale: str = "Blues",
     show_values: bool | None = None,
-    value_name: str = "weight",
     height: int | None = None,
     decimals: int = 3,
     narrowest_px: int = PHONE_FIGURE_PX,
 ) -> go.Figure:
     """weights (n_q, n_k); labels already unique (see viz.labels.indexed_labels); masked: bool (n_q, n_k),
-    True where the key is hidden from the query; narrowest_px: the narrowest the page draws the figure (a phone's
-    figure unless it stands in a column of a laptop's page), which the columns' labels must fit to lie flat."""
+    True where the key is hidden from the query; x_title, y_title, value_name: the page's words for the keys, the
+    queries and a cell's number, in the reader's language, required: an English default reached Japanese and Korean
+    readers wherever a caller forgot one (the hover too, which names a cell by the axes' titles); narrowest_px: the
+    narrowest the page draws the figure (a phone's figure unless it stands in a column of a laptop's page), which the
+    columns' labels must fit to lie flat."""
     z = np.asarray(weights, dtype=np.float64)
     n_q, n_k = z.shape
     masked = np.zeros_like(z, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)

@@ -1,9 +1,18 @@
 """viz/heatmap.py: what the figure carries, read back from its trace data (not from a rendering)."""
 
+import inspect
+
 import numpy as np
+import pytest
 
 from core.masks import causal_mask
-from viz.heatmap import attention_heatmap
+from viz import heatmap
+
+AXES = dict(x_title="key axis", y_title="query axis", value_name="number")  # as a page hands its own words
+
+
+def attention_heatmap(*args, **kwargs):
+    return heatmap.attention_heatmap(*args, **{**AXES, **kwargs})
 
 
 def _masked_trace(fig):
@@ -78,10 +87,21 @@ def test_the_hover_names_query_and_key_in_the_readers_words():
     """A cell's hover said 'query:' and 'key:' (and a hidden cell 'masked') in English whatever the axes said; it now
     names them with the axes' own titles, the words the page handed in the reader's language."""
     w = np.full((3, 3), 1 / 3)
-    fig = attention_heatmap(w, ["a", "b", "c"], ["a", "b", "c"], masked=~causal_mask(3).numpy(),
-                            x_title="キー（注目される側）", y_title="クエリ（注目する側）", value_name="重み")  # fmt: skip
+    fig = heatmap.attention_heatmap(w, ["a", "b", "c"], ["a", "b", "c"], masked=~causal_mask(3).numpy(),
+                                    x_title="キー（注目される側）", y_title="クエリ（注目する側）", value_name="重み")  # fmt: skip
     hovers = [trace.hovertemplate for trace in fig.data]
     assert len(hovers) == 2
     for hover in hovers:
         assert "query" not in hover and "key" not in hover and "masked" not in hover, hover
         assert "クエリ（注目する側）: %{y}" in hover and "キー（注目される側）: %{x}" in hover, hover
+
+
+def test_a_map_has_no_english_default_for_its_axes_or_its_numbers():
+    """Every page hands its own words for the keys, the queries and a cell's number; the defaults ('key (attended
+    to)', 'query (attending)', 'weight') were English for a Japanese or Korean reader, axes and hover alike, wherever a
+    caller forgot one (/positions' RoPE bands did). A call without them now fails at once, in every test that draws
+    the page."""
+    params = inspect.signature(heatmap.attention_heatmap).parameters
+    assert [n for n in ("x_title", "y_title", "value_name") if params[n].default is not inspect.Parameter.empty] == []
+    with pytest.raises(TypeError):
+        heatmap.attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], value_name="重み")

@@ -20,6 +20,7 @@ def validated_rebuild(fig: go.Figure) -> dict:
     return sent(go.Figure(fig.to_dict()))  # every property through plotly's validators
 
 
+AXES = dict(x_title="key axis", y_title="query axis", value_name="number")  # as a page hands its own words
 CASES = [
     dict(n=3, masked=False, kw={}),
     dict(n=5, masked=True, kw=dict(title="causal", zmax=1.0, show_values=True, height=300)),
@@ -34,7 +35,7 @@ def test_attention_heatmap_is_what_validation_would_build(case):
     weights = rng.random((n, n))
     masked = np.triu(np.ones((n, n), dtype=bool), 1) if case["masked"] else None
     labels = [f"tok{i}<b>" for i in range(n)]  # markup in a label is made safe before it reaches the figure
-    fig = heatmap.attention_heatmap(weights, labels, labels, masked, **case["kw"])
+    fig = heatmap.attention_heatmap(weights, labels, labels, masked, **{**AXES, **case["kw"]})
     assert sent(fig) == validated_rebuild(fig)
     assert len(fig.data) == (2 if case["masked"] else 1)
 
@@ -46,13 +47,13 @@ def test_matrix_heatmap_is_what_validation_would_build():
 
 def test_named_colour_scales_are_sent_as_stops():
     # plotly.js has its own scales with the same names that look different: a name must never reach the browser
-    fig = heatmap.attention_heatmap(np.eye(3), list("abc"), list("abc"))
+    fig = heatmap.attention_heatmap(np.eye(3), list("abc"), list("abc"), **AXES)
     scale = sent(fig)["data"][0]["colorscale"]
     assert isinstance(scale, list) and scale[0] == [0.0, "rgb(247,251,255)"]  # plotly.py's Blues (ColorBrewer)
 
 
 def test_the_figure_can_still_be_changed_by_callers():
-    fig = heatmap.attention_heatmap(np.eye(3), list("abc"), list("abc"))
+    fig = heatmap.attention_heatmap(np.eye(3), list("abc"), list("abc"), **AXES)
     fig.update_layout(height=123)
     fig.add_shape(type="rect", x0=0, x1=1, y0=0, y1=1)
     assert fig.layout.height == 123 and len(fig.layout.shapes) == 1
