@@ -124,13 +124,13 @@ def reason_words(why: str | BaseException) -> str:
     return ui.t("models", why.key, **why.fields) if isinstance(why, Reason) and why.key else str(why)
 
 
-def weights_words(key: str, loaded) -> str:
-    """Where model `key`'s weights come from, in the reader's words (core names the source and its fields: a
-    learner's folder's path escaped for markdown); "" for a model that does not say."""
-    source, fields = getattr(loaded, "weights", ("", {}))
+def weights_words(weights: tuple[str, dict]) -> str:
+    """Where a model's weights come from (core's one record: a loaded model's `weights`, or a results file's
+    recorded_weights), in the reader's words, a path in its fields escaped for markdown; "" where it does not say."""
+    source, fields = weights
     if not source:
         return ""
-    fields = {k: words_about(key, v) if isinstance(v, str) else v for k, v in fields.items()}
+    fields = {k: _MARKDOWN_CHARACTERS.sub(r"\\\1", v) if isinstance(v, str) else v for k, v in fields.items()}
     return ui.t("models", f"weights_{source}", **fields)
 
 
@@ -196,7 +196,7 @@ def load(model: str | registry.ModelRecord):
         return None
     if getattr(loaded, "random_init", False):
         st.warning(ui.t("models", "random"))
-    note = weights_words(key, loaded)
+    note = weights_words(getattr(loaded, "weights", ("", {})))
     if note:
         st.caption(ui.t("models", "weights", note=note))
     parity = getattr(loaded, "parity", None)

@@ -24,6 +24,7 @@ import torch
 
 from core import antecedents
 from core.models import registry
+from core.models.base import weights_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +74,7 @@ def main() -> None:
         t1 = time.perf_counter()
         res = antecedents.evaluate(model, data["pairs"])
         res["seconds"] = {"load": round(t1 - t0, 1), "evaluate": round(time.perf_counter() - t1, 1)}
-        res["date"], res["device"], res["weights_note"] = result["date"], result["device"], model.weights_note
+        res["date"], res["device"], res["weights"] = result["date"], result["device"], weights_record(model.weights)
         result["models"][key] = res
         held = res["halves"]["held_out"]
         line = (

@@ -23,6 +23,7 @@ import torch
 import transformers
 
 from core.device import default_device
+from core.models.base import weights_record
 from core.rope_scaling.long_context import (
     LONG_TEXT_PATH,
     LONG_TEXT_SOURCES,
@@ -121,7 +122,7 @@ def main(argv=None) -> None:
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "model": "SmolLM2-135M-Instruct",
-        "weights_note": model.weights_note,
+        "weights": weights_record(model.weights),  # the page says it in the reader's words
         "original_context": original_context,
         "rope_theta": model.capabilities.positions.rope_theta,
         "text": {

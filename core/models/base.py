@@ -51,6 +51,21 @@ class Reason(str):
         return self
 
 
+def weights_record(weights: tuple[str, dict]) -> dict:
+    """What a results file keeps of where a model's weights come from (a model's `weights`, as JSON), so that a page
+    says it in the reader's words ([models] weights_<source>) and a script's English is never a second record."""
+    source, fields = weights
+    return {"source": source, "fields": dict(fields)}
+
+
+def recorded_weights(record) -> tuple[str, dict]:
+    """weights_record's (source, fields) back from a results file; ("", {}) where the file has none it can read."""
+    if not isinstance(record, dict) or not isinstance(record.get("source"), str):
+        return "", {}
+    fields = record.get("fields")
+    return record["source"], dict(fields) if isinstance(fields, dict) else {}
+
+
 @dataclass
 class Batch:
     input_ids: torch.Tensor  # (B, n) long
@@ -178,9 +193,9 @@ class AttentionModel(ABC):
     max_positions: int  # positions a text may use (a RoBERTa-style table: its rows after the padding index)
     position_kind: str  # "learned", "rope", ...
     is_causal: bool
-    weights_note: str = ""  # where the weights come from, in English: the record a script writes in results/
-    weights: tuple[str, dict] = ("", {})  # the same as shown on screen: a source and its fields, ("folder",
-    # {"folder": path}), the words in app/locales [models] weights_<source>
+    weights: tuple[str, dict] = ("", {})  # where the weights come from, declared once: a source and its fields,
+    # ("folder", {"folder": path}); the words in app/locales [models] weights_<source>, a results file keeps
+    # weights_record(weights)
     random_init: bool = False
 
     # --- tokens -------------------------------------------------------------------------------------------------

@@ -201,7 +201,6 @@ class HFAttentionModel(AttentionModel):
         name: str,
         position_kind: str,
         is_causal: bool,
-        weights_note: str = "",
         random_init: bool = False,
         weights: tuple[str, dict] = ("", {}),
     ):
@@ -227,7 +226,6 @@ class HFAttentionModel(AttentionModel):
         )
         self.position_kind = position_kind
         self.is_causal = is_causal
-        self.weights_note = weights_note
         self.weights = weights
         self.random_init = random_init
         # Which token ids are "special" for the hide-special-tokens toggle.

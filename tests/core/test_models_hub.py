@@ -90,7 +90,6 @@ def test_online_the_config_first_then_the_weights_when_loaded(hub):
     assert (
         model.parity.exact
         and model.name == "tiny-llama"
-        and f"from the hub: tiny-org/tiny-llama@{COMMIT}" in (model.weights_note)
         and model.weights == ("hub", {"path": f"tiny-org/tiny-llama@{COMMIT}"})  # the screen's: [models] weights_hub
     )
 

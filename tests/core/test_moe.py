@@ -9,6 +9,7 @@ import torch
 from transformers import MixtralConfig
 from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock, load_balancing_loss_func
 
+from app import i18n
 from core import moe
 from core.models import moe_model
 from core.moe import catalog as moe_catalog
@@ -382,7 +383,9 @@ def test_moe_model_plugs_into_the_model_contract(moe_variants):
 
     m = moe_variants["collapsed"]
     assert (m.position_kind, m.is_causal, m.n_heads, m.n_kv_heads) == ("rope", True, 4, 2)
-    assert "trained by this repo" in m.weights_note and "WITHOUT" in m.weights_note
+    source, fields = m.weights  # said on screen from [models] weights_<source>
+    assert source == "moe_unbalanced" and fields == {"seed": m.report["seed"], "steps": m.report["steps"]}
+    assert "WITHOUT" in i18n.text("en", "models", f"weights_{source}", **fields)
     batch = m.tokenize(["Tom likes the red ball.", "Does she sing?"])
     trace = m.run(batch)
     w = trace.attention(1, 3, index=0)

@@ -207,7 +207,7 @@ def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
     script = _experiment_script()
 
     model, _ = tiny_llama(max_pos=32)
-    model.weights_note = "tiny test model"
+    model.weights = ("folder", {"folder": "/models/tiny"})
     monkeypatch.setattr(script, "load_model", lambda: model)
     monkeypatch.setattr(script, "load_long_text", lambda: "the cat sat on the mat because it was tired . " * 9)
     monkeypatch.setattr(script, "default_device", lambda: torch.device("cpu"))
@@ -229,6 +229,7 @@ def test_experiment_script_end_to_end_with_resume(tmp_path, monkeypatch):
         f"--factors 2 4 --bucket 16 --out {out}"
     )
     assert res["n_tokens"] == 80 and res["complete"]
+    assert res["weights"] == {"source": "folder", "fields": {"folder": "/models/tiny"}}  # the model's own record
 
 
 def test_experiment_view_reads_the_committed_files():
@@ -246,6 +247,8 @@ def test_experiment_view_reads_the_committed_files():
     np.testing.assert_allclose(view.loss.midpoints[run["label"]], (np.array(run["start"]) + run["end"]) / 2)
     assert view.loss.reaches_original == (n > experiment.ORIGINAL_CONTEXT)
     assert experiment.experiment_view(123, "all") is None
+    for length in files:  # every committed file names its weights by SmolLM2's record, as the model declares it
+        assert experiment.experiment_view(length).weights == ("smollm2", {}), length
 
 
 def test_the_no_scaling_run_is_the_model_as_trained():

@@ -100,7 +100,7 @@ def fake_results(n: int, runs: list[tuple[str, float]], command: str) -> dict:
         "torch": "x",
         "transformers": "y",
         "model": "SmolLM2-135M-Instruct",
-        "weights_note": "",
+        "weights": {"source": "smollm2", "fields": {}},
         "n_tokens": n,
         "bucket": n // 2,
         "text": {"path": "data/licence_texts.txt", "tokens_available": 43114},
@@ -126,6 +126,19 @@ def test_rope_scaling_page_picks_a_length_and_names_missing_runs(monkeypatch, tm
     assert not at.exception
     assert "cmd-16k" in shown(at) and "configurations" not in " ".join(w.value for w in at.warning)
     assert "exp_n" in at.query_params
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_results_weights_are_said_in_the_readers_words(monkeypatch, tmp_path, lang):
+    """The "how made" note said where the weights came from in the script's English to every reader; a results file
+    now keeps the model's own record (source and fields) and the page says it from [models] weights_<source>."""
+    from app import i18n
+
+    monkeypatch.setattr(experiment, "RESULTS_PATH", tmp_path / "long_context.json")
+    (tmp_path / "long_context.json").write_text(json.dumps(fake_results(16384, experiment.STANDARD_RUNS, "cmd-16k")))
+    text = shown(open_page("rope_scaling.py", {"lang": lang}))
+    assert "cmd-16k" in text and i18n.text(lang, "models", "weights_smollm2") in text, text
+    assert i18n.text("en", "models", "weights_smollm2") not in text
 
 
 @pytest.mark.slow

@@ -36,7 +36,7 @@ def page() -> None:
             layer = ui.field(F["layer"], T("layer"), model)
         with c3:
             cf = ui.field(F["cf"], T("cf"), help=T("cf_help"))
-        st.caption(T("weights", note=models.weights_words(registry.moe_key(variant), model)))
+        st.caption(T("weights", note=models.weights_words(model.weights)))
         text_view = routing.show(T, tuple(checkpoints), variant, text, layer, cf)
         held_out = checkpoint_views.held_out_stats  # a few seconds a checkpoint: through the queue, kept there
         stats = {v: models.computed(registry.moe_key(v), held_out, queue="moe_held_out") for v in moe_model.VARIANTS}
