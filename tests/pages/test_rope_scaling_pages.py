@@ -171,5 +171,8 @@ def test_a_kept_live_run_belongs_to_the_load_that_ran_it(tmp_path, monkeypatch):
         assert live_titles(at)
         assert live_titles(at.run()), "kept for a rerun of the same model"
         record = registry.RECORDS[key]
-        stand_in(monkeypatch, key, lambda: record.load())  # another model under the same key
-        assert not live_titles(at.run())
+        # undone before the folder is unregistered: the test's own monkeypatch, undone after it, would put the
+        # record back into the process's registry for every later test
+        with pytest.MonkeyPatch.context() as patch:
+            stand_in(patch, key, lambda: record.load())  # another model under the same key
+            assert not live_titles(at.run())
