@@ -14,6 +14,8 @@ import importlib
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.util import calc_hash
 
 from app import ui
 
@@ -59,6 +61,10 @@ PAGES = [
     Page("room", "study", ":material/groups:"),
 ]
 BY_URL = {p.url: p for p in PAGES}
+# How a run asks for a page: a browser's address by its name (/masks: "masks"; the home page is "", Streamlit finds
+# no page named "home"), a click in the navigation or a switch by the hash st.Page gives its url_path.
+ASKED_BY_NAME = frozenset(BY_URL) - {"home"}
+ASKED_BY_HASH = frozenset(calc_hash(url) for url in BY_URL)
 
 
 def streamlit_page(page: Page) -> st.Page:
@@ -82,6 +88,25 @@ def _sections(lang: str) -> tuple[tuple[str, tuple[st.Page, ...]], ...]:
     for page in PAGES:
         nav.setdefault(ui.t("sections", page.section), []).append(streamlit_page(page))
     return tuple((section, tuple(pages)) for section, pages in nav.items())
+
+
+def lost_address() -> bool:
+    """Whether this run asks for an address that names no page (a typo, an old link). Streamlit would run the home
+    page under its own dialog, 'Page not found', in English: its frontend draws it, and no locale reaches it. The run
+    asks for the home page instead (call before st.navigation), so the dialog is never sent, the address bar shows
+    the home page's, and the caller says why in the reader's words."""
+    ctx = get_script_run_ctx()
+    return ctx is not None and ask_home_if_lost(ctx.pages_manager)
+
+
+def ask_home_if_lost(pages) -> bool:
+    """lost_address on a run's streamlit PagesManager: True when the address names no page (now the home page's);
+    /home, the home page's own name, goes home too, without a word."""
+    by_hash, by_name = pages.intended_page_script_hash, pages.intended_page_name
+    if (by_hash in ASKED_BY_HASH) if by_hash else (not by_name or by_name in ASKED_BY_NAME):
+        return False
+    pages.set_script_intent("", "")
+    return bool(by_hash) or by_name != "home"
 
 
 def navigation() -> dict[str, list[st.Page]]:

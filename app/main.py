@@ -92,11 +92,14 @@ def run() -> None:
         return
     try:
         sidebar()
+        lost = catalog.lost_address()  # before st.navigation, which would send Streamlit's English dialog
         page = st.navigation(
             catalog.navigation(), expanded=True
         )  # every page listed (collapsed, the sidebar hides all but ~10)
         # a learner in a study room: the seat from the link, the room's panel, following the facilitator (/room)
         room_seat.sidebar(page)
+        if lost:
+            st.warning(ui.t("common", "no_such_page"))
         with serving.page_slot():  # a bounded number of page runs at once: app/serving.py says why
             page.run()
     except Exception as err:  # one sentence for the visitor, the traceback in the server's log
