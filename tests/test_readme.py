@@ -488,3 +488,40 @@ def test_the_model_load_times_are_the_committed_run():
         f"SmolLM2 cold start (GGUF → cache) {cold:.1f} s, warm {warm:.1f} s; MiniLM {mini_cold:.1f} s, {mini_warm:.2f} s "
         f"({result['date'][:10]}, load {before:.1f} → {after:.1f};" in text
     )
+
+
+def _seconds_half_up(ms: int) -> str:
+    """Whole milliseconds as seconds to 2 decimals, a half rounded up (305 ms: 0.31 s; 995 ms: 1.00 s). Not
+    f"{ms / 1000:.2f}": that rounds the nearest binary float (0.305 is stored as 0.30499…), so 305, 735 and 995 ms
+    came out 0.30, 0.73 and 0.99 while 225 ms came out 0.23."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str((Decimal(ms) / 1000).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def test_the_room_table_is_the_committed_runs():
+    """Each row of the 30-learner room table is its results file: per step change the p50 (as scripts/load_test_room.py
+    computes it) and the max of the learners' times, the largest max in bold, whether the target was met, the
+    answers' slowest arrival on the facilitator's histogram and the idle room's share of a core. One rounding rule
+    for all its seconds: _seconds_half_up."""
+    from scripts.load_test import percentiles
+
+    files = ["load_test_room", "load_test_room_2proc", "load_test_room_masks", "load_test_room_masks_2proc"]
+    for name in files:
+        run = json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))
+        row = next(line for line in README.splitlines() if line.startswith("| `") and f"`results/{name}.json`" in line)
+        step, _cpu, answer, idle = (cell.strip() for cell in row.strip("|").split("|")[1:5])
+        changes = run["follow"]["changes"]
+        largest = max(max(c["ms"]) for c in changes)
+        cells = []
+        for c in changes:
+            top = _seconds_half_up(max(c["ms"])) + " s"
+            cells.append(
+                f"{_seconds_half_up(percentiles(c['ms'])['p50_ms'])} / "
+                + (f"**{top}**" if max(c["ms"]) == largest else top)
+            )
+        (target,) = [k for k in run["targets"] if k.startswith("step_to_all_within_")]
+        met = "met" if run["targets"][target] else "missed"
+        assert step == ", ".join(cells) + f" (target {target.removeprefix('step_to_all_within_')[:-1]} s: {met})", name
+        assert answer.replace("**", "") == _seconds_half_up(run["answer"]["answer_to_histogram_ms"]["max_ms"]) + " s"
+        assert idle.replace("**", "").startswith(f"{run['idle']['server_cores_used']} core"), (name, idle)
