@@ -191,7 +191,7 @@ def load_report(variant: str) -> dict:
 
 def config(variant: str = "balanced"):
     """The shipped checkpoint's config (its config.json, read as JSON: capabilities.config_file; no weights read)."""
-    reason = status()
+    reason = status(variant)
     if reason:
         raise ModelUnavailable(reason)
     return config_file(variant_dir(variant))
@@ -201,9 +201,10 @@ def load_moe(variant: str = "balanced") -> MoEModel:
     """The shipped checkpoint, loaded offline from data/moe/<variant>/ (float16 on disk, float32 in memory)."""
     from transformers import AutoTokenizer, MixtralForCausalLM
 
+    reason = status(variant)
+    if reason:
+        raise ModelUnavailable(reason)
     path = variant_dir(variant)
-    if not (path / "model.safetensors").exists():
-        raise ModelUnavailable(f"no trained MoE checkpoint at {path}: run `python scripts/train_moe.py`")
     model = MixtralForCausalLM.from_pretrained(
         path, dtype=torch.float32, experts_implementation="eager", local_files_only=True
     )
@@ -214,13 +215,13 @@ def load_moe(variant: str = "balanced") -> MoEModel:
 NAME = "tiny MoE (this repo's Mixtral, balanced)"
 
 
-def status() -> str | None:
-    """None when the shipped balanced checkpoint is there (it is committed), else how to make it."""
-    if (variant_dir("balanced") / "model.safetensors").exists():
+def status(variant: str = "balanced") -> str | None:
+    """None when the shipped checkpoint of `variant` is there (it is committed), else how to make it."""
+    if (variant_dir(variant) / "model.safetensors").exists():
         return None
-    command = "python scripts/train_moe.py"
-    return Reason(f"no trained MoE checkpoint in data/moe/balanced: run `{command}`", "unavailable_moe_untrained",
-                  folder="data/moe/balanced", command=command)  # fmt: skip
+    command, folder = "python scripts/train_moe.py", f"data/moe/{variant}"
+    return Reason(f"no trained MoE checkpoint in {folder}: run `{command}`", "unavailable_moe_untrained",
+                  folder=folder, command=command)  # fmt: skip
 
 
 def lm_loss(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:

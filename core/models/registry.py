@@ -380,7 +380,8 @@ def _register_builtin() -> None:
     for variant in moe_model.VARIANTS:
         if moe_key(variant) not in RECORDS:
             load = partial(moe_model.load_moe, variant)
-            register(ModelRecord(moe_key(variant), moe_model.NAME.replace("balanced", variant), load, offered=False))
+            title, status = moe_model.NAME.replace("balanced", variant), partial(moe_model.status, variant)
+            register(ModelRecord(moe_key(variant), title, load, status, offered=False))
     # not offered by the pickers: it is no AttentionModel (its page loads it by name)
     shipped = seq2seq.SHIPPED_FOLDER
     register(

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from .base import Reason
 from .hf import cache_keyword
 
 # A fast tokenizer keeps its padding settings in shared state that every call resets: one lock for every call, so
@@ -387,7 +388,9 @@ def shipped_status(folder: Path | None = None) -> str | None:
     """None when the shipped weights are there, else why not (with the command that makes them)."""
     folder = folder or SHIPPED_FOLDER
     if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
-        return f"no trained encoder-decoder at {folder}; make it with: python scripts/train_encoder_decoder.py"
+        command = "python scripts/train_encoder_decoder.py"
+        said = f"no trained encoder-decoder at {folder}; make it with: {command}"
+        return Reason(said, "unavailable_encoder_decoder_untrained", folder=str(folder), command=command)
     return None
 
 

@@ -38,6 +38,7 @@ from torch import nn
 
 from ..encoder_decoder import model as ed
 from ..encoder_decoder import training
+from ..models.base import Reason
 from ..models.registry import ModelRecord
 
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "data" / "rnn_attention"
@@ -251,7 +252,9 @@ def status(folder: Path | None = None) -> str | None:
     """None when the shipped weights are there, else why not (with the command that makes them)."""
     folder = folder or WEIGHTS_DIR
     if not (folder / "model.safetensors").is_file() or not (folder / "config.json").is_file():
-        return f"no trained GRU encoder-decoder at {folder}; make it with: python scripts/train_rnn_attention.py"
+        command = "python scripts/train_rnn_attention.py"
+        said = f"no trained GRU encoder-decoder at {folder}; make it with: {command}"
+        return Reason(said, "unavailable_rnn_untrained", folder=str(folder), command=command)
     return None
 
 

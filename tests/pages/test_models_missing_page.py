@@ -73,3 +73,29 @@ def test_models_says_a_missing_package_in_the_readers_words(monkeypatch, lang):
     assert "is not installed" not in warnings, warnings
     said = i18n.text(lang, "models", "unavailable_not_installed", package=minilm.PACKAGE, command=minilm.INSTALL)
     assert said in warnings, warnings
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+@pytest.mark.parametrize(
+    "topic, where",
+    [
+        ("encoder_decoder", ("core.models.seq2seq", "SHIPPED_FOLDER", "shipped_status")),
+        ("rnn_attention", ("core.rnn_attention.model", "WEIGHTS_DIR", "status")),
+        ("moe", ("core.models.moe_model", "MOE_DIR", "status", "collapsed")),  # the second checkpoint, as the first
+    ],
+)
+def test_a_checkpoint_not_trained_here_is_said_in_the_readers_words(monkeypatch, tmp_path, lang, topic, where):
+    """The models this repo trains (the encoder-decoder, the GRU, the MoE's collapsed checkpoint) said why they were
+    missing in core's English only; their statuses now give a core.models.Reason as the other shipped models'."""
+    import importlib
+
+    from app import i18n
+
+    module, folder, status, *args = where
+    module = importlib.import_module(module)
+    monkeypatch.setattr(module, folder, tmp_path / "nothing")
+    why = getattr(module, status)(*args)
+    assert why.key.startswith("unavailable_"), why
+    errors = " ".join(e.value for e in open_view(topic, {"lang": lang}).error)
+    assert i18n.text(lang, "models", why.key, **why.fields) in errors, errors
+    assert str(why) not in errors, errors
