@@ -317,10 +317,11 @@ def _hub_folder(hub_id: str, weights: bool) -> Path:
     alone, or everything a load needs."""
     repo_id, revision = hub_revision(hub_id)
     if hub_offline():
-        raise ModelFolderError(
+        said = (
             f"{repo_id}: looks like a hub id, but this server is offline (HF_HUB_OFFLINE): nothing is downloaded "
             "here; download it where there is internet and add its folder"
         )
+        raise ModelFolderError(Reason(said, "folder_hub_offline", path=repo_id))
     import huggingface_hub
 
     try:
@@ -425,10 +426,11 @@ def describe_folder(path, allowed=None) -> Capabilities:
     except (ValueError, OverflowError) as err:
         raise ModelFolderError(f"{name}: {err}") from err
     if caps.positions.kind == "alibi" and not caps.through_attention_interface:  # no contract reads it
-        raise ModelFolderError(
+        said = (
             f"{name}: a {caps.model_type} model adds its ALiBi position biases inside its own attention code, "
             "which never calls transformers' attention interface, so this app cannot record its attention weights"
         )
+        raise ModelFolderError(Reason(said, "folder_alibi_inside", path=name, model_type=caps.model_type))
     _within_size(caps.parameters_estimate(), name)  # a lower bound: an enormous config goes before any build
     try:
         caps = dataclasses.replace(caps, parameters=checkpoint.parameters_of(config, caps.kind))
@@ -444,10 +446,9 @@ def describe_folder(path, allowed=None) -> Capabilities:
 
 def _within_size(parameters: int, name: str) -> None:
     if parameters > MAX_PARAMETERS:
-        raise ModelFolderError(
-            f"{name}: about {parameters / 1e9:.1f} billion parameters, above this server's "
-            f"limit of {MAX_PARAMETERS / 1e9:.1f} billion"
-        )
+        billions, limit = parameters / 1e9, MAX_PARAMETERS / 1e9
+        said = f"{name}: about {billions:.1f} billion parameters, above this server's limit of {limit:.1f} billion"
+        raise ModelFolderError(Reason(said, "folder_too_large", path=name, billions=billions, limit=limit))
 
 
 def _check_weights(folder: Path, name: str) -> int:

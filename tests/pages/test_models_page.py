@@ -320,3 +320,36 @@ def test_a_refused_folder_is_refused_in_the_readers_words(tmp_path, own_list, la
     reason = " ".join(t.value for t in at.text)
     assert "not a model folder" not in reason, reason
     assert reason == i18n.text(lang, "models", "folder_refused", path=path, env=local.FOLDER_ROOTS_ENV), reason
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_a_folder_too_large_a_hub_id_offline_and_alibi_inside_are_refused_in_the_readers_words(
+    tmp_path, own_list, monkeypatch, lang
+):
+    """Three refusals a learner meets on a laptop run (the size limit, a hub id while offline, a Bloom-like model whose
+    ALiBi bypasses the attention interface) were core's English under the reader's heading: each is now a
+    core.models.Reason, said from [models] folder_<...>."""
+    import transformers
+
+    build("llama", tmp_path / "big-llama")
+    transformers.MptConfig(vocab_size=30, d_model=32, n_heads=4, n_layers=2).save_pretrained(tmp_path / "mpt")
+    monkeypatch.setattr(local, "MAX_PARAMETERS", 1000)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cases = {
+        str(tmp_path / "big-llama"): "folder_too_large",
+        "tiny-org/tiny-llama": "folder_hub_offline",
+        str(tmp_path / "mpt"): "folder_alibi_inside",
+    }
+    for path, key in cases.items():
+        with pytest.raises(local.ModelFolderError) as err:
+            local.describe_folder(path, local.visitor_allowed())
+        why = err.value.args[0]
+        assert why.key == key, why
+        at = run_view("models", params={"lang": lang})
+        box = at.selectbox(key="pick")  # the reader's option, as a browser sends it
+        send_raw(box, string_value=box.proto.options[box.proto.default])
+        at.text_input[0].input(path)
+        at.button[0].click().run()
+        assert_no_exception(at)
+        said = " ".join(t.value for t in at.text)
+        assert said == i18n.text(lang, "models", key, **why.fields), said
