@@ -67,7 +67,13 @@ def grid_figure(view: GridView, t: Words) -> go.Figure:
         title += t("pooled", m=view.m, s=s)
     title += _hidden(view.hide_special, t)
     return head_grid(
-        view.thumbs, title, t("layer"), t("head"), t("weight"), highlight=view.highlight, head_names=view.head_names
+        view.thumbs,
+        title,
+        layer_label=t("layer"),
+        head_label=t("head"),
+        value_name=t("weight"),
+        highlight=view.highlight,
+        head_names=view.head_names,
     )
 
 

@@ -14,12 +14,14 @@ def head_ranking_bars(
     weights,
     candidate_labels: list[str],
     title: str = "",
-    x_title: str = "attention weight from the pronoun",
+    *,
+    x_title: str,
+    y_title: str,
     decimals: int = 3,
-    y_title: str = "",
 ) -> go.Figure:
     """Grouped horizontal bars: for each head (rows, best first), its weight on each candidate.
-    weights (n_heads_shown, n_candidates)."""
+    weights (n_heads_shown, n_candidates); x_title, y_title: the page's words for the weight and the heads, required
+    (no English default a Japanese or Korean reader could be shown)."""
     w = np.round(np.asarray(weights, dtype=np.float64), decimals)
     y = [safe_label(h, 40) for h in head_labels]
     fig = go.Figure()
@@ -58,10 +60,12 @@ def accuracy_bars(
     high,
     chance: float = 0.5,
     title: str = "",
-    x_title: str = "accuracy on held-out sentences",
-    chance_label: str = "chance",
+    *,
+    x_title: str,
+    chance_label: str,
 ) -> go.Figure:
-    """Horizontal bars with 95% interval whiskers and a dashed chance line."""
+    """Horizontal bars with 95% interval whiskers and a dashed chance line; x_title, chance_label: the page's words
+    for the accuracy and the chance line, required (no English default)."""
     acc = np.asarray(accuracy, dtype=np.float64)
     lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
     y = [safe_label(s, 60) for s in labels]

@@ -24,9 +24,10 @@ BAR_BELOW = 60
 def head_grid(
     thumbs,
     title: str = "",
-    layer_label: str = "layer",
-    head_label: str = "head",
-    value_name: str = "weight",
+    *,
+    layer_label: str,
+    head_label: str,
+    value_name: str,
     zmax: float | None = None,
     colorscale: str = "Blues",
     highlight: tuple[int, int] | None = None,
@@ -35,7 +36,8 @@ def head_grid(
 ) -> go.Figure:
     """thumbs (L, H, s, s): tile [l, h] is drawn in row l (top to bottom), column h. Inside a tile, rows are
     queries (top to bottom) and columns keys, as in every heatmap of the app. NaN cells (masked) stay blank.
-    head_names: column labels (e.g. '4·kv1' to show which key/value head a query head reads)."""
+    head_names: column labels (e.g. '4·kv1' to show which key/value head a query head reads). layer_label,
+    head_label, value_name: the page's words (axes, each tile's name and hover, the colour bar), required."""
     t = np.asarray(thumbs, dtype=np.float64)
     L, H, s_q, s_k = t.shape
     t = np.round(t, decimals).astype(np.float32)
@@ -144,15 +146,16 @@ def token_grid(
     n_heads: int,
     masked=None,
     title: str = "",
-    x_title: str = "key token (columns)",
-    y_title: str = "layer, head (rows)",
-    value_name: str = "weight",
+    *,
+    x_title: str,
+    y_title: str,
+    value_name: str,
     decimals: int = 3,
 ) -> go.Figure:
     """The token view: one query token's weights (rows = every (layer, head), columns = keys).
     weights (L * H, n_k); masked (n_k,) or (L * H, n_k) bool, True where the query may not see the key
     (drawn grey: a masked cell is a gap in the data showing the grey plot background, which costs no bytes);
-    a thin line separates layers (every n_heads rows)."""
+    a thin line separates layers (every n_heads rows). x_title, y_title, value_name: the page's words, required."""
     z = np.asarray(weights, dtype=np.float64)
     rows, n_k = z.shape
     m = np.zeros_like(z, dtype=bool) if masked is None else np.broadcast_to(np.asarray(masked, bool), z.shape)

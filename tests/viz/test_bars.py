@@ -10,7 +10,9 @@ from viz.labels import label_columns
 
 def test_head_ranking_bars_one_series_per_candidate():
     weights = np.array([[0.71234, 0.1], [0.4, 0.35]])
-    fig = head_ranking_bars(["L5 H11", "L2 H3"], weights, ["cat", "<mat>"], title="ranking", x_title="weight")
+    fig = head_ranking_bars(
+        ["L5 H11", "L2 H3"], weights, ["cat", "<mat>"], title="ranking", x_title="weight", y_title="head"
+    )
     assert [b.name for b in fig.data] == ["cat", "&lt;mat&gt;"]
     assert list(fig.data[0].x) == [0.712, 0.4] and list(fig.data[1].x) == [0.1, 0.35]  # 3 decimals
     assert list(fig.data[0].text) == ["0.71", "0.40"]
@@ -33,7 +35,7 @@ def test_accuracy_bars_whiskers_reach_the_interval():
     assert list(fig.layout.xaxis.range) == [0, 1] and fig.layout.xaxis.title.text == "accuracy"
     # a long name in lines a phone's plot leaves room beside (in one line the plot was a sixth of the figure)
     name = "MiniLM-L6 (all-MiniLM-L6-v2): 最良ヘッド L3 H3"
-    fig = accuracy_bars([name], [0.5], [0.4], [0.6])
+    fig = accuracy_bars([name], [0.5], [0.4], [0.6], x_title="正解率", chance_label="偶然")
     assert list(fig.data[0].y) == list(fig.layout.yaxis.tickvals) == [name]  # hover and caption read it whole
     lines = fig.layout.yaxis.ticktext[0].split("<br>")
     assert len(lines) > 1 and max(map(label_columns, lines)) <= LABEL_COLUMNS and " ".join(lines) == name

@@ -18,6 +18,7 @@ from viz.grid import BAR_BELOW, GAP, head_grid, tile_of_point
 from viz.labels import LAPTOP_FIGURE_PX, PHONE_FIGURE_PX, for_page
 
 english = functools.partial(i18n.text, "en", "attention.figure")
+WORDS = dict(layer_label="layer", head_label="head", value_name="weight")
 
 
 def test_grid_figure_carries_the_thumbnails_and_names_each_tile():
@@ -59,7 +60,7 @@ def test_the_colour_bar_lies_under_the_grid_and_leaves_its_width_to_the_tiles():
     75 px of it and MiniLM's 6 x 12 tiles came 14 px apart at 390 px, closer than their 16 px layer numbers
     (chromium, ja with a long text). Under the grid it takes none; the grid sits just above it, the plot keeps its
     height, and the figure's foot holds the bar."""
-    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t")
+    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t", **WORDS)
     bar = fig.layout.coloraxis.colorbar
     assert bar.orientation == "h" and bar.y <= 0 and bar.yanchor == "top"
     assert fig.layout.margin.b >= BAR_BELOW and fig.layout.yaxis.constraintoward == "bottom"
@@ -73,7 +74,7 @@ def test_a_phones_model_view_is_as_tall_as_chromium_draws_its_grid():
     plot 480 px tall, 340 px blank above it; SmolLM2's 30 x 9, two-digit numbers, 276 x 920 in 1,034. Fitted to a
     phone, the plot is the grid's height and keeps the head numbers' room above it and the colour bar's below."""
     for (layers, heads), drawn_px in (((6, 12), 141), ((30, 9), 920)):
-        fig = head_grid(np.full((layers, heads, 4, 4), 0.25), "t", "layer")
+        fig = head_grid(np.full((layers, heads, 4, 4), 0.25), "t", **WORDS)
         phone = for_page(fig.to_dict(), PHONE_FIGURE_PX)["layout"]
         margin = phone["margin"]
         assert abs(phone["height"] - margin["t"] - margin["b"] - drawn_px) <= 8, (layers, heads)
@@ -89,7 +90,7 @@ def test_a_laptops_model_view_takes_the_same_share_of_its_room_at_1100_and_1366_
     stood in a plot 480 px tall: 59% of it, 198 px blank above the grid (scripts/phone_layout_check.py). Fitted for
     the middle, it takes 82% of its height at 1,100 px and, as tall as fitted at 1,366 px, 82% of its plot's width
     there (its labels keep their room in the margin); neither end more than the other."""
-    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t", "layer")
+    fig = head_grid(np.full((6, 12, 4, 4), 0.25), "t", **WORDS)
     laptop = for_page(fig.to_dict(), LAPTOP_FIGURE_PX)["layout"]
     margin = laptop["margin"]
     plot = laptop["height"] - margin["t"] - margin["b"]
