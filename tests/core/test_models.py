@@ -573,3 +573,17 @@ def test_a_conversion_parses_each_gguf_file_once_and_leaves_the_gguf_package_as_
         assert first.fields["general.architecture"].contents() == "llama"
     assert (gguf.GGUFReader, gguf.get_tensor_name_map) == real
     assert gguf.GGUFReader(path) is not first
+
+
+def test_each_shipped_models_reason_english_is_its_words_in_en(monkeypatch, tmp_path):
+    """Why a shipped model cannot load is core's English (the log, the test skips) and a key a page says in the
+    reader's language: each reason's English is its own [models] words in en, fields filled, so they cannot drift."""
+    reasons = []
+    for module, key in ((minilm_module, "unavailable_not_installed"), (smollm2_module, "unavailable_not_installed")):
+        monkeypatch.setattr(module, "package_dir", lambda name: None)
+        reasons.append((module.status(), key))
+    for module, key in ((minilm_module, "unavailable_package_empty"), (smollm2_module, "unavailable_package_lacks")):
+        monkeypatch.setattr(module, "package_dir", lambda name: tmp_path)  # installed, its files gone
+        reasons.append((module.status(), key))
+    for why, key in reasons:
+        assert why.key == key and str(why) == i18n.text("en", "models", key, **why.fields), (key, str(why))

@@ -78,3 +78,32 @@ def test_the_default_root_is_the_home_folder(monkeypatch):
     from pathlib import Path
 
     assert local.visitor_allowed()[0] == str(Path.home())
+
+
+def test_each_refusals_english_is_its_words_in_en(tmp_path, roots):
+    """A refusal is core's English (a server's log, a terminal) and a key the page says in the reader's language: the
+    two must not drift apart, so each keyed refusal's English is its own [models] words in en, fields filled."""
+    from app import i18n
+
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    (tmp_path / "no-config").mkdir()
+    cases = {
+        "": "folder_empty",
+        str(tmp_path / "missing"): "folder_no_such",
+        str(tmp_path / "a-file"): "folder_a_file",
+        str(tmp_path / "no-config"): "folder_no_config",
+    }
+    refusals = []
+    for path, key in cases.items():
+        with pytest.raises(local.ModelFolderError) as err:
+            local.describe_folder(path)
+        refusals.append((err.value.args[0], key))
+    for path, key, allowed in (
+        ("/etc", "folder_refused", local.visitor_allowed()),
+        ("org/name", "folder_not_allowed", ()),
+    ):
+        with pytest.raises(local.ModelFolderError) as err:
+            local.describe_folder(path, allowed)
+        refusals.append((err.value.args[0], key))
+    for why, key in refusals:
+        assert why.key == key and str(why) == i18n.text("en", "models", key, **why.fields), (key, str(why))

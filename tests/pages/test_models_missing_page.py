@@ -95,7 +95,7 @@ def test_a_checkpoint_not_trained_here_is_said_in_the_readers_words(monkeypatch,
     module = importlib.import_module(module)
     monkeypatch.setattr(module, folder, tmp_path / "nothing")
     why = getattr(module, status)(*args)
-    assert why.key.startswith("unavailable_"), why
+    assert why.key.startswith("unavailable_") and str(why) == i18n.text("en", "models", why.key, **why.fields), why
     errors = " ".join(e.value for e in open_view(topic, {"lang": lang}).error)
     assert i18n.text(lang, "models", why.key, **why.fields) in errors, errors
     assert str(why) not in errors, errors

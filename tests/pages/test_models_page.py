@@ -344,7 +344,7 @@ def test_a_folder_too_large_a_hub_id_offline_and_alibi_inside_are_refused_in_the
         with pytest.raises(local.ModelFolderError) as err:
             local.describe_folder(path, local.visitor_allowed())
         why = err.value.args[0]
-        assert why.key == key, why
+        assert why.key == key and str(why) == i18n.text("en", "models", key, **why.fields), why  # the same English
         at = run_view("models", params={"lang": lang})
         box = at.selectbox(key="pick")  # the reader's option, as a browser sends it
         send_raw(box, string_value=box.proto.options[box.proto.default])
