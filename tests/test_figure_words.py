@@ -79,11 +79,8 @@ def _words(default) -> list[str]:
 
 # Builders whose English defaults are still being taken out (one commit each): emptied, then gone
 NOT_YET = {
-    "viz.heatmap.matrix_heatmap",
     "viz.long_maps.long_heatmap",
     "viz.masks.mask_figure",
-    "viz.positions.common.value_heatmap",
-    "viz.positions.sinusoidal._sine_figure",
     "viz.scaling.loglog_figure",
     "viz.sdpa_steps.entropy_vs_dk_figure",
     "viz.sdpa_steps.softmax_row_bars",

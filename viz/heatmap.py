@@ -129,16 +129,19 @@ def matrix_heatmap(
     row_labels,
     col_labels,
     title: str = "",
-    x_title: str = "",
-    y_title: str = "",
+    *,
+    x_title: str,
+    y_title: str,
+    value_name: str,
     colorscale: str = "RdBu",
     zmid: float | None = 0.0,
     show_values: bool | None = None,
-    value_name: str = "value",
     height: int | None = None,
     decimals: int = 2,
 ) -> go.Figure:
-    """A labelled numeric matrix (scores, Q, K, V, ...) with a diverging scale centred on zmid."""
+    """A labelled numeric matrix (scores, Q, K, V, ...) with a diverging scale centred on zmid. x_title, y_title,
+    value_name: the page's words for the columns, the rows and a cell's number (or its symbol: "QKᵀ", "R"), required:
+    the hover names a cell by them, and a default ("value") was English to a Japanese or Korean reader."""
     z = np.round(np.asarray(values, dtype=np.float64), decimals).astype(np.float32)
     n_r, n_c = z.shape
     if show_values is None:

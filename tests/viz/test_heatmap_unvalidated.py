@@ -41,7 +41,7 @@ def test_attention_heatmap_is_what_validation_would_build(case):
 
 
 def test_matrix_heatmap_is_what_validation_would_build():
-    fig = heatmap.matrix_heatmap(np.linspace(-1, 1, 12).reshape(3, 4), list("abc"), list("wxyz"), title="Q")
+    fig = heatmap.matrix_heatmap(np.linspace(-1, 1, 12).reshape(3, 4), list("abc"), list("wxyz"), title="Q", **AXES)
     assert sent(fig) == validated_rebuild(fig)
 
 

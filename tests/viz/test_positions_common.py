@@ -10,7 +10,7 @@ from viz.positions.common import bars, curves, value_heatmap
 
 def test_value_heatmap_keeps_numeric_axes_blank_nan_cells_and_row_zero_on_top():
     z = np.array([[0.12345, np.nan, -1.0], [2.0, 0.5, 0.0]])
-    fig = value_heatmap(z, x=[10, 20, 30], title="T", x_title="key position", y_title="query position")
+    fig = value_heatmap(z, x=[10, 20, 30], title="T", x_title="key position", y_title="query position", value_name="S")
     (heat,) = fig.data
     got = np.array(heat.z, dtype=float)
     assert got.shape == (2, 3) and np.isnan(got[0, 1])
@@ -18,7 +18,7 @@ def test_value_heatmap_keeps_numeric_axes_blank_nan_cells_and_row_zero_on_top():
     assert list(heat.x) == [10, 20, 30] and list(heat.y) == [0, 1]
     assert fig.layout.xaxis.title.text == "key position" and fig.layout.yaxis.title.text == "query position"
     assert fig.layout.yaxis.autorange == "reversed" and heat.zmid == 0.0
-    fixed = value_heatmap(z, zmin=-1, zmax=1, reverse_y=False)
+    fixed = value_heatmap(z, zmin=-1, zmax=1, reverse_y=False, x_title="j", y_title="i", value_name="PE")
     assert fixed.data[0].zmid is None and (fixed.data[0].zmin, fixed.data[0].zmax) == (-1, 1)
     assert fixed.layout.yaxis.autorange is None
 

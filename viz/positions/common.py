@@ -53,20 +53,22 @@ def value_heatmap(
     x=None,
     y=None,
     title: str = "",
-    x_title: str = "",
-    y_title: str = "",
+    *,
+    x_title: str,
+    y_title: str,
+    value_name: str,
     colorscale: str = "RdBu",
     zmid: float | None = 0.0,
     zmin=None,
     zmax=None,
-    value_name: str = "value",
     height: int = 420,
     reverse_y: bool = True,
     decimals: int = 3,
     show_values: bool = False,
 ) -> go.Figure:
     """A numeric matrix on numeric axes (positions, dimensions). Row 0 at the top unless reverse_y=False.
-    NaN cells (masked) stay blank."""
+    NaN cells (masked) stay blank. x_title, y_title, value_name: the page's words (or symbols: "PE", "i"), required:
+    hover and colour bar name a cell by them, and a default ("value") was English to every reader."""
     z = np.round(np.asarray(z, dtype=np.float64), decimals).astype(np.float32)
     n_r, n_c = z.shape
     x = np.arange(n_c) if x is None else np.asarray(x)

@@ -67,10 +67,9 @@ def dot_distance_figure(view: EncodingView, t) -> go.Figure:
     )
 
 
-def _sine_figure(
-    positions, values, p: int, q: int, title: str = "", x_title: str = "position", y_title: str = "sin(position × ω)"
-) -> go.Figure:
-    """One sine column over positions, with the two positions whose values (nearly) coincide marked."""
+def _sine_figure(positions, values, p: int, q: int, title: str = "", *, x_title: str, y_title: str) -> go.Figure:
+    """One sine column over positions, with the two positions whose values (nearly) coincide marked; the axes' words
+    are the caller's (no English default)."""
     fig = go.Figure(
         go.Scatter(
             x=np.asarray(positions),
