@@ -110,8 +110,8 @@ def name_in_text(key: str) -> str:
 
 
 def words_about(key: str, text: str) -> str:
-    """A sentence from core about model `key` (why it cannot load, where its weights are from), for markdown: a
-    learner's folder's (its path inside) escaped; a shipped model's kept as written (its install command in `code`)."""
+    """A sentence about model `key` (why it cannot load: reason_words), for markdown: a learner's folder's (its path
+    inside) escaped; a shipped model's kept as written (its install command in `code`)."""
     return _MARKDOWN_CHARACTERS.sub(r"\\\1", text) if is_own(key) else text
 
 
