@@ -82,8 +82,6 @@ NOT_YET = {
     "viz.long_maps.long_heatmap",
     "viz.masks.mask_figure",
     "viz.scaling.loglog_figure",
-    "viz.sdpa_steps.entropy_vs_dk_figure",
-    "viz.sdpa_steps.softmax_row_bars",
 }
 
 

@@ -64,6 +64,7 @@ def saturation_figures(view: SaturationView, t: Callable[..., str]) -> dict[str,
             max_name=t("sat_max"),
             x_title=t("sat_x"),
             y_title=t("sat_y"),
+            unit=t("sat_unit"),
         ),
         "row": softmax_row_bars(
             view.row["weights_scaled"],
@@ -85,13 +86,17 @@ def entropy_vs_dk_figure(
     max_entropy: float,
     chosen_d_k: int | None = None,
     title: str = "",
-    scaled_name: str = "softmax(q·k / √d_k)",
-    unscaled_name: str = "softmax(q·k)",
-    max_name: str = "ln(n): uniform weights",
-    x_title: str = "d_k",
-    y_title: str = "mean entropy of a row (nats)",
+    *,
+    scaled_name: str,
+    unscaled_name: str,
+    max_name: str,
+    x_title: str,
+    y_title: str,
+    unit: str,
 ) -> go.Figure:
-    """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference."""
+    """Mean row entropy against d_k (log axis), with and without the scaling, and ln(n) for reference. The curves'
+    names, the axes' words and the hover's unit (nats) are the page's, required: the hover's own 'nats' was English
+    to a Japanese or Korean reader."""
     # Plain dicts, one unvalidated figure (validation, add_hline and add_vline were a third of
     # /sdpa-steps' rerun under load); tests/viz/test_sdpa_steps_unvalidated.py compares it with plotly's own.
     d_k = np.asarray(d_k, dtype=np.float64)
@@ -103,7 +108,7 @@ def entropy_vs_dk_figure(
             mode="lines+markers",
             name=safe_label(name, 60),
             line=dict(color=colour),
-            hovertemplate="d_k = %{x}<br>%{y:.3f} nats<extra></extra>",
+            hovertemplate=f"d_k = %{{x}}<br>%{{y:.3f}} {safe_label(unit, 20)}<extra></extra>",
         )
         for values, name, colour in (
             (entropy_scaled, scaled_name, SCALED_COLOUR),
@@ -139,12 +144,14 @@ def softmax_row_bars(
     weights_unscaled,
     key_labels,
     title: str = "",
-    scaled_name: str = "with 1/√d_k",
-    unscaled_name: str = "without",
-    x_title: str = "key",
-    y_title: str = "weight",
+    *,
+    scaled_name: str,
+    unscaled_name: str,
+    x_title: str,
+    y_title: str,
 ) -> go.Figure:
-    """One row of weights, with and without scaling, as grouped bars."""
+    """One row of weights, with and without scaling, as grouped bars; the bars' names and the axes' words are the
+    page's, required (no English default)."""
     x = [safe_label(s, 30) for s in key_labels]
     traces = [
         dict(

@@ -51,6 +51,17 @@ def test_titles_and_axes_come_from_the_figure_section():
     assert [tr.name for tr in sat["entropy"].data] == [words("sat_scaled"), words("sat_unscaled")]
 
 
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_entropy_curves_hover_says_its_unit_in_the_readers_words(lang):
+    """The entropy curve's hover said '1.234 nats' in English to a Japanese or Korean reader whose axis, beside it,
+    says ナット or 내트: the unit was the builder's own word."""
+    words = functools.partial(i18n.text, lang, "sdpa_steps.figure")
+    fig = saturation_figures(saturation_view(64, 8), words)["entropy"]
+    for trace in fig.data:
+        assert "nats" not in trace.hovertemplate and words("sat_unit") in trace.hovertemplate
+    assert words("sat_unit") in words("sat_y")  # the unit the axis names
+
+
 LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
 
 
