@@ -34,16 +34,20 @@ def long_heatmap(
     masked=None,
     log_scale: bool = True,
     title: str = "",
-    x_title: str = "key tokens (binned)",
-    y_title: str = "query tokens (binned)",
-    value_name: str = "mean weight",
-    row_name: str = "queries",
-    col_name: str = "keys",
+    *,
+    x_title: str,
+    y_title: str,
+    value_name: str,
+    row_name: str,
+    col_name: str,
+    log_name: str,
     height: int = 640,
 ) -> go.Figure:
     """values (r, c) >= 0; labels one per row/column (bin ranges or tokens; escaped here); masked (r, c) bool:
     drawn grey, no hover. log_scale: colour and hover by log10(value); exact zeros that are not masked (weights
-    that underflow float32) are drawn at the bottom of the scale."""
+    that underflow float32) are drawn at the bottom of the scale. The axes', the hover's and the colour bar's words
+    (log_name: a log scale's, beside the value's name) are the page's, required: the defaults were English to a
+    Japanese or Korean reader."""
     z = np.asarray(values, dtype=np.float64)
     masked = np.zeros(z.shape, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
     if log_scale:
@@ -51,7 +55,7 @@ def long_heatmap(
         zz = np.log10(np.maximum(z, 10.0**low))
         ticks = np.arange(np.ceil(low), np.floor(top_log) + 1)
         colorbar = colour_bar(
-            f"{value_name} (log)", tickvals=ticks.tolist(), ticktext=[f"{10.0**t:.0e}" for t in ticks]
+            f"{value_name} ({log_name})", tickvals=ticks.tolist(), ticktext=[f"{10.0**t:.0e}" for t in ticks]
         )
         hover_value = f"log₁₀ {value_name}: %{{z:.2f}}"
         zmin, zmax = low, top_log
@@ -145,6 +149,7 @@ def map_figure(
         value_name=t(f"{view.stat}_name"),
         row_name=t("queries"),
         col_name=t("keys"),
+        log_name=t("log_scale"),
     )
 
 
@@ -163,4 +168,5 @@ def zoom_figure(view: ZoomView, t: Translate, log_scale: bool) -> go.Figure:
         value_name=t("weight"),
         row_name=t("queries"),
         col_name=t("keys"),
+        log_name=t("log_scale"),
     )
