@@ -79,7 +79,6 @@ def _words(default) -> list[str]:
 
 # Builders whose English defaults are still being taken out (one commit each): emptied, then gone
 NOT_YET = {
-    "viz.masks.mask_figure",
     "viz.scaling.loglog_figure",
 }
 

@@ -37,15 +37,18 @@ def mask_figure(
     query_labels,
     key_labels,
     title: str = "",
-    allowed_name: str = "may attend",
-    masked_name: str = "masked",
-    x_title: str = "keys (columns)",
-    y_title: str = "queries (rows)",
+    *,
+    allowed_name: str,
+    masked_name: str,
+    x_title: str,
+    y_title: str,
     height: int | None = None,
     marks: tuple[str, str] = ("", MASKED_MARK),
 ) -> go.Figure:
     """allowed: bool (n_q, n_k), True where the query (row) may attend to the key (column).
-    marks: the text on (allowed, masked) cells; drawn up to 40 x 40 cells."""
+    marks: the text on (allowed, masked) cells; drawn up to 40 x 40 cells. The legend's names for the two kinds of
+    cell and the axes' words are the page's, required: the defaults ('may attend', 'keys (columns)') were English to
+    a Japanese or Korean reader."""
     allowed = np.asarray(allowed, dtype=bool)
     n_q, n_k = allowed.shape
     x = [safe_label(s, 40) for s in key_labels]

@@ -21,6 +21,7 @@ def validated_rebuild(fig: go.Figure) -> dict:
 
 
 AXES = dict(x_title="key axis", y_title="query axis", value_name="number")  # as a page hands its own words
+CELLS = dict(x_title="key axis", y_title="query axis", allowed_name="seen", masked_name="hidden")
 CASES = [
     dict(n=3, masked=False, kw={}),
     dict(n=5, masked=True, kw=dict(title="causal", zmax=1.0, show_values=True, height=300)),
@@ -66,6 +67,6 @@ def test_mask_figure_is_what_validation_would_build(n):
     allowed = np.tril(np.ones((n, n), dtype=bool))
     labels = [f"t{i}" for i in range(n)]
     for marks in (("", masks.MASKED_MARK), ("1", "0")):
-        fig = masks.mask_figure(allowed, labels, labels, title="causal", marks=marks)
+        fig = masks.mask_figure(allowed, labels, labels, title="causal", marks=marks, **CELLS)
         assert sent(fig) == validated_rebuild(fig)
         assert [t.type for t in fig.data] == ["heatmap", "scatter", "heatmap", "scatter"]

@@ -15,6 +15,7 @@ from viz.masks import MASKED_MARK, attention_kind_figure, attention_mask_figure,
 from viz.style import ALLOWED_COLOUR, MASKED_COLOUR
 
 LABELS = ["0 a", "1 b", "2 c", "3 d"]
+AXES = dict(x_title="key", y_title="query")  # as a page hands its own words
 
 
 def texts(**words):
@@ -28,7 +29,7 @@ def luminance(hex_colour: str) -> float:
 
 def test_allowed_cells_have_no_mark_and_masked_cells_a_cross():
     allowed = causal_mask(4).numpy()
-    fig = mask_figure(allowed, LABELS, LABELS, allowed_name="may attend", masked_name="masked")
+    fig = mask_figure(allowed, LABELS, LABELS, allowed_name="may attend", masked_name="masked", **AXES)
     heat = {t.name: t for t in fig.data if t.type == "heatmap"}
     assert set(heat) == {"may attend", "masked"}
     assert heat["may attend"].text is None  # no mark at all on allowed cells
@@ -43,7 +44,7 @@ def test_allowed_cells_have_no_mark_and_masked_cells_a_cross():
 
 
 def test_legend_names_both_kinds_of_cell_even_when_one_is_absent():
-    fig = mask_figure(np.ones((2, 2), bool), LABELS[:2], LABELS[:2], allowed_name="may", masked_name="masked")
+    fig = mask_figure(np.ones((2, 2), bool), LABELS[:2], LABELS[:2], allowed_name="may", masked_name="masked", **AXES)
     assert [t.name for t in fig.data if t.type == "scatter"] == ["may", "masked (✕)"]
     assert fig.layout.showlegend
 
