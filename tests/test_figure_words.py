@@ -77,22 +77,15 @@ def _words(default) -> list[str]:
     ]
 
 
-# Builders whose English defaults are still being taken out (one commit each): emptied, then gone
-NOT_YET = {
-    "viz.scaling.loglog_figure",
-}
-
-
 def test_no_viz_builder_has_words_of_its_own():
     """A figure's words are the page's, in the reader's language: a builder's own default ('key token (columns)',
     'mean weight', 'chance', 'may attend') was English on a Japanese or Korean reader's figure wherever a caller left
     it out, as attention_heatmap's axes were on /positions' RoPE bands. The words are required arguments instead, so a
     caller that forgets one fails at once, in every test that draws its page."""
-    found = {
-        f"{name}({param.name}={param.default!r})": name
+    found = [
+        f"{name}({param.name}={param.default!r})"
         for name, function in _viz_functions()
         for param in inspect.signature(function).parameters.values()
         if param.default is not inspect.Parameter.empty and _words(param.default)
-    }
-    assert sorted(call for call, name in found.items() if name not in NOT_YET) == []
-    assert NOT_YET <= set(found.values())  # the list shrinks as they go
+    ]
+    assert found == []

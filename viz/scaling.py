@@ -20,13 +20,18 @@ def loglog_figure(
     fits: dict[str, tuple[float, float] | None] | None = None,
     fit_from: float | None = None,
     title: str = "",
-    x_title: str = "n",
-    y_title: str = "ms",
-    fit_label: str = "fit: slope {slope:.2f}",
+    *,
+    x_title: str,
+    y_title: str,
+    fit_label: str | None = None,
     height: int = 420,
 ) -> go.Figure:
     """One line per series on log-log axes (missing values, None or NaN, leave gaps). fits: {name: (slope,
-    intercept)} of log y = intercept + slope log x, drawn dashed over the fitted range [fit_from, max size]."""
+    intercept)} of log y = intercept + slope log x, drawn dashed over the fitted range [fit_from, max size], each
+    named by fit_label ('{slope:.2f}' in it). The axes' words and fit_label are the page's: required (fit_label where
+    a fit is drawn), as the English defaults ('fit: slope 2.00') would be shown to a Japanese or Korean reader."""
+    if fit_label is None and any(fit is not None and fit[0] is not None for fit in (fits or {}).values()):
+        raise ValueError("a fitted line needs the page's fit_label")
     x = np.asarray(sizes, dtype=np.float64)
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
