@@ -1,6 +1,9 @@
 """viz/positions/rope.py: the angles of core.positions.rope's view, pairs counted from 0 as the slider does."""
 
+import functools
+
 import numpy as np
+import pytest
 
 from app import i18n
 from core.positions import rope
@@ -42,3 +45,11 @@ def test_the_trajectory_axes_are_in_the_readers_words():
     x, y = fig.layout.xaxis.title.text, fig.layout.yaxis.title.text
     assert "coordinate" not in x + y, (x, y)
     assert (x, y) == (ja("traj_x"), ja("traj_y"))
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_score_by_offset_title_is_in_the_readers_words(lang):
+    """The curve's title was 'q_m · k_n  vs  m − n' on every page, the 'vs' the builder's own English."""
+    words = functools.partial(i18n.text, lang, "positions.figure")
+    fig = figures.check_offset_figure(rope.check_view(rope.rotation_view(8, 10000.0, 2).inv_freq, 6, 0), words)
+    assert "vs" not in fig.layout.title.text and fig.layout.title.text == words("offset_scores_title")

@@ -89,7 +89,7 @@ def check_offset_figure(view: CheckView, t) -> go.Figure:
     return curves(
         view.offsets,
         {t("score"): view.score_by_offset},
-        title="q_m · k_n  vs  m − n",
+        title=t("offset_scores_title"),
         x_title="m − n",
         y_title=t("score"),
         markers=view.n <= 32,
