@@ -95,3 +95,14 @@ def test_masks_page_pads_to_a_fixed_maximum_beside_the_longest():
         assert f"To the longest: n = {c.longest.length}, {c.longest.padding} of {c.longest.positions}" in text
         assert f'To a fixed {fixed} (a tokenizer called with padding="max_length"' in text
         assert f"computes {c.fixed.scores:,} scores instead of {c.longest.scores:,}" in text
+
+
+def test_masks_page_shapes_table_names_its_columns_in_the_readers_words():
+    """The shapes table's column of outputs was headed 'output' in English on every language's page; its symbols (Q, K, V,
+    softmax(QKᵀ/√d)) read the same in every language, its words are the catalog's."""
+    for lang in ("ja", "ko"):
+        at = open_view(MASKS, {"text": "a b c d e\nx y", "src": "0", "tgt": "1", "lang": lang})
+        columns = list(at.dataframe[1].value.columns)
+        assert "output" not in columns, (lang, columns)
+        assert i18n.text(lang, "masks", "col_output") in columns, (lang, columns)
+        assert [c for c in columns if c.isascii() and c not in ("Q", "K", "V")] == [], (lang, columns)

@@ -66,7 +66,7 @@ def shapes_table(view: core.EncoderDecoder, T) -> pd.DataFrame:
             "K": [str(k.shapes["K"]) for k in view.kinds],
             "V": [str(k.shapes["V"]) for k in view.kinds],
             "softmax(QKᵀ/√d)": [str(k.shapes["weights"]) for k in view.kinds],
-            "output": [str(k.shapes["output"]) for k in view.kinds],
+            T("col_output"): [str(k.shapes["output"]) for k in view.kinds],
             T("col_check"): [f"{k.sdpa_diff:.1e}" for k in view.kinds],
         }
     )
