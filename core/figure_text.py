@@ -44,9 +44,14 @@ def strongest_cells(
 # A figure's traces as plotly has them (plain mappings: the browser's JSON, where arrays may be base64 "bdata", or
 # the fields of a graph_objects trace). Heatmaps: their strongest cells; bars: the largest and the smallest bar;
 # lines and points: where they start and end, their highest and lowest points. Traces a figure marks as decoration
-# (hoverinfo "skip": bands, reference circles, legend squares) and traces with nothing finite to tell are left out.
+# (hoverinfo "skip": bands, reference circles, legend squares), overlays (meta OVERLAY) and traces with nothing finite
+# to tell are left out.
 
-TRACE_FIELDS = ("type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis")
+TRACE_FIELDS = ("type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis", "meta")
+# The meta of a trace that marks cells of the map beneath it (viz.heatmap.attention_heatmap's masked cells: 1.0 where
+# masked, a ✕ in the hover): the map says what those cells hold (nothing), so the overlay is no map of its own; read
+# as one, its 1.0s were named the figure's largest values. It keeps its hover, so hoverinfo "skip" cannot mark it.
+OVERLAY = "overlay"
 MAX_SERIES = 6  # lines or bar groups a sentence names; the rest are counted (the table holds them all)
 
 
@@ -161,6 +166,7 @@ def _shown(trace: Mapping) -> bool:
     return (
         trace.get("visible") in (None, True)
         and trace.get("hoverinfo") != "skip"
+        and trace.get("meta") != OVERLAY
         and not (mode and "lines" not in mode and "markers" not in mode)  # text only: labels of other traces
     )
 

@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from _plotly_utils.basevalidators import ColorscaleValidator
 from plotly.subplots import make_subplots
 
+from core.figure_text import OVERLAY
+
 from .labels import (
     AXIS_TITLE_LINE,
     AXIS_TITLE_PX,
@@ -106,6 +108,7 @@ def attention_heatmap(
                 textfont=dict(color="#777"),
                 hoverongaps=False,
                 name="masked",
+                meta=OVERLAY,  # its caption is the map's: core.figure_text tells no overlay as a map
             )
         )
     return figure(traces, layout(title, x_title, y_title, n_q, n_k, height, x, y, narrowest_px))

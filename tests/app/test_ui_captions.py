@@ -176,3 +176,22 @@ def test_a_figure_is_sent_fitted_to_a_phones_figure_or_a_laptops_as_the_browser_
     assert sent[LAPTOP_FIGURE_PX] == ["Q_0 (13 × 32)"] * 2
     assert sent[PHONE_FIGURE_PX][0] == sent[PHONE_FIGURE_PX][1] != "Q_0 (13 × 32)"
     assert sent[PHONE_FIGURE_PX, "plain"] is sent[LAPTOP_FIGURE_PX, "plain"]
+
+
+def test_a_masked_maps_caption_names_its_largest_weights_not_its_masked_cells():
+    """attention_heatmap draws masked cells as a second layer (1.0 where masked, nothing elsewhere): read as a map
+    of its own, its 1.0s were named the map's largest values, in a tile called 'masked' in English."""
+    from core import figure_text
+    from viz.heatmap import attention_heatmap
+
+    weights = np.array([[1.0, 0.0, 0.0], [0.75, 0.25, 0.0], [0.25, 0.5, 0.25]])  # causal: row i sees keys 0..i
+    masked = np.triu(np.ones((3, 3), dtype=bool), 1)
+    labels = ["0 a", "1 b", "2 c"]
+    fig = attention_heatmap(weights, labels, labels, masked, x_title="key", y_title="query", value_name="weight")
+    assert len(fig.data) == 2  # the map and its masked cells' layer
+    (told,) = figure_text.describe(ui._traces(fig), fig.layout.to_plotly_json()).statements
+    assert told.cells == [figure_text.Cell("0 a", "0 a", 1.0), figure_text.Cell("1 b", "0 a", 0.75),
+                          figure_text.Cell("2 c", "1 b", 0.5)]  # fmt: skip
+    assert told.tiles == ["", "", ""]
+    said = caption_of(fig)
+    assert "masked" not in said and "0.75" in said and "0.5" in said, said
