@@ -406,6 +406,7 @@ def show_figure(
     on_select: Callable[[], None] | None = None,
     toolbar: bool = True,
     tables: bool = True,
+    along: dict[str, str] | None = None,
 ):
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
@@ -413,7 +414,9 @@ def show_figure(
     the selection event is returned. Every figure's title is set as the page's text above it (_title: the browser
     wraps it at any width), the figure sent without it and with what stays in it cut to fit a phone (_fitted); each
     gets its text alternative (text_alternative). toolbar=False: no buttons (a room's projector). tables=False: `data`
-    names the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them)."""
+    names the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them). along: the
+    axis ('x', 'y') each number column of a dict `data` is drawn along, so its table says them as that axis does (in %
+    where the figure draws them in %: numbers_in_percent); a matrix's numbers are its map's, said as its colour bar says them."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     if not toolbar:
         config = {"displayModeBar": False}
@@ -422,12 +425,13 @@ def show_figure(
     if title:
         st.markdown(title, unsafe_allow_html=True)
     event = st.plotly_chart(_fitted(fig), width="stretch", config=config, key=key, **select)
-    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables)
+    percent = numbers_in_percent(fig, data, along) if data is not None and tables else False
+    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables, percent=percent)
     if data is not None and tables:
         corner = csv_corner(fig) if row_labels is not None and not isinstance(data, dict) else ""
         st.download_button(
             t("common", "download_csv"),
-            lambda: to_csv(data, row_labels, col_labels, corner=corner),
+            lambda: to_csv(data, row_labels, col_labels, corner=corner, percent=percent),
             file_name=f"{name}.csv",
             mime="text/csv",
             key=f"csv-{key or name}",
@@ -633,11 +637,32 @@ def read_only(fig):
     return fig
 
 
-def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str, table: bool = True) -> None:
+def numbers_in_percent(fig, data, along: dict[str, str] | None = None) -> bool | set[str]:
+    """Which numbers of a figure's table it draws in % (core.figure_text reads its formats): a dict's columns named in
+    `along` whose axis is in %; a matrix's cells, all or none, as its map's colour bar is."""
+    traces, layout = _read(fig)
+    if isinstance(data, dict):
+        return {name for name, axis in (along or {}).items() if figure_text.axis_in_percent(layout, axis)}
+    return figure_text.maps_in_percent(traces, layout)
+
+
+def _read(fig) -> tuple[list, dict]:
+    """A figure's traces and layout as its caption reads them (a shared figure's, as kept when it was)."""
+    if isinstance(fig, dict):
+        return _traces(fig), fig.get("layout", {})
+    if hasattr(fig, READ):
+        return getattr(fig, READ)
+    return _traces(fig), _layout(fig)
+
+
+def text_alternative(
+    fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str, table: bool = True, percent=False
+) -> None:
     """What a screen reader reads for a figure: one caption from the numbers it draws (its title and axes; a map's
     largest cells, a bar chart's largest and smallest bars, a line's start, end, highest and lowest points:
     core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
-    512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells."""
+    512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells. percent: the
+    table's numbers the figure draws in % (numbers_in_percent), shown in % as the figure shows them."""
     if isinstance(fig, dict):
         layout = fig.get("layout", {})
         said = _caption(_traces(fig), layout, data, row_labels, col_labels)
@@ -656,15 +681,21 @@ def text_alternative(fig, data: np.ndarray | dict | None, row_labels, col_labels
     if said:
         st.caption(said)
     if data is not None and table and st.toggle(t("common", "figure_table"), key=key, wrap=LABELS_WRAP):
+        shown = st.column_config.NumberColumn(format="percent")  # 0.632 shown 63.20%: as the figure draws it
         if isinstance(data, dict):
-            st.dataframe({column_name(name): list(column) for name, column in data.items()})
+            columns = {column_name(name): list(column) for name, column in data.items()}
+            in_pct = {column_name(name): shown for name in data if not isinstance(percent, bool) and name in percent}
+            st.dataframe(columns, column_config=in_pct or None)
         else:
             arr = np.atleast_2d(np.asarray(data))
             names = [str(c) for c in col_labels] if col_labels is not None else None
+            if percent and names is None:
+                names = [str(j) for j in range(arr.shape[1])]
             # the index column is named (the rows' axis), so a screen reader's table has no empty header
             rows_named = _axis_title(layout, "yaxis") or t("common", "figure_rows")
             index = pd.Index([str(r) for r in row_labels], name=rows_named) if row_labels is not None else None
-            st.dataframe(pd.DataFrame(arr, index=index, columns=names))
+            in_pct = dict.fromkeys(names, shown) if percent else None
+            st.dataframe(pd.DataFrame(arr, index=index, columns=names), column_config=in_pct)
 
 
 def column_name(name) -> str:
@@ -680,7 +711,8 @@ def _caption(traces: list, layout: dict, data, row_labels, col_labels) -> str | 
     told = figure_text.describe(traces, layout, maps=not matrix, map_labels=(row_labels, col_labels))
     if matrix:
         cells = figure_text.strongest_cells(data, row_labels, col_labels)
-        told = told._replace(statements=[figure_text.MapText(cells, [""] * len(cells)), *told.statements])
+        said = figure_text.MapText(cells, [""] * len(cells), percent=figure_text.maps_in_percent(traces, layout))
+        told = told._replace(statements=[said, *told.statements])
     return _figure_caption(layout, told) if told.statements else None
 
 
@@ -723,28 +755,30 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     heading = [_plain(text) for text in figure_title(layout) if text]  # the title, then its subtitle: two sentences
     said_in = texts("common")  # the reader's language read once, not at each sentence
 
-    def cell(c: figure_text.Cell, tile: str) -> str:
-        said = {"row": _token(c.row), "col": _token(c.col), "value": c.value}
+    def cell(c: figure_text.Cell, tile: str, percent: bool) -> str:
+        said = {"row": _token(c.row), "col": _token(c.col), "value": _value(c.value, percent)}
         return said_in("figure_tile_cell", tile=_plain(tile), **said) if tile else said_in("figure_cell", **said)
 
     def line(s: figure_text.LineText) -> str:
         if s.points == 1:
-            return said_in("figure_point", at=_said(s.first.at), value=s.first.value)
+            return said_in("figure_point", at=_said(s.first.at), value=_value(s.first.value, s.percent))
         ends = {f"{end}{suffix}": v for end in ("first", "last", "highest", "lowest")
-                for suffix, v in (("", _said(getattr(s, end).at)), ("_value", getattr(s, end).value))}  # fmt: skip
+                for suffix, v in (("", _said(getattr(s, end).at)),
+                                  ("_value", _value(getattr(s, end).value, s.percent)))}  # fmt: skip
         return said_in("figure_line", n=s.points, **ends)
 
     parts = []
     for s in told.statements:
         if isinstance(s, figure_text.MapText):
-            named = "; ".join(cell(c, tile) for c, tile in zip(s.cells, s.tiles, strict=True))
+            named = "; ".join(cell(c, tile, s.percent) for c, tile in zip(s.cells, s.tiles, strict=True))
             down, across = (_layout_text(layout, axis) for axis in s.axes)  # a grid's map: its own panel's axes
             said = said_in("figure_map", rows=down, cols=across, cells=named) if down and across else None
             parts.append(said or said_in("figure_map_cells", cells=named))
             continue
         if isinstance(s, figure_text.BarText):
-            said = said_in("figure_bars", n=s.bars, largest=_said(s.largest.at), largest_value=s.largest.value,
-                     smallest=_said(s.smallest.at), smallest_value=s.smallest.value)  # fmt: skip
+            said = said_in("figure_bars", n=s.bars, largest=_said(s.largest.at),
+                           largest_value=_value(s.largest.value, s.percent), smallest=_said(s.smallest.at),
+                           smallest_value=_value(s.smallest.value, s.percent))  # fmt: skip
         else:
             said = line(s)
         parts.append(said_in("figure_series", name=_plain(s.series), text=said) if s.series else said)
@@ -767,6 +801,12 @@ def _sentences(parts: list[str], join: str, end: str) -> str:
         mark = join if i < len(parts) - 1 else end
         said += part + (mark.removeprefix(end) if part.endswith(SENTENCE_ENDS) else mark)
     return said
+
+
+def _value(value: float, percent: bool) -> str:
+    """A figure's number as its caption says it: 3 significant digits, or in % to one decimal where the figure draws
+    it in % (its hovers' and the pages' sentences' 63.2%), so the caption says what the reader beside it sees."""
+    return f"{value:.1%}" if percent else f"{value:.3g}"
 
 
 def _said(label: str) -> str:
@@ -826,10 +866,11 @@ def csv_corner(fig) -> str:
     return t("common", "csv_corner", rows=rows, cols=cols) if rows and cols else ""
 
 
-def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: str = "") -> str:
+def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: str = "", percent=False) -> str:
     """A 2-D array (optionally labelled; `corner` names its rows and columns above the row labels) or a dict of
     equal-length columns, as CSV text. Labels and text cells can hold a visitor's words (tokens of their text): each
-    passes core.spreadsheet's one rule against formulas."""
+    passes core.spreadsheet's one rule against formulas. percent: the numbers the figure draws in % (numbers_in_percent: a
+    matrix's, True; a dict's columns, by name), written '63.2%' as the figure says them (a spreadsheet reads a share)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
 
@@ -840,16 +881,24 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: st
             return "" if v != v else str(v)
         return safe_cell(str(v))
 
+    def share(v) -> str:  # a number drawn in %: 0.632 is '63.2%', to the digits it has
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == v:
+            return f"{float(v) * 100:.10g}%"
+        return cell(v)
+
     if isinstance(data, dict):
         names = list(data)
+        chosen = () if isinstance(percent, bool) else percent
+        said = [share if n in chosen else cell for n in names]
         w.writerow([cell(n) for n in names])
         for row in zip(*[list(data[n]) for n in names]):
-            w.writerow([cell(v) for v in row])
+            w.writerow([say(v) for say, v in zip(said, row, strict=True)])
         return out.getvalue()
     arr = np.atleast_2d(np.asarray(data))
+    number = (lambda v: f"{v * 100:.6g}%") if percent is True else (lambda v: f"{v:.6g}")  # noqa: E731
     if col_labels is not None:
         w.writerow([cell(c) for c in ([corner] if row_labels is not None else []) + list(col_labels)])
     for i, row in enumerate(arr):
         prefix = [cell(row_labels[i])] if row_labels is not None else []
-        w.writerow(prefix + [f"{v:.6g}" if isinstance(v, (float, np.floating)) and v == v else cell(v) for v in row])
+        w.writerow(prefix + [number(v) if isinstance(v, (float, np.floating)) and v == v else cell(v) for v in row])
     return out.getvalue()

@@ -47,7 +47,10 @@ def strongest_cells(
 # (hoverinfo "skip": bands, reference circles, legend squares), overlays (meta OVERLAY) and traces with nothing finite
 # to tell are left out.
 
-TRACE_FIELDS = ("type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis", "meta")
+TRACE_FIELDS = (
+    "type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis", "meta", "colorbar",
+    "coloraxis",
+)  # fmt: skip
 # The meta of a trace that marks cells of the map beneath it (viz.heatmap.attention_heatmap's masked cells: 1.0 where
 # masked, a ✕ in the hover): the map says what those cells hold (nothing), so the overlay is no map of its own; read
 # as one, its 1.0s were named the figure's largest values. It keeps its hover, so hoverinfo "skip" cannot mark it.
@@ -67,6 +70,7 @@ class MapText(NamedTuple):
     cells: list[Cell]
     tiles: list[str]  # per cell: its tile's name ("" for a figure with one map)
     axes: tuple[str, str] = ("yaxis", "xaxis")  # the layout's (rows', columns') axes of the strongest cell's map
+    percent: bool = False  # its values drawn in % (in_percent): said as the figure says them
 
 
 class BarText(NamedTuple):
@@ -74,6 +78,7 @@ class BarText(NamedTuple):
     bars: int
     largest: Point
     smallest: Point
+    percent: bool = False
 
 
 class LineText(NamedTuple):
@@ -83,6 +88,7 @@ class LineText(NamedTuple):
     last: Point
     highest: Point
     lowest: Point
+    percent: bool = False
 
 
 class FigureText(NamedTuple):
@@ -171,6 +177,40 @@ def _shown(trace: Mapping) -> bool:
     )
 
 
+def axis_in_percent(layout: Mapping, axis: str | None) -> bool:
+    """Whether a figure draws the numbers along `axis` ('x', 'y2', 'xaxis2'; a colour axis 'coloraxis') in percent:
+    its tick format (d3's, as plotly has it) is of type '%' ('.0%': 0.632 is drawn 63%). The figure's own format is
+    the one declaration of its unit: its caption and its table say the numbers as it draws them."""
+    if not axis:
+        return False
+    key = axis if "axis" in axis else _axis_name(axis, axis[0])
+    spec = layout.get(key) or {}
+    if key.startswith("coloraxis"):
+        spec = spec.get("colorbar") or {}
+    return str(spec.get("tickformat") or "").endswith("%")
+
+
+def in_percent(trace: Mapping, layout: Mapping | None = None) -> bool:
+    """Whether a trace's values are drawn in percent: a heatmap's by its colour bar (its own, or its colour axis's),
+    a bar's or a line's by the axis its values stand along (x for horizontal bars, else y)."""
+    layout = layout or {}
+    kind = trace.get("type") or "scatter"
+    if kind == "heatmap":
+        if trace.get("coloraxis"):
+            return axis_in_percent(layout, str(trace["coloraxis"]))
+        return str((trace.get("colorbar") or {}).get("tickformat") or "").endswith("%")
+    letter = "x" if kind == "bar" and trace.get("orientation") == "h" else "y"
+    return axis_in_percent(layout, _axis_name(trace.get(f"{letter}axis"), letter))
+
+
+def maps_in_percent(traces: Sequence[Mapping], layout: Mapping | None = None) -> bool:
+    """Whether a figure's map (its first heatmap told, an overlay's aside) is drawn in percent: the unit of the
+    matrix a page hands with it."""
+    shown = (t for t in traces if (t.get("type") == "heatmap") and _shown(t))
+    first = next(shown, None)
+    return first is not None and in_percent(first, layout)
+
+
 def describe(
     traces: Sequence[Mapping],
     layout: Mapping | None = None,
@@ -193,7 +233,8 @@ def describe(
             if not map_cells:
                 statements.append(None)  # the maps' place in the figure's order
             axes = (_axis_name(trace.get("yaxis"), "y"), _axis_name(trace.get("xaxis"), "x"))
-            map_cells += [(c, name, axes) for c in strongest_cells(z, rows, cols, k)]
+            unit = (axes, in_percent(trace, layout))
+            map_cells += [(c, name, unit) for c in strongest_cells(z, rows, cols, k)]
             continue
         if kind not in ("bar", "scatter", "scattergl"):
             continue
@@ -210,12 +251,14 @@ def describe(
         points = [Point(at[i], float(values[i])) for i in np.flatnonzero(finite)]
         highest = max(points, key=lambda p: p.value)  # the first of equals: reading order
         lowest = min(points, key=lambda p: p.value)
+        percent = in_percent(trace, layout)
         if kind == "bar":
-            statements.append(BarText(name, len(points), highest, lowest))
+            statements.append(BarText(name, len(points), highest, lowest, percent))
         else:
-            statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest))
+            statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest, percent))
     if map_cells:
         ranked = sorted(map_cells, key=lambda cell: -cell[0].value)[:k]  # stable: the earlier tile first
         tiles = [name for _, name, _ in ranked] if len({name for _, name, _ in map_cells}) > 1 else [""] * len(ranked)
-        statements[statements.index(None)] = MapText([c for c, _, _ in ranked], tiles, ranked[0][2])
+        (axes, percent) = ranked[0][2]  # the strongest cell's map: its panel's axes, its unit
+        statements[statements.index(None)] = MapText([c for c, _, _ in ranked], tiles, axes, percent)
     return FigureText(statements, more)

@@ -229,7 +229,7 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
         texttemplate="%{z:.0%}",
         hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
         f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
-        colorbar=colour_bar(safe_label(t("share_short"), 20)),
+        colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
     )
     return _figure(
         [heat],
@@ -255,7 +255,7 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
         colorscale=scale("Oranges"),
         texttemplate="%{z:.0%}",
         hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
-        colorbar=colour_bar(safe_label(t("share_short"), 20)),
+        colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
     )
     return _figure(
         [heat],

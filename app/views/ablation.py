@@ -35,7 +35,8 @@ def show_card(T, view: ab.CardView) -> None:
     for note in view.notes:
         st.warning(T(f"note_{note}"))
     ui.show_figure(figures.claim_figure(view, ui.texts("ablation.figure")), f"ablation-{view.key}",
-                   data={"placebo_harm": list(view.placebo_harms)}, key=f"fig-{view.claim}")  # fmt: skip
+                   data={"placebo_harm": list(view.placebo_harms)}, along={"placebo_harm": "x"},
+                   key=f"fig-{view.claim}")  # fmt: skip
 
 
 def cards_part(T) -> None:

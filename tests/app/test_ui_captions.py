@@ -195,3 +195,114 @@ def test_a_masked_maps_caption_names_its_largest_weights_not_its_masked_cells():
     assert told.tiles == ["", "", ""]
     said = caption_of(fig)
     assert "masked" not in said and "0.75" in said and "0.5" in said, said
+
+
+# --- numbers drawn in % are said and tabled in % --------------------------------------------------------------
+
+
+def _words(lang: str, section: str):
+    return lambda key, /, **fmt: i18n.text(lang, section, key, **fmt)
+
+
+def csv_cells(text: str) -> list[list[str]]:
+    import csv
+    import io
+
+    return list(csv.reader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_alignment_figures_caption_and_table_say_the_shares_in_percent_as_drawn(monkeypatch, lang):
+    """/encoder-decoder's alignment map and bars draw accuracies in % (cells 63%, hover 63.2%, colour bar and axis
+    0% .. 100%); their caption said '0.632' and the map's CSV 0.6321 beside them."""
+    from viz import encoder_decoder as figs
+
+    monkeypatch.setattr(ui, "lang", lambda: lang)
+    words = _words(lang, "encoder_decoder.figure")
+    grid = {"accuracy": np.array([[0.6321, 0.2]]), "low": np.array([[0.581, 0.15]]), "high": np.array([[0.68, 0.26]])}
+    layers, heads = figs.alignment_labels(grid, words)
+    fig = figs.alignment_map(grid, words)
+    said = caption_of(fig, grid["accuracy"], layers, heads)
+    assert "63.2%" in said and "20.0%" in said and "0.632" not in said, said
+    assert ui.numbers_in_percent(fig, grid["accuracy"]) is True
+    rows = csv_cells(ui.to_csv(grid["accuracy"], layers, heads, percent=ui.numbers_in_percent(fig, grid["accuracy"])))
+    assert rows[1][1:] == ["63.21%", "20%"], rows
+    heads_measured = [{"layer": 0, "head": 0, "accuracy": 0.6321, "low": 0.581, "high": 0.68},
+                      {"layer": 0, "head": 1, "accuracy": 0.2, "low": 0.15, "high": 0.26}]  # fmt: skip
+    bars = figs.alignment_bars(heads_measured, {"accuracy": 0.4123, "low": 0.35, "high": 0.475}, 0.0625, words)
+    said = caption_of(bars)
+    assert "63.2%" in said and "20.0%" in said and "0.632" not in said, said
+
+
+def test_the_moe_figures_drawn_in_percent_say_and_table_their_shares_in_percent():
+    """/moe's load bars, dropped-share curve and share maps draw shares in %; the caption and the CSV said fractions
+    (a count and a capacity factor, drawn as plain numbers, stay plain)."""
+    import functools
+
+    import torch
+
+    from core.moe import balance_bounds, views
+    from core.moe import checkpoint_views as cv
+    from viz import moe as vmoe
+
+    t = functools.partial(i18n.text, "en", "moe.figure")
+    logits = torch.randn(5, 4, generator=torch.Generator().manual_seed(0)) * 2
+    run = views.TextRun(["a", "b", "c", "d", "e"], 5, False, [logits], 4, 2, 64)
+    view = views.text_routing({"balanced": run}, "balanced", 0, 0.5)
+    load = vmoe.load_figure(view, t)
+    share = float(view.load.max())
+    assert f"{share:.1%}" in caption_of(load) and f"{share:.3g}" not in caption_of(load)
+    data = {"expert": ["e0", "e1", "e2", "e3"], "share": view.load.tolist(), "count": view.counts.tolist()}
+    assert ui.numbers_in_percent(load, data, {"share": "y"}) == {"share"}
+    rows = csv_cells(ui.to_csv(data, percent={"share"}))
+    assert [r[1] for r in rows[1:]] == [f"{v * 100:.10g}%" for v in view.load.tolist()]
+    assert [r[2] for r in rows[1:]] == [str(c) for c in view.counts.tolist()]  # a count is no share
+    dropped = vmoe.dropped_curve(view, t)
+    along = {"capacity_factor": "x", "dropped_share": "y"}
+    table = {"capacity_factor": view.factors, "dropped_share": view.dropped_by_factor}
+    assert ui.numbers_in_percent(dropped, table, along) == {"dropped_share"}
+    first = float(np.round(view.dropped_by_factor[0], 4))
+    assert f"from {first:.1%} at" in caption_of(dropped), caption_of(dropped)
+    shares = np.array([[0.6321, 0.3679], [1.0, 0.0]])
+    spec = vmoe.category_heatmap(
+        cv.Specialisation("balanced", 0, ["noun", "verb"], shares, shares, [], [0.5] * 2, 9), t
+    )
+    assert "63.2%" in caption_of(spec, shares, ["e0", "e1"], ["noun", "verb"]) and ui.numbers_in_percent(spec, shares)
+    summary = cv.CheckpointSummary(2.1, shares / 2, 0.0, 0.5, [0], [3.0])
+    layer_load = vmoe.layer_load_heatmap(
+        cv.Comparison({"balanced": summary}, 4, 0.25, balance_bounds(4, 2)), t, "balanced"
+    )
+    assert "31.6%" in caption_of(layer_load) and ui.numbers_in_percent(layer_load, shares / 2)
+    router = vmoe.router_heatmap(view, t)  # probabilities, drawn 0.632: said so
+    assert ui.numbers_in_percent(router, view.probs) is False
+
+
+def test_the_antecedent_and_ablation_figures_drawn_in_percent_table_their_accuracies_in_percent():
+    """/antecedents' accuracy bars (viz.bars, x in %) and /ablation's accuracy card (harm axis in %): caption and CSV
+    in %; a loss card's harm (nats) stays a plain number."""
+    import dataclasses
+
+    from core import ablation as ab
+    from viz import ablation as va
+    from viz.bars import accuracy_bars
+
+    fig = accuracy_bars(
+        ["head", "choice"], [0.6321, 0.45], [0.5, 0.3], [0.7, 0.6], x_title="accuracy", chance_label="c"
+    )
+    said = caption_of(fig)
+    assert "63.2%" in said and "45.0%" in said and "0.632" not in said, said
+    table = {"": ["head", "choice"], "accuracy": [0.6321, 0.45], "low": [0.5, 0.3], "high": [0.7, 0.6]}
+    along = {"accuracy": "x", "low": "x", "high": "x"}
+    assert ui.numbers_in_percent(fig, table, along) == {"accuracy", "low", "high"}
+    assert csv_cells(ui.to_csv(table, percent={"accuracy", "low", "high"}))[1] == ["head", "63.21%", "50%", "70%"]
+    cards = ab.committed_cards()
+    if cards is None:
+        pytest.skip("results/ablation.json not written yet")
+    words = _words("en", "ablation.figure")
+    by_metric = {card.metric: card for card in cards.values()}
+    share, loss = by_metric["antecedent_accuracy"], by_metric["repeated_loss"]
+    measured = dict(harm=0.032, placebo_harms=[0.01, -0.005], placebo_interval=(-0.005, 0.01))
+    share = dataclasses.replace(share, **measured)  # the committed accuracy card may wait for its run
+    for card, shown in ((share, {"placebo_harm"}), (loss, set())):
+        data = {"placebo_harm": list(card.placebo_harms)}
+        assert ui.numbers_in_percent(va.claim_figure(card, words), data, {"placebo_harm": "x"}) == shown

@@ -5,7 +5,19 @@ import base64
 import numpy as np
 import pytest
 
-from core.figure_text import MAX_SERIES, BarText, Cell, LineText, Point, describe, strongest_cells
+from core.figure_text import (
+    MAX_SERIES,
+    OVERLAY,
+    BarText,
+    Cell,
+    LineText,
+    Point,
+    axis_in_percent,
+    describe,
+    in_percent,
+    maps_in_percent,
+    strongest_cells,
+)
 
 
 def test_largest_cells_first_named_by_their_labels():
@@ -105,3 +117,25 @@ def test_a_map_names_the_axes_of_its_strongest_cells_panel():
     assert told.axes == ("yaxis2", "xaxis2") and told.cells[0].value == 0.9
     (alone,) = describe(traces[:1]).statements
     assert alone.axes == ("yaxis", "xaxis")
+
+
+def test_the_unit_of_a_traces_values_is_the_format_its_figure_draws_them_in():
+    """A figure that draws shares in % ('.0%': 0.632 drawn 63%) says so in its colour bar's or its value axis's tick
+    format: a map's by its colour bar (its own or its colour axis's), a bar's or a line's by the axis its values
+    stand along (x for horizontal bars), on its own panel."""
+    layout = {"yaxis": {"tickformat": ".0%"}, "xaxis2": {"tickformat": ".1%"}, "yaxis2": {"tickformat": ".2f"},
+              "coloraxis": {"colorbar": {"tickformat": ".0%"}}}  # fmt: skip
+    assert in_percent({"type": "heatmap", "z": [[0.5]], "colorbar": {"tickformat": ".0%"}})
+    assert not in_percent({"type": "heatmap", "z": [[0.5]], "colorbar": {"thickness": 12}})
+    assert in_percent({"type": "heatmap", "z": [[0.5]], "coloraxis": "coloraxis"}, layout)
+    assert in_percent({"type": "bar", "y": [0.5]}, layout) and in_percent({"type": "scatter", "y": [0.5]}, layout)
+    assert not in_percent({"type": "bar", "x": [0.5], "orientation": "h"}, layout)  # its values stand along x
+    assert in_percent({"type": "bar", "x": [0.5], "orientation": "h", "xaxis": "x2", "yaxis": "y2"}, layout)
+    assert not in_percent({"type": "scatter", "y": [0.5], "xaxis": "x2", "yaxis": "y2"}, layout)
+    assert axis_in_percent(layout, "x2") and axis_in_percent(layout, "y") and not axis_in_percent(layout, "x")
+    told = describe([{"type": "bar", "x": ["a", "b"], "y": [0.632, 0.2]}, {"type": "scatter", "y": [1.0, 2.0],
+                     "xaxis": "x2", "yaxis": "y2"}, {"type": "heatmap", "z": [[0.5]], "coloraxis": "coloraxis"}],
+                    layout)  # fmt: skip
+    assert [s.percent for s in told.statements] == [True, False, True]
+    overlay = {"type": "heatmap", "z": [[1.0]], "meta": OVERLAY, "colorbar": {"tickformat": ".0%"}}
+    assert not maps_in_percent([overlay, {"type": "heatmap", "z": [[0.5]]}])  # the map's own unit, not an overlay's

@@ -304,7 +304,8 @@ def test_the_positions_csvs_name_their_positions_and_dimensions(monkeypatch, par
 
 def test_the_per_head_maps_csvs_are_tables_of_layers_and_heads(monkeypatch):
     """/antecedents' per-head accuracy ('0'.. by '0'..) and /encoder-decoder's alignment map ('layer 0' by
-    'head 0'): one row per layer and one column per head, named as the figures' axes (they went out bare)."""
+    'head 0'): one row per layer and one column per head, named as the figures' axes (they went out bare); the
+    alignment map's cells in % as it draws them."""
     results = antecedents.load_results()
     measured = load_result("encoder_decoder_alignment", required=ed_alignment.is_result)
     if results is None or "minilm" not in results["models"] or measured is None:
@@ -317,7 +318,11 @@ def test_the_per_head_maps_csvs_are_tables_of_layers_and_heads(monkeypatch):
     at, files = page_downloads(monkeypatch, "encoder_decoder", {"part": "alignment"})
     rows, cols = axis_labels(at, "fig-align-map")
     assert rows[0] == "layer 0" and cols[:2] == ["head 0", "head 1"], (rows, cols)
-    assert_table(csv_rows(files, "fig-align-map"), ed_alignment.result_grid(measured)["accuracy"], rows, cols)
+    # the map draws its accuracies in % (63%, hover 63.2%): its CSV writes them so ('63.21%'), as a spreadsheet reads them
+    table = csv_rows(files, "fig-align-map")
+    assert all(c.endswith("%") for r in table[1:] for c in r[1:] if c), table[1]
+    in_percent = [table[0]] + [[r[0]] + [c.removesuffix("%") for c in r[1:]] for r in table[1:]]
+    assert_table(in_percent, np.asarray(ed_alignment.result_grid(measured)["accuracy"]) * 100, rows, cols)
 
 
 def bar_chart(at, key: str) -> list[dict]:
@@ -353,3 +358,26 @@ def test_the_why_head_share_and_kept_csvs_name_each_head(monkeypatch):
     bars = bar_chart(at, "fig-kept")
     drawn = np.array([plotted_values(b["y"]) for b in bars]).T
     np.testing.assert_allclose([[float(c) for c in r[1:]] for r in kept[1:]], drawn, rtol=1e-5, atol=1e-7)
+
+
+def test_csvs_of_figures_drawn_in_percent_write_their_shares_in_percent(monkeypatch):
+    """/moe's expert load and dropped share and /antecedents' accuracy bars draw shares in % (axes 0% .. 100%, hovers
+    63.2%): their CSVs wrote 0.632 beside them; a share column now says 63.2%, a count or a capacity factor stays
+    a plain number."""
+
+    def shares(rows: list[list[str]], name: str) -> list[str]:
+        return [r[rows[0].index(name)] for r in rows[1:]]
+
+    files = downloads(monkeypatch, "moe", {"layer": "1"})
+    load, dropped = csv_rows(files, "load"), csv_rows(files, "dropped")
+    assert all(c.endswith("%") for c in shares(load, "share")), load
+    assert not any(c.endswith("%") for c in shares(load, "count")), load
+    assert abs(sum(float(c.removesuffix("%")) for c in shares(load, "share")) - 100) < 1e-4  # the shares of all
+    assert all(c.endswith("%") for c in shares(dropped, "dropped_share")), dropped
+    assert not any(c.endswith("%") for c in shares(dropped, "capacity_factor")), dropped
+    results = antecedents.load_results()
+    if results is None or "minilm" not in results["models"]:
+        pytest.skip("no committed results")
+    accuracy = csv_rows(downloads(monkeypatch, "antecedents", {"model": "minilm"}), "fig-accuracy")
+    for name in ("accuracy", "low", "high"):
+        assert all(c.endswith("%") for c in shares(accuracy, name)), accuracy

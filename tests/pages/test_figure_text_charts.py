@@ -39,8 +39,8 @@ def test_bar_chart_names_its_largest_and_smallest_bar(lang):
     top, low = int(weights.argmax()), int(weights.argmin())
     assert top == QUERY  # the key the query equals carries most weight
     said = i18n.text(lang, "common", "figure_bars", n=len(names), largest=f"` {names[top]} `",
-                     largest_value=float(weights[top]), smallest=f"` {names[low]} `",
-                     smallest_value=float(weights[low]))  # fmt: skip
+                     largest_value=f"{float(weights[top]):.3g}", smallest=f"` {names[low]} `",
+                     smallest_value=f"{float(weights[low]):.3g}")  # fmt: skip
     soft_name = i18n.text(lang, "sdpa_steps.figure", "lookup_soft").replace("(", "\\(").replace(")", "\\)")
     assert i18n.text(lang, "common", "figure_series", name=soft_name, text=said) in captions(at)
 

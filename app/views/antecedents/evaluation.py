@@ -70,7 +70,8 @@ def stored(T, key: str, results: dict) -> None:
         st.warning(T("stale"))
     accuracy = accuracy_figure(results)
     if accuracy is not None:
-        ui.show_figure(accuracy[0], "antecedent-accuracy", data=accuracy[1], key="fig-accuracy")
+        ui.show_figure(accuracy[0], "antecedent-accuracy", data=accuracy[1], key="fig-accuracy",
+                       along={"accuracy": "x", "low": "x", "high": "x"})  # fmt: skip
     for k, res in results["models"].items():
         show_results(T, res, name_of(k, res))
     res = results["models"].get(key)

@@ -44,6 +44,7 @@ def show(T, checkpoints: dict, stats: dict, text_view: views.TextRouting | None)
             vmoe.compare_figure(text_view, words),
             f"moe-compare-layer{text_view.layer}",
             data={"expert": experts, **{words(f"{v}_short"): x.tolist() for v, x in text_view.load_by_variant.items()}},
+            along={words(f"{v}_short"): "y" for v in text_view.load_by_variant},
             key="compare",
         )
     ui.show_figure(shared.figures(vmoe.loss_curves, view, "moe.figure"), "moe-training-loss", key="curves")

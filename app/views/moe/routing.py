@@ -99,12 +99,14 @@ def show(T, variants: tuple[str, ...], variant: str, text: str, layer: int, cf: 
             shared.figures(vmoe.load_figure, view, "moe.figure"),
             f"moe-load-{variant}-layer{layer}",
             data={"expert": experts, "share": view.load.tolist(), "count": view.counts.tolist()},
+            along={"share": "y"},
             key="load",
         )
         ui.show_figure(
             shared.figures(vmoe.dropped_curve, view, "moe.figure"),
             f"moe-dropped-{variant}-layer{layer}",
             data={"capacity_factor": view.factors, "dropped_share": view.dropped_by_factor},
+            along={"capacity_factor": "x", "dropped_share": "y"},
             key="dropped",
         )
     with right:
