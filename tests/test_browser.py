@@ -9,10 +9,10 @@ and every page in all three languages, are checked by scripts/a11y_axe_all.py (r
 not found" notice, not a different page), with the app's sidebar, no exception box and no JavaScript dialog, its
 document language the link's, and axe-core must find no serious accessibility violation there (tests/axe_helpers.py:
 every page in one of the three languages, each language on a third of them). Where a page has text areas,
-hostile texts are typed into them (20,000 characters; emoji, CJK and Korean in one text; a <script> tag, an image
-whose onerror calls alert and a template expression in another); each must stay text: no exception, no dialog, no
-<script> element, no "49" computed from {{7*7}}. Each of these, an empty box, and each script's text on its own,
-are also typed headless into every text box of every page (tests/pages/test_app_pages.py: no exception, the box
+a hostile text is typed into them (20,000 characters that begin with emoji, CJK and Korean, a <script> tag, an
+image whose onerror calls alert and a template expression); it must stay text: no exception, no dialog, no
+<script> element, no "49" computed from {{7*7}}. Each of its parts, an empty box, and each script's text on its
+own, are also typed headless into every text box of every page (tests/pages/test_app_pages.py: no exception, the box
 keeps the text).
 
 Accessibility beyond axe: the document's language follows the reader's choice, and a lesson is walked by keyboard
@@ -63,19 +63,22 @@ VIEWPORT = {"width": 1280, "height": 860}
 SERVER_START_S = 90  # cold start on a busy 2-core machine
 PAGE_RUN_MS = 150_000  # first visit of a model page loads its weights
 TEMPLATE = "{{7*7}}"
-# Typed in this order; consecutive values differ, so each one triggers a rerun. Each run of a model page is a model
-# pass (/kv-cache: a generation), so what only the browser can tell apart is typed: the box keeping 20,000
-# characters, text in three scripts going through the browser, the websocket and the URL, markup left inert
-# (no dialog, no <script> element, no evaluated template). Each script's text on its own, the markup and an empty box
-# run headless (tests/pages/test_app_pages.py), 20,000 characters also through each page's link
-# (tests/pages/test_shareable_links.py).
-HOSTILE_TEXTS = {
-    "huge": ("The cat sat on the mat because it was tired. " * 445)[:20_000],
-    "scripts": "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧 猫はマットの上に座った。なぜなら疲れていたからだ。"
-    "我爱自然语言处理。 고양이가 매트 위에 앉았다. 왜냐하면 피곤했기 때문이다.",
-    "markup": f"<script>alert(1)</script> <img src=x onerror=alert(2)> The {TEMPLATE} cat sat.",
-}
-assert len(HOSTILE_TEXTS["huge"]) == 20_000
+# One text typed, as one rerun: each run of a model page is a model pass (/kv-cache: a generation), so the text holds
+# at once what only the browser can tell apart: the box keeping 20,000 characters, text in three scripts going
+# through the browser, the websocket and the URL, markup left inert (no dialog, no <script> element, no evaluated
+# template). The scripts and the markup come first, where every page reads them (a page may keep only its first
+# tokens). Each script's text on its own, the markup and an empty box run headless (tests/pages/test_app_pages.py),
+# 20,000 characters also through each page's link (tests/pages/test_shareable_links.py).
+MARKUP = f"<script>alert(1)</script> <img src=x onerror=alert(2)> The {TEMPLATE} cat sat."
+SCRIPTS = (
+    "The 🐱 sat on the 🧶 because it was 😴. 👍🏽👨‍👩‍👧 猫はマットの上に座った。なぜなら疲れていたからだ。"
+    "我爱自然语言处理。 고양이가 매트 위에 앉았다. 왜냐하면 피곤했기 때문이다."
+)
+# 20,000 characters as the browser counts them (UTF-16 code units, as the box's max_chars does): an emoji is two, so
+# the text has fewer Python characters; a longer one set by a script is refused by the box, with no rerun.
+HOSTILE_TEXT = f"{SCRIPTS} {MARKUP} " + "The cat sat on the mat because it was tired. " * 445
+HOSTILE_TEXT = HOSTILE_TEXT[: 20_000 - (len(HOSTILE_TEXT[:20_000].encode("utf-16-le")) // 2 - 20_000)]
+assert len(HOSTILE_TEXT.encode("utf-16-le")) // 2 == 20_000 and SCRIPTS in HOSTILE_TEXT and MARKUP in HOSTILE_TEXT
 
 INJECTED_SCRIPT = """() => Array.from(document.querySelectorAll('script'))
   .some(s => (s.textContent || '').includes('alert(1)'))"""
@@ -270,15 +273,13 @@ def test_page_opened_by_its_url(server, browser, entry):
         if areas.count() == 0:
             return
         baseline_49 = len(STANDALONE_49.findall(page.evaluate(PAGE_TEXT)))
-        for kind, text in HOSTILE_TEXTS.items():
-            submit_text(page, areas.first, text)
-            assert_healthy(page, dialogs, kind)
-            assert areas.first.input_value() == text, kind  # kept literally, as the text it is
-            if TEMPLATE in text:
-                shown = page.evaluate(PAGE_TEXT)
-                assert len(STANDALONE_49.findall(shown)) <= baseline_49, "{{7*7}} was evaluated somewhere"
+        submit_text(page, areas.first, HOSTILE_TEXT)
+        assert_healthy(page, dialogs, "hostile text")
+        assert areas.first.input_value() == HOSTILE_TEXT  # kept literally, as the text it is
+        shown = page.evaluate(PAGE_TEXT)
+        assert len(STANDALONE_49.findall(shown)) <= baseline_49, "{{7*7}} was evaluated somewhere"
         for i in range(1, areas.count()):  # any further text area gets the markup
-            submit_text(page, areas.nth(i), HOSTILE_TEXTS["markup"])
+            submit_text(page, areas.nth(i), MARKUP)
             assert_healthy(page, dialogs, f"text area {i}")
     finally:
         context.close()
