@@ -192,15 +192,33 @@ def axis_in_percent(layout: Mapping, axis: str | None) -> bool:
 
 def in_percent(trace: Mapping, layout: Mapping | None = None) -> bool:
     """Whether a trace's values are drawn in percent: a heatmap's by its colour bar (its own, or its colour axis's),
-    a bar's or a line's by the axis its values stand along (x for horizontal bars, else y)."""
+    a bar's or a line's by the axis its values stand along (value_axis)."""
     layout = layout or {}
     kind = trace.get("type") or "scatter"
     if kind == "heatmap":
         if trace.get("coloraxis"):
             return axis_in_percent(layout, str(trace["coloraxis"]))
         return str((trace.get("colorbar") or {}).get("tickformat") or "").endswith("%")
-    letter = "x" if kind == "bar" and trace.get("orientation") == "h" else "y"
+    letter = value_axis(trace)
     return axis_in_percent(layout, _axis_name(trace.get(f"{letter}axis"), letter))
+
+
+def _has_text(value) -> bool:
+    """Whether an array holds a name (a category): something neither a number nor missing."""
+    array = plotted(value)
+    if array is None or array.dtype.kind != "O":
+        return False
+    return any(v is not None and not isinstance(v, (int, float, np.number)) for v in array.ravel())
+
+
+def value_axis(trace: Mapping) -> str:
+    """The axis ('x' or 'y') a bar's or a point's values stand along: x where the trace lies horizontally (plotly's
+    orientation 'h', or only names on y beside numbers on x: /ablation's dots, each row a name), else y."""
+    if trace.get("orientation") in ("h", "v"):
+        return "x" if trace["orientation"] == "h" else "y"
+    y, x = trace.get("y"), _numbers(trace.get("x"))
+    names_on_y = _has_text(y) and not np.isfinite(_numbers(y)).any()  # a line's 'n/a' among its numbers is no name
+    return "x" if names_on_y and np.isfinite(x).any() else "y"
 
 
 def maps_in_percent(traces: Sequence[Mapping], layout: Mapping | None = None) -> bool:
@@ -238,7 +256,7 @@ def describe(
             continue
         if kind not in ("bar", "scatter", "scattergl"):
             continue
-        horizontal = kind == "bar" and trace.get("orientation") == "h"
+        horizontal = value_axis(trace) == "x"
         values = _numbers(trace.get("x" if horizontal else "y")).ravel()
         finite = np.isfinite(values)
         if not finite.any():

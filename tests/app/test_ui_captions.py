@@ -200,6 +200,32 @@ def test_a_masked_maps_caption_names_its_largest_weights_not_its_masked_cells():
 # --- numbers drawn in % are said and tabled in % --------------------------------------------------------------
 
 
+def test_the_ablation_cards_caption_names_the_harms_it_draws():
+    """/ablation's card draws its harms along x (the placebo draws and the claim's heads, named on y): the caption
+    says them, in % on an accuracy card (its axis and hovers 3.2%), as plain numbers on a loss card (nats). Read
+    from y, the dots were names, and the caption was empty."""
+    import dataclasses
+
+    from core import ablation as ab
+    from viz import ablation as va
+
+    cards = ab.committed_cards()
+    if cards is None:
+        pytest.skip("results/ablation.json not written yet")
+    words = _words("en", "ablation.figure")
+    by_metric = {card.metric: card for card in cards.values()}
+    measured = dict(harm=0.032, placebo_harms=[0.01, -0.005, 0.02], placebo_interval=(-0.005, 0.02))
+    share = dataclasses.replace(by_metric["antecedent_accuracy"], **measured)
+    said = caption_of(va.claim_figure(share, words))
+    assert said is not None, "the card's figure has no caption"
+    chosen = words("chosen_name", k=len(share.heads))
+    assert f"{chosen}: 3.2% at ` {words('chosen')} `" in said, said
+    assert "highest 2.0% at" in said and "lowest -0.5% at" in said and "0.032" not in said, said
+    loss = dataclasses.replace(by_metric["repeated_loss"], harm=0.4567, placebo_harms=[0.012], placebo_interval=(0, 0))
+    said = caption_of(va.claim_figure(loss, words))
+    assert said is not None and "0.457 at" in said and "0.012 at" in said and "%" not in said, said
+
+
 def _words(lang: str, section: str):
     return lambda key, /, **fmt: i18n.text(lang, section, key, **fmt)
 

@@ -139,3 +139,25 @@ def test_the_unit_of_a_traces_values_is_the_format_its_figure_draws_them_in():
     assert [s.percent for s in told.statements] == [True, False, True]
     overlay = {"type": "heatmap", "z": [[1.0]], "meta": OVERLAY, "colorbar": {"tickformat": ".0%"}}
     assert not maps_in_percent([overlay, {"type": "heatmap", "z": [[0.5]]}])  # the map's own unit, not an overlay's
+
+
+def test_a_horizontal_figures_values_are_read_from_x_and_its_names_from_y():
+    """Dots or bars lying along x (plotly's orientation 'h', or names on y beside numbers on x: /ablation's card) have
+    their numbers on x: read from y they were text, nothing was told and the caption said nothing."""
+    layout = {"xaxis": {"tickformat": ".1%"}}
+    dots = {"type": "scatter", "mode": "markers", "x": [0.01, -0.005, 0.02], "y": ["placebo"] * 3}
+    chosen = {"type": "scatter", "mode": "markers", "x": [0.032], "y": ["chosen"], "name": "heads"}
+    told = describe([dots, chosen], layout).statements
+    assert told[0] == LineText(
+        "", 3, Point("placebo", 0.01), Point("placebo", 0.02), Point("placebo", 0.02), Point("placebo", -0.005), True
+    )
+    assert told[1] == LineText("heads", 1, *[Point("chosen", 0.032)] * 4, True)
+    assert in_percent(dots, layout) and not in_percent({"type": "scatter", "x": [0.5], "y": [0.1]}, layout)
+    bars = describe([{"type": "bar", "x": [2.0, 5.0], "y": [0, 1], "orientation": "h"}], {}).statements
+    assert bars == [BarText("", 2, Point("1", 5.0), Point("0", 2.0))]  # numbers on both axes: orientation decides
+    lying = describe([{"type": "scatter", "x": [2.0, 5.0], "y": [0, 1], "orientation": "h"}], {}).statements
+    assert lying[0].highest == Point("1", 5.0)
+    standing = describe([{"type": "scatter", "x": [2.0, 5.0], "y": [0.0, 1.0]}], {}).statements
+    assert standing[0].highest == Point("5", 1.0)  # numbers on both axes, no orientation: a line's values on y
+    gaps = describe([{"type": "scatter", "x": [1.0, 2.0], "y": [None, None]}], {})  # nothing to tell, no names on y
+    assert gaps.statements == []
