@@ -681,7 +681,7 @@ def text_alternative(
     if said:
         st.caption(said)
     if data is not None and table and st.toggle(t("common", "figure_table"), key=key, wrap=LABELS_WRAP):
-        shown = st.column_config.NumberColumn(format="percent")  # 0.632 shown 63.20%: as the figure draws it
+        shown = st.column_config.NumberColumn(format="percent")  # in % as drawn, to the number's digits: 63.21%
         if isinstance(data, dict):
             columns = {column_name(name): list(column) for name, column in data.items()}
             in_pct = {column_name(name): shown for name in data if not isinstance(percent, bool) and name in percent}
@@ -711,7 +711,8 @@ def _caption(traces: list, layout: dict, data, row_labels, col_labels) -> str | 
     told = figure_text.describe(traces, layout, maps=not matrix, map_labels=(row_labels, col_labels))
     if matrix:
         cells = figure_text.strongest_cells(data, row_labels, col_labels)
-        said = figure_text.MapText(cells, [""] * len(cells), percent=figure_text.maps_in_percent(traces, layout))
+        percent, decimals = figure_text.maps_in_percent(traces, layout), figure_text.maps_decimals(traces)
+        said = figure_text.MapText(cells, [""] * len(cells), percent=percent, decimals=decimals)
         told = told._replace(statements=[said, *told.statements])
     return _figure_caption(layout, told) if told.statements else None
 
@@ -755,30 +756,30 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
     heading = [_plain(text) for text in figure_title(layout) if text]  # the title, then its subtitle: two sentences
     said_in = texts("common")  # the reader's language read once, not at each sentence
 
-    def cell(c: figure_text.Cell, tile: str, percent: bool) -> str:
-        said = {"row": _token(c.row), "col": _token(c.col), "value": _value(c.value, percent)}
+    def cell(c: figure_text.Cell, tile: str, s: figure_text.MapText) -> str:
+        said = {"row": _token(c.row), "col": _token(c.col), "value": _value(c.value, s)}
         return said_in("figure_tile_cell", tile=_plain(tile), **said) if tile else said_in("figure_cell", **said)
 
     def line(s: figure_text.LineText) -> str:
         if s.points == 1:
-            return said_in("figure_point", at=_said(s.first.at), value=_value(s.first.value, s.percent))
+            return said_in("figure_point", at=_said(s.first.at), value=_value(s.first.value, s))
         ends = {f"{end}{suffix}": v for end in ("first", "last", "highest", "lowest")
                 for suffix, v in (("", _said(getattr(s, end).at)),
-                                  ("_value", _value(getattr(s, end).value, s.percent)))}  # fmt: skip
+                                  ("_value", _value(getattr(s, end).value, s)))}  # fmt: skip
         return said_in("figure_line", n=s.points, **ends)
 
     parts = []
     for s in told.statements:
         if isinstance(s, figure_text.MapText):
-            named = "; ".join(cell(c, tile, s.percent) for c, tile in zip(s.cells, s.tiles, strict=True))
+            named = "; ".join(cell(c, tile, s) for c, tile in zip(s.cells, s.tiles, strict=True))
             down, across = (_layout_text(layout, axis) for axis in s.axes)  # a grid's map: its own panel's axes
             said = said_in("figure_map", rows=down, cols=across, cells=named) if down and across else None
             parts.append(said or said_in("figure_map_cells", cells=named))
             continue
         if isinstance(s, figure_text.BarText):
             said = said_in("figure_bars", n=s.bars, largest=_said(s.largest.at),
-                           largest_value=_value(s.largest.value, s.percent), smallest=_said(s.smallest.at),
-                           smallest_value=_value(s.smallest.value, s.percent))  # fmt: skip
+                           largest_value=_value(s.largest.value, s), smallest=_said(s.smallest.at),
+                           smallest_value=_value(s.smallest.value, s))  # fmt: skip
         else:
             said = line(s)
         parts.append(said_in("figure_series", name=_plain(s.series), text=said) if s.series else said)
@@ -803,10 +804,10 @@ def _sentences(parts: list[str], join: str, end: str) -> str:
     return said
 
 
-def _value(value: float, percent: bool) -> str:
-    """A figure's number as its caption says it: 3 significant digits, or in % to one decimal where the figure draws
-    it in % (its hovers' and the pages' sentences' 63.2%), so the caption says what the reader beside it sees."""
-    return f"{value:.1%}" if percent else f"{value:.3g}"
+def _value(value: float, unit) -> str:
+    """A figure's number as its caption says it: 3 significant digits, or in % where the figure draws it in % (a
+    statement's percent), to its hover's decimals (its decimals: 63.2% as the reader pointing at it sees it)."""
+    return f"{value:.{unit.decimals}%}" if unit.percent else f"{value:.3g}"
 
 
 def _said(label: str) -> str:

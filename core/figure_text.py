@@ -7,6 +7,7 @@ largest first. Cells that are not finite (masked, not computed) are never named.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -49,13 +50,16 @@ def strongest_cells(
 
 TRACE_FIELDS = (
     "type", "name", "x", "y", "z", "mode", "orientation", "hoverinfo", "visible", "xaxis", "yaxis", "meta", "colorbar",
-    "coloraxis",
+    "coloraxis", "hovertemplate",
 )  # fmt: skip
 # The meta of a trace that marks cells of the map beneath it (viz.heatmap.attention_heatmap's masked cells: 1.0 where
 # masked, a ✕ in the hover): the map says what those cells hold (nothing), so the overlay is no map of its own; read
 # as one, its 1.0s were named the figure's largest values. It keeps its hover, so hoverinfo "skip" cannot mark it.
 OVERLAY = "overlay"
 MAX_SERIES = 6  # lines or bar groups a sentence names; the rest are counted (the table holds them all)
+# A share drawn in % is told to the decimals its hover shows it with (%{x:.1%}: 63.2%), so the caption says what the
+# reader pointing at it sees; one where the hover says none, as the pages' sentences do (viz hovers shares to one).
+PERCENT_DECIMALS = 1
 
 
 class Point(NamedTuple):
@@ -71,6 +75,7 @@ class MapText(NamedTuple):
     tiles: list[str]  # per cell: its tile's name ("" for a figure with one map)
     axes: tuple[str, str] = ("yaxis", "xaxis")  # the layout's (rows', columns') axes of the strongest cell's map
     percent: bool = False  # its values drawn in % (in_percent): said as the figure says them
+    decimals: int = PERCENT_DECIMALS  # in %: its hover's decimals (percent_decimals)
 
 
 class BarText(NamedTuple):
@@ -79,6 +84,7 @@ class BarText(NamedTuple):
     largest: Point
     smallest: Point
     percent: bool = False
+    decimals: int = PERCENT_DECIMALS
 
 
 class LineText(NamedTuple):
@@ -89,6 +95,7 @@ class LineText(NamedTuple):
     highest: Point
     lowest: Point
     percent: bool = False
+    decimals: int = PERCENT_DECIMALS
 
 
 class FigureText(NamedTuple):
@@ -221,12 +228,30 @@ def value_axis(trace: Mapping) -> str:
     return "x" if names_on_y and np.isfinite(x).any() else "y"
 
 
+def percent_decimals(trace: Mapping) -> int:
+    """The decimals a trace's hover shows its values in % with ('%{x:.1%}' -> 1; a heatmap's z, a bar's or a line's
+    value axis): the figure's declaration of how finely a share is told; PERCENT_DECIMALS where it says none."""
+    letter = "z" if trace.get("type") == "heatmap" else value_axis(trace)
+    found = re.search(r"%\{" + letter + r":[^}]*?\.(\d+)%\}", str(trace.get("hovertemplate") or ""))
+    return int(found.group(1)) if found else PERCENT_DECIMALS
+
+
+def _first_map(traces: Sequence[Mapping]) -> Mapping | None:
+    return next((t for t in traces if (t.get("type") == "heatmap") and _shown(t)), None)
+
+
 def maps_in_percent(traces: Sequence[Mapping], layout: Mapping | None = None) -> bool:
     """Whether a figure's map (its first heatmap told, an overlay's aside) is drawn in percent: the unit of the
     matrix a page hands with it."""
-    shown = (t for t in traces if (t.get("type") == "heatmap") and _shown(t))
-    first = next(shown, None)
+    first = _first_map(traces)
     return first is not None and in_percent(first, layout)
+
+
+def maps_decimals(traces: Sequence[Mapping]) -> int:
+    """The decimals a figure's map (its first heatmap told) hovers a share in % with: the matrix a page hands with
+    it is told so."""
+    first = _first_map(traces)
+    return PERCENT_DECIMALS if first is None else percent_decimals(first)
 
 
 def describe(
@@ -251,7 +276,7 @@ def describe(
             if not map_cells:
                 statements.append(None)  # the maps' place in the figure's order
             axes = (_axis_name(trace.get("yaxis"), "y"), _axis_name(trace.get("xaxis"), "x"))
-            unit = (axes, in_percent(trace, layout))
+            unit = (axes, in_percent(trace, layout), percent_decimals(trace))
             map_cells += [(c, name, unit) for c in strongest_cells(z, rows, cols, k)]
             continue
         if kind not in ("bar", "scatter", "scattergl"):
@@ -269,14 +294,14 @@ def describe(
         points = [Point(at[i], float(values[i])) for i in np.flatnonzero(finite)]
         highest = max(points, key=lambda p: p.value)  # the first of equals: reading order
         lowest = min(points, key=lambda p: p.value)
-        percent = in_percent(trace, layout)
+        unit = (in_percent(trace, layout), percent_decimals(trace))
         if kind == "bar":
-            statements.append(BarText(name, len(points), highest, lowest, percent))
+            statements.append(BarText(name, len(points), highest, lowest, *unit))
         else:
-            statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest, percent))
+            statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest, *unit))
     if map_cells:
         ranked = sorted(map_cells, key=lambda cell: -cell[0].value)[:k]  # stable: the earlier tile first
         tiles = [name for _, name, _ in ranked] if len({name for _, name, _ in map_cells}) > 1 else [""] * len(ranked)
-        (axes, percent) = ranked[0][2]  # the strongest cell's map: its panel's axes, its unit
-        statements[statements.index(None)] = MapText([c for c, _, _ in ranked], tiles, axes, percent)
+        (axes, percent, decimals) = ranked[0][2]  # the strongest cell's map: its panel's axes, its unit
+        statements[statements.index(None)] = MapText([c for c, _, _ in ranked], tiles, axes, percent, decimals)
     return FigureText(statements, more)

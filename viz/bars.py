@@ -83,7 +83,8 @@ def accuracy_bars(
                 color="#444",
             ),
             customdata=np.round(np.stack([lo, hi], 1), 3).tolist(),
-            hovertemplate="%{y}<br>%{x:.0%} [%{customdata[0]:.0%}, %{customdata[1]:.0%}]<extra></extra>",
+            # a share hovered as the caption and the pages' sentences say it: to one decimal (63.2%), not 63%
+            hovertemplate="%{y}<br>%{x:.1%} [%{customdata[0]:.1%}, %{customdata[1]:.1%}]<extra></extra>",
         )
     )
     fig.add_vline(

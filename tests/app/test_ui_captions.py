@@ -226,6 +226,23 @@ def test_the_ablation_cards_caption_names_the_harms_it_draws():
     assert said is not None and "0.457 at" in said and "0.012 at" in said and "%" not in said, said
 
 
+def test_a_share_drawn_in_percent_is_hovered_and_said_to_one_decimal():
+    """/antecedents' accuracy bars hovered 63% beside a caption of 63.2% (a table of 63.21%): a share drawn in % is
+    hovered to one decimal, as the pages' sentences say it, and the caption says it to its hover's decimals (one
+    declaration: the hover); the table and the CSV keep the number's own digits."""
+    import re
+
+    from viz.bars import accuracy_bars
+
+    fig = accuracy_bars(["head", "choice"], [0.6321, 0.45], [0.5, 0.3], [0.7, 0.6], x_title="a", chance_label="c")
+    assert re.findall(r"%\{[^}:]+:([^}]+)\}", fig.data[0].hovertemplate) == [".1%"] * 3
+    said = caption_of(fig)
+    assert "63.2%" in said and "45.0%" in said, said
+    fig.update_traces(hovertemplate="%{y}<br>%{x:.0%}<extra></extra>")  # a figure hovering whole percents
+    said = caption_of(fig)
+    assert "63%" in said and "45%" in said and "63.2%" not in said, said
+
+
 def _words(lang: str, section: str):
     return lambda key, /, **fmt: i18n.text(lang, section, key, **fmt)
 

@@ -16,6 +16,7 @@ from core.figure_text import (
     describe,
     in_percent,
     maps_in_percent,
+    percent_decimals,
     strongest_cells,
 )
 
@@ -161,3 +162,27 @@ def test_a_horizontal_figures_values_are_read_from_x_and_its_names_from_y():
     assert standing[0].highest == Point("5", 1.0)  # numbers on both axes, no orientation: a line's values on y
     gaps = describe([{"type": "scatter", "x": [1.0, 2.0], "y": [None, None]}], {})  # nothing to tell, no names on y
     assert gaps.statements == []
+
+
+def test_a_share_in_percent_is_told_to_the_decimals_its_hover_shows():
+    """The hover's format is the figure's word on how finely a share is told ('%{x:.0%}': 63%): the caption says
+    what the reader pointing at it sees; one decimal where the hover says none."""
+    layout = {"xaxis": {"tickformat": ".0%"}, "yaxis": {"tickformat": ".0%"}}
+    bar = {
+        "type": "bar",
+        "x": [0.632],
+        "y": ["a"],
+        "orientation": "h",
+        "hovertemplate": "%{y}: %{x:.0%} [%{customdata[0]:.2%}]",
+    }
+    assert percent_decimals(bar) == 0 and describe([bar], layout).statements[0].decimals == 0
+    assert percent_decimals(bar | {"hovertemplate": "%{y}<br>%{x:.2%}"}) == 2
+    assert percent_decimals({"type": "bar", "x": ["a"], "y": [0.6]}) == 1  # no hover: the pages' one decimal
+    assert percent_decimals({"type": "scatter", "x": [1], "y": [0.6], "hovertemplate": "%{x:.0%} %{y:.1%}"}) == 1
+    cells = {
+        "type": "heatmap",
+        "z": [[0.6]],
+        "hovertemplate": "%{y}, %{x}: %{z:.3%}",
+        "colorbar": {"tickformat": ".0%"},
+    }
+    assert describe([cells]).statements[0].decimals == 3
