@@ -768,6 +768,14 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
                                   ("_value", _value(getattr(s, end).value, s)))}  # fmt: skip
         return said_in("figure_line", n=s.points, **ends)
 
+    def points(s: figure_text.PointsText) -> str:
+        if s.points == 1:
+            return said_in("figure_point", at=_said(s.lowest.at), value=_value(s.lowest.value, s))
+        ends = {"lowest_value": _value(s.lowest.value, s), "highest_value": _value(s.highest.value, s)}
+        if s.at is not None:  # a strip of dots on one row: its name once
+            return said_in("figure_points_at", n=s.points, at=_said(s.at), **ends)
+        return said_in("figure_points", n=s.points, lowest=_said(s.lowest.at), highest=_said(s.highest.at), **ends)
+
     parts = []
     for s in told.statements:
         if isinstance(s, figure_text.MapText):
@@ -780,6 +788,8 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
             said = said_in("figure_bars", n=s.bars, largest=_said(s.largest.at),
                            largest_value=_value(s.largest.value, s), smallest=_said(s.smallest.at),
                            smallest_value=_value(s.smallest.value, s))  # fmt: skip
+        elif isinstance(s, figure_text.PointsText):
+            said = points(s)
         else:
             said = line(s)
         parts.append(said_in("figure_series", name=_plain(s.series), text=said) if s.series else said)

@@ -44,7 +44,8 @@ def strongest_cells(
 # --- every figure, read from what it draws -----------------------------------------------------------------
 # A figure's traces as plotly has them (plain mappings: the browser's JSON, where arrays may be base64 "bdata", or
 # the fields of a graph_objects trace). Heatmaps: their strongest cells; bars: the largest and the smallest bar;
-# lines and points: where they start and end, their highest and lowest points. Traces a figure marks as decoration
+# lines: where they start and end, their highest and lowest points; points drawn without a line (mode 'markers': a
+# scatter of draws, measurements): how many, their lowest and highest (their order is no path to tell). Traces a figure marks as decoration
 # (hoverinfo "skip": bands, reference circles, legend squares), overlays (meta OVERLAY) and traces with nothing finite
 # to tell are left out.
 
@@ -98,8 +99,21 @@ class LineText(NamedTuple):
     decimals: int = PERCENT_DECIMALS
 
 
+class PointsText(NamedTuple):
+    """Points drawn without a line between them: a scatter has no first and last to go from and to (/ablation's
+    placebo draws lie in the order they were drawn), only how many, and the lowest and the highest."""
+
+    series: str
+    points: int
+    lowest: Point
+    highest: Point
+    at: str | None  # the one position every point stands at (a strip of dots on one row), else None
+    percent: bool = False
+    decimals: int = PERCENT_DECIMALS
+
+
 class FigureText(NamedTuple):
-    statements: list  # MapText, BarText, LineText in the figure's order (one MapText for all its maps)
+    statements: list  # MapText, BarText, LineText, PointsText in the figure's order (one MapText for all its maps)
     more: int  # series left unnamed past MAX_SERIES
 
 
@@ -182,6 +196,12 @@ def _shown(trace: Mapping) -> bool:
         and trace.get("meta") != OVERLAY
         and not (mode and "lines" not in mode and "markers" not in mode)  # text only: labels of other traces
     )
+
+
+def _markers_only(trace: Mapping) -> bool:
+    """Whether a scatter draws its points with no line through them (plotly's mode 'markers', 'markers+text')."""
+    mode = str(trace.get("mode") or "")
+    return "markers" in mode and "lines" not in mode
 
 
 def axis_in_percent(layout: Mapping, axis: str | None) -> bool:
@@ -297,6 +317,9 @@ def describe(
         unit = (in_percent(trace, layout), percent_decimals(trace))
         if kind == "bar":
             statements.append(BarText(name, len(points), highest, lowest, *unit))
+        elif _markers_only(trace):
+            shared = points[0].at if all(p.at == points[0].at for p in points) else None
+            statements.append(PointsText(name, len(points), lowest, highest, shared, *unit))
         else:
             statements.append(LineText(name, len(points), points[0], points[-1], highest, lowest, *unit))
     if map_cells:

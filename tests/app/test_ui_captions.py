@@ -220,7 +220,8 @@ def test_the_ablation_cards_caption_names_the_harms_it_draws():
     assert said is not None, "the card's figure has no caption"
     chosen = words("chosen_name", k=len(share.heads))
     assert f"{chosen}: 3.2% at ` {words('chosen')} `" in said, said
-    assert "highest 2.0% at" in said and "lowest -0.5% at" in said and "0.032" not in said, said
+    assert f"3 points at ` {words('placebo')} `, lowest -0.5%, highest 2.0%" in said, said
+    assert "0.032" not in said and " to " not in said, said  # dots in the order drawn: no line from one to another
     loss = dataclasses.replace(by_metric["repeated_loss"], harm=0.4567, placebo_harms=[0.012], placebo_interval=(0, 0))
     said = caption_of(va.claim_figure(loss, words))
     assert said is not None and "0.457 at" in said and "0.012 at" in said and "%" not in said, said

@@ -12,6 +12,7 @@ from core.figure_text import (
     Cell,
     LineText,
     Point,
+    PointsText,
     axis_in_percent,
     describe,
     in_percent,
@@ -53,6 +54,20 @@ def test_lines_name_start_end_highest_and_lowest_and_skip_gaps():
     trace = {"type": "scatter", "mode": "lines", "name": "loss", "x": [0, 1, 2, 3, 4], "y": [4, None, 0, 1, 4]}
     (line,) = describe([trace]).statements
     assert line == LineText("loss", 4, Point("0", 4.0), Point("4", 4.0), Point("0", 4.0), Point("2", 0.0))
+
+
+def test_points_drawn_without_a_line_are_told_by_count_lowest_and_highest_not_as_a_line():
+    """A scatter of dots (mode 'markers') has no path from its first point to its last: /ablation's placebo draws lie
+    in the order they were drawn. Told: how many, the lowest and the highest, and the one row they share if they do;
+    a line with markers on it is still a line."""
+    draws = {"type": "scatter", "mode": "markers", "name": "placebo", "x": [0.3, -0.1, 0.5, 0.2], "y": ["p"] * 4}
+    (told,) = describe([draws]).statements
+    assert told == PointsText("placebo", 4, Point("p", -0.1), Point("p", 0.5), "p")
+    measured = {"type": "scatter", "mode": "markers", "x": [128, 256, 512], "y": [2.0, 1.0, 4.0]}
+    (told,) = describe([measured]).statements
+    assert told == PointsText("", 3, Point("256", 1.0), Point("512", 4.0), None)
+    (line,) = describe([measured | {"mode": "lines+markers"}]).statements
+    assert isinstance(line, LineText) and (line.first, line.last) == (Point("128", 2.0), Point("512", 4.0))
 
 
 def test_browser_json_arrays_and_tick_texts_are_read():
@@ -149,10 +164,8 @@ def test_a_horizontal_figures_values_are_read_from_x_and_its_names_from_y():
     dots = {"type": "scatter", "mode": "markers", "x": [0.01, -0.005, 0.02], "y": ["placebo"] * 3}
     chosen = {"type": "scatter", "mode": "markers", "x": [0.032], "y": ["chosen"], "name": "heads"}
     told = describe([dots, chosen], layout).statements
-    assert told[0] == LineText(
-        "", 3, Point("placebo", 0.01), Point("placebo", 0.02), Point("placebo", 0.02), Point("placebo", -0.005), True
-    )
-    assert told[1] == LineText("heads", 1, *[Point("chosen", 0.032)] * 4, True)
+    assert told[0] == PointsText("", 3, Point("placebo", -0.005), Point("placebo", 0.02), "placebo", True)
+    assert told[1] == PointsText("heads", 1, Point("chosen", 0.032), Point("chosen", 0.032), "chosen", True)
     assert in_percent(dots, layout) and not in_percent({"type": "scatter", "x": [0.5], "y": [0.1]}, layout)
     bars = describe([{"type": "bar", "x": [2.0, 5.0], "y": [0, 1], "orientation": "h"}], {}).statements
     assert bars == [BarText("", 2, Point("1", 5.0), Point("0", 2.0))]  # numbers on both axes: orientation decides
