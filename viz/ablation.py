@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from core.ablation import CardView
 
-from .style import LEGEND_AT_FOOT, PALETTE, base_layout
+from .style import LEGEND_AT_FOOT, PALETTE, SHARE_FORMAT, base_layout
 
 FIGURE_HEIGHT = 320  # px: 260 for the plot, its axis and title, and two legend rows under them
 # A harm's numbers as the page's sentences give them: a loss's rise in nats, an accuracy's drop in percent (as a bare
@@ -20,7 +20,7 @@ SHARES = {"antecedent_accuracy"}  # metrics whose harm is a share
 def claim_figure(view: CardView, t) -> go.Figure:
     """One row: every placebo draw as a grey dot, their central 95% as a band, the claim's heads as a red diamond."""
     placebo = np.asarray(view.placebo_harms, dtype=np.float64)
-    number = ".1%" if view.metric in SHARES else ".3f"
+    number = SHARE_FORMAT if view.metric in SHARES else ".3f"
     fig = go.Figure()
     if len(placebo):
         lo, hi = view.placebo_interval

@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import safe_label, wrapped_label
-from .style import BLUE, LEGEND_AT_FOOT, PALETTE, RED
+from .style import BLUE, LEGEND_AT_FOOT, PALETTE, RED, SHARE_FORMAT
 
 LABEL_COLUMNS = 20  # a bar's name, per line (viz.labels.label_columns)
 
@@ -84,7 +84,8 @@ def accuracy_bars(
             ),
             customdata=np.round(np.stack([lo, hi], 1), 3).tolist(),
             # a share hovered as the caption and the pages' sentences say it: to one decimal (63.2%), not 63%
-            hovertemplate="%{y}<br>%{x:.1%} [%{customdata[0]:.1%}, %{customdata[1]:.1%}]<extra></extra>",
+            hovertemplate=f"%{{y}}<br>%{{x:{SHARE_FORMAT}}} [%{{customdata[0]:{SHARE_FORMAT}}}, "
+            f"%{{customdata[1]:{SHARE_FORMAT}}}]<extra></extra>",
         )
     )
     fig.add_vline(

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, with_cell_marks
 from .labels import safe_label
-from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, base_layout
+from .style import MASKED_COLOUR, PALETTE, SEQUENTIAL_SCALE, SHARE_FORMAT, base_layout
 
 # One colour per kind of attention, the same in the diagram and in the panels' titles.
 KIND_COLOURS = {"self": PALETTE[0], "masked": PALETTE[1], "cross": PALETTE[2], "ffn": "#e8e8e8", "tensor": "#ffffff"}
@@ -125,13 +125,16 @@ def alignment_map(grid, t) -> go.Figure:
     grid: {"accuracy": (L, H), "low": (L, H), "high": (L, H)}. Shares drawn in %, as the page's sentences say them."""
     acc = np.asarray(grid["accuracy"], dtype=np.float32)
     low, high = np.asarray(grid["low"]), np.asarray(grid["high"])
-    text = [[f"{acc[i, j]:.0%}<br>[{low[i, j]:.0%}, {high[i, j]:.0%}]" for j in range(acc.shape[1])]
-            for i in range(acc.shape[0])]  # fmt: skip
+    # the interval on lines of its own: plotly sets a map's labels in the type their longest line fits (a cell's width
+    # over 0.65 em a character), and a phone's four heads leave a cell some 60 px: '[58.1%, 68.0%]' on one line
+    # comes to 6 px type there, its parts on lines of their own to the figure's 12 px
+    text = [[f"{acc[i, j]:{SHARE_FORMAT}}<br>[{low[i, j]:{SHARE_FORMAT}},<br>{high[i, j]:{SHARE_FORMAT}}]"
+             for j in range(acc.shape[1])] for i in range(acc.shape[0])]  # fmt: skip
     layers, heads = alignment_labels(grid, t)
     fig = go.Figure(go.Heatmap(
         z=acc, x=heads, y=layers,
         zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL_SCALE, text=text, texttemplate="%{text}",
-        hovertemplate="%{y}, %{x}: %{z:.1%}<extra></extra>", colorbar=dict(thickness=12, tickformat=".0%"),
+        hovertemplate=f"%{{y}}, %{{x}}: %{{z:{SHARE_FORMAT}}}<extra></extra>", colorbar=dict(thickness=12, tickformat=".0%"),
     ))  # fmt: skip
     fig.update_yaxes(autorange="reversed", type="category", title_text=t("axis_layer"))
     fig.update_xaxes(type="category", title_text=t("axis_head"))
@@ -149,7 +152,7 @@ def alignment_bars(heads, diagonal, chance: float, t) -> go.Figure:
         x=labels, y=acc, marker_color=PALETTE[2],
         error_y=dict(type="data", symmetric=False, array=[h["high"] - h["accuracy"] for h in heads],
                      arrayminus=[h["accuracy"] - h["low"] for h in heads]),
-        hovertemplate="%{x}: %{y:.1%}<extra></extra>", name=t("accuracy"),
+        hovertemplate=f"%{{x}}: %{{y:{SHARE_FORMAT}}}<extra></extra>", name=t("accuracy"),
     ))  # fmt: skip
     fig.add_hrect(y0=diagonal["low"], y1=diagonal["high"], fillcolor=PALETTE[1], opacity=0.2, line_width=0)
     fig.add_hline(y=diagonal["accuracy"], line_color=PALETTE[1], line_dash="dash",

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from .heatmap import scale
 from .labels import indexed_labels, safe_label
-from .style import BLUE, LEGEND_AT_FOOT, MARGIN, PALETTE, RED, colour_bar
+from .style import BLUE, LEGEND_AT_FOOT, MARGIN, PALETTE, RED, SHARE_FORMAT, colour_bar
 
 if TYPE_CHECKING:
     from core.moe.checkpoint_views import Comparison, Specialisation
@@ -122,7 +122,7 @@ def _load_bars(
                 y=np.round(v, 4).tolist(),
                 name=safe_label(name, 40),
                 marker=dict(color=VARIANT_COLOURS[i % len(VARIANT_COLOURS)]),
-                hovertemplate=f"{safe_label(name, 40)}<br>{_expert_named(t, 'x')}: %{{y:.1%}}<extra></extra>",
+                hovertemplate=f"{safe_label(name, 40)}<br>{_expert_named(t, 'x')}: %{{y:{SHARE_FORMAT}}}<extra></extra>",
             )
         )
     lines = [(1 / n, "dash", "#555", f"{t('uniform')} 1/{n}", "left")] if n else []
@@ -197,7 +197,7 @@ def dropped_curve(view: TextRouting, t: Translate) -> go.Figure:
         y=np.round(np.asarray(view.dropped_by_factor, dtype=float), 4).tolist(),
         mode="lines+markers",
         line=dict(color=RED),
-        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y:.1%}}<extra></extra>",
+        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y:{SHARE_FORMAT}}}<extra></extra>",
     )
     line, note = _vline(view.capacity_factor, "dot", safe_label(t("slider"), 30), "left")
     return _figure(
@@ -226,8 +226,8 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
         zmax=1,
         colorscale=scale("Greens"),
         customdata=lift,
-        texttemplate="%{z:.0%}",
-        hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {safe_label(t('of_its_tokens'), 40)}<br>"
+        texttemplate=f"%{{z:{SHARE_FORMAT}}}",
+        hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:{SHARE_FORMAT}}} {safe_label(t('of_its_tokens'), 40)}<br>"
         f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
         colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
     )
@@ -253,8 +253,8 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
         zmin=0,
         zmax=view.bounds.max_load,
         colorscale=scale("Oranges"),
-        texttemplate="%{z:.0%}",
-        hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:.1%}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
+        texttemplate=f"%{{z:{SHARE_FORMAT}}}",
+        hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:{SHARE_FORMAT}}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
         colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
     )
     return _figure(

@@ -17,6 +17,9 @@ WEIGHTS_SCALE = "Blues"  # attention weights in [0, 1]
 DIVERGING_SCALE = "RdBu"  # signed values (scores, differences), centred on 0
 SEQUENTIAL_SCALE = "Viridis"  # positive magnitudes that are not weights (entropy, pooled maps)
 MARGIN = dict(l=10, r=10, t=50, b=10)
+# A share drawn in % (an accuracy, an expert's load): labelled on its cell or bar, hovered and said to one decimal, as
+# the pages' sentences say it (63.2%); core.figure_text reads the hover's decimals into the caption
+SHARE_FORMAT = ".1%"
 # a horizontal legend at the figure's foot (container coordinates; plotly grows the bottom margin for it): one set a
 # share of the plot's height below the plot met the x axis's rotated labels and wrapped title on a phone
 LEGEND_AT_FOOT = dict(orientation="h", yref="container", y=0, yanchor="bottom")

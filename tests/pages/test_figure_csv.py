@@ -318,7 +318,7 @@ def test_the_per_head_maps_csvs_are_tables_of_layers_and_heads(monkeypatch):
     at, files = page_downloads(monkeypatch, "encoder_decoder", {"part": "alignment"})
     rows, cols = axis_labels(at, "fig-align-map")
     assert rows[0] == "layer 0" and cols[:2] == ["head 0", "head 1"], (rows, cols)
-    # the map draws its accuracies in % (63%, hover 63.2%): its CSV writes them so ('63.21%'), as a spreadsheet reads them
+    # the map draws its accuracies in % (cells and hover 63.2%): its CSV writes them so ('63.21%'), as a spreadsheet reads them
     table = csv_rows(files, "fig-align-map")
     assert all(c.endswith("%") for r in table[1:] for c in r[1:] if c), table[1]
     in_percent = [table[0]] + [[r[0]] + [c.removesuffix("%") for c in r[1:]] for r in table[1:]]

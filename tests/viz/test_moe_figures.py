@@ -134,3 +134,31 @@ def test_expert_axes_labels_lie_flat_in_a_phones_columns(lang):
         ticks = [label for trace in fig.data for label in trace[axis]]
         assert all(label_columns(x) * COLUMN_EM * FONT_PX < 20 for x in ticks), ticks
         assert fig.layout[axis + "axis"].title.text.startswith(words("expert_axis"))
+
+
+def test_the_share_maps_label_their_cells_to_the_decimals_they_hover_and_say():
+    """/moe's share maps labelled each cell 13% beside a hover and a caption of 12.5%: a share drawn in % is labelled,
+    hovered and said to one decimal (core.figure_text.percent_decimals reads the hover the caption says)."""
+    import re
+
+    from core.figure_text import percent_decimals
+
+    loads = np.array([[0.125, 0.375, 0.25, 0.25]])
+    comparison = cv.Comparison({"balanced": cv.CheckpointSummary(2.1, loads, 0.0, 0.5, [0], [3.0])}, E, 1 / E,
+                               balance_bounds(E, K))  # fmt: skip
+    shares = cv.Specialisation("balanced", 1, ["noun"], np.full((E, 1), 0.125), np.ones((E, 1)), [], [0.25] * E, 10)
+    for fig in (vmoe.layer_load_heatmap(comparison, t, "balanced"), vmoe.category_heatmap(shares, t)):
+        (heat,) = fig.data
+        labelled = re.findall(r"%\{z:[^}]*?\.(\d+)%\}", heat.texttemplate)
+        assert labelled == ["1"] and percent_decimals(heat.to_plotly_json()) == 1, (
+            heat.texttemplate,
+            heat.hovertemplate,
+        )
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_specialisation_sentence_says_the_share_its_map_labels(lang):
+    """Under the specialisation map, 'noun is 13% of its tokens' stood beside the cell's 12.5%: the page says the
+    share to the map's decimal, in every language."""
+    said = i18n.text(lang, "moe", "spec_line", e=0, cat="noun", share=0.125, lift=1.5, load=0.25)
+    assert "12.5%" in said and "13%" not in said, said
