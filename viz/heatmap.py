@@ -107,7 +107,7 @@ def attention_heatmap(
                 texttemplate="%{text}" if mark else None,
                 textfont=dict(color="#777"),
                 hoverongaps=False,
-                name="masked",
+                name="masked",  # for code to find the layer: no legend entry, hover or caption names it
                 meta=OVERLAY,  # its caption is the map's: core.figure_text tells no overlay as a map
             )
         )

@@ -44,6 +44,21 @@ def test_cross_only_on_masked_cells():
     np.testing.assert_allclose(main[visible], np.round(weights[visible], 3), rtol=1e-6)
 
 
+def test_the_masked_layers_own_name_reaches_no_reader():
+    """The masked layer is named 'masked' in English, for code to find it, and no reader meets that name: a heatmap is
+    no legend entry (plotly's default; not even beside /rnn-attention's legend of marked cells), its hover ends with
+    an empty <extra> (plotly's place for a trace's name), the caption tells no overlay (test_ui_captions), and a
+    figure's table and CSV are the numbers a page hands, not its traces. Should one of these change, the layer needs
+    the reader's words."""
+    masked = ~causal_mask(3).numpy()
+    fig = attention_heatmap(np.full((3, 3), 1 / 3), list("abc"), list("abc"), masked=masked)
+    fig = heatmap.with_cell_marks(fig, [(0, 0)], list("abc"), list("abc"), "the reader's words")
+    assert fig.layout.showlegend  # a legend is drawn: for the marks, not for the layer
+    trace = _masked_trace(fig)
+    assert trace.type == "heatmap" and trace.showlegend is None
+    assert trace.hovertemplate.endswith("<extra></extra>") and "masked" not in trace.hovertemplate
+
+
 def test_no_mask_layer_without_masked_cells():
     fig = attention_heatmap(np.full((3, 3), 1 / 3), list("abc"), list("abc"), masked=np.zeros((3, 3), bool))
     assert [t.name for t in fig.data if t.name == "masked"] == []
