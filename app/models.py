@@ -134,6 +134,13 @@ def weights_words(weights: tuple[str, dict]) -> str:
     return ui.t("models", f"weights_{source}", **fields)
 
 
+def weights_aside(weights: tuple[str, dict]) -> str:
+    """weights_words in the reader's brackets after a model's name (' (…)', '（…）'); "" where the record says
+    nothing (a results file written before it was kept), not an empty '()'."""
+    said = weights_words(weights)
+    return ui.t("models", "weights_aside", note=said) if said else ""
+
+
 def pick_model(key: str = "model", options: tuple[str, ...] = MODEL_KEYS, needs=None, field=None, **known) -> str:
     """The model picker (bound to the URL): the page's shipped models first (the first is the default, so links and
     committed figures stay as they were), then the learner's own folders that the page can use: needs(capabilities)

@@ -141,6 +141,28 @@ def test_the_results_weights_are_said_in_the_readers_words(monkeypatch, tmp_path
     assert i18n.text("en", "models", "weights_smollm2") not in text
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+@pytest.mark.parametrize("record", [None, {}, {"source": "", "fields": {}}])
+def test_a_results_file_with_no_weights_record_names_the_model_with_no_empty_brackets(
+    monkeypatch, tmp_path, lang, record
+):
+    """A results file written before the weights record (or with an empty one) showed 'Model: SmolLM2-135M-Instruct
+    ()': the model is named alone; with a record, its words stand in the reader's brackets after it."""
+    from app import i18n
+
+    monkeypatch.setattr(experiment, "RESULTS_PATH", tmp_path / "long_context.json")
+    results = fake_results(16384, experiment.STANDARD_RUNS, "cmd-16k") | {"weights": record}
+    (tmp_path / "long_context.json").write_text(json.dumps(results))
+    text = shown(open_page("rope_scaling.py", {"lang": lang}))
+    assert "cmd-16k" in text and "SmolLM2-135M-Instruct" in text, text
+    assert "()" not in text and "（）" not in text, text
+    results["weights"] = {"source": "smollm2", "fields": {}}
+    (tmp_path / "long_context.json").write_text(json.dumps(results))
+    text = shown(open_page("rope_scaling.py", {"lang": lang}))
+    said = i18n.text(lang, "models", "weights_aside", note=i18n.text(lang, "models", "weights_smollm2"))
+    assert f"SmolLM2-135M-Instruct{said}" in text, text
+
+
 @pytest.mark.slow
 def test_live_rerun_small():
     at = open_page("rope_scaling.py", {"live_n": "256", "live_method": "yarn", "live_factor": "2"})

@@ -69,7 +69,7 @@ def committed(T) -> None:
                 torch=res.get("torch", "?"),
                 tf=res.get("transformers", "?"),
                 model=res.get("model", "?"),
-                weights=models.weights_words(view.weights),
+                weights=models.weights_aside(view.weights),
                 path=res["text"]["path"],
                 n=res["n_tokens"],
                 avail=res["text"]["tokens_available"],
