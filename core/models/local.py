@@ -522,6 +522,12 @@ def load_folder(path, allowed=None, name: str | None = None) -> HFAttentionModel
         raise ModelFolderError(f"{label}: the attention contract cannot read this model ({err})") from err
 
 
+def not_encoder_decoder(name: str) -> Reason:
+    """Why a model (a folder's name, a record's title) cannot be shown whole on /encoder-decoder."""
+    said = f"{name}: not an encoder-decoder, so it has no cross-attention to show"
+    return Reason(said, "folder_not_encoder_decoder", path=name)
+
+
 def load_seq2seq(path, allowed=None):
     """An encoder-decoder folder (Marian, BART, T5, ...: anything AutoModelForSeq2SeqLM loads) whole, with its own
     tokenizer and eager attention: (Seq2Seq, TextTokenizer) of core/models/seq2seq.py, whose encode, decode, step
@@ -530,9 +536,8 @@ def load_seq2seq(path, allowed=None):
     from . import seq2seq
 
     caps, label = describe_folder(path, allowed), display_name(path)
-    if caps.kind != "encoder-decoder":
-        article = "an" if caps.kind.startswith("e") else "a"
-        raise ModelFolderError(f"{label}: {article} {caps.kind}, not an encoder-decoder (no cross-attention to show)")
+    if caps.kind != "encoder-decoder":  # a folder overwritten by another model since it was added, too
+        raise ModelFolderError(not_encoder_decoder(label))
     folder = _folder(path, allowed, weights=True)  # a hub model's weights only now, once it is known to fit
     tokenizer, model = _tokenizer_and_weights(folder, caps, label, attn_implementation="eager")
     try:

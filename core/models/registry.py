@@ -242,7 +242,9 @@ def record_of(key: str, record: ModelRecord | None = None) -> ModelRecord:
 def _loader_of(key: str, record: ModelRecord) -> Callable[[], object]:
     if key != ENCODER_DECODER and key == seq2seq_key(record.key):
         if record.load_seq2seq is None:
-            raise ModelUnavailable(f"{record.title} is no encoder-decoder")
+            from . import local
+
+            raise ModelUnavailable(local.not_encoder_decoder(record.title))
         return record.load_seq2seq
     return record.load
 

@@ -585,5 +585,14 @@ def test_each_shipped_models_reason_english_is_its_words_in_en(monkeypatch, tmp_
     for module, key in ((minilm_module, "unavailable_package_empty"), (smollm2_module, "unavailable_package_lacks")):
         monkeypatch.setattr(module, "package_dir", lambda name: tmp_path)  # installed, its files gone
         reasons.append((module.status(), key))
+    # SmolLM2's package whole, but no gguf package to de-quantise it with and no cached copy yet
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / smollm2_module.GGUF_FILE).write_bytes(b"")
+    monkeypatch.setattr(
+        smollm2_module, "package_dir", lambda name: tmp_path / "package" if name == smollm2_module.MODULE else None
+    )
+    monkeypatch.setattr(smollm2_module, "fingerprint", lambda gguf: {})
+    monkeypatch.setattr(smollm2_module.cache, "is_valid", lambda folder, fingerprint: False)
+    reasons.append((smollm2_module.status(), "unavailable_gguf_needed"))
     for why, key in reasons:
         assert why.key == key and str(why) == i18n.text("en", "models", key, **why.fields), (key, str(why))

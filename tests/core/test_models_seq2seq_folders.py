@@ -13,6 +13,7 @@ import pytest
 import torch
 import transformers
 
+from app import i18n
 from core.encoder_decoder import own
 from core.models import local, registry
 from tests.references import assert_close_in_scale
@@ -122,8 +123,14 @@ def test_a_registered_folder_loads_whole_by_its_key_and_a_decoder_is_refused(tmp
     assert registry.RECORDS[key].load_seq2seq()[0].config == by_path.config
     llama = registry.register_folder(tmp_path / "tiny-llama")
     assert registry.RECORDS[llama].load_seq2seq is None
-    with pytest.raises(local.ModelFolderError, match="tiny-llama: a decoder, not an encoder-decoder"):
+    with pytest.raises(local.ModelFolderError, match="tiny-llama: not an encoder-decoder") as refused:
         local.load_seq2seq(registry.RECORDS[llama].folder)
+    with pytest.raises(registry.ModelUnavailable) as unloadable:
+        registry.loaded(registry.seq2seq_key(llama))
+    # each refusal's English is its [models] words in en (the page says them in the reader's language)
+    for why in (refused.value.args[0], unloadable.value.args[0]):
+        assert why.key == "folder_not_encoder_decoder", why
+        assert str(why) == i18n.text("en", "models", why.key, **why.fields), str(why)
     # the encoder-only path of the other pages: Marian's encoder still loads there; T5's, which it cannot read, is
     # refused in words (it was an AttributeError)
     build_seq2seq("marian", tmp_path / "tiny-marian")

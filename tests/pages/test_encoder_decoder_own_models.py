@@ -68,6 +68,28 @@ def test_the_shipped_model_stays_the_default_and_a_decoder_folder_is_refused_in_
     assert said and "tiny\\_llama" in said[0] and "needs an encoder-decoder" in said[0], [w.value for w in at.warning]
 
 
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_a_folder_that_is_no_longer_an_encoder_decoder_is_refused_in_the_readers_words(tmp_path, lang):
+    """A learner's encoder-decoder folder, picked on the page, since overwritten by a decoder (a folder is read as it
+    is at each load: a checkpoint retrained in place loads anew): the page said why in core's English to every
+    reader. It now says it in the reader's language, the folder named."""
+    from app import i18n
+    from tests.tiny_models import build_seq2seq
+
+    before = set(registry.RECORDS)
+    build_seq2seq("marian", tmp_path / "tiny_swapped")
+    key = registry.register_folder(tmp_path / "tiny_swapped")
+    try:
+        build("llama", tmp_path / "tiny_swapped")  # saved over it: a decoder's config.json, weights and tokenizer
+        at = run_view("encoder_decoder", {"model": key, "text": TEXT, "lang": lang})
+        assert_no_exception(at)
+        said = " ".join(e.value for e in at.error)
+        assert i18n.text(lang, "models", "folder_not_encoder_decoder", path="tiny\\_swapped") in said, said
+        assert "not an encoder-decoder" not in said, said
+    finally:
+        forget_registrations(before)
+
+
 @pytest.mark.parametrize(
     "text",
     ["", "The cat sees the dog. " * 400, "猫は犬を見る。 😺", "<script>alert(1)</script> the *cat* [a](b)"],
