@@ -318,7 +318,7 @@ def compose_run(base_local: bool) -> dict:
     assert not busy, f"ports in use on 127.0.0.1: {busy} (compose.yaml needs 8080, 8601, 8602)"
     # docker-compose's default 60 s per API call is shorter than creating a container on vfs (a full image copy)
     env = {**os.environ, "LAB_IMAGE": IMAGE, "APP_THREADS": "1", "COMPOSE_HTTP_TIMEOUT": "900",
-           "LAB_DB_PASSWORD": secrets.token_hex(24)}  # fmt: skip
+           "LAB_DB_PASSWORD": secrets.token_hex(24), "LAB_ROOM_PASSCODE": secrets.token_hex(12)}  # fmt: skip
     if base_local:
         env |= {"LAB_BASE_IMAGE": BASE_IMAGE, "NGINX_IMAGE": NGINX_IMAGE}
     compose = compose_cmd()

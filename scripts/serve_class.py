@@ -15,6 +15,11 @@ Rooms: every server keeps them in the same store. On one machine that is one SQL
 ~/.cache/attention-lab/rooms.sqlite3), passed to every server by its absolute path: its writers take the write lock
 before they read and retry briefly (core/room/sql.py), so the processes share it without losing a click. Several
 machines (or replicas that do not share a disk) need PostgreSQL: set DATABASE_URL and every server uses it.
+
+Opening a room asks for one passcode on every server (core/room PASSCODE_ENV): the operator's
+ATTENTION_LAB_ROOM_PASSCODE when set, else one made with `secrets` at start and printed once here, so a class's
+server is never open for anyone to fill with rooms. Give it to the facilitators; learners need none. It reaches the
+servers through their environment, never a command line (which `ps` shows) or a URL.
 """
 
 from __future__ import annotations
@@ -94,6 +99,15 @@ def rooms_file() -> Path:
     return default_path().expanduser().resolve()
 
 
+def class_passcode() -> tuple[str, bool]:
+    """(the passcode every server of this class asks for to open a room, whether it was made here): the operator's
+    $ATTENTION_LAB_ROOM_PASSCODE, else a new one (core.room.new_passcode)."""
+    from core.room import new_passcode, room_passcode
+
+    chosen = room_passcode()
+    return (chosen, False) if chosen else (new_passcode(), True)
+
+
 def healthy(port: int) -> bool:
     import urllib.request
 
@@ -112,6 +126,7 @@ class Class:
         self.ports, self.listen, self.run_dir, self.log_dir = ports, listen, run_dir, log_dir
         self.script = script  # what each server runs (scripts/load_pages.py also serves its one-line app)
         self.procs: list[subprocess.Popen] = []
+        self.passcode, self.passcode_made = class_passcode()  # one for every server, for as long as they run
 
     def start(self, timeout_s: float = 180) -> None:
         if not Path(shutil.which("nginx") or "/usr/sbin/nginx").exists():
@@ -150,10 +165,14 @@ class Class:
             time.sleep(0.2)
 
     def server_env(self) -> dict[str, str]:
-        """Every server's environment: one torch thread, hosted mode, and the one room store they share."""
+        """Every server's environment: one torch thread, hosted mode, the one room store they share and the one
+        passcode that opens a room on any of them."""
+        from core.room import PASSCODE_ENV
+
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         env.setdefault("OMP_NUM_THREADS", "1")
         env["ATTENTION_LAB_HOSTED"] = "1"  # a class's server: the operator's models only (app/serving.py hosted)
+        env[PASSCODE_ENV] = self.passcode
         if not env.get("DATABASE_URL", "").strip():
             env["ATTENTION_LAB_ROOMS"] = str(rooms_file())
         return env
@@ -163,6 +182,14 @@ class Class:
         if os.environ.get("DATABASE_URL", "").strip():
             return "rooms in PostgreSQL (DATABASE_URL)"
         return f"rooms in one SQLite file shared by the servers: {rooms_file()}"
+
+    def passcode_words(self) -> str:
+        """How rooms open, in words for the operator: a passcode made here is shown (this is its one showing), the
+        operator's own is not."""
+        if self.passcode_made:
+            return (f"rooms open with the passcode {self.passcode} (made for this run: give it to facilitators; "
+                    "set ATTENTION_LAB_ROOM_PASSCODE to choose one)")  # fmt: skip
+        return "rooms open with your passcode (ATTENTION_LAB_ROOM_PASSCODE)"
 
     def server_pids(self) -> list[int]:
         """The Streamlit servers' pids (nginx, started last, left out)."""
@@ -200,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         lab.start()
         print(f"{len(ports)} servers ({', '.join(map(str, ports))}) behind nginx: http://localhost:{args.port}")
         print(lab.rooms())
+        print(lab.passcode_words())
         print(f"logs in {log_dir}; Ctrl-C stops all", flush=True)
         while all(p.poll() is None for p in lab.procs):
             time.sleep(1)

@@ -1,6 +1,6 @@
 """The app in a real browser (Debian's chromium) behind the class's nginx (`dev.sh serve`: scripts/serve_class.py,
 deploy/nginx.conf): its security headers and limits break nothing a visitor does. A model page draws with no
-exception box; a facilitator opens a room (the control cookie is written by a script of the page) and the projector
+exception box; a facilitator opens a room with the class's passcode (the control cookie is written by a script of the page) and the projector
 view draws the join link's QR code (an image: the CSP's img-src); the browser reports no Content-Security-Policy
 violation and no answer refused by a limit (429) or failed (5xx) on the way."""
 
@@ -32,7 +32,7 @@ def proxied(tmp_path_factory):
         lab = sc.Class([free_port(), free_port()], free_port(), run / "run", run / "logs")
         lab.start()
         try:
-            yield f"http://127.0.0.1:{lab.listen}"
+            yield f"http://127.0.0.1:{lab.listen}", lab.passcode  # the class's, made at its start
         finally:
             lab.stop()
 
@@ -52,6 +52,7 @@ class Watch:
 
 
 def test_a_page_and_a_room_work_behind_the_class_proxy(proxied):
+    proxied, passcode = proxied
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -63,6 +64,7 @@ def test_a_page_and_a_room_work_behind_the_class_proxy(proxied):
             assert not exception_texts(page)
             page.goto(f"{proxied}/room")
             wait_for_run(page)
+            page.get_by_label("Passcode for opening rooms", exact=True).fill(passcode)  # a class's server asks for it
             page.get_by_role("button", name="Open a room").click()
             page.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
             wait_for_run(page)

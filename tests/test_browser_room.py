@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from app.views.room.follow import FALLBACK_ENV
+from core.room import PASSCODE_ENV
 from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
 from tests.test_browser import (
     CHROMIUM,
@@ -43,6 +44,7 @@ PUSH_ONLY_FALLBACK_S = 600.0
 LEARNERS = {"en": ("Ana", "Display name (only the facilitator sees it)", "Join", "A number, e.g. 0.42", "Answer"),
             "ja": ("ハナ", "表示名（進行役にだけ見えます）", "参加する", "数（例：0.42）", "答える")}  # fmt: skip
 KEPT = {"en": "Your answer: 0.5", "ja": "あなたの答え：0.5"}  # what a learner sees once her answer is kept
+PASSCODE = "KX7QP-M2RTW-9HNBZ-4CDFG"  # the operator's, for opening rooms: as on a hosted class server
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +52,9 @@ def room_server():
     """(base URL, the server's store, restart): restart() stops the server and starts it again on the same port
     (restart(fallback_s=S): with the room panels' fallback timer at S seconds from then on)."""
     folder = tempfile.TemporaryDirectory(prefix="room-browser-")
-    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL", FALLBACK_ENV)}
+    before = {k: os.environ.get(k) for k in ("ATTENTION_LAB_ROOMS", "DATABASE_URL", FALLBACK_ENV, PASSCODE_ENV)}
     os.environ["ATTENTION_LAB_ROOMS"] = str(Path(folder.name) / "rooms.sqlite3")
+    os.environ[PASSCODE_ENV] = PASSCODE
     os.environ.pop("DATABASE_URL", None)
     os.environ[FALLBACK_ENV] = str(PUSH_ONLY_FALLBACK_S)
     port = free_port()
@@ -100,6 +103,7 @@ def open_room(page, base: str) -> tuple[str, str]:
     page's script keeps it in the browser's cookie."""
     page.goto(f"{base}/room")
     wait_for_run(page)
+    page.get_by_label("Passcode for opening rooms", exact=True).fill(PASSCODE)  # typed, never in the link
     page.get_by_role("button", name="Open a room").click()
     page.wait_for_url("**/room?*mode=control*", timeout=FOLLOW_MS)
     wait_for_run(page)

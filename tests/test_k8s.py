@@ -245,8 +245,18 @@ def test_no_secret_is_committed():
     for _, spec in pods():
         for c in spec["containers"]:
             for name, e in env_of(c).items():
-                if re.search(r"PASSWORD|URL|TOKEN|SECRET", name):
+                if re.search(r"PASSWORD|PASSCODE|URL|TOKEN|SECRET", name):
                     assert "valueFrom" in e and "value" not in e, (c["name"], name)
+
+
+def test_every_pod_asks_for_the_operators_room_passcode_from_a_secret_it_cannot_start_without():
+    """A hosted class server is never open for anyone to fill with rooms: every replica reads one passcode from the
+    operator's Secret, and a missing Secret or key stops the pod (not optional) instead of opening rooms to all."""
+    app = env_of(one("Deployment")["spec"]["template"]["spec"]["containers"][0])
+    ref = app["ATTENTION_LAB_ROOM_PASSCODE"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "attention-lab-rooms", "key": "passcode"}  # no "optional": true
+    readme = (ROOT / "README.md").read_text()
+    assert "kubectl create secret generic attention-lab-rooms --from-literal=passcode=" in readme
 
 
 def test_postgres_takes_its_passwords_from_the_secret_the_app_reads_and_the_app_is_no_superuser():

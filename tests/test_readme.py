@@ -159,9 +159,11 @@ def test_security_quotes_the_limits_the_code_sets():
     assert f"capped at {config['server']['maxWidgetStateSize']} MB" in text
     assert f"{room.MAX_LEARNERS} seats" in text
     assert f"{room.MAX_LEARNERS_ALL:,} seated learners, {room.MAX_OPEN_ROOMS} open rooms" in text
-    joins, opens, misses = (room.LIMITS[k] for k in ("join_client", "create", "join_miss"))
-    assert joins.window_s == opens.window_s == misses.window_s == 600
-    assert f"{joins.count} joins and {opens.count} new rooms in 10 minutes, {misses.count} codes tried in vain" in text
+    joins, opens, misses, guesses = (room.LIMITS[k] for k in ("join_client", "create", "join_miss", "passcode_miss"))
+    assert joins.window_s == opens.window_s == misses.window_s == guesses.window_s == 600
+    assert f"{joins.count} joins and {opens.count} new rooms in 10 minutes, {misses.count} codes and" in text
+    assert f"{misses.count} codes and {guesses.count} passcodes tried in vain in 10 minutes" in text
+    assert f"its {guesses.count} tries per browser" in text
     assert "limit_conn browser_sessions 10;" in nginx and "10 sessions (websockets) at once per browser" in text
     assert "limit_conn address_sessions 200;" in nginx and "per address, limits generous enough" in text
     assert "(200 sessions" in text

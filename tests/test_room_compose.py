@@ -31,6 +31,17 @@ def test_replicas_share_one_database_with_a_password_and_wait_for_it():
         assert services[n]["depends_on"]["db"]["condition"] == "service_healthy"
 
 
+def test_both_replicas_ask_for_the_one_passcode_the_operator_must_set():
+    """A class's replicas are never open for anyone to fill with rooms: compose refuses to start without
+    LAB_ROOM_PASSCODE, and both replicas ask for it (a room opened on either is opened with the same one)."""
+    services = COMPOSE["services"]
+    replicas = [n for n, s in services.items() if "STREAMLIT_SERVER_PORT" in s.get("environment", {})]
+    passcodes = {services[n]["environment"].get("ATTENTION_LAB_ROOM_PASSCODE") for n in replicas}
+    assert len(passcodes) == 1 and next(iter(passcodes)).startswith("${LAB_ROOM_PASSCODE:?"), passcodes
+    readme = (ROOT / "README.md").read_text()
+    assert 'echo "LAB_ROOM_PASSCODE=' in readme and ">> .env" in readme
+
+
 def test_the_database_is_debian_postgresql_on_a_private_network_with_a_volume():
     db = COMPOSE["services"]["db"]
     assert db["build"]["context"] == "deploy/postgres" and "network_mode" not in db  # not the host's network

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.room import PASSCODE_ENV
 from scripts import serve_class as sc
 from scripts.app_server import free_port
 
@@ -375,3 +376,38 @@ def test_every_server_gets_the_same_room_store(tmp_path, monkeypatch):
     env = lab.server_env()
     assert env["DATABASE_URL"].startswith("postgresql://") and env["ATTENTION_LAB_ROOMS"] == "rooms-here.sqlite3"
     assert "PostgreSQL" in lab.rooms() and "pw" not in lab.rooms()  # the password is never printed
+
+
+def test_every_server_gets_the_operators_passcode_or_one_made_at_start(tmp_path, monkeypatch):
+    """A class's servers are never open for anyone to fill with rooms: each asks for one passcode, the operator's
+    when set (never printed), else one made at start and shown once to the operator."""
+    monkeypatch.delenv(PASSCODE_ENV, raising=False)
+    first, second = (sc.Class([9001, 9002], 9100, tmp_path / "run", tmp_path / "logs") for _ in range(2))
+    assert first.passcode_made and len(first.passcode) >= 20 and first.passcode != second.passcode
+    assert first.server_env()[PASSCODE_ENV] == first.passcode
+    assert first.passcode in first.passcode_words()
+    monkeypatch.setenv(PASSCODE_ENV, " ours-2026 ")
+    ours = sc.Class([9001, 9002], 9100, tmp_path / "run", tmp_path / "logs")
+    assert (ours.passcode, ours.passcode_made) == ("ours-2026", False)
+    assert ours.server_env()[PASSCODE_ENV] == "ours-2026" and "ours-2026" not in ours.passcode_words()
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+def test_the_passcode_made_at_start_reaches_every_server_in_its_environment_only(tmp_path, monkeypatch):
+    """Each server process has the one passcode in its environment (readable by its owner only), not in its command
+    line (`ps` shows that to every user of the host) nor in any log. One-line apps: a short start."""
+    monkeypatch.delenv(PASSCODE_ENV, raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    one_line = tmp_path / "one_line.py"
+    one_line.write_text("import streamlit as st\n\nst.write('hello')\n")
+    lab = sc.Class([free_port(), free_port()], free_port(), tmp_path / "run", tmp_path / "logs", script=str(one_line))
+    lab.start()
+    try:
+        for pid in lab.server_pids():
+            environ = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+            assert f"{PASSCODE_ENV}={lab.passcode}" in environ
+            assert lab.passcode not in Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+        assert get(lab.listen)[0]  # served through nginx
+    finally:
+        lab.stop()
+    assert not any(lab.passcode in f.read_text() for f in (tmp_path / "logs").iterdir())

@@ -1,6 +1,7 @@
 """The process's rooms: the room service (core/room/service.py) over the store chosen from the environment,
 PostgreSQL when DATABASE_URL is set (replicas), else the SQLite file (core.room.sql.default_path()), on this
-server's lessons. The stores themselves: core/room/sql.py."""
+server's lessons, asking for the operator's passcode to open a room when $ATTENTION_LAB_ROOM_PASSCODE is set
+(core.room.room_passcode). The stores themselves: core/room/sql.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import streamlit as st
 
 from app import catalog
 from core.lessons import load_lessons
-from core.room import RoomError
+from core.room import RoomError, room_passcode
 from core.room.service import Rooms
 from core.room.sql import PostgresStore, SQLiteStore
 
@@ -32,12 +33,13 @@ def lessons() -> dict:
 
 
 def open_store() -> Rooms:
-    """The process's rooms: on PostgreSQL when DATABASE_URL is set, else on the SQLite file (default_path())."""
+    """The process's rooms: on PostgreSQL when DATABASE_URL is set, else on the SQLite file (default_path()); the
+    operator's passcode, when set, to open one."""
     global _store
     with _store_lock:
         if _store is None:
             url = os.environ.get("DATABASE_URL", "").strip()
-            _store = Rooms(PostgresStore(url) if url else SQLiteStore(), lessons)
+            _store = Rooms(PostgresStore(url) if url else SQLiteStore(), lessons, passcode=room_passcode())
             threading.Thread(target=_purge_while_open, args=(_store,), name="rooms-purge", daemon=True).start()
         return _store
 

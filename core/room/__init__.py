@@ -34,6 +34,9 @@ MAX_LEARNERS_ALL = 3000  # seated in all open rooms of one database (every repli
 MAX_OPEN_ROOMS = 200  # open at once in one database
 DEFAULT_TTL_H = 24.0
 TTL_ENV = "ATTENTION_LAB_ROOM_TTL_H"
+# The operator's passcode for opening a room: set, /room asks for it before a room opens (every hosted class server:
+# scripts/serve_class.py makes one when none is set); unset, anyone who reaches the server may open one (a laptop).
+PASSCODE_ENV = "ATTENTION_LAB_ROOM_PASSCODE"
 KEEP_AFTER_CLOSE_S = 3600.0  # a closed or expired room, its names, answers and sentences are deleted after this
 
 
@@ -59,6 +62,7 @@ LIMITS = {
     "join_client": Limit(4, 600.0),  # a learner who left, reloaded or was removed may join again, not fill a room
     "join_miss": Limit(10, 600.0),  # codes tried that open no room: 31^6 codes stay out of reach of guessing
     "create": Limit(3, 600.0),  # rooms one facilitator opens
+    "passcode_miss": Limit(10, 600.0),  # operator's passcodes tried in vain: a long random one stays out of reach
 }
 
 
@@ -120,6 +124,33 @@ def seat_named(seat, stored_digests: Sequence[str]) -> str:
         if isinstance(seat, str) and len(seat) == SEAT_ID_CHARS and seat_id(d) == seat:
             return d
     raise RoomError("no_seat")
+
+
+PASSCODE_GROUPS, PASSCODE_GROUP = 4, 5  # a made-up passcode: 20 characters of CODE_ALPHABET, 31^20 (about 2^99)
+
+
+def room_passcode(environ: dict | None = None) -> str:
+    """The operator's passcode for opening rooms ($ATTENTION_LAB_ROOM_PASSCODE without its outer spaces), '' when
+    unset: then anyone may open a room."""
+    return (environ if environ is not None else os.environ).get(PASSCODE_ENV, "").strip()
+
+
+def new_passcode() -> str:
+    """A passcode for a class server whose operator set none: read off a terminal and typed by facilitators (no
+    0/O, 1/I/L), in groups of five, too many to guess (PASSCODE_GROUPS x PASSCODE_GROUP characters)."""
+    return "-".join(
+        "".join(secrets.choice(CODE_ALPHABET) for _ in range(PASSCODE_GROUP)) for _ in range(PASSCODE_GROUPS)
+    )
+
+
+def check_passcode(typed, required_digest: str) -> None:
+    """Opening a room on a server with a passcode: the one typed (outer spaces dropped), compared with the
+    operator's by digest in constant time. RoomError 'passcode_empty' when none was typed, else 'passcode_wrong'."""
+    typed = typed.strip() if isinstance(typed, str) else ""
+    if not typed:
+        raise RoomError("passcode_empty")
+    if not same_secret(typed, required_digest):
+        raise RoomError("passcode_wrong")
 
 
 def ttl_seconds(environ: dict | None = None) -> float:
@@ -228,11 +259,14 @@ def allowed(times: Iterable[float], now: float, limit: Limit) -> bool:
     return sum(1 for t in times if now - limit.window_s < t <= now) < limit.count
 
 
+ATTEMPTS = {"join_miss": "join_attempts", "passcode_miss": "passcode_attempts"}  # guesses' limits, in their words
+
+
 def check_rate(kind: str, times: Iterable[float], now: float) -> None:
-    """One more action of `kind` (a key of LIMITS), or RoomError: 'join_attempts' for codes tried in vain, else
-    'rate'. The store counts the times and records the action in the same transaction, under a lock."""
+    """One more action of `kind` (a key of LIMITS), or RoomError: 'join_attempts' for codes tried in vain,
+    'passcode_attempts' for passcodes tried in vain, else 'rate'. The store counts the times and records the action in the same transaction, under a lock."""
     if not allowed(times, now, LIMITS[kind]):
-        raise RoomError("join_attempts" if kind == "join_miss" else "rate", kind)
+        raise RoomError(ATTEMPTS.get(kind, "rate"), kind)
 
 
 def check_open_question(room, question: str | None = None) -> None:

@@ -45,13 +45,20 @@ def action(write: bool):
 
 class Rooms:
     """The rooms of one store. `lessons`: this server's lessons by id (or a function that returns them), which a
-    room's steps are checked against."""
+    room's steps are checked against. `passcode`: the operator's passcode a browser must give to open a room
+    (rules.room_passcode(), the server's; '' for none: an operator's own scripts, a laptop); only its digest is kept."""
 
     def __init__(self, store: Store, lessons: Mapping[str, Lesson] | Callable[[], Mapping[str, Lesson]],
-                 clock: Callable[[], float] | None = None):  # fmt: skip
+                 clock: Callable[[], float] | None = None, passcode: str = ""):  # fmt: skip
         self.store = store
         self._lessons = lessons
         self.clock = clock or store.clock
+        self._passcode = rules.digest(passcode) if passcode else None
+
+    @property
+    def asks_passcode(self) -> bool:
+        """Whether opening a room asks for the operator's passcode."""
+        return self._passcode is not None
 
     def lessons(self) -> Mapping[str, Lesson]:
         return self._lessons() if callable(self._lessons) else self._lessons
@@ -111,6 +118,22 @@ class Rooms:
         if room is None and client:
             tx.record("", client, "join_miss", self.clock())
         return room
+
+    def _passcode_refused(self, tx: Tx, passcode, client: str) -> RoomError | None:
+        """Opening a room on a server with a passcode: None when `passcode` is the operator's, else the refusal; a
+        wrong one is counted against `client` (rules.LIMITS['passcode_miss']), and a client past its tries is
+        refused whatever it typed (it learns nothing more). Neither the passcode nor its digest is in a refusal."""
+        now = self.clock()
+        if client:
+            window = rules.LIMITS["passcode_miss"].window_s
+            rules.check_rate("passcode_miss", tx.times("", client, "passcode_miss", now - window), now)
+        try:
+            rules.check_passcode(passcode, self._passcode)
+        except RoomError as e:
+            if client and e.key == "passcode_wrong":
+                tx.record("", client, "passcode_miss", now)
+            return e
+        return None
 
     def _purge(self, tx: Tx) -> None:
         """The retention rule (rules.KEEP_AFTER_CLOSE_S): closed rooms go with everything in them."""
@@ -183,14 +206,18 @@ class Rooms:
     # -- the facilitator -----------------------------------------------------------------------------------
 
     @action(write=True)
-    def create(self, tx: Tx, lesson_id, ttl_s: float | None = None, client: str = "") -> tuple[str, str]:
+    def create(self, tx: Tx, lesson_id, ttl_s: float | None = None, client: str = "", passcode=None
+               ) -> tuple[str, str]:  # fmt: skip
         """A new room on one of this server's lessons: (code, control token). `client`: the browser that asks
-        (per-client limit), '' for the operator's own scripts. Rooms closed long enough are purged here."""
+        (per-client limits), '' for the operator's own scripts. `passcode`: what the browser typed, checked when
+        this server asks for one (a wrong one stays counted). Rooms closed long enough are purged here."""
         if not isinstance(lesson_id, str) or lesson_id not in self.lessons():
             raise RoomError("unknown_lesson", repr(lesson_id)[:40])
         now = self.clock()
         tx.hold_admissions()
         self._purge(tx)
+        if self._passcode is not None and (refused := self._passcode_refused(tx, passcode, client)):
+            return refused  # said after the commit: a wrong passcode stays counted
         if client:
             self._rate(tx, "", client, "create")
         rules.check_open(tx.rooms_open_at(now))

@@ -163,6 +163,18 @@ def test_rate_limit_counts_the_window_only():
     assert rules.allowed([89.0, 90.0, 95.0, 99.0], 100.0, limit)  # 89 and 90 fell out of (90, 100]
 
 
+def test_the_operators_passcode_is_read_from_the_environment_and_a_made_up_one_is_long():
+    assert rules.room_passcode({}) == "" and rules.room_passcode({rules.PASSCODE_ENV: "   "}) == ""
+    assert rules.room_passcode({rules.PASSCODE_ENV: " open sesame\n"}) == "open sesame"
+    made = {rules.new_passcode() for _ in range(50)}
+    assert len(made) == 50
+    for passcode in made:
+        groups = passcode.split("-")
+        assert len(groups) == rules.PASSCODE_GROUPS and all(len(g) == rules.PASSCODE_GROUP for g in groups)
+        assert set("".join(groups)) <= set(rules.CODE_ALPHABET)
+    assert len(rules.CODE_ALPHABET) ** (rules.PASSCODE_GROUPS * rules.PASSCODE_GROUP) > 2**96  # beyond guessing
+
+
 def test_ttl_from_the_environment():
     assert rules.ttl_seconds({}) == 24 * 3600
     assert rules.ttl_seconds({rules.TTL_ENV: "1.5"}) == 5400

@@ -611,6 +611,65 @@ def test_room_codes_cannot_be_guessed(rooms, clock):
     assert rooms.learner(code, rooms.join(code, "Eve", "en", client="browser:eve")).name == "Eve"
 
 
+PASSCODE = "KX7QP-M2RTW-9HNBZ-4CDFG"  # an operator's
+
+
+def open_count(rooms, clock) -> int:
+    with rooms.store.atomic(False) as tx:
+        return tx.rooms_open_at(clock())
+
+
+def test_a_server_with_the_operators_passcode_opens_rooms_only_for_it(store, clock, fixed_answers):
+    """SECURITY.md's filled rooms: a client inventing a cookie for each room opened all 200 a database holds. On a
+    server with a passcode a room opens only for it; a refusal says nothing of it (the service's words and its log
+    name neither the passcode nor its digest); a server without one opens rooms as before."""
+    rooms = Rooms(store, LESSONS, passcode=PASSCODE)
+    assert rooms.asks_passcode and not Rooms(store, LESSONS).asks_passcode
+    refusals = []
+    for missing in (None, "", "   ", 42, ["KX7QP"]):
+        with pytest.raises(RoomError, match="passcode_empty") as refused:
+            rooms.create("qkv", client="browser:a", passcode=missing)
+        refusals.append(refused.value)
+    for wrong in (PASSCODE.lower(), PASSCODE[:-1], PASSCODE + "G", "x" * 100_000, "\u0000" + PASSCODE):
+        with pytest.raises(RoomError, match="passcode_wrong") as refused:
+            rooms.create("qkv", client="browser:b", passcode=wrong)
+        refusals.append(refused.value)
+    for e in refusals:
+        assert PASSCODE not in str(e) and rules.digest(PASSCODE) not in str(e) and e.key in str(e)
+    assert open_count(rooms, clock) == 0
+    code, control = rooms.create("qkv", client="browser:c", passcode=f"  {PASSCODE}\n")  # pasted with spaces
+    assert rooms.is_control(code, control) and open_count(rooms, clock) == 1
+    assert rooms.create("qkv", passcode=PASSCODE)[0] != code  # the operator's own scripts: the same rule
+    with pytest.raises(RoomError, match="passcode_empty"):
+        rooms.create("qkv")
+    open_for_anyone = Rooms(store, LESSONS)  # no passcode set (a laptop): nothing asked, whatever is sent
+    assert open_for_anyone.create("qkv", client="browser:d")[0] and open_for_anyone.create("qkv", passcode="x")[0]
+
+
+def test_passcodes_tried_in_vain_hold_a_browser_back(store, clock, fixed_answers):
+    """As codes tried in vain (LIMITS["join_miss"]): a browser that typed wrong passcodes too often opens nothing
+    for a while, not even with the right one, so it cannot guess on; other browsers are not held back, and an
+    empty box is no guess."""
+    rooms = Rooms(store, LESSONS, passcode=PASSCODE)
+    tries = rules.LIMITS["passcode_miss"].count
+    for i in range(tries):
+        with pytest.raises(RoomError, match="passcode_wrong"):
+            rooms.create("qkv", client="browser:eve", passcode=f"guess-{i}")
+    with pytest.raises(RoomError, match="passcode_attempts"):
+        rooms.create("qkv", client="browser:eve", passcode=PASSCODE)  # past its tries, even the right one
+    assert open_count(rooms, clock) == 0
+    for _ in range(2 * tries):
+        with pytest.raises(RoomError, match="passcode_empty"):
+            rooms.create("qkv", client="browser:ana", passcode="")
+    rooms.create("qkv", client="browser:ana", passcode=PASSCODE)
+    reopened = Rooms(store, LESSONS, passcode=PASSCODE)  # counted in the database: another process, another replica
+    with pytest.raises(RoomError, match="passcode_attempts"):
+        reopened.create("qkv", client="browser:eve", passcode=PASSCODE)
+    clock.now += rules.LIMITS["passcode_miss"].window_s + 1
+    code, control = reopened.create("qkv", client="browser:eve", passcode=PASSCODE)
+    assert rooms.is_control(code, control) and open_count(rooms, clock) == 2
+
+
 def test_the_facilitator_locks_joining_removes_a_learner_and_closes_the_room(rooms):
     code, control = rooms.create("qkv")
     ana, bo = rooms.join(code, "Ana", "en"), rooms.join(code, "Bo", "en")

@@ -655,6 +655,65 @@ def test_the_facilitator_locks_joining_removes_a_learner_and_closes_the_room(sto
     assert any("no open room with this code" in e.value for e in at.error)
 
 
+def passcode_box(at):
+    boxes = [t for t in at.text_input if t.label == i18n.text(at.session_state["lang"], "room", "passcode")]
+    return boxes[0] if boxes else None
+
+
+def open_a_room(at, passcode: str | None = None):
+    if passcode is not None:
+        passcode_box(at).input(passcode)
+    next(
+        b for b in at.get("form_submit_button") if b.label == i18n.text(at.session_state["lang"], "room", "open")
+    ).click()
+    return at.run()
+
+
+def rooms_open() -> int:
+    rooms = store_module.open_store()
+    with rooms.store.atomic(False) as tx:
+        return tx.rooms_open_at(time.time())
+
+
+def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(tmp_path, monkeypatch):
+    """The process's rooms read $ATTENTION_LAB_ROOM_PASSCODE: set, the open-a-room form has a password box and a
+    room opens only for the operator's passcode, refused in one sentence otherwise, the passcode never in the link
+    or on the page; unset (a laptop run), the form is as it was. (Each refusal's words in ja and ko: test_i18n.)"""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.setattr(store_module, "_store", None)
+    try:
+        at = run_view("room")
+        assert passcode_box(at) is None
+        open_a_room(at)
+        assert_no_exception(at)
+        assert at.query_params["mode"] in ("control", ["control"]) and rooms_open() == 1
+        store_module._store.close()
+        store_module._store = None
+        passcode = "KX7QP-M2RTW-9HNBZ-4CDFG"
+        monkeypatch.setenv(rules.PASSCODE_ENV, f" {passcode} ")
+        for typed, key in (("", "passcode_empty"), ("  ", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
+            at = run_view("room")
+            box = passcode_box(at)
+            assert box.proto.type == box.proto.PASSWORD and box.proto.help
+            open_a_room(at, typed)
+            assert_no_exception(at)
+            assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
+            assert "room" not in at.query_params and rooms_open() == 1
+        open_a_room(at, passcode)
+        assert_no_exception(at)
+        code = at.query_params["room"]
+        code = code[0] if isinstance(code, list) else code
+        assert store_module._store.is_control(code, at.session_state[control_token.CONTROL][code])
+        assert rooms_open() == 2 and any(b.label == "Next step" for b in at.button) and not at.error
+        assert passcode not in str(at.query_params) and passcode not in shown_text(at)
+    finally:
+        if store_module._store is not None:
+            store_module._store.close()
+        store_module._store = None
+
+
 def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(tmp_path, monkeypatch):
     """SECURITY.md: a closed or expired room is deleted with its names, answers and sentences an hour later. The
     deletion ran only when someone opened a new room: after a class's last room of the day, its learners' names

@@ -22,6 +22,7 @@ from core.lessons import LessonError
 from core.room import RoomError
 
 PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no widget mirrors them)
+PASSCODE_MAX_CHARS = 200  # the box's bound: an operator's passcode is a line, not a text
 
 
 def create(T, lessons: dict) -> None:
@@ -31,10 +32,14 @@ def create(T, lessons: dict) -> None:
             T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, ui.lang()), key="room-lesson"
         )
         with st.form("room-create", border=False):
+            passcode = None
+            if open_store().asks_passcode:  # a hosted server's operator set one: never in the link, never kept
+                passcode = st.text_input(T("passcode"), type="password", help=T("passcode_help"),
+                                         max_chars=PASSCODE_MAX_CHARS)  # fmt: skip
             if not st.form_submit_button(T("open"), type="primary"):
                 return
-    try:
-        code, control = open_store().create(pick, client=follow.client())  # a selectbox may send free text
+    try:  # a selectbox may send free text, a crafted message any passcode: the room service checks both
+        code, control = open_store().create(pick, client=follow.client(), passcode=passcode)
     except RoomError as e:
         st.error(T(e.key))
         return
