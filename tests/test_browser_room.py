@@ -4,9 +4,9 @@ the English one uses the keyboard only (Tab to the room code, type it, Tab to he
 Enter; Tab to the open question's field, type, Tab to Answer, Enter). They follow a step, answer, the facilitator sees
 the histogram and reveals. The facilitator's control token never shows in the address bar and a reload keeps the
 control (the browser's cookie); a learner's reload is the same learner (the link carries the seat); the projector
-view shows the room with no control. Screenshots go to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs
-also docs/screenshots/, the README's "Run a study group" pictures). The server's rooms live in a temporary SQLite
-file that this test reads too."""
+view shows the room with no control; giving the control up on a shared computer expires the cookie. Screenshots go
+to artifacts/screenshots/room-*.png (with ATTENTION_LAB_SCREENSHOTS=docs also docs/screenshots/, the README's "Run a
+study group" pictures). The server's rooms live in a temporary SQLite file that this test reads too."""
 
 from __future__ import annotations
 
@@ -200,6 +200,16 @@ def test_facilitator_and_two_learners(room_server):
             shot(projector, "projector")
             for page in (fac, projector, *learners.values()):
                 assert not exception_texts(page)
+
+            # the facilitator leaves a shared computer: the control leaves the tab and the browser's cookie, not the room
+            fac.get_by_role("button", name="Give up control on this computer").first.click()
+            fac.get_by_role("button", name="Give up control on this computer").last.click()
+            fac.wait_for_function(f"!document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
+            fac.get_by_text("This computer no longer controls the room").wait_for(timeout=FOLLOW_MS)
+            fac.reload()
+            wait_for_run(fac)
+            fac.get_by_text("This browser does not hold the control of this room").wait_for(timeout=FOLLOW_MS)
+            assert fac.get_by_role("button", name="Next step").count() == 0 and store.is_control(code, control)
         finally:
             browser.close()
 

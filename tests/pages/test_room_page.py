@@ -446,6 +446,74 @@ def test_the_control_cookie_is_strict_to_this_site_and_ends_with_the_room(store)
     assert "'; Secure'" in scripts[0] and "location.protocol === 'https:'" in scripts[0]
 
 
+def cookie_writes(at) -> list[list[str]]:
+    """The cookies the page's scripts write (document.cookie = ...), each as its parts."""
+    scripts = [h.proto.body for h in at.get("html") if "document.cookie" in h.proto.body]
+    return [[p.strip() for p in re.search(r'document\.cookie = "([^"]*)"', s).group(1).split(";")] for s in scripts]
+
+
+def arriving_with(monkeypatch, cookies: dict) -> None:
+    """The cookies a session's first request carried (Streamlit's st.context.cookies keeps those for the whole
+    session, whatever a script of the page changes in the browser since)."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime import context
+
+    monkeypatch.setattr(context, "_get_client_context", lambda: SimpleNamespace(headers={}, cookies=dict(cookies)))
+
+
+def test_a_facilitator_gives_up_the_control_on_a_shared_computer_and_takes_it_back(store, monkeypatch):
+    """A facilitator who leaves a school computer left the room's control to whoever sat down next: the tab's
+    session and the browser's cookie (as long as the room) both held it. Giving it up drops both and leaves the room
+    open; this session's own cookie, which Streamlit keeps as the session's first request sent it, counts no more;
+    the recovery link takes the control back, and the cookie is written again."""
+    code, control = store.create(LESSON)
+    cookie = f"{control_token.COOKIE_PREFIX}{code}"
+    arriving_with(monkeypatch, {cookie: control})  # a reload: the browser's cookie holds the control
+    at = run_view("room", {"room": code, "mode": "control"})
+    assert any(b.label == "Next step" for b in at.button)
+    give_up = next(b for b in at.button if b.key == "room-give-up")
+    assert give_up.label == i18n.text("en", "room", "give_up")
+    give_up.click().run()
+    assert_no_exception(at)
+    assert code not in at.session_state[control_token.CONTROL]
+    assert cookie_writes(at) == [[f"{cookie}=", "Path=/", "Max-Age=0", "SameSite=Strict"]]  # expired in the browser
+    assert not any(b.label == "Next step" for b in at.button) and not at.error
+    assert [i.value for i in at.info] == [i18n.text("en", "room", "given_up")]
+    at.run()  # the session's cookie from its first request is still there: no control from it
+    assert not any(b.label == "Next step" for b in at.button) and not cookie_writes(at)
+    assert store.room(code) is not None and store.is_control(code, control)  # the room goes on, its link controls
+    arriving_with(monkeypatch, {})  # the next person at that browser: the cookie is gone
+    other = run_view("room", {"room": code, "mode": "control"})
+    assert any("does not hold the control" in e.value for e in other.error)
+    assert not any(b.label == "Next step" for b in other.button)
+    arriving_with(monkeypatch, {cookie: control})  # back in the first tab, whose session arrived with the cookie
+    at.query_params["key"] = control  # the recovery link
+    at.run()
+    assert_no_exception(at)
+    assert any(b.label == "Next step" for b in at.button) and "key" not in at.query_params
+    assert [w[0] for w in cookie_writes(at)] == [f"{cookie}={control}"]  # this browser holds it again
+
+
+def test_closing_the_room_expires_the_control_cookie(store, monkeypatch):
+    """The control cookie lasted as long as the room was to live (24 hours) after the facilitator closed it: it now
+    goes with the room, whether closed by this page's button or elsewhere (the live panel finds the room closed)."""
+    for where in ("here", "elsewhere"):
+        code, control = store.create(LESSON)
+        cookie = f"{control_token.COOKIE_PREFIX}{code}"
+        arriving_with(monkeypatch, {cookie: control})
+        at = run_view("room", {"room": code, "mode": "control"})
+        assert any(b.label == "Next step" for b in at.button)
+        if where == "here":
+            next(b for b in at.button if b.key == "room-end").click().run()
+        else:  # the facilitator's other device: this page's live panel finds the room closed at its next run
+            store.end(code, control)
+            run_fragment(at, "live")
+        assert_no_exception(at)
+        assert store.room(code) is None and code not in at.session_state[control_token.CONTROL]
+        assert cookie_writes(at) == [[f"{cookie}=", "Path=/", "Max-Age=0", "SameSite=Strict"]], where
+
+
 def test_the_projector_view_shows_the_room_without_control_or_names(store):
     code, control = store.create(LESSON)
     ana = store.join(code, "Ana Secretname", "en")
@@ -543,13 +611,14 @@ def rows_of(at) -> list[list[tuple[str, str]]]:
 
 def test_the_rooms_counts_and_the_facilitators_links_stand_in_rows_that_wrap(store):
     """Never cut to a third or a half of a tablet's column (st.columns): the counts in ui.metrics' row, each card as
-    wide as its label and value, the projector link and the control link behind a button in ui.buttons' row."""
+    wide as its label and value, the projector link, the control link and giving the control up behind buttons in
+    ui.buttons' row."""
     code, control = store.create(LESSON)
     for lang in ("ja", "ko"):
         said = functools.partial(i18n.text, lang, "room")
         rows = rows_of(open_facilitator(code, control, lang))
         assert [("Metric", said(k)) for k in ("learners_n", "answered_n", "lost_n")] in rows
-        assert [("LinkButton", said("projector")), ("Block", said("recovery"))] in rows
+        assert [("LinkButton", said("projector")), ("Block", said("recovery")), ("Block", said("give_up"))] in rows
         rows = rows_of(run_view("room", {"room": code, "mode": "projector", "lang": lang}))
         assert [("Metric", said("learners_n")), ("Metric", said("answered_n"))] in rows
 

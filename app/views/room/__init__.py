@@ -103,6 +103,7 @@ def page() -> None:
         st.code(e.shown, language=None)  # the file's name: not the server's folders
         ui.page_end()
         return
+    control_token.forget_in_browser()  # a control given up, or a room closed, in the last click
     try:
         open_room(T, lessons)
     except RoomError as e:
@@ -135,7 +136,7 @@ def open_room(T, lessons: dict) -> None:
         if control:
             facilitator.show(T, code, control, lessons)
         else:
-            st.error(T("no_control"))
+            control_token.without_control(T, code)
     elif code and st.query_params.get("mode") == "projector":
         projector.show(T, code, lessons)
     elif code and "me" in st.query_params:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.room.store import open_store
+from app.views.room import control_token
 from core.room import RoomError
 
 REFUSED = "room-door-error"  # a refusal of the last click here, said on the next draw of this part
@@ -31,6 +32,8 @@ def end(code: str, control: str) -> None:
         open_store().end(code, control)
     except RoomError as e:
         st.session_state[REFUSED] = e.key
+    else:
+        control_token.forget(code)  # the room's cookie goes with it (expired by the next draw)
 
 
 def show(T, code: str, control: str, room, seats: list[tuple[str, str]]) -> None:

@@ -140,6 +140,8 @@ def live(code: str, control: str, lesson) -> None:
         if polled is None:
             watch.follow_here(code, None, any_change=True)
             st.warning(T("room_closed"))
+            control_token.forget(code)  # closed here or elsewhere, or expired: no control left in this browser
+            control_token.forget_in_browser()
             return
         if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
             snap = st.session_state["room-live"] = snapshot(code, control, polled)
@@ -191,6 +193,8 @@ def show(T, code: str, control: str, lessons: dict) -> None:
                     icon=":material/co_present:")  # fmt: skip
     with row:
         control_token.recovery(T, code, control)
+    with row:
+        control_token.give_up(T, code)
     with st.expander(T("join_header_f"), expanded=False):
         join_panel(T, code)
     steps_nav(T, code, control, lesson, room.step)
