@@ -3,6 +3,8 @@
 #   docker build -t attention-lab .
 #   docker run --rm -p 8501:8501 attention-lab          # then open http://localhost:8501
 #
+# Opening a study room asks for a passcode: -e ATTENTION_LAB_ROOM_PASSCODE=... sets it, else the server makes one and
+# writes it once to its log at its first visitor (docker logs; app/room/store.py opening_passcode).
 # For a CUDA build of PyTorch instead:  docker build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 .
 # Several replicas behind nginx (sticky sessions): compose.yaml and deploy/nginx.conf.
 # Built and run without a registry (a local Debian base, torch from a local wheel): scripts/container_check.py.

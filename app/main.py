@@ -11,6 +11,7 @@ with collector.paused():  # a fresh process's first run imports torch, pandas, p
     import streamlit as st
 
     from app import catalog, serving, ui
+    from app.room import store as rooms
     from app.views.room import seated as room_seat
 
 
@@ -88,6 +89,7 @@ def page_script() -> None:
 
 def run() -> None:
     st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
+    rooms.opening_passcode()  # a hosted server with none set makes it at its first run, into its log
     if not serving.admit():  # the server is full: a sentence, no page
         return
     try:

@@ -54,7 +54,9 @@
    compose.yaml, deploy/k8s and scripts/serve_class.py), and so does any run not bound to the loopback address; a
    laptop run (`bash scripts/dev.sh run` binds 127.0.0.1) or ATTENTION_LAB_LOCAL=1 is local. Hosted, visitors pick
    from the operator's models only (no folder box), a visitor's request to clear the shared caches is ignored and
-   Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`).
+   Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`). A process hosted by its
+   settings alone (`hosted_process()`) asks for a passcode to open a study room, the operator's or one it makes
+   (app/room/store.py opening_passcode).
 
 6. Bounded per process: at most MAX_SESSIONS visitors at once (`admit()`: a later one reads that the server is
    full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once, and one per visitor (`page_slot()`: one client's 50
@@ -135,18 +137,26 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def hosted() -> bool:
-    """True unless this is a laptop run: ATTENTION_LAB_HOSTED=1 -> hosted; else ATTENTION_LAB_LOCAL=1 -> local;
-    else local only when Streamlit listens on the loopback address alone (server.address 127.0.0.1, localhost,
-    ::1) and this visitor's request came to it straight (came_from_afar). Streamlit's default address is every
-    interface, so a bare `streamlit run` on a server is hosted; a laptop run that an operator put behind their own
-    proxy is hosted for every visitor the proxy brings."""
+def hosted_process() -> bool:
+    """Whether this process serves others whoever asks, by its settings alone: ATTENTION_LAB_HOSTED=1 -> yes; else
+    ATTENTION_LAB_LOCAL=1 -> no; else yes unless Streamlit listens on the loopback address alone (server.address
+    127.0.0.1, localhost, ::1). Streamlit's default address is every interface, so a bare `streamlit run` on a
+    server is hosted."""
     if _flag(HOSTED_ENV):
         return True
     if _flag(LOCAL_ENV):
         return False
-    if str(st.get_option("server.address") or "").strip().strip("[]") not in LOOPBACK:
+    return str(st.get_option("server.address") or "").strip().strip("[]") not in LOOPBACK
+
+
+def hosted() -> bool:
+    """True unless this is a laptop run: hosted_process(), or, on a laptop run on the loopback address without
+    ATTENTION_LAB_LOCAL=1, this visitor's request came through a proxy or names another host (came_from_afar): a
+    laptop run that an operator put behind their own proxy is hosted for every visitor the proxy brings."""
+    if hosted_process():
         return True
+    if _flag(LOCAL_ENV):
+        return False
     return came_from_afar(st.context.headers if get_script_run_ctx() is not None else {})
 
 

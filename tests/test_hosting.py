@@ -16,6 +16,7 @@ import yaml
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from core.room import PASSCODE_ENV
 from scripts import load_test as lt
 from scripts.app_server import free_port, start_server, stop_server
 
@@ -25,6 +26,9 @@ def hosted_server(tmp_path_factory):
     port, log_path = free_port(), tmp_path_factory.mktemp("hosted") / "server.log"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ATTENTION_LAB_HOSTED", "1")
+        mp.delenv(PASSCODE_ENV, raising=False)  # the operator set none: the server makes its own (test_rooms_...)
+        mp.delenv("DATABASE_URL", raising=False)
+        mp.setenv("ATTENTION_LAB_ROOMS", str(log_path.parent / "rooms.sqlite3"))
         with open(log_path, "w") as log:
             proc = start_server(port, log)
     try:
@@ -111,6 +115,30 @@ def test_a_page_of_another_site_cannot_open_a_session(hosted_server):
     assert asyncio.run(_websocket_from(port, f"http://{lt.HOST}:{port}")) == "open"
 
 
+async def _passcode_boxes(port: int) -> int:
+    """How many password boxes /room's open-a-room form draws."""
+    s = lt.StreamlitSession(port, timeout_s=120)
+    try:
+        result = await s.open("room")
+        assert not result.exceptions and not result.page_not_found
+        return sum(type(w).__name__ == "TextInput" and w.type == w.PASSWORD for w in s.widgets.values())
+    finally:
+        await s.close()
+
+
+MADE_PASSCODE = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")  # core.room.new_passcode's shape
+
+
+def test_rooms_on_a_hosted_server_with_no_passcode_set_open_with_one_it_wrote_to_its_log(hosted_server):
+    """A lone hosted server whose operator set no passcode makes one: /room asks for it (the refusals and the room
+    it opens: tests/pages/test_room_page.py), and the server's log has it, once."""
+    port, log_path = hosted_server
+    assert asyncio.run(_passcode_boxes(port)) == 1
+    assert asyncio.run(_passcode_boxes(port)) == 1  # a second visitor: the same passcode, not written again
+    made = MADE_PASSCODE.findall(log_path.read_text(encoding="utf-8"))
+    assert len(made) == 1, made
+
+
 async def _folder_boxes(port: int, headers: dict[str, str]) -> int:
     """How many text boxes /models draws for a visitor whose websocket request carries `headers`."""
     s = lt.StreamlitSession(port, timeout_s=120, headers=headers)
@@ -129,12 +157,17 @@ def test_a_laptop_run_serves_a_proxys_visitors_as_hosted(tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("ATTENTION_LAB_HOSTED", raising=False)
         mp.delenv("ATTENTION_LAB_LOCAL", raising=False)
+        mp.delenv(PASSCODE_ENV, raising=False)
+        mp.delenv("DATABASE_URL", raising=False)
+        mp.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
         with open(tmp_path / "server.log", "w") as log:
             proc = start_server(port, log)
     try:
         assert asyncio.run(_folder_boxes(port, {})) == 1
         assert asyncio.run(_folder_boxes(port, {"X-Forwarded-For": "203.0.113.7"})) == 0
         assert asyncio.run(_folder_boxes(port, {"X-Real-IP": "203.0.113.7"})) == 0
+        assert asyncio.run(_passcode_boxes(port)) == 0  # a laptop run opens rooms with no passcode
+        assert not MADE_PASSCODE.findall((tmp_path / "server.log").read_text(encoding="utf-8"))
     finally:
         stop_server(proc)
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import app.room.store as store_module
-from app import i18n
+from app import i18n, serving
 from app.views.lessons.text import plain
 from app.views.room import control_token, follow, links
 from core import room as rules
@@ -751,6 +751,8 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(tmp_path,
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
     monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
+    monkeypatch.setenv(serving.LOCAL_ENV, "1")
     monkeypatch.setattr(store_module, "_store", None)
     try:
         at = run_view("room")
@@ -783,6 +785,52 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(tmp_path,
         store_module._store = None
 
 
+def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_it(tmp_path, monkeypatch, caplog):
+    """A lone hosted server (the image's `docker run`, a bare `streamlit run` on a server) whose operator set no
+    passcode was open for anyone to fill with rooms. It makes one at its first run and writes it once to its own
+    log: opening a room asks for it, refused without it, opened with it; never on the page or in the link. A laptop
+    run (not hosted) asks for none."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    monkeypatch.setattr(store_module, "_store", None)
+    monkeypatch.setattr(store_module, "_made_passcode", None)
+    caplog.set_level("WARNING", logger="attention_lab")
+    made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
+    try:
+        at = run_view("room")
+        logged = [m for r in caplog.records for m in made.findall(r.getMessage())]
+        assert len(logged) == 1, logged  # once, in the server's log
+        passcode = logged[0]
+        for typed, key in (("", "passcode_empty"), (rules.new_passcode(), "passcode_wrong")):
+            at = run_view("room")
+            open_a_room(at, typed)
+            assert_no_exception(at)
+            assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
+            assert "room" not in at.query_params and rooms_open() == 0
+        open_a_room(at, passcode)
+        assert_no_exception(at)
+        assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
+        assert passcode not in str(at.query_params) and passcode not in shown_text(at)
+        assert [m for r in caplog.records for m in made.findall(r.getMessage())] == [passcode]  # made once
+        store_module._store.close()
+        store_module._store = None
+        caplog.clear()
+        monkeypatch.delenv(serving.HOSTED_ENV)
+        monkeypatch.setenv(serving.LOCAL_ENV, "1")
+        at = run_view("room")
+        assert passcode_box(at) is None
+        open_a_room(at)
+        assert_no_exception(at)
+        assert rooms_open() == 2 and not at.error and not made.findall(caplog.text)
+    finally:
+        if store_module._store is not None:
+            store_module._store.close()
+        store_module._store = None
+
+
 def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(tmp_path, monkeypatch):
     """SECURITY.md: a closed or expired room is deleted with its names, answers and sentences an hour later. The
     deletion ran only when someone opened a new room: after a class's last room of the day, its learners' names
@@ -791,6 +839,8 @@ def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(tmp_p
     monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
     monkeypatch.setattr(store_module, "_store", None)
     monkeypatch.setattr(store_module, "PURGE_EVERY_S", 0.05, raising=False)
+    monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
+    monkeypatch.setenv(serving.LOCAL_ENV, "1")  # rooms opened with no passcode, as on a laptop
     clock = Clock(time.time())
     rooms = store_module.open_store()
     try:
