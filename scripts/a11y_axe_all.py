@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -26,6 +27,7 @@ from urllib.parse import urlencode
 
 from app import i18n
 from core.results import save_result
+from core.room import PASSCODE_ENV, new_passcode
 from core.timing import machine_info
 from scripts.app_server import COUNT_RUNS, free_port, start_server, stop_server
 from scripts.load_test import loadavg
@@ -42,6 +44,9 @@ from tests.test_browser import (
 )
 
 LANGS = ("en", "ja", "ko")
+# What the server served_chromium starts asks for to open a room, as a class's server does (so the open-a-room form
+# is checked with its password box); made here, whatever the caller's own environment holds.
+ROOM_PASSCODE = new_passcode()
 
 
 def visit(page, url: str, lang: str) -> float:
@@ -63,12 +68,24 @@ def checked(page, row: dict, load_s: float) -> dict:
     return row
 
 
+def open_a_room(page, lang: str) -> None:
+    """Open a room on /room as a facilitator does on a class's server: the passcode typed, then *Open a room*."""
+    page.get_by_label(i18n.text(lang, "room", "passcode"), exact=True).fill(ROOM_PASSCODE)
+    page.get_by_role("button", name=i18n.text(lang, "room", "open"), exact=True).click()
+
+
 @contextlib.contextmanager
 def served_chromium() -> Iterator[tuple[str, object]]:
-    """One `streamlit run` of the app and one headless chromium for a script's visits: (base URL, browser)."""
+    """One `streamlit run` of the app and one headless chromium for a script's visits: (base URL, browser). The
+    server asks for ROOM_PASSCODE to open a room (open_a_room types it)."""
     with tempfile.NamedTemporaryFile("w+", suffix=".log") as log, sync_api.sync_playwright() as p:
         port = free_port()
-        proc = start_server(port, log, 120)
+        before = os.environ.get(PASSCODE_ENV)
+        os.environ[PASSCODE_ENV] = ROOM_PASSCODE  # the server's environment, never its command line
+        try:
+            proc = start_server(port, log, 120)
+        finally:
+            os.environ.pop(PASSCODE_ENV) if before is None else os.environ.__setitem__(PASSCODE_ENV, before)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             yield f"http://127.0.0.1:{port}", browser
@@ -104,7 +121,7 @@ def main() -> None:
                     rows.append(checked(page, row, visit(page, url, lang)))
                 elif entry.url == "room":  # a room opened: the facilitator's controls, code and board
                     t0 = time.perf_counter()
-                    page.get_by_role("button", name=i18n.text(lang, "room", "open")).click()
+                    open_a_room(page, lang)
                     page.wait_for_function("location.search.includes('mode=control')", timeout=PAGE_RUN_MS)
                     wait_for_run(page)
                     axe_helpers.wait_for_page_script(page, lang, PAGE_RUN_MS)

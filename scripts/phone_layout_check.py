@@ -37,10 +37,9 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from app import i18n
 from app.ui import figure_px_for
 from core.results import save_result
-from scripts.a11y_axe_all import served_chromium
+from scripts.a11y_axe_all import open_a_room, served_chromium
 from scripts.app_server import COUNT_RUNS
 from scripts.load_test import loadavg
 from tests import axe_helpers
@@ -352,7 +351,7 @@ def main() -> None:
                             settle(page, lang)
                             rows.append(examine(page, visit | {"state": "long"}, shots, width, height))
                     if entry.url == "room":  # a room opened (the facilitator's page), then its projector view
-                        page.get_by_role("button", name=i18n.text(lang, "room", "open")).click()
+                        open_a_room(page, lang)  # the passcode its server asks for, typed
                         page.wait_for_function("location.search.includes('mode=control')", timeout=PAGE_RUN_MS)
                         settle(page, lang)
                         rows.append(examine(page, visit | {"state": "facilitator"}, shots, width, height))
