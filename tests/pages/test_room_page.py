@@ -785,6 +785,37 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(tmp_path,
         store_module._store = None
 
 
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_opens(tmp_path, monkeypatch, lang):
+    """A Japanese or Korean facilitator picks a lesson, is refused in their words without the passcode and with a
+    wrong one, and opens the room on the lesson they picked. The lesson box's labels were read in the language of
+    whenever they were asked for: AppTest asks after the run, outside the session, and read them in English, so it
+    could not send the form of a ja or ko page (a browser sends back the label it shows and was never refused)."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    passcode = "KX7QP-M2RTW-9HNBZ-4CDFG"
+    monkeypatch.setenv(rules.PASSCODE_ENV, passcode)
+    monkeypatch.setattr(store_module, "_store", None)
+    picked = list(follow.lessons())[2]  # not the first, which the box shows unasked
+    try:
+        at = run_view("room", {"lang": lang})
+        at.selectbox(key="room-lesson").set_value(picked).run()
+        for typed, key in (("", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
+            open_a_room(at, typed)
+            assert_no_exception(at)
+            assert [e.value for e in at.error] == [i18n.text(lang, "room", key)]
+            assert "room" not in at.query_params and rooms_open() == 0
+        open_a_room(at, passcode)
+        assert_no_exception(at)
+        code = at.query_params["room"]
+        code = code[0] if isinstance(code, list) else code
+        assert store_module._store.room(code).lesson == picked and not at.error
+    finally:
+        if store_module._store is not None:
+            store_module._store.close()
+        store_module._store = None
+
+
 def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_it(tmp_path, monkeypatch, caplog):
     """A lone hosted server (the image's `docker run`, a bare `streamlit run` on a server) whose operator set no
     passcode was open for anyone to fill with rooms. It makes one at its first run and writes it once to its own

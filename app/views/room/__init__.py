@@ -28,8 +28,9 @@ PASSCODE_MAX_CHARS = 200  # the box's bound: an operator's passcode is a line, n
 def create(T, lessons: dict) -> None:
     with st.container(border=True):
         st.header(T("open_header"))
+        lang = ui.lang()  # the labels this run draws, whenever they are asked for (AppTest asks after the run)
         pick = ui.pick(
-            T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, ui.lang()), key="room-lesson"
+            T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, lang), key="room-lesson"
         )
         with st.form("room-create", border=False):
             passcode = None
