@@ -81,10 +81,20 @@ install_with_pip() {
 }
 
 selects_browser() {
-  # The whole suite, or an explicit choice of the browser tests (a file, a -k or -m naming them).
-  [ $# -eq 0 ] && return 0
-  case " $* " in *"not browser"*) return 1 ;; *browser*) return 0 ;; esac
-  return 1
+  # Whether pytest's arguments may select the browser tests: unless `-m "not browser"` leaves them out, or every
+  # path named is outside them (tests/core/test_masks.py, tests/pages). Options alone (-x, --durations=20, -k) keep
+  # the whole suite, browser tests included: they must not be skipped for want of a browser this could install.
+  local arg paths=0
+  case " $* " in *"not browser"*) return 1 ;; esac
+  for arg in "$@"; do
+    case "$arg" in
+      -*) ;;
+      *browser*) return 0 ;;
+      tests | tests/ | . | ./) return 0 ;;
+      tests/* | *.py | *::*) paths=1 ;;
+    esac
+  done
+  [ "$paths" = 0 ]
 }
 
 lint() {
