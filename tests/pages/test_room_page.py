@@ -738,158 +738,143 @@ def open_a_room(at, passcode: str | None = None):
     return at.run()
 
 
+@pytest.fixture
+def rooms_from_env(tmp_path, monkeypatch):
+    """The process's rooms as app.room.store.open_store opens them from the environment, on a SQLite file: the test
+    sets the passcode and hosting it wants before the first run. Calling it closes them, so that the next run opens
+    them anew (under another environment); they are closed after the test too."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
+    monkeypatch.setattr(store_module, "_store", None)
+
+    def reopen() -> None:
+        if store_module._store is not None:
+            store_module._store.close()
+        store_module._store = None
+
+    yield reopen
+    reopen()
+
+
 def rooms_open() -> int:
     rooms = store_module.open_store()
     with rooms.store.atomic(False) as tx:
         return tx.rooms_open_at(time.time())
 
 
-def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(tmp_path, monkeypatch):
+def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(rooms_from_env, monkeypatch):
     """The process's rooms read $ATTENTION_LAB_ROOM_PASSCODE: set, the open-a-room form has a password box and a
     room opens only for the operator's passcode, refused in one sentence otherwise, the passcode never in the link
     or on the page; unset (a laptop run), the form is as it was. (Each refusal's words in ja and ko: test_i18n.)"""
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
     monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
     monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
     monkeypatch.setenv(serving.LOCAL_ENV, "1")
-    monkeypatch.setattr(store_module, "_store", None)
-    try:
+    at = run_view("room")
+    assert passcode_box(at) is None
+    open_a_room(at)
+    assert_no_exception(at)
+    assert at.query_params["mode"] in ("control", ["control"]) and rooms_open() == 1
+    rooms_from_env()
+    passcode = "KX7QP-M2RTW-9HNBZ-4CDFG"
+    monkeypatch.setenv(rules.PASSCODE_ENV, f" {passcode} ")
+    for typed, key in (("", "passcode_empty"), ("  ", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
         at = run_view("room")
-        assert passcode_box(at) is None
-        open_a_room(at)
+        box = passcode_box(at)
+        assert box.proto.type == box.proto.PASSWORD and box.proto.help
+        open_a_room(at, typed)
         assert_no_exception(at)
-        assert at.query_params["mode"] in ("control", ["control"]) and rooms_open() == 1
-        store_module._store.close()
-        store_module._store = None
-        passcode = "KX7QP-M2RTW-9HNBZ-4CDFG"
-        monkeypatch.setenv(rules.PASSCODE_ENV, f" {passcode} ")
-        for typed, key in (("", "passcode_empty"), ("  ", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
-            at = run_view("room")
-            box = passcode_box(at)
-            assert box.proto.type == box.proto.PASSWORD and box.proto.help
-            open_a_room(at, typed)
-            assert_no_exception(at)
-            assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
-            assert "room" not in at.query_params and rooms_open() == 1
-        open_a_room(at, passcode)
-        assert_no_exception(at)
-        code = at.query_params["room"]
-        code = code[0] if isinstance(code, list) else code
-        assert store_module._store.is_control(code, at.session_state[control_token.CONTROL][code])
-        assert rooms_open() == 2 and any(b.label == "Next step" for b in at.button) and not at.error
-        assert passcode not in str(at.query_params) and passcode not in shown_text(at)
-    finally:
-        if store_module._store is not None:
-            store_module._store.close()
-        store_module._store = None
+        assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
+        assert "room" not in at.query_params and rooms_open() == 1
+    open_a_room(at, passcode)
+    assert_no_exception(at)
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    assert store_module._store.is_control(code, at.session_state[control_token.CONTROL][code])
+    assert rooms_open() == 2 and any(b.label == "Next step" for b in at.button) and not at.error
+    assert passcode not in str(at.query_params) and passcode not in shown_text(at)
 
 
 @pytest.mark.parametrize("lang", ["ja", "ko"])
-def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_opens(tmp_path, monkeypatch, lang):
+def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_opens(rooms_from_env, monkeypatch, lang):
     """A Japanese or Korean facilitator picks a lesson, is refused in their words without the passcode and with a
     wrong one, and opens the room on the lesson they picked. The lesson box's labels were read in the language of
     whenever they were asked for: AppTest asks after the run, outside the session, and read them in English, so it
     could not send the form of a ja or ko page (a browser sends back the label it shows and was never refused)."""
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
     passcode = "KX7QP-M2RTW-9HNBZ-4CDFG"
     monkeypatch.setenv(rules.PASSCODE_ENV, passcode)
-    monkeypatch.setattr(store_module, "_store", None)
     picked = list(follow.lessons())[2]  # not the first, which the box shows unasked
-    try:
-        at = run_view("room", {"lang": lang})
-        at.selectbox(key="room-lesson").set_value(picked).run()
-        for typed, key in (("", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
-            open_a_room(at, typed)
-            assert_no_exception(at)
-            assert [e.value for e in at.error] == [i18n.text(lang, "room", key)]
-            assert "room" not in at.query_params and rooms_open() == 0
-        open_a_room(at, passcode)
+    at = run_view("room", {"lang": lang})
+    at.selectbox(key="room-lesson").set_value(picked).run()
+    for typed, key in (("", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
+        open_a_room(at, typed)
         assert_no_exception(at)
-        code = at.query_params["room"]
-        code = code[0] if isinstance(code, list) else code
-        assert store_module._store.room(code).lesson == picked and not at.error
-    finally:
-        if store_module._store is not None:
-            store_module._store.close()
-        store_module._store = None
+        assert [e.value for e in at.error] == [i18n.text(lang, "room", key)]
+        assert "room" not in at.query_params and rooms_open() == 0
+    open_a_room(at, passcode)
+    assert_no_exception(at)
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    assert store_module._store.room(code).lesson == picked and not at.error
 
 
-def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_it(tmp_path, monkeypatch, caplog):
+def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_it(rooms_from_env, monkeypatch, caplog):
     """A lone hosted server (the image's `docker run`, a bare `streamlit run` on a server) whose operator set no
     passcode was open for anyone to fill with rooms. It makes one at its first run and writes it once to its own
     log: opening a room asks for it, refused without it, opened with it; never on the page or in the link. A laptop
     run (not hosted) asks for none."""
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
     monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
     monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
     monkeypatch.setenv(serving.HOSTED_ENV, "1")
-    monkeypatch.setattr(store_module, "_store", None)
     monkeypatch.setattr(store_module, "_made_passcode", None)
     caplog.set_level("WARNING", logger="attention_lab")
     made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
-    try:
+    at = run_view("room")
+    logged = [m for r in caplog.records for m in made.findall(r.getMessage())]
+    assert len(logged) == 1, logged  # once, in the server's log
+    passcode = logged[0]
+    for typed, key in (("", "passcode_empty"), (rules.new_passcode(), "passcode_wrong")):
         at = run_view("room")
-        logged = [m for r in caplog.records for m in made.findall(r.getMessage())]
-        assert len(logged) == 1, logged  # once, in the server's log
-        passcode = logged[0]
-        for typed, key in (("", "passcode_empty"), (rules.new_passcode(), "passcode_wrong")):
-            at = run_view("room")
-            open_a_room(at, typed)
-            assert_no_exception(at)
-            assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
-            assert "room" not in at.query_params and rooms_open() == 0
-        open_a_room(at, passcode)
+        open_a_room(at, typed)
         assert_no_exception(at)
-        assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
-        assert passcode not in str(at.query_params) and passcode not in shown_text(at)
-        assert [m for r in caplog.records for m in made.findall(r.getMessage())] == [passcode]  # made once
-        store_module._store.close()
-        store_module._store = None
-        caplog.clear()
-        monkeypatch.delenv(serving.HOSTED_ENV)
-        monkeypatch.setenv(serving.LOCAL_ENV, "1")
-        at = run_view("room")
-        assert passcode_box(at) is None
-        open_a_room(at)
-        assert_no_exception(at)
-        assert rooms_open() == 2 and not at.error and not made.findall(caplog.text)
-    finally:
-        if store_module._store is not None:
-            store_module._store.close()
-        store_module._store = None
+        assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
+        assert "room" not in at.query_params and rooms_open() == 0
+    open_a_room(at, passcode)
+    assert_no_exception(at)
+    assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
+    assert passcode not in str(at.query_params) and passcode not in shown_text(at)
+    assert [m for r in caplog.records for m in made.findall(r.getMessage())] == [passcode]  # made once
+    rooms_from_env()
+    caplog.clear()
+    monkeypatch.delenv(serving.HOSTED_ENV)
+    monkeypatch.setenv(serving.LOCAL_ENV, "1")
+    at = run_view("room")
+    assert passcode_box(at) is None
+    open_a_room(at)
+    assert_no_exception(at)
+    assert rooms_open() == 2 and not at.error and not made.findall(caplog.text)
 
 
-def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(tmp_path, monkeypatch):
+def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(rooms_from_env, monkeypatch):
     """SECURITY.md: a closed or expired room is deleted with its names, answers and sentences an hour later. The
     deletion ran only when someone opened a new room: after a class's last room of the day, its learners' names
     stayed in the database until the next room, days later perhaps. The process's rooms delete it on a timer."""
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.setenv("ATTENTION_LAB_ROOMS", str(tmp_path / "rooms.sqlite3"))
-    monkeypatch.setattr(store_module, "_store", None)
     monkeypatch.setattr(store_module, "PURGE_EVERY_S", 0.05, raising=False)
     monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
     monkeypatch.setenv(serving.LOCAL_ENV, "1")  # rooms opened with no passcode, as on a laptop
     clock = Clock(time.time())
     rooms = store_module.open_store()
-    try:
-        rooms.clock = clock
-        code, control = rooms.create(LESSON)
-        token = rooms.join(code, "Ana", "en")
-        rooms.submit(code, token, 0, "a sentence of Ana's")
-        rooms.end(code, control)
-        time.sleep(0.3)
-        assert rooms.learner(code, token) is not None  # kept a while after closing
-        clock.now += rules.KEEP_AFTER_CLOSE_S + 1
-        deadline = time.monotonic() + 10
-        while rooms.learner(code, token) is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert rooms.learner(code, token) is None
-    finally:
-        store_module._store = None
-        rooms.close()
+    rooms.clock = clock
+    code, control = rooms.create(LESSON)
+    token = rooms.join(code, "Ana", "en")
+    rooms.submit(code, token, 0, "a sentence of Ana's")
+    rooms.end(code, control)
+    time.sleep(0.3)
+    assert rooms.learner(code, token) is not None  # kept a while after closing
+    clock.now += rules.KEEP_AFTER_CLOSE_S + 1
+    deadline = time.monotonic() + 10
+    while rooms.learner(code, token) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert rooms.learner(code, token) is None
 
 
 def test_codes_tried_in_vain_hold_a_browser_back(store):
