@@ -228,3 +228,15 @@ def test_an_answer_the_engine_cannot_compute_names_no_server_file_to_a_hosted_vi
         assert i18n.text("en", "lessons", "no_answer_hosted") in shown
     else:
         assert "/srv/private-models/smollm2/model.safetensors" in shown
+
+
+@pytest.mark.parametrize(
+    "answers", [{}, {"a.score-q0-k0": "14"}, {"a.score-q0-k0": "1"}], ids=["open", "right", "wrong"]
+)
+def test_the_steps_view_is_offered_once(answers):
+    """One caption naming the step's view and one pair of buttons to open it, before and after an answer: an
+    answer judged offers the view under "the view that shows why", and the page drew the same pair again under it."""
+    at = open_step(1, lang="ja", **answers)
+    caption = i18n.text("ja", "lessons", "view_caption").split("{")[0]
+    assert [c.value for c in at.caption].count(next(c.value for c in at.caption if c.value.startswith(caption))) == 1
+    assert [b.label for b in at.button].count(i18n.text("ja", "lessons", "open_here")) == 1

@@ -75,11 +75,12 @@ def page() -> None:
     from app import step_views  # imported where a step is drawn: the navigation imports this module on every page
 
     drawn = step_views.show(step, f"step-fig-{index}", held_back=held_back)  # the page's figure, above the question
-    if not drawn:
+    answered = step.question is not None and not unanswered
+    if not drawn and not answered:  # the view is not on this page: its links come first
         progress.step_links(T, step, f"step-{index}")
-    if step.question is not None:
-        question.show(T, lesson, step, given)
-    if drawn:  # the page itself, to explore further, under the question
+    # an answer judged offers the view itself, under "why" (once on the page: two rows of the same buttons confused)
+    linked = step.question is not None and question.show(T, lesson, step, given)
+    if (drawn or answered) and not linked:  # the page itself, to explore further, under the question
         progress.step_links(T, step, f"step-{index}")
     navigation(T, lesson, index)
     if on_path is not None and index == n - 1:

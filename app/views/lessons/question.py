@@ -43,14 +43,16 @@ def _hints(T, lesson: core.Lesson, question: core.Question, answer: core.Answer)
                   on_click=progress.more_hint, args=(lesson.id, question.id))  # fmt: skip
 
 
-def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
+def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> bool:
+    """The answer judged, and the step's view to see why; False where the answer could not be read (no view
+    offered)."""
     question = step.question
     try:
         mine = core.parse_response(answer, raw)
     except ValueError:  # an answer from an old link that no longer fits (the lesson file changed)
         st.warning(T("stale_answer"))
         progress.forget(lesson.id, question.id)
-        return
+        return False
     right = core.is_correct(answer, mine)
     (st.success if right else st.error)(T("right" if right else "wrong"), icon=":material/check:" if right else None)
     c1, c2 = st.columns(2)
@@ -69,9 +71,12 @@ def _feedback(T, lesson, step, answer: core.Answer, raw: str) -> None:
     progress.step_links(T, step, f"why-{question.id}")
     st.button(T("again"), key=f"again-{lesson.id}-{question.id}", on_click=progress.forget,
               args=(lesson.id, question.id))  # fmt: skip
+    return True
 
 
-def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None:
+def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> bool:
+    """The question, or its answer judged; True where the step's view links were drawn with the answer (the page
+    draws them once)."""
     question = step.question
     st.header(T("question"))
     prose(question.prompt, ui.lang())
@@ -82,10 +87,9 @@ def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None
         st.warning(T("no_answer") if why else T("no_answer_hosted"))
         if why:
             st.code(why, language=None)
-        return
+        return False
     if question.id in given:
-        _feedback(T, lesson, step, answer, given[question.id])
-        return
+        return _feedback(T, lesson, step, answer, given[question.id])
     key = f"input-{lesson.id}-{question.id}"
     raw = None if answer.kind == "number" else _picked(T, answer, key)
     with st.form(f"form-{lesson.id}-{question.id}", border=answer.kind == "number"):
@@ -104,3 +108,4 @@ def show(T, lesson: core.Lesson, step: core.Step, given: dict[str, str]) -> None
                 given[question.id] = core.format_response(answer, response)
                 st.rerun()
     _hints(T, lesson, question, answer)
+    return False
