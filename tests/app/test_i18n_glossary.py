@@ -1,0 +1,79 @@
+"""The Japanese and Korean words use one term per core concept: a study group that meets 注意 on one page and
+アテンション on the next stumbles over words instead of over attention."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from app import i18n
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGS = ("ja", "ko")
+
+
+def _lesson_texts(lang: str) -> dict[str, tuple[str, str]]:
+    """{'<file>:<path>': (en, lang)} for every inline {en = ..., ja = ..., ko = ...} table of lessons/*.toml."""
+    out = {}
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            if isinstance(node.get("en"), str) and isinstance(node.get(lang), str):
+                out[where] = (node["en"], node[lang])
+            else:
+                for k, v in node.items():
+                    walk(v, f"{where}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}[{i}]")
+
+    for path in sorted((ROOT / "lessons").glob("*.toml")):
+        walk(tomllib.loads(path.read_text(encoding="utf-8")), path.name)
+    return out
+
+
+def _pairs(lang: str) -> dict[str, tuple[str, str]]:
+    """Every (English, translation) pair a reader of `lang` meets: the page catalog and the lessons."""
+    english = i18n.flat(i18n.catalog("en"))
+    theirs = i18n.flat(i18n.catalog(lang))
+    pairs = {f"locales:{k}": (english[k], theirs[k]) for k in english if isinstance(theirs.get(k), str)}
+    pairs.update(_lesson_texts(lang))
+    return pairs
+
+
+# The one term each file uses for a core concept (the field's and the file's majority), and the variants it replaced.
+# Verb uses stay: 注意を向ける / 注意する側 ("to attend"), 주의를 기울이다 / 주의하는 쪽, a dict's 値 in the lookup analogy.
+DECLARED = {
+    "ja": {
+        "attention (noun)": ("アテンション", r"注意(?!を向け|する|され|でき|しな|を均等に)"),
+        "self-attention": ("セルフアテンション", r"自己(?:注意|アテンション)"),
+        "query (noun)": ("クエリ", r"問い合わせ"),
+        "key/value heads and cache": ("キー・バリュー / キーとバリュー", r"キー(?:・|と)値(?!だけ)"),
+        "decoder": ("デコーダ", r"デコーダー"),
+        "tokenizer": ("トークナイザ", r"トークナイザー"),
+    },
+    "ko": {
+        "attention (noun)": ("어텐션", r"주의(?!를 |하는|받는|할 )"),
+        "cross-attention": ("크로스 어텐션", r"교차 어텐션"),
+        "query (noun)": ("쿼리", r"질의"),
+        "value": ("값", r"밸류"),
+        "window": ("윈도우", r"윈도(?!우)"),
+    },
+}
+
+
+# The lookup analogy compares attention with a Python dict in the dict's own words: its keys and values (キーと値).
+ANALOGY = {"locales:sdpa_steps.lookup_text"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_one_term_per_concept(lang):
+    bad = [
+        f"{where} ({concept}: {term}, not {m.group(0)!r}): {text[max(0, m.start() - 15) : m.end() + 15]}"
+        for where, (_, text) in _pairs(lang).items()
+        if where not in ANALOGY
+        for concept, (term, rejected) in DECLARED[lang].items()
+        for m in re.finditer(rejected, text)
+    ]
+    assert not bad, "\n".join(bad)
