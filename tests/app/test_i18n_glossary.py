@@ -1,5 +1,6 @@
-"""The Japanese and Korean words use one term per core concept: a study group that meets 注意 on one page and
-アテンション on the next stumbles over words instead of over attention."""
+"""The Japanese and Korean words use one term per core concept, and never leave an English UI word where the reader
+sees their own: a study group that meets 注意 on one page and アテンション on the next, or is told to press a button
+by its English name, stumbles over words instead of over attention."""
 
 import re
 import tomllib
@@ -76,4 +77,49 @@ def test_one_term_per_concept(lang):
         for concept, (term, rejected) in DECLARED[lang].items()
         for m in re.finditer(rejected, text)
     ]
+    assert not bad, "\n".join(bad)
+
+
+# Where English says "attention" the mechanism is meant; proper names, code and URLs keep their Latin letters.
+_KEPT = re.compile(
+    r"Attention Lab|FlashAttention|`[^`]*`|\{[^}]*\}|/[\w/-]*attention[\w-]*|\battention\(|attention_\w+"
+)
+_ATTENTION_WORD = {"ja": "アテンション", "ko": "어텐션"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_where_english_says_attention_the_translation_does_too(lang):
+    """Not left in English ('the attention interface'), not lost ('uniform attention over 16 keys' -> 'uniform over
+    16'), not rendered by the everyday word for paying attention."""
+    bad = []
+    for where, (en, text) in _pairs(lang).items():
+        if re.search(r"\battention\b", _KEPT.sub("", en), flags=re.I) and _ATTENTION_WORD[lang] not in text:
+            bad.append(f"{where}: {en[:80]!r} -> {text[:80]!r}")
+        if re.search(r"\battention\b(?!\()", _KEPT.sub("", text), flags=re.I):
+            bad.append(f"{where}: English 'attention' left in {text[:120]!r}")
+    assert not bad, "\n".join(bad)
+
+
+def _labels(lang: str) -> dict[str, str]:
+    """Short English UI strings (a button, a column, a row name: 2-5 words) and their translation in `lang`."""
+    english = i18n.flat(i18n.catalog("en"))
+    theirs = i18n.flat(i18n.catalog(lang))
+    return {
+        en: theirs[k]
+        for k, en in english.items()
+        if 2 <= len(en.split()) <= 5 and re.fullmatch(r"[A-Za-z][a-z ]+[a-z]( \{\w+\})?", en) and theirs[k] != en
+    }
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lessons_quote_the_labels_the_reader_sees(lang):
+    """A lesson step that says 「Compute the maps」を押して sends a Japanese reader after a button that reads マップを計算."""
+    labels = _labels(lang)
+    bad = []
+    for where, (_, text) in _lesson_texts(lang).items():
+        for quoted in re.findall(r"[「'‘“]([^」'’”]+)[」'’”]", text):
+            stem = re.sub(r"\{\w+\}", "{}", quoted)
+            for en, translated in labels.items():
+                if re.sub(r"\{\w+\}", "{}", en) == stem:
+                    bad.append(f"{where}: quotes {quoted!r}, the {lang} page shows {translated!r}")
     assert not bad, "\n".join(bad)
