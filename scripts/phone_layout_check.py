@@ -14,11 +14,15 @@ page, then its projector view.
     python scripts/phone_layout_check.py --devices ipad-portrait,android-tablet,phone-landscape,desktop-1100 \
         --no-long --out tablet_layout                               # each of DEVICES: its window and User-Agent
     python scripts/phone_layout_check.py --pages ablation,long-maps --states figure --no-long   # their figures
+    python scripts/phone_layout_check.py --pages moe,encoder-decoder --link encoder-decoder?part=alignment \
+        --no-long --out phone_cell_text                             # and /encoder-decoder at its alignment map
 
 A device visits with its window's size and the User-Agent its browser sends (the page fits a figure's titles to what
 that says: app/ui.figure_px), each visit recording the width the page fitted its figures for (fitted_px). Found besides
 overlaps: a figure wider than its column, and a map drawn to scale that leaves its figure blank beside or above it
-(taking under SCALED_AT_LEAST of its room: the figure's height was fitted for a narrower or a wider screen).
+(taking under SCALED_AT_LEAST of its room: the figure's height was fitted for a narrower or a wider screen), and a
+heatmap's cell labels set in type under CELL_TEXT_AT_LEAST px or wider than their cell (each map's type, cells and
+widest label: cell_text).
 
 Overlaps found: two boxes of different parts (an axis title and a tick label, a legend and an axis title, two panel
 titles) that share more than 2 px each way; two tick labels of one axis; any of them past the figure's edge. The
@@ -33,7 +37,7 @@ import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -93,8 +97,12 @@ DEVICES = {
 # of the width (height) its figure gives it: a map drawn to scale that takes less of it the other way is found (the
 # rest of the figure stands blank beside or above it: its height was fitted for a narrower or a wider screen)
 SCALED_AT_LEAST = 0.8
+# px: a heatmap's cell labels set in smaller type are found. Plotly sets a map's labels in one type, the largest its
+# longest line fits in its narrowest cell (0.65 em a character) up to the figure's font, so a label grown by a
+# decimal or a line shrinks every label of its map; 9 px is about the smallest a phone held at arm's length reads
+CELL_TEXT_AT_LEAST = 9
 # Boxes of each part of every plotly figure on the page, relative to the figure, then the pairs that overlap
-OVERLAPS = r"""(SCALED_AT_LEAST) => {
+OVERLAPS = r"""({SCALED_AT_LEAST, CELL_TEXT_AT_LEAST}) => {
   const out = [];
   const charts = Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'));
   charts.forEach((root, index) => {
@@ -159,6 +167,36 @@ OVERLAPS = r"""(SCALED_AT_LEAST) => {
     if (scaled !== null && scaled < SCALED_AT_LEAST)
       found.push({what: 'map drawn to scale leaves its figure blank', a: {kind: 'plot', group: '',
                   text: Math.round(scaled * 100) + '% of its room', x0: 0, y0: 0, x1: 0, y1: 0}});
+    // a heatmap's cell labels (plotly's g.heatmap-label, one per labelled cell): the type they are set in as the
+    // reader sees it (the font size times the figure's scale on the screen), the cells they stand in (the trace's
+    // bricks through its axes, as plotly draws them) and the widest label's box; a mark wider than its cell runs
+    // into the next one
+    const cells = [];
+    root.querySelectorAll('g.hm').forEach(trace => {
+      const shown = Array.from(trace.querySelectorAll('g.heatmap-label > text'))
+        .map(e => ({e, r: e.getBoundingClientRect()})).filter(({r}) => r.width >= 1 && r.height >= 1);
+      const cd = trace.__data__ && trace.__data__[0];
+      if (!shown.length || !cd || !cd.trace) return;
+      const axis = (letter, ref) => full[letter + 'axis' + String(ref || letter).slice(1)];
+      const xa = axis('x', cd.trace.xaxis), ya = axis('y', cd.trace.yaxis);
+      const step = (edges, ax) => {
+        const at = Array.from(edges || [], v => ax.c2p(v)).filter(Number.isFinite), gaps = [];
+        for (let i = 1; i < at.length; i++) gaps.push(Math.abs(at[i] - at[i - 1]));
+        return {count: gaps.length, px: gaps.length ? Math.min(...gaps) : 0};
+      };
+      const across = step(cd.x, xa), down = step(cd.y, ya);
+      const px = Math.min(...shown.map(({e}) => parseFloat(getComputedStyle(e).fontSize) * e.getScreenCTM().a));
+      const widest = shown.reduce((a, b) => (b.r.width > a.r.width ? b : a));
+      const lines = Math.max(...shown.map(({e}) => Math.max(1, e.querySelectorAll('tspan.line').length)));
+      const cell = {px: Math.round(px * 10) / 10, lines, cells: [across.count, down.count],
+                    cell_px: [Math.round(across.px * 10) / 10, Math.round(down.px * 10) / 10],
+                    widest_px: Math.round(widest.r.width), widest_text: (widest.e.textContent || '').slice(0, 40)};
+      cells.push(cell);
+      const at = {kind: 'cell text', group: 'heatmap', text: cell.widest_text, x0: widest.r.left - box.left,
+                  y0: widest.r.top - box.top, x1: widest.r.right - box.left, y1: widest.r.bottom - box.top};
+      if (px < CELL_TEXT_AT_LEAST - 0.05) found.push({what: `cell text under ${CELL_TEXT_AT_LEAST} px`, a: at});
+      if (across.px && widest.r.width > across.px + 1) found.push({what: 'cell text wider than its cell', a: at});
+    });
     const round = it => ({...it, x0: Math.round(it.x0), y0: Math.round(it.y0), x1: Math.round(it.x1),
                           y1: Math.round(it.y1)});
     // px from the page's title above the figure (app/ui._title) and from the tool bar's foot to the plot's top
@@ -172,7 +210,8 @@ OVERLAPS = r"""(SCALED_AT_LEAST) => {
     out.push({figure: index, width: Math.round(w), height: Math.round(h),
               plot_width: plotWidth === null ? null : Math.round(plotWidth),
               scaled_share: scaled === null ? null : Math.round(scaled * 100) / 100, title_to_plot: gap(title),
-              toolbar_to_plot: gap(bar),
+              toolbar_to_plot: gap(bar), cell_text: cells,
+              title: ((title || root.querySelector('.g-gtitle text') || {}).textContent || '').slice(0, 60),
               found: found.map(f => ({what: f.what, a: round(f.a), b: f.b && round(f.b)}))});
   });
   return out;
@@ -267,7 +306,7 @@ def examine(page, row: dict, out: Path | None, width: int, height: int) -> dict:
     if out:
         page.set_viewport_size({"width": width, "height": height})
         page.wait_for_timeout(400)
-    figures = page.evaluate(OVERLAPS, SCALED_AT_LEAST)
+    figures = page.evaluate(OVERLAPS, {"SCALED_AT_LEAST": SCALED_AT_LEAST, "CELL_TEXT_AT_LEAST": CELL_TEXT_AT_LEAST})
     shot = out / f"{row['page']}-{row['lang']}-{row['state']}-{row['device']}.png" if out else None
     if shot:
         shoot(page, shot, width)
@@ -280,6 +319,7 @@ def examine(page, row: dict, out: Path | None, width: int, height: int) -> dict:
             "column_px": page.evaluate(COLUMN),
             "title_to_plot": [f["title_to_plot"] for f in figures if f["title_to_plot"] is not None],
             "toolbar_to_plot": [f["toolbar_to_plot"] for f in figures if f["toolbar_to_plot"] is not None],
+            "cell_text": [dict(figure=f["figure"], title=f["title"], **c) for f in figures for c in f["cell_text"]],
             **{f"{k}_text": v for k, v in page.evaluate(SEEN).items()}}  # fmt: skip
     print(row["device"], row["page"], row["lang"], row["state"], row["figures"], "figures,", len(row["found"]), "found",
           row["wide_text"] or "", row["cut_text"] or "", flush=True)  # fmt: skip
@@ -310,6 +350,10 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=844)
     parser.add_argument("--devices", default="", help=f"comma-separated, of {', '.join(DEVICES)} (then no --width)")
     parser.add_argument("--states", default="default", help="comma-separated, of default, figure (a lesson's link)")
+    parser.add_argument(
+        "--link", action="append", default=[], metavar="PAGE?QUERY",
+        help="also open PAGE at this link's state (state 'link'), e.g. encoder-decoder?part=alignment; repeatable",
+    )  # fmt: skip
     parser.add_argument("--no-long", action="store_true", help="skip the long-text state")
     parser.add_argument("--no-shots", action="store_true", help="no screenshots (about a third of a visit's time)")
     parser.add_argument("--out", default="phone_layout")
@@ -321,6 +365,7 @@ def main() -> None:
         shots.mkdir(parents=True, exist_ok=True)
     states = args.states.split(",")
     figure_states = axe_helpers.figure_states() if "figure" in states else {}
+    links = [(page, dict(parse_qsl(query))) for page, _, query in (link.partition("?") for link in args.link)]
     started, load_before = datetime.now(UTC).isoformat(timespec="seconds"), loadavg()
     rows: list[dict] = []
     with served_chromium() as (base, browser):
@@ -335,15 +380,17 @@ def main() -> None:
                 page = context.new_page()
                 for entry in entries:
                     visit = {"device": device, "fitted_px": fitted_px, "page": entry.url, "lang": lang}
-                    for state in states:
+                    at_links = [("link", params) for url, params in links if url == entry.url]
+                    for state, own in [(s, figure_states.get(entry.url, {})) for s in states] + at_links:
                         if state == "figure" and entry.url not in figure_states:
                             continue
-                        params = {"lang": lang, **(figure_states[entry.url] if state == "figure" else {})}
+                        params = {"lang": lang, **(own if state != "default" else {})}
                         page.goto(f"{base}{page_path(entry)}?{urlencode(params)}", wait_until="domcontentloaded")
                         page.wait_for_selector("h1", timeout=PAGE_RUN_MS)
                         settle(page, lang)
                         pressed = state == "figure" and press_to_draw(page, lang)
-                        shown = visit | {"state": state} | ({"pressed": True} if pressed else {})
+                        shown = visit | {"state": state} | ({"params": own} if state == "link" else {})
+                        shown |= {"pressed": True} if pressed else {}
                         rows.append(examine(page, shown, shots, width, height))
                         area = page.locator('[data-testid="stMain"] textarea').first
                         if state == "default" and not args.no_long and area.count() and area.is_visible():

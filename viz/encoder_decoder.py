@@ -126,8 +126,8 @@ def alignment_map(grid, t) -> go.Figure:
     acc = np.asarray(grid["accuracy"], dtype=np.float32)
     low, high = np.asarray(grid["low"]), np.asarray(grid["high"])
     # the interval on lines of its own: plotly sets a map's labels in the type their longest line fits (a cell's width
-    # over 0.65 em a character), and a phone's four heads leave a cell some 60 px: '[58.1%, 68.0%]' on one line
-    # comes to 6 px type there, its parts on lines of their own to the figure's 12 px
+    # over 0.65 em a character, viz.labels.cell_text_px), and a phone's four heads leave a cell 47 px (chromium):
+    # '[58.1%, 68.0%]' on one line comes to 5 px type there, its parts on lines of their own to 10 px (a laptop's 12)
     text = [[f"{acc[i, j]:{SHARE_FORMAT}}<br>[{low[i, j]:{SHARE_FORMAT}},<br>{high[i, j]:{SHARE_FORMAT}}]"
              for j in range(acc.shape[1])] for i in range(acc.shape[0])]  # fmt: skip
     layers, heads = alignment_labels(grid, t)

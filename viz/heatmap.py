@@ -21,6 +21,7 @@ from core.figure_text import OVERLAY
 from .labels import (
     AXIS_TITLE_LINE,
     AXIS_TITLE_PX,
+    COLOUR_BAR_PX,
     COLUMN_EM,
     FONT_PX,
     PHONE_FIGURE_PX,
@@ -188,7 +189,7 @@ def _heatmap(**props) -> dict:
 # the rows' labels (two Y_LABELS_GAP) and the rows' title, AXIS_TITLE_LINE a line (a title longer than a short map is
 # tall is cut into two or three: viz.labels.for_page). Guessed at 80 px in all, it left '0 Dogs' and '1 bark' lying
 # flat over each other on /masks' maps, drawn 69 px wide where 160 were counted on.
-MARGINS_PX, COLOUR_BAR_PX = 20, 74
+MARGINS_PX = 20
 # A label standing at -60 degrees drops sin 60 of its width; a map's height leaves such labels this many px
 STANDING_DROP, STANDING_ROOM = 0.87, 60
 

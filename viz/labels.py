@@ -147,6 +147,23 @@ def columns_in(px: float, font_px: float) -> int:
 
 
 MIN_TITLE_PX = 9  # a title whose longest word is wider than its panel is set smaller, down to this
+# What stands right of a map's plot (px): its colour bar with its numbers and its title standing up its side, from the
+# plot's edge (chromium, /masks' maps drawn 282 px wide; viz.heatmap)
+COLOUR_BAR_PX = 74
+# A map's cell labels. Plotly sets every label of a map in one type, the largest in which the longest line of any
+# label fits the narrowest cell (CELL_CHAR_EM of the type a character, lines CELL_LINE_EM apart) up to the figure's
+# font (plotly.js, traces/heatmap/plot.js): one decimal more on every label shrinks them all. Numbers set under
+# CELL_TEXT_AT_LEAST px are not read on a phone (/moe's share maps labelled '12.5%' came to 5 and 6 px at 390 px,
+# chromium: results/phone_cell_text.json); the colour, the hover, the caption and the table say them still.
+CELL_TEXT_AT_LEAST = 9
+CELL_CHAR_EM, CELL_LINE_EM = 0.65, 1.3
+# px of type a map's labels are estimated to within from its figure's width (what stands beside its plot counted to
+# some 10 px of what chromium draws: 151 to 193 px against 159 to 188): a map estimated a pixel under is left labelled
+# (/moe's 8 experts beside each other on a laptop, drawn in 9 px type); scripts/phone_layout_check.py reports what
+# is drawn smaller
+CELL_TEXT_SLACK = 1
+# a label that is a number or an interval of numbers ('63.2%', '[58.1%,<br>68.0%]', '−0.25'), not a mark or a word
+_NUMBER_LABEL = re.compile(r"[\s\d.,%+\-−\[\]()]*\d[\s\d.,%+\-−\[\]()]*")
 
 
 def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
@@ -238,6 +255,8 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
             above = max(above, AXIS_TITLE_LINE * lines + ABOVE_PAD)
     if any(n.get("text") != o.get("text") for n, o in zip(notes, layout.get("annotations") or ())):
         changes["annotations"] = notes
+    # numbers on a map's cells that this width would set too small to read are left to its colour and hover
+    unlabelled = _unreadable_cell_labels(fig, layout, width, plot_px, font)
     top = margin.get("t", 100)
     if above != top:
         changes["margin"] = dict(margin, t=above)
@@ -246,9 +265,16 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
     if as_dict:
         fig["layout"] = _merged(layout, changes)
         fig["layout"].pop("title", None)
+        if unlabelled:  # the traces copied where changed: a shared figure's dict is fitted for every width
+            fig["data"] = [
+                {k: v for k, v in trace.items() if k not in ("text", "texttemplate")} if i in unlabelled else trace
+                for i, trace in enumerate(fig["data"])
+            ]
     else:
         fig.update_layout(changes)
         fig.layout.title = None
+        for i in unlabelled:
+            fig.data[i].update(text=None, texttemplate=None)
     return fig
 
 
@@ -335,6 +361,54 @@ def _undrawn_panels_px(fig, layout: dict, width: int, font: float) -> int:
     # plotly keeps a plot at least layout.minreducedheight tall (64 px) by shrinking the margins its axes' labels
     # push, which set the panels' titles past the figure's top edge
     return max(0, int(plot - max(drawn, MIN_REDUCED_PX + ABOVE_PAD) - 3 * AXIS_TITLE_LINE))
+
+
+def cell_text_px(labels, plot_px: tuple[float, float], font: float = FONT_PX) -> int:
+    """The type (px) plotly sets a map's cell labels in, `labels` its rows of cells' text (lines joined by <br>), its
+    plot `plot_px` (width, height) wide and tall: the largest in which the longest line fits the narrowest cell, the
+    most lines its height, up to the figure's `font`. Plotly measures a cell between its neighbours' centres, each
+    rounded to a pixel: the narrowest of cells 21.5 px wide is 21."""
+    rows = [list(row) for row in labels]
+    shown = [str(label).split("<br>") for row in rows for label in row if label]
+    if not shown:
+        return int(font)
+    columns = max(len(row) for row in rows)
+    chars = max(len(line) for lines in shown for line in lines)
+    lines = max(len(lines) for lines in shown)
+    wide = math.floor(plot_px[0] / columns) / max(chars, 1) / CELL_CHAR_EM
+    tall = math.floor(plot_px[1] / len(rows)) / lines / CELL_LINE_EM
+    return int(min(math.floor(wide), math.floor(tall), font))
+
+
+def _labelled_with_numbers(read) -> bool:
+    """A heatmap whose cells are labelled with numbers (its text, in plotly's own type): numbers its colour and hover
+    say too, not marks or tokens that only the labels show."""
+    text, font = read("text"), read("textfont") or {}
+    if read("type") != "heatmap" or read("texttemplate") != "%{text}" or not isinstance(text, (list, tuple)):
+        return False
+    if (font.get("size") if isinstance(font, dict) else font.size) is not None:
+        return False
+    labels = [str(label).replace("<br>", " ") for row in text for label in row if label]
+    return bool(labels) and all(_NUMBER_LABEL.fullmatch(label) for label in labels)
+
+
+def _unreadable_cell_labels(fig, layout: dict, width: int, plot_height: float, font: float) -> list[int]:
+    """Which of a figure's heatmaps (their indices) a figure `width` px wide would label with numbers in type under
+    CELL_TEXT_AT_LEAST px (cell_text_px, less CELL_TEXT_SLACK): its plot what the margins, the rows' labels and title
+    (with their gaps) and the colour bar leave of the width."""
+    margin = layout.get("margin") or {}
+    found = []
+    for i, trace in enumerate(fig.get("data", ()) if isinstance(fig, dict) else fig.data):
+        read = trace.get if isinstance(trace, dict) else trace.__getitem__
+        if not _labelled_with_numbers(read):
+            continue
+        xaxis = "xaxis" + str(read("xaxis") or "x")[1:]
+        beside = _row_labels_px(fig, layout, xaxis, font) + 2 * Y_LABELS_GAP
+        beside += COLOUR_BAR_PX if read("showscale") is not False else 0
+        plot_width = width - margin.get("l", 80) - margin.get("r", 80) - beside
+        if cell_text_px(read("text"), (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST - CELL_TEXT_SLACK:
+            found.append(i)
+    return found
 
 
 def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:

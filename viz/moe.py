@@ -211,6 +211,13 @@ def dropped_curve(view: TextRouting, t: Translate) -> go.Figure:
     )
 
 
+def share_labels(shares) -> list[list[str]]:
+    """A share map's cells' labels, to SHARE_FORMAT's decimal as its hover says them ('12.5%'), as text the page
+    reads (viz.labels.for_page leaves them out where a screen would set them too small to read: a phone's 8 experts)."""
+    return [[f"{v:{SHARE_FORMAT}}" if np.isfinite(v) else "" for v in row.tolist()]
+            for row in np.asarray(shares, dtype=np.float64)]  # fmt: skip
+
+
 def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     """Expert (rows) x category (columns): share of each category among the tokens routed to the expert.
     Hover adds the lift (share / the category's overall share): > 1 means the expert prefers it."""
@@ -226,7 +233,8 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
         zmax=1,
         colorscale=scale("Greens"),
         customdata=lift,
-        texttemplate=f"%{{z:{SHARE_FORMAT}}}",
+        text=share_labels(s),
+        texttemplate="%{text}",
         hovertemplate=f"{_expert_named(t, 'y')}<br>%{{x}}: %{{z:{SHARE_FORMAT}}} {safe_label(t('of_its_tokens'), 40)}<br>"
         f"{safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
         colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
@@ -253,7 +261,8 @@ def layer_load_heatmap(view: Comparison, t: Translate, variant: str) -> go.Figur
         zmin=0,
         zmax=view.bounds.max_load,
         colorscale=scale("Oranges"),
-        texttemplate=f"%{{z:{SHARE_FORMAT}}}",
+        text=share_labels(z),
+        texttemplate="%{text}",
         hovertemplate=f"%{{y}}, {_expert_named(t, 'x')}: %{{z:{SHARE_FORMAT}}} {safe_label(t('of_assignments'), 40)}<extra></extra>",
         colorbar=colour_bar(safe_label(t("share_short"), 20), tickformat=".0%"),
     )

@@ -72,7 +72,7 @@ def test_the_alignment_figures_draw_the_shares_in_percent_as_the_words_say_them(
     grid = {"accuracy": [[0.6321, 0.2]], "low": [[0.581, 0.15]], "high": [[0.68, 0.26]]}
     heatmap = figs.alignment_map(grid, words).data[0]
     # each cell labelled to the decimal its hover and the page say (63.2%, not 63%), the interval on lines of its own
-    # (a phone's four heads leave a cell some 60 px: plotly shrinks a label's type to fit its longest line)
+    # (a phone's four heads leave a cell 47 px: plotly shrinks a label's type to fit its longest line)
     assert heatmap.text[0][0] == "63.2%<br>[58.1%,<br>68.0%]" and heatmap.colorbar.tickformat == ".0%"
     assert "%{z:.1%}" in heatmap.hovertemplate and "63.2%" in page("head_result", l=0, h=0, a=0.6321, lo=0.581, hi=0.68)
     heads = [{"layer": 0, "head": 0, "accuracy": 0.6321, "low": 0.581, "high": 0.68}]

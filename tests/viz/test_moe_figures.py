@@ -149,11 +149,10 @@ def test_the_share_maps_label_their_cells_to_the_decimals_they_hover_and_say():
     shares = cv.Specialisation("balanced", 1, ["noun"], np.full((E, 1), 0.125), np.ones((E, 1)), [], [0.25] * E, 10)
     for fig in (vmoe.layer_load_heatmap(comparison, t, "balanced"), vmoe.category_heatmap(shares, t)):
         (heat,) = fig.data
-        labelled = re.findall(r"%\{z:[^}]*?\.(\d+)%\}", heat.texttemplate)
-        assert labelled == ["1"] and percent_decimals(heat.to_plotly_json()) == 1, (
-            heat.texttemplate,
-            heat.hovertemplate,
-        )
+        labels = [label for row in heat.text for label in row]
+        assert heat.texttemplate == "%{text}" and "12.5%" in labels, labels
+        assert all(re.fullmatch(r"\d+\.\d%", label) for label in labels), labels
+        assert percent_decimals(heat.to_plotly_json()) == 1, heat.hovertemplate
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])

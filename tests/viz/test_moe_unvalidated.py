@@ -98,7 +98,8 @@ def ref_category_heatmap(view, t):
     fig = go.Figure(go.Heatmap(
         z=s, x=[moe.safe_label(n) for n in view.category_names], y=moe.expert_ticks(s.shape[0]), zmin=0, zmax=1,
         colorscale="Greens", customdata=np.round(np.asarray(view.lift, dtype=np.float64), 2),
-        texttemplate="%{z:.1%}", colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
+        text=[[f"{v:.1%}" for v in row] for row in s.tolist()], texttemplate="%{text}",
+        colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
         hovertemplate=f"{moe._expert_named(t, 'y')}<br>%{{x}}: %{{z:.1%}} {moe.safe_label(t('of_its_tokens'), 40)}"
         f"<br>{moe.safe_label(t('lift'), 20)} ×%{{customdata}}<extra></extra>",
     ))  # fmt: skip
@@ -111,7 +112,8 @@ def ref_layer_load_heatmap(view, t, variant):
     z = np.round(view.checkpoints[variant].loads, 3).astype(np.float32)
     fig = go.Figure(go.Heatmap(
         z=z, x=moe.expert_ticks(z.shape[1]), y=[moe.safe_label(n) for n in moe.layer_labels(z.shape[0], t)], zmin=0,
-        zmax=view.bounds.max_load, colorscale="Oranges", texttemplate="%{z:.1%}",
+        zmax=view.bounds.max_load, colorscale="Oranges", text=[[f"{v:.1%}" for v in row] for row in z.tolist()],
+        texttemplate="%{text}",
         hovertemplate=f"%{{y}}, {moe._expert_named(t, 'x')}: %{{z:.1%}} {moe.safe_label(t('of_assignments'), 40)}"
         "<extra></extra>", colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
     ))  # fmt: skip

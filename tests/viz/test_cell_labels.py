@@ -1,0 +1,103 @@
+"""A map's numbers on its cells, as a phone and a laptop draw them. Plotly sets every label of a map in one type, the
+largest its longest line fits in the narrowest cell: /moe's share maps labelled to one decimal ('12.5%') came to 5 and
+6 px on a 390 px phone in chromium (results/phone_cell_text.json). viz.labels.for_page leaves numbers out of cells a
+screen would set them too small in; marks and tokens, which only the labels show, stay."""
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+from app import i18n
+from core.encoder_decoder import alignment as al
+from core.moe import balance_bounds
+from core.moe import checkpoint_views as cv
+from viz import encoder_decoder as ved
+from viz import moe as vmoe
+from viz.labels import (
+    CELL_TEXT_AT_LEAST,
+    LAPTOP_FIGURE_PX,
+    PHONE_FIGURE_PX,
+    SIDEBAR_FIGURE_PX,
+    TABLET_FIGURE_PX,
+    beside_px,
+    cell_text_px,
+    for_page,
+)
+
+E, LAYERS, CATEGORIES = 8, 4, 10  # the shipped checkpoints' experts and layers, the generator's word categories
+
+
+def share_maps(lang: str) -> dict:
+    t = functools.partial(i18n.text, lang, "moe.figure")
+    rng = np.random.default_rng(0)
+    loads = rng.dirichlet(np.ones(E), LAYERS) * 0.5
+    summary = cv.CheckpointSummary(2.1, loads, 0.0, 0.5, [0], [3.0])
+    comparison = cv.Comparison({"balanced": summary}, E, 1 / E, balance_bounds(E, 2))
+    shares = cv.Specialisation("balanced", 1, [f"c{i}" for i in range(CATEGORIES)], rng.dirichlet(np.ones(CATEGORIES), E),
+                               np.ones((E, CATEGORIES)), [], [1 / E] * E, 10)  # fmt: skip
+    with open("results/encoder_decoder_alignment.json", encoding="utf-8") as f:
+        grid = al.result_grid(json.load(f))
+    return {
+        "layer_load": vmoe.layer_load_heatmap(comparison, t, "balanced"),
+        "category": vmoe.category_heatmap(shares, t),
+        "alignment": ved.alignment_map(grid, functools.partial(i18n.text, lang, "encoder_decoder.figure")),
+    }
+
+
+def labelled(fig, px: int) -> bool:
+    (trace,) = for_page(fig.to_dict(), px)["data"]
+    return trace.get("texttemplate") == "%{text}" and bool(trace.get("text"))
+
+
+@pytest.mark.parametrize(
+    "label, cells, cell_px, drawn",
+    [  # chromium 390 and 1366 px (scripts/phone_layout_check.py): each map's cells, their size and the type drawn
+        ("16.4%", (8, 4), (21.5, 42), 6),  # /moe's layer loads on a phone
+        ("16.4%", (8, 4), (30.5, 42), 9),  # beside each other on a laptop
+        ("27.1%", (10, 8), (19.9, 28.9), 5),  # /moe's categories on a phone
+        ("16%", (8, 4), (21.5, 42), 10),  # to whole percent, before
+        ("30.1%<br>[28.3%,<br>31.9%]", (4, 2), (47.3, 89), 10),  # /encoder-decoder's alignment on a phone
+        ("30%<br>[28%, 32%]", (4, 2), (47.3, 89), 7),  # its interval on one line, before
+        ("30.1%<br>[28.3%,<br>31.9%]", (4, 2), (181.5, 89), 12),  # a laptop: the figure's 12 px font
+    ],
+)
+def test_cell_text_px_is_the_type_chromium_set_the_labels_in(label, cells, cell_px, drawn):
+    (columns, rows), (wide, tall) = cells, cell_px
+    assert cell_text_px([[label] * columns] * rows, (wide * columns, tall * rows)) == drawn
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_a_phone_is_not_sent_share_labels_too_small_to_read(lang):
+    """/moe's share maps: 5 and 6 px on a phone (chromium), so no numbers on their cells there (the colour, the hover
+    and the table say them); on a laptop (the layer loads beside each other: 9 px) and a tablet, labelled. The
+    alignment map's 4 heads leave 47 px cells: 10 px on a phone, labelled everywhere."""
+    maps = share_maps(lang)
+    assert not labelled(maps["layer_load"], PHONE_FIGURE_PX) and not labelled(maps["category"], PHONE_FIGURE_PX)
+    assert labelled(maps["layer_load"], beside_px(2)) and labelled(maps["category"], LAPTOP_FIGURE_PX)
+    assert labelled(maps["category"], TABLET_FIGURE_PX)
+    assert all(labelled(maps["alignment"], px) for px in (PHONE_FIGURE_PX, beside_px(2), LAPTOP_FIGURE_PX))
+    assert CELL_TEXT_AT_LEAST == 9
+
+
+def test_leaving_labels_out_changes_neither_the_figure_nor_the_dict_shared_by_every_width():
+    """A shared figure's dict is fitted for each width a browser asks for (app/ui.read_only): the phone's copy loses
+    the labels, the dict and the figure keep them; a plotly figure fitted in place loses them."""
+    fig = share_maps("en")["layer_load"]
+    sent = fig.to_dict()
+    phone = for_page(dict(sent), PHONE_FIGURE_PX)
+    assert "text" not in phone["data"][0] and "texttemplate" not in phone["data"][0]
+    assert sent["data"][0]["texttemplate"] == "%{text}" and fig.data[0].texttemplate == "%{text}"
+    alignment = share_maps("en")["alignment"]
+    for_page(alignment, SIDEBAR_FIGURE_PX)
+    assert alignment.data[0].texttemplate is None and alignment.data[0].text is None
+
+
+def test_marks_on_cells_stay_at_any_width():
+    """/moe's router map marks the chosen and the dropped experts on their cells: the marks are the figure's news,
+    not numbers its colour says, so they stay however narrow the figure."""
+    from tests.viz.test_moe_figures import VIEW
+
+    fig = vmoe.router_heatmap(VIEW, functools.partial(i18n.text, "en", "moe.figure"))
+    assert labelled(fig, SIDEBAR_FIGURE_PX) and labelled(fig, 120)
