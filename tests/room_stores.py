@@ -69,9 +69,14 @@ def open_kind(kind: str, tmp_path: Path, clock: Clock):
 
 def as_process_store(tmp_path: Path, monkeypatch):
     """The room service on a SQLite store (a temporary file), as every page of this process opens it
-    (app.room.store.open_store), on the shipped lessons; a fixture yields from it."""
+    (app.room.store.open_store), on the shipped lessons; a fixture yields from it. It asks no passcode to open a
+    room, as on a laptop run, which the process then is (ATTENTION_LAB_LOCAL=1): AppTest's server has no address,
+    which is a hosted server's, whose rooms always ask one (app.room.store.opening_passcode)."""
     import app.room.store as process
+    from app import serving
 
+    monkeypatch.setenv(serving.LOCAL_ENV, "1")
+    monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
     s = Rooms(SQLiteStore(tmp_path / "rooms.sqlite3"), process.lessons)
     monkeypatch.setattr(process, "_store", s)
     yield s

@@ -143,6 +143,14 @@ def new_passcode() -> str:
     )
 
 
+def check_opener(from_afar: bool, asks_passcode: bool) -> None:
+    """Who may open a room where no passcode guards opening (a laptop run): the browser of the computer that runs the
+    app, not a visitor who reached it from elsewhere (through a proxy or a tunnel its owner put in front of it), who
+    could otherwise fill it with rooms. RoomError 'open_here_only'."""
+    if from_afar and not asks_passcode:
+        raise RoomError("open_here_only")
+
+
 def check_passcode(typed, required_digest: str) -> None:
     """Opening a room on a server with a passcode: the one typed (outer spaces dropped), compared with the
     operator's by digest in constant time. RoomError 'passcode_empty' when none was typed, else 'passcode_wrong'."""

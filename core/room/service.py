@@ -60,6 +60,15 @@ class Rooms:
         """Whether opening a room asks for the operator's passcode."""
         return self._passcode is not None
 
+    def opens_for(self, from_afar: bool) -> bool:
+        """Whether a browser may open a room here (rules.check_opener): any, where a passcode guards opening; else
+        only the computer's own (from_afar False)."""
+        try:
+            rules.check_opener(from_afar, self.asks_passcode)
+        except RoomError:
+            return False
+        return True
+
     def lessons(self) -> Mapping[str, Lesson]:
         return self._lessons() if callable(self._lessons) else self._lessons
 
@@ -206,13 +215,15 @@ class Rooms:
     # -- the facilitator -----------------------------------------------------------------------------------
 
     @action(write=True)
-    def create(self, tx: Tx, lesson_id, ttl_s: float | None = None, client: str = "", passcode=None
-               ) -> tuple[str, str]:  # fmt: skip
+    def create(self, tx: Tx, lesson_id, ttl_s: float | None = None, client: str = "", passcode=None,
+               from_afar: bool = False) -> tuple[str, str]:  # fmt: skip
         """A new room on one of this server's lessons: (code, control token). `client`: the browser that asks
         (per-client limits), '' for the operator's own scripts. `passcode`: what the browser typed, checked when
-        this server asks for one (a wrong one stays counted). Rooms closed long enough are purged here."""
+        this server asks for one (a wrong one stays counted). `from_afar`: the browser is not the computer's own
+        (app.serving.hosted): refused where no passcode guards opening. Rooms closed long enough are purged here."""
         if not isinstance(lesson_id, str) or lesson_id not in self.lessons():
             raise RoomError("unknown_lesson", repr(lesson_id)[:40])
+        rules.check_opener(from_afar, self.asks_passcode)
         now = self.clock()
         tx.hold_admissions()
         self._purge(tx)

@@ -646,6 +646,26 @@ def test_a_server_with_the_operators_passcode_opens_rooms_only_for_it(store, clo
     assert open_for_anyone.create("qkv", client="browser:d")[0] and open_for_anyone.create("qkv", passcode="x")[0]
 
 
+def test_where_no_passcode_guards_opening_only_the_computers_own_browser_opens_a_room(store, clock, fixed_answers):
+    """A laptop run (no passcode) that its owner put behind a proxy or a tunnel: a visitor from afar could fill it
+    with rooms, a cookie for each. It opens rooms for the computer's own browser only; with a passcode, for any
+    browser that gives it. A refusal writes nothing (not a guess)."""
+    laptop = Rooms(store, LESSONS)
+    assert laptop.opens_for(from_afar=False) and not laptop.opens_for(from_afar=True)
+    for client in ("browser:far", ""):
+        with pytest.raises(RoomError, match="open_here_only"):
+            laptop.create("qkv", client=client, from_afar=True)
+    assert open_count(laptop, clock) == 0
+    with laptop.store.atomic(False) as tx:
+        assert tx.times("", "browser:far", "create", 0) == [] and tx.times("", "browser:far", "passcode_miss", 0) == []
+    code, control = laptop.create("qkv", client="browser:here")  # the laptop's own browser
+    assert laptop.is_control(code, control)
+    guarded = Rooms(store, LESSONS, passcode=PASSCODE)
+    assert guarded.opens_for(from_afar=True) and guarded.opens_for(from_afar=False)
+    assert guarded.create("qkv", client="browser:far", passcode=PASSCODE, from_afar=True)[0]
+    assert open_count(laptop, clock) == 2
+
+
 def test_passcodes_tried_in_vain_hold_a_browser_back(store, clock, fixed_answers):
     """As codes tried in vain (LIMITS["join_miss"]): a browser that typed wrong passcodes too often opens nothing
     for a while, not even with the right one, so it cannot guess on; other browsers are not held back, and an

@@ -794,6 +794,29 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(rooms_fro
     assert passcode not in str(at.query_params) and passcode not in shown_text(at)
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_a_laptop_run_reached_from_afar_opens_rooms_for_its_own_browser_only(rooms_from_env, monkeypatch, lang):
+    """A laptop run (no passcode: not hosted by its settings) that its owner put behind a proxy or a tunnel: a
+    visitor it brings is told in one sentence that rooms open on the laptop itself, with no form to send; the
+    laptop's own browser opens rooms as before."""
+    monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.delenv(serving.HOSTED_ENV, raising=False)
+    monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
+    monkeypatch.setattr(serving, "hosted_process", lambda: False)
+    monkeypatch.setattr(serving, "came_from_afar", lambda headers: True)
+    at = run_view("room", {"lang": lang})
+    assert_no_exception(at)
+    assert [i.value for i in at.info] == [i18n.text(lang, "room", "open_here_only")]
+    assert i18n.text(lang, "room", "open") not in [b.label for b in at.get("form_submit_button")]
+    assert passcode_box(at) is None and rooms_open() == 0
+    monkeypatch.setattr(serving, "came_from_afar", lambda headers: False)  # the laptop's own browser
+    at = run_view("room", {"lang": lang})
+    assert not at.info
+    open_a_room(at)
+    assert_no_exception(at)
+    assert rooms_open() == 1 and not at.error
+
+
 @pytest.mark.parametrize("lang", ["ja", "ko"])
 def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_opens(rooms_from_env, monkeypatch, lang):
     """A Japanese or Korean facilitator picks a lesson, is refused in their words without the passcode and with a

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import ui
+from app import serving, ui
 from app.room.store import open_store
 from app.views.lessons.text import label, plain
 from app.views.room import control_token, facilitator, follow, projector
@@ -26,8 +26,12 @@ PASSCODE_MAX_CHARS = 200  # the box's bound: an operator's passcode is a line, n
 
 
 def create(T, lessons: dict) -> None:
+    from_afar = serving.hosted()  # not this computer's own browser (a laptop run behind a proxy or a tunnel)
     with st.container(border=True):
         st.header(T("open_header"))
+        if not open_store().opens_for(from_afar):
+            st.info(T("open_here_only"))
+            return
         lang = ui.lang()  # the labels this run draws, whenever they are asked for (AppTest asks after the run)
         pick = ui.pick(
             T("lesson"), list(lessons), format_func=lambda i: label(lessons[i].title, lang), key="room-lesson"
@@ -40,7 +44,7 @@ def create(T, lessons: dict) -> None:
             if not st.form_submit_button(T("open"), type="primary"):
                 return
     try:  # a selectbox may send free text, a crafted message any passcode: the room service checks both
-        code, control = open_store().create(pick, client=follow.client(), passcode=passcode)
+        code, control = open_store().create(pick, client=follow.client(), passcode=passcode, from_afar=from_afar)
     except RoomError as e:
         st.error(T(e.key))
         return
