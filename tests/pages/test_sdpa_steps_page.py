@@ -65,3 +65,13 @@ def test_sdpa_page_states_the_assumption_and_measures_the_variance():
         in text
     )
     assert f"The cosine's variance is {v.var_cosine:.4f} (1/d_k = 0.0039)" in text
+
+
+def test_the_worked_lines_wrap_instead_of_hiding_their_results():
+    """Each step's worked line (and the soft lookup's sum) ends in its result, and stands in a block half the page
+    wide: drawn unwrapped, '= [15.9563, ...' and 'softmax(...) = [0.000204, 0.' ran past the block's edge behind a
+    scroll bar, at 1280 px in every language."""
+    at = open_view(SDPA)
+    worked = [c for c in at.code if " = " in c.value and "table" not in c.value]
+    assert len(worked) == 5, [c.value for c in at.code]  # the soft lookup's sum and the four steps
+    assert all(c.proto.wrap_lines for c in worked), [c.value for c in worked if not c.proto.wrap_lines]

@@ -30,7 +30,7 @@ def show_lookup(T) -> None:
         st.code(view.code, language="python")
     with right:
         st.markdown(f"**{T('lookup_soft')}**")
-        st.code(view.mix, language=None)
+        st.code(view.mix, language=None, wrap_lines=True)
     if view.hard is None:
         st.markdown(T("lookup_result_miss", soft=view.soft, sdpa=view.sdpa))
     else:

@@ -43,11 +43,13 @@ def show_steps(T) -> None:
     figs = step_figures(view, ui.texts("sdpa_steps.figure"))
     labels = dict(row_labels=view.q_labels, col_labels=view.k_labels)
 
+    # The worked lines wrap: each ends in its result, and a block is half a laptop's page wide (unwrapped, the result
+    # sat past the block's edge behind a scroll bar).
     left, right = ui.beside(2)
     with left:
         st.subheader(T("step1"))
         st.markdown(T("step1_text"))
-        st.code(view.lines["dot"], language=None)
+        st.code(view.lines["dot"], language=None, wrap_lines=True)
         ui.show_figure(figs["scores"], "sdpa-step1-scores", data=s.scores, key="fig-scores", **labels)
         row = "[" + ", ".join(f"{x:g}" for x in slips.qkt_second_row()) + "]"
         st.caption(T("slip_qkt", wrong=list(slips.WRONG_QKT_SECOND_ROW), right=row, preset=T("preset_classic"),
@@ -55,13 +57,13 @@ def show_steps(T) -> None:
     with right:
         st.subheader(T("step2"))
         st.markdown(T("step2_text", dk=view.d_k, root=s.sqrt_d_k, scale=s.scale))
-        st.code(view.lines["scale"], language=None)
+        st.code(view.lines["scale"], language=None, wrap_lines=True)
         ui.show_figure(figs["scaled"], "sdpa-step2-scaled", data=s.scaled, key="fig-scaled", **labels)
     left, right = ui.beside(2)
     with left:
         st.subheader(T("step3"))
         st.markdown(T("step3_text", sums=", ".join(f"{x:.6f}" for x in view.row_sums)))
-        st.code(view.lines["softmax"], language=None)
+        st.code(view.lines["softmax"], language=None, wrap_lines=True)
         ui.show_figure(figs["weights"], "sdpa-step3-weights", data=s.weights, key="fig-weights", **labels)
         keys = slips.longest_key_wins()
         st.caption(T("slip_longest", dots=", ".join(f"{x:g}" for x in keys.dots), top=f"k{keys.by_score}",
@@ -69,7 +71,7 @@ def show_steps(T) -> None:
     with right:
         st.subheader(T("step4"))
         st.markdown(T("step4_text"))
-        st.code(view.lines["mix"], language=None)
+        st.code(view.lines["mix"], language=None, wrap_lines=True)
         ui.show_figure(
             figs["output"],
             "sdpa-step4-output",
