@@ -106,3 +106,12 @@ def test_masks_page_shapes_table_names_its_columns_in_the_readers_words():
         assert "output" not in columns, (lang, columns)
         assert i18n.text(lang, "masks", "col_output") in columns, (lang, columns)
         assert [c for c in columns if c.isascii() and c not in ("Q", "K", "V")] == [], (lang, columns)
+
+
+def test_masks_page_shape_lines_wrap_in_their_narrow_blocks():
+    """Each kind's shape line stands in a block a third of the page wide: drawn unwrapped, it stopped after
+    'Q (1, 4, 7, 4) · K (1, 4, 7, 4) →' at 1280 px (ja), the weights and the output behind a scroll bar."""
+    at = open_view(MASKS, {"lang": "ja"})
+    start = i18n.text("ja", "masks", "shape_line").split("{")[0]
+    lines = [c for c in at.code if c.value.startswith(start)]
+    assert len(lines) == 3 and all(c.proto.wrap_lines for c in lines), [(c.value, c.proto.wrap_lines) for c in lines]

@@ -40,7 +40,8 @@ def show_three_kinds(T, token_lists: list[list[str]], rows: list[str]) -> None:
             st.subheader(T(k.kind))
             st.markdown(T(f"{k.kind}_text"))
             s = k.shapes
-            st.code(T("shape_line", q=s["Q"], k=s["K"], w=s["weights"], v=s["V"], o=s["output"]), language=None)
+            line = T("shape_line", q=s["Q"], k=s["K"], w=s["weights"], v=s["V"], o=s["output"])
+            st.code(line, language=None, wrap_lines=True)  # a third of the page: unwrapped, it stopped at "→"
             q_labels, k_labels = indexed_labels(k.query_tokens), indexed_labels(k.key_tokens)
             fig = shared.figures(attention_kind_figure, k, "masks.figure", head, q_labels, k_labels)
             ui.show_figure(
