@@ -63,7 +63,7 @@ def page() -> None:
 def describe(T, key: str, caps) -> None:
     """What the contract reports for the picked model, what a text of n tokens would cost, and (a learner's folder,
     loaded on request) how exactly the pages reproduce its attention."""
-    rows = capability_rows(caps)
+    rows = capability_rows(caps, T)
     st.header(T("capabilities"))
     st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
     st.markdown(T("pages", pages=" · ".join(f"/{page}" for page in pages_for(caps))))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,31 +281,40 @@ CAPABILITY_FIELDS = ("kind", "layers", "heads", "groups", "head_dim", "positions
                      "softcap", "sinks", "experts", "vocabulary")  # fmt: skip
 
 
-def capability_rows(caps: Capabilities) -> list[tuple[str, str]]:
-    """(field, value) for the table a page shows: fields are catalog keys (cap_<field>), values numbers or the
-    config's own names, the same in every language."""
+def capability_rows(caps: Capabilities, words: Callable[..., str]) -> list[tuple[str, str]]:
+    """(field, value) for the table a page shows: fields are catalog keys (cap_<field>); values numbers and the
+    config's own names (rope, linear: the same in every language), put in the reader's words by `words` (key,
+    **fmt: the page's catalog section, keys capv_<...>)."""
     pos = caps.positions
     position = pos.kind
     if pos.kind == "rope":
-        position += f" (θ = {pos.rope_theta:g}" if pos.rope_theta else " ("
-        position += f", {pos.rope_scaling} × {pos.rope_factor:g}" if pos.rope_scaling and pos.rope_factor else ""
-        position += f", {pos.rotary_fraction:.0%} of each head" if pos.rotary_fraction < 1 else ""
-        position += ", pairs (2i, 2i+1)" if pos.rope_pairs == "interleaved" else ""
-        position += ")"
+        details = [f"θ = {pos.rope_theta:g}"] if pos.rope_theta else []
+        if pos.rope_scaling and pos.rope_factor:
+            details.append(f"{pos.rope_scaling} × {pos.rope_factor:g}")
+        if pos.rotary_fraction < 1:
+            details.append(words("capv_rotary_fraction", share=f"{pos.rotary_fraction:.0%}"))
+        if pos.rope_pairs == "interleaved":
+            details.append(words("capv_rope_pairs"))
+        position += f" ({', '.join(details)})" if details else ""
     windows = sorted({w for w in caps.sliding_window if w is not None})
     sliding = sum(w is not None for w in caps.sliding_window)
+    final = "–" if caps.final_softcap is None else f"{caps.final_softcap:g}"
     values = {
-        "kind": caps.kind,
+        "kind": words(f"capv_kind_{caps.kind}"),
         "layers": str(caps.n_layers),
-        "heads": f"{caps.n_heads} query / {caps.n_kv_heads} key-value",
+        "heads": words("capv_heads", q=caps.n_heads, kv=caps.n_kv_heads),
         "groups": " | ".join(",".join(map(str, g)) for g in caps.kv_groups),
         "head_dim": str(caps.head_dim),
         "positions": position,
         "max_positions": "–" if caps.max_positions is None else f"{caps.max_positions:,}",
-        "windows": "–" if not windows else f"{sliding}/{caps.n_layers} layers: {', '.join(map(str, windows))} keys",
-        "softcap": "–" if caps.attn_softcap is None else f"{caps.attn_softcap:g} (final {caps.final_softcap or '–'})",
-        "sinks": "yes" if caps.sinks else "–",
-        "experts": "–" if caps.n_experts is None else f"{caps.experts_per_token} of {caps.n_experts}",
+        "windows": "–"
+        if not windows
+        else words("capv_windows", n=sliding, layers=caps.n_layers, keys=", ".join(map(str, windows))),
+        "softcap": "–"
+        if caps.attn_softcap is None
+        else words("capv_softcap", cap=f"{caps.attn_softcap:g}", final=final),
+        "sinks": words("capv_yes") if caps.sinks else "–",
+        "experts": "–" if caps.n_experts is None else words("capv_experts", k=caps.experts_per_token, n=caps.n_experts),
         "vocabulary": f"{caps.vocab_size:,}",
     }
     return [(name, values[name]) for name in CAPABILITY_FIELDS]
