@@ -53,6 +53,10 @@ DECLARED = {
         "key/value heads and cache": ("キー・バリュー / キーとバリュー", r"キー(?:・|と)値(?!だけ)"),
         "decoder": ("デコーダ", r"デコーダー"),
         "tokenizer": ("トークナイザ", r"トークナイザー"),
+        "look-ahead mask": ("先読み防止マスク", r"先読み(?:禁止)?マスク|先読み禁止"),
+        # attending / attended to: 注意する側 (the verb) or the plainer 見る側, never a third word
+        "attending / attended to": ("注意する側 / 注意される側", r"注目(?:する|される)側"),
+        "harm (ablation; 悪化する stays the verb)": ("害", r"悪化(?!し)"),
     },
     "ko": {
         "attention (noun)": ("어텐션", r"주의(?!를 |하는|받는|할 )"),
@@ -60,6 +64,12 @@ DECLARED = {
         "query (noun)": ("쿼리", r"질의"),
         "value": ("값", r"밸류"),
         "window": ("윈도우", r"윈도(?!우)"),
+        "look-ahead mask": ("미리보기 방지 마스크", r"미래 마스크|미리보기 마스크|미리보기 금지"),
+        "attending / attended to": ("주의하는 쪽 / 주의받는 쪽", r"주목(?:하는|받는) 쪽"),
+        "eviction": ("내보내기", r"축출"),
+        "placebo": ("플라세보", r"위약"),
+        "zero ablation": ("제로 어블레이션", r"영 어블레이션"),
+        "harm (ablation)": ("피해", r"악화"),
     },
 }
 
