@@ -913,3 +913,15 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: st
         prefix = [cell(row_labels[i])] if row_labels is not None else []
         w.writerow(prefix + [number(v) if isinstance(v, (float, np.floating)) and v == v else cell(v) for v in row])
     return out.getvalue()
+
+
+# A table of at most this many rows is drawn whole; a longer one (a learner's long text, token by token) scrolls
+# within Streamlit's ten rows. Drawn in ten rows, /models' twelve capabilities and /padded-batch's fourteen positions
+# hid their last rows (the experts, the padding a sentence ends in) behind the table's own scroll bar.
+WHOLE_TABLE_ROWS = 30
+
+
+def table(data, **kwargs) -> None:
+    """st.dataframe, as tall as its rows where they are few (WHOLE_TABLE_ROWS)."""
+    rows = max(map(len, data.values()), default=0) if isinstance(data, dict) else len(data)  # a frame, an Arrow table
+    st.dataframe(data, height="content" if rows <= WHOLE_TABLE_ROWS else "auto", **kwargs)

@@ -65,7 +65,7 @@ def describe(T, key: str, caps) -> None:
     loaded on request) how exactly the pages reproduce its attention."""
     rows = capability_rows(caps, T)
     st.header(T("capabilities"))
-    st.dataframe({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
+    ui.table({T("cap_field"): [T(f"cap_{name}") for name, _ in rows], T("cap_value"): [v for _, v in rows]})
     st.markdown(T("pages", pages=" · ".join(f"/{page}" for page in pages_for(caps))))
     n = ui.field(F["tokens"], T("tokens"), widget="number")
     own = models.is_own(key)  # a shipped model is checked by the test suite, not on the page

@@ -35,7 +35,7 @@ def layer_part(T, model) -> None:
     drop = mh.last_token_dropout(walk, head)
     st.markdown(T("dropout" if drop.drops else "dropout_none", p=drop.p, token=walk.tokens[drop.query],
                   total=drop.training_sum))  # fmt: skip
-    st.dataframe({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
+    ui.table({T("col_key"): walk.tokens, T("col_eval"): [f"{x:.3f}" for x in drop.evaluation],
                   T("col_train"): [f"{x:.3f}" for x in drop.training]}, hide_index=True)  # fmt: skip
 
 

@@ -133,7 +133,7 @@ def page() -> None:
                 st.caption(T("unmasked_note", n=batch_run.padding))
             st.caption(T("tokens_table"))
             position = ui.t("padded_batch.figure", "position")  # the index column named: no empty header cell
-            st.dataframe(shared.table(tokens_table, mask, "padded_batch.figure", position), hide_index=False)
+            ui.table(shared.table(tokens_table, mask, "padded_batch.figure", position), hide_index=False)
             sentence_head(T, batch_run, rows)
             check(T, key, model, batch_run, lines, rows)
     ui.page_end()
