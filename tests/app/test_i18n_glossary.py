@@ -57,6 +57,8 @@ DECLARED = {
         # attending / attended to: 注意する側 (the verb) or the plainer 見る側, never a third word
         "attending / attended to": ("注意する側 / 注意される側", r"注目(?:する|される)側"),
         "harm (ablation; 悪化する stays the verb)": ("害", r"悪化(?!し)"),
+        "held-out": ("保留データ", r"取り分け"),
+        "full attention": ("完全なアテンション", r"全アテンション"),
     },
     "ko": {
         "attention (noun)": ("어텐션", r"주의(?!를 |하는|받는|할 )"),
@@ -70,6 +72,8 @@ DECLARED = {
         "placebo": ("플라세보", r"위약"),
         "zero ablation": ("제로 어블레이션", r"영 어블레이션"),
         "harm (ablation)": ("피해", r"악화"),
+        "held-out": ("보류", r"떼어 둔"),
+        "full attention": ("완전한 어텐션", r"전체 어텐션"),
     },
 }
 
@@ -111,13 +115,13 @@ def test_where_english_says_attention_the_translation_does_too(lang):
 
 
 def _labels(lang: str) -> dict[str, str]:
-    """Short English UI strings (a button, a column, a row name: 2-5 words) and their translation in `lang`."""
+    """Short English UI strings (a button, a column, a row name: up to 5 words) and their translation in `lang`."""
     english = i18n.flat(i18n.catalog("en"))
     theirs = i18n.flat(i18n.catalog(lang))
     return {
         en: theirs[k]
         for k, en in english.items()
-        if 2 <= len(en.split()) <= 5 and re.fullmatch(r"[A-Za-z][a-z ]+[a-z]( \{\w+\})?", en) and theirs[k] != en
+        if len(en.split()) <= 5 and re.fullmatch(r"[A-Za-z][a-z ]*[a-z]( \{\w+\})?", en) and theirs[k] != en
     }
 
 
