@@ -74,6 +74,7 @@ DECLARED = {
         "harm (ablation)": ("피해", r"악화"),
         "held-out": ("보류", r"떼어 둔"),
         "full attention": ("완전한 어텐션", r"전체 어텐션"),
+        "ablation": ("어블레이션", r"절제"),
     },
 }
 
