@@ -38,7 +38,7 @@ def page() -> None:
                            row_labels=figures.stage_labels(view, words), col_labels=view.position_labels,
                            key="fig-lens")  # fmt: skip
             table = lens.lens_table(view)
-            st.dataframe(
+            ui.table(
                 {T("col_pos"): list(range(table.n)), T("col_token"): table.tokens, T("col_final"): table.final,
                  T("col_first"): [T(key, **fields) for key, fields in table.first_stage]},
                 hide_index=True,
