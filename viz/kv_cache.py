@@ -204,6 +204,7 @@ def memory_figure(view: Memory, t: Words) -> go.Figure:
     """Cache bytes against the context: measured, the formula (GQA), multi-head attention's, each policy's."""
     curves = view.curves
     x = curves["context"]
+    one_step = len(x) == 1  # a line through one point draws nothing: after one new token, every curve is its point
     lines = [
         ("mha", t("mem_mha"), ORANGE, "dash", "lines"),
         ("gqa", t("mem_gqa"), BLUE, "solid", "lines"),
@@ -215,7 +216,7 @@ def memory_figure(view: Memory, t: Words) -> go.Figure:
             x=list(x),
             y=[v / 2**20 for v in curves[key]],
             name=safe_label(name, 60),
-            mode=mode,
+            mode="markers" if one_step else mode,
             line=dict(color=colour, dash=dash),
             marker=dict(size=7, symbol="circle-open"),
             hovertemplate="%{x}: %{y:.3f} MiB<extra></extra>",

@@ -157,3 +157,16 @@ def test_step_figure_colour_bar_stands_clear_of_the_keys_title(labels):
     drop = 5.2 * max(columns(s) for s in labels)  # the drop as estimated when the title's box was measured
     assert bar_top_px - drop >= 64 + 8
     assert fig.layout.margin.b >= bar_top_px + 40  # the bar (10 px) and its ticks and title inside the figure
+
+
+def test_after_one_new_token_every_memory_curve_shows_its_point():
+    """A line through one point draws nothing: /kv-cache at one new token (the first lesson step that opens it)
+    showed the measured point alone, its legend naming four curves nowhere on the figure (multi-head's 3 times the
+    rest)."""
+    gen = fake_generation()
+    one = dataclasses.replace(gen, steps=gen.steps[:1])
+    mem = kv.memory_figure(views.memory(one), words)
+    assert len(mem.data) >= 4
+    assert all(len(t.x) == 1 and "markers" in t.mode for t in mem.data), [(t.name, t.mode) for t in mem.data]
+    longer = kv.memory_figure(views.memory(gen), words)  # curves of several points stay lines
+    assert [t.mode for t in longer.data][:3] == ["lines", "lines", "markers"]
