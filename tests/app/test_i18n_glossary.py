@@ -75,6 +75,7 @@ DECLARED = {
         "held-out": ("보류", r"떼어 둔"),
         "full attention": ("완전한 어텐션", r"전체 어텐션"),
         "ablation": ("어블레이션", r"절제"),
+        "head view (the /attention view's name)": ("헤드 보기", r"(?:헤드|모델|토큰) 뷰"),
     },
 }
 
