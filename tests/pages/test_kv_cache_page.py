@@ -66,3 +66,12 @@ def test_a_link_opens_the_page_at_its_settings_as_the_declared_state_reads_them(
     bad = open_view("kv_cache", {**link, "new": "99", "head": "12"})  # SmolLM2 has 9 heads; at most 32 new tokens
     assert "new" in bad.warning[0].value and "head" in bad.warning[0].value
     assert (bad.session_state["new"], bad.session_state["head"]) == (6, "mean") == (STATE["new"].default, "mean")
+
+
+@pytest.mark.parametrize("decode", ["greedy", "sample"])
+def test_the_decoding_box_has_half_the_page(decode):
+    """Its choices are long ('貪欲法（最も確率の高いトークン）'): in a quarter of the page (st.columns(4)) the box
+    showed '貪欲法（最も確率の高…' at 1280 px."""
+    at = open_view("kv_cache", {"new": "1", "decode": decode, "lang": "ja"})
+    holding = [c for c in at.columns if any(getattr(w, "key", None) == "decode" for w in c.children.values())]
+    assert [c.proto.weight for c in holding] == [0.5]

@@ -17,16 +17,19 @@ def read(T) -> dict:
     """The settings as the state's fields name them (prompt, new, decode, temp, topk, seed, window, sinks)."""
     chosen = {f: F[f].default_in() for f in ("temp", "topk", "seed")}  # greedy: not shown, not used
     chosen["prompt"] = ui.field(F["prompt"], T("prompt"), height=90)
-    c1, c2, c3, c4 = st.columns(4)
+    # half the page for the decoding's box: in a quarter its choice was cut ('貪欲法（最も確率の高…' at 1280 px)
+    c1, c2 = st.columns(2)
     with c1:
         chosen["new"] = ui.field(F["new"], T("new"))
     with c2:
         chosen["decode"] = ui.field(F["decode"], T("decode"), format_func=lambda k: T(f"decode_{k}"))
     if chosen["decode"] == "sample":
+        c3, c4, c5 = st.columns(3)
         with c3:
             chosen["temp"] = ui.field(F["temp"], T("temp"))
-            chosen["topk"] = ui.field(F["topk"], T("topk"), widget="number", help=T("topk_help"))
         with c4:
+            chosen["topk"] = ui.field(F["topk"], T("topk"), widget="number", help=T("topk_help"))
+        with c5:
             chosen["seed"] = ui.field(F["seed"], T("seed"), widget="number")
     st.markdown(T("eviction_text"))
     c5, c6 = st.columns(2)
