@@ -1,11 +1,14 @@
 """Text that goes into figures. Plotly renders a small HTML subset in labels (<b>, <a>, <br>), so user text
 is escaped to entities: '<script>' shows as text and never becomes markup."""
 
+import base64
 import functools
 import html
 import math
 import re
 import unicodedata
+
+import numpy as np
 
 from core.pooling import COLUMN_EM, MAX_LABEL_CHARS, char_columns, clip_label, is_hangul, is_wide
 from core.pooling import HANGUL_EM as HANGUL_EM  # how wide a character is drawn: measured, declared in core
@@ -380,16 +383,51 @@ def cell_text_px(labels, plot_px: tuple[float, float], font: float = FONT_PX) ->
     return int(min(math.floor(wide), math.floor(tall), font))
 
 
-def _labelled_with_numbers(read) -> bool:
-    """A heatmap whose cells are labelled with numbers (its text, in plotly's own type): numbers its colour and hover
-    say too, not marks or tokens that only the labels show."""
-    text, font = read("text"), read("textfont") or {}
-    if read("type") != "heatmap" or read("texttemplate") != "%{text}" or not isinstance(text, (list, tuple)):
-        return False
-    if (font.get("size") if isinstance(font, dict) else font.size) is not None:
-        return False
-    labels = [str(label).replace("<br>", " ") for row in text for label in row if label]
-    return bool(labels) and all(_NUMBER_LABEL.fullmatch(label) for label in labels)
+# a map's texttemplate that is its z alone, to a format the page reads: '%{z}', '%{z:.2f}', '%{z:.1%}' (d3's fixed and
+# percent formats, which Python's read alike)
+_Z_TEMPLATE = re.compile(r"%\{z(?::(\.\d+[f%]))?\}")
+
+
+def _cell_labels(read) -> list[list[str]] | None:
+    """A heatmap's cells' labels as plotly writes them, rows of text, from its text (texttemplate '%{text}') or from
+    its z through a texttemplate that formats z alone (/encoder-decoder's weights: '%{z:.2f}'; /masks' scores:
+    '%{z}', a number plotly writes in its shortest form); None for a map labelled otherwise or not at all."""
+    template = read("texttemplate")
+    if read("type") != "heatmap" or not isinstance(template, str):
+        return None
+    if template == "%{text}":
+        text = read("text")
+        return [list(row) for row in text] if isinstance(text, (list, tuple)) else None
+    form = _Z_TEMPLATE.fullmatch(template)
+    z = _values(read("z")) if form else None
+    if z is None or z.ndim != 2:
+        return None
+    spec = form.group(1) or ".6g"
+    return [[format(float(v), spec) if np.isfinite(v) else "" for v in row] for row in z.tolist()]
+
+
+def _values(z) -> np.ndarray | None:
+    """A heatmap's z as an array of floats: a list of rows, an array, or plotly's base64 dict (what to_dict sends)."""
+    if isinstance(z, dict):
+        shape = tuple(int(n) for n in str(z.get("shape") or "").split(",") if n.strip())
+        try:
+            return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).astype(np.float64).reshape(shape)
+        except (KeyError, TypeError, ValueError):
+            return None
+    try:
+        return np.array(z, dtype=np.float64) if z is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _labelled_with_numbers(read) -> list[list[str]] | None:
+    """A heatmap's cells' labels (_cell_labels) where they are numbers in plotly's own type: numbers its colour and
+    hover say too, not marks or tokens that only the labels show; else None."""
+    labels, font = _cell_labels(read), read("textfont") or {}
+    if labels is None or (font.get("size") if isinstance(font, dict) else font.size) is not None:
+        return None
+    shown = [str(label).replace("<br>", " ") for row in labels for label in row if label]
+    return labels if shown and all(_NUMBER_LABEL.fullmatch(label) for label in shown) else None
 
 
 def _unreadable_cell_labels(fig, layout: dict, width: int, plot_height: float, font: float) -> list[int]:
@@ -400,13 +438,14 @@ def _unreadable_cell_labels(fig, layout: dict, width: int, plot_height: float, f
     found = []
     for i, trace in enumerate(fig.get("data", ()) if isinstance(fig, dict) else fig.data):
         read = trace.get if isinstance(trace, dict) else trace.__getitem__
-        if not _labelled_with_numbers(read):
+        labels = _labelled_with_numbers(read)
+        if labels is None:
             continue
         xaxis = "xaxis" + str(read("xaxis") or "x")[1:]
         beside = _row_labels_px(fig, layout, xaxis, font) + 2 * Y_LABELS_GAP
         beside += COLOUR_BAR_PX if read("showscale") is not False else 0
         plot_width = width - margin.get("l", 80) - margin.get("r", 80) - beside
-        if cell_text_px(read("text"), (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST - CELL_TEXT_SLACK:
+        if cell_text_px(labels, (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST - CELL_TEXT_SLACK:
             found.append(i)
     return found
 

@@ -7,6 +7,7 @@ import functools
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from app import i18n
@@ -24,6 +25,7 @@ from viz.labels import (
     beside_px,
     cell_text_px,
     for_page,
+    indexed_labels,
 )
 
 E, LAYERS, CATEGORIES = 8, 4, 10  # the shipped checkpoints' experts and layers, the generator's word categories
@@ -47,8 +49,13 @@ def share_maps(lang: str) -> dict:
 
 
 def labelled(fig, px: int) -> bool:
-    (trace,) = for_page(fig.to_dict(), px)["data"]
+    trace = for_page(fig.to_dict(), px)["data"][0]
     return trace.get("texttemplate") == "%{text}" and bool(trace.get("text"))
+
+
+def numbered(fig, px: int) -> bool:
+    """The map's numbers are on its cells as the page sends it `px` wide: from its text or its z ('%{z:.2f}')."""
+    return bool(for_page(fig.to_dict(), px)["data"][0].get("texttemplate"))
 
 
 @pytest.mark.parametrize(
@@ -61,6 +68,10 @@ def labelled(fig, px: int) -> bool:
         ("30.1%<br>[28.3%,<br>31.9%]", (4, 2), (47.3, 89), 10),  # /encoder-decoder's alignment on a phone
         ("30%<br>[28%, 32%]", (4, 2), (47.3, 89), 7),  # its interval on one line, before
         ("30.1%<br>[28.3%,<br>31.9%]", (4, 2), (181.5, 89), 12),  # a laptop: the figure's 12 px font
+        ("0.94", (11, 11), (15, 18.4), 5),  # /encoder-decoder's encoder map on a phone ('%{z:.2f}')
+        ("0.01", (11, 9), (11.6, 16.7), 4),  # its cross-attention map
+        ("−2.46", (10, 10), (11.1, 17.3), 3),  # /masks' scores ('%{z}'), 282 px beside the others
+        ("0.02", (3, 3), (23, 38), 8),  # /masks' decoder self-attention, 3 tokens
     ],
 )
 def test_cell_text_px_is_the_type_chromium_set_the_labels_in(label, cells, cell_px, drawn):
@@ -101,3 +112,61 @@ def test_marks_on_cells_stay_at_any_width():
 
     fig = vmoe.router_heatmap(VIEW, functools.partial(i18n.text, "en", "moe.figure"))
     assert labelled(fig, SIDEBAR_FIGURE_PX) and labelled(fig, 120)
+
+
+@functools.cache
+def marian_view():
+    from core.encoder_decoder import view as edv
+    from tests.fake_traces import random_marian
+
+    model, tok = random_marian()
+    run = edv.run_sentence(model, tok, "the cat sees the small dog near the old house", "ja")
+    return edv.step_view(run, "free", 8, 0, 0)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_a_phone_is_not_sent_weights_written_by_a_texttemplate_too_small_to_read(lang):
+    """/encoder-decoder's maps write each weight by a texttemplate over z ('%{z:.2f}'), /masks' scores by '%{z}':
+    chromium drew them in 4 and 5 px type on a 390 px phone (the encoder's 11 x 11 cells 15 px wide), /masks' 3 px
+    (10 x 10 in a 282 px block; results/cell_text_texttemplate_before.json). Read from the template and z as plotly
+    writes them, they are left out there as text labels are; a laptop's wide map keeps them."""
+    from core.masks import batch
+    from core.masks import encoder_decoder as masks_kinds
+    from core.masks.state import sentences_of
+    from viz import masks as vmasks
+
+    view = marian_view()
+    words = functools.partial(i18n.text, lang, "encoder_decoder.figure")
+    maps = [ved.encoder_figure(view, words), ved.self_figure(view, words), ved.cross_figure(view, words)]
+    assert [m.data[0].texttemplate for m in maps] == ["%{z:.2f}"] * 3
+    assert not any(numbered(m, PHONE_FIGURE_PX) for m in maps)
+    assert all(numbered(m, LAPTOP_FIGURE_PX) for m in maps)
+    words = functools.partial(i18n.text, lang, "masks.figure")
+    sentences = sentences_of("\n".join(batch.EXAMPLES)).token_lists  # the page's own, 10 tokens padded
+    steps = batch.mask_steps_view(sentences, 0, 0, "both", seed=0)
+    figs = vmasks.mask_steps_figures(steps, words, indexed_labels(steps.tokens))
+    assert (figs["scores"].data[0].texttemplate, figs["weights"].data[0].texttemplate) == ("%{z}", "%{z:.2f}")
+    assert not numbered(figs["scores"], beside_px(3)) and not numbered(figs["weights"], beside_px(3))
+    assert numbered(figs["scores"], LAPTOP_FIGURE_PX + 300)
+    kinds = masks_kinds.encoder_decoder(sentences[0], sentences[1], seed=0).kinds
+    drawn = {
+        k.kind: vmasks.attention_kind_figure(k, words, 0, indexed_labels(k.query_tokens), indexed_labels(k.key_tokens))
+        for k in kinds
+    }
+    assert not numbered(drawn["encoder_self"], beside_px(3)) and not numbered(drawn["cross"], beside_px(3))
+    # the masked cells' crosses stay: marks, not numbers
+    assert for_page(figs["weights"].to_dict(), beside_px(3))["data"][1]["texttemplate"] == "%{text}"
+
+
+def test_the_labels_read_from_a_texttemplate_are_what_plotly_writes():
+    """plotly writes '%{z:.2f}' and '%{z:.1%}' as d3 formats them (Python's alike) and '%{z}' in its shortest form
+    ('1', '−2.46': chromium's widest labels on /masks); masked cells (NaN) get none."""
+    from viz.labels import _cell_labels
+
+    z = np.array([[0.94, -2.46], [1.0, np.nan]], dtype=np.float32)
+    cells = {"type": "heatmap", "z": z}
+    assert _cell_labels({**cells, "texttemplate": "%{z:.2f}"}.get) == [["0.94", "-2.46"], ["1.00", ""]]
+    assert _cell_labels({**cells, "texttemplate": "%{z:.1%}"}.get) == [["94.0%", "-246.0%"], ["100.0%", ""]]
+    sent = go.Figure(go.Heatmap(z=z, texttemplate="%{z}")).to_dict()["data"][0]  # z as to_dict sends it: base64
+    assert _cell_labels(sent.get) == [["0.94", "-2.46"], ["1", ""]]
+    assert _cell_labels({**cells, "texttemplate": "%{z:.2f} of %{x}"}.get) is None  # not numbers alone
