@@ -58,8 +58,34 @@ def test_the_alignment_bars_say_what_their_columns_are(lang):
     words = functools.partial(i18n.text, lang, "encoder_decoder.figure")
     heads = [{"layer": 1, "head": 3, "accuracy": 0.6, "low": 0.5, "high": 0.7}]
     fig = figs.alignment_bars(heads, {"accuracy": 0.4, "low": 0.3, "high": 0.5}, 0.1, words)
-    assert fig.layout.xaxis.title.text == words("axis_head_name") and "L" in fig.layout.xaxis.title.text
-    assert fig.layout.yaxis.title.text == words("accuracy")
+    assert fig.layout.xaxis.title.text == f"{words('axis_head_name')}<br>{words('head_name_key')}"
+    assert "L" in words("head_name_key") and fig.layout.yaxis.title.text == words("accuracy")
+
+
+# the bars on a 390 px phone (chromium, scripts/phone_layout_check.py --link encoder-decoder?part=alignment): a plot
+# 267 px wide, its y axis's ticks ('100%') and title 81 px of the 358 left of it; the x axis's title centred on it
+PHONE_BARS_PLOT_PX, PHONE_BARS_LEFT_PX = 267, 81
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_alignment_bars_axis_title_fits_a_phone(lang):
+    """'クロスアテンションのヘッド（L: 層、H: ヘッド）' on one line was drawn 306 px wide, centred on the bars' plot: 10 px
+    past a phone's right edge. Each line of the title as a phone is sent it fits the room its centre leaves, by
+    viz.labels' estimate of its width (a column COLUMN_EM of the 14 px type; the English title on one line, which
+    chromium drew inside the figure, is estimated past it too)."""
+    from viz.labels import COLUMN_EM, PHONE_FIGURE_PX, for_page, label_columns
+
+    words = functools.partial(i18n.text, lang, "encoder_decoder.figure")
+    heads = [
+        {"layer": layer, "head": h, "accuracy": 0.6, "low": 0.5, "high": 0.7} for layer in (0, 1) for h in range(4)
+    ]
+    fig = figs.alignment_bars(heads, {"accuracy": 0.4, "low": 0.3, "high": 0.5}, 0.1, words)
+    title = for_page(fig.to_dict(), PHONE_FIGURE_PX)["layout"]["xaxis"]["title"]
+    centre = PHONE_BARS_LEFT_PX + PHONE_BARS_PLOT_PX / 2
+    room = 2 * min(centre, PHONE_FIGURE_PX - centre)
+    size = (title.get("font") or {}).get("size") or 14
+    widths = [label_columns(line) * COLUMN_EM * size for line in title["text"].split("<br>")]
+    assert max(widths) <= room, (title, widths, room)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
