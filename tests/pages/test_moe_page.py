@@ -101,3 +101,13 @@ def test_the_real_models_table_is_the_catalogs_built_once_per_language(monkeypat
         assert list(shown.columns)[0] == i18n.text(lang, "moe", "c_model")
         assert list(shown.iloc[:, 0]) == list(published["model"])
         assert list(shown.iloc[:, 3]) == [f"{t:g}B" for t in published["total_params_b"]]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_each_checkpoints_weights_are_named_once(lang):
+    """Loading the two checkpoints names how each was trained; the page then named the chosen one's weights a
+    third time under its settings, three near-identical lines in a row."""
+    at = open_view("moe", {"layer": "1"}, state={"lang": lang})
+    start = i18n.text(lang, "models", "weights", note="").strip()
+    named = [c.value for c in at.caption if c.value.startswith(start)]
+    assert len(named) == len(set(named)) == 2, named

@@ -23,6 +23,7 @@ def page() -> None:
     T = ui.page_setup("moe")
     st.title(T("title"))
     st.markdown(T("intro"))
+    # each load says once how its weights were made (with, without the load-balancing loss): the page repeats none
     checkpoints = {v: models.load(registry.moe_key(v)) for v in moe_model.VARIANTS}  # None: said why not
     if None in checkpoints.values():
         checkpoints = None
@@ -36,7 +37,6 @@ def page() -> None:
             layer = ui.field(F["layer"], T("layer"), model)
         with c3:
             cf = ui.field(F["cf"], T("cf"), help=T("cf_help"))
-        st.caption(T("weights", note=models.weights_words(model.weights)))
         text_view = routing.show(T, tuple(checkpoints), variant, text, layer, cf)
         held_out = checkpoint_views.held_out_stats  # a few seconds a checkpoint: through the queue, kept there
         stats = {v: models.computed(registry.moe_key(v), held_out, queue="moe_held_out") for v in moe_model.VARIANTS}
