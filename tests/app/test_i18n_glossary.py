@@ -59,6 +59,8 @@ DECLARED = {
         "harm (ablation; 悪化する stays the verb)": ("害", r"悪化(?!し)"),
         "held-out": ("保留データ", r"取り分け"),
         "full attention": ("完全なアテンション", r"全アテンション"),
+        "unembedding": ("アンエンベディング", r"埋め込み解除|出力埋め込み"),
+        "final norm": ("最終ノルム", r"最終正規化"),
     },
     "ko": {
         "attention (noun)": ("어텐션", r"주의(?!를 |하는|받는|할 )"),
@@ -75,6 +77,8 @@ DECLARED = {
         "held-out": ("보류", r"떼어 둔"),
         "full attention": ("완전한 어텐션", r"전체 어텐션"),
         "ablation": ("어블레이션", r"절제"),
+        "unembedding": ("언임베딩", r"출력 임베딩"),
+        "final norm": ("최종 정규화", r"최종 노름"),
         "head view (the /attention view's name)": ("헤드 보기", r"(?:헤드|모델|토큰) 뷰"),
     },
 }
