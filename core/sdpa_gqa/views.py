@@ -30,12 +30,18 @@ def short_labels(rows: list[dict]) -> dict[str, str]:
     return out
 
 
+# what a run's row says of its backend (core.sdpa_gqa.backends.benchmark; "failed": an older committed run), each with
+# its words in the locales (sdpa_gqa.status_<key>); a status none of these names reads as "other"
+STATUS_KEYS = {"ok": "ok", "unavailable": "unavailable", "out of memory": "out_of_memory", "failed": "failed"}
+
+
 @dataclass(frozen=True)
 class BackendsView:
     """One benchmark run: every row with its shape label, and per backend one value per shape that ran."""
 
     rows: list[dict]  # as measured (core.sdpa_gqa.backends.benchmark)
     labels: list[str]  # shape label of each row
+    statuses: list[str]  # each row's status as a locale key: status_ok, status_unavailable, ... (STATUS_KEYS)
     shapes: list[str]  # shapes with at least one backend that ran, full labels
     categories: list[str]  # the same, only the parts that differ (bar-chart categories)
     ms: dict[str, list[float | None]]  # backend -> ms per shape, None where it did not run
@@ -59,6 +65,7 @@ def backends_view(rows: list[dict]) -> BackendsView:
     return BackendsView(
         rows=rows,
         labels=[shape_label(r) for r in rows],
+        statuses=[f"status_{STATUS_KEYS.get(r['status'], 'other')}" for r in rows],
         shapes=shapes,
         categories=[short[s] for s in shapes],
         ms=values("ms"),

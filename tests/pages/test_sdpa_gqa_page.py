@@ -129,3 +129,15 @@ def test_page_renders_in_japanese_and_korean(lang):
     at = open_page(PAGE, {"causal": "1", "cfg": "mistral-7b"}, lang=lang)
     title = i18n.text(lang, PAGE.removesuffix(".py"), "title")
     assert title in [t.value for t in at.title]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_backends_status_is_in_the_readers_words(lang):
+    """The status column read 'ok' and 'unavailable' on the Japanese and Korean pages (the run's own codes)."""
+    if sb.load_results() is None:
+        pytest.skip("no results/bench_sdpa.json")
+    at = open_page("sdpa_gqa.py", lang=lang)
+    column = i18n.text(lang, "sdpa_gqa", "col_status")
+    shown_statuses = {v for df in at.dataframe if column in df.value.columns for v in df.value[column]}
+    words = {i18n.text(lang, "sdpa_gqa", f"status_{k}") for k in ("ok", "unavailable", "out_of_memory", "failed")}
+    assert shown_statuses and shown_statuses <= words, shown_statuses

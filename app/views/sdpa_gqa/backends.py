@@ -20,11 +20,11 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
     view came from shared.view, so its figures are built once for every visitor (a committed run's: 35-45 ms a
     device at every page run otherwise)."""
     rows = view.rows
-    st.dataframe(
+    ui.table(
         {
             T("col_shape"): view.labels,
             T("col_backend"): [r["backend"] for r in rows],
-            T("col_status"): [r["status"] for r in rows],
+            T("col_status"): [T(key) for key in view.statuses],
             T("col_ms"): [number(r["ms"], ",.2f") for r in rows],
             T("col_tflops"): [number(r["tflops"], ".4f") for r in rows],
             T("col_peak"): [human_bytes(r["peak_bytes"]) if r["status"] == "ok" else "–" for r in rows],
