@@ -61,6 +61,8 @@ DECLARED = {
         "full attention": ("完全なアテンション", r"全アテンション"),
         "unembedding": ("アンエンベディング", r"埋め込み解除|出力埋め込み"),
         "final norm": ("最終ノルム", r"最終正規化"),
+        # the detector's English name stays beside the word, 誘導（induction）, never in its place
+        "induction / previous-token head": ("誘導ヘッド / 直前トークンヘッド", r"\binduction\b(?!）)|previous-token"),
     },
     "ko": {
         "attention (noun)": ("어텐션", r"주의(?!를 |하는|받는|할 )"),
@@ -79,6 +81,7 @@ DECLARED = {
         "ablation": ("어블레이션", r"절제"),
         "unembedding": ("언임베딩", r"출력 임베딩"),
         "final norm": ("최종 정규화", r"최종 노름"),
+        "induction / previous-token head": ("유도 헤드 / 이전 토큰 헤드", r"\binduction\b(?!\))|previous-token"),
         "head view (the /attention view's name)": ("헤드 보기", r"(?:헤드|모델|토큰) 뷰"),
     },
 }
