@@ -23,6 +23,17 @@ def test_committed_card_shows_its_verdict(index):
     assert words[card["verdict"]] in text and len(at.get("plotly_chart")) == 1
 
 
+@pytest.mark.slow  # the page loads SmolLM2 (to name its heads' count)
+def test_the_page_opens_on_a_card_that_tests_its_claim():
+    """The file's first card (antecedent heads) tests nothing on SmolLM2: /ablation opened there, a learner's first
+    look was one sentence saying so, no verdict and no figure."""
+    if ab.load_results() is None:
+        pytest.skip("results/ablation.json not written yet")
+    at = open_view("ablation")
+    assert ab.committed_cards()[at.query_params.get("card", ab.default_card())].status == "tested"
+    assert "has no candidate antecedent heads" not in shown_text(at) and len(at.get("plotly_chart")) == 1
+
+
 @pytest.mark.slow  # the page loads SmolLM2
 def test_antecedent_card_says_smollm2_has_no_candidate_heads():
     """Every SmolLM2 head ties at 50% on the selection half: no claim is tested, no random-vs-random verdict."""
