@@ -177,13 +177,19 @@ def cuda_peak_delta(fn: Callable[[], object], device=None) -> tuple[object, int]
     return result, max(0, torch.cuda.max_memory_allocated(device) - before)
 
 
+# How a peak was measured, as the committed results name it, and the words a page uses for it (a locale key)
+CUDA_PEAK_METHOD = "torch.cuda.max_memory_allocated delta"
+RSS_PEAK_METHOD = "process peak RSS delta (VmHWM after reset via /proc/self/clear_refs)"
+PEAK_METHOD_KEYS = {CUDA_PEAK_METHOD: "memory_cuda", RSS_PEAK_METHOD: "memory_rss"}
+
+
 def peak_memory_delta(fn: Callable[[], object], device) -> tuple[object, int | None, str]:
     """(fn(), peak extra bytes or None, how it was measured) for the device the call runs on."""
     if torch.device(device).type == "cuda":
         result, peak = cuda_peak_delta(fn, device)
-        return result, peak, "torch.cuda.max_memory_allocated delta"
+        return result, peak, CUDA_PEAK_METHOD
     result, peak = peak_rss_delta(fn)
-    return result, peak, "process peak RSS delta (VmHWM after reset via /proc/self/clear_refs)"
+    return result, peak, RSS_PEAK_METHOD
 
 
 # --- what the figures were measured on -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..kv_cache.memory import DTYPE_BYTES, cached_positions, kv_cache_bytes
+from ..timing import PEAK_METHOD_KEYS
 from . import backends as sb
 from .configs import ModelConfig, attention_variants
 
@@ -49,6 +50,7 @@ class BackendsView:
     peak_mib: dict[str, list[float | None]]  # None also for 0 B: a log axis has no place for it (the table has)
     summary: dict | None  # the largest shape: best fused backend against naive (None when not both ran)
     memory_method: str | None
+    memory_method_key: str | None  # its words' locale key (core.timing.PEAK_METHOD_KEYS); None: shown as it is
 
 
 def backends_view(rows: list[dict]) -> BackendsView:
@@ -62,6 +64,7 @@ def backends_view(rows: list[dict]) -> BackendsView:
 
     peak = values("peak_bytes")
     short = short_labels(ok)
+    method = next((r["memory_method"] for r in rows if r.get("memory_method")), None)
     return BackendsView(
         rows=rows,
         labels=[shape_label(r) for r in rows],
@@ -72,7 +75,8 @@ def backends_view(rows: list[dict]) -> BackendsView:
         peak_bytes=peak,
         peak_mib={b: [v / MIB if v else None for v in vs] for b, vs in peak.items()},
         summary=_summary(ok),
-        memory_method=next((r["memory_method"] for r in rows if r.get("memory_method")), None),
+        memory_method=method,
+        memory_method_key=PEAK_METHOD_KEYS.get(method),
     )
 
 

@@ -141,3 +141,14 @@ def test_the_backends_status_is_in_the_readers_words(lang):
     shown_statuses = {v for df in at.dataframe if column in df.value.columns for v in df.value[column]}
     words = {i18n.text(lang, "sdpa_gqa", f"status_{k}") for k in ("ok", "unavailable", "out_of_memory", "failed")}
     assert shown_statuses and shown_statuses <= words, shown_statuses
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_how_the_peak_was_measured_is_in_the_readers_words(lang):
+    """The committed run's caption named its memory method in English on the Japanese and Korean pages ('process
+    peak RSS delta (VmHWM after reset via /proc/self/clear_refs)')."""
+    if sb.load_results() is None:
+        pytest.skip("no results/bench_sdpa.json")
+    text = shown(open_page("sdpa_gqa.py", lang=lang))
+    assert "process peak RSS delta" not in text and "max_memory_allocated delta" not in text
+    assert i18n.text(lang, "sdpa_gqa", "memory_rss") in text

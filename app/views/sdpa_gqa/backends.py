@@ -95,7 +95,7 @@ def committed(T) -> None:
                 load_before=run.get("loadavg_1min_before", "?"),
                 load_after=run.get("loadavg_1min_after", "?"),
                 cpus=run.get("cpu_count", "?"),
-                how=view.memory_method or "?",
+                how=T(view.memory_method_key) if view.memory_method_key else view.memory_method or "?",
             )
         )
         if run.get("device") == "cuda":
