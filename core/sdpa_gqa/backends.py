@@ -50,6 +50,8 @@ CPU_ONLY_REASON = (
     "no CPU implementation: PyTorch's CPU dispatcher only has the flash (CPU) and math kernels; "
     "this kernel is CUDA only"
 )
+# the reasons stated here (not PyTorch's own messages), with their words' locale key (sdpa_gqa.<key>)
+REASON_KEYS = {CPU_ONLY_REASON: "reason_cpu_only"}
 
 
 class BackendUnavailable(RuntimeError):

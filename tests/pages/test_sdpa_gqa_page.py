@@ -152,3 +152,15 @@ def test_how_the_peak_was_measured_is_in_the_readers_words(lang):
     text = shown(open_page("sdpa_gqa.py", lang=lang))
     assert "process peak RSS delta" not in text and "max_memory_allocated delta" not in text
     assert i18n.text(lang, "sdpa_gqa", "memory_rss") in text
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_the_reason_the_page_states_itself_is_in_the_readers_words(lang):
+    """Why efficient and cudnn cannot run on a CPU is the page's own sentence (sb.CPU_ONLY_REASON), not PyTorch's
+    message: it stood in English on the Japanese and Korean pages."""
+    if sb.load_results() is None:
+        pytest.skip("no results/bench_sdpa.json")
+    at = open_page("sdpa_gqa.py", lang=lang)
+    column = i18n.text(lang, "sdpa_gqa", "col_reason")
+    reasons = {v for df in at.dataframe if column in df.value.columns for v in df.value[column] if v}
+    assert i18n.text(lang, "sdpa_gqa", "reason_cpu_only") in reasons and sb.CPU_ONLY_REASON not in reasons, reasons

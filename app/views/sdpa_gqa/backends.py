@@ -67,7 +67,9 @@ def availability(T, avail: list[dict]) -> None:
         {
             T("col_backend"): [a["backend"] for a in avail],
             T("col_available"): [T("yes") if a["available"] else T("no") for a in avail],
-            T("col_reason"): [a["reason"] or "" for a in avail],
+            T("col_reason"): [
+                T(sb.REASON_KEYS[a["reason"]]) if a["reason"] in sb.REASON_KEYS else a["reason"] or "" for a in avail
+            ],  # fmt: skip
         },
         hide_index=True,
     )
