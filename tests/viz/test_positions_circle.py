@@ -22,3 +22,14 @@ def test_points_guide_and_highlights():
     assert list(mark.text) == ["&lt;b&gt;p&lt;/b&gt;"]
     assert fig.layout.xaxis.title.text == "cos" and fig.layout.yaxis.title.text == "sin"
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+
+
+def test_highlight_labels_stand_toward_the_centre_and_apart():
+    """On /positions the two colliding positions sit near (1, 0): labelled on their right, 'p = 14' was cut at the
+    plot's edge to 'p=', and the two labels lay on each other."""
+    points = np.array([[1.0, 0.01], [0.0, 1.0], [0.9998, -0.02], [-1.0, 0.0]])
+    fig = circle_figure(points, highlight=[(0, "p = 0"), (2, "p = 2"), (3, "p = 3")], title="pair", x_title="sin",
+                        y_title="cos", colour_title="position")  # fmt: skip
+    first, second, left_point = fig.data[2:]
+    assert first.textposition == "top left" and second.textposition == "bottom left"  # inward, one above one below
+    assert left_point.textposition == "top right"  # a point on the left: its label to its right, inward too

@@ -52,14 +52,17 @@ def circle_figure(
             showlegend=False,
         )
     )
-    for index, label in highlight or []:
+    for i, (index, label) in enumerate(highlight or []):
+        # a label toward the circle's centre (on the right of a point at x = 1 it was cut at the plot's edge, 'p='),
+        # the first above its point, the next below: /positions' two colliding positions sit almost on one point
+        side = "left" if pts[index, 0] > 0 else "right"
         fig.add_trace(
             go.Scatter(
                 x=[pts[index, 0]],
                 y=[pts[index, 1]],
                 mode="markers+text",
                 text=[safe_label(label, 30)],
-                textposition="top right",
+                textposition=f"{'bottom' if i % 2 else 'top'} {side}",
                 marker=dict(size=14, symbol="circle-open", color=PALETTE[3], line=dict(width=2)),
                 showlegend=False,
                 hoverinfo="skip",
