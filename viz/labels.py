@@ -259,7 +259,7 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
     if any(n.get("text") != o.get("text") for n, o in zip(notes, layout.get("annotations") or ())):
         changes["annotations"] = notes
     # numbers on a map's cells that this width would set too small to read are left to its colour and hover
-    unlabelled = _unreadable_cell_labels(fig, layout, width, plot_px, font)
+    unlabelled = _unreadable_cell_labels(fig, layout, width, plot_px, font, changes)
     top = margin.get("t", 100)
     if above != top:
         changes["margin"] = dict(margin, t=above)
@@ -430,10 +430,13 @@ def _labelled_with_numbers(read) -> list[list[str]] | None:
     return labels if shown and all(_NUMBER_LABEL.fullmatch(label) for label in shown) else None
 
 
-def _unreadable_cell_labels(fig, layout: dict, width: int, plot_height: float, font: float) -> list[int]:
+def _unreadable_cell_labels(
+    fig, layout: dict, width: int, plot_height: float, font: float, fitted: dict | None = None
+) -> list[int]:
     """Which of a figure's heatmaps (their indices) a figure `width` px wide would label with numbers in type under
     CELL_TEXT_AT_LEAST px (cell_text_px, less CELL_TEXT_SLACK): its plot what the margins, the rows' labels and title
-    (with their gaps) and the colour bar leave of the width."""
+    (with their gaps, the title in the lines for_page cut it into: `fitted`, its changes) and the colour bar leave of
+    the width."""
     margin = layout.get("margin") or {}
     found = []
     for i, trace in enumerate(fig.get("data", ()) if isinstance(fig, dict) else fig.data):
@@ -444,6 +447,10 @@ def _unreadable_cell_labels(fig, layout: dict, width: int, plot_height: float, f
         xaxis = "xaxis" + str(read("xaxis") or "x")[1:]
         beside = _row_labels_px(fig, layout, xaxis, font) + 2 * Y_LABELS_GAP
         beside += COLOUR_BAR_PX if read("showscale") is not False else 0
+        # a short map's rows' title stands in lines side by side: /masks' three-token decoder map's 'queries (rows):
+        # attending' in three left it 69 px of the 96 estimated with one (its '0.02' in 8 px type, chromium)
+        title = ((fitted or {}).get("yaxis" + str(read("yaxis") or "y")[1:]) or {}).get("title") or {}
+        beside += AXIS_TITLE_LINE * str(title.get("text") or "").count("<br>")
         plot_width = width - margin.get("l", 80) - margin.get("r", 80) - beside
         if cell_text_px(labels, (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST - CELL_TEXT_SLACK:
             found.append(i)

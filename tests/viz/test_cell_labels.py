@@ -128,7 +128,7 @@ def marian_view():
 def test_a_phone_is_not_sent_weights_written_by_a_texttemplate_too_small_to_read(lang):
     """/encoder-decoder's maps write each weight by a texttemplate over z ('%{z:.2f}'), /masks' scores by '%{z}':
     chromium drew them in 4 and 5 px type on a 390 px phone (the encoder's 11 x 11 cells 15 px wide), /masks' 3 px
-    (10 x 10 in a 282 px block; results/cell_text_texttemplate_before.json). Read from the template and z as plotly
+    (10 x 10 in a 282 px block), its three-token decoder map's 8 px (results/cell_text_texttemplate_before.json). Read from the template and z as plotly
     writes them, they are left out there as text labels are; a laptop's wide map keeps them."""
     from core.masks import batch
     from core.masks import encoder_decoder as masks_kinds
@@ -154,6 +154,9 @@ def test_a_phone_is_not_sent_weights_written_by_a_texttemplate_too_small_to_read
         for k in kinds
     }
     assert not numbered(drawn["encoder_self"], beside_px(3)) and not numbered(drawn["cross"], beside_px(3))
+    # the three-token decoder map: 8 px in English, whose rows' title stands in three lines beside it, 11 in Japanese
+    # and Korean (two)
+    assert numbered(drawn["decoder_self"], beside_px(3)) == (lang != "en")
     # the masked cells' crosses stay: marks, not numbers
     assert for_page(figs["weights"].to_dict(), beside_px(3))["data"][1]["texttemplate"] == "%{text}"
 
