@@ -738,6 +738,15 @@ def open_a_room(at, passcode: str | None = None):
     return at.run()
 
 
+def assert_refused(at, typed: str, key: str, rooms_before: int, lang: str = "en") -> None:
+    """Opening a room with `typed` as the passcode is refused in one sentence (`key`, in the page's language): no
+    room opened, none in the link."""
+    open_a_room(at, typed)
+    assert_no_exception(at)
+    assert [e.value for e in at.error] == [i18n.text(lang, "room", key)]
+    assert "room" not in at.query_params and rooms_open() == rooms_before
+
+
 @pytest.fixture
 def rooms_from_env(tmp_path, monkeypatch):
     """The process's rooms as app.room.store.open_store opens them from the environment, on a SQLite file: the test
@@ -781,10 +790,7 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(rooms_fro
         at = run_view("room")
         box = passcode_box(at)
         assert box.proto.type == box.proto.PASSWORD and box.proto.help
-        open_a_room(at, typed)
-        assert_no_exception(at)
-        assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
-        assert "room" not in at.query_params and rooms_open() == 1
+        assert_refused(at, typed, key, rooms_before=1)
     open_a_room(at, passcode)
     assert_no_exception(at)
     code = at.query_params["room"]
@@ -829,10 +835,7 @@ def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_op
     at = run_view("room", {"lang": lang})
     at.selectbox(key="room-lesson").set_value(picked).run()
     for typed, key in (("", "passcode_empty"), (passcode.lower(), "passcode_wrong")):
-        open_a_room(at, typed)
-        assert_no_exception(at)
-        assert [e.value for e in at.error] == [i18n.text(lang, "room", key)]
-        assert "room" not in at.query_params and rooms_open() == 0
+        assert_refused(at, typed, key, rooms_before=0, lang=lang)
     open_a_room(at, passcode)
     assert_no_exception(at)
     code = at.query_params["room"]
@@ -857,10 +860,7 @@ def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_
     passcode = logged[0]
     for typed, key in (("", "passcode_empty"), (rules.new_passcode(), "passcode_wrong")):
         at = run_view("room")
-        open_a_room(at, typed)
-        assert_no_exception(at)
-        assert [e.value for e in at.error] == [i18n.text("en", "room", key)]
-        assert "room" not in at.query_params and rooms_open() == 0
+        assert_refused(at, typed, key, rooms_before=0)
     open_a_room(at, passcode)
     assert_no_exception(at)
     assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
