@@ -3,8 +3,8 @@ softmax's exp kernel, measured time against n with fitted slopes, and generation
 dataclass of core/linear_attention/views.py (or exp_kernel.py) and `t(key, **fmt)` for its words (the
 [linear_attention.figure] catalog section); it draws and does not compute.
 
-Log axes carry major ticks only: powers of ten over wide ranges, 1-2-5 over narrow ones (plotly's default labels
-every digit of a short log axis, which reads as clutter)."""
+Log axes carry major ticks only: powers of ten, a narrow axis widened to whole decades (plotly's default labels
+every digit of a short log axis, which reads as clutter, and its 1-2-5 labels read as a linear axis)."""
 
 from __future__ import annotations
 
@@ -24,25 +24,25 @@ if TYPE_CHECKING:
     from core.linear_attention.views import AssociativityView, GenerationView, ImpliedView, TimingView
 
 Text = Callable[..., str]
-DECADES_FOR_POWERS_OF_TEN = 2.5  # wider axes get a tick per power of ten; narrower ones 1, 2, 5, 10, 20, ...
+DECADES_FOR_POWERS_OF_TEN = 2.5  # narrower axes are widened to whole decades
 # wider still, a tick every third power (1, 1m, 1µ, ...): /linear-attention's error axis spans 10^-15..1, and on a
 # phone its sixteen labels, 13 px apart, ran into each other
 DECADES_FOR_THOUSANDS = 9
 
 
 def major_log_ticks(values: Sequence) -> dict:
-    """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): {"dtick": 3} (every third
-    power of ten) over more than DECADES_FOR_THOUSANDS decades, {"dtick": 1} (every power of ten) over more than
-    DECADES_FOR_POWERS_OF_TEN, else {"dtick": "D2"} (1, 2, 5 in each decade)."""
+    """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): labels at powers of ten only.
+    {"dtick": 3} (every third power of ten) over more than DECADES_FOR_THOUSANDS decades, {"dtick": 1} over more than
+    DECADES_FOR_POWERS_OF_TEN; a narrower axis also gets a range widened to whole decades, so that at least two
+    powers of ten are labelled (plotly's 1-2-5 labels between them read as if the axis were linear)."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
     decades = math.log10(max(v) / min(v)) if v else 0
-    return (
-        {"dtick": 3}
-        if decades > DECADES_FOR_THOUSANDS
-        else {"dtick": 1}
-        if decades > DECADES_FOR_POWERS_OF_TEN
-        else {"dtick": "D2"}
-    )
+    if decades > DECADES_FOR_THOUSANDS:
+        return {"dtick": 3}
+    if decades > DECADES_FOR_POWERS_OF_TEN or not v:
+        return {"dtick": 1}
+    low = math.floor(math.log10(min(v)))
+    return {"dtick": 1, "range": [low, max(low + 1, math.ceil(math.log10(max(v))))]}
 
 
 def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> dict:
@@ -162,6 +162,7 @@ def quality_figures(view: QualityView, t: Text) -> dict[str, go.Figure]:
                 }
             )
         x_axis = {"title": {"text": safe_label(x_title, 60)}}
-        y_axis = {"type": "log", "title": {"text": safe_label(t("q_y"), 60)}}
+        every_y = [y for tr in traces for y in tr["y"]]
+        y_axis = {"type": "log", "title": {"text": safe_label(t("q_y"), 60)}, **major_log_ticks(every_y)}
         figs[name] = _figure(traces, t(f"q_fig_{name}"), x_axis, y_axis, 380)
     return figs

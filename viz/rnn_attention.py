@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, with_cell_marks
 from .labels import safe_label
+from .linear_attention import major_log_ticks
 from .style import BLUE, GREEN, LEGEND_AT_FOOT, ORANGE, RED, base_layout
 
 
@@ -34,7 +35,9 @@ def gradient_figure(panel, t) -> go.Figure:
                                  hovertemplate=f"{label}<br>%{{x}}: %{{y:.3g}}<extra></extra>"))  # fmt: skip
     title = t("gradient_title") if panel.length is None else t("gradient_long_title", n=panel.length)
     fig.update_xaxes(title=t("axis_distance"))
-    fig.update_yaxes(title=t("axis_gradient"), type="log")
+    fig.update_yaxes(
+        title=t("axis_gradient"), type="log", **major_log_ticks([*panel.with_attention, *panel.recurrence_only])
+    )
     return base_layout(fig, safe_label(title, 120), height=380, legend=LEGEND_AT_FOOT)
 
 
@@ -52,8 +55,10 @@ def timing_figure(view, t) -> go.Figure:
                                  line=dict(color=colour),
                                  hovertemplate=f"{label}<br>n = %{{x}}: %{{y:.3g}} ms<br>"
                                  + safe_label(t("steps_in_sequence"), 60) + ": %{customdata}<extra></extra>"))  # fmt: skip
-    fig.update_xaxes(title=t("axis_length_log"), type="log")  # the cost figure's lengths are on a linear axis
-    fig.update_yaxes(title=t("axis_cpu_ms" if view.cpu_time else "axis_ms"), type="log")
+    # the cost figure's lengths are on a linear axis
+    fig.update_xaxes(title=t("axis_length_log"), type="log", **major_log_ticks(view.lengths))
+    times = [v for values, *_ in series for v in values]
+    fig.update_yaxes(title=t("axis_cpu_ms" if view.cpu_time else "axis_ms"), type="log", **major_log_ticks(times))
     return base_layout(fig, safe_label(t("timing_title", device=view.device), 120), height=380,
                        legend=LEGEND_AT_FOOT)  # fmt: skip
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from .linear_attention import major_log_ticks
 from .positions.common import curves
 
 if TYPE_CHECKING:
@@ -71,10 +72,11 @@ def resolution_figure(view: ResolutionView, t: Words, measure: str) -> go.Figure
         log_y=True,
         markers=True,
     )
-    # scale factors read best as powers of 2; the angles as 1-2-5 ticks within each decade (plotly's "D2")
+    # scale factors read best as powers of 2; the angles at powers of ten only
     powers = [2.0**k for k in range(7)]
     fig.update_xaxes(tickmode="array", tickvals=powers, ticktext=[f"{p:g}" for p in powers])
-    fig.update_yaxes(tickmode="linear", tickvals=None, ticktext=None, dtick="D2")
+    angles = [a for v in view.angles.values() for a in v[measure]]
+    fig.update_yaxes(tickmode="linear", tickvals=None, ticktext=None, **major_log_ticks(angles))
     return fig
 
 

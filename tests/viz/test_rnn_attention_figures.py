@@ -57,6 +57,8 @@ def test_gradient_figure_draws_both_series_on_a_log_axis():
     fig = figs.gradient_figure(panel, T)
     assert [list(t.y) for t in fig.data] == [[1.0, 0.9, 0.8], [1.0, 0.1, 0.01]]
     assert list(fig.data[0].x) == [0, 1, 2] and fig.layout.yaxis.type == "log"
+    # powers of ten only, 0.01 .. 1 (plotly's own 2, 5 labels between them read as a linear axis)
+    assert fig.layout.yaxis.dtick == 1 and list(fig.layout.yaxis.range) == [-2, 0]
     assert fig.layout.title.text == "gradient_title"
     long = rv.GradientPanel([0, 1], [1.0, 1.0], [1.0, 0.5], 0.5, 1.0, 4, 60, "weaker")
     assert figs.gradient_figure(long, T).layout.title.text == "gradient_long_title n=60"
@@ -71,6 +73,8 @@ def test_timing_figure_draws_the_measured_times_and_steps():
     assert [list(t.y) for t in fig.data] == [[1.0, 2.0], [0.2, 0.3], [0.5, 0.6]]
     assert [list(t.customdata) for t in fig.data] == [[16, 32], [16, 32], [2, 2]]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.dtick == 1 and list(fig.layout.xaxis.range) == [0, 2]  # 8, 16: 1, 10, 100 labelled
+    assert fig.layout.yaxis.dtick == 1 and list(fig.layout.yaxis.range) == [-1, 1]
     assert fig.layout.yaxis.title.text == "axis_cpu_ms"
     older = rv.TimingView([8, 16], [1.0, 2.0], [None, None], [0.5, 0.6], [16, 32], [2, 2], "cpu", False, 3.3, None,
                           "transformer", None, "transformer")  # fmt: skip
