@@ -792,7 +792,13 @@ def _figure_caption(layout: dict, told: figure_text.FigureText) -> str:
             said = points(s)
         else:
             said = line(s)
-        parts.append(said_in("figure_series", name=_plain(s.series), text=said) if s.series else said)
+        # a figure of several panels names each series' panel: a 'row 0' in each panel is two different lines
+        name = (
+            said_in("figure_panel_series", panel=_plain(s.panel), name=_plain(s.series))
+            if s.panel and s.series
+            else _plain(s.panel or s.series)
+        )
+        parts.append(said_in("figure_series", name=name, text=said) if name else said)
     if told.more:
         parts.append(said_in("figure_more", n=told.more))
     if any(not isinstance(s, figure_text.MapText) for s in told.statements) and (rows or cols):

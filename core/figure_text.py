@@ -86,6 +86,7 @@ class BarText(NamedTuple):
     smallest: Point
     percent: bool = False
     decimals: int = PERCENT_DECIMALS
+    panel: str = ""  # its panel's title where the figure has several (subplot titles), else ""
 
 
 class LineText(NamedTuple):
@@ -97,6 +98,7 @@ class LineText(NamedTuple):
     lowest: Point
     percent: bool = False
     decimals: int = PERCENT_DECIMALS
+    panel: str = ""
 
 
 class PointsText(NamedTuple):
@@ -110,6 +112,7 @@ class PointsText(NamedTuple):
     at: str | None  # the one position every point stands at (a strip of dots on one row), else None
     percent: bool = False
     decimals: int = PERCENT_DECIMALS
+    panel: str = ""
 
 
 class FigureText(NamedTuple):
@@ -274,6 +277,27 @@ def maps_decimals(traces: Sequence[Mapping]) -> int:
     return PERCENT_DECIMALS if first is None else percent_decimals(first)
 
 
+def panel_titles(traces: Sequence[Mapping], layout: Mapping) -> dict[tuple[str, str], str]:
+    """Each panel's title, by its (x axis, y axis), where the traces lie on more than one panel: the subplot title
+    plotly's make_subplots sets above it (a paper annotation centred over its x domain, at the top of its y domain).
+    A series named alike in two panels (/flash-attention's 'row 0' under 'running max m' and 'running sum l') is
+    told apart by it. One panel, or one without a title: no entry."""
+    panels = {(_axis_name(t.get("xaxis"), "x"), _axis_name(t.get("yaxis"), "y")) for t in traces}
+    if len(panels) < 2:
+        return {}
+    notes = [a for a in layout.get("annotations") or () if a.get("xref") == "paper" and a.get("yref") == "paper"]
+    titles = {}
+    for x, y in panels:
+        x_domain = (layout.get(x) or {}).get("domain") or (0.0, 1.0)
+        y_domain = (layout.get(y) or {}).get("domain") or (0.0, 1.0)
+        centre = (x_domain[0] + x_domain[1]) / 2
+        for a in notes:
+            if abs(float(a.get("x", -1)) - centre) < 1e-6 and abs(float(a.get("y", -1)) - y_domain[1]) < 1e-6:
+                titles[(x, y)] = _label(a.get("text"))
+                break
+    return titles
+
+
 def describe(
     traces: Sequence[Mapping],
     layout: Mapping | None = None,
@@ -285,6 +309,7 @@ def describe(
     the matrix with its labels); map_labels: the rows' and columns' names of heatmaps that carry none (tiles)."""
     layout = layout or {}
     statements, map_cells, more, series = [], [], 0, 0
+    panels = panel_titles(list(filter(_shown, traces)), layout)
     for trace in filter(_shown, traces):
         kind, name = trace.get("type") or "scatter", str(trace.get("name") or "")
         if kind == "heatmap":
@@ -314,7 +339,8 @@ def describe(
         points = [Point(at[i], float(values[i])) for i in np.flatnonzero(finite)]
         highest = max(points, key=lambda p: p.value)  # the first of equals: reading order
         lowest = min(points, key=lambda p: p.value)
-        unit = (in_percent(trace, layout), percent_decimals(trace))
+        panel = panels.get((_axis_name(trace.get("xaxis"), "x"), _axis_name(trace.get("yaxis"), "y")), "")
+        unit = (in_percent(trace, layout), percent_decimals(trace), panel)
         if kind == "bar":
             statements.append(BarText(name, len(points), highest, lowest, *unit))
         elif _markers_only(trace):

@@ -350,3 +350,23 @@ def test_the_antecedent_and_ablation_figures_drawn_in_percent_table_their_accura
     for card, shown in ((share, {"placebo_harm"}), (loss, set())):
         data = {"placebo_harm": list(card.placebo_harms)}
         assert ui.numbers_in_percent(va.claim_figure(card, words), data, {"placebo_harm": "x"}) == shown
+
+
+@pytest.mark.parametrize(("code", "first", "second"), [("en", "running max m, row 3: 3 points", "running sum l, row 3"),
+                                                       ("ja", "累積最大値 m・行 3: 3 点", "累積和 l・行 3"),
+                                                       ("ko", "누적 최댓값 m, 행 3: 점 3개", "누적 합 l, 행 3")])  # fmt: skip
+def test_the_flash_attention_m_and_l_caption_names_each_lines_panel(monkeypatch, code, first, second):
+    """Its two panels each draw a 'row 3': read without the panel's title, the caption said 'row 3' twice."""
+    from core import flash_attention as fa
+    from viz import flash_attention as fv
+
+    monkeypatch.setattr(ui, "lang", lambda: code)
+    view = fa.walk(n=6, d=4, br=2, bc=2, q_tile=1, seed=0)
+    said = caption_of(fv.statistics_figure(view, ui.texts("flash_attention.figure"), 1))
+    assert first in said and second in said and said.index(first) < said.index(second)
+
+
+def test_the_flash_attention_uneven_tile_note_counts_its_rows_without_a_plural_hack():
+    """'the last tile has only 1 row(s)': the count reads as 1 of its 4 rows, whatever it is."""
+    said = i18n.text("en", "flash_attention", "block_uneven", name="Br", b=4, n=9, last=1)
+    assert "(s)" not in said and "only 1 of its 4 rows" in said

@@ -199,3 +199,21 @@ def test_a_share_in_percent_is_told_to_the_decimals_its_hover_shows():
         "colorbar": {"tickformat": ".0%"},
     }
     assert describe([cells]).statements[0].decimals == 3
+
+
+def test_a_series_in_a_figure_of_several_panels_is_named_by_its_panels_title():
+    """/flash-attention's m and l: a 'row 0' line in each of two panels, told apart by the panel titles
+    make_subplots sets above them; a figure of one panel names none."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["running max m", "running sum l"])
+    fig.add_scatter(x=[0, 1], y=[1.0, 2.0], name="row 0", mode="lines", row=1, col=1)
+    fig.add_scatter(x=[0, 1], y=[3.0, 5.0], name="row 0", mode="lines", row=1, col=2)
+    told = describe([t.to_plotly_json() for t in fig.data], fig.layout.to_plotly_json())
+    assert [(s.panel, s.series, s.last.value) for s in told.statements] == [
+        ("running max m", "row 0", 2.0),
+        ("running sum l", "row 0", 5.0),
+    ]
+    one = make_subplots(rows=1, cols=1, subplot_titles=["running max m"])
+    one.add_scatter(x=[0, 1], y=[1.0, 2.0], name="row 0", mode="lines")
+    assert describe([t.to_plotly_json() for t in one.data], one.layout.to_plotly_json()).statements[0].panel == ""
