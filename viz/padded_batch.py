@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import plotly.graph_objects as go
 
 from core.attention import MatrixView
 from core.padded_batch import MaskView
 
 from .attention import matrix_figure
-from .heatmap import matrix_heatmap
+from .masks import mask_figure as two_kind_mask_figure
 
 VALUES_SHOWN_UP_TO = 40 * 4  # cells: above this, the 0/1 values are not written in the cells
 Words = Callable[..., str]
@@ -24,21 +25,21 @@ def mask_rows(view: MaskView, t: Words) -> list[str]:
 
 
 def mask_figure(view: MaskView, t: Words) -> go.Figure:
-    """The attention_mask (B, n), one row per sentence."""
+    """The attention_mask (B, n), one row per sentence, drawn as /masks draws a mask: two kinds of cell named in a
+    legend (a real token, padding), never a colour scale (a 0-1 colour bar implied values between the two)."""
     mask = view.mask
-    return matrix_heatmap(
-        mask,
+    written = mask.size <= VALUES_SHOWN_UP_TO
+    return two_kind_mask_figure(
+        np.asarray(mask) != 0,
         mask_rows(view, t),
         view.positions,
         title=t("mask_title"),
+        allowed_name=t("real_token"),
+        masked_name=t("padding"),
         x_title=t("position"),
         y_title=t("sentence_axis"),
-        colorscale="Blues",
-        zmid=None,
-        value_name="attention_mask",
-        show_values=mask.size <= VALUES_SHOWN_UP_TO,
-        decimals=0,
-        height=160 + 40 * mask.shape[0],
+        height=190 + 40 * mask.shape[0],
+        marks=("1", "0") if written else ("", ""),
     )
 
 

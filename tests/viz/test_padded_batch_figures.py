@@ -13,15 +13,22 @@ from viz import padded_batch as figures
 t = functools.partial(i18n.text, "en", "padded_batch.figure")
 
 
-def test_mask_figure_is_the_batch_mask_with_values_written_when_small():
+def test_mask_figure_draws_tokens_and_padding_as_two_named_kinds_of_cell():
     trace = fake_trace(lengths=(6, 4, 2))
     mask = trace.batch.attention_mask.numpy()
     fig = figures.mask_figure(padded_batch.mask_view(trace), t)
-    (heat,) = fig.data
-    np.testing.assert_array_equal(np.array(heat.z, dtype=float), mask)
-    assert np.array(heat.z).shape == (3, 6) and mask[2].tolist() == [1, 1, 0, 0, 0, 0]
-    assert list(heat.x) == [str(j) for j in range(6)] and list(heat.y) == ["sentence 0", "sentence 1", "sentence 2"]
-    assert heat.texttemplate is not None  # 18 cells: the 0/1 values are written in them
+    real, padding = [tr for tr in fig.data if tr.type == "heatmap"]
+    # each kind of cell is its own layer, drawn where the mask is 1 (a token) or 0 (padding); no colour scale, which
+    # implied values between 0 and 1
+    np.testing.assert_array_equal(np.isfinite(np.array(real.z, dtype=float)), mask == 1)
+    np.testing.assert_array_equal(np.isfinite(np.array(padding.z, dtype=float)), mask == 0)
+    assert mask[2].tolist() == [1, 1, 0, 0, 0, 0]
+    assert not any(tr.showscale for tr in fig.data if tr.type == "heatmap")
+    assert real.colorscale != padding.colorscale  # two colours
+    legend = [tr.name for tr in fig.data if tr.type == "scatter"]
+    assert legend == [t("real_token"), t("padding")] and fig.layout.showlegend
+    assert list(real.x) == [str(j) for j in range(6)] and list(real.y) == ["sentence 0", "sentence 1", "sentence 2"]
+    assert list(real.text[2]) == ["1", "1", "", "", "", ""] and list(padding.text[2]) == ["", "", "0", "0", "0", "0"]
     assert fig.layout.title.text == t("mask_title") and fig.layout.xaxis.title.text == t("position")
     assert fig.layout.yaxis.title.text == t("sentence_axis")  # its text alternative says what the rows are
 
@@ -29,7 +36,7 @@ def test_mask_figure_is_the_batch_mask_with_values_written_when_small():
 def test_a_large_mask_has_no_written_values():
     view = padded_batch.MaskView(np.ones((5, 40), dtype=int))
     assert view.mask.size > figures.VALUES_SHOWN_UP_TO
-    assert figures.mask_figure(view, t).data[0].texttemplate is None
+    assert all(tr.text is None for tr in figures.mask_figure(view, t).data)
 
 
 def test_sentence_figure_is_the_head_over_the_padded_width_titled_with_its_sentence():
