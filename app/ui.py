@@ -407,6 +407,7 @@ def show_figure(
     toolbar: bool = True,
     tables: bool = True,
     along: dict[str, str] | None = None,
+    caption_data: np.ndarray | None = None,
 ):
     """Render a plotly figure. The chart's camera button downloads it as PNG or SVG (sidebar setting); when
     `data` is given, a CSV of the numbers behind it is offered too (built only when clicked). With `on_select`, a
@@ -416,7 +417,9 @@ def show_figure(
     gets its text alternative (text_alternative). toolbar=False: no buttons (a room's projector). tables=False: `data`
     names the caption's cells, but no table toggle or CSV (a lesson step's figure, whose page offers them). along: the
     axis ('x', 'y') each number column of a dict `data` is drawn along, so its table says them as that axis does (in %
-    where the figure draws them in %: numbers_in_percent); a matrix's numbers are its map's, said as its colour bar says them."""
+    where the figure draws them in %: numbers_in_percent); a matrix's numbers are its map's, said as its colour bar says them.
+    caption_data: the matrix the caption names cells of, where it is not all of `data` (rows the page says are no
+    finding, NaN); the table and CSV keep `data`."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
     if not toolbar:
         config = {"displayModeBar": False}
@@ -426,7 +429,16 @@ def show_figure(
         st.markdown(title, unsafe_allow_html=True)
     event = st.plotly_chart(_fitted(fig), width="stretch", config=config, key=key, **select)
     percent = numbers_in_percent(fig, data, along) if data is not None and tables else False
-    text_alternative(fig, data, row_labels, col_labels, key=f"table-{key or name}", table=tables, percent=percent)
+    text_alternative(
+        fig,
+        data,
+        row_labels,
+        col_labels,
+        key=f"table-{key or name}",
+        table=tables,
+        percent=percent,
+        said_of=caption_data,
+    )
     if data is not None and tables:
         corner = csv_corner(fig) if row_labels is not None and not isinstance(data, dict) else ""
         st.download_button(
@@ -656,28 +668,37 @@ def _read(fig) -> tuple[list, dict]:
 
 
 def text_alternative(
-    fig, data: np.ndarray | dict | None, row_labels, col_labels, key: str, table: bool = True, percent=False
+    fig,
+    data: np.ndarray | dict | None,
+    row_labels,
+    col_labels,
+    key: str,
+    table: bool = True,
+    percent=False,
+    said_of: np.ndarray | None = None,
 ) -> None:
     """What a screen reader reads for a figure: one caption from the numbers it draws (its title and axes; a map's
     largest cells, a bar chart's largest and smallest bars, a line's start, end, highest and lowest points:
     core/figure_text.py), and, where the page hands them, those numbers as a table when asked for (a toggle, so a
     512 x 512 map is not sent to every browser). A matrix handed with its labels names the map's cells. percent: the
-    table's numbers the figure draws in % (numbers_in_percent), shown in % as the figure shows them."""
+    table's numbers the figure draws in % (numbers_in_percent), shown in % as the figure shows them. said_of: the
+    numbers the caption names in place of `data` (show_figure's caption_data)."""
+    told = data if said_of is None else said_of
     if isinstance(fig, dict):
         layout = fig.get("layout", {})
-        said = _caption(_traces(fig), layout, data, row_labels, col_labels)
+        said = _caption(_traces(fig), layout, told, row_labels, col_labels)
     elif hasattr(fig, READ):  # a shared figure: its caption made once per language and numbers, then kept on it
         kept, (traces, layout) = getattr(fig, CAPTIONS), getattr(fig, READ)
-        asked = (lang(), _numbers_key(data), _labels_key(row_labels), _labels_key(col_labels))
+        asked = (lang(), _numbers_key(told), _labels_key(row_labels), _labels_key(col_labels))
         said = kept.get(asked, kept)  # the dict itself: not kept yet (another session may clear it meanwhile)
         if said is kept:
-            said = _caption(traces, layout, data, row_labels, col_labels)
+            said = _caption(traces, layout, told, row_labels, col_labels)
             if len(kept) >= CAPTIONS_KEPT:
                 kept.clear()
             kept[asked] = said
     else:
         layout = _layout(fig)
-        said = _caption(_traces(fig), layout, data, row_labels, col_labels)
+        said = _caption(_traces(fig), layout, told, row_labels, col_labels)
     if said:
         st.caption(said)
     if data is not None and table and st.toggle(t("common", "figure_table"), key=key, wrap=LABELS_WRAP):

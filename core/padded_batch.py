@@ -103,6 +103,9 @@ class SentenceView(MatrixView):
     """One sentence's head over the batch's whole padded width, and whether its last rows are padding queries."""
 
     has_padding: bool  # shorter than the batch's longest: padding rows computed too, their outputs never used
+    # the weights with the padding queries' rows NaN: what a caption may name as the map's largest weights (a padding
+    # query's row is computed but never used, so its weights are no finding)
+    real_query_weights: np.ndarray
 
 
 def sentence_view(batch_run: BatchRun, index: int, layer: int, head: int) -> SentenceView:
@@ -114,7 +117,12 @@ def sentence_view(batch_run: BatchRun, index: int, layer: int, head: int) -> Sen
     labels = indexed_labels(trace.batch.tokens[index])
     tokens = Tokens(index, torch.arange(n), labels, trace.mask(index), False, False, tuple(labels))
     view = matrix_view("head", trace.attention(layer, head, index), tokens, layer, head, trace.n_heads, None)
-    return SentenceView(**vars(view), has_padding=batch_run.length(index) < n)
+    real = batch_run.real[index].numpy()[:, None]
+    return SentenceView(
+        **vars(view),
+        has_padding=batch_run.length(index) < n,
+        real_query_weights=np.where(real, view.weights, np.nan).astype(view.weights.dtype),
+    )
 
 
 def run_alone(model, text: str, max_tokens: int | None = None) -> Trace:

@@ -76,6 +76,7 @@ def sentence_head(T, batch_run, rows: list[str]) -> None:
         row_labels=view.labels,
         col_labels=view.labels,
         key="fig-padded-head",
+        caption_data=view.real_query_weights,  # padded queries' rows are no finding (the caption below says why)
     )
     if view.has_padding:
         st.caption(T("pad_rows"))

@@ -1,6 +1,7 @@
 """A figure's caption (app/ui.py, the text a screen reader reads) says a label as the figure shows it: the figures
 escape a visitor's tokens for plotly (viz safe_label), the caption decodes them again inside an inert code span."""
 
+import functools
 import json
 
 import numpy as np
@@ -370,3 +371,28 @@ def test_the_flash_attention_uneven_tile_note_counts_its_rows_without_a_plural_h
     """'the last tile has only 1 row(s)': the count reads as 1 of its 4 rows, whatever it is."""
     said = i18n.text("en", "flash_attention", "block_uneven", name="Br", b=4, n=9, last=1)
     assert "(s)" not in said and "only 1 of its 4 rows" in said
+
+
+def test_a_padded_sentences_caption_names_no_padding_querys_weights(monkeypatch):
+    """/padded-batch draws a short sentence's head over the batch's whole width, padding queries' rows too, and says
+    those rows are computed but never used: its caption named their weights among the map's largest."""
+    from core import padded_batch
+    from tests.fake_traces import fake_trace
+    from viz import padded_batch as figures
+
+    trace = fake_trace(lengths=(6, 4, 2))
+    run = padded_batch.BatchRun(trace, trace.batch.attention_mask.bool(), "right", True)
+    view = padded_batch.sentence_view(run, 2, 1, 3)
+    words = functools.partial(i18n.text, "en", "padded_batch.figure")
+    fig = figures.sentence_figure(view, words, 2)
+    real, padding = view.labels[:2], view.labels[2:]
+    np.testing.assert_array_equal(view.real_query_weights[:2], view.weights[:2])
+    assert np.isnan(view.real_query_weights[2:]).all()
+    # the whole map's largest weights lie in padding rows (the case the caption must not report)
+    whole = caption_of(fig, view.weights, view.labels, view.labels)
+    assert any(label in whole for label in padding), whole
+    said = []
+    monkeypatch.setattr(ui.st, "caption", said.append)
+    ui.text_alternative(fig, view.weights, view.labels, view.labels, "k", table=False, said_of=view.real_query_weights)
+    (caption,) = said
+    assert not any(label in caption for label in padding) and any(label in caption for label in real), caption
