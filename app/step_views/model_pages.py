@@ -141,7 +141,9 @@ def _padded_batch(s: Values, step: core_lessons.Step) -> list[Drawn]:
     i = int(s.row)
     view = padded_batch.sentence_view(batch_run, i, s.layer, s.head)
     fig = padded_figures.sentence_figure(view, words, i)
-    return [Drawn(fig, f"padded-sentence{i}-layer{s.layer}-head{s.head}", view.weights, view.labels, view.labels)]
+    # the caption's numbers (a step draws no table): padding queries' rows are no finding, as on the page
+    name = f"padded-sentence{i}-layer{s.layer}-head{s.head}"
+    return [Drawn(fig, name, view.real_query_weights, view.labels, view.labels)]
 
 
 # ---- decoders: the page's runs go through the heavy-work queue ----------------------------------------------

@@ -305,3 +305,15 @@ def test_a_learner_panels_figure_is_fitted_for_the_sidebar(store, monkeypatch):
     learner.run()
     assert_no_exception(learner)
     assert figure_by_key(learner, "room-step-fig-0") and widths and set(widths) == {SIDEBAR_FIGURE_PX}
+
+
+def test_a_padded_sentences_step_caption_is_the_pages_and_names_no_padding_row():
+    """The padded batch's head as a lesson step: its caption named padding queries' rows ('5 [PAD] → 4 [SEP]') as
+    the map's largest weights, where the page, which says those rows are never used, names real rows only."""
+    index = step_number("padded-batch", "padded_batch.matches_alone")
+    step = step_of("padded-batch", index)
+    walk = open_view("lessons", {"lesson": "padded-batch", "lstep": str(index)})
+    page = open_view(step.page, step.state)
+    title = ui.t("padded_batch.figure", "head_title", i=int(step.state["row"]), l=0, h=0)
+    (said,) = [c.value for c in walk.caption if c.value.startswith(title)]
+    assert said in [c.value for c in page.caption] and "[PAD] ` →" not in said, said
