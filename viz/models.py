@@ -9,6 +9,8 @@ import plotly.graph_objects as go
 
 from core.models.local import EXACT, Parity
 
+from .linear_attention import major_log_ticks
+
 FLOOR = 1e-12  # a layer that matches to the last bit is drawn at this height on the log axis
 
 
@@ -29,7 +31,8 @@ def parity_figure(parity: Parity, t: Callable[..., str]) -> go.Figure:
     layout = {
         "title": {"text": t("parity_title")},
         "xaxis": {"title": {"text": t("parity_layer")}, "dtick": 1},  # layers are whole numbers
-        "yaxis": {"title": {"text": t("parity_difference")}, "type": "log"},
+        # powers of ten only, the exact line's 1e-5 within the range
+        "yaxis": {"title": {"text": t("parity_difference")}, "type": "log", **major_log_ticks([*heights, EXACT])},
         "shapes": [line],
         # on a log axis an annotation's y is in decades: log10 of the value
         "annotations": [

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from .heatmap import attention_heatmap, matrix_heatmap
 from .labels import safe_label
+from .linear_attention import major_log_ticks
 from .style import BLUE, LEGEND_AT_FOOT, MARGIN, RED
 
 if TYPE_CHECKING:  # types only: viz draws what core computed
@@ -249,6 +250,8 @@ def lookup_figures(view: LookupView, t: Callable[..., str]) -> dict[str, go.Figu
         margin=MARGIN,
         legend=LEGEND_AT_FOOT,
     )
-    curve.update_xaxes(type="log", title_text=safe_label(t("lookup_tau"), 60), gridcolor="#eee")
+    curve.update_xaxes(
+        type="log", title_text=safe_label(t("lookup_tau"), 60), gridcolor="#eee", **major_log_ticks(view.taus)
+    )
     curve.update_yaxes(title_text=safe_label(t("lookup_result"), 60), gridcolor="#eee")
     return {"weights": weights, "curve": curve}

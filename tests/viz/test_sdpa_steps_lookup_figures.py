@@ -19,6 +19,7 @@ def test_lookup_figures_draw_the_view():
     assert list(hard.y) == [0.0, 1.0, 0.0, 0.0] and list(soft.x) == ["cat", "dog", "car", "bus"]
     curve, chosen, root = figs["curve"].data
     np.testing.assert_allclose(curve.x, view.taus)
+    assert figs["curve"].layout.xaxis.dtick == 1  # tau labelled at powers of ten only, not 2 and 5 between them
     np.testing.assert_allclose(curve.y, np.round(view.soft_by_tau, 5))
     shapes = figs["curve"].layout.shapes
     assert [s.y0 for s in shapes if s.xref == "x domain"] == [5.0]  # the dict's value
