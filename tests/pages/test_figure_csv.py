@@ -337,7 +337,10 @@ def test_the_padded_batch_mask_csv_names_its_positions(monkeypatch):
     rows, cols = axis_labels(at, "fig-mask")
     assert rows == ["sentence 0", "sentence 1"] and cols[:3] == ["0", "1", "2"], (rows, cols)
     table = csv_rows(files, "fig-mask")
-    assert_table(table, plotted_values(bar_chart(at, "fig-mask")[0]["z"]), rows, cols)  # the 0/1 the figure draws
+    # the figure draws the two kinds of cell as two layers, a token's (1 where a real token) and padding's
+    tokens, padding = (plotted_values(t["z"]) for t in bar_chart(at, "fig-mask") if t["type"] == "heatmap")
+    assert np.array_equal(np.isnan(tokens), ~np.isnan(padding))  # every cell is of one kind
+    assert_table(table, np.where(np.isnan(tokens), 0.0, 1.0), rows, cols)  # the 0/1 the figure draws
     assert table[1][-1] == "0" and set(table[2][1:]) == {"1"}  # the short sentence is padded
 
 
