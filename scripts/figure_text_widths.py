@@ -68,7 +68,7 @@ def narrow_and_wide(text: str) -> tuple[int, int]:
 def catalog_strings(lang: str) -> list[str]:
     """The catalog's short strings as a figure shows them: format fields filled with a number, no page markup."""
     out = []
-    for value in i18n.flat(i18n.catalog(lang)).values():
+    for value in (f for v in i18n.flat(i18n.catalog(lang)).values() for f in i18n.forms(v)):
         s = re.sub(r"\{[^}]*\}", "12", str(value))
         if 2 <= len(s) <= MAX_CHARS and not re.search(r"[*`\[\]<>\n$\\]", s):
             out.append(s)

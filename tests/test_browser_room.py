@@ -174,7 +174,7 @@ def test_facilitator_and_two_learners(room_server):
                 wait_for_run(page)
             question = store.room(code).question
             assert len(store.responses(code, question)) == 2
-            fac.get_by_text("2 answer(s)").first.wait_for(timeout=FOLLOW_MS)  # the histogram's title
+            fac.get_by_text("2 answers").first.wait_for(timeout=FOLLOW_MS)  # the histogram's title
             shot(fac, "histogram")
             en = learners["en"]  # a reload: a new session on the step page's link, which carries the seat
             assert "me=" in en.url and f"room={code}" in en.url

@@ -36,9 +36,9 @@ def _lesson_texts(lang: str) -> dict[str, tuple[str, str]]:
 
 def _pairs(lang: str) -> dict[str, tuple[str, str]]:
     """Every (English, translation) pair a reader of `lang` meets: the page catalog and the lessons."""
-    english = i18n.flat(i18n.catalog("en"))
-    theirs = i18n.flat(i18n.catalog(lang))
-    pairs = {f"locales:{k}": (english[k], theirs[k]) for k in english if isinstance(theirs.get(k), str)}
+    english = {k: " / ".join(i18n.forms(v)) for k, v in i18n.flat(i18n.catalog("en")).items()}
+    theirs = {k: " / ".join(i18n.forms(v)) for k, v in i18n.flat(i18n.catalog(lang)).items()}
+    pairs = {f"locales:{k}": (english[k], theirs[k]) for k in english if k in theirs}
     pairs.update(_lesson_texts(lang))
     return pairs
 
@@ -130,7 +130,10 @@ def _labels(lang: str) -> dict[str, str]:
     return {
         en: theirs[k]
         for k, en in english.items()
-        if len(en.split()) <= 5 and re.fullmatch(r"[A-Za-z][a-z ]*[a-z]( \{\w+\})?", en) and theirs[k] != en
+        if isinstance(en, str)
+        and len(en.split()) <= 5
+        and re.fullmatch(r"[A-Za-z][a-z ]*[a-z]( \{\w+\})?", en)
+        and theirs[k] != en
     }
 
 
