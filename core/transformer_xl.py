@@ -30,7 +30,7 @@ viz/transformer_xl.py draws them.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -171,18 +171,31 @@ def masks_view(n: int = 12, segment: int = 4, window: int = 4, sinks: int = 1) -
 @dataclass(frozen=True)
 class LinesView:
     """One line per method against x. kind names the figure ("reach", "by_block", "by_segment"): its title and
-    axes; title_fields fills the title's numbers; vlines are dashed markers (the window's end)."""
+    axes; title_fields fills the title's numbers; vlines are dashed markers (the window's end). bin > 1: the lines
+    drawn are means over `bin` consecutive points (binned), the points themselves faint under them; note_fields
+    fill the figure's note (what its numbers say), none where empty."""
 
     kind: str
     x: tuple[float, ...]
     series: dict[str, tuple[float, ...]]  # method -> values (NaN = none)
     title_fields: dict
     vlines: tuple[int, ...] = ()
+    bin: int = 1
+    note_fields: dict = field(default_factory=dict)
 
     def table(self) -> dict[str, list[float]]:
         """The numbers behind the figure, for the CSV download."""
         x_name = "layers" if self.kind == "reach" else "position"
         return {x_name: list(self.x), **{m: list(v) for m, v in self.series.items()}}
+
+    def binned(self) -> tuple[tuple[float, ...], dict[str, tuple[float, ...]]]:
+        """The means over consecutive bins of `bin` points (the last bin holds what is left), each at the mean of
+        its points' x: five methods' lines on one text share its ups and downs (a hard passage is hard for all),
+        point by point they cross too often to be told apart."""
+        edges = range(0, len(self.x), self.bin)
+        x = tuple(float(np.mean(self.x[a : a + self.bin])) for a in edges)
+        series = {m: tuple(float(np.nanmean(v[a : a + self.bin])) for a in edges) for m, v in self.series.items()}
+        return x, series
 
 
 @dataclass(frozen=True)
@@ -211,6 +224,25 @@ def _block_centres(block: int, count: int) -> tuple[float, ...]:
     return tuple(block * (k + 0.5) for k in range(count))
 
 
+IN_SEGMENT_BINS = 16  # the loss within a segment (one value per position) is drawn as the means of this many bins
+
+
+def in_segment_note(by_position: dict[str, np.ndarray], span: int) -> dict[str, float]:
+    """What the loss within a segment says, against full attention (nats; mean over positions): independent
+    segments over a segment's first `span` positions (no context yet) and over the rest; each other method over the
+    whole segment."""
+    full = np.asarray(by_position["full"], dtype=float)
+    excess = {m: np.asarray(v, dtype=float) - full for m, v in by_position.items()}
+    return {
+        "span": span,
+        "first": float(excess["independent"][:span].mean()),
+        "rest": float(excess["independent"][span:].mean()),
+        "xl": float(excess["xl"].mean()),
+        "window": float(excess["window"].mean()),
+        "sinks": float(excess["sinks_window"].mean()),
+    }
+
+
 @dataclass(frozen=True)
 class MeasuredView:
     """The committed run of scripts/transformer_xl_losses.py, with its verdicts."""
@@ -233,7 +265,11 @@ class MeasuredView:
 
 
 def _valid(data: dict) -> bool:
-    return all(m in data["loss_by_block"] and m in data["mean_loss_past_window"] for m in METHODS)
+    return all(
+        m in data[key]
+        for key in ("loss_by_block", "mean_loss_past_window", "loss_by_position_in_segment")
+        for m in METHODS
+    )
 
 
 def measured_view() -> MeasuredView | None:
@@ -255,6 +291,10 @@ def _measured_view(path: Path, stamp: tuple[int, int] | None) -> MeasuredView | 
         return None
     past, block, segment = data["mean_loss_past_window"], data["block"], data["segment"]
     by_block = {m: tuple(data["loss_by_block"][m]) for m in METHODS}
+    in_segment = {m: tuple(data["loss_by_position_in_segment"][m]) for m in METHODS}
+    # the text's blocks binned a segment at a time (where blocks tile a segment), its positions in IN_SEGMENT_BINS
+    segment_blocks = segment // block if segment % block == 0 else 1
+    in_segment_bin = max(1, segment // IN_SEGMENT_BINS)
     return MeasuredView(
         tokens=data["tokens"],
         segment=segment,
@@ -265,13 +305,21 @@ def _measured_view(path: Path, stamp: tuple[int, int] | None) -> MeasuredView | 
         mean_past={m: past[m] for m in METHODS},
         gap={m: past[m] - past["full"] for m in METHODS},
         by_block=LinesView(
-            "by_block", _block_centres(block, len(by_block["full"])), by_block, {"block": block}, (data["window"],)
+            "by_block",
+            _block_centres(block, len(by_block["full"])),
+            by_block,
+            {"block": block},
+            (data["window"],),
+            bin=segment_blocks,
+            note_fields={"span": segment_blocks * block, "block": block} if segment_blocks > 1 else {},
         ),
         by_segment=LinesView(
             "by_segment",
             tuple(range(segment)),
-            {m: tuple(v) for m, v in data["loss_by_position_in_segment"].items()},
+            in_segment,
             {},
+            bin=in_segment_bin,
+            note_fields=in_segment_note(in_segment, in_segment_bin),
         ),
         sinks_verdict="holds" if sinks_finding_holds(past) else "fails",
         xl_verdict="xl_helps" if xl_beats_independent(past) else "xl_hurts",

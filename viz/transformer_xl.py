@@ -61,16 +61,37 @@ def masks_figures(view: MasksView, t: Words) -> dict[str, go.Figure]:
 
 
 def lines_figure(view: LinesView, t: Words) -> go.Figure:
-    """One line per method (full attention thick and dotted); dashed markers at view.vlines."""
+    """One line per method (full attention thick and dotted); dashed markers at view.vlines. Where the view bins its
+    points (view.bin > 1) each method's line is its binned means, its points a faint line under it in the same
+    colour (one legend entry for both); a note under the title says what the numbers say (view.note_fields)."""
     fig = go.Figure()
+    binned_x, binned = view.binned() if view.bin > 1 else (view.x, view.series)
     for k, (name, values) in enumerate(view.series.items()):
+        label, full = t(f"method_{name}"), name == "full"
+        if view.bin > 1:
+            # the points under the means: the hover, the caption and the legend go by the means (the table has each)
+            fig.add_trace(
+                go.Scatter(
+                    x=list(view.x),
+                    y=_finite(values),
+                    mode="lines",
+                    name=label,
+                    legendgroup=name,
+                    showlegend=False,
+                    opacity=RAW_OPACITY,
+                    line=dict(color=colour(k), width=1),
+                    hoverinfo="skip",
+                )
+            )
         fig.add_trace(
             go.Scatter(
-                x=list(view.x),
-                y=[None if v is None or not np.isfinite(v) else float(v) for v in values],
-                mode="lines",
-                name=t(f"method_{name}"),
-                line=dict(color=colour(k), width=3 if name == "full" else 2, dash="dot" if name == "full" else None),
+                x=list(binned_x),
+                y=_finite(binned[name]),
+                mode="lines+markers" if view.bin > 1 else "lines",
+                name=label,
+                legendgroup=name,
+                marker=dict(size=6),
+                line=dict(color=colour(k), width=3 if full else 2, dash="dot" if full else None),
                 hovertemplate="%{x}: %{y:.3f}<extra></extra>",
             )
         )
@@ -78,7 +99,16 @@ def lines_figure(view: LinesView, t: Words) -> go.Figure:
         fig.add_vline(x=x0, line=dict(color="#999", width=1, dash="dash"))
     x_title, y_title = AXES[view.kind]
     title = t(f"{view.kind}_title", **view.title_fields)
-    base_layout(fig, title=title, height=380, legend=LEGEND_AT_FOOT)
+    note = t(f"{view.kind}_note", **view.note_fields) if view.note_fields else ""
+    base_layout(fig, title=dict(text=title, subtitle=dict(text=note)) if note else title, height=380,
+                legend=LEGEND_AT_FOOT)  # fmt: skip
     fig.update_xaxes(title_text=t(x_title), gridcolor="#eee")
     fig.update_yaxes(title_text=t(y_title), gridcolor="#eee")
     return fig
+
+
+RAW_OPACITY = 0.15  # a binned figure's points under its means: there to be seen through, not followed
+
+
+def _finite(values) -> list[float | None]:
+    return [None if v is None or not np.isfinite(v) else float(v) for v in values]

@@ -210,3 +210,28 @@ def test_live_view_reads_no_more_tokens_than_the_models_position_table(tmp_path)
     assert len(gpt2.encode(text)) > gpt2.max_positions == 64
     view = tx.live_view(gpt2, text, 4, 4, 1, 256)
     assert view.status == "ok" and view.n == 64 and view.cut and view.total == len(gpt2.encode(text))
+
+
+def test_lines_binned_hand_worked():
+    """Means over bins of 2 points, the last bin holding what is left, each at its points' mean x."""
+    view = tx.LinesView("by_segment", (0, 1, 2, 3, 4), {"full": (1.0, 3.0, 2.0, 6.0, 5.0)}, {}, bin=2)
+    assert view.binned() == ((0.5, 2.5, 4.0), {"full": (2.0, 4.0, 5.0)})
+
+
+def test_measured_view_bins_its_lines_and_says_what_a_segments_start_costs():
+    """The text's 64-token blocks are drawn as means a segment (256 tokens) at a time, the 256 positions within a
+    segment as 16 means of 16; the note's numbers are the committed losses' excess over full attention."""
+    from core.results import load_result
+
+    data, view = load_result("transformer_xl"), tx.measured_view()
+    assert (data["segment"], data["block"]) == (256, 64)
+    assert view.by_block.bin == 4 and view.by_block.note_fields == {"span": 256, "block": 64}
+    assert view.by_segment.bin == 16
+    in_segment = data["loss_by_position_in_segment"]
+    full = np.array(in_segment["full"])
+    excess = np.array(in_segment["independent"]) - full
+    note = view.by_segment.note_fields
+    assert note["span"] == 16
+    assert note["first"] == pytest.approx(excess[:16].mean()) and note["rest"] == pytest.approx(excess[16:].mean())
+    assert note["first"] > 1.0 > 0.5 > note["rest"]  # a segment that starts from nothing pays at its start
+    assert note["sinks"] == pytest.approx((np.array(in_segment["sinks_window"]) - full).mean())

@@ -57,3 +57,29 @@ def test_each_mask_is_as_tall_as_its_blocks_width_draws_it():
         assert drawn / 12 >= 16
         plot = layout["height"] - margin["t"] - margin["b"]
         assert drawn + 3 * AXIS_TITLE_LINE <= plot <= drawn + 3 * AXIS_TITLE_LINE + 1
+
+
+def test_a_binned_lines_figure_draws_each_methods_means_over_its_points_faint():
+    """Five methods' losses on one text, position by position, rise and fall together and cross at every step (the
+    256 positions within a segment): one line of means per method, in the legend; its points a faint line of the
+    same colour under it, out of the legend and the caption; the note under the title says what the numbers say."""
+    view = tx.measured_view().by_segment
+    fig = vx.lines_figure(view, words)
+    x, means = view.binned()
+    drawn = [t for t in fig.data if t.showlegend is not False]
+    faint = [t for t in fig.data if t.showlegend is False]
+    assert [t.name for t in drawn] == [t.name for t in faint] == [words(f"method_{m}") for m in tx.METHODS]
+    for m, line, points in zip(tx.METHODS, drawn, faint, strict=True):
+        assert list(line.x) == list(x) and list(line.y) == list(means[m]) and len(line.y) == 16
+        assert list(points.y) == list(view.series[m]) and points.hoverinfo == "skip"
+        assert points.opacity < 0.5 and points.line.color == line.line.color and points.legendgroup == m
+    assert fig.layout.title.subtitle.text == words("by_segment_note", **view.note_fields)
+    assert "+2.05" in fig.layout.title.subtitle.text
+
+
+def test_an_unbinned_lines_figure_draws_its_points_alone():
+    """The live rerun's few blocks (view.bin 1): its lines are its points, no faint line, no note."""
+    view = tx.LinesView("by_block", (8.0, 24.0), {m: (3.0, 2.5) for m in tx.METHODS}, {"block": 16})
+    fig = vx.lines_figure(view, words)
+    assert len(fig.data) == len(tx.METHODS) and list(fig.data[0].y) == [3.0, 2.5]
+    assert not fig.layout.title.subtitle.text
