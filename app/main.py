@@ -89,7 +89,7 @@ def page_script() -> None:
 
 def run() -> None:
     st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
-    rooms.opening_passcode()  # a hosted server with none set makes it at its first run, into its log
+    rooms.opening_passcode()  # none set: a hosted server agrees on one with its database at its first run, logs it
     if not serving.admit():  # the server is full: a sentence, no page
         return
     try:

@@ -55,8 +55,8 @@
    laptop run (`bash scripts/dev.sh run` binds 127.0.0.1) or ATTENTION_LAB_LOCAL=1 is local. Hosted, visitors pick
    from the operator's models only (no folder box), a visitor's request to clear the shared caches is ignored and
    Streamlit's metrics (cache sizes, sessions) are not served (`protect_shared_state()`). A process hosted by its
-   settings alone (`hosted_process()`) asks for a passcode to open a study room, the operator's or one it makes
-   (app/room/store.py opening_passcode).
+   settings alone (`hosted_process()`) asks for a passcode to open a study room, the operator's or the one the
+   processes sharing its room database agree on (app/room/store.py opening_passcode).
 
 6. Bounded per process: at most MAX_SESSIONS visitors at once (`admit()`: a later one reads that the server is
    full); at most ATTENTION_LAB_PAGE_RUNS (4) page runs at once, and one per visitor (`page_slot()`: one client's 50

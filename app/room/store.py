@@ -1,14 +1,17 @@
 """The process's rooms: the room service (core/room/service.py) over the store chosen from the environment,
 PostgreSQL when DATABASE_URL is set (replicas), else the SQLite file (core.room.sql.default_path()), on this
 server's lessons, asking for a passcode to open a room on a hosted server (opening_passcode: the operator's
-$ATTENTION_LAB_ROOM_PASSCODE, else one the process makes). The stores themselves: core/room/sql.py."""
+$ATTENTION_LAB_ROOM_PASSCODE, else one the processes sharing the room database agree on). The stores themselves:
+core/room/sql.py."""
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
+import weakref
 
 import streamlit as st
 
@@ -24,8 +27,12 @@ LOG = logging.getLogger("attention_lab")
 # How often a process applies the retention rule (Rooms.purge): a closed room's names, answers and sentences go
 # within this of core.room.KEEP_AFTER_CLOSE_S, whether or not anyone opens a new room.
 PURGE_EVERY_S = 60.0
-_made_passcode: str | None = None  # made by this process for its life (opening_passcode)
-_made_lock = threading.Lock()
+# opening_passcode's: the process's rooms that agreed on their passcode (and logged it), and when those whose
+# database was away are asked again
+_agreed: weakref.WeakSet = weakref.WeakSet()
+_agree_again: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_agree_lock = threading.Lock()
+AGREE_AGAIN_S = 10
 
 
 @st.cache_resource(show_spinner=False)
@@ -34,37 +41,62 @@ def lessons() -> dict:
     return load_lessons(pages=list(catalog.BY_URL))
 
 
-def opening_passcode() -> str:
-    """The passcode opening a room asks for in this process: the operator's $ATTENTION_LAB_ROOM_PASSCODE; else, in a
-    process hosted by its settings (app.serving.hosted_process: the image, a bare `streamlit run` on a server), one
-    made once for the process's life (core.room.new_passcode) and written once to its log for the operator, never
-    to a page or a link, so a lone server is never open for anyone to fill with rooms; else '' (a laptop run: anyone
-    who reaches it opens rooms). Processes that share rooms are all given the operator's one (scripts/serve_class.py,
-    compose.yaml, deploy/k8s), so none of them makes its own. app/main.py asks at every run: the log has it from
-    the process's first visitor on."""
-    global _made_passcode
-    chosen = room_passcode()
-    if chosen or not serving.hosted_process():
-        return chosen
-    with _made_lock:
-        if _made_passcode is None:
-            _made_passcode = new_passcode()
-            LOG.warning(
-                "rooms: opening a room on this server asks for the passcode %s (made by this server, as %s is unset; "
-                "give it to facilitators, learners need none; it lasts until this server stops)",
-                _made_passcode, PASSCODE_ENV,
-            )  # fmt: skip
-        return _made_passcode
+def opening_passcode() -> None:
+    """Where opening a room asks for a passcode the operator did not set ($ATTENTION_LAB_ROOM_PASSCODE unset, in a
+    process hosted by its settings, app.serving.hosted_process: the image, a bare `streamlit run` on a server), the
+    process agrees on it with every process sharing its room database (core.room.service.Rooms.agree_passcode):
+    the first to ask makes one (core.room.new_passcode), keeps its digest there and writes the passcode once to its
+    own log for the operator, never to a page or a link; the others write that one is set and which server's log
+    has it. So replicas started by hand without one ask for the same passcode, and a lone server is never open for
+    anyone to fill with rooms. app/main.py asks at every run: the log has it from the process's first visitor on;
+    a database away then is asked again AGREE_AGAIN_S later (meanwhile opening a room reads the store's own)."""
+    if room_passcode() or not serving.hosted_process():
+        return  # the operator's passcode (every process is given it), or a laptop run: nothing to agree on
+    rooms = open_store()
+    if not rooms.agrees_passcode or rooms in _agreed or time.monotonic() < _agree_again.get(rooms, 0.0):
+        return
+    if not _agree_lock.acquire(blocking=False):
+        return  # another visitor's run is asking: no run waits on it
+    try:
+        if rooms in _agreed:
+            return
+        made_passcode = new_passcode()
+        try:
+            agreed = rooms.agree_passcode(made_passcode, made_by=f"{socket.gethostname()} (pid {os.getpid()})")
+        except RoomError as e:  # the database busy or away: asked again a while later, not at every page's run
+            _agree_again[rooms] = time.monotonic() + AGREE_AGAIN_S
+            LOG.warning("rooms: the passcode for opening rooms is not agreed yet, the room database is %s; asked "
+                        "again in %d s", e.key, AGREE_AGAIN_S)  # fmt: skip
+            return
+        _agreed.add(rooms)
+    finally:
+        _agree_lock.release()
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(agreed.made))
+    if agreed.made_here:
+        LOG.warning(
+            "rooms: opening a room on this server asks for the passcode %s (made by this server, %s, as %s is "
+            "unset, and kept for every server sharing this room database; give it to facilitators, learners need "
+            "none)", made_passcode, agreed.made_by, PASSCODE_ENV,
+        )  # fmt: skip
+    else:
+        LOG.warning(
+            "rooms: opening a room on this server asks for the passcode that the server %s made at %s and wrote to "
+            "its log (%s is unset; every server sharing this room database asks for that one)",
+            agreed.made_by, made, PASSCODE_ENV,
+        )  # fmt: skip
 
 
 def open_store() -> Rooms:
     """The process's rooms: on PostgreSQL when DATABASE_URL is set, else on the SQLite file (default_path());
-    opening one asks for opening_passcode() when there is one."""
+    opening one asks for the operator's passcode when it is set, else, in a hosted process, for the one the
+    processes sharing the database agree on (opening_passcode)."""
     global _store
     with _store_lock:
         if _store is None:
             url = os.environ.get("DATABASE_URL", "").strip()
-            _store = Rooms(PostgresStore(url) if url else SQLiteStore(), lessons, passcode=opening_passcode())
+            chosen = room_passcode()
+            _store = Rooms(PostgresStore(url) if url else SQLiteStore(), lessons, passcode=chosen,
+                           agreed_passcode=not chosen and serving.hosted_process())  # fmt: skip
             threading.Thread(target=_purge_while_open, args=(_store,), name="rooms-purge", daemon=True).start()
         return _store
 

@@ -161,6 +161,20 @@ def check_passcode(typed, required_digest: str) -> None:
         raise RoomError("passcode_wrong")
 
 
+@dataclass(frozen=True)
+class AgreedPasscode:
+    """The passcode the server processes sharing one room database ask for where the operator set none
+    (core.room.service.Rooms.agree_passcode): the one this process made (then its log is to print it), or the one
+    `made_by` made at `made` (a moment of the store's clock), whose log printed it."""
+
+    made_here: bool
+    made_by: str
+    made: float
+
+
+MAX_MADE_BY_CHARS = 200  # a server's name as kept beside its passcode (host and process)
+
+
 def ttl_seconds(environ: dict | None = None) -> float:
     """Rooms expire this many seconds after they open: $ATTENTION_LAB_ROOM_TTL_H hours (default 24)."""
     raw = (environ if environ is not None else os.environ).get(TTL_ENV, "")

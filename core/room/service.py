@@ -46,19 +46,50 @@ def action(write: bool):
 class Rooms:
     """The rooms of one store. `lessons`: this server's lessons by id (or a function that returns them), which a
     room's steps are checked against. `passcode`: the operator's passcode a browser must give to open a room
-    (rules.room_passcode(), the server's; '' for none: an operator's own scripts, a laptop); only its digest is kept."""
+    (rules.room_passcode(), the server's; '' for none: an operator's own scripts, a laptop); only its digest is kept.
+    `agreed_passcode`: where the operator gave none, opening a room still asks for one: the one kept in the store,
+    which every process sharing it asks for (agree_passcode), so a passcode that opens rooms on one replica opens
+    them on all."""
 
     def __init__(self, store: Store, lessons: Mapping[str, Lesson] | Callable[[], Mapping[str, Lesson]],
-                 clock: Callable[[], float] | None = None, passcode: str = ""):  # fmt: skip
+                 clock: Callable[[], float] | None = None, passcode: str = "",
+                 agreed_passcode: bool = False):  # fmt: skip
         self.store = store
         self._lessons = lessons
         self.clock = clock or store.clock
         self._passcode = rules.digest(passcode) if passcode else None
+        self._agreed = agreed_passcode and not passcode  # the operator's passcode wins
 
     @property
     def asks_passcode(self) -> bool:
-        """Whether opening a room asks for the operator's passcode."""
-        return self._passcode is not None
+        """Whether opening a room asks for a passcode (the operator's, or the one the store keeps)."""
+        return self._passcode is not None or self._agreed
+
+    @property
+    def agrees_passcode(self) -> bool:
+        """Whether the passcode opening a room asks for is the one the processes sharing the store agree on."""
+        return self._agreed
+
+    def agree_passcode(self, made: str, made_by: str) -> rules.AgreedPasscode:
+        """Agree with every process sharing the store on the passcode for opening rooms, where the operator set
+        none: the one kept there, else `made` (this process's new one, rules.new_passcode), kept now (its digest)
+        with `made_by` (which process's log is to print it). Two processes starting at once keep one: the first
+        insert wins, the other finds it. Whether `made` is the one, and who made it when."""
+        kept_digest, made_by, made_at = self._agree(rules.digest(made), str(made_by)[: rules.MAX_MADE_BY_CHARS])
+        return rules.AgreedPasscode(rules.same_secret(made, kept_digest), made_by, made_at)
+
+    @action(write=True)
+    def _agree(self, tx: Tx, made_digest: str, made_by: str) -> tuple[str, str, float]:
+        tx.keep_opening_passcode(made_digest, made_by, self.clock())
+        return tx.opening_passcode()
+
+    def _required_passcode(self, tx: Tx) -> str | None:
+        """The digest of the passcode opening a room asks for: the operator's, else the one the store keeps (None
+        while no process has kept one: then no passcode opens a room)."""
+        if self._passcode is not None:
+            return self._passcode
+        kept = tx.opening_passcode()
+        return None if kept is None else kept[0]
 
     def opens_for(self, from_afar: bool) -> bool:
         """Whether a browser may open a room here (rules.check_opener): any, where a passcode guards opening; else
@@ -136,8 +167,11 @@ class Rooms:
         if client:
             window = rules.LIMITS["passcode_miss"].window_s
             rules.check_rate("passcode_miss", tx.times("", client, "passcode_miss", now - window), now)
+        required = self._required_passcode(tx)
+        if required is None:  # no process of this store has made one yet (its database was away at its start)
+            return RoomError("unavailable", "no passcode kept yet")
         try:
-            rules.check_passcode(passcode, self._passcode)
+            rules.check_passcode(passcode, required)
         except RoomError as e:
             if client and e.key == "passcode_wrong":
                 tx.record("", client, "passcode_miss", now)
@@ -227,7 +261,7 @@ class Rooms:
         now = self.clock()
         tx.hold_admissions()
         self._purge(tx)
-        if self._passcode is not None and (refused := self._passcode_refused(tx, passcode, client)):
+        if self.asks_passcode and (refused := self._passcode_refused(tx, passcode, client)):
             return refused  # said after the commit: a wrong passcode stays counted
         if client:
             self._rate(tx, "", client, "create")

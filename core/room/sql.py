@@ -75,6 +75,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 2: the facilitator can close the door
         "ALTER TABLE rooms ADD COLUMN locked INTEGER NOT NULL DEFAULT 0",
     ),
+    (  # 3: the passcode for opening rooms that the first server of this database made, where the operator set none:
+        # its digest only (one row, id 1), and which server process made it when (whose log printed it)
+        """CREATE TABLE opening_passcode (
+  id INTEGER PRIMARY KEY, digest TEXT NOT NULL, made_by TEXT NOT NULL, made {real} NOT NULL)""",
+    ),
 )
 VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied {real} NOT NULL)"
 ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, activity, created, expires, locked"
@@ -417,6 +422,19 @@ class SqlTx:
 
     def delete_events_before(self, moment: float) -> None:
         self.run("DELETE FROM events WHERE at < ?", (moment,))
+
+    # -- the servers' own passcode for opening rooms -------------------------------------------------------
+
+    def opening_passcode(self) -> tuple[str, str, float] | None:
+        """(digest, made_by, made) of the passcode a server of this database made, or None."""
+        row = self.run("SELECT digest, made_by, made FROM opening_passcode WHERE id = 1", ()).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def keep_opening_passcode(self, passcode_digest: str, made_by: str, made: float) -> None:
+        """Keep this one unless one is kept already. Two servers at once: one insert wins, the other's does nothing
+        (SQLite: they take turns on the write lock; PostgreSQL: the second waits on the first's row, then finds it)."""
+        self.run("INSERT INTO opening_passcode (id, digest, made_by, made) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING",
+                 (passcode_digest, made_by, made))  # fmt: skip
 
 
 def default_path() -> Path:

@@ -813,3 +813,85 @@ def test_a_postgres_lock_held_past_the_timeout_is_busy_not_away(tmp_path, clock,
         holder.close()
         rooms.close()
         room_stores.drop_schema(tmp_path)
+
+
+def test_processes_sharing_a_database_agree_on_the_passcode_they_made(store_kind, tmp_path, clock, fixed_answers):
+    """Hosted servers started by hand without the operator's passcode, sharing one room database, each made their
+    own: a facilitator's passcode opened rooms on one replica and was refused on the next. The first to ask makes
+    it and keeps its digest in the database; the others ask for that one and learn whose log printed it. The
+    operator's passcode still wins."""
+    one, other = (Rooms(room_stores.open_kind(store_kind, tmp_path, clock), LESSONS, agreed_passcode=True)
+                  for _ in range(2))  # fmt: skip
+    late = Rooms(room_stores.open_kind(store_kind, tmp_path, clock), LESSONS, agreed_passcode=True)  # never asked
+    try:
+        assert one.asks_passcode and other.asks_passcode and one.agrees_passcode
+        first, second = rules.new_passcode(), rules.new_passcode()
+        made = one.agree_passcode(first, "web-1 (pid 11)")
+        assert made == rules.AgreedPasscode(True, "web-1 (pid 11)", clock.now)
+        clock.now += 60
+        assert other.agree_passcode(second, "web-2 (pid 12)") == rules.AgreedPasscode(False, "web-1 (pid 11)",
+                                                                                      clock.now - 60)  # fmt: skip
+        for rooms in (one, other, late):
+            with pytest.raises(RoomError, match="passcode_wrong"):
+                rooms.create("qkv", client="browser:a", passcode=second)
+            code, control = rooms.create("qkv", client="browser:b", passcode=first)
+            assert one.is_control(code, control)
+        with one.store.atomic(False) as tx:
+            kept = tx.opening_passcode()
+        assert kept[0] == rules.digest(first) and first not in str(kept)  # its digest only
+        operators = Rooms(late.store, LESSONS, passcode=PASSCODE, agreed_passcode=True)  # the operator's wins
+        assert not operators.agrees_passcode and operators.create("qkv", passcode=PASSCODE)[0]
+        with pytest.raises(RoomError, match="passcode_wrong"):
+            operators.create("qkv", passcode=first)
+    finally:
+        for rooms in (one, other, late):
+            rooms.close()
+
+
+def test_processes_starting_at_once_agree_on_one_passcode(store_kind, tmp_path, clock, fixed_answers):
+    """Two servers start at the same moment on a new database (each opens it, migrating it, then asks for the
+    passcode); then a third asks while a fourth's insert is not yet committed. Each time one passcode is kept, made
+    by one of them, and all ask for it."""
+    made = [rules.new_passcode() for _ in range(4)]
+    started: list = [None, None]
+    barrier = threading.Barrier(2)
+
+    def start(i: int) -> None:
+        barrier.wait()
+        rooms = Rooms(room_stores.open_kind(store_kind, tmp_path, clock), LESSONS, agreed_passcode=True)
+        started[i] = (rooms, rooms.agree_passcode(made[i], f"web-{i}"))
+
+    threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    rooms_of = [rooms for rooms, _ in started]
+    try:
+        assert sorted(a.made_here for _, a in started) == [False, True]
+        winner = next(i for i, (_, a) in enumerate(started) if a.made_here)
+        assert {a.made_by for _, a in started} == {f"web-{winner}"}
+        for rooms in rooms_of:
+            assert rooms.create("qkv", passcode=made[winner])[0]
+            with pytest.raises(RoomError, match="passcode_wrong"):
+                rooms.create("qkv", passcode=made[1 - winner])
+        with rooms_of[0].store.atomic(True) as tx:  # a new database again, for the interleaved start
+            tx.run("DELETE FROM opening_passcode", ())
+        third, fourth = (Rooms(room_stores.open_kind(store_kind, tmp_path, clock), LESSONS, agreed_passcode=True)
+                         for _ in range(2))  # fmt: skip
+        rooms_of += [third, fourth]
+        asked: list = []
+        asking = threading.Thread(target=lambda: asked.append(third.agree_passcode(made[2], "web-2")))
+
+        def meanwhile():  # the fourth has inserted its passcode and not yet committed
+            asking.start()
+            asking.join(0.5)
+
+        pause_after(fourth.store, "INSERT INTO opening_passcode", meanwhile)
+        assert fourth.agree_passcode(made[3], "web-3").made_here
+        asking.join(10)
+        assert asked == [rules.AgreedPasscode(False, "web-3", clock.now)]
+        assert third.create("qkv", passcode=made[3])[0]
+    finally:
+        for rooms in rooms_of:
+            rooms.close()

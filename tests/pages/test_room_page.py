@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 import time
 
@@ -851,7 +852,6 @@ def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_
     monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
     monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
     monkeypatch.setenv(serving.HOSTED_ENV, "1")
-    monkeypatch.setattr(store_module, "_made_passcode", None)
     caplog.set_level("WARNING", logger="attention_lab")
     made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
     at = run_view("room")
@@ -875,6 +875,31 @@ def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_
     open_a_room(at)
     assert_no_exception(at)
     assert rooms_open() == 2 and not at.error and not made.findall(caplog.text)
+
+
+def test_hosted_servers_sharing_a_database_ask_for_the_passcode_the_first_one_made(rooms_from_env, monkeypatch,
+                                                                                   caplog):  # fmt: skip
+    """Servers started by hand without a passcode, sharing one room database, each made their own: a facilitator
+    who read one server's log was refused on the next replica. The first server makes it and writes it once to its
+    log; a second one (another process on the same database) writes that a passcode is set and which server's log
+    has it, not a passcode of its own, and opens rooms with the first's."""
+    monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    caplog.set_level("WARNING", logger="attention_lab")
+    made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
+    run_view("room")
+    [passcode] = [m for r in caplog.records for m in made.findall(r.getMessage())]
+    caplog.clear()
+    rooms_from_env()  # the next server process, on the same database
+    at = run_view("room")
+    said = [r.getMessage() for r in caplog.records if "passcode" in r.getMessage()]
+    assert len(said) == 1 and not made.findall(said[0]), said
+    assert f"(pid {os.getpid()})" in said[0] and rules.PASSCODE_ENV in said[0]  # whose log has it
+    assert_refused(at, rules.new_passcode(), "passcode_wrong", rooms_before=0)
+    open_a_room(at, passcode)
+    assert_no_exception(at)
+    assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
 
 
 def test_a_closed_room_and_its_names_go_an_hour_later_though_no_room_opens(rooms_from_env, monkeypatch):
