@@ -45,6 +45,7 @@ def _pairs(lang: str) -> dict[str, tuple[str, str]]:
 
 # The one term each file uses for a core concept (the field's and the file's majority), and the variants it replaced.
 # Verb uses stay: 注意を向ける / 注意する側 ("to attend"), 주의를 기울이다 / 주의하는 쪽, a dict's 値 in the lookup analogy.
+NAT = r"(?<![A-Za-z_])nats?(?![A-Za-z_])"  # the unit of entropy and loss, spelled in the reader's script
 DECLARED = {
     "ja": {
         "attention (noun)": ("アテンション", r"注意(?!を向け|する|され|でき|しな|を均等に)"),
@@ -57,7 +58,9 @@ DECLARED = {
         # attending / attended to: 注意する側 (the verb) or the plainer 見る側, never a third word
         "attending / attended to": ("注意する側 / 注意される側", r"注目(?:する|される)側"),
         "harm (ablation; 悪化する stays the verb)": ("害", r"悪化(?!し)"),
-        "held-out": ("保留データ", r"取り分け"),
+        # held-out: the data a claim is measured on, never used to train or choose (評価用の半分 beside 選択用の半分)
+        "held-out": ("評価データ / 評価用", r"保留|取り分け|ホールドアウト|検証用|検証損失"),
+        "nat (unit)": ("ナット", NAT),
         "full attention": ("完全なアテンション", r"全アテンション"),
         "unembedding": ("アンエンベディング", r"埋め込み解除|出力埋め込み"),
         "final norm": ("最終ノルム", r"最終正規化"),
@@ -76,7 +79,8 @@ DECLARED = {
         "placebo": ("플라세보", r"위약"),
         "zero ablation": ("제로 어블레이션", r"영 어블레이션"),
         "harm (ablation)": ("피해", r"악화"),
-        "held-out": ("보류", r"떼어 둔"),
+        "held-out": ("평가 데이터 / 평가용", r"보류|떼어 둔|홀드아웃|검증용|검증 (?:손실|정확도|지표)"),
+        "nat (unit)": ("내트", NAT),
         "full attention": ("완전한 어텐션", r"전체 어텐션"),
         "ablation": ("어블레이션", r"절제"),
         "unembedding": ("언임베딩", r"출력 임베딩"),
