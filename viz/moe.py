@@ -19,7 +19,12 @@ if TYPE_CHECKING:
 
 Translate = Callable[..., str]
 VARIANT_COLOURS = [BLUE, RED, PALETTE[2], PALETTE[4]]  # balanced, collapsed, ...
-CHOSEN_MARK, DROPPED_MARK = "●", "✕"
+CHOSEN_MARK, DROPPED_MARK = "○", "✕"  # as the map draws them: a white mark ringed in dark (MARK_STYLE)
+# The router map's marks, drawn over its cells as markers: white, ringed in near-black, so that one mark reads on
+# every cell of the blue scale (near-black text marks vanished on the darkest cells, the experts the router picks)
+MARK_STYLE = dict(color="white", line=dict(color="#222", width=1.5))
+MARK_SYMBOLS = {CHOSEN_MARK: "circle", DROPPED_MARK: "x"}
+MARK_SIZE = 10
 
 
 def expert_labels(n_experts: int, t: Translate) -> list[str]:
@@ -74,29 +79,43 @@ def router_heatmap(view: TextRouting, t: Translate) -> go.Figure:
     p = np.round(np.asarray(view.probs, dtype=np.float64), 3).astype(np.float32)
     chosen, dropped = np.asarray(view.chosen, dtype=bool), np.asarray(view.dropped, dtype=bool)
     chosen_name, dropped_name = t("chosen", k=view.top_k), t("dropped")
-    marks = np.where(dropped, DROPPED_MARK, np.where(chosen, CHOSEN_MARK, ""))
     status = np.where(dropped, dropped_name, np.where(chosen, chosen_name, "—"))
     prob = safe_label(t("router_prob"), 40)
+    experts, tokens = expert_ticks(view.n_experts), [safe_label(s, 30) for s in token_labels(view)]
     heat = dict(
         type="heatmap",
         z=p,
-        x=expert_ticks(view.n_experts),
-        y=[safe_label(s, 30) for s in token_labels(view)],
+        x=experts,
+        y=tokens,
         zmin=0,
         zmax=1,
         colorscale=scale("Blues"),
-        text=marks.tolist(),
-        texttemplate="%{text}",
-        textfont=dict(color="#222", size=11),
         customdata=status.tolist(),
         hovertemplate=f"%{{y}}<br>{_expert_named(t, 'x')}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
         colorbar=colour_bar(prob),
     )
+    # the marks over their cells: decoration (hoverinfo skip), the map's hover and caption say what they mark
+    marks = [
+        dict(
+            type="scatter",
+            x=[experts[j] for j in cols],
+            y=[tokens[i] for i in rows],
+            mode="markers",
+            name=name,
+            marker=dict(symbol=MARK_SYMBOLS[mark], size=MARK_SIZE, **MARK_STYLE),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+        for mark, name, (rows, cols) in (
+            (CHOSEN_MARK, chosen_name, np.nonzero(chosen & ~dropped)),
+            (DROPPED_MARK, dropped_name, np.nonzero(dropped)),
+        )
+    ]
     n = p.shape[0]
     x_title = f"{t('expert_axis')}   ({CHOSEN_MARK} {chosen_name}, {DROPPED_MARK} {dropped_name})"
     title = t("heatmap_title", ckpt=t(f"{view.variant}_short"), layer=view.layer, cf=view.capacity_factor)
     return _figure(
-        [heat],
+        [heat, *marks],
         title,
         min(2400, max(300, 110 + 20 * n)),
         xaxis=dict(title=_axis_title(x_title), type="category", side="top"),

@@ -111,7 +111,10 @@ def test_marks_on_cells_stay_at_any_width():
     from tests.viz.test_moe_figures import VIEW
 
     fig = vmoe.router_heatmap(VIEW, functools.partial(i18n.text, "en", "moe.figure"))
-    assert labelled(fig, SIDEBAR_FIGURE_PX) and labelled(fig, 120)
+    sent = fig.to_dict()["data"][1:]  # the marks, markers over their cells
+    assert [t["mode"] for t in sent] == ["markers", "markers"] and all(len(t["x"]) for t in sent)
+    for px in (SIDEBAR_FIGURE_PX, 120):
+        assert for_page(fig.to_dict(), px)["data"][1:] == sent
 
 
 @functools.cache

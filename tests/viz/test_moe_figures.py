@@ -31,18 +31,58 @@ VIEW = views.text_routing({"balanced": run(0), "collapsed": run(1)}, "balanced",
 
 def test_router_heatmap_marks_chosen_and_dropped_experts():
     fig = vmoe.router_heatmap(VIEW, t)
-    (heat,) = fig.data
+    heat, chosen, dropped = fig.data
     z = np.array(heat.z, dtype=float)
     assert z.shape == (T, E)
     np.testing.assert_allclose(z, np.round(VIEW.probs, 3), atol=1e-6)
-    marks = np.array(heat.text)
-    assert (marks[VIEW.dropped] == vmoe.DROPPED_MARK).all()
-    assert (marks[VIEW.chosen & ~VIEW.dropped] == vmoe.CHOSEN_MARK).all() and (marks[~VIEW.chosen] == "").all()
+
+    def marked(trace) -> np.ndarray:
+        cells = np.zeros((T, E), dtype=bool)
+        for x, y in zip(trace.x, trace.y, strict=True):
+            cells[list(heat.y).index(y), list(heat.x).index(x)] = True
+        return cells
+
+    np.testing.assert_array_equal(marked(dropped), VIEW.dropped)
+    np.testing.assert_array_equal(marked(chosen), VIEW.chosen & ~VIEW.dropped)
+    assert (chosen.marker.symbol, dropped.marker.symbol) == ("circle", "x")
+    assert chosen.name == t("chosen", k=K) and dropped.name == t("dropped")
     assert VIEW.dropped.any()  # capacity factor 0.5 drops some choices here
     assert list(heat.y)[2] == "2 &lt;b&gt;cat&lt;/b&gt;" and len(set(heat.y)) == T  # unique, escaped token labels
     assert list(heat.x) == ["0", "1", "2", "3"] and fig.layout.xaxis.type == "category"  # numbers, the axis titled
     assert "<br>expert %{x}<br>" in heat.hovertemplate  # hover names the expert in words
     assert fig.layout.xaxis.title.text.startswith(t("expert_axis")) and fig.layout.yaxis.title.text == t("token_axis")
+
+
+def luminance(colour: str) -> float:
+    """WCAG's relative luminance of '#rrggbb', 'rgb(r,g,b)' or a CSS name plotly knows."""
+    import plotly.colors
+
+    named = {"white": "#ffffff", "black": "#000000"}
+    colour = named.get(colour, colour)
+    rgb = plotly.colors.hex_to_rgb(colour) if colour.startswith("#") else plotly.colors.unlabel_rgb(colour)
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (v / 255 for v in rgb)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_router_marks_read_on_every_cell_colour():
+    """The chosen experts' dots were near-black text: on the darkest cells (the experts the router picks, p near 1)
+    they all but vanished. Each mark is now white ringed in near-black: on every colour of the map's scale its fill
+    or its ring stands out at 3:1 (WCAG's contrast for graphics) or more."""
+    fig = vmoe.router_heatmap(VIEW, t)
+    heat, *marks = fig.data
+    assert heat.text is None and heat.texttemplate is None  # no second, text mark under the markers
+    cell_colours = [c for _, c in heat.colorscale]
+    for trace in marks:
+        fill, ring = trace.marker.color, trace.marker.line.color
+        assert trace.marker.line.width >= 1 and trace.marker.size >= 8 and trace.hoverinfo == "skip"
+        for cell in cell_colours:
+            assert max(contrast(fill, cell), contrast(ring, cell)) >= 3, cell
+        assert contrast(fill, ring) >= 3  # the ring tells the mark's edge from its fill
 
 
 def test_load_figure_has_the_uniform_and_capacity_lines():

@@ -49,15 +49,22 @@ def _ref_layout(fig, title, height):
 def ref_router_heatmap(view, t):
     p = np.round(np.asarray(view.probs, dtype=np.float64), 3).astype(np.float32)
     chosen_name, dropped_name = t("chosen", k=view.top_k), t("dropped")
-    marks = np.where(view.dropped, moe.DROPPED_MARK, np.where(view.chosen, moe.CHOSEN_MARK, ""))
     status = np.where(view.dropped, dropped_name, np.where(view.chosen, chosen_name, "—"))
     prob = moe.safe_label(t("router_prob"), 40)
+    experts, tokens = moe.expert_ticks(view.n_experts), [moe.safe_label(s, 30) for s in moe.token_labels(view)]
     fig = go.Figure(go.Heatmap(
-        z=p, x=moe.expert_ticks(view.n_experts), y=[moe.safe_label(s, 30) for s in moe.token_labels(view)], zmin=0,
-        zmax=1, colorscale="Blues", text=marks, texttemplate="%{text}", textfont=dict(color="#222", size=11),
-        customdata=status, colorbar=moe.colour_bar(prob),
+        z=p, x=experts, y=tokens, zmin=0, zmax=1, colorscale="Blues", customdata=status, colorbar=moe.colour_bar(prob),
         hovertemplate=f"%{{y}}<br>{moe._expert_named(t, 'x')}<br>{prob}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
     ))  # fmt: skip
+    for symbol, name, cells in (
+        ("circle", chosen_name, view.chosen & ~view.dropped),
+        ("x", dropped_name, view.dropped),
+    ):
+        rows, cols = np.nonzero(cells)
+        fig.add_trace(go.Scatter(
+            x=[experts[j] for j in cols], y=[tokens[i] for i in rows], mode="markers", name=name, hoverinfo="skip",
+            showlegend=False, marker=dict(symbol=symbol, size=10, color="white", line=dict(color="#222", width=1.5)),
+        ))  # fmt: skip
     fig.update_xaxes(title_text=f"{t('expert_axis')}   ({moe.CHOSEN_MARK} {chosen_name}, {moe.DROPPED_MARK} "
                      f"{dropped_name})", type="category", side="top")  # fmt: skip
     n = p.shape[0]
