@@ -367,6 +367,24 @@ def catch_script_errors() -> bool:
 catch_script_errors()
 
 
+def _ignore_git_info(session: AppSession) -> None:
+    """Streamlit's answer to a "load_git_info" message, which any client can send whatever the toolbar shows: git
+    run several times in the server's event loop, which every visitor's connection waits on (2,000 such messages
+    from one client kept the next visitor's page from opening for 26 s), and the repository, its branch and its
+    uncommitted and untracked files named to the client. No page needs it."""
+
+
+def ignore_git_info() -> bool:
+    """Process-wide, at import: a visitor's request for the server's git information is dropped (_ignore_git_info).
+    False where this Streamlit has no such handler (tests/app/test_serving_hosted.py would fail)."""
+    found = callable(getattr(AppSession, "_handle_git_information_request", None))
+    AppSession._handle_git_information_request = _ignore_git_info
+    return found
+
+
+ignore_git_info()
+
+
 def _ignore_clear_cache(session: AppSession) -> None:
     LOG.warning("a visitor asked to clear the shared caches: ignored on a hosted server")
 

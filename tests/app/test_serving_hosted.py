@@ -255,3 +255,25 @@ def test_the_notice_names_every_unknown_parameter_while_few_and_counts_only_what
         more = n - ui.MAX_NAMED_UNKNOWN if n > ui.MAX_NAMED_UNKNOWN + 1 else 0  # never "and 1 more" for one name
         assert listed.count("`") == 2 * (1 + n - more), listed
         assert listed.endswith(i18n.text("en", "common", "ignored_more", n=more)) == bool(more), listed
+
+
+def test_a_visitors_request_for_the_servers_git_information_runs_no_git(monkeypatch):
+    """Any client can send Streamlit's "load_git_info" message: it ran git several times in the server's event loop
+    (2,000 such messages kept the next visitor's page from opening for 26 s) and named the repository, its branch
+    and its uncommitted and untracked files. It runs nothing and answers nothing."""
+    from types import SimpleNamespace
+
+    from streamlit import git_util
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.runtime.app_session import AppSession
+
+    asked, sent = [], []
+    monkeypatch.setattr(git_util, "GitRepo", lambda path: asked.append(path) or SimpleNamespace())
+    session = object.__new__(AppSession)  # its handler of the message, on the few attributes that handler reads
+    session._script_data = SimpleNamespace(main_script_path="app/main.py")
+    session._enqueue_forward_msg = sent.append
+    msg = BackMsg()
+    msg.load_git_info = True
+    AppSession.handle_backmsg(session, msg)
+    assert serving.ignore_git_info()  # this Streamlit has the handler it replaces
+    assert asked == [] and sent == []
