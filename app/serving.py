@@ -385,6 +385,35 @@ def ignore_git_info() -> bool:
 ignore_git_info()
 
 
+def _drop_upload(self, session_id: str, file) -> None:
+    """No page has a file uploader, yet Streamlit kept every file a client PUT to /_stcore/upload_file/<its session>/
+    <any id> in memory until the session ended, one per id and with no limit on their number (200 PUTs of 1 MB from
+    one session: 200 MB). .streamlit/config.toml's maxUploadSize = 0 refuses a file's body; one that gets past it
+    (an empty file, under a new id each time) is not kept either."""
+
+
+def refuse_uploads() -> bool:
+    """Process-wide, at import: no upload is kept (_drop_upload); what a client uploaded before this process's
+    first page run imported the app is dropped at that run's end (after_run, _forget_kept_uploads). False where
+    this Streamlit keeps uploads elsewhere (tests/app/test_serving_hosted.py would fail)."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    found = callable(getattr(MemoryUploadedFileManager, "add_file", None))
+    MemoryUploadedFileManager.add_file = _drop_upload
+    return found
+
+
+def _forget_kept_uploads() -> None:
+    files = getattr(Runtime.instance(), "uploaded_file_mgr", None) if Runtime.exists() else None
+    storage = getattr(files, "file_storage", None)
+    if isinstance(storage, dict):  # MemoryUploadedFileManager's; AppTest's stand-in runtime has none
+        for session_id in list(storage):
+            files.remove_session_files(session_id)
+
+
+refuse_uploads()
+
+
 def _ignore_clear_cache(session: AppSession) -> None:
     LOG.warning("a visitor asked to clear the shared caches: ignored on a hosted server")
 
@@ -443,6 +472,7 @@ def after_run() -> None:
     with _lock:  # sessions run their scripts in threads of one process
         if not _blocks_mapped:
             timing.map_large_blocks()  # a run's resident peak is its tensors', as /models estimates it
+            _forget_kept_uploads()  # kept before this module was imported (refuse_uploads)
             _blocks_mapped = True
         if FREEZE and len(sys.modules) != _modules_at_freeze:
             gc.collect()

@@ -90,6 +90,63 @@ def test_a_message_above_the_widget_limit_is_refused(hosted_server):
     assert asyncio.run(_oversized(port)) != "accepted"
 
 
+async def _upload(port: int, size: int) -> int:
+    """PUT a file of `size` bytes to /_stcore/upload_file for this client's own session, as a browser's file uploader
+    would (the session's id from its first message, Streamlit's XSRF cookie and header): the HTTP status."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    s = lt.StreamlitSession(port, timeout_s=60)
+    try:
+        await s.open("masks")  # the cookie, and a session that ran a page
+        await s.close()
+        s.ws = await lt.websockets.connect(
+            f"ws://{lt.HOST}:{port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            proxy=None,
+            max_size=None,
+            additional_headers={"Cookie": s.cookie_header()},
+        )
+        msg = BackMsg()
+        msg.rerun_script.query_string, msg.rerun_script.page_name = "", "masks"
+        await s.ws.send(msg.SerializeToString())
+        session_id = ""
+        while not session_id:
+            reply = ForwardMsg()
+            reply.ParseFromString(await asyncio.wait_for(s.ws.recv(), 60))
+            if reply.WhichOneof("type") == "new_session":
+                session_id = reply.new_session.initialize.session_id
+        xsrf = next(c.value for c in s.cookies if c.name == "_streamlit_xsrf")
+        body = (
+            b"--b\r\nContent-Disposition: form-data; name=file; filename=x.bin\r\n\r\n" + b"a" * size + b"\r\n--b--\r\n"
+        )
+        put = urllib.request.Request(
+            f"http://{lt.HOST}:{port}/_stcore/upload_file/{session_id}/file-1",
+            data=body,
+            method="PUT",
+            headers={
+                "Content-Type": "multipart/form-data; boundary=b",
+                "X-Xsrftoken": xsrf,
+                "Cookie": s.cookie_header(),
+            },
+        )
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with await asyncio.to_thread(direct.open, put, timeout=30) as r:
+                return r.status
+        except urllib.error.HTTPError as err:
+            return err.code
+    finally:
+        await s.close()
+
+
+def test_a_file_put_to_a_session_is_refused_before_it_is_read(hosted_server):
+    """No page has a file uploader, yet Streamlit kept every file a client PUT to its session in memory, with no
+    limit on their number (200 PUTs of 1 MB: 200 MB more): refused (413, .streamlit/config.toml maxUploadSize = 0);
+    one that got past it is not kept either (tests/app/test_serving_hosted.py)."""
+    port, _ = hosted_server
+    assert asyncio.run(_upload(port, 1000)) == 413
+
+
 async def _websocket_from(port: int, origin: str) -> str:
     """Open Streamlit's websocket as a page of `origin` would (a browser sends its page's Origin)."""
     try:

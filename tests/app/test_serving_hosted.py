@@ -277,3 +277,26 @@ def test_a_visitors_request_for_the_servers_git_information_runs_no_git(monkeypa
     AppSession.handle_backmsg(session, msg)
     assert serving.ignore_git_info()  # this Streamlit has the handler it replaces
     assert asked == [] and sent == []
+
+
+def test_a_file_a_client_uploads_is_not_kept(monkeypatch):
+    """No page has a file uploader, yet Streamlit kept every file a client PUT to /_stcore/upload_file/<its session>/
+    <any id> in memory until the session ended, with no limit on their number (200 PUTs of 1 MB: 200 MB). None is
+    kept; one kept before the app was imported (a fresh process's first visitor) is dropped at the first run's end.
+    The server refuses the body first: tests/test_hosting.py."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    assert serving.refuse_uploads()  # this Streamlit keeps uploads where it replaces the keeping
+    files = MemoryUploadedFileManager("/_stcore/upload_file")
+    for i in range(3):
+        files.add_file("s1", UploadedFileRec(file_id=f"f{i}", name="x.bin", type="application/octet-stream", data=b"a"))
+    assert files.get_files("s1", ["f0", "f1", "f2"]) == []
+    kept = UploadedFileRec(file_id="early", name="x.bin", type="application/octet-stream", data=b"a" * 1000)
+    files.file_storage["s2"]["early"] = kept  # as Streamlit's own add_file keeps it, before the app was imported
+    monkeypatch.setattr(serving.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(serving.Runtime, "instance", staticmethod(lambda: SimpleNamespace(uploaded_file_mgr=files)))
+    serving._forget_kept_uploads()
+    assert files.get_files("s2", ["early"]) == [] and not files.file_storage
