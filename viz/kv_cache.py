@@ -5,6 +5,7 @@ through `t`, the [kv_cache.figure] catalog section."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -16,7 +17,6 @@ from .heatmap import attention_heatmap, figure, scale, standing_drop_px, subplot
 from .labels import safe_label, wrapped_label
 from .masks import MARK_COLOURS, MASKED_MARK
 from .style import (
-    ALLOWED_COLOUR,
     BLUE,
     GREEN,
     LEGEND_AT_FOOT,
@@ -29,6 +29,11 @@ from .style import (
 )
 
 POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
+# The policy rows' kept positions: a kind of cell of their own, not a weight (drawn in the weights' blue they read as
+# large weights). A dark green (ColorBrewer's Greens), far from every blue of the weights' scale and from the evicted
+# grey for normal vision and the three dichromacies (the palette's bluish green is near the blues for a tritanope)
+KEPT_COLOUR = "#006d2c"
+LEGEND_ROW = 30  # px under the colour bar for the legend of the policy rows' cells
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
@@ -81,7 +86,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         z=np.vstack([view.kept[p] for p in policies]).astype(np.float32),
         x=x,
         y=[t(f"policy_{p}") for p in policies],
-        colorscale=[[0, MASKED_COLOUR], [1, ALLOWED_COLOUR]],
+        colorscale=[[0, MASKED_COLOUR], [1, KEPT_COLOUR]],
         zmin=0,
         zmax=1,
         showscale=False,
@@ -99,7 +104,23 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         note = t("marks_partly", evicted=MASKED_MARK, partly=PARTLY_EVICTED_MARK)
     elif EVICTED in statuses:
         note = t("marks_evicted", evicted=MASKED_MARK)
-    bottom = _under_keys(x) + COLOUR_BAR
+    bottom = math.ceil(_under_keys(x) + COLOUR_BAR + LEGEND_ROW)  # whole px: the maps keep MAPS_HEIGHT exactly
+    # the legend of the policy rows' two kinds of cell, a square of each colour (a heatmap has no legend entry),
+    # under the colour bar: across the figure's width, clear of the bar on a phone
+    legend = [
+        dict(
+            type="scatter",
+            x=[None],
+            y=[None],
+            mode="markers",
+            marker=dict(symbol="square", size=14, color=fill, line=dict(color="#888", width=1)),
+            name=name,
+            hoverinfo="skip",
+            xaxis="x2",
+            yaxis="y2",
+        )
+        for fill, name in ((KEPT_COLOUR, t("kept")), (MASKED_COLOUR, f"{t('evicted')} ({MASKED_MARK})"))
+    ]
     layout = _step_grid()
     # the top map's keys too: its x axis matches this one, which shows the ticks
     layout["xaxis2"] |= dict(title=dict(text=t("key_axis")), type="category", tickangle=-60,
@@ -111,7 +132,9 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         layout[axis] |= dict(autorange="reversed", type="category", title=dict(text=text, font=dict(size=11)))
     layout |= base_layout_dict(height=MARGIN["t"] + MAPS_HEIGHT + bottom)
     layout |= dict(title=dict(text=title, subtitle=dict(text=note, font=dict(size=NOTE_SIZE)),
-                              font=dict(size=TITLE_SIZE)), margin=dict(MARGIN, b=bottom))  # fmt: skip
+                              font=dict(size=TITLE_SIZE)), margin=dict(MARGIN, b=bottom), showlegend=True,
+                   legend=dict(orientation="h", x=0, xanchor="left", y=-(bottom - LEGEND_ROW) / MAPS_HEIGHT,
+                               yanchor="top"))  # fmt: skip
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends, on both maps
         at = view.prompt_length - 0.5
         layout["shapes"] = [
@@ -123,7 +146,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     # viz/flash_attention): plotly's validation, update_*axes' path parsing and add_vline took 45-75 ms of CPU for
     # this figure on every /kv-cache rerun (benchmarks/figure_build_cost.py), holding the interpreter lock every
     # visitor shares; tests/viz/test_kv_cache_unvalidated.py compares it with the validated calls it replaced.
-    return figure([heads, kept], layout)
+    return figure([heads, kept, *legend], layout)
 
 
 def _step_grid() -> dict:

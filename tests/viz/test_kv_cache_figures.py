@@ -99,6 +99,36 @@ def test_history_memory_and_kl_figures_read_back():
     assert kl.layout.yaxis.title.text == words("kl_axis")
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_kept_positions_are_a_kind_of_cell_of_their_own_named_in_a_legend(lang):
+    """The policy rows drew the positions a cache keeps in the blue of the weights' map above them (#4292c6, a
+    weight of about 0.6 on its scale): kept read as a large weight. Kept cells take a colour apart from every colour of
+    the weights' scale (and from the evicted grey) for normal vision and each dichromacy (tests/viz/test_colour_vision:
+    CIEDE2000 on Machado et al.'s simulations, at least MIN_APART), the evicted ones /masks' grey; a legend names both
+    kinds in the reader's words, under the colour bar."""
+    import plotly.colors
+
+    from tests.viz.test_colour_vision import MIN_APART, VISIONS, ciede2000, cielab, rgb, seen
+
+    t = lambda k, **f: i18n.text(lang, "kv_cache.figure", k, **f)  # noqa: E731
+    fig = kv.step_figure(views.step_attention(fake_generation(), 2, 0), t)
+    heads, strip, *legend = fig.data
+    evicted, kept = (c for _, c in strip.colorscale)
+    weights = plotly.colors.sample_colorscale([list(stop) for stop in heads.colorscale], list(np.linspace(0, 1, 21)))
+    for vision in VISIONS:
+        lab = cielab(seen(np.array([rgb(c) for c in [kept, evicted, *weights]]), vision))
+        assert min(float(ciede2000(lab[0], other)) for other in lab[1:]) >= MIN_APART, vision
+    assert evicted == kv.MASKED_COLOUR
+    assert [(e.name, e.marker.color, e.marker.symbol) for e in legend] == [
+        (t("kept"), kept, "square"),
+        (f"{t('evicted')} ({MASKED_MARK})", evicted, "square"),
+    ]
+    assert all(e.hoverinfo == "skip" for e in legend) and fig.layout.showlegend
+    # the legend under the colour bar, inside the figure
+    assert fig.layout.legend.y < fig.data[0].colorbar.y
+    assert -fig.layout.legend.y * kv.MAPS_HEIGHT + kv.LEGEND_ROW <= fig.layout.margin.b
+
+
 def test_evicted_positions_carry_the_masks_cross_and_kept_ones_none():
     """The kept/evicted row is not told by colour alone: a position a policy evicts carries /masks' cross."""
     view = views.step_attention(fake_generation(), 2, 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -37,7 +38,7 @@ def ref_step_figure(view, t):
     policies = list(view.kept)
     fig.add_trace(go.Heatmap(
         z=np.vstack([view.kept[p] for p in policies]).astype(np.float32), x=x, y=[t(f"policy_{p}") for p in policies],
-        colorscale=[[0, kv.MASKED_COLOUR], [1, kv.ALLOWED_COLOUR]], zmin=0, zmax=1, showscale=False,
+        colorscale=[[0, kv.MASKED_COLOUR], [1, kv.KEPT_COLOUR]], zmin=0, zmax=1, showscale=False,
         text=[[kv.EVICTION_MARKS.get(s, "") for s in view.evicted[p]] for p in policies], texttemplate="%{text}",
         textfont=dict(color=kv.MARK_COLOURS[False], size=10),
         hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
@@ -48,8 +49,14 @@ def ref_step_figure(view, t):
         note = t("marks_partly", evicted=kv.MASKED_MARK, partly=kv.PARTLY_EVICTED_MARK)
     elif kv.EVICTED in statuses:
         note = t("marks_evicted", evicted=kv.MASKED_MARK)
-    bottom = kv._under_keys(x) + kv.COLOUR_BAR
+    for fill, name in ((kv.KEPT_COLOUR, t("kept")), (kv.MASKED_COLOUR, f"{t('evicted')} ({kv.MASKED_MARK})")):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=14, color=fill, line=dict(color="#888", width=1))),
+                      row=2, col=1)  # fmt: skip
+    bottom = math.ceil(kv._under_keys(x) + kv.COLOUR_BAR + kv.LEGEND_ROW)
     base_layout(fig, height=kv.MARGIN["t"] + kv.MAPS_HEIGHT + bottom)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", x=0, xanchor="left", yanchor="top",
+                                                   y=-(bottom - kv.LEGEND_ROW) / kv.MAPS_HEIGHT))  # fmt: skip
     fig.update_layout(title=dict(text=t("step_title", step=view.step, layer=view.layer, n=view.n),
                                  subtitle=dict(text=note, font_size=kv.NOTE_SIZE), font_size=kv.TITLE_SIZE),
                       margin_b=bottom)  # fmt: skip
