@@ -100,7 +100,7 @@ def shot(page, name: str) -> None:
 
 def open_room(page, base: str) -> tuple[str, str]:
     """Open a room as a facilitator does: (code, control token). The token never reaches the address bar; the
-    page's script keeps it in the browser's cookie."""
+    page's script keeps it in the browser's cookie, after the control this browser acts with ('CONTROL.TOKEN')."""
     page.goto(f"{base}/room")
     wait_for_run(page)
     page.get_by_label("Passcode for opening rooms", exact=True).fill(PASSCODE)  # typed, never in the link
@@ -111,7 +111,8 @@ def open_room(page, base: str) -> tuple[str, str]:
     assert "key" not in query
     code = query["room"][0]
     page.wait_for_function(f"document.cookie.includes('lab_control_{code}=')", timeout=FOLLOW_MS)
-    return code, next(c["value"] for c in page.context.cookies() if c["name"] == f"lab_control_{code}")
+    cookie = next(c["value"] for c in page.context.cookies() if c["name"] == f"lab_control_{code}")
+    return code, cookie.rpartition(".")[2]
 
 
 def test_facilitator_and_two_learners(room_server):
@@ -122,6 +123,9 @@ def test_facilitator_and_two_learners(room_server):
             fac = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
             code, control = open_room(fac, base)
             assert store.is_control(code, control) and control not in fac.url
+            browsers = next(c["value"] for c in fac.context.cookies() if c["name"] == f"lab_control_{code}")
+            browsers = browsers.rpartition(".")[0]
+            assert store.is_control(code, browsers) and browsers != control
             fac.reload()  # a new session: the browser's cookie keeps the control
             wait_for_run(fac)
             fac.get_by_role("button", name="Next step").wait_for(timeout=FOLLOW_MS)
@@ -210,6 +214,7 @@ def test_facilitator_and_two_learners(room_server):
             wait_for_run(fac)
             fac.get_by_text("This browser does not hold the control of this room").wait_for(timeout=FOLLOW_MS)
             assert fac.get_by_role("button", name="Next step").count() == 0 and store.is_control(code, control)
+            assert not store.is_control(code, browsers)  # given up in the store: no other tab acts with it
         finally:
             browser.close()
 

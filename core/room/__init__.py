@@ -105,10 +105,21 @@ def same_secret(token: str | None, stored_digest: str) -> bool:
     return bool(token) and hmac.compare_digest(digest(token), stored_digest)
 
 
-def check_control(token: str | None, stored_digest: str) -> None:
-    """Only the room's control token moves it, reveals, sees names, locks, removes or closes."""
-    if not same_secret(token, stored_digest):
+def check_control(token: str | None, stored_digest: str, browser_holds: bool = False) -> None:
+    """Only the room's control token, or a browser's control given from it (`browser_holds`: `token` is one that
+    browser has not given up), moves it, reveals, sees names, locks, removes or closes."""
+    if not (same_secret(token, stored_digest) or browser_holds):
         raise RoomError("not_control")
+
+
+# Browsers holding a room's control at once, each given its own from the control token (the room opened there, its
+# recovery link opened there): a browser given one more drops the oldest given, which then has to open the link again.
+MAX_BROWSER_CONTROLS = 20
+
+
+def controls_to_drop(held: Sequence[str]) -> list[str]:
+    """Of a room's browsers' controls, oldest given first, those that go so that one more fits."""
+    return list(held[: max(0, len(held) - MAX_BROWSER_CONTROLS + 1)])
 
 
 SEAT_ID_CHARS = 16  # a seat as the facilitator's page names it: the start of its token's digest (never the token)

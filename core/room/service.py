@@ -116,9 +116,13 @@ class Rooms:
         return found
 
     def _control(self, tx: Tx, code: str, control: str | None) -> Room:
-        """The open room, when `control` is its control token (rules.check_control)."""
+        """The open room, when `control` is its control token or a browser's control given from it and not given
+        up (rules.check_control)."""
         room, stored = self._live(tx, code)
-        rules.check_control(control, stored)
+        held = rules.same_secret(control, stored) or (
+            isinstance(control, str) and bool(control) and tx.holds_control(code, rules.digest(control))
+        )
+        rules.check_control(control, stored, browser_holds=held)
         return room
 
     def _lesson(self, room: Room) -> Lesson:
@@ -275,6 +279,29 @@ class Rooms:
         ttl = rules.ttl_seconds() if ttl_s is None else float(ttl_s)
         tx.insert_room(code, rules.digest(control), lesson_id, now, now + ttl)
         return code, control
+
+    @action(write=True)
+    def give_control(self, tx: Tx, code: str, control: str | None) -> str:
+        """A browser's own control of the room, given for its room's control token (the room opened there, or its
+        recovery link opened there): that browser's tabs act with it, and giving it up (give_up) reaches every one
+        of them, while the control token, kept aside, gives a new one. Only the control token gives one."""
+        _, stored = self._live(tx, code)
+        rules.check_control(control, stored)
+        for old in rules.controls_to_drop(tx.controls(code)):
+            tx.delete_control(code, old)
+        token = rules.new_token()
+        tx.insert_control(code, rules.digest(token), self.clock())
+        return token
+
+    @action(write=True)
+    def give_up(self, tx: Tx, code: str, control: str | None) -> None:
+        """A browser gives up its control of the room (`control`: what give_control gave it): every tab acting with
+        it is refused from now on, and the room's activity moves so that their live panels run at once and say so.
+        The room stays open, and its control token still gives a browser a new control."""
+        if not isinstance(control, str) or not control or tx.room(code) is None:
+            return
+        if tx.delete_control(code, rules.digest(control)):
+            tx.update_room(code, ("activity",))
 
     @action(write=False)
     def is_control(self, tx: Tx, code: str, control: str | None) -> bool:

@@ -80,6 +80,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TABLE opening_passcode (
   id INTEGER PRIMARY KEY, digest TEXT NOT NULL, made_by TEXT NOT NULL, made {real} NOT NULL)""",
     ),
+    (  # 4: the control each browser holds, given from the room's control token, until that browser gives it up
+        """CREATE TABLE controls (
+  id {serial}, code TEXT NOT NULL, token TEXT NOT NULL, given {real} NOT NULL)""",
+        "CREATE UNIQUE INDEX controls_by_room ON controls (code, token)",
+    ),
 )
 VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied {real} NOT NULL)"
 ROOM_COLUMNS = "code, lesson, step, question, phase, answer, shown, version, activity, created, expires, locked"
@@ -311,8 +316,27 @@ class SqlTx:
 
     def delete_room(self, code: str) -> None:
         """The room with everything in it: learners, answers, sentences, counted actions."""
-        for table in ("answers", "learners", "gallery", "events", "rooms"):
+        for table in ("answers", "learners", "gallery", "events", "controls", "rooms"):
             self.run(f"DELETE FROM {table} WHERE code = ?", (code,))
+
+    # -- browsers' controls --------------------------------------------------------------------------------
+
+    def holds_control(self, code: str, token_digest: str) -> bool:
+        row = self.run("SELECT 1 FROM controls WHERE code = ? AND token = ?", (code, token_digest)).fetchone()
+        return row is not None
+
+    def insert_control(self, code: str, token_digest: str, given: float) -> None:
+        self.run("INSERT INTO controls (code, token, given) VALUES (?, ?, ?)", (code, token_digest, given))
+
+    def controls(self, code: str) -> list[str]:
+        """The digests of the browsers' controls of room `code`, oldest given first."""
+        rows = self.run("SELECT token FROM controls WHERE code = ? ORDER BY id", (code,)).fetchall()
+        return [r[0] for r in rows]
+
+    def delete_control(self, code: str, token_digest: str) -> bool:
+        """True when that control was held (and is no more)."""
+        cur = self.run("DELETE FROM controls WHERE code = ? AND token = ?", (code, token_digest))
+        return cur.rowcount == 1
 
     # -- learners ------------------------------------------------------------------------------------------
 

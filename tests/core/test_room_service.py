@@ -70,6 +70,50 @@ def test_only_the_control_token_moves_reveals_and_sees_names(rooms):
     assert rooms.is_control(code, control) and not rooms.is_control(other_code, control)
 
 
+def test_giving_up_a_browsers_control_reaches_every_tab_holding_it(rooms, clock):
+    """Giving up control on this computer dropped the control in the tab that pressed it and the browser's cookie,
+    but another open tab of that browser kept acting with the same token until it was closed. A browser now acts
+    with a control of its own, given from the room's control token: giving it up refuses every session holding it
+    (two tabs here), moves the room's activity (their live panels run and say so), leaves the room open and other
+    browsers' controls alone, and the recovery link (the control token) gives the browser a new one."""
+    code, control = rooms.create("qkv")
+    other_code, other_control = rooms.create("qkv")
+    laptop = rooms.give_control(code, control)  # the tab that opened the room; its cookie holds `laptop`
+    first_tab, second_tab = laptop, laptop  # a second tab of that browser, from its cookie
+    phone = rooms.give_control(code, control)  # the facilitator's other device
+    assert laptop != phone and control not in (laptop, phone)
+    for tab in (first_tab, second_tab, phone):
+        assert rooms.is_control(code, tab)
+    rooms.move(code, second_tab, 1)
+    assert not rooms.is_control(other_code, laptop)  # a room's control only
+    for wrong in (laptop, "", None, rooms.join(code, "Ana", "en")):  # only the control token gives one
+        with pytest.raises(RoomError, match="not_control"):
+            rooms.give_control(code, wrong)
+    before = rooms.poll(code)
+    rooms.give_up(code, first_tab)
+    assert rooms.poll(code) == (before[0], before[1] + 1)  # every facilitator's panel runs (learners' do not)
+    for act in (lambda t: rooms.move(code, t, 2), lambda t: rooms.learners(code, t),
+                lambda t: rooms.facilitator_view(code, t), lambda t: rooms.end(code, t)):  # fmt: skip
+        with pytest.raises(RoomError, match="not_control"):
+            act(second_tab)
+    assert not rooms.is_control(code, first_tab) and not rooms.is_control(code, second_tab)
+    rooms.give_up(code, second_tab)  # the other tab's button, pressed too: nothing more happens
+    assert rooms.poll(code) == (before[0], before[1] + 1)
+    assert rooms.room(code).step == 1 and rooms.is_control(code, phone) and rooms.is_control(code, control)
+    rooms.give_up(code, control)  # the control token itself is never given up by a browser
+    assert rooms.is_control(code, control)
+    again = rooms.give_control(code, control)  # the recovery link, back at that browser
+    rooms.move(code, again, 2)
+    assert rooms.room(code).step == 2 and rooms.is_control(other_code, other_control)
+    given = [rooms.give_control(code, control) for _ in range(rules.MAX_BROWSER_CONTROLS)]  # bounded per room
+    assert not rooms.is_control(code, phone) and all(rooms.is_control(code, g) for g in given)
+    rooms.end(code, given[-1])
+    clock.now += rules.KEEP_AFTER_CLOSE_S + 1
+    rooms.purge()
+    with rooms.store.atomic(False) as tx:
+        assert tx.controls(code) == []  # gone with the room
+
+
 def test_unknown_and_expired_codes(rooms, clock):
     assert rooms.room("ZZZZZZ") is None and rooms.poll("ZZZZZZ") is None
     with pytest.raises(RoomError, match="unknown_room"):

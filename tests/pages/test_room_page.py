@@ -400,11 +400,13 @@ def test_a_new_room_keeps_its_control_token_out_of_the_link(store):
     assert "key" not in at.query_params and at.query_params["mode"] in ("control", ["control"])
     code = at.query_params["room"]
     code = code[0] if isinstance(code, list) else code
-    control = at.session_state[control_token.CONTROL][code]
-    assert store.is_control(code, control)
+    control = at.session_state[control_token.RECOVERY][code]  # the room's control token
+    browsers = at.session_state[control_token.CONTROL][code]  # the control this browser acts with, given for it
+    assert store.is_control(code, control) and store.is_control(code, browsers) and browsers != control
     assert any(b.label == "Next step" for b in at.button)  # the facilitator's page, from the session
-    assert control not in shown_text(at)  # only the recovery link has it, inside its popover (closed)
+    assert control not in shown_text(at) and browsers not in shown_text(at)  # the recovery link: in its popover
     assert [c.value for c in at.code if control in c.value] == [c.value for c in at.get("popover")[0].code]
+    assert not [c.value for c in at.code if browsers in c.value]
     at.run()
     assert any(b.label == "Next step" for b in at.button)
 
@@ -436,11 +438,12 @@ def test_the_control_cookie_is_strict_to_this_site_and_ends_with_the_room(store)
     code = at.query_params["room"]
     code = code[0] if isinstance(code, list) else code
     control = at.session_state[control_token.CONTROL][code]
+    token = at.session_state[control_token.RECOVERY][code]
     scripts = [h.proto.body for h in at.get("html") if "document.cookie" in h.proto.body]
     assert len(scripts) == 1, scripts
     cookie = re.search(r'document\.cookie = "([^"]*)"', scripts[0]).group(1)
     parts = [p.strip() for p in cookie.split(";")]
-    assert parts[0] == f"{control_token.COOKIE_PREFIX}{code}={control}"
+    assert parts[0] == f"{control_token.COOKIE_PREFIX}{code}={control}.{token}"
     assert {"Path=/", "SameSite=Strict"} <= set(parts[1:]), parts
     age = int(next(p for p in parts if p.startswith("Max-Age=")).split("=")[1])
     assert 0 < age <= rules.DEFAULT_TTL_H * 3600, age
@@ -493,7 +496,48 @@ def test_a_facilitator_gives_up_the_control_on_a_shared_computer_and_takes_it_ba
     at.run()
     assert_no_exception(at)
     assert any(b.label == "Next step" for b in at.button) and "key" not in at.query_params
-    assert [w[0] for w in cookie_writes(at)] == [f"{cookie}={control}"]  # this browser holds it again
+    again = at.session_state[control_token.CONTROL][code]  # a new control of this browser's
+    assert [w[0] for w in cookie_writes(at)] == [f"{cookie}={again}.{control}"]  # this browser holds it again
+
+
+def test_giving_up_the_control_in_one_tab_reaches_the_browsers_other_tabs(store, monkeypatch):
+    """Giving up control on a shared computer dropped it in the tab that pressed the button and in the cookie, but
+    another tab of the facilitator's page in that browser kept the control until it was closed, for the next person
+    at it. Every tab of the browser now acts with the browser's own control, which giving up drops in the store:
+    the other tab's live panel finds it refused and its page says the control was given up (no step buttons, no
+    recovery link), as does a click on a button it still showed; the recovery link takes the control back."""
+    at = run_view("room")
+    next(b for b in at.get("form_submit_button") if b.label == "Open a room").click()
+    at.run()
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    [link] = [c.value for c in at.get("popover")[0].code]  # the recovery link
+    token = link.split("&key=")[1]
+    [written] = [w[0] for w in cookie_writes(at)]
+    name, value = written.split("=", 1)
+    arriving_with(monkeypatch, {name: value})  # the browser's other tabs, opened on the facilitator's page
+    tabs = [run_view("room", {"room": code, "mode": "control"}) for _ in range(2)]
+    for tab in tabs:
+        assert_no_exception(tab)
+        assert any(b.label == "Next step" for b in tab.button)
+    next(b for b in at.button if b.key == "room-give-up").click().run()
+    assert_no_exception(at)
+    given_up = i18n.text("en", "room", "given_up")
+    run_fragment(tabs[0], "live")  # the server reruns its live panel: the room's activity moved
+    next(b for b in tabs[1].button if b.label == "Next step").click().run()  # a button it still showed
+    assert store.room(code).step == 0 and store.room(code) is not None
+    for tab in (*tabs, at):
+        assert_no_exception(tab)
+        assert [i.value for i in tab.info] == [given_up] and not tab.error
+        assert not any(b.label == "Next step" for b in tab.button)
+        assert not [c.value for c in tab.code if token in c.value]  # no recovery link left on its page
+        assert code not in tab.session_state[control_token.CONTROL]
+    tabs[0].query_params["key"] = token  # the recovery link, in one of them
+    tabs[0].run()
+    assert_no_exception(tabs[0])
+    assert any(b.label == "Next step" for b in tabs[0].button)
+    next(b for b in tabs[0].button if b.label == "Next step").click().run()
+    assert store.room(code).step == 1
 
 
 def test_closing_the_room_expires_the_control_cookie(store, monkeypatch):
@@ -1018,7 +1062,8 @@ def test_a_choice_is_offered_and_revealed_in_the_readers_words(store):
 def test_a_facilitators_click_and_redraw_read_the_room_once(store, monkeypatch):
     """'Next step' and the page drawn after it: the move (one transaction, which moves the following learners too),
     the code looked up, and one read of the room for the whole page and its live panel (before the room service:
-    6 transactions, 14 statements)."""
+    6 transactions, 14 statements; the browser's control, which giving it up drops, is one statement in each of
+    the move and the read)."""
     from tests.room_stores import counted_queries
 
     code, control = store.create(LESSON)
@@ -1026,7 +1071,7 @@ def test_a_facilitators_click_and_redraw_read_the_room_once(store, monkeypatch):
     counts = counted_queries(store.store, monkeypatch)
     next(b for b in at.button if b.label == "Next step").click().run()
     assert_no_exception(at)
-    assert counts == {"transactions": 3, "statements": 12}
+    assert counts == {"transactions": 3, "statements": 14}
     assert store.room(code).step == 1 and at.selectbox(key="room-go").value == 1  # the page shows the new step
 
 

@@ -7,7 +7,8 @@ core/room/sql.py (app/room/store.py picks the process's).
 Links: /room (start), /room?room=CODE (join), /room?room=CODE&me=TOKEN (a learner's seat, carried by every page the
 learner opens: a reload or a second tab is the same learner), /room?room=CODE&mode=projector (what the class sees),
 /room?room=CODE&mode=control (the facilitator, in a tab or browser that holds the control token),
-/room?room=CODE&key=CONTROL (the facilitator's recovery link: checked, kept, and taken out of the address bar)."""
+/room?room=CODE&key=CONTROL (the facilitator's recovery link: checked, gives this browser a control of its own, and
+is taken out of the address bar)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,21 @@ def page() -> None:
     ui.page_end()
 
 
+def facilitator_page(T, code: str, lessons: dict) -> None:
+    """The facilitator's page in a tab that holds this browser's control, else why not: never had it, or gave it up
+    (here, or in another tab of this browser, which the store says by refusing it)."""
+    control = control_token.held_control(code)
+    if control:
+        try:
+            facilitator.show(T, code, control, lessons)
+            return
+        except RoomError as e:
+            if e.key != "not_control":
+                raise
+            control_token.given_up_elsewhere(code)
+    control_token.without_control(T, code)
+
+
 def open_room(T, lessons: dict) -> None:
     """The part of /room the link asks for: a facilitator's, a learner's seat, joining, or the start."""
     raw = st.query_params.get("room")
@@ -133,15 +149,11 @@ def open_room(T, lessons: dict) -> None:
         del st.query_params["key"]
         if held:
             st.query_params["mode"] = "control"
-            facilitator.show(T, code, token, lessons)
+            facilitator_page(T, code, lessons)
         else:
             st.error(T("not_control"))
     elif code and st.query_params.get("mode") == "control":
-        control = control_token.held_control(code)
-        if control:
-            facilitator.show(T, code, control, lessons)
-        else:
-            control_token.without_control(T, code)
+        facilitator_page(T, code, lessons)
     elif code and st.query_params.get("mode") == "projector":
         projector.show(T, code, lessons)
     elif code and "me" in st.query_params:

@@ -1,8 +1,10 @@
-"""Who controls a room: the control token kept in this tab's session and in a cookie of this browser (so a
-reload, a server restart or a failover keeps it), never left in the address bar, and the recovery link that carries
-it, behind a button on the facilitator's page only (never on the projector view). A facilitator on a shared computer
-gives the control up on it (the room stays open; the recovery link takes it back), and a room that closed leaves
-no control behind in the browser either."""
+"""Who controls a room: this browser's own control of it, given for the room's control token (core.room.service
+Rooms.give_control) and kept in this tab's session and in a cookie of this browser (so a reload, a server restart or
+a failover keeps it), never left in the address bar; and the recovery link that carries the control token itself,
+behind a button on the facilitator's page only (never on the projector view). A facilitator on a shared computer
+gives the control up on it: the store drops this browser's control, so every tab of this browser acting with it is
+refused from then on and says so (the room stays open; the recovery link gives a new one), and a room that closed
+leaves no control behind in the browser either."""
 
 from __future__ import annotations
 
@@ -12,42 +14,65 @@ import time
 import streamlit as st
 
 from app.room.store import open_store
-from app.views.room import links
+from app.views.room import follow, links
 from core import room as rules
+from core.room import RoomError
 
-CONTROL = "room_control"  # session state: {room code: control token} of the rooms this tab controls
-COOKIE_PREFIX = "lab_control_"  # + room code: the control token in this browser, for as long as the room lives
-# session state: codes of the rooms whose control this tab gave up (or whose room closed). Streamlit's cookies are
-# those the session's first request carried, so the cookie this tab expired still shows there: it counts no more.
+CONTROL = "room_control"  # session state: {room code: this browser's control} of the rooms this tab controls
+RECOVERY = "room_recovery"  # session state: {room code: the room's control token}, for the recovery link only
+COOKIE_PREFIX = "lab_control_"  # + room code: "CONTROL.TOKEN" in this browser, for as long as the room lives
+# session state: codes of the rooms whose control this tab gave up (or whose room closed, or whose control another
+# tab of this browser gave up). Streamlit's cookies are those the session's first request carried, so the cookie
+# this tab expired still shows there: it counts no more.
 FORGOTTEN = "room_control_forgotten"
 EXPIRE = "room_control_expire"  # session state: codes whose cookie the next draw expires in the browser
 
 
 def take_control(code: str, token: str | None) -> bool:
-    """Keep the control token in this session when it controls the room."""
-    if not token or not open_store().is_control(code, token):
+    """Keep in this session a control of the room for this browser, given for the room's control `token` (the
+    room just opened here, or its recovery link). False when `token` does not control the room; the database busy
+    or away is raised (a recovery link then keeps its token until it is checked)."""
+    if not token or not isinstance(token, str):
         return False
-    st.session_state.setdefault(CONTROL, {})[code] = token
+    try:
+        given = open_store().give_control(code, token)
+    except RoomError as e:
+        if e.passing:
+            raise
+        return False
+    _hold(code, given, token)
     return True
 
 
+def _hold(code: str, control: str, token: str) -> None:
+    st.session_state.setdefault(CONTROL, {})[code] = control
+    st.session_state.setdefault(RECOVERY, {})[code] = token
+
+
 def held_control(code: str) -> str | None:
-    """The control token this tab holds for the room: this session's (checked when it was taken; every action
-    checks it again), else this browser's cookie (a new session after a reload, a restart or a failover), checked
-    against the room now."""
+    """This browser's control of the room as this tab holds it: this session's (every action checks it), else the
+    browser's cookie (a new session after a reload, a restart or a failover, or another tab), checked against the
+    room now. A cookie of a version that kept the control token alone gives this browser a control of its own."""
     held = st.session_state.get(CONTROL, {}).get(code)
     if held or code in st.session_state.get(FORGOTTEN, ()):
         return held
     cookie = st.context.cookies.get(COOKIE_PREFIX + code)
-    return cookie if take_control(code, cookie) else None
+    control, _, token = cookie.rpartition(".") if isinstance(cookie, str) else ("", "", "")
+    if not control:
+        return st.session_state[CONTROL][code] if take_control(code, token) else None
+    if not token or not open_store().is_control(code, control):
+        return None
+    _hold(code, control, token)
+    return control
 
 
-def keep_in_browser(code: str, control: str, expires: float) -> None:
+def keep_in_browser(code: str, expires: float) -> None:
     """Write the control cookie (Streamlit reads cookies but cannot set them: a line of script does). Path=/ and
     SameSite=Strict; Secure on https; it lasts as long as the room."""
-    if st.context.cookies.get(COOKIE_PREFIX + code) == control and code not in st.session_state.get(FORGOTTEN, ()):
+    value = f"{st.session_state[CONTROL][code]}.{st.session_state[RECOVERY][code]}"
+    if st.context.cookies.get(COOKIE_PREFIX + code) == value and code not in st.session_state.get(FORGOTTEN, ()):
         return  # (a cookie this tab expired, then took back with the recovery link, is written again)
-    _set_cookie(f"{COOKIE_PREFIX}{code}={control}", rules.seconds_left(expires, time.time()))
+    _set_cookie(f"{COOKIE_PREFIX}{code}={value}", rules.seconds_left(expires, time.time()))
 
 
 def _set_cookie(value: str, max_age: int) -> None:
@@ -56,15 +81,37 @@ def _set_cookie(value: str, max_age: int) -> None:
             "</script>", unsafe_allow_javascript=True)  # fmt: skip
 
 
-def forget(code: str) -> None:
+def forget(code: str, in_browser: bool = True) -> None:
     """This tab holds the room's control no more, nor does this browser once the next draw expires its cookie
-    (forget_in_browser): given up on a shared computer, or the room closed. The room is untouched."""
+    (forget_in_browser): given up on a shared computer, or the room closed. The room is untouched. `in_browser`
+    False: another tab gave this browser's control up, and may have taken a new one into the cookie since."""
     held = st.session_state.get(CONTROL, {}).pop(code, None)
+    st.session_state.get(RECOVERY, {}).pop(code, None)
     forgotten = st.session_state.setdefault(FORGOTTEN, set())
     if held is None and code in forgotten:
         return  # gone already (a closed room's panel runs on): its cookie is not expired again at every run
     forgotten.add(code)
-    st.session_state.setdefault(EXPIRE, set()).add(code)
+    if in_browser:
+        st.session_state.setdefault(EXPIRE, set()).add(code)
+
+
+def given_up_elsewhere(code: str) -> None:
+    """This tab's control was refused: another tab of this browser gave it up (or the room gave a newer browser's
+    in its place). This tab forgets it and says so, the cookie is left to the tab that last wrote it."""
+    forget(code, in_browser=False)
+
+
+def give_up_here(code: str) -> None:
+    """The store drops this browser's control (every tab acting with it is refused from now on), then this tab and
+    the cookie forget it. A database busy or away: said, and nothing forgotten, so the button is pressed again."""
+    held = st.session_state.get(CONTROL, {}).get(code)
+    if held:
+        try:
+            open_store().give_up(code, held)
+        except RoomError as e:
+            follow.refused(e)
+            return
+    forget(code)
 
 
 def forget_in_browser() -> None:
@@ -77,7 +124,7 @@ def give_up(T, code: str) -> None:
     """The facilitator leaves a shared computer: the control leaves this tab and this browser, the room stays open."""
     with st.popover(T("give_up"), icon=":material/logout:"):
         st.caption(T("give_up_confirm"))
-        st.button(T("give_up"), on_click=forget, args=(code,), key="room-give-up")
+        st.button(T("give_up"), on_click=give_up_here, args=(code,), key="room-give-up")
 
 
 def without_control(T, code: str) -> None:
@@ -88,8 +135,8 @@ def without_control(T, code: str) -> None:
         st.error(T("no_control"))
 
 
-def recovery(T, code: str, control: str) -> None:
+def recovery(T, code: str) -> None:
     """The control link, behind a button: for the facilitator's other device or a browser that lost the cookie."""
     with st.popover(T("recovery"), icon=":material/key:"):
         st.warning(T("recovery_warning"))
-        st.code(links.link("room", {"room": code, "key": control}), language=None)
+        st.code(links.link("room", {"room": code, "key": st.session_state[RECOVERY][code]}), language=None)

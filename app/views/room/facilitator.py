@@ -3,9 +3,9 @@ join link and its QR code, moving the room through the lesson's steps, opening a
 panel (a fragment the server reruns when the room's two counters changed, app/room/watch.py, redrawn from the
 store then): the histogram of answers, "I'm lost", the board with names, the gallery, the CSV of answers.
 
-The control token is never left in the address bar: a control link (?key=...) is checked, kept in this session
-and in a cookie of this browser (a reload, a server restart or a failover keeps the control), then taken out of
-the link. The recovery link that carries it hides behind a button; the page shown to the class is the projector
+The control token is never left in the address bar: a control link (?key=...) is checked, gives this browser a
+control of its own, kept in this session and in a cookie of this browser (a reload, a server restart or a failover
+keeps the control), then is taken out of the link. The recovery link that carries it hides behind a button; the page shown to the class is the projector
 view (app/views/room/projector.py), which holds no control at all."""
 
 from __future__ import annotations
@@ -144,7 +144,13 @@ def live(code: str, control: str, lesson) -> None:
             control_token.forget_in_browser()
             return
         if snap is None or snap["polled"] != polled or snap["view"].room.code != code:
-            snap = st.session_state["room-live"] = snapshot(code, control, polled)
+            try:
+                snap = st.session_state["room-live"] = snapshot(code, control, polled)
+            except RoomError as e:
+                if e.key != "not_control":
+                    raise
+                control_token.given_up_elsewhere(code)  # by another tab of this browser: the page says so now
+                st.rerun()
     watch.follow_here(code, snap["polled"], any_change=True)  # an answer or an arrival redraws it too
     view = snap["view"]
     room, board, hist = view.room, view.board, view.hist
@@ -185,14 +191,14 @@ def show(T, code: str, control: str, lessons: dict) -> None:
         st.error(T("lesson_gone", lesson=room.lesson))
         return
     room = replace(room, step=rules.step_of(room, lesson))
-    control_token.keep_in_browser(code, control, room.expires)
+    control_token.keep_in_browser(code, room.expires)
     st.header(T("control_header", code=code, title=plain(label(lesson.title, ui.lang()))))
     st.info(T("control_warning"))
     row = ui.buttons()
     row.link_button(T("projector"), links.link("room", {"room": code, "mode": "projector"}), type="primary",
                     icon=":material/co_present:")  # fmt: skip
     with row:
-        control_token.recovery(T, code, control)
+        control_token.recovery(T, code)
     with row:
         control_token.give_up(T, code)
     with st.expander(T("join_header_f"), expanded=False):
