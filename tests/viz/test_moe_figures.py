@@ -145,7 +145,10 @@ def test_layer_load_heatmap_and_loss_curves():
     (heat,) = fig.data
     np.testing.assert_allclose(np.array(heat.z, dtype=float), loads, atol=1e-6)
     assert list(heat.x) == ["0", "1", "2", "3"] and "expert %{x}: " in heat.hovertemplate
-    assert list(heat.y) == vmoe.layer_labels(3, t) and heat.zmax == 1 / K  # top-k routing caps a share at 1/k
+    assert heat.zmax == 1 / K  # top-k routing caps a share at 1/k
+    # the layers' numbers down the side, the axis titled 'layer', the hover naming it: 'layer 0' as each row's label
+    # left the cells beside the other checkpoint's map too narrow for their '12.5%' (7 px at 392 px)
+    assert list(heat.y) == ["0", "1", "2"] and heat.hovertemplate.startswith("layer %{y}, expert %{x}: ")
     assert fig.layout.xaxis.title.text == t("expert_axis") and fig.layout.yaxis.title.text == t("layer_axis")
     curves = vmoe.loss_curves(view, t)
     (line,) = curves.data

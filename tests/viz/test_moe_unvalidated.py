@@ -118,10 +118,11 @@ def ref_category_heatmap(view, t):
 def ref_layer_load_heatmap(view, t, variant):
     z = np.round(view.checkpoints[variant].loads, 3).astype(np.float32)
     fig = go.Figure(go.Heatmap(
-        z=z, x=moe.expert_ticks(z.shape[1]), y=[moe.safe_label(n) for n in moe.layer_labels(z.shape[0], t)], zmin=0,
+        z=z, x=moe.expert_ticks(z.shape[1]), y=[str(i) for i in range(z.shape[0])], zmin=0,
         zmax=view.bounds.max_load, colorscale="Oranges", text=[[f"{v:.1%}" for v in row] for row in z.tolist()],
         texttemplate="%{text}",
-        hovertemplate=f"%{{y}}, {moe._expert_named(t, 'x')}: %{{z:.1%}} {moe.safe_label(t('of_assignments'), 40)}"
+        hovertemplate=f"{moe.safe_label(t('layer_n', i='%{y}'))}, {moe._expert_named(t, 'x')}: %{{z:.1%}} "
+        f"{moe.safe_label(t('of_assignments'), 40)}"
         "<extra></extra>", colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
     ))  # fmt: skip
     fig.update_xaxes(title_text=t("expert_axis"), type="category")
