@@ -16,6 +16,8 @@ page, then its projector view.
     python scripts/phone_layout_check.py --pages ablation,long-maps --states figure --no-long   # their figures
     python scripts/phone_layout_check.py --pages moe,encoder-decoder --link encoder-decoder?part=alignment \
         --no-long --out phone_cell_text                             # and /encoder-decoder at its alignment map
+    python scripts/phone_layout_check.py --devices phone,desktop-1100,laptop-1280,laptop --no-long --no-shots \
+        --pages sdpa-steps,masks,moe,sdpa-gqa,encoder-decoder,linear-attention,transformer-xl --out beside_layout
 
 A device visits with its window's size and the User-Agent its browser sends (the page fits a figure's titles to what
 that says: app/ui.figure_px), each visit recording the width the page fitted its figures for (fitted_px). Found besides
@@ -89,6 +91,7 @@ DESKTOP_AGENT = (
 DEVICES = {
     "phone": (390, 844, PHONE_AGENT),
     "laptop": (1366, 768, DESKTOP_AGENT),
+    "laptop-1280": (1280, 800, DESKTOP_AGENT),  # the browser test's window: figures beside one another fit its column
     "ipad-portrait": (820, 1180, MAC_SAFARI_AGENT),
     "android-tablet": (800, 1280, ANDROID_TABLET_AGENT),
     "phone-landscape": (844, 390, IPHONE_AGENT),

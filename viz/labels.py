@@ -121,9 +121,13 @@ DRAWN_PX = {PHONE_FIGURE_PX: (358, 358), TABLET_FIGURE_PX: (468, 488), LAPTOP_FI
 # width) leaves 240 px for what stands in it, measured in chromium at 1366, 1100 and 800 px: a study room's
 # learner panel draws the step's figure and the class's answers there (app/ui.in_sidebar)
 SIDEBAR_FIGURE_PX = 240
-# Figures beside one another (app/ui.beside) are drawn each as wide as n of them fit in a 1366 px laptop's column
-# (906 px, less a scroll bar and a margin), with Streamlit's small gap between: 282 px three, 432 two
-BESIDE_ROW_PX, BESIDE_GAP_PX = 880, 16
+# Figures beside one another (app/ui.beside) are drawn each as wide as n of them fit on one line of a 1,280 px laptop
+# window's column, with Streamlit's small gap between: 256 px three, 392 two. The main column with the sidebar open
+# (chromium, Streamlit 1.67, results/beside_rows.json) is 640 px at a 1,100 px window, 820 at 1,280, 906 at 1,366,
+# 10 px less each where the browser draws a scroll bar (a desktop Chrome's: playwright hides it): 630, 810, 896. A row
+# sized for 1,366's column (880) wrapped pairs and triples one per line at 1,280, the right half of the page blank;
+# 800 stands on one line at 1,280 and 1,366 with a scroll bar and 10 px to spare (at 1,100 they still wrap)
+BESIDE_ROW_PX, BESIDE_GAP_PX = 800, 16
 FONT_PX, TITLE_PX, AXIS_TITLE_PX, PANEL_TITLE_PX = 12, 17, 14, 16
 PANEL_TITLE_LINE, AXIS_TITLE_LINE, TOP_AXIS_LABELS = 20, 18, 60  # px: per line of each; a top x axis's labels (/moe)
 # px above the plot when nothing else is: plotly's tool bar (the camera button) stands there, over no data

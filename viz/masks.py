@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # types only: viz draws what core computed
 
 MASKED_MARK = "✕"
 # The three kinds' maps stand side by side where a page's column holds three (app/ui.beside), each beside_px(3) wide
-# (282), one under another where it does not: their keys' labels lie flat where they fit that width
+# (256), one under another where it does not: their keys' labels lie flat where they fit that width
 KIND_FIGURE_PX = beside_px(3)
 MARK_COLOURS = {True: "white", False: "#555"}
 

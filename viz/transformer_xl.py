@@ -23,7 +23,7 @@ AXES = {  # kind -> (x axis, y axis) words
 
 
 # The five masks stand each in its own block, as wide as three side by side (app/ui.beside): three on a line of a
-# 1,366 px laptop's column, two at 1,100 px, one on a phone or a tablet held upright. In one figure the five shared
+# 1,280 or 1,366 px laptop's column, two at 1,100 px, one on a phone or a tablet held upright. In one figure the five shared
 # its width, whatever the screen: on a 390 px phone each mask was 55 px across, too small for its crosses, and plotly
 # keeps a plot at least 64 px tall, so a third of the figure's room stood blank under them (at 1,366 px, 58% of it
 # drawn). A block's width is known, so each mask's height is what its width draws (viz.labels.for_page).

@@ -157,9 +157,10 @@ def test_a_phone_is_not_sent_weights_written_by_a_texttemplate_too_small_to_read
         for k in kinds
     }
     assert not numbered(drawn["encoder_self"], beside_px(3)) and not numbered(drawn["cross"], beside_px(3))
-    # the three-token decoder map: 8 px in English, whose rows' title stands in three lines beside it, 11 in Japanese
-    # and Korean (two)
-    assert numbered(drawn["decoder_self"], beside_px(3)) == (lang != "en")
+    # the three-token decoder map: at 282 px (three on a line of 1,366's column) 8 px in English, whose rows' title
+    # stands in three lines beside it, 11 in Japanese and Korean (two); at 256 (three on a line of 1,280's) its cells
+    # are 11 and 17 px wide, '0.33' in 4 and 6 px type
+    assert not numbered(drawn["decoder_self"], beside_px(3))
     # the masked cells' crosses stay: marks, not numbers
     assert for_page(figs["weights"].to_dict(), beside_px(3))["data"][1]["texttemplate"] == "%{text}"
 

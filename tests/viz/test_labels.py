@@ -13,12 +13,14 @@ from app import i18n
 from core.pooling import MAX_LABEL_CHARS
 from core.results import load_result
 from viz.labels import (
+    BESIDE_GAP_PX,
     COLUMN_EM,
     HANGUL_EM,
     LAPTOP_FIGURE_PX,
     MIN_TOP,
     PHONE_FIGURE_PX,
     WIDE_EM,
+    beside_px,
     columns_in,
     figure_title,
     for_page,
@@ -70,6 +72,20 @@ def test_the_width_guess_is_what_chromium_draws():
     assert label_columns("어텐션 헤드") * COLUMN_EM == pytest.approx(
         5 * drawn["em_per_character"]["hangul"]["14"] + COLUMN_EM, 0.01
     )
+
+
+def test_figures_beside_one_another_stand_on_one_line_of_a_1280_px_windows_column():
+    """Pairs and triples of figures (app/ui.beside) were sized for a 1,366 px window's column (a row of 880 px) and
+    wrapped one per line at 1,280 px, the browser test's own window, the right half of the page blank. Each row, its
+    gaps Streamlit's small gap, fits the narrowest column measured at 1,280 (chromium with the sidebar open, a scroll
+    bar drawn: scripts/beside_row_check.py) and at 1,366."""
+    measured = load_result("beside_rows")["per_visit"]
+    for window in (1280, 1366):
+        column = min(v["column_px"] for v in measured if v["window_px"] == window)
+        for n in (2, 3):
+            assert n * beside_px(n) + (n - 1) * BESIDE_GAP_PX <= column, (window, n)
+    assert {r["gap_px"] for v in measured for r in v["rows"]} == {BESIDE_GAP_PX}
+    assert min(v["column_px"] for v in measured if v["window_px"] == 1280) == 810  # the scroll bar's 10 px counted
 
 
 @pytest.mark.parametrize(

@@ -43,9 +43,10 @@ def test_each_mask_is_as_tall_as_its_blocks_width_draws_it():
     """The five masks in one figure shared its width on any screen: 55 px each on a 390 px phone, too small for their
     crosses, in a plot plotly keeps 64 px tall at least, 35-37% of it drawn (at 1,366 px 58%; chromium,
     scripts/phone_layout_check.py). Each in its own block (app/ui.beside), as wide as MASKS_PER_LINE side by side
-    (282 px), each mask is as wide as its block leaves it beside its rows' numbers and title, 16 px a cell, and its
-    plot as tall as that (viz.labels.for_page: a block's width is the width it is drawn at) and three lines under it
-    for the keys' numbers and title."""
+    (256 px, three on a line of a 1,280 px window), each mask is as wide as its block leaves it beside its rows'
+    numbers and title, a cell 1.5 times its 9 px cross's type (14 px), and its plot as tall as that
+    (viz.labels.for_page: a block's width is the width it is drawn at) and three lines under it for the keys' numbers
+    and title."""
     from viz.labels import AXIS_TITLE_LINE, COLUMN_EM, FONT_PX, Y_LABELS_GAP, beside_px, for_page
 
     block = beside_px(vx.MASKS_PER_LINE)
@@ -54,7 +55,7 @@ def test_each_mask_is_as_tall_as_its_blocks_width_draws_it():
         layout = for_page(fig.to_dict(), block)["layout"]
         margin = layout["margin"]
         drawn = block - margin["l"] - margin["r"] - beside
-        assert drawn / 12 >= 16
+        assert drawn / 12 >= 1.5 * fig.data[0].textfont.size
         plot = layout["height"] - margin["t"] - margin["b"]
         assert drawn + 3 * AXIS_TITLE_LINE <= plot <= drawn + 3 * AXIS_TITLE_LINE + 1
 
