@@ -16,6 +16,7 @@ import html
 import io
 import math
 import re
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -443,13 +444,30 @@ def show_figure(
         corner = csv_corner(fig) if row_labels is not None and not isinstance(data, dict) else ""
         st.download_button(
             t("common", "download_csv"),
-            lambda: to_csv(data, row_labels, col_labels, corner=corner, percent=percent),
+            built_once(lambda: to_csv(data, row_labels, col_labels, corner=corner, percent=percent)),
             file_name=f"{name}.csv",
             mime="text/csv",
             key=f"csv-{key or name}",
             on_click="ignore",
         )
     return event
+
+
+def built_once(build: Callable[[], str]) -> Callable[[], str]:
+    """A download's contents, built at its first request and kept for the next ones. Streamlit builds them anew for
+    every request a client sends (a websocket message of a few bytes each, run in the server's worker threads,
+    outside the page slots): 300 requests for /attention's head map at 300 tokens took a minute of the server's CPU,
+    every other visitor's page 25 times slower meanwhile. Requests arriving together wait for the one build."""
+    lock = threading.Lock()
+    made: list[str] = []
+
+    def contents() -> str:
+        with lock:
+            if not made:
+                made.append(build())
+            return made[0]
+
+    return contents
 
 
 READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them

@@ -300,3 +300,32 @@ def test_a_file_a_client_uploads_is_not_kept(monkeypatch):
     monkeypatch.setattr(serving.Runtime, "instance", staticmethod(lambda: SimpleNamespace(uploaded_file_mgr=files)))
     serving._forget_kept_uploads()
     assert files.get_files("s2", ["early"]) == [] and not files.file_storage
+
+
+def _figure_with_csv():
+    """A figure with its CSV, every request for its CSV that Streamlit keeps for this session answered thrice."""
+    import numpy as np
+    import plotly.graph_objects as go
+    import streamlit as st
+    from streamlit.runtime import get_instance
+
+    from app import ui
+
+    ui.show_figure(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])), "map", data=np.array([[1.0, 2.0], [3.0, 4.0]]))
+    files = get_instance().media_file_mgr
+    st.session_state["answers"] = [files.execute_deferred(i) for i in list(files._deferred_callables) for _ in range(3)]
+
+
+def test_a_figures_csv_is_built_once_however_often_a_client_asks_for_it(monkeypatch):
+    """Streamlit built a download's contents anew for every request a client sent (a few bytes each, in the
+    server's worker threads, outside the page slots): 300 requests for /attention's head map took a minute of the
+    server's CPU and every other page 25 times longer. The CSV is built once, the same file every time."""
+    from streamlit.testing.v1 import AppTest
+
+    built, to_csv = [], ui.to_csv
+    monkeypatch.setattr(ui, "to_csv", lambda *a, **k: built.append(1) or to_csv(*a, **k))
+    at = AppTest.from_function(_figure_with_csv).run()
+    assert_no_exception(at)
+    answers = at.session_state["answers"]
+    assert len(answers) == 3 and len(set(answers)) == 1, answers
+    assert len(built) == 1
