@@ -966,7 +966,13 @@ def to_csv(data: np.ndarray | dict, row_labels=None, col_labels=None, corner: st
 WHOLE_TABLE_ROWS = 30
 
 
-def table(data, **kwargs) -> None:
-    """st.dataframe, as tall as its rows where they are few (WHOLE_TABLE_ROWS)."""
+def table(data, wrap: bool = False, **kwargs) -> None:
+    """st.dataframe, as tall as its rows where they are few (WHOLE_TABLE_ROWS). wrap: a few rows of text, drawn as a
+    static table whose cells and headers wrap to the column's width (st.table): st.dataframe keeps each cell on one
+    line, so a long reason was cut at the table's edge and ja/ko headers widened the columns past it (a sideways scroll
+    bar)."""
+    if wrap:
+        st.table(data, **kwargs)
+        return
     rows = max(map(len, data.values()), default=0) if isinstance(data, dict) else len(data)  # a frame, an Arrow table
     st.dataframe(data, height="content" if rows <= WHOLE_TABLE_ROWS else "auto", **kwargs)

@@ -38,7 +38,8 @@ def test_sdpa_page_shows_committed_results_and_cuda_note():
     assert res["cpu"]["command"] in text
     if isinstance(res.get("cuda"), str):
         assert res["cuda"] in text
-    tables = " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    # the reasons are sentences: a static table wraps them (st.dataframe cut them at its edge)
+    tables = " ".join(str(df.value.to_dict()) for df in at.table)
     assert "CUDA only" in tables
     assert figure_bytes(at) < MAX_VIEW_BYTES
 
@@ -162,5 +163,5 @@ def test_the_reason_the_page_states_itself_is_in_the_readers_words(lang):
         pytest.skip("no results/bench_sdpa.json")
     at = open_page("sdpa_gqa.py", lang=lang)
     column = i18n.text(lang, "sdpa_gqa", "col_reason")
-    reasons = {v for df in at.dataframe if column in df.value.columns for v in df.value[column] if v}
+    reasons = {v for df in at.table if column in df.value.columns for v in df.value[column] if v}
     assert i18n.text(lang, "sdpa_gqa", "reason_cpu_only") in reasons and sb.CPU_ONLY_REASON not in reasons, reasons

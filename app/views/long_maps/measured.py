@@ -3,13 +3,14 @@ and on a GPU, each pooled path beside one SDPA forward of the same shape (core.l
 
 import streamlit as st
 
+from app import ui
 from core.long_maps import views
 from core.results import GPU_RUNS_DIR
 from core.timing import human_bytes
 
 
 def _table(T, timings: list[views.ExactMapsTiming]) -> None:
-    st.dataframe(
+    ui.table(  # eight columns, their headers long in ja and ko: wrapped to the page's width
         {
             T("m_col_shape"): [
                 f"H={t.heads} n={t.seq_len:,} d={t.head_dim} {t.dtype}" + (f" {T('m_causal')}" if t.causal else "")
@@ -23,6 +24,7 @@ def _table(T, timings: list[views.ExactMapsTiming]) -> None:
             T("m_col_memory"): [human_bytes(t.peak_bytes) for t in timings],
             T("m_col_check"): ["–" if t.check is None else f"{t.check:.1e}" for t in timings],
         },
+        wrap=True,
         hide_index=True,
     )
 

@@ -63,7 +63,7 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
 
 def availability(T, avail: list[dict]) -> None:
     st.markdown(f"*{T('availability')}*")
-    st.dataframe(
+    ui.table(  # its reasons are sentences
         {
             T("col_backend"): [a["backend"] for a in avail],
             T("col_available"): [T("yes") if a["available"] else T("no") for a in avail],
@@ -71,6 +71,7 @@ def availability(T, avail: list[dict]) -> None:
                 T(sb.REASON_KEYS[a["reason"]]) if a["reason"] in sb.REASON_KEYS else a["reason"] or "" for a in avail
             ],  # fmt: skip
         },
+        wrap=True,
         hide_index=True,
     )
 
