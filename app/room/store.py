@@ -48,15 +48,22 @@ def opening_passcode() -> None:
     the first to ask makes one (core.room.new_passcode), keeps its digest there and writes the passcode once to its
     own log for the operator, never to a page or a link; the others write that one is set and which server's log
     has it. So replicas started by hand without one ask for the same passcode, and a lone server is never open for
-    anyone to fill with rooms. app/main.py asks at every run: the log has it from the process's first visitor on;
-    a database away then is asked again AGREE_AGAIN_S later (meanwhile opening a room reads the store's own)."""
+    anyone to fill with rooms. app/main.py asks at every run: the log has it from the process's first visitor on
+    (asked on a thread: no page waits for the database); a database away then is asked again AGREE_AGAIN_S later
+    (meanwhile opening a room reads the store's own)."""
     if room_passcode() or not serving.hosted_process():
         return  # the operator's passcode (every process is given it), or a laptop run: nothing to agree on
     rooms = open_store()
     if not rooms.agrees_passcode or rooms in _agreed or time.monotonic() < _agree_again.get(rooms, 0.0):
         return
     if not _agree_lock.acquire(blocking=False):
-        return  # another visitor's run is asking: no run waits on it
+        return  # asked already, and not answered yet
+    threading.Thread(target=_agree, args=(rooms,), name="rooms-passcode", daemon=True).start()
+
+
+def _agree(rooms: Rooms) -> None:
+    """opening_passcode's question to the database, on a thread of its own: a database away (up to ~5 s of tries)
+    holds up no visitor's page. Holds _agree_lock, which it releases."""
     try:
         if rooms in _agreed:
             return
@@ -67,6 +74,10 @@ def opening_passcode() -> None:
             _agree_again[rooms] = time.monotonic() + AGREE_AGAIN_S
             LOG.warning("rooms: the passcode for opening rooms is not agreed yet, the room database is %s; asked "
                         "again in %d s", e.key, AGREE_AGAIN_S)  # fmt: skip
+            return
+        except Exception:  # noqa: BLE001 - anything else: in the log, asked again a while later
+            _agree_again[rooms] = time.monotonic() + AGREE_AGAIN_S
+            LOG.warning("rooms: the passcode for opening rooms is not agreed yet", exc_info=True)
             return
         _agreed.add(rooms)
     finally:

@@ -888,6 +888,44 @@ def test_the_passcode_refusals_are_in_the_readers_words_and_the_picked_lesson_op
     assert store_module._store.room(code).lesson == picked and not at.error
 
 
+def said_of_passcodes(caplog) -> list[str]:
+    """What the server's log says of the passcode for opening rooms, once its thread has asked the database."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not [r for r in caplog.records if "rooms: " in r.getMessage()]:
+        time.sleep(0.02)
+    return [r.getMessage() for r in caplog.records if "passcode" in r.getMessage()]
+
+
+def test_a_database_away_holds_up_no_page_while_the_passcode_is_agreed(rooms_from_env, monkeypatch, caplog):
+    """A hosted server with no passcode set asks its room database for the one its servers agree on at its first
+    run; a database away took up to 5 s of tries in that visitor's page run, every 10 s. The page is drawn while
+    the question is still unanswered, and the log says when it is."""
+    import threading
+
+    from core.room import RoomError
+    from core.room.service import Rooms
+
+    monkeypatch.delenv(rules.PASSCODE_ENV, raising=False)
+    monkeypatch.delenv(serving.LOCAL_ENV, raising=False)
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    caplog.set_level("WARNING", logger="attention_lab")
+    answer, events = threading.Event(), []
+
+    def away(self, made, made_by):
+        answer.wait(20)
+        events.append("answered")
+        raise RoomError("unavailable")
+
+    monkeypatch.setattr(Rooms, "agree_passcode", away)
+    at = run_view("room")
+    events.append("drawn")
+    answer.set()
+    assert_no_exception(at)
+    assert passcode_box(at) is not None  # the form asks for the passcode all the same
+    assert any("not agreed yet" in m for m in said_of_passcodes(caplog))
+    assert events == ["drawn", "answered"]
+
+
 def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_it(rooms_from_env, monkeypatch, caplog):
     """A lone hosted server (the image's `docker run`, a bare `streamlit run` on a server) whose operator set no
     passcode was open for anyone to fill with rooms. It makes one at its first run and writes it once to its own
@@ -899,7 +937,7 @@ def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_
     caplog.set_level("WARNING", logger="attention_lab")
     made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
     at = run_view("room")
-    logged = [m for r in caplog.records for m in made.findall(r.getMessage())]
+    logged = [m for r in said_of_passcodes(caplog) for m in made.findall(r)]
     assert len(logged) == 1, logged  # once, in the server's log
     passcode = logged[0]
     for typed, key in (("", "passcode_empty"), (rules.new_passcode(), "passcode_wrong")):
@@ -909,7 +947,7 @@ def test_a_hosted_server_with_no_passcode_set_makes_one_in_its_log_and_asks_for_
     assert_no_exception(at)
     assert rooms_open() == 1 and any(b.label == "Next step" for b in at.button) and not at.error
     assert passcode not in str(at.query_params) and passcode not in shown_text(at)
-    assert [m for r in caplog.records for m in made.findall(r.getMessage())] == [passcode]  # made once
+    assert [m for r in said_of_passcodes(caplog) for m in made.findall(r)] == [passcode]  # made once
     rooms_from_env()
     caplog.clear()
     monkeypatch.delenv(serving.HOSTED_ENV)
@@ -933,11 +971,11 @@ def test_hosted_servers_sharing_a_database_ask_for_the_passcode_the_first_one_ma
     caplog.set_level("WARNING", logger="attention_lab")
     made = re.compile(r"[A-Z2-9]{5}(?:-[A-Z2-9]{5}){3}")
     run_view("room")
-    [passcode] = [m for r in caplog.records for m in made.findall(r.getMessage())]
+    [passcode] = [m for r in said_of_passcodes(caplog) for m in made.findall(r)]
     caplog.clear()
     rooms_from_env()  # the next server process, on the same database
     at = run_view("room")
-    said = [r.getMessage() for r in caplog.records if "passcode" in r.getMessage()]
+    said = said_of_passcodes(caplog)
     assert len(said) == 1 and not made.findall(said[0]), said
     assert f"(pid {os.getpid()})" in said[0] and rules.PASSCODE_ENV in said[0]  # whose log has it
     assert_refused(at, rules.new_passcode(), "passcode_wrong", rooms_before=0)
