@@ -171,6 +171,10 @@ CELL_CHAR_EM, CELL_LINE_EM = 0.65, 1.3
 CELL_TEXT_SLACK = 1
 # a label that is a number or an interval of numbers ('63.2%', '[58.1%,<br>68.0%]', '−0.25'), not a mark or a word
 _NUMBER_LABEL = re.compile(r"[\s\d.,%+\-−\[\]()]*\d[\s\d.,%+\-−\[\]()]*")
+# A heatmap's meta where its cells' labels are words its hover says too (/logit-lens' top tokens: 8 characters in 19
+# positions' cells, 31 x 19 px at a 1,280 px window, set in 5 px type): left out, as numbers are, where a figure's
+# width would set them under CELL_TEXT_AT_LEAST px
+LABELS_IN_HOVER = {"cell_labels": "in hover"}
 
 
 def fitted_title(text: str, px: float, font_px: float) -> tuple[str, float]:
@@ -426,12 +430,14 @@ def _values(z) -> np.ndarray | None:
 
 def _labelled_with_numbers(read) -> list[list[str]] | None:
     """A heatmap's cells' labels (_cell_labels) where they are numbers in plotly's own type: numbers its colour and
-    hover say too, not marks or tokens that only the labels show; else None."""
+    hover say too, not marks or tokens that only the labels show (but words its meta says its hover shows:
+    LABELS_IN_HOVER); else None."""
     labels, font = _cell_labels(read), read("textfont") or {}
     if labels is None or (font.get("size") if isinstance(font, dict) else font.size) is not None:
         return None
     shown = [str(label).replace("<br>", " ") for row in labels for label in row if label]
-    return labels if shown and all(_NUMBER_LABEL.fullmatch(label) for label in shown) else None
+    in_hover = read("meta") == LABELS_IN_HOVER
+    return labels if shown and (in_hover or all(_NUMBER_LABEL.fullmatch(label) for label in shown)) else None
 
 
 def _unreadable_cell_labels(

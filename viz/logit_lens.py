@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from core.logit_lens import LensView
 
 from .heatmap import figure, scale
-from .labels import safe_label
+from .labels import LABELS_IN_HOVER, safe_label
 from .style import WEIGHTS_SCALE, base_layout_dict, colour_bar
 
 
@@ -46,7 +46,8 @@ def lens_figure(view: LensView, t) -> go.Figure:
         hovertemplate=f"%{{x}} · %{{y}}<br>{t('prob')}: %{{z:.3f}}<br>{t('top')}:<br>%{{customdata}}<extra></extra>",
     )
     if n <= 24:
-        heat["texttemplate"] = "%{text}"
+        # the hover names each cell's top tokens: a page leaves the text out where it would be too small to read
+        heat |= dict(texttemplate="%{text}", meta=LABELS_IN_HOVER)
     layout = base_layout_dict(t("figure_title", n=n, s=S), 220 + 16 * S)
     layout |= dict(yaxis=dict(autorange="reversed", title=dict(text=t("stage_axis"))),
                    xaxis=dict(tickangle=-60, title=dict(text=t("position_axis"))))  # fmt: skip

@@ -177,3 +177,32 @@ def test_the_labels_read_from_a_texttemplate_are_what_plotly_writes():
     sent = go.Figure(go.Heatmap(z=z, texttemplate="%{z}")).to_dict()["data"][0]  # z as to_dict sends it: base64
     assert _cell_labels(sent.get) == [["0.94", "-2.46"], ["1", ""]]
     assert _cell_labels({**cells, "texttemplate": "%{z:.2f} of %{x}"}.get) is None  # not numbers alone
+
+
+def lens_view(n: int, stages: int = 31):
+    """SmolLM2's lens (30 layers: 31 stages) over n positions, each cell's top token eight characters."""
+    import torch
+
+    from core.logit_lens import LensView
+
+    tokens = [[[" becomes", " because"] for _ in range(n)] for _ in range(stages)]
+    probs = torch.tensor([0.5, 0.25]).expand(stages, n, 2)
+    final = torch.full((stages, n), 0.3)
+    return LensView(tokens=[f" word{i}" for i in range(n)], top_ids=torch.zeros(stages, n, 2, dtype=torch.long),
+                    top_tokens=tokens, top_probs=probs, final_ids=torch.zeros(n, dtype=torch.long), final_prob=final,
+                    final_is_top=final > 0.5, first_stage=[None] * n)  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_top_tokens_too_small_to_read_are_left_to_the_hover(lang):
+    """/logit-lens wrote each cell's top token (up to 8 characters) in its cell: 19 positions and 31 stages are cells
+    31 x 19 px at a 1,280 px window, the tokens in 5 px type (3 at 1,100). Where a page's width would set them under
+    9 px they are left out (the hover names each cell's top tokens with their probabilities); five positions keep
+    them."""
+    from viz import logit_lens as vlens
+
+    t = functools.partial(i18n.text, lang, "logit_lens.figure")
+    long, short = vlens.lens_figure(lens_view(19), t), vlens.lens_figure(lens_view(5), t)
+    assert not labelled(long, LAPTOP_FIGURE_PX) and not labelled(long, PHONE_FIGURE_PX)
+    assert labelled(short, LAPTOP_FIGURE_PX)
+    assert " becomes: 0.500" in long.data[0].customdata[0][0] and "%{customdata}" in long.data[0].hovertemplate

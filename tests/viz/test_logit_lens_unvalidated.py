@@ -15,7 +15,7 @@ import torch
 from app import i18n
 from core.logit_lens import LensView
 from viz import logit_lens as figures
-from viz.labels import safe_label
+from viz.labels import LABELS_IN_HOVER, safe_label
 from viz.style import WEIGHTS_SCALE, base_layout, colour_bar
 
 
@@ -32,7 +32,7 @@ def ref_lens_figure(view, t):
               for i in range(n)] for s in range(S)]  # fmt: skip
     fig = go.Figure(go.Heatmap(
         z=z, x=[safe_label(s, 40) for s in view.position_labels], y=figures.stage_labels(view, t), text=text,
-        texttemplate="%{text}" if n <= 24 else None, customdata=hover, colorscale=WEIGHTS_SCALE, zmin=0.0, zmax=1.0,
+        texttemplate="%{text}" if n <= 24 else None, meta=LABELS_IN_HOVER if n <= 24 else None, customdata=hover, colorscale=WEIGHTS_SCALE, zmin=0.0, zmax=1.0,
         colorbar=colour_bar(t("prob")),
         hovertemplate=f"%{{x}} · %{{y}}<br>{t('prob')}: %{{z:.3f}}<br>{t('top')}:<br>%{{customdata}}<extra></extra>",
     ))  # fmt: skip
