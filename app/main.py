@@ -32,22 +32,40 @@ def sidebar() -> None:
 # pronounces 日本語 and 한국어 as such (Streamlit's page says lang="en"); a code block that scrolls sideways can be
 # reached by the keyboard (tabindex on its <pre>; Streamlit draws code blocks without, WCAG 2.1.1); the navigation's
 # sections are lists of their pages (Streamlit puts each section's <div> straight into one <ul>, which screen
-# readers announce as a broken list: the <ul> becomes a plain group, each section a list). A MutationObserver
-# mends what Streamlit redraws.
+# readers announce as a broken list: the <ul> becomes a plain group, each section a list); a widget's "?" button,
+# which Streamlit names "Help for <label>" in English whatever the page's language, is named in the reader's words
+# (common.help_for, common.help_button; the label kept from Streamlit's name, so a language switch renames buttons
+# Streamlit does not redraw). A MutationObserver mends what Streamlit redraws, and a name it sets again. (No "<"
+# before a letter or "/" in the script: Streamlit's sanitizer drops a script whose text has one.)
 PAGE_SCRIPT = """<script>
 document.documentElement.lang = %s;
+window.__labHelpWords = %s;
 if (!window.__labCodeReachable) {
   window.__labCodeReachable = true;
-  const mend = () => {
+  const nameHelp = button => {
+    const said = button.getAttribute('aria-label');
+    if (said !== button.dataset.labSaid) {  // Streamlit's own name: "Help for " and the label, or "Help" alone
+      const streamlits = /^Help for ([\\s\\S]*)$/.exec(said);
+      if (!streamlits && said !== 'Help') return;
+      button.dataset.labLabel = streamlits ? streamlits[1] : '';
+    }
+    const label = button.dataset.labLabel, words = window.__labHelpWords;
+    const name = label ? words.help_for.split('{label}').join(label) : words.help_button;
+    button.dataset.labSaid = name;
+    if (name !== said) button.setAttribute('aria-label', name);
+  };
+  window.__labMend = () => {
     document.querySelectorAll('[data-testid="stCode"] pre:not([tabindex])').forEach(pre => { pre.tabIndex = 0; });
     document.querySelectorAll('[data-testid="stSidebarNavItems"]:not([role])')
       .forEach(ul => ul.setAttribute('role', 'none'));
     document.querySelectorAll('[data-testid="stSidebarNavItems"] > :not(li):not([role])')
       .forEach(section => section.setAttribute('role', 'list'));
+    document.querySelectorAll('[data-testid="stTooltipIcon"] button[aria-label]').forEach(nameHelp);
   };
-  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true});
-  mend();
+  new MutationObserver(window.__labMend)
+    .observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ['aria-label']});
 }
+window.__labMend();
 </script>"""
 
 
@@ -79,10 +97,16 @@ html:lang(ko) [data-testid="stSidebarNavLink"] :is(span, .stMarkdownEllipsis, .s
 </style>"""
 
 
+def help_words() -> str:
+    """The words the page script names help buttons with, as a script literal ({label} stands for a widget's label)."""
+    words = {key: ui.t("common", key, label="{label}") for key in ("help_button", "help_for")}
+    return json.dumps(words, ensure_ascii=False).replace("<", "\\u003c")  # the sanitizer's rule, above
+
+
 def page_script() -> None:
     light = st.context.theme.type != "dark"  # None before the browser has said: the default light theme
     st.html(
-        PAGE_SCRIPT % json.dumps(ui.lang()) + NAV_NAMES_WRAP + (LIGHT_CODE_TOKENS if light else ""),
+        PAGE_SCRIPT % (json.dumps(ui.lang()), help_words()) + NAV_NAMES_WRAP + (LIGHT_CODE_TOKENS if light else ""),
         unsafe_allow_javascript=True,
     )
 

@@ -317,15 +317,26 @@ CUT_NAV_NAMES = """() => [...document.querySelectorAll('[data-testid="stSidebarN
   .map(e => [e.innerText.trim(), e.scrollWidth, e.clientWidth])"""
 
 
+# A "?" button as Streamlit draws one beside a widget (its English name), put on the page by the test: the page
+# script names it in the reader's words, and again after a language switch that does not redraw it.
+HELP_BUTTON = """() => { const d = document.createElement('div'); d.dataset.testid = 'stTooltipIcon';
+  d.innerHTML = '<button type="button" id="lab-help-probe" aria-label="Help for d_k"></button>';
+  document.body.appendChild(d); }"""
+HELP_NAME = "() => document.getElementById('lab-help-probe').getAttribute('aria-label')"
+
+
 def test_document_language_follows_the_choice(server, browser):
     """Switching the language in the sidebar changes the document's `lang`, without a reload; in each language
-    every page's name in the navigation is whole (none cut with "…")."""
+    every page's name in the navigation is whole (none cut with "…"), and a widget's "?" button is named in it."""
+    from app import i18n
+
     context, page = open_page(browser, f"{server}/sdpa-steps")
     try:
         assert page.evaluate("document.documentElement.lang") == "en"
         # the style comes with the page script: a run seen finished may not have drawn it yet on a busy machine
         axe_helpers.wait_for_page_script(page, "en", PAGE_RUN_MS)
         assert page.evaluate(CUT_NAV_NAMES) == []
+        page.evaluate(HELP_BUTTON)
         for name, code in (("한국어", "ko"), ("日本語", "ja"), ("English", "en")):
             page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input').first.click()
             page.keyboard.press("ArrowDown")  # opens the list of languages
@@ -334,6 +345,13 @@ def test_document_language_follows_the_choice(server, browser):
             wait_for_run_seen(page)  # the language is set by the run the choice started
             assert f"lang={code}" in page.evaluate("location.search")
             assert page.evaluate(CUT_NAV_NAMES) == [], code
+            help_for = i18n.text(code, "common", "help_for", label="d_k")
+            page.wait_for_function(f"() => ({HELP_NAME})() === {json.dumps(help_for)}", timeout=PAGE_RUN_MS)
+            named = page.evaluate(
+                """() => [...document.querySelectorAll('[data-testid="stTooltipIcon"] button')]
+                .map(b => b.getAttribute('aria-label'))"""
+            )
+            assert not [n for n in named if n.startswith("Help") and code != "en"], named  # Streamlit's own too
     finally:
         context.close()
 

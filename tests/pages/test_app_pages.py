@@ -1,6 +1,7 @@
 """Every page in the navigation runs headless without an exception, also with hostile input and links."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,12 @@ def test_a_link_to_a_page_shows_it_in_the_links_language(lang):
     )
     assert i18n.text(lang, "common", "ignored_params", names=names) in [w.value for w in at.warning]
     assert at.query_params["lang"] == lang
+    # the page script names Streamlit's "?" buttons (its English "Help for <label>") in the link's language
+    script = next(h.proto.body for h in at.sidebar.get("html") if "__labHelpWords" in h.proto.body)
+    words = {k: i18n.text(lang, "common", k, label="{label}") for k in ("help_button", "help_for")}
+    assert f"window.__labHelpWords = {json.dumps(words, ensure_ascii=False)};" in script
+    # Streamlit's sanitizer (DOMPurify) drops a script whose text holds "<" before a letter or "/"
+    assert not re.search(r"<[/\w]", script.split("<script>")[1].split("</script>")[0])
 
 
 @pytest.mark.parametrize("url", ["home", "masks"])
