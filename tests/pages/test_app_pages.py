@@ -79,14 +79,16 @@ def assert_titles_fit_a_phone(at) -> int:
     return len(charts)
 
 
-PLAIN_RUN_URLS = [u for u in PAGE_URLS if u not in TEXT_PAGE_URLS or u in TEXT_LINKS]
-FIGURES_ON_TEXT_PAGES = 40  # at their default settings, at least (45 today; 86 on all pages)
+# A page with a declared state is opened in each of its states, its default first, in every language's widest words,
+# by tests/pages/test_page_states_shown.py (no exception, titles that fit a phone, captions, the reader's words)
+PLAIN_RUN_URLS = [u for u in PAGE_URLS if u not in TEXT_PAGE_URLS and u not in PAGE_STATES]
 
 
 @pytest.mark.parametrize("url", PLAIN_RUN_URLS)
 def test_page_runs(url, widest_words):
-    """A page with a text box runs as a plain link opens it in test_page_survives_hostile_text, first. Opened in
-    every language's widest words: its figures' titles fit a phone (the other pages': the test after the next)."""
+    """A page without a declared state (home, lessons, room) opened in every language's widest words: it runs and
+    its figures' titles fit a phone. A page with a text box runs as a plain link opens it in
+    test_page_survives_hostile_text, first."""
     at = run_view(url, widest_words)
     assert_no_exception(at)
     assert_titles_fit_a_phone(at)
@@ -143,15 +145,3 @@ def test_unknown_language_in_a_link_falls_back_to_english_with_a_notice(url):
     assert_no_exception(at)
     assert "lang" in " ".join(w.value for w in at.warning)
     assert at.session_state["lang"] == "en"
-
-
-def test_every_figure_title_fits_a_phone_in_every_language(widest_words):
-    """The pages test_page_runs leaves to test_page_survives_hostile_text (which reruns them: AppTest formats a
-    selectbox's options in English outside a run, so a rerun of a model picker in another language fails), opened at
-    their default settings in every language's widest words: their figures' titles fit a phone too."""
-    figures = 0
-    for url in (u for u in PAGE_URLS if u not in PLAIN_RUN_URLS):
-        at = run_view(url, widest_words)
-        assert_no_exception(at)
-        figures += assert_titles_fit_a_phone(at)
-    assert figures >= FIGURES_ON_TEXT_PAGES, figures
