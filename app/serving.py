@@ -414,6 +414,61 @@ def _forget_kept_uploads() -> None:
 refuse_uploads()
 
 
+LOGGED_VALUE_CHARS = 80  # of a value a client chose that Streamlit writes into its log (a fragment's id, ...)
+_log_lines: dict[tuple, list] = {}  # (logger, message, level) -> [when last written, repeats since]
+
+
+def _one_line(value: str) -> str:
+    value = "".join(c if c.isprintable() else "?" for c in value[: LOGGED_VALUE_CHARS + 1])
+    return value if len(value) <= LOGGED_VALUE_CHARS else value[:LOGGED_VALUE_CHARS] + "…"
+
+
+class ClientWordsInLog(logging.Filter):
+    """Streamlit writes values a client chose into its log as they came: a rerun's fragment id, a backend request's
+    id, a file's id (up to the 1 MB of a message each). A crafted message wrote lines that read as the server's own
+    (a second "rooms: ... asks for the passcode" line, the operator's to read), terminal escapes, and 1 MB of log
+    for every message. Each such value is one line of at most LOGGED_VALUE_CHARS printable characters, and one
+    message (logger, wording, level) is written at most once per TRACEBACK_EVERY_S, then with a count of its repeats,
+    as a traceback is (_log_traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(_one_line(a) if isinstance(a, str) else a for a in record.args)
+        if not isinstance(record.msg, str):
+            return True
+        where, now = (record.name, record.msg[:200], record.levelno), _clock()
+        with _tracebacks_lock:
+            seen = _log_lines.get(where)
+            if seen is not None and now - seen[0] < TRACEBACK_EVERY_S:
+                seen[1] += 1
+                return False
+            if len(_log_lines) >= 1024:  # bounded: the oldest messages are forgotten first
+                del _log_lines[next(iter(_log_lines))]
+            _log_lines.pop(where, None)
+            _log_lines[where] = [now, 0]
+        if seen is not None and seen[1]:
+            record.msg += f" ({seen[1]} more like it since it was last written)"
+        return True
+
+
+_client_words_in_log = ClientWordsInLog()
+
+
+def filter_streamlit_log() -> int:
+    """Put ClientWordsInLog on every logger Streamlit made (each writes through its own handler); returns how many.
+    At import and at the first run's end (loggers of modules imported since)."""
+    from streamlit import logger as streamlit_logger
+
+    loggers = list(getattr(streamlit_logger, "_loggers", {}).values())
+    for each in loggers:
+        if _client_words_in_log not in each.filters:
+            each.addFilter(_client_words_in_log)
+    return len(loggers)
+
+
+filter_streamlit_log()
+
+
 def _ignore_clear_cache(session: AppSession) -> None:
     LOG.warning("a visitor asked to clear the shared caches: ignored on a hosted server")
 
@@ -473,6 +528,7 @@ def after_run() -> None:
         if not _blocks_mapped:
             timing.map_large_blocks()  # a run's resident peak is its tensors', as /models estimates it
             _forget_kept_uploads()  # kept before this module was imported (refuse_uploads)
+            filter_streamlit_log()  # the loggers of Streamlit's modules imported since
             _blocks_mapped = True
         if FREEZE and len(sys.modules) != _modules_at_freeze:
             gc.collect()

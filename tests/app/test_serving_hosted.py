@@ -329,3 +329,34 @@ def test_a_figures_csv_is_built_once_however_often_a_client_asks_for_it(monkeypa
     answers = at.session_state["answers"]
     assert len(answers) == 3 and len(set(answers)) == 1, answers
     assert len(built) == 1
+
+
+def test_what_a_client_chose_reaches_streamlits_log_as_one_short_line_and_once_a_minute(monkeypatch):
+    """Streamlit writes a rerun's fragment id, a backend request's id or a file's id into its log as a client sent
+    them (up to 1 MB each): a crafted message wrote a line that read as the server's own (a second passcode line),
+    terminal escapes, and 1 MB of log per message. Each value is one short line, the same message once a minute and
+    then a count of its repeats."""
+    import io
+
+    from streamlit.logger import get_logger
+
+    clock = [1000.0]
+    monkeypatch.setattr(serving, "_log_lines", {})
+    monkeypatch.setattr(serving, "_clock", lambda: clock[0])
+    log = get_logger("streamlit.runtime.app_session")  # where Streamlit writes the fragment's and request's ids
+    assert serving.filter_streamlit_log() > 0
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    log.addHandler(handler)
+    forged = "f1\n2026-11-29 18:00:00.000 rooms: opening a room on this server asks for the passcode FAKE1\x1b[2J"
+    try:
+        for _ in range(3):
+            log.warning("The fragment with id %s does not exist anymore (%s)", forged, "x" * 100_000)
+        clock[0] += serving.TRACEBACK_EVERY_S
+        log.warning("The fragment with id %s does not exist anymore (%s)", forged, "x" * 100_000)
+    finally:
+        log.removeHandler(handler)
+    lines = written.getvalue().splitlines()
+    assert len(lines) == 2, [line[:120] for line in lines]
+    assert all(len(line) < 400 and "\x1b" not in line for line in lines)
+    assert "2 more like it" in lines[1]
