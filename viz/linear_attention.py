@@ -28,21 +28,35 @@ DECADES_FOR_POWERS_OF_TEN = 2.5  # narrower axes are widened to whole decades
 # wider still, a tick every third power (1, 1m, 1µ, ...): /linear-attention's error axis spans 10^-15..1, and on a
 # phone its sixteen labels, 13 px apart, ran into each other
 DECADES_FOR_THOUSANDS = 9
+# A widened axis's end that a value sits on (or within this share of the range from it) moves out by this share: a
+# point exactly at a power of ten (a length of 100, a time of 1 ms) stood on the frame, its marker cut in half
+END_PAD = 0.05
 
 
 def major_log_ticks(values: Sequence) -> dict:
     """Axis settings for a log axis over `values` (None, NaN and values <= 0 ignored): labels at powers of ten only.
     {"dtick": 3} (every third power of ten) over more than DECADES_FOR_THOUSANDS decades, {"dtick": 1} over more than
     DECADES_FOR_POWERS_OF_TEN; a narrower axis also gets a range widened to whole decades, so that at least two
-    powers of ten are labelled (plotly's 1-2-5 labels between them read as if the axis were linear)."""
+    powers of ten are labelled (plotly's 1-2-5 labels between them read as if the axis were linear); an end that a
+    value sits on is moved out by END_PAD of the range, so that its marker is drawn whole (plotly's own range pads
+    for markers; a set one does not)."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
     decades = math.log10(max(v) / min(v)) if v else 0
     if decades > DECADES_FOR_THOUSANDS:
         return {"dtick": 3}
     if decades > DECADES_FOR_POWERS_OF_TEN or not v:
         return {"dtick": 1}
-    low = math.floor(math.log10(min(v)))
-    return {"dtick": 1, "range": [low, max(low + 1, math.ceil(math.log10(max(v))))]}
+    lowest, highest = math.log10(min(v)), math.log10(max(v))
+    low = math.floor(lowest)
+    high = max(low + 1, math.ceil(highest))
+    pad = END_PAD * (high - low)
+    return {
+        "dtick": 1,
+        "range": [
+            round(low - pad, 6) if lowest - low < pad else low,
+            round(high + pad, 6) if high - highest < pad else high,
+        ],
+    }
 
 
 def _line(x, y, name: str, i: int, dash: str | None = None, markers: bool = True) -> dict:

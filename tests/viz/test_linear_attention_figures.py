@@ -2,6 +2,7 @@
 tick per power of ten, "D2" = 1-2-5), the traces carry the view's numbers, and words come from the catalog."""
 
 import functools
+import math
 
 import pytest
 
@@ -30,8 +31,25 @@ def test_major_log_ticks_rule():
     assert vl.major_log_ticks([256, 16384]) == {"dtick": 1, "range": [2, 5]}
     assert vl.major_log_ticks([4.0, 50.0]) == {"dtick": 1, "range": [0, 2]}
     assert vl.major_log_ticks([None, float("nan"), 0, -1, 3.0]) == {"dtick": 1, "range": [0, 1]}
-    assert vl.major_log_ticks([10.0]) == {"dtick": 1, "range": [1, 2]}
+    assert vl.major_log_ticks([10.0]) == {"dtick": 1, "range": [0.95, 2]}  # 10 on the low end: see below
     assert vl.major_log_ticks([]) == {"dtick": 1}
+
+
+def test_a_value_at_a_widened_axiss_end_gets_room_for_its_marker():
+    """A narrow axis is widened to whole decades; a value exactly at a power of ten (a length of 100, 1 ms) stood on
+    the frame, its marker cut in half (plotly pads a range it sets itself, not one it is given). That end moves out by
+    END_PAD of the range; an end no value is near stays at its power of ten."""
+    assert vl.major_log_ticks([100, 1000]) == {"dtick": 1, "range": [1.95, 3.05]}
+    assert vl.major_log_ticks([100, 500]) == {"dtick": 1, "range": [1.95, 3]}
+    assert vl.major_log_ticks([1.05, 50]) == {"dtick": 1, "range": [-0.1, 2]}  # 0.02 decades from 1: within a pad
+    assert vl.major_log_ticks([2, 99.9]) == {"dtick": 1, "range": [0, 2.1]}
+    for values in ([1, 10], [0.001, 0.1], [3, 7, 100], [1e-6, 4e-5], [1, 300]):
+        low, high = vl.major_log_ticks(values)["range"]
+        logs = [math.log10(v) for v in values]
+        assert min(logs) - low >= vl.END_PAD * (high - low) * 0.9 and high - max(logs) >= vl.END_PAD * 0.9 * (
+            high - low
+        )
+        assert math.floor(high) - math.ceil(low) >= 1  # two powers of ten at least still labelled
 
 
 def test_cost_figure():

@@ -57,8 +57,9 @@ def test_gradient_figure_draws_both_series_on_a_log_axis():
     fig = figs.gradient_figure(panel, T)
     assert [list(t.y) for t in fig.data] == [[1.0, 0.9, 0.8], [1.0, 0.1, 0.01]]
     assert list(fig.data[0].x) == [0, 1, 2] and fig.layout.yaxis.type == "log"
-    # powers of ten only, 0.01 .. 1 (plotly's own 2, 5 labels between them read as a linear axis)
-    assert fig.layout.yaxis.dtick == 1 and list(fig.layout.yaxis.range) == [-2, 0]
+    # powers of ten only, 0.01 .. 1 (plotly's own 2, 5 labels between them read as a linear axis), a little past
+    # both: points lie on 0.01 and 1 (viz.linear_attention.END_PAD)
+    assert fig.layout.yaxis.dtick == 1 and list(fig.layout.yaxis.range) == [-2.1, 0.1]
     assert fig.layout.title.text == "gradient_title"
     long = rv.GradientPanel([0, 1], [1.0, 1.0], [1.0, 0.5], 0.5, 1.0, 4, 60, "weaker")
     assert figs.gradient_figure(long, T).layout.title.text == "gradient_long_title n=60"
