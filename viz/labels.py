@@ -468,9 +468,10 @@ def _unreadable_cell_labels(
 
 
 def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:
-    """px the y axis's labels (categories drawn as text) and its title take left of the plot of the traces drawn on
-    x axis `xaxis`: /encoder-decoder's Japanese sentence as its rows' labels pushed its key axis's title, centred on
-    the plot, past the figure's right edge at 390 px."""
+    """px the y axis's labels (categories drawn as text, or the numbers plotly writes on a numeric axis:
+    number_ticks_columns) and its title take left of the plot of the traces drawn on x axis `xaxis`:
+    /encoder-decoder's Japanese sentence as its rows' labels pushed its key axis's title, centred on the plot, past the
+    figure's right edge at 390 px."""
     ref = "x" + xaxis[len("xaxis") :]
     widest, yaxis = 0, "yaxis"
     for trace in fig.get("data", ()) if isinstance(fig, dict) else fig.data:
@@ -481,12 +482,50 @@ def _row_labels_px(fig, layout: dict, xaxis: str, font: float) -> float:
         axis = layout.get(yaxis) or {}
         labels = read("y")
         shown = axis.get("showticklabels") is not False and axis.get("side") != "right"
-        if shown and isinstance(labels, (list, tuple)) and labels and isinstance(labels[0], str):
+        if not shown:
+            continue
+        if isinstance(labels, (list, tuple)) and labels and isinstance(labels[0], str):
             widest = max(widest, *map(label_columns, labels))
+        elif axis.get("ticktext"):
+            widest = max(widest, *(label_columns(str(label)) for label in axis["ticktext"]))
+        elif labels is not None and read("type") not in ("heatmap", "image") and axis.get("type") in (None, "linear"):
+            widest = max(widest, number_ticks_columns(_values(labels), axis))
     axis = layout.get(yaxis) or {}
     title = axis.get("title")
     titled = bool(title.get("text") if isinstance(title, dict) else title)
     return widest * COLUMN_EM * font + AXIS_TITLE_LINE * titled
+
+
+def number_ticks_columns(values, axis: dict | None = None) -> int:
+    """Columns of the widest label plotly writes on a linear axis over `values` (its range where set): a tick every 1,
+    2 or 5 times a power of ten, some five over the span, each to its step's decimals (or the axis's tickformat, '.2f'
+    or '.0%'), a minus sign a column; ticks of 10,000 and over, or under 0.001, in SI units as plotly's exponentformat
+    B writes them ('25k', '400μ')."""
+    axis = axis or {}
+    values = np.asarray(values if values is not None else (), dtype=np.float64).ravel()
+    values = values[np.isfinite(values)]
+    if axis.get("range") and len(axis["range"]) == 2 and all(isinstance(v, (int, float)) for v in axis["range"]):
+        values = np.asarray(axis["range"], dtype=np.float64)
+    if not values.size:
+        return 0
+    lo, hi = float(values.min()), float(values.max())
+    span = hi - lo or abs(hi) or 1.0
+    power = 10.0 ** math.floor(math.log10(span / 5))
+    step = min((m * power for m in (1, 2, 5, 10) if m * power >= span / 5 * (1 - 1e-9)), default=10 * power)
+    ticks = {round(lo / step) * step, round(hi / step) * step, math.floor(hi / step) * step}
+    form = re.fullmatch(r"\.(\d+)([f%])", str(axis.get("tickformat") or ""))
+    largest = max(abs(v) for v in ticks)
+    exponent = math.floor(math.log10(largest)) if largest else 0
+    unit = 3 * math.floor(exponent / 3) if abs(exponent) > 3 and not form else 0
+    decimals = max(0, -math.floor(math.log10(step / 10.0**unit) + 1e-9))
+    prefix = {3: "k", 6: "M", 9: "G", 12: "T", -3: "m", -6: "μ", -9: "n", -12: "p"}.get(unit, "")
+
+    def written(v: float) -> str:
+        if form:
+            return format(v, f".{form.group(1)}{form.group(2)}")
+        return f"{v / 10.0**unit:.{decimals}f}" + prefix
+
+    return max(len(written(v)) for v in ticks) + len(str(axis.get("ticksuffix") or ""))
 
 
 def _on_top_edge(note: dict) -> bool:

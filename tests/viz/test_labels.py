@@ -26,6 +26,7 @@ from viz.labels import (
     for_page,
     label_columns,
     label_html,
+    number_ticks_columns,
     safe_label,
     wrapped_label,
 )
@@ -273,6 +274,30 @@ def test_for_page_cuts_an_x_title_to_the_plot_the_rows_labels_leave(as_dict):
     # the plot's centre stood 223 px from the figure's left edge (the labels' margin stops at about 0.4 of it)
     assert len(lines) == 2 and all(label_columns(x) <= columns_in(2 * (PHONE_FIGURE_PX - 223), 14) for x in lines)
     assert layout(sent(None, None))["xaxis"]["title"]["text"] == title  # nothing beside the plot: whole
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_for_page_cuts_an_x_title_to_the_plot_a_numeric_y_axiss_labels_leave(as_dict):
+    """A line chart's y axis writes its numbers ('400μ') left of the plot, and plotly centres the x axis's title on the
+    plot: fitted to what the y title alone leaves of a phone's figure (41 columns), a Japanese title of 40 stood whole,
+    drawn from 39 to 361 px in the 358 px figure, the numbers pushing the plot 52 px right (chromium, plotly.js with
+    the axes' automargin as Streamlit's theme sets it). It is cut to what the numbers and the y title leave (drawn 95
+    to 305 px); a y axis with no numbers leaves it whole."""
+    title = "テキストでの位置（それより前に見たトークン数）"  # 23 wide characters: 40 columns
+
+    def x_title(numbers: bool) -> str:
+        fig = go.Figure(go.Scatter(x=[0, 1, 2], y=[0.00011, 0.00042, 0.00035]))
+        fig.update_layout(xaxis_title_text=title, margin=dict(l=10, r=10))
+        fig.update_yaxes(showticklabels=numbers, title_text="loss" if numbers else "")
+        return str(layout(for_page(fig.to_dict() if as_dict else fig))["xaxis"]["title"]["text"])
+
+    # as plotly writes them: '100μ' to '400μ' (exponentformat B), '0.001' to '0.004', '25k', '−1.5'
+    assert number_ticks_columns([0.00011, 0.00042]) == 4 and number_ticks_columns([0.0011, 0.0042]) == 5
+    assert number_ticks_columns([0, 25000]) == 3 and number_ticks_columns([-1.5, 0.5]) == 4
+    lines = x_title(True).split("<br>")
+    beside = 4 * COLUMN_EM * 12 + 18  # the numbers and the y title standing up
+    assert len(lines) == 2 and all(label_columns(x) <= columns_in(PHONE_FIGURE_PX - beside, 14) for x in lines)
+    assert x_title(False) == title
 
 
 def layout(fig) -> dict:
