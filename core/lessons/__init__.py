@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.grammar import forms, is_plural, plural_form, with_particles
 from core.lessons.kinds import KINDS, Answer
 
 LANGUAGES = ("en", "ja", "ko")
@@ -53,8 +54,8 @@ class Question:
     answer_fn: str  # key in core.lessons.answers.ANSWER_FUNCTIONS
     params: dict  # fixed params for the answer function
     prompt: dict[str, str]  # language -> text
-    hints: tuple[dict[str, str], ...]  # the ladder: nudge, pointer, "show me"
-    explanation: dict[str, str]
+    hints: tuple[dict[str, str | dict], ...]  # the ladder: nudge, pointer, "show me" (a text or plural forms: fill)
+    explanation: dict[str, str | dict]
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class Shown:
     shows such words says so in the reader's language (app/views/lessons/text.prose), never under the wanted
     language's name."""
 
-    text: str
+    text: str | dict  # a hint's or an explanation's may be plural forms, which `fill` chooses from
     lang: str  # the language `text` is written in
     wanted: str  # the reader's language
 
@@ -151,14 +152,26 @@ def _question_lines(source: str) -> list[int]:
     return [i + 1 for i, line in enumerate(source.splitlines()) if re.match(r"^\s*\[\s*steps\.question\s*\]", line)]
 
 
-def _words(value, where: str, fail) -> dict[str, str]:
+def _words(value, where: str, fail, filled: bool = False) -> dict:
+    """A words table, each language's text a string; where the text is `filled` with an answer's fields (hints,
+    explanations), a language may give plural forms instead: { count = "heads", one = "...", other = "..." }."""
     if isinstance(value, str):
         value = {"en": value}
     if not isinstance(value, dict) or not value:
         fail(f'{where} must be a table of words per language, e.g. {{ en = "...", ja = "..." }}')
-    bad = [k for k, v in value.items() if not isinstance(v, str)]
-    if bad:
-        fail(f"{where}.{bad[0]} must be text")
+    for lang, text in value.items():
+        if isinstance(text, str):
+            continue
+        if not (filled and isinstance(text, dict)):
+            fail(f"{where}.{lang} must be text")
+        if not is_plural(text):
+            fail(
+                f"{where}.{lang} must be text or plural forms, e.g. "
+                '{ count = "heads", one = "{heads} head", other = "{heads} heads" }'
+            )
+        fields = re.compile(r"\{" + re.escape(text["count"]) + r"\}")
+        if not all(fields.search(form) for form in forms(text)):
+            fail(f"{where}.{lang}: count = {text['count']!r} must name a field {{{text['count']}}} every form shows")
     if "en" not in value:
         fail(f"{where} has no English (en) text")
     return dict(value)
@@ -213,8 +226,8 @@ def _question(raw, fail, registry) -> Question:
         answer_fn=fn,
         params=dict(params),
         prompt=_words(raw.get("prompt"), "question.prompt", fail),
-        hints=tuple(_words(h, f"question.hints[{i}]", fail) for i, h in enumerate(hints)),
-        explanation=_words(raw.get("explanation"), "question.explanation", fail),
+        hints=tuple(_words(h, f"question.hints[{i}]", fail, filled=True) for i, h in enumerate(hints)),
+        explanation=_words(raw.get("explanation"), "question.explanation", fail, filled=True),
     )
 
 
@@ -441,17 +454,27 @@ def share_reached(index: int, n_steps: int) -> float:
 WITHHELD = "…"
 
 
-def fill(text: str, answer: Answer, *, with_correct: bool = True, said: str | None = None) -> str:
+def fill(text, answer: Answer | None, *, with_correct: bool = True, said: str | None = None,
+         plural_rule: str = "other") -> str:  # fmt: skip
     """An explanation or a hint with {correct} and the answer's detail fields filled in; other braces left as
     written. `said`: how {correct} reads (a choice's words in the text's language; default the answer as
     format_response writes it). Without `with_correct` (a room before the reveal), {correct} reads WITHHELD, and so
     does every detail field that shows the answer itself (shows_answer: a number's `value`, a field equal to the
-    answer, e.g. the factor s when the ratio asked is s); the step's other numbers stay."""
-    correct = (format_response(answer, answer.correct) if said is None else said) if with_correct else WITHHELD
-    values = {
-        k: WITHHELD if not with_correct and shows_answer(answer, v) else _show(v) for k, v in answer.detail.items()
-    }
-    values["correct"] = correct
+    answer, e.g. the factor s when the ratio asked is s); the step's other numbers stay. The words read as the
+    app's catalogs do (core.grammar): plural forms ({ count = "heads", one = ..., other = ... }) by the count as
+    shown and `plural_rule` (the rule family of the text's language), a Korean particle pair after a field
+    ({heads}을(를)) by the value's final sound. Without an answer: the text unfilled (plural forms: other)."""
+    values = {}
+    if answer is not None:
+        correct = (format_response(answer, answer.correct) if said is None else said) if with_correct else WITHHELD
+        values = {
+            k: WITHHELD if not with_correct and shows_answer(answer, v) else _show(v) for k, v in answer.detail.items()
+        }
+        values["correct"] = correct
+    if is_plural(text):
+        text = plural_form(plural_rule, text, values.get(text["count"]))
+    # only a bare {field} is filled (below), so only a bare one chooses its particle
+    text = with_particles(text, lambda field, placeholder: values.get(field) if placeholder == f"{{{field}}}" else None)
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 

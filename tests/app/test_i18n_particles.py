@@ -6,6 +6,7 @@ import re
 import pytest
 
 from app import i18n
+from core import grammar
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_every_korean_pair_follows_a_field():
     stray = []
     for key, value in i18n.flat(i18n.catalog("ko")).items():
         for s in i18n.forms(value):
-            rest = i18n._PARTICLE_AFTER_FIELD.sub("", s)
+            rest = grammar.PARTICLE_AFTER_FIELD.sub("", s)
             stray += [f"{key}: {p}" for p in i18n.PARTICLES if p in rest]
     assert not stray, stray
 

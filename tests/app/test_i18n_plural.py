@@ -70,3 +70,18 @@ def test_no_english_string_says_s_in_brackets():
     """'token(s)' reads as a form left unfilled; '(s)' after a space is the unit seconds and stays."""
     left = [k for k, v in ENGLISH.items() for f in i18n.forms(v) if re.search(r"\w\(s\)", f)]
     assert not left, left
+
+
+def test_a_lessons_words_take_the_rule_of_the_language_they_are_written_in():
+    """Lessons (core.lessons.fill) choose by the same rules (core.grammar) as the catalogs, with the plural rule the
+    catalog of the text's language names: an English stand-in on a Japanese page still says '1 head'."""
+    from app.views.lessons.text import filled
+    from core import grammar, lessons
+
+    heads = {"count": "heads", "one": "{heads} head", "other": "{heads} heads"}
+    one, two = (lessons.Answer("number", 0.5, (), 0.0, {"heads": n}) for n in (1, 2))
+    assert filled(lessons.Shown(heads, "en", "en"), one) == "1 head"
+    assert filled(lessons.Shown(heads, "en", "ja"), one) == "1 head"
+    assert filled(lessons.Shown(heads, "en", "en"), two) == "2 heads"
+    assert filled(lessons.Shown("{heads}을(를) 빼면", "ko", "ko"), one) == "1을 빼면"
+    assert i18n.plural_form is grammar.plural_form and i18n.particle is grammar.particle  # one copy of the rules

@@ -65,11 +65,11 @@ def filled(shown: Shown, answer: Answer | None, with_correct: bool = True) -> st
     """A lesson's words with {correct} and the answer's detail filled in (core.fill), a choice's {correct} in the
     words of the language the text is written in (an English stand-in says 'scaled', not 'スケーリングあり');
     without `with_correct` (a room before the reveal) the answer and every field that shows it are withheld
-    (core.fill). What a room's learner reads of a hint before the reveal."""
-    if answer is None:
-        return shown.text
-    said = choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct) if answer.kind == "choice" else None
-    return fill(shown.text, answer, with_correct=with_correct, said=said)
+    (core.fill). What a room's learner reads of a hint before the reveal. Plural forms and Korean particles are
+    chosen as the catalogs' are (core.grammar), by the plural rule the catalog of the text's language names."""
+    choice = answer is not None and answer.kind == "choice"
+    said = choice_label(partial(i18n.text, shown.lang, "lessons"), answer.correct) if choice else None
+    return fill(shown.text, answer, with_correct=with_correct, said=said, plural_rule=i18n.plural_rule(shown.lang))
 
 
 def draw(shown: Shown, answer: Answer | None = None, with_correct: bool = True) -> None:
