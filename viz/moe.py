@@ -237,6 +237,11 @@ def share_labels(shares) -> list[list[str]]:
             for row in np.asarray(shares, dtype=np.float64)]  # fmt: skip
 
 
+def category_labels(names: list[str], t: Translate) -> list[str]:
+    """The word categories (core's identifiers: 'noun', 'special') in the reader's words."""
+    return [t(f"category_{n}") for n in names]
+
+
 def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     """Expert (rows) x category (columns): share of each category among the tokens routed to the expert.
     Hover adds the lift (share / the category's overall share): > 1 means the expert prefers it."""
@@ -246,7 +251,7 @@ def category_heatmap(view: Specialisation, t: Translate) -> go.Figure:
     heat = dict(
         type="heatmap",
         z=s,
-        x=[safe_label(n) for n in view.category_names],
+        x=[safe_label(n) for n in category_labels(view.category_names, t)],
         y=expert_ticks(e),
         zmin=0,
         zmax=1,

@@ -72,13 +72,10 @@ def _model_names() -> set[str]:
 
 
 NAMES |= _model_words() | _model_names()
-WORD_CLASSES = ("determiner", "adjective", "noun", "pronoun", "verb", "adverb", "preposition", "conjunction",
-                "punctuation", "special")  # fmt: skip
 # English still on a page, each to be put in the reader's words: {page: {word: where}}
 KNOWN_ENGLISH: dict[str, dict[str, str]] = {
     "antecedents": dict.fromkeys(("best", "head", "heads", "mentioned", "half", "pair"), "its sentences' table headers")
     | dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
-    "moe": dict.fromkeys(WORD_CLASSES, "the word classes of its experts' map and lines"),
     "rope-scaling": {"scaling": "its curves' 'no scaling'", "threads": "the experiment's device"},
     "sdpa-gqa": {"causal": "its committed runs' names"},
     "why-head": dict.fromkeys(("evenly", "spaced", "first", "tokens", "windows"), "the texts its results measured"),

@@ -14,6 +14,8 @@ from app import i18n
 from core.encoder_decoder import alignment as al
 from core.moe import balance_bounds
 from core.moe import checkpoint_views as cv
+from core.moe.data import CATEGORIES as WORD_CATEGORIES
+from core.moe.data import SPECIAL
 from viz import encoder_decoder as ved
 from viz import moe as vmoe
 from viz.labels import (
@@ -37,7 +39,7 @@ def share_maps(lang: str) -> dict:
     loads = rng.dirichlet(np.ones(E), LAYERS) * 0.5
     summary = cv.CheckpointSummary(2.1, loads, 0.0, 0.5, [0], [3.0])
     comparison = cv.Comparison({"balanced": summary}, E, 1 / E, balance_bounds(E, 2))
-    shares = cv.Specialisation("balanced", 1, [f"c{i}" for i in range(CATEGORIES)], rng.dirichlet(np.ones(CATEGORIES), E),
+    shares = cv.Specialisation("balanced", 1, [*WORD_CATEGORIES, SPECIAL][:CATEGORIES], rng.dirichlet(np.ones(CATEGORIES), E),
                                np.ones((E, CATEGORIES)), [], [1 / E] * E, 10)  # fmt: skip
     with open("results/encoder_decoder_alignment.json", encoding="utf-8") as f:
         grid = al.result_grid(json.load(f))

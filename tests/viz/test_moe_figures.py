@@ -128,11 +128,12 @@ def test_dropped_curve_over_capacity_factors():
 
 def test_category_heatmap_is_expert_rows_by_category_columns():
     shares = np.array([[0.5, 0.5], [1.0, 0.0], [0.2, 0.8], [0.0, 0.0]])
-    view = cv.Specialisation("collapsed", 1, ["noun", "<verb>"], shares, shares * 2, [], [0.25] * 4, 10)
+    view = cv.Specialisation("collapsed", 1, ["noun", "special"], shares, shares * 2, [], [0.25] * 4, 10)
     fig = vmoe.category_heatmap(view, t)
     (heat,) = fig.data
     np.testing.assert_allclose(np.array(heat.z, dtype=float), shares, atol=1e-6)
-    assert list(heat.x) == ["noun", "&lt;verb&gt;"] and list(heat.y) == ["0", "1", "2", "3"]
+    # the categories in the reader's words: core's identifiers ('special') were English on every page
+    assert list(heat.x) == [t("category_noun"), t("category_special")] and list(heat.y) == ["0", "1", "2", "3"]
     assert fig.layout.xaxis.title.text == t("category_axis") and fig.layout.yaxis.title.text == t("expert_axis")
     assert fig.layout.title.text == t("spec_title", ckpt=t("collapsed_short"), layer=1)
 

@@ -103,7 +103,8 @@ def ref_dropped_curve(view, t):
 def ref_category_heatmap(view, t):
     s = np.round(np.asarray(view.shares, dtype=np.float64), 3).astype(np.float32)
     fig = go.Figure(go.Heatmap(
-        z=s, x=[moe.safe_label(n) for n in view.category_names], y=moe.expert_ticks(s.shape[0]), zmin=0, zmax=1,
+        z=s, x=[moe.safe_label(t(f"category_{n}")) for n in view.category_names], y=moe.expert_ticks(s.shape[0]),
+        zmin=0, zmax=1,
         colorscale="Greens", customdata=np.round(np.asarray(view.lift, dtype=np.float64), 2),
         text=[[f"{v:.1%}" for v in row] for row in s.tolist()], texttemplate="%{text}",
         colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
@@ -162,7 +163,7 @@ def checkpoint_views_of(seed: int):
     summaries = {v: cv.CheckpointSummary(2.0, x, x.min(), x.max(), [0, 50, 100], list(rng.uniform(2, 5, 3)))
                  for v, x in loads.items()}  # fmt: skip
     shares = rng.dirichlet(np.ones(3), size=8)
-    spec = cv.Specialisation("balanced", 2, ["noun", "<verb>", "adj & adv"], shares, shares * 3, [], [0.125] * 8, 99)
+    spec = cv.Specialisation("balanced", 2, ["noun", "verb", "special"], shares, shares * 3, [], [0.125] * 8, 99)
     return cv.Comparison(summaries, 8, 1 / 8, balance_bounds(8, 2)), spec
 
 

@@ -29,9 +29,13 @@ def show(T, stats: dict, variant: str, layer: int) -> None:
         f"moe-specialisation-{variant}-layer{layer}",
         data=view.shares,
         row_labels=vmoe.expert_labels(len(view.top), words),
-        col_labels=view.category_names,
+        col_labels=vmoe.category_labels(view.category_names, words),
         key="spec",
     )
     for e, (cat, share, lift) in enumerate(view.top):
-        line = T("spec_line", e=e, cat=cat, share=share, lift=lift, load=view.layer_load[e]) if cat else None
+        line = (
+            T("spec_line", e=e, cat=words(f"category_{cat}"), share=share, lift=lift, load=view.layer_load[e])
+            if cat
+            else None
+        )
         st.markdown("- " + (line or T("spec_unused", e=e)))
