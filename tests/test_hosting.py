@@ -97,8 +97,7 @@ async def _upload(port: int, size: int) -> int:
 
     s = lt.StreamlitSession(port, timeout_s=60)
     try:
-        await s.open("masks")  # the cookie, and a session that ran a page
-        await s.close()
+        await asyncio.to_thread(s._get, f"http://{lt.HOST}:{port}/_stcore/health")  # Streamlit's XSRF cookie
         s.ws = await lt.websockets.connect(
             f"ws://{lt.HOST}:{port}/_stcore/stream",
             subprotocols=["streamlit"],
@@ -107,7 +106,7 @@ async def _upload(port: int, size: int) -> int:
             additional_headers={"Cookie": s.cookie_header()},
         )
         msg = BackMsg()
-        msg.rerun_script.query_string, msg.rerun_script.page_name = "", "masks"
+        msg.rerun_script.query_string, msg.rerun_script.page_name = "", "models"  # a light page
         await s.ws.send(msg.SerializeToString())
         session_id = ""
         while not session_id:
