@@ -421,7 +421,8 @@ def show_figure(
     where the figure draws them in %: numbers_in_percent); a matrix's numbers are its map's, said as its colour bar says them.
     caption_data: the matrix the caption names cells of, where it is not all of `data` (rows the page says are no
     finding, NaN); the table and CSV keep `data`."""
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": figure_format(), "filename": name, "scale": 2}}
+    image = {"format": figure_format(), "filename": download_name(fig, name), "scale": 2}
+    config = {"displaylogo": False, "toImageButtonOptions": image}
     if not toolbar:
         config = {"displayModeBar": False}
     select = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
@@ -468,6 +469,31 @@ def built_once(build: Callable[[], str]) -> Callable[[], str]:
             return made[0]
 
     return contents
+
+
+FILE_NAME_CHARS = 100  # a downloaded image's name: its figure's title, cut at a word within this many characters
+# what file systems refuse in a name (Windows' reserved characters, control characters), and a name's ends they trim
+NOT_IN_FILE_NAMES = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]+')
+
+
+def download_name(fig, name: str) -> str:
+    """The camera button's file name: the figure's title as plain text. The page sets the title above the figure as
+    its text (_title), so the image downloaded carries none (plotly's button draws the figure as sent, and its options
+    set a name, a size and a scale only): its name says what it shows. `name` where the figure has no title."""
+    if hasattr(fig, READ):
+        layout = getattr(fig, READ)[1]
+    elif isinstance(fig, dict):
+        layout = fig.get("layout", {})
+    elif isinstance(fig, go.Figure):
+        layout = _layout(fig)
+    else:
+        return name
+    text = html.unescape(re.sub(r"<[^>]*>", " ", figure_title(layout)[0]))  # safe_label's entities, as read
+    text = " ".join(NOT_IN_FILE_NAMES.sub(" ", text).split())
+    if len(text) > FILE_NAME_CHARS:
+        cut = text[: FILE_NAME_CHARS + 1]
+        text = cut[: cut.rfind(" ")] if " " in cut else cut[:FILE_NAME_CHARS]
+    return text.strip(" .") or name
 
 
 READ = "_lab_read"  # on a read-only figure: (its traces, its layout) as text_alternative reads them
