@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from core.rope_scaling.long_context import PLAIN_LABEL
+
 from .linear_attention import major_log_ticks
 from .positions.common import curves
 
@@ -80,13 +82,19 @@ def resolution_figure(view: ResolutionView, t: Words, measure: str) -> go.Figure
     return fig
 
 
+def run_name(label: str, t: Words) -> str:
+    """A run as the reader reads it: plain RoPE's in their words ('no scaling' in the results files), a scaled
+    one by its method's name and factor ('yarn x4')."""
+    return t("no_scaling") if label == PLAIN_LABEL else label
+
+
 def loss_figure(view: LossView, t: Words, bucket: int, live: bool = False) -> go.Figure:
     """Mean loss per position bucket of each run; `live`: the runs just measured on the page."""
     title = t("live_title" if live else "loss_title", b=bucket)
     return curves(
         None,
-        {r["label"]: np.asarray(r["mean_loss"]) for r in view.runs},
-        x_per_series=view.midpoints,
+        {run_name(r["label"], t): np.asarray(r["mean_loss"]) for r in view.runs},
+        x_per_series={run_name(label, t): x for label, x in view.midpoints.items()},
         title=title,
         x_title=t("position"),
         y_title=t("loss"),

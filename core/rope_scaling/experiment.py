@@ -15,7 +15,7 @@ import torch
 from ..models.base import recorded_weights
 from ..models.rope_scaling import SMOLLM2_ROPE
 from ..results import RESULTS_DIR, load_result
-from .long_context import Progress, evaluate_scaling, load_long_text, run_configs
+from .long_context import PLAIN_LABEL, Progress, evaluate_scaling, load_long_text, run_configs
 
 RESULTS_PATH = RESULTS_DIR / "long_context.json"  # the run with every configuration at 16,384 tokens
 # Longer runs go to files beside it (long_context_32k.json...): a CPU run at 32k takes hours, so it is kept apart
@@ -45,7 +45,7 @@ def results_by_length() -> dict[int, dict]:
 def missing_runs(res: dict) -> list[str]:
     """Labels of the standard (method, factor) runs that a results file does not hold."""
     done = {(r.get("method"), float(r.get("factor", 0))) for r in res["runs"]}
-    return [f"{m} x{f:g}" if m != "default" else "no scaling" for m, f in STANDARD_RUNS if (m, f) not in done]
+    return [f"{m} x{f:g}" if m != "default" else PLAIN_LABEL for m, f in STANDARD_RUNS if (m, f) not in done]
 
 
 def bucket_midpoints(run: dict) -> np.ndarray:

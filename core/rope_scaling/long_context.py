@@ -42,6 +42,7 @@ LONG_TEXT_SOURCES = [
 ]
 SEPARATOR = "\n\n"
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running)
+PLAIN_LABEL = "no scaling"  # plain RoPE's run, as the results files name it (a page says it in its reader's words)
 
 
 def load_long_text(path: Path = LONG_TEXT_PATH) -> str:
@@ -101,7 +102,7 @@ def evaluate_scaling(
     theta = model.capabilities.positions.rope_theta
     n = int(input_ids.numel())
     for k, (method, factor) in enumerate(runs):
-        label = f"{method} x{factor:g}" if method != "default" else "no scaling"
+        label = f"{method} x{factor:g}" if method != "default" else PLAIN_LABEL
 
         def step(frac, what, k=k):
             if progress is not None:

@@ -76,7 +76,7 @@ NAMES |= _model_words() | _model_names()
 KNOWN_ENGLISH: dict[str, dict[str, str]] = {
     "antecedents": dict.fromkeys(("best", "head", "heads", "mentioned", "half", "pair"), "its sentences' table headers")
     | dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
-    "rope-scaling": {"scaling": "its curves' 'no scaling'", "threads": "the experiment's device"},
+    "rope-scaling": {"threads": "the experiment's device"},
     "sdpa-gqa": {"causal": "its committed runs' names"},
     "why-head": dict.fromkeys(("evenly", "spaced", "first", "tokens", "windows"), "the texts its results measured"),
 }

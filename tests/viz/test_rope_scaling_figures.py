@@ -59,6 +59,19 @@ def test_loss_figure_titles_itself_from_the_bucket_in_the_figure_section():
     assert live.layout.title.text == words("live_title", b=128)
 
 
+@pytest.mark.parametrize("lang, plain", [("ja", "スケーリングなし"), ("ko", "스케일링 없음")])
+def test_the_plain_run_is_named_in_the_readers_words(lang, plain):
+    """Plain RoPE's curve was 'no scaling' (the results files' label) on the Japanese and Korean pages; the scaled
+    runs keep their method's name and factor ('yarn x4')."""
+    lengths = sorted(experiment.results_by_length())
+    if not lengths:
+        pytest.skip("no committed long-context results")
+    view = experiment.experiment_view(lengths[0])
+    fig = figures.loss_figure(view.loss, functools.partial(i18n.text, lang, "rope_scaling.figure"), 1024)
+    names = [tr.name for tr in fig.data if tr.mode and "lines" in tr.mode]
+    assert plain in names and "no scaling" not in names and "yarn x4" in names
+
+
 LOG_SCALE = {"en": "log scale", "ja": "対数目盛", "ko": "로그 눈금"}
 
 

@@ -15,11 +15,11 @@ LIVE_BUCKET = 128
 LIVE_RUNS = "_rope_live_runs"  # session: {_kept_key(...): the live runs}
 
 
-def _loss_data(runs: list[dict]) -> dict:
+def _loss_data(runs: list[dict], words) -> dict:
     return {
         "bucket_start": runs[0]["start"],
         "bucket_end": runs[0]["end"],
-        **{r["label"]: r["mean_loss"] for r in runs},
+        **{figures.run_name(r["label"], words): r["mean_loss"] for r in runs},
     }
 
 
@@ -36,14 +36,16 @@ def committed(T) -> None:
                     format_func=lambda v: T("all") if v == "all" else f"s = {v}", horizontal=True)  # fmt: skip
     view = experiment.experiment_view(int(chosen), pick)
     res, runs = view.results, view.loss.runs
+    words = ui.texts("rope_scaling.figure")
     if view.missing:
         total = len(experiment.STANDARD_RUNS)
-        st.warning(T("partial", k=len(res["runs"]), total=total, missing=", ".join(view.missing)))
-    fig = figures.loss_figure(view.loss, ui.texts("rope_scaling.figure"), res["bucket"])
-    ui.show_figure(fig, "long-context-loss", data=_loss_data(runs), key="fig-loss")
+        missing = ", ".join(figures.run_name(label, words) for label in view.missing)
+        st.warning(T("partial", k=len(res["runs"]), total=total, missing=missing))
+    fig = figures.loss_figure(view.loss, words, res["bucket"])
+    ui.show_figure(fig, "long-context-loss", data=_loss_data(runs, words), key="fig-loss")
     st.dataframe(
         {
-            T("col_run"): [r["label"] for r in runs],
+            T("col_run"): [figures.run_name(r["label"], words) for r in runs],
             T("col_within"): [round(r["mean_loss_within_context"], 3) for r in runs],
             T("col_beyond"): [
                 None if r["mean_loss_beyond_context"] is None else round(r["mean_loss_beyond_context"], 3) for r in runs
@@ -53,9 +55,12 @@ def committed(T) -> None:
         hide_index=True,
     )
     if view.best is not None:
-        st.info(T("exp_best", **view.best))
-        if view.best.get("linear_hurts_within"):
-            st.markdown(T("finetune_note", **view.best))
+        best = view.best | {
+            k: figures.run_name(view.best[k], words) for k in ("best", "in_best", "linear") if k in view.best
+        }
+        st.info(T("exp_best", **best))
+        if best.get("linear_hurts_within"):
+            st.markdown(T("finetune_note", **best))
     unscaled = slips.rope_unscaled(runs, res.get("original_context", experiment.ORIGINAL_CONTEXT))
     if unscaled is not None:
         st.caption(T("slip_rope", **unscaled))
@@ -111,11 +116,12 @@ def live(T) -> None:
     if st.button(T("run"), key="live-run") and models.load(key) is not None:
         runs = _live(key, n, method, factor, T)
     if runs:
-        fig = figures.loss_figure(experiment.loss_view(runs), ui.texts("rope_scaling.figure"), LIVE_BUCKET, live=True)
-        ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs), key="fig-live")
+        words = ui.texts("rope_scaling.figure")
+        fig = figures.loss_figure(experiment.loss_view(runs), words, LIVE_BUCKET, live=True)
+        ui.show_figure(fig, f"live-loss-{method}-{factor:g}", data=_loss_data(runs, words), key="fig-live")
         st.dataframe(
             {
-                T("col_run"): [r["label"] for r in runs],
+                T("col_run"): [figures.run_name(r["label"], words) for r in runs],
                 T("col_within"): [round(r["mean_loss_within_context"], 3) for r in runs],
                 T("col_seconds"): [r["seconds"] for r in runs],
             },
