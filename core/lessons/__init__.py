@@ -495,8 +495,11 @@ def shows_answer(answer: Answer, value) -> bool:
 
 
 def _show_number(value: float, digits: int) -> str:
-    """Whole numbers in full (16777216, not 1.68e+07); others to `digits` significant digits."""
-    if value == int(value) and abs(value) < 1e15:
+    """Whole numbers in full (16777216, not 1.68e+07); others to `digits` significant digits, and from 10^15 on
+    in exponent form (a learner's 1e308 is '1e+308', not 309 digits on the room's histogram)."""
+    if abs(value) >= 1e15:
+        return f"{value:.{digits}g}"
+    if value == int(value):
         return str(int(value))
     if abs(value) >= 10**digits:
         return str(round(value))
@@ -597,7 +600,10 @@ def _number_bars(answer: Answer, values: list, own, max_bars: int):
         own_bar = distinct.index(float(own)) if own is not None and float(own) in distinct else None
         return labels, counts, right, own_bar
     lo, hi = min(points), max(points)
-    edges = np.linspace(lo, hi, max_bars + 1)
+    # lo and hi weighed, not lo plus a width: hi - lo of two answers such as -1e308 and 1e308 is inf, and every edge
+    # then nan (the room's histogram, drawn for the facilitator, the projector and after the reveal, failed)
+    share = np.linspace(0.0, 1.0, max_bars + 1)
+    edges = lo * (1.0 - share) + hi * share
     index = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, max_bars - 1)
     counts = np.bincount(index, minlength=max_bars).tolist()
     labels = [f"{_show_number(float(a), 3)}–{_show_number(float(b), 3)}" for a, b in zip(edges[:-1], edges[1:])]

@@ -314,3 +314,17 @@ def test_words_missing_a_language_say_which_language_stands_in():
     assert core.for_the_class(words, "en", ["ja", "en"]) == (core.Shown("The step.", "en", "en"),)
     assert core.for_the_class(words, "ko", ["ja", "en"]) == (core.Shown("단계.", "ko", "ko"),
                                                              core.Shown("The step.", "en", "en"))  # fmt: skip
+
+
+def test_numbers_at_the_ends_of_the_floats_are_binned_and_written_short():
+    """A learner may answer any finite number: two answers as far apart as -1e308 and 1e308 made every bin's edge
+    nan (hi - lo overflowed) and the room's histogram failed for the facilitator and the projector; and a whole
+    number of 309 digits was a bar's label."""
+    a = answer("number", 3.0, tolerance=0.1)
+    responses = ["-1.7976931348623157e308", "1.7976931348623157e308", "1e308"] + [str(x) for x in range(20)]
+    d = core.distribution(a, responses, reveal=True, mine="1e308")
+    assert len(d.labels) == 12 and sum(d.counts) == 23 and d.mine == 9 and sum(d.right) == 1
+    assert all(len(label) < 30 for label in d.labels), d.labels
+    few = core.distribution(a, ["1e308", "3"], reveal=True)
+    assert few.labels == ("3", "1e+308")
+    assert core.format_response(a, 1e308) == "1e+308" and core.parse_response(a, "1e+308") == 1e308
