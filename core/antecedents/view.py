@@ -195,3 +195,25 @@ def largest_difference(stored: dict, live: dict) -> float | None:
         for r0, r1 in zip(stored["sentences"], live["sentences"])
         for a, b in zip(r0["best_head_weights"], r1["best_head_weights"])
     )
+
+
+SENTENCE_COLUMNS = ("pair", "half", "text", "answer", "first_mentioned", "weight_right", "weight_other", "heads_right",
+                    "choice_right", "choice_other")  # fmt: skip
+
+
+def sentences_table(result: dict) -> dict[str, list]:
+    """A model's stored sentences as the table's columns (SENTENCE_COLUMNS, those the file has): the half each pair
+    is in ('selection', 'held_out'), the best head's weight on the right and the other noun, how many heads prefer
+    the right one, and the model's own answer's log-probabilities where it gave one."""
+    rows = result["sentences"]
+    pairs = {
+        "weight_right": [r["best_head_weights"][0] for r in rows],
+        "weight_other": [r["best_head_weights"][1] for r in rows],
+    }
+    if any(r.get("choice_logprob") for r in rows):
+        pairs |= {
+            "choice_right": [(r.get("choice_logprob") or [None, None])[0] for r in rows],
+            "choice_other": [(r.get("choice_logprob") or [None, None])[1] for r in rows],
+        }
+    table = {k: [r[k] for r in rows] for k in ("pair", "half", "text", "answer", "first_mentioned", "heads_right")}
+    return {k: (table | pairs)[k] for k in SENTENCE_COLUMNS if k in table | pairs}

@@ -255,3 +255,26 @@ def test_accuracy_bars_and_the_largest_difference_from_the_file():
     layer, head = stored["best_head"]
     assert not view.same_best_head(stored, {**stored, "best_head": [layer, head + 1]})
     assert view.largest_difference(None, stored) is None
+
+
+def test_the_sentences_table_names_its_columns_and_splits_the_best_heads_weights():
+    """/antecedents' table of every stored sentence showed the results file's rows as they are: its headers were
+    identifiers ('best_head_weights', 'first_mentioned', 'heads_right') in every language. The table's columns are
+    declared (SENTENCE_COLUMNS, each with words in the locales) and the pair of weights is two columns."""
+    from app import i18n
+
+    rows = [
+        {"pair": "p1", "half": "held_out", "text": "A.", "answer": "cat", "first_mentioned": True,
+         "best_head_weights": [0.5, 0.25], "heads_right": 7, "choice_logprob": [-1.0, -2.0]},
+        {"pair": "p1", "half": "held_out", "text": "B.", "answer": "mat", "first_mentioned": False,
+         "best_head_weights": [0.125, 0.375], "heads_right": 3, "choice_logprob": None},
+    ]  # fmt: skip
+    table = view.sentences_table({"sentences": rows})
+    assert list(table) == list(view.SENTENCE_COLUMNS)
+    assert table["weight_right"] == [0.5, 0.125] and table["weight_other"] == [0.25, 0.375]
+    assert table["choice_right"] == [-1.0, None] and table["heads_right"] == [7, 3]
+    no_choice = view.sentences_table({"sentences": [dict(r, choice_logprob=None) for r in rows]})
+    assert "choice_right" not in no_choice
+    for lang in ("en", "ja", "ko"):
+        assert all(i18n.text(lang, "antecedents", f"col_{k}") for k in view.SENTENCE_COLUMNS)
+        assert all(i18n.text(lang, "antecedents", f"half_{h}") for h in ("selection", "held_out"))

@@ -74,8 +74,7 @@ def _model_names() -> set[str]:
 NAMES |= _model_words() | _model_names()
 # English still on a page, each to be put in the reader's words: {page: {word: where}}
 KNOWN_ENGLISH: dict[str, dict[str, str]] = {
-    "antecedents": dict.fromkeys(("best", "head", "heads", "mentioned", "half", "pair"), "its sentences' table headers")
-    | dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
+    "antecedents": dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
     "rope-scaling": {"threads": "the experiment's device"},
     "sdpa-gqa": {"causal": "its committed runs' names"},
     "why-head": dict.fromkeys(("evenly", "spaced", "first", "tokens", "windows"), "the texts its results measured"),

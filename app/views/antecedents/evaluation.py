@@ -84,7 +84,9 @@ def stored(T, key: str, results: dict) -> None:
     ui.show_figure(fig, f"antecedent-per-head-{key}", data=acc_map, row_labels=layers, col_labels=heads,
                    key="fig-per-head")  # fmt: skip
     with st.expander(T("sentences", name=name)):
-        st.dataframe(res["sentences"])
+        table = data.sentences_table(res)
+        table["half"] = [T(f"half_{h}") for h in table["half"]]
+        ui.table({T(f"col_{k}"): column for k, column in table.items()}, hide_index=True)
 
 
 def evaluation(T, key: str, model) -> None:
