@@ -71,12 +71,18 @@ def grouped_bars(
     return fig
 
 
+def shape_words(label: str, t: Text) -> str:
+    """A shape's label ('n=4096 d=128 causal bfloat16': core's notation) with its mask in the reader's words."""
+    return " ".join(t("causal_shape") if part == "causal" else part for part in label.split(" "))
+
+
 def backend_figures(view: BackendsView, t: Text) -> tuple[go.Figure, go.Figure]:
     """(time per call, peak extra memory) per shape, one bar per backend, log y."""
     shape = t("shape_axis")
-    ms = grouped_bars(view.categories, view.ms, title=t("ms_title"), y_title=t("ms_axis"), log_y=True, x_title=shape)
+    categories = [shape_words(c, t) for c in view.categories]
+    ms = grouped_bars(categories, view.ms, title=t("ms_title"), y_title=t("ms_axis"), log_y=True, x_title=shape)
     mem = grouped_bars(
-        view.categories, view.peak_mib, title=t("mem_title"), y_title=t("mem_axis"), log_y=True, x_title=shape
+        categories, view.peak_mib, title=t("mem_title"), y_title=t("mem_axis"), log_y=True, x_title=shape
     )
     return ms, mem
 

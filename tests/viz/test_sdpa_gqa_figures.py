@@ -41,6 +41,21 @@ def test_backend_figures_from_the_committed_rows():
         assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
 
 
+@pytest.mark.parametrize("lang, causal", [("ja", "因果"), ("ko", "인과")])
+def test_a_causal_shape_is_named_in_the_readers_words(lang, causal):
+    """The committed runs' shapes read 'n=4096 causal' under the Japanese and Korean pages' bars (core's notation):
+    the mask is said in the reader's words, the sizes and the number type as written."""
+    res = sb.load_results()
+    if res is None or not isinstance(res.get("cpu"), dict):
+        pytest.skip("no committed CPU run")
+    view = backends_view(res["cpu"]["rows"])
+    assert any("causal" in c.split() for c in view.categories)  # the committed run has causal shapes
+    ms, _ = backend_figures(view, functools.partial(i18n.text, lang, "sdpa_gqa.figure"))
+    shown = [str(x) for x in ms.data[0].x]
+    assert not any("causal" in x for x in shown) and any(x.endswith(causal) or f" {causal} " in x for x in shown)
+    assert [x.replace(causal, "causal") for x in shown] == view.categories
+
+
 @pytest.mark.parametrize("cfg", list(kvc.PRESETS))
 def test_kv_cache_figure_is_the_variants_gib(cfg):
     view = kv_cache_view(kvc.PRESETS[cfg], 32768, 2, "float16")

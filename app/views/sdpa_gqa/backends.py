@@ -10,7 +10,7 @@ from core.sdpa_gqa.state import STATE
 from core.sdpa_gqa.views import BackendsView, backends_view, devices_compared
 from core.sdpa_gqa.views import live_run as sdpa_live_run
 from core.timing import human_bytes
-from viz.sdpa_gqa import backend_figures
+from viz.sdpa_gqa import backend_figures, shape_words
 
 LIVE_HEADS, LIVE_D, LIVE_BUDGET_S = 4, 64, 1.0
 
@@ -20,9 +20,10 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
     view came from shared.view, so its figures are built once for every visitor (a committed run's: 35-45 ms a
     device at every page run otherwise)."""
     rows = view.rows
+    words = ui.texts("sdpa_gqa.figure")
     ui.table(
         {
-            T("col_shape"): view.labels,
+            T("col_shape"): [shape_words(label, words) for label in view.labels],
             T("col_backend"): [r["backend"] for r in rows],
             T("col_status"): [T(key) for key in view.statuses],
             T("col_ms"): [number(r["ms"], ",.2f") for r in rows],
@@ -49,7 +50,7 @@ def show(T, view: BackendsView, name: str, key: str, kept: bool = False) -> None
         st.markdown(
             T(
                 s["words"],
-                shape=s["shape"],
+                shape=shape_words(s["shape"], words),
                 best=s["best"],
                 best_ms=s["best_ms"],
                 naive_ms=s["naive_ms"],
@@ -106,6 +107,7 @@ def committed(T) -> None:
     compared = devices_compared(results)
     if compared is not None:
         c, g = compared.cpu_best, compared.gpu_best
+        words = ui.texts("sdpa_gqa.figure")
         st.markdown(
             T(
                 "gpu_beside",
@@ -116,10 +118,10 @@ def committed(T) -> None:
                 cpu_list=", ".join(compared.cpu_backends),
                 gpu_list=", ".join(compared.gpu_backends),
                 cpu_best=c["best"],
-                cpu_shape=c["shape"],
+                cpu_shape=shape_words(c["shape"], words),
                 cpu_x=c["speedup"],
                 gpu_best=g["best"],
-                gpu_shape=g["shape"],
+                gpu_shape=shape_words(g["shape"], words),
                 gpu_x=g["speedup"],
             )
             + (" " + T("gpu_only_best", best=g["best"]) if compared.gpu_only_best else "")
