@@ -79,6 +79,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 import urllib.parse
 
 import streamlit as st
@@ -321,7 +322,49 @@ def _log_traceback(err: Exception) -> None:
         _tracebacks.pop(where, None)
         _tracebacks[where] = [now, 0]
     again = f" ({repeats} more like it since its last traceback)" if repeats else ""
-    LOG.error("unexpected error on a page%s", again, exc_info=err)
+    LOG.error("unexpected error on a page%s\n%s", again, traceback_text(err))
+
+
+EXCEPTION_WORDS_CHARS = 500  # of an exception's own words (its type, message and notes) in the server's log
+_CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
+_CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+
+
+def exception_words(err: BaseException) -> str:
+    """An exception's type, message and notes as one line of at most EXCEPTION_WORDS_CHARS printable characters, as
+    the server's log takes them (traceback_text)."""
+    words = " ".join(line.strip() for line in traceback.format_exception_only(type(err), err))
+    return _one_line(words, EXCEPTION_WORDS_CHARS)
+
+
+def traceback_text(err: BaseException) -> str:
+    """A traceback as Python writes it, but each exception's own words (type, message, notes: what may carry a
+    visitor's text, a crafted widget value's, a date Streamlit could not read) on one line of at most
+    EXCEPTION_WORDS_CHARS printable characters: a line break in them wrote a line into the server's log that read as
+    the server's own (a second "rooms: ... asks for the passcode" line). The frames are the server's own code."""
+    chain: list[tuple[BaseException, str]] = []  # the error, then what it was raised from or while handling
+    seen: set[int] = set()
+    e: BaseException | None = err
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if e.__cause__ is not None:
+            chain.append((e, _CAUSE))
+            e = e.__cause__
+        elif e.__context__ is not None and not e.__suppress_context__:
+            chain.append((e, _CONTEXT))
+            e = e.__context__
+        else:
+            chain.append((e, ""))
+            e = None
+    parts: list[str] = []
+    for i in range(len(chain) - 1, -1, -1):  # the first cause first, as Python writes them
+        e = chain[i][0]
+        if e.__traceback__ is not None:
+            parts.append("Traceback (most recent call last):\n" + "".join(traceback.format_tb(e.__traceback__)))
+        parts.append(exception_words(e) + "\n")
+        if i:
+            parts.append(chain[i - 1][1])
+    return "".join(parts).rstrip("\n")
 
 
 def unexpected(err: Exception) -> None:
@@ -418,9 +461,9 @@ LOGGED_VALUE_CHARS = 80  # of a value a client chose that Streamlit writes into 
 _log_lines: dict[tuple, list] = {}  # (logger, message, level) -> [when last written, repeats since]
 
 
-def _one_line(value: str) -> str:
-    value = "".join(c if c.isprintable() else "?" for c in value[: LOGGED_VALUE_CHARS + 1])
-    return value if len(value) <= LOGGED_VALUE_CHARS else value[:LOGGED_VALUE_CHARS] + "…"
+def _one_line(value: str, limit: int = LOGGED_VALUE_CHARS) -> str:
+    value = "".join(c if c.isprintable() else "?" for c in value[: limit + 1])
+    return value if len(value) <= limit else value[:limit] + "…"
 
 
 class ClientWordsInLog(logging.Filter):

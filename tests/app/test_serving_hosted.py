@@ -58,6 +58,11 @@ def visitor_details():
     config.set_option("client.showErrorDetails", before)
 
 
+def _a_traceback(record: logging.LogRecord) -> bool:
+    """A log record that carries a traceback: Streamlit's (exc_info) or the app's (serving.traceback_text)."""
+    return bool(record.exc_info) or "Traceback (most recent call last)" in record.getMessage()
+
+
 def _broken_page(*_args, **_kwargs):
     raise RuntimeError("secret detail at /srv/attention-lab/private.py")
 
@@ -85,7 +90,7 @@ def test_an_unexpected_exception_is_one_sentence_and_the_traceback_goes_to_the_l
     assert not at.exception, [e.value for e in at.exception]  # no traceback box, not even Streamlit's redacted one
     assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
     assert "secret detail" not in shown_text(at) and "RuntimeError" not in shown_text(at)
-    logged = [r for r in caplog.records if r.exc_info and "secret detail" in str(r.exc_info[1])]
+    logged = [r for r in caplog.records if "Traceback" in r.getMessage() and "secret detail" in r.getMessage()]
     assert logged, "the traceback did not reach the server's log"
 
 
@@ -104,8 +109,8 @@ def test_the_same_error_again_and_again_is_one_traceback_then_a_count(break_page
             assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
         clock[0] += serving.TRACEBACK_EVERY_S
         at.run()
-    logged = [r for r in caplog.records if r.exc_info and "secret detail" in str(r.exc_info[1])]
-    assert [r.getMessage() for r in logged] == [
+    logged = [r for r in caplog.records if "Traceback" in r.getMessage() and "secret detail" in r.getMessage()]
+    assert [r.getMessage().splitlines()[0] for r in logged] == [
         "unexpected error on a page",
         "unexpected error on a page (5 more like it since its last traceback)",
     ]
@@ -150,7 +155,7 @@ def test_a_crafted_click_streamlit_cannot_read_is_one_sentence_and_one_traceback
     for at in _clicked([f'{{"selection": {i}}}' for i in range(3)], caplog):
         assert not at.exception, [e.value for e in at.exception]
         assert [e.value for e in at.error] == [i18n.text("en", "common", "unexpected")]
-    tracebacks = [r for r in caplog.records if r.exc_info]
+    tracebacks = [r for r in caplog.records if _a_traceback(r)]
     assert [r.name for r in tracebacks] == ["attention_lab"], [(r.name, r.getMessage()) for r in tracebacks]
 
 
@@ -168,7 +173,7 @@ def test_a_crafted_click_on_the_model_view_opens_nothing(visitor_details, caplog
     for at in _clicked(crafted, caplog):
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         assert at.session_state["view"] == "grid"
-    assert not [r for r in caplog.records if r.exc_info]
+    assert not [r for r in caplog.records if _a_traceback(r)]
 
 
 def test_a_developer_run_shows_the_traceback_under_the_sentence(break_page):
@@ -360,3 +365,37 @@ def test_what_a_client_chose_reaches_streamlits_log_as_one_short_line_and_once_a
     assert len(lines) == 2, [line[:120] for line in lines]
     assert all(len(line) < 400 and "\x1b" not in line for line in lines)
     assert "2 more like it" in lines[1]
+
+
+def test_a_visitors_words_in_an_exception_are_one_line_of_the_servers_traceback_log(monkeypatch):
+    """An exception's message may carry what a visitor sent (Streamlit's date reader writes 'Unable to parse date:
+    ' and the value): a line break in it wrote a line into the server's log that read as the server's own (a
+    second passcode line), a terminal escape cleared the operator's screen. The traceback keeps its frames and the
+    exception's type and words, on one line each, whatever raised them (a cause and its context too)."""
+    import io
+
+    monkeypatch.setattr(serving, "_tracebacks", {})
+    forged = "x\n2026-11-29 18:00:00.000 rooms: opening a room on this server asks for the passcode FAKE1\x1b[2J"
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    serving.LOG.addHandler(handler)
+    try:
+        try:
+            try:
+                raise KeyError("room")
+            except KeyError as cause:
+                raise ValueError(f"Unable to parse date: {forged}") from cause
+        except ValueError as err:
+            err.add_note(f"note: {forged}")
+            serving._log_traceback(err)
+    finally:
+        serving.LOG.removeHandler(handler)
+    lines = written.getvalue().splitlines()
+    assert not [line for line in lines if "rooms:" in line and "ValueError" not in line and "note" not in line]
+    assert "\x1b" not in written.getvalue()
+    assert any(line.startswith("ValueError: Unable to parse date: x?2026") for line in lines), lines
+    assert (
+        "KeyError: 'room'" in lines and "The above exception was the direct cause of the following exception:" in lines
+    )
+    assert sum(line.startswith("Traceback (most recent call last)") for line in lines) == 2
+    assert any("raise ValueError" in line for line in lines)  # the frames are still there

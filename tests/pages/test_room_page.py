@@ -338,7 +338,7 @@ def test_a_crafted_value_in_a_room_panel_is_the_apps_one_sentence_and_the_page_s
             assert after == drawn
     finally:
         config.set_option("client.showErrorDetails", before)
-    tracebacks = [r for r in caplog.records if r.exc_info]
+    tracebacks = [r for r in caplog.records if r.exc_info or "Traceback (most recent call last)" in r.getMessage()]
     assert [r.name for r in tracebacks] == ["attention_lab"], [(r.name, r.getMessage()) for r in tracebacks]
 
 

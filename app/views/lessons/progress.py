@@ -56,7 +56,7 @@ def why_no_answer(err: Exception) -> str | None:
     OSError's words name the server's files, and the reason is the operator's to act on, not the visitor's."""
     if not serving.hosted():
         return str(err)[:500]
-    serving.LOG.warning("a lesson answer could not be computed: %s", err)
+    serving.LOG.warning("a lesson answer could not be computed: %s", serving.exception_words(err))
     return None
 
 
