@@ -22,6 +22,15 @@ def _dims(block) -> str:
     return " × ".join(block.symbols) + " = " + " × ".join(str(d) for d in block.shape)
 
 
+def stack_said(blocks, layers: int, t) -> str:
+    """What stack_figure draws, as a screen reader reads it: each side's boxes from the bottom with their shapes
+    (the figure is shapes and labels, no numbers a caption could tell)."""
+    sides = {side: [f"{t('block_' + b.key)} ({_dims(b)})" for b in blocks if b.side == side]
+             for side in ("encoder", "decoder", "output")}  # fmt: skip
+    return t("stack_said", encoder=", ".join(sides["encoder"]), decoder=", ".join(sides["decoder"] + sides["output"]),
+             n=layers)  # fmt: skip
+
+
 def stack_figure(blocks, layers: int, t) -> go.Figure:
     """The encoder (left) and decoder (right) drawn bottom to top as in the paper's figure, each box a sublayer
     or tensor with its shape; the encoder's output feeds every decoder layer's cross-attention (K and V), the

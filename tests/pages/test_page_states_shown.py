@@ -83,7 +83,7 @@ KNOWN_ENGLISH: dict[str, dict[str, str]] = {
 # (viz.kv_cache.step_figure), where viz.style.LEGEND_AT_FOOT's rule expects a plot that a phone shortens.
 BELOW_THE_PLOT = {("kv-cache", "fig-step")}
 # Figures without a caption under them, each to get one: {(page, the figure's key)}
-UNCAPTIONED = {("encoder-decoder", "fig-stack")}
+UNCAPTIONED: set[tuple[str, str]] = set()
 # States left out for what they cost: each runs a model for seconds, and its page's own tests open it
 COSTLY = {
     ("ablation", "part", "live"): "SmolLM2 ablations, 5-10 s a state (tests/pages/test_ablation_page.py)",

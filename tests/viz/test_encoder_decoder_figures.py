@@ -108,3 +108,17 @@ def test_the_alignment_figures_draw_the_shares_in_percent_as_the_words_say_them(
     lines = [a.text for a in bars.layout.annotations]
     assert "41.2%" in said and any("41.2%" in line for line in lines), (said, lines)
     assert "6.2%" in said and any("6.2%" in line for line in lines), (said, lines)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_stack_diagram_is_said_box_by_box(lang):
+    """The stack diagram is shapes and labels, nothing a caption reads numbers from: /encoder-decoder showed it with
+    no text alternative. stack_said names each side's boxes from the bottom with their shapes, in the reader's words."""
+    t = functools.partial(i18n.text, lang, "encoder_decoder.figure")
+    model, _ = random_marian()
+    blocks = edv.stack_blocks(model.config, 6, 5)
+    said = figs.stack_said(blocks, 2, t)
+    names = [f"{t('block_' + b.key)} (" for b in blocks]
+    at = [said.index(name) for name in dict.fromkeys(names)]
+    assert at == sorted(at)  # the encoder's boxes first, each side from the bottom
+    assert "H × S × S = " in said and "× 6 × 6" in said  # the encoder's self-attention weights: 6 source tokens

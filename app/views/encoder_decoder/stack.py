@@ -13,8 +13,9 @@ from viz import encoder_decoder as figs
 def stack_part(T, run: edv.SentenceRun, config) -> None:
     v = edv.stack_view(config, len(run.free.source_tokens), len(run.free.steps))
     st.markdown(T("stack_intro", s=v.source_len, t=v.target_len, d=v.d_model, h=v.heads, dk=v.d_k, v=v.vocab))
-    ui.show_figure(figs.stack_figure(v.blocks, config.encoder_layers, ui.texts("encoder_decoder.figure")), "stack",
-                   key="fig-stack")  # fmt: skip
+    words = ui.texts("encoder_decoder.figure")
+    ui.show_figure(figs.stack_figure(v.blocks, config.encoder_layers, words), "stack", key="fig-stack")
+    st.caption(figs.stack_said(v.blocks, config.encoder_layers, words))  # a diagram: its text alternative
     st.dataframe(
         {
             T("col_kind"): [T("kind_" + k["kind"]) for k in v.kinds],
