@@ -155,7 +155,8 @@ def columns_in(px: float, font_px: float) -> int:
 
 MIN_TITLE_PX = 9  # a title whose longest word is wider than its panel is set smaller, down to this
 # What stands right of a map's plot (px): its colour bar with its numbers and its title standing up its side, from the
-# plot's edge (chromium, /masks' maps drawn 282 px wide; viz.heatmap)
+# plot's edge (chromium, /masks' maps drawn 282 px wide; viz.heatmap); a short title across the bar's top takes a line
+# (AXIS_TITLE_LINE) less
 COLOUR_BAR_PX = 74
 # A map's cell labels. Plotly sets every label of a map in one type, the largest in which the longest line of any
 # label fits the narrowest cell (CELL_CHAR_EM of the type a character, lines CELL_LINE_EM apart) up to the figure's
@@ -164,11 +165,10 @@ COLOUR_BAR_PX = 74
 # chromium: results/phone_cell_text.json); the colour, the hover, the caption and the table say them still.
 CELL_TEXT_AT_LEAST = 9
 CELL_CHAR_EM, CELL_LINE_EM = 0.65, 1.3
-# px of type a map's labels are estimated to within from its figure's width (what stands beside its plot counted to
-# some 10 px of what chromium draws: 151 to 193 px against 159 to 188): a map estimated a pixel under is left labelled
-# (/moe's 8 experts beside each other on a laptop, drawn in 9 px type); scripts/phone_layout_check.py reports what
-# is drawn smaller
-CELL_TEXT_SLACK = 1
+# The type is estimated from the figure's width (what stands beside its plot counted to some 10 px of what chromium
+# draws: 151 to 193 px against 159 to 188), with no pixel of slack: one let /moe's layer loads, estimated 8 px beside
+# each other at a 1,280 px window, be drawn in 8 px type, and a phone's too (their colour bar's title now stands
+# across its top: 9 px). scripts/phone_layout_check.py reports what is drawn smaller.
 # a label that is a number or an interval of numbers ('63.2%', '[58.1%,<br>68.0%]', '−0.25'), not a mark or a word
 _NUMBER_LABEL = re.compile(r"[\s\d.,%+\-−\[\]()]*\d[\s\d.,%+\-−\[\]()]*")
 # A heatmap's meta where its cells' labels are words its hover says too (/logit-lens' top tokens: 8 characters in 19
@@ -444,7 +444,7 @@ def _unreadable_cell_labels(
     fig, layout: dict, width: int, plot_height: float, font: float, fitted: dict | None = None
 ) -> list[int]:
     """Which of a figure's heatmaps (their indices) a figure `width` px wide would label with numbers in type under
-    CELL_TEXT_AT_LEAST px (cell_text_px, less CELL_TEXT_SLACK): its plot what the margins, the rows' labels and title
+    CELL_TEXT_AT_LEAST px (cell_text_px): its plot what the margins, the rows' labels and title
     (with their gaps, the title in the lines for_page cut it into: `fitted`, its changes) and the colour bar leave of
     the width."""
     margin = layout.get("margin") or {}
@@ -456,13 +456,16 @@ def _unreadable_cell_labels(
             continue
         xaxis = "xaxis" + str(read("xaxis") or "x")[1:]
         beside = _row_labels_px(fig, layout, xaxis, font) + 2 * Y_LABELS_GAP
-        beside += COLOUR_BAR_PX if read("showscale") is not False else 0
+        bar = read("colorbar") or {}
+        bar = bar if isinstance(bar, dict) else bar.to_plotly_json()
+        on_top = ((bar.get("title") or {}).get("side")) == "top"  # not standing up the bar's side: no width of its own
+        beside += COLOUR_BAR_PX - AXIS_TITLE_LINE * on_top if read("showscale") is not False else 0
         # a short map's rows' title stands in lines side by side: /masks' three-token decoder map's 'queries (rows):
         # attending' in three left it 69 px of the 96 estimated with one (its '0.02' in 8 px type, chromium)
         title = ((fitted or {}).get("yaxis" + str(read("yaxis") or "y")[1:]) or {}).get("title") or {}
         beside += AXIS_TITLE_LINE * str(title.get("text") or "").count("<br>")
         plot_width = width - margin.get("l", 80) - margin.get("r", 80) - beside
-        if cell_text_px(labels, (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST - CELL_TEXT_SLACK:
+        if cell_text_px(labels, (plot_width, plot_height), font) < CELL_TEXT_AT_LEAST:
             found.append(i)
     return found
 

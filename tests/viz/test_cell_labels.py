@@ -64,7 +64,9 @@ def numbered(fig, px: int) -> bool:
     "label, cells, cell_px, drawn",
     [  # chromium 390 and 1366 px (scripts/phone_layout_check.py): each map's cells, their size and the type drawn
         ("16.4%", (8, 4), (21.5, 42), 6),  # /moe's layer loads on a phone
-        ("16.4%", (8, 4), (30.5, 42), 9),  # beside each other on a laptop
+        ("16.4%", (8, 4), (30.5, 42), 9),  # beside each other on a laptop (432 px each)
+        ("16.4%", (8, 4), (29, 42), 8),  # at 392 px (1,280 px window), the colour bar's title up its side
+        ("16.4%", (8, 4), (32, 42), 9),  # its title across the bar's top
         ("27.1%", (10, 8), (19.9, 28.9), 5),  # /moe's categories on a phone
         ("16%", (8, 4), (21.5, 42), 10),  # to whole percent, before
         ("30.1%<br>[28.3%,<br>31.9%]", (4, 2), (47.3, 89), 10),  # /encoder-decoder's alignment on a phone
@@ -92,6 +94,16 @@ def test_a_phone_is_not_sent_share_labels_too_small_to_read(lang):
     assert labelled(maps["category"], TABLET_FIGURE_PX)
     assert all(labelled(maps["alignment"], px) for px in (PHONE_FIGURE_PX, beside_px(2), LAPTOP_FIGURE_PX))
     assert CELL_TEXT_AT_LEAST == 9
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_layer_loads_beside_each_other_keep_room_for_9_px_labels(lang):
+    """/moe's two layer-load maps beside each other at a 1,280 px window (392 px each): with the colour bar's title
+    standing up its side their cells were 29 px wide, '16.4%' in 8 px type (chromium), and a pixel of slack in the
+    estimate kept them; with it across the bar's top, 32 px and 9 px, estimated 9. (On a phone, 8: left out.)"""
+    fig = share_maps(lang)["layer_load"]
+    assert fig.data[0].colorbar.title.side == "top"
+    assert labelled(fig, beside_px(2))
 
 
 def test_leaving_labels_out_changes_neither_the_figure_nor_the_dict_shared_by_every_width():

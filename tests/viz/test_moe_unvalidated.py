@@ -124,7 +124,8 @@ def ref_layer_load_heatmap(view, t, variant):
         texttemplate="%{text}",
         hovertemplate=f"{moe.safe_label(t('layer_n', i='%{y}'))}, {moe._expert_named(t, 'x')}: %{{z:.1%}} "
         f"{moe.safe_label(t('of_assignments'), 40)}"
-        "<extra></extra>", colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%"),
+        "<extra></extra>", colorbar=moe.colour_bar(moe.safe_label(t("share_short"), 20), tickformat=".0%")
+        | dict(title=dict(text=moe.safe_label(t("share_short"), 20), side="top")),
     ))  # fmt: skip
     fig.update_xaxes(title_text=t("expert_axis"), type="category")
     fig.update_yaxes(title_text=t("layer_axis"), type="category", autorange="reversed")
