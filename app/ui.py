@@ -17,6 +17,7 @@ import io
 import math
 import re
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -454,19 +455,24 @@ def show_figure(
     return event
 
 
-def built_once(build: Callable[[], str]) -> Callable[[], str]:
-    """A download's contents, built at its first request and kept for the next ones. Streamlit builds them anew for
-    every request a client sends (a websocket message of a few bytes each, run in the server's worker threads,
-    outside the page slots): 300 requests for /attention's head map at 300 tokens took a minute of the server's CPU,
-    every other visitor's page 25 times slower meanwhile. Requests arriving together wait for the one build."""
+_clock = time.monotonic  # built_once's (a test moves it)
+
+
+def built_once(build: Callable[[], str], fresh_s: float | None = None) -> Callable[[], str]:
+    """A download's contents, built at its first request and kept for the next ones (for `fresh_s` seconds, where
+    they follow something that changes, a room's answers: then built again at the first request after). Streamlit
+    builds them anew for every request a client sends (a websocket message of a few bytes each, run in the server's
+    worker threads, outside the page slots): 300 requests for /attention's head map at 300 tokens took a minute of the
+    server's CPU, every other visitor's page 25 times slower meanwhile. Requests arriving together wait for the one
+    build."""
     lock = threading.Lock()
-    made: list[str] = []
+    made: list[tuple[float, str]] = []
 
     def contents() -> str:
         with lock:
-            if not made:
-                made.append(build())
-            return made[0]
+            if not made or (fresh_s is not None and _clock() - made[0][0] >= fresh_s):
+                made[:] = [(_clock(), build())]
+            return made[0][1]
 
     return contents
 

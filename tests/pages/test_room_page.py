@@ -1181,3 +1181,37 @@ def test_a_switch_of_language_refused_for_now_reaches_the_room_at_the_next_run(s
     assert tries == ["ko", "ko"] and store.learner(code, token).lang == "ko"
     seated.run()
     assert tries == ["ko", "ko"]
+
+
+def test_the_answers_csv_reads_the_room_once_however_often_the_facilitator_asks(store, monkeypatch):
+    """Streamlit runs a download's callable at every request a client sends (a websocket message of a few bytes):
+    each request for the answers' CSV read every answer of the room from the database and wrote the CSV again. It
+    is built once and serves the next CSV_FRESH_S seconds' requests; a request after that sees new answers."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from app import ui
+    from app.views.room import facilitator
+
+    code, control = store.create(LESSON)
+    store.open_question(code, control, LESSON, 0)
+    store.answer(code, store.join(code, "Ana", "en"), "14")
+    reads, answers_csv = [], store.answers_csv
+    monkeypatch.setattr(store, "answers_csv", lambda *a: reads.append(1) or answers_csv(*a))
+    clock = [1000.0]
+    monkeypatch.setattr(ui, "_clock", lambda: clock[0])
+    asked, add_deferred = {}, MediaFileManager.add_deferred  # what Streamlit runs at each request, by file name
+
+    def kept(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        asked[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", kept)
+    at = run_view("room", {"room": code, "key": control})
+    assert_no_exception(at)
+    request = asked[f"room-{code}.csv"]
+    served = {request() for _ in range(20)}
+    assert len(reads) == 1 and len(served) == 1 and "Ana" in next(iter(served))
+    store.answer(code, store.join(code, "Bo", "en"), "3")
+    clock[0] += facilitator.CSV_FRESH_S
+    served.add(request())
+    assert len(reads) == 2 and len(served) == 2

@@ -24,6 +24,8 @@ from core import room as rules
 from core.room import RoomError
 from viz import room as figures
 
+CSV_FRESH_S = 5.0  # the answers' CSV, built at a request, serves the requests of the next few seconds as it is
+
 
 def move(code: str, control: str, step) -> None:
     try:
@@ -211,5 +213,7 @@ def show(T, code: str, control: str, lessons: dict) -> None:
     st.link_button(T("open_step"), links.link(page.url_path, params), icon=":material/open_in_new:")
     question_controls(T, code, control, room, lesson)
     live(code, control, lesson)
-    st.download_button(T("csv"), lambda: store.answers_csv(code, control), file_name=f"room-{code}.csv",
-                       mime="text/csv", on_click="ignore")  # fmt: skip
+    # built at a request, and again only CSV_FRESH_S after: each request of a client would read every answer of the
+    # room from the database and write them out again
+    csv = ui.built_once(lambda: store.answers_csv(code, control), fresh_s=CSV_FRESH_S)
+    st.download_button(T("csv"), csv, file_name=f"room-{code}.csv", mime="text/csv", on_click="ignore")
