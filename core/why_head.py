@@ -501,8 +501,10 @@ def committed_detector_heads(model_key: str) -> DetectorHeadsView | None:
                                          h["band_share_mean"][0], h["fastest_band_rank"],
                                          *(h["kept_mean"][k] for k in KEPT))):  # fmt: skip
                 rows[key].append(value)
+    # the texts as counted (data["texts"] is the script's English sentence of them: a page says them in its words)
     provenance = {"command": data["command"], "date": data["date"], "load": data["device"].get("loadavg_1min"),
-                  "texts": data["texts"], "seconds": data["seconds"]}  # fmt: skip
+                  "n_texts": len(data["tokens_per_text"]), "text_tokens": max(data["tokens_per_text"]),
+                  "seconds": data["seconds"]}  # fmt: skip
     fastest, slowest = every["band_share_mean"][0], every["band_share_mean"][-1]
     return DetectorHeadsView(model_key, provenance, data["bands"][0]["wavelength_tokens"][1], fastest, slowest,
                              {k: float(every["kept_mean"][k]) for k in KEPT}, groups, rows,

@@ -67,7 +67,8 @@ def rope_part(T) -> None:
 def detector_heads(T, found: wh.DetectorHeadsView) -> None:
     """The committed measurement over held-out texts (scripts/why_head_bands.py) of the heads the detectors found."""
     st.header(T("detectors_title"))
-    st.markdown(T("detectors_intro", texts=found.provenance["texts"]))
+    texts = T("detectors_texts", n=found.provenance["n_texts"], tokens=found.provenance["text_tokens"])
+    st.markdown(T("detectors_intro", texts=texts))
     for g in found.groups:
         name = ui.t("head_detectors", f"name_{g.detector}")
         st.markdown(T(f"group_{g.verdict}", detector=name, heads=", ".join(g.heads), fastest=g.fastest_share,
@@ -76,7 +77,7 @@ def detector_heads(T, found: wh.DetectorHeadsView) -> None:
     rows = dict(found.rows, detector=[ui.t("head_detectors", f"name_{d}") for d in found.rows["detector"]])
     st.dataframe({T(f"col_{k}"): v for k, v in rows.items()}, hide_index=True)
     st.markdown(T(f"paper_{found.paper}", all_fastest=found.all_fastest_share, all_slowest=found.all_slowest_share))
-    st.caption(T("detectors_provenance", **found.provenance))
+    st.caption(T("detectors_provenance", texts=texts, **found.provenance))
 
 
 def absolute_part(T) -> None:

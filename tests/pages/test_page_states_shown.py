@@ -76,7 +76,6 @@ NAMES |= _model_words() | _model_names()
 KNOWN_ENGLISH: dict[str, dict[str, str]] = {
     "antecedents": dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
     "rope-scaling": {"threads": "the experiment's device"},
-    "why-head": dict.fromkeys(("evenly", "spaced", "first", "tokens", "windows"), "the texts its results measured"),
 }
 # Legends set below a plot that a phone's check reads as in the way, left as they are: {(page, the figure's key)}.
 # /kv-cache's step map sets its legend under its colour bar, in a bottom margin sized for both at a fixed height
