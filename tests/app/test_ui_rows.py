@@ -65,3 +65,58 @@ def test_buttons_stand_in_a_row_the_browser_wraps_each_as_wide_as_its_label():
     (row,) = [b for b in at.container if b.proto.flex_container.direction == b.proto.flex_container.HORIZONTAL]
     assert row.proto.flex_container.wrap
     assert [c.label for c in row.children.values()] == ["前のステップ", "다음 단계"]
+
+
+def _figures_in_columns(source: str) -> list[int]:
+    """Lines of the `with` blocks of st.columns' columns (assigned, or looped over) that draw a figure, each name
+    read as it is bound where the block opens."""
+    import ast
+
+    def is_columns(node) -> bool:
+        calls = (c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute))
+        return any(c.func.attr == "columns" for c in calls)
+
+    class Blocks(ast.NodeVisitor):
+        def __init__(self):
+            self.columns, self.found = set(), []
+
+        def bind(self, targets, value):
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            self.columns = self.columns | names if is_columns(value) else self.columns - names
+
+        def visit_FunctionDef(self, node):
+            self.columns = set()
+            self.generic_visit(node)
+
+        def visit_Assign(self, node):
+            self.bind(node.targets, node.value)
+            self.generic_visit(node)
+
+        def visit_For(self, node):
+            self.bind([node.target], node.iter)
+            self.generic_visit(node)
+
+        def visit_With(self, node):
+            names = [item.context_expr.id for item in node.items if isinstance(item.context_expr, ast.Name)]
+            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]
+            if set(names) & self.columns and any(c.func.attr in ("show_figure", "plotly_chart") for c in calls):
+                self.found.append(node.lineno)
+            self.generic_visit(node)
+
+    blocks = Blocks()
+    blocks.visit(ast.parse(source))
+    return blocks.found
+
+
+def test_figures_side_by_side_stand_in_blocks_of_their_own_width():
+    """A figure in one of st.columns' columns is fitted for the browser's whole screen and drawn in whatever the
+    columns leave: /flash-attention's tiles and partial output, fitted for a laptop's 640 px, were drawn 307, 397 and
+    440 px wide at 1,100, 1,280 and 1,366 px windows (chromium: results/beside_rows_before.json), /positions' pairs
+    alike. Figures side by side stand in ui.beside's blocks, fitted for their width, in a row the browser wraps."""
+    from pathlib import Path
+
+    assert _figures_in_columns("def p():\n    a, b = st.columns(2)\n    with a:\n        ui.show_figure(f)\n") == [3]
+    assert _figures_in_columns("def p():\n    a, b = ui.beside(2)\n    with a:\n        ui.show_figure(f)\n") == []
+    pages = Path(__file__).resolve().parents[2] / "app" / "views"
+    drawn = {str(p.relative_to(pages)): _figures_in_columns(p.read_text(encoding="utf-8")) for p in pages.rglob("*.py")}
+    assert {page: lines for page, lines in drawn.items() if lines} == {}

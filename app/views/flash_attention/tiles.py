@@ -65,7 +65,7 @@ def show(T) -> None:
     if current.skipped:
         st.info(T("skipped"))
     words = ui.texts("flash_attention.figure")
-    left, right = st.columns(2)
+    left, right = ui.beside(2)
     with left:
         ui.show_figure(fv.tiles_figure(view, words, step), "flash-tiles", data=view.weights, row_labels=view.labels,
                        col_labels=view.labels, key="fig-tiles")  # fmt: skip

@@ -27,7 +27,7 @@ def part(T) -> None:
         data={"head": names, "slope": view.slopes},
         key="fig-slopes",
     )
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.bias_figure(view, ui.texts("positions.figure")),

@@ -19,7 +19,7 @@ def part(T) -> None:
         return
     n = ui.field(STATE["npos"], T("npos"))
     view = learned.similarity_view(model, n)
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.similarity_figure(view, ui.texts("positions.figure")),

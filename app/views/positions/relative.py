@@ -20,7 +20,7 @@ def part(T) -> None:
     with c4:
         seed = ui.field(STATE["seed"], T("seed"), widget="number")
     view = relative.shaw_view(n, d, k, seed)
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.offsets_figure(view, ui.texts("positions.figure")),

@@ -60,7 +60,7 @@ def part(T) -> None:
 
     st.header(T("check_title"))
     check = rope.check_view(rot.inv_freq, n, m)
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.check_scores_figure(check, ui.texts("positions.figure")),

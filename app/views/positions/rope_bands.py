@@ -34,7 +34,7 @@ def part(T) -> None:
     trace = models.run(key, model, [text], SMOL_TOKENS)
     view = rope_bands.bands_view(trace, layer, head, n_bands, model.capabilities.positions.rope_pairs)
     labels, dims = view.labels, view.dims
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.queries_figure(view, ui.texts("positions.figure")),

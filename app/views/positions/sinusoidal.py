@@ -35,7 +35,7 @@ def part(T) -> None:
         col_labels=enc.dims,
         key="fig-pe",
     )
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.dot_figure(enc, ui.texts("positions.figure")),
@@ -60,7 +60,7 @@ def part(T) -> None:
     st.header(T("why_both"))
     pair = ui.field(STATE["pair"], T("pair"), SimpleNamespace(d=d))
     col = sinusoidal.collision_view(n, d, base, pair)
-    c1, c2 = st.columns(2)
+    c1, c2 = ui.beside(2)
     with c1:
         ui.show_figure(
             figures.collision_figure(col, ui.texts("positions.figure")),
