@@ -99,7 +99,8 @@ LONGEST_FILES = (
     "tests/pages/test_shareable_links.py",  # 66 s
     "tests/test_fuzz.py",  # 36 s
     "tests/pages/test_lesson_questions_on_pages.py",  # 58 s
-    "tests/pages/test_app_pages.py",  # 29 s
+    "tests/pages/test_page_states_shown.py",  # 58 s alone at load 6-8 (27 s of CPU): every state of every page
+    "tests/pages/test_app_pages.py",  # 29 s before its default runs moved to the file above
     "tests/core/test_lessons_shipped.py",  # 17 s
     "tests/pages/test_models_on_pages.py",  # 14 s
     "tests/test_browser_room.py",  # 78 s: a room in chromium, and one across a restart
