@@ -282,6 +282,21 @@ def clean_name(raw) -> str:
     return _clean(raw, MAX_NAME_CHARS, "name_empty", "name_long")
 
 
+def name_key(name: str) -> str:
+    """A display name as two learners' names are compared: compatibility forms folded (full-width letters), case
+    folded, only what draws kept (spaces, joiners and marks' order do not tell two people apart)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", name).casefold() if visible(ch))
+
+
+def check_name_free(name: str, taken: Iterable[str]) -> None:
+    """A learner joins under a name no learner of the room has (name_key): the facilitator's board, gallery, CSV and
+    remove list name learners only so, and a second "Ana" (a classmate's name taken by a prankster, or "ＡＮＡ") could
+    not be told from the first, nor removed without guessing which. RoomError('name_taken')."""
+    key = name_key(name)
+    if any(name_key(other) == key for other in taken):
+        raise RoomError("name_taken")
+
+
 def clean_sentence(raw) -> str:
     """A gallery sentence: one line, 1..300 characters, at least one visible (shown to others as plain text only)."""
     return _clean(raw, MAX_SENTENCE_CHARS, "sentence_empty", "sentence_long")

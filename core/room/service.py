@@ -456,6 +456,7 @@ class Rooms:
         if room is None:
             return RoomError("unknown_room", code)  # said after the commit: the miss stays counted
         rules.check_join(room.locked, tx.learners_in(code), tx.learners_seated_at(self.clock()))
+        rules.check_name_free(name, (taken for taken, _, _ in tx.learners(code)))
         self._rate(tx, code, "", "join")
         if client:
             self._rate(tx, "", client, "join_client")

@@ -224,6 +224,19 @@ def test_joins_are_rate_limited_and_names_bounded(rooms):
         rooms.join(code, "one too many", "en")
 
 
+def test_a_name_a_learner_of_the_room_has_is_refused(rooms):
+    """The facilitator tells learners apart by their names only (board, gallery, CSV, the remove list): a second
+    'Ana Kim' in a room, however written, could not be told from the first, nor removed without guessing."""
+    code, _ = rooms.create("qkv")
+    rooms.join(code, "Ana Kim", "en")
+    for same in ("Ana Kim", "ana kim", "ＡＮＡ ＫＩＭ", " Ana  Kim ", "AnaKim", "Ana\u200bKim"):
+        with pytest.raises(RoomError, match="^name_taken$"):
+            rooms.join(code, same, "en")
+    assert rooms.learner(code, rooms.join(code, "Ana Kim 2", "en")).name == "Ana Kim 2"
+    other, _ = rooms.create("qkv")
+    assert rooms.learner(other, rooms.join(other, "Ana Kim", "en")).name == "Ana Kim"  # another room's learners
+
+
 def test_gallery_keeps_text_as_written_and_shows_one(rooms):
     code, control = rooms.create("qkv")
     token = rooms.join(code, "Ana", "en")

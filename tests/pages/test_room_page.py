@@ -317,7 +317,7 @@ def test_a_crafted_value_in_a_room_panel_is_the_apps_one_sentence_and_the_page_s
     store.open_question(code, control, lesson().id, 2)
 
     def learner_sends_a_number(run):
-        token = store.join(code, "Ana", lang)
+        token = store.join(code, f"Ana {len(store.learners(code, control))}", lang)
         at = run_view("room", {"room": code, "me": token, "lang": lang})
         at.run()  # the panel's first poll opens the room's step
         assert_no_exception(at)
