@@ -17,7 +17,7 @@ import streamlit as st
 
 from app import catalog, serving
 from core.lessons import load_lessons
-from core.room import PASSCODE_ENV, RoomError, new_passcode, room_passcode
+from core.room import MAX_PASSCODE_CHARS, PASSCODE_ENV, RoomError, new_passcode, room_passcode
 from core.room.service import Rooms
 from core.room.sql import PostgresStore, SQLiteStore
 
@@ -106,6 +106,10 @@ def open_store() -> Rooms:
         if _store is None:
             url = os.environ.get("DATABASE_URL", "").strip()
             chosen = room_passcode()
+            if len(chosen) > MAX_PASSCODE_CHARS:  # the box would cut what a facilitator types: no room would open
+                LOG.error("rooms: %s has %d characters, and /room's passcode box takes %d: no facilitator can type "
+                          "it, so no room opens on this server; set a shorter one", PASSCODE_ENV, len(chosen),
+                          MAX_PASSCODE_CHARS)  # fmt: skip
             _store = Rooms(PostgresStore(url) if url else SQLiteStore(), lessons, passcode=chosen,
                            agreed_passcode=not chosen and serving.hosted_process())  # fmt: skip
             threading.Thread(target=_purge_while_open, args=(_store,), name="rooms-purge", daemon=True).start()

@@ -37,6 +37,7 @@ TTL_ENV = "ATTENTION_LAB_ROOM_TTL_H"
 # The operator's passcode for opening a room: set, /room asks for it before a room opens (every hosted class server:
 # scripts/serve_class.py makes one when none is set); unset, anyone who reaches the server may open one (a laptop).
 PASSCODE_ENV = "ATTENTION_LAB_ROOM_PASSCODE"
+MAX_PASSCODE_CHARS = 200  # a passcode is a line a facilitator types: /room's box takes this many characters
 KEEP_AFTER_CLOSE_S = 3600.0  # a closed or expired room, its names, answers and sentences are deleted after this
 
 
@@ -168,7 +169,7 @@ def check_passcode(typed, required_digest: str) -> None:
     typed = typed.strip() if isinstance(typed, str) else ""
     if not typed:
         raise RoomError("passcode_empty")
-    if not same_secret(typed, required_digest):
+    if len(typed) > MAX_PASSCODE_CHARS or not same_secret(typed, required_digest):  # a megabyte is not hashed
         raise RoomError("passcode_wrong")
 
 

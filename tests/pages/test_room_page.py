@@ -845,6 +845,25 @@ def test_a_server_with_the_operators_passcode_opens_a_room_only_for_it(rooms_fro
     assert passcode not in str(at.query_params) and passcode not in shown_text(at)
 
 
+def test_an_operators_passcode_longer_than_the_box_takes_is_named_in_the_log(rooms_from_env, monkeypatch, caplog):
+    """/room's passcode box takes MAX_PASSCODE_CHARS characters and Streamlit cuts what is sent to that (a crafted
+    megabyte too): an operator's passcode longer than that could never be typed, and every facilitator was told it
+    was the wrong one. The server's log says so from the first run on, without the passcode."""
+    import logging
+
+    operators = "K" * (rules.MAX_PASSCODE_CHARS + 1)
+    monkeypatch.setenv(rules.PASSCODE_ENV, operators)
+    monkeypatch.setenv(serving.HOSTED_ENV, "1")
+    with caplog.at_level(logging.ERROR, logger="attention_lab"):
+        at = run_view("room")
+    assert_no_exception(at)
+    assert passcode_box(at).proto.max_chars == rules.MAX_PASSCODE_CHARS
+    said = [r.getMessage() for r in caplog.records if rules.PASSCODE_ENV in r.getMessage()]
+    assert said and str(rules.MAX_PASSCODE_CHARS + 1) in said[0] and operators not in said[0], said
+    with pytest.raises(rules.RoomError, match="^passcode_wrong$"):  # a megabyte sent past the box is not even hashed
+        rules.check_passcode(operators, rules.digest(operators))
+
+
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
 def test_a_laptop_run_reached_from_afar_opens_rooms_for_its_own_browser_only(rooms_from_env, monkeypatch, lang):
     """A laptop run (no passcode: not hosted by its settings) that its owner put behind a proxy or a tunnel: a

@@ -23,7 +23,6 @@ from core.lessons import LessonError
 from core.room import RoomError
 
 PARAMS = ("room", "me", "key", "mode")  # this page's own query parameters (no widget mirrors them)
-PASSCODE_MAX_CHARS = 200  # the box's bound: an operator's passcode is a line, not a text
 
 
 def create(T, lessons: dict) -> None:
@@ -41,7 +40,7 @@ def create(T, lessons: dict) -> None:
             passcode = None
             if open_store().asks_passcode:  # a hosted server's operator set one: never in the link, never kept
                 passcode = st.text_input(T("passcode"), type="password", help=T("passcode_help"),
-                                         max_chars=PASSCODE_MAX_CHARS)  # fmt: skip
+                                         max_chars=rules.MAX_PASSCODE_CHARS)  # fmt: skip
             if not st.form_submit_button(T("open"), type="primary"):
                 return
     try:  # a selectbox may send free text, a crafted message any passcode: the room service checks both
