@@ -6,10 +6,10 @@ its defaults; a visitor reaches the rest by a widget or a link (?part=alignment,
 A state is one discrete setting changed from where it is shown: each option of a choice whose options are declared
 (core/state.py Choice), each flag flipped, one at a time, never the product. A setting shown only in another state
 (/positions' `layout` in its rope part, `bands` once SmolLM2's bands are on) is changed from the first state that
-shows it, found as the page writes it into its link. A choice of sizes is opened at its two ends (_ends). Choices
-whose options come from the run (a model, a row, a token) are left to the tests of models on pages
-(tests/pages/test_models_on_pages.py) and of each page; the few states that run a model for seconds, to their page's
-tests (COSTLY).
+shows it, found as the page writes it into its link; a choice whose options come from the run (a row, a tile, a
+token) takes them from that state. Numbers are opened at their two ends (_sizes_at_their_ends). Model pickers are
+left to the tests of models on pages (tests/pages/test_models_on_pages.py); the few states that run a model for
+seconds, to their page's tests (COSTLY).
 
 Each state is opened once, in one language made of all three (`pseudo_widest`): each catalog string is the widest
 of its English, Japanese and Korean words (as tests/pages/test_app_pages.py's titles check), and an English one is
@@ -159,18 +159,29 @@ def pseudo_widest(monkeypatch):
     shared._tables.clear()
 
 
-def discrete(page: str) -> dict[str, tuple]:
-    """{key: its values as a link writes them} for each choice with declared options and each flag of the page."""
+# Model pickers: each option opens another model (tests/pages/test_models_on_pages.py opens them on their pages)
+MODEL_PICKERS = {"model", "src", "pick"}
+
+
+def discrete(page: str, written: dict[str, str] | None = None) -> dict[str, tuple]:
+    """{key: its values as a link writes them} for each choice and each flag of the page. A choice whose options come
+    from the run (a row of the batch, a tile, a token, a head) takes them from the state the page wrote (`written`,
+    read by the page's declaration); one it cannot resolve there, and the model pickers, are left out."""
     found = {}
     for field in PAGE_STATES[page]:
         if isinstance(field, Flag):
             found[field.key] = ("0", "1")
-        elif isinstance(field, Choice):
+        elif isinstance(field, Choice) and field.key not in MODEL_PICKERS:
             try:
                 values = tuple(field.text(v) for v in field.options_in())
             except (Unknown, AttributeError, TypeError):
-                continue  # options of the run: a model, a row, a token
-            found[field.key] = _ends(values) if all(_number(v) for v in values) else values
+                if written is None:
+                    continue
+                try:
+                    values = tuple(field.text(v) for v in field.options_in(PAGE_STATES[page].read(written)))
+                except Exception:  # noqa: BLE001  (a context this reader cannot build: the page's tests have it)
+                    continue
+            found[field.key] = _sizes_at_their_ends(values)
     return found
 
 
@@ -182,11 +193,13 @@ def _number(text: str) -> bool:
     return True
 
 
-def _ends(values: tuple) -> tuple:
-    """A choice of sizes (n = 16 .. 131,072, a factor 2 .. 32) at its ends: the widest number, the other side of a
-    verdict; the sizes between change only numbers (each is a new computation: 0.15 s a state)."""
-    ordered = sorted(values, key=float)
-    return tuple(dict.fromkeys((ordered[0], ordered[-1])))
+def _sizes_at_their_ends(values: tuple) -> tuple:
+    """A choice's values, those that are numbers (n = 16 .. 131,072, a factor 2 .. 32, a row, a head) at their two
+    ends: the widest number, the other side of a verdict; the numbers between change only numbers (each is a new
+    computation: 0.15 s a state). Words ('mean', 'all') all."""
+    numbers = sorted((v for v in values if _number(v)), key=float)
+    ends = (numbers[0], numbers[-1]) if numbers else ()
+    return tuple(dict.fromkeys(v for v in values if not _number(v) or v in ends))
 
 
 def _strip(text: str, prose: bool) -> str:
@@ -324,12 +337,12 @@ def _leaves(node) -> list:
 def states(page: str):
     """Each state of the page to open, as a link's parameters: its defaults first, then one discrete setting
     changed at a time from the first state that shows it (found as the page writes it into its link)."""
-    choices = discrete(page)
     done: set[str] = set()
     queue = [{}]
     while queue:
         params = queue.pop(0)
         written = yield params
+        choices = discrete(page, written)
         for key in sorted(written.keys() & choices.keys() - done):
             done.add(key)
             queue += [{**params, key: v} for v in choices[key] if v != written[key] and (page, key, v) not in COSTLY]
