@@ -586,8 +586,13 @@ def distribution(answer: Answer, responses: Iterable, reveal: bool = False, mine
                         len(parsed), n_right, reveal, own_bar)  # fmt: skip
 
 
+FAR_OUT = 3.0  # an answer beyond this many interquartile ranges past a quartile (Tukey's far out) has a bar of its own
+
+
 def _number_bars(answer: Answer, values: list, own, max_bars: int):
-    """Equal-width bins over the responses and the right answer; a bin is right when it overlaps the tolerance."""
+    """Equal-width bins over the responses; a bin is right when it overlaps the tolerance. Answers far out (FAR_OUT)
+    gather in a bar at each end ('< 0', '> 28'), so that one learner's 1e300 does not put the whole class in one
+    bin. The bins never depend on the right answer (before the reveal they would say it)."""
     c, tol = float(answer.correct), float(answer.tolerance or 0.0)
     points = [float(v) for v in values]
     if not points:
@@ -599,16 +604,30 @@ def _number_bars(answer: Answer, values: list, own, max_bars: int):
         right = [abs(v - c) <= tol + 1e-12 * max(1.0, abs(c)) for v in distinct]
         own_bar = distinct.index(float(own)) if own is not None and float(own) in distinct else None
         return labels, counts, right, own_bar
-    lo, hi = min(points), max(points)
+    q1, q3 = float(np.percentile(points, 25, method="lower")), float(np.percentile(points, 75, method="higher"))
+    spread = q3 - q1  # answers themselves (no interpolation, which overflows at 1e308); Python's floats go to inf
+    low, high = (q1 - FAR_OUT * spread, q3 + FAR_OUT * spread) if spread > 0 else (-math.inf, math.inf)
+    inside = [p for p in points if low <= p <= high]
+    below, above = any(p < low for p in points), any(p > high for p in points)
+    lo, hi = min(inside), max(inside)
+    bins = max_bars - below - above if hi > lo else 1
     # lo and hi weighed, not lo plus a width: hi - lo of two answers such as -1e308 and 1e308 is inf, and every edge
     # then nan (the room's histogram, drawn for the facilitator, the projector and after the reveal, failed)
-    share = np.linspace(0.0, 1.0, max_bars + 1)
+    share = np.linspace(0.0, 1.0, bins + 1)
     edges = lo * (1.0 - share) + hi * share
-    index = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, max_bars - 1)
-    counts = np.bincount(index, minlength=max_bars).tolist()
+
+    def bar(value: float) -> int:
+        if value < low:
+            return 0
+        if value > high:
+            return below + bins
+        return below + int(np.clip(np.searchsorted(edges, [value], side="right")[0] - 1, 0, bins - 1))
+
+    counts = np.bincount([bar(p) for p in points], minlength=below + bins + above).tolist()
     labels = [f"{_show_number(float(a), 3)}–{_show_number(float(b), 3)}" for a, b in zip(edges[:-1], edges[1:])]
     right = [bool(a <= c + tol and b >= c - tol) for a, b in zip(edges[:-1], edges[1:])]
-    own_bar = None
-    if own is not None:
-        own_bar = int(np.clip(np.searchsorted(edges, [float(own)], side="right")[0] - 1, 0, max_bars - 1))
-    return labels, counts, right, own_bar
+    if below:
+        labels, right = [f"< {_show_number(lo, 3)}", *labels], [c - tol < lo, *right]
+    if above:
+        labels, right = [*labels, f"> {_show_number(hi, 3)}"], [*right, c + tol > hi]
+    return labels, counts, right, None if own is None else bar(float(own))

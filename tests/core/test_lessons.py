@@ -323,8 +323,24 @@ def test_numbers_at_the_ends_of_the_floats_are_binned_and_written_short():
     a = answer("number", 3.0, tolerance=0.1)
     responses = ["-1.7976931348623157e308", "1.7976931348623157e308", "1e308"] + [str(x) for x in range(20)]
     d = core.distribution(a, responses, reveal=True, mine="1e308")
-    assert len(d.labels) == 12 and sum(d.counts) == 23 and d.mine == 9 and sum(d.right) == 1
+    assert len(d.labels) == 12 and sum(d.counts) == 23 and d.mine == 11 and sum(d.right) == 1
     assert all(len(label) < 30 for label in d.labels), d.labels
     few = core.distribution(a, ["1e308", "3"], reveal=True)
     assert few.labels == ("3", "1e+308")
     assert core.format_response(a, 1e308) == "1e+308" and core.parse_response(a, "1e+308") == 1e308
+
+
+def test_answers_far_out_gather_at_the_ends_and_the_class_keeps_its_bins():
+    """One learner's 1e300 (or -50 among answers of 0 to 28) made every bin as wide as a 300th power of ten, and the
+    other 29 answers one bar: the class's spread, what the reveal discusses, was gone. Answers far out (beyond three
+    interquartile ranges past a quartile) have a bar at each end; the bins follow the rest, the same bins whatever
+    the right answer (they are shown before the reveal)."""
+    class_answers = [str(x) for x in range(29)]
+    d = core.distribution(answer("number", 3.0, tolerance=0.1), [*class_answers, "1e300"], reveal=True, mine="1e300")
+    assert d.labels[-1] == "> 28" and d.counts[-1] == 1 and d.mine == len(d.labels) - 1 and not d.right[-1]
+    assert len(d.labels) == 12 and sum(d.counts[:-1]) == 29 and max(d.counts[:-1]) <= 3
+    both = core.distribution(answer("number", -1e9, tolerance=1.0), [*class_answers, "1e300", "-50"], reveal=True)
+    assert both.labels[0] == "< 0" and both.labels[-1] == "> 28" and both.counts[0] == both.counts[-1] == 1
+    assert both.right[0] and sum(both.right) == 1  # the right answer lies below every bin of the class
+    hidden = {core.distribution(answer("number", c, tolerance=0.1), [*class_answers, "1e300"]).labels for c in (3, 1e9)}
+    assert len(hidden) == 1
