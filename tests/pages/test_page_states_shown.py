@@ -8,8 +8,9 @@ A state is one discrete setting changed from where it is shown: each option of a
 (/positions' `layout` in its rope part, `bands` once SmolLM2's bands are on) is changed from the first state that
 shows it, found as the page writes it into its link; a choice whose options come from the run (a row, a tile, a
 token) takes them from that state. Numbers are opened at their two ends (_sizes_at_their_ends). Model pickers are
-left to the tests of models on pages (tests/pages/test_models_on_pages.py); the few states that run a model for
-seconds, to their page's tests (COSTLY).
+left to the tests of models on pages (tests/pages/test_models_on_pages.py). A state that runs a model for seconds
+is opened on a short text or one head (CHEAPER); /ablation's live claims and mode are left to its page's tests
+(COSTLY).
 
 Each state is opened once, in one language made of all three (`pseudo_widest`): each catalog string is the widest
 of its English, Japanese and Korean words (as tests/pages/test_app_pages.py's titles check), and an English one is
@@ -89,11 +90,14 @@ IN_THE_WAY_MEASURED = {
 }
 # Figures without a caption under them, each to get one: {(page, the figure's key)}
 UNCAPTIONED: set[tuple[str, str]] = set()
-# States left out for what they cost: each runs a model for seconds, and its page's own tests open it
-COSTLY = {
-    ("ablation", "part", "live"): "SmolLM2 ablations, 5-10 s a state (tests/pages/test_ablation_page.py)",
-    ("transformer-xl", "live", "1"): "SmolLM2 over the text's segments, 5 s (tests/pages/test_transformer_xl_page.py)",
+# States that run a model for seconds, opened on less: {(page, key, value): the settings that make it cheap}
+CHEAPER = {
+    ("ablation", "part", "live"): {"k": "1", "draws": "1"},  # one head, one random draw: 2 s, not 10
+    ("transformer-xl", "live", "1"): {"text": "The cat sat on the mat. The cat sat.", "lseg": "4"},  # 1 s, not 5
 }
+# and states left out for what they cost: each runs SmolLM2's ablations again (2 s on the cheap settings above), and
+# tests/pages/test_ablation_page.py opens them
+COSTLY = {("ablation", "claim", "previous_token"), ("ablation", "claim", "antecedent"), ("ablation", "mode", "mean")}
 
 
 def _look_alike(text: str) -> str:
@@ -345,7 +349,11 @@ def states(page: str):
         choices = discrete(page, written)
         for key in sorted(written.keys() & choices.keys() - done):
             done.add(key)
-            queue += [{**params, key: v} for v in choices[key] if v != written[key] and (page, key, v) not in COSTLY]
+            queue += [
+                {**params, key: v, **CHEAPER.get((page, key, v), {})}
+                for v in choices[key]
+                if v != written[key] and (page, key, v) not in COSTLY
+            ]
 
 
 PAGES = [pytest.param(p, marks=[pytest.mark.slow] if p in MODEL_PAGES else []) for p in sorted(PAGE_STATES)]
