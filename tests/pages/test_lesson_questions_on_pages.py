@@ -139,7 +139,7 @@ def linear_more_spread(step, q, a):
 
 
 def flash_tiles(step, q, a):
-    found = re.search(r"\*\*(\d+)\*\* query tile\(s\) × \*\*(\d+)\*\* key tile", shown_text(page(step)))
+    found = re.search(r"Query tiles × key tiles: \*\*(\d+)\*\* × \*\*(\d+)\*\*", shown_text(page(step)))
     tr, tc = int(found.group(1)), int(found.group(2))
     close({"query": tr, "key": tc, "all": tr * tc}[q.params["what"]], a)
 

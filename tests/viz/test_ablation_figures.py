@@ -10,6 +10,8 @@ from app import i18n
 from core import ablation as ab
 from viz import ablation as va
 
+NAT = {"en": "nats", "ja": "ナット", "ko": "내트"}  # tests/app/test_i18n_glossary.py declares one word per language
+
 
 def words(key, **fmt):
     return i18n.text("en", "ablation.figure", key, **fmt)
@@ -56,5 +58,6 @@ def test_an_accuracy_harm_is_drawn_in_percent_as_the_page_says_it_and_a_loss_in_
     placebo_line = i18n.text(lang, "ablation", "placebo_line_antecedent_accuracy", n=3, mean=0.01, lo=-0.005, hi=0.02)
     assert "+1.0%" in placebo_line  # the page's words, in the same unit
     fig = va.claim_figure(loss, text)
-    assert fig.layout.xaxis.tickformat is None and "nat" in fig.layout.xaxis.title.text
+    assert fig.layout.xaxis.tickformat is None and fig.layout.xaxis.title.text == text(f"harm_{loss.metric}")
+    assert NAT[lang] in fig.layout.xaxis.title.text  # the unit, in the glossary's one word for it
     assert all(":.3f}" in trace.hovertemplate for trace in fig.data)
