@@ -9,8 +9,7 @@ A state is one discrete setting changed from where it is shown: each option of a
 shows it, found as the page writes it into its link; a choice whose options come from the run (a row, a tile, a
 token) takes them from that state. Numbers are opened at their two ends (_sizes_at_their_ends). Model pickers are
 left to the tests of models on pages (tests/pages/test_models_on_pages.py). A state that runs a model for seconds
-is opened on a short text or one head (CHEAPER); /ablation's live claims and mode are left to its page's tests
-(COSTLY).
+is opened on a short text (CHEAPER); a few that cost seconds each are left to their page's tests (COSTLY).
 
 Each state is opened once, in one language made of all three (`pseudo_widest`): each catalog string is the widest
 of its English, Japanese and Korean words (as tests/pages/test_app_pages.py's titles check), and an English one is
@@ -90,14 +89,12 @@ IN_THE_WAY_MEASURED = {
 }
 # Figures without a caption under them, each to get one: {(page, the figure's key)}
 UNCAPTIONED: set[tuple[str, str]] = set()
-# States that run a model for seconds, opened on less: {(page, key, value): the settings that make it cheap}
-CHEAPER = {
-    ("ablation", "part", "live"): {"k": "1", "draws": "1"},  # one head, one random draw: 2 s, not 10
-    ("transformer-xl", "live", "1"): {"text": "The cat sat on the mat. The cat sat.", "lseg": "4"},  # 1 s, not 5
-}
-# and states left out for what they cost: each runs SmolLM2's ablations again (2 s on the cheap settings above), and
-# tests/pages/test_ablation_page.py opens them
-COSTLY = {("ablation", "claim", "previous_token"), ("ablation", "claim", "antecedent"), ("ablation", "mode", "mean")}
+# A state that runs a model for seconds, opened on less: {(page, key, value): the settings that make it cheap}
+CHEAPER = {("transformer-xl", "live", "1"): {"text": "The cat sat on the mat. The cat sat.", "lseg": "4"}}  # 1 s, not 5
+# and states left out for what they cost, each opened by its page's own tests: /ablation's live part runs SmolLM2's
+# ablations (5 s on one head and one draw: tests/pages/test_ablation_page.py), /kv-cache's other heads rerun its
+# generation's maps for one head's numbers (1.3 s each: tests/pages/test_kv_cache_page.py)
+COSTLY = {("ablation", "part", "live"), ("kv-cache", "head", "0"), ("kv-cache", "head", "8")}
 
 
 def _look_alike(text: str) -> str:
