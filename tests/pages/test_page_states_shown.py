@@ -110,12 +110,14 @@ def _template_look_alike(template: str) -> str:
     """A format string's literal text in look-alike letters, its fields as written."""
     from string import Formatter
 
-    out = []
-    for literal, name, spec, conversion in Formatter().parse(template):
-        out.append(_look_alike(literal).replace("{", "{{").replace("}", "}}"))
+    out, literal = [], ""
+    for text, name, spec, conversion in Formatter().parse(template):
+        literal += text  # an escaped brace splits a literal: '%{{x}}' reads as '%{' and 'x}'
         if name is not None:
+            out.append(_look_alike(literal).replace("{", "{{").replace("}", "}}"))
             out.append("{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
-    return "".join(out)
+            literal = ""
+    return "".join([*out, _look_alike(literal).replace("{", "{{").replace("}", "}}")])
 
 
 @pytest.fixture
@@ -373,3 +375,18 @@ def test_every_state_of_the_page_shows_fitting_titles_captions_and_the_readers_w
     assert not found, "\n".join(
         f"?{'&'.join(f'{k}={v}' for k, v in json.loads(p).items())}: {w}" for p, ws in found.items() for w in ws
     )
+
+
+def test_look_alike_letters_keep_fields_markup_and_widths_and_the_check_finds_plain_english():
+    """The checker itself: a catalog string in look-alike letters keeps its format fields, plural forms' fields,
+    markup, plotly's %{...} and a number format, at the same width; a plain ASCII word outside the catalog is found,
+    a look-alike one, a code span, a quoted example and a provenance path are not."""
+    template = "**Layer {layer}** of {n:,} <br>%{{z:.2f}} ({fmt}) `code`"
+    shown = _template_look_alike(template).format(layer=3, n=12345, fmt=".3g")
+    assert shown.startswith("**Ĺáýéŕ 3** óƒ 12,345 <br>%{z:.2f} (.3g)") and shown.endswith("`çóđé`")
+    assert label_columns(shown) == label_columns(template.format(layer=3, n=12345, fmt=".3g"))
+    words = lambda text, prose=True: WORD.findall(_strip(text, prose))  # noqa: E731
+    assert words(shown) == []
+    assert words("Ĺáýéŕ 3: the weights") == ["the", "weights"]
+    assert words("“The cat sat.” `tired` results/x.json --max-n 5", prose=True) == []
+    assert words("best_head_weights", prose=False) == ["best", "head", "weights"]
