@@ -1234,3 +1234,21 @@ def test_the_answers_csv_reads_the_room_once_however_often_the_facilitator_asks(
     clock[0] += facilitator.CSV_FRESH_S
     served.add(request())
     assert len(reads) == 2 and len(served) == 2
+
+
+def test_an_answer_sent_with_a_run_of_the_whole_page_is_kept_and_shown(store):
+    """A browser sends the answer's click as the panel's fragment run; one that comes with a run of the whole page (a
+    client's own, or a click merged with a page run already waiting) kept the answer, then showed the app's
+    unexpected-error sentence instead of it (a fragment's own rerun raises in a full run)."""
+    code, control = store.create(LESSON)
+    store.open_question(code, control, LESSON, 0)
+    token = store.join(code, "Ana", "en")
+    at = run_view("room", {"room": code, "me": token})
+    at.run()  # the panel's first poll opens the room's step
+    at.text_input(key="room-number").input("14")
+    next(b for b in at.get("form_submit_button") if b.proto.id.endswith("room-submit")).click()
+    at.run()
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert store.my_answer(code, token, store.room(code).question) is not None
+    assert any(t.value == i18n.text("en", "room", "your_answer", answer="14") for t in at.text)

@@ -59,7 +59,10 @@ def answer_form(T, s: dict, room, right) -> None:
             st.warning(T(e.key))
             return
         s["mine_q"] = None
-        st.rerun(scope="fragment")  # show the kept answer now, not at the next room change
+        # show the kept answer now, not at the next room change: a browser sends the panel's click as the fragment's
+        # run, but one that came with a run of the whole page (a client's, or merged with a run already waiting) is
+        # a full run, where a fragment's own rerun raises
+        st.rerun(scope="fragment" if follow.fragment_run() else "app")
 
 
 def asked(lesson, room) -> bool:
