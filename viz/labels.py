@@ -155,9 +155,10 @@ def columns_in(px: float, font_px: float) -> int:
 
 MIN_TITLE_PX = 9  # a title whose longest word is wider than its panel is set smaller, down to this
 # What stands right of a map's plot (px): its colour bar with its numbers and its title standing up its side, from the
-# plot's edge (chromium, /masks' maps drawn 282 px wide; viz.heatmap); a short title across the bar's top takes a line
-# (AXIS_TITLE_LINE) less
-COLOUR_BAR_PX = 74
+# plot's edge (chromium, /masks' maps drawn 282 px wide; viz.heatmap); with a short title across the bar's top
+# instead, less: 18 px back to the plot for /moe's 'share', 10 for /flash-attention's 'weight' (chromium, 392 px), the
+# lesser counted
+COLOUR_BAR_PX, COLOUR_BAR_TOP_TITLED_PX = 74, 64
 # A map's cell labels. Plotly sets every label of a map in one type, the largest in which the longest line of any
 # label fits the narrowest cell (CELL_CHAR_EM of the type a character, lines CELL_LINE_EM apart) up to the figure's
 # font (plotly.js, traces/heatmap/plot.js): one decimal more on every label shrinks them all. Numbers set under
@@ -459,7 +460,7 @@ def _unreadable_cell_labels(
         bar = read("colorbar") or {}
         bar = bar if isinstance(bar, dict) else bar.to_plotly_json()
         on_top = ((bar.get("title") or {}).get("side")) == "top"  # not standing up the bar's side: no width of its own
-        beside += COLOUR_BAR_PX - AXIS_TITLE_LINE * on_top if read("showscale") is not False else 0
+        beside += (COLOUR_BAR_TOP_TITLED_PX if on_top else COLOUR_BAR_PX) if read("showscale") is not False else 0
         # a short map's rows' title stands in lines side by side: /masks' three-token decoder map's 'queries (rows):
         # attending' in three left it 69 px of the 96 estimated with one (its '0.02' in 8 px type, chromium)
         title = ((fitted or {}).get("yaxis" + str(read("yaxis") or "y")[1:]) or {}).get("title") or {}

@@ -86,6 +86,7 @@ IN_THE_WAY_MEASURED = {
     ("kv-cache", "fig-step"): "legend at",
     ("moe", "balanced"): "colour bar titled",
     ("moe", "collapsed"): "colour bar titled",
+    ("flash-attention", "fig-tiles"): "colour bar titled",
 }
 # Figures without a caption under them, each to get one: {(page, the figure's key)}
 UNCAPTIONED: set[tuple[str, str]] = set()

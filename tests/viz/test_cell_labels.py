@@ -220,3 +220,19 @@ def test_top_tokens_too_small_to_read_are_left_to_the_hover(lang):
     assert not labelled(long, LAPTOP_FIGURE_PX) and not labelled(long, PHONE_FIGURE_PX)
     assert labelled(short, LAPTOP_FIGURE_PX)
     assert " becomes: 0.500" in long.data[0].customdata[0][0] and "%{customdata}" in long.data[0].hovertemplate
+
+
+def test_flash_attentions_tiles_beside_the_partial_output_keep_room_for_9_px_weights():
+    """/flash-attention's finished weights (10 x 10 by default) beside the partial output at a 1,280 px window (392 px
+    each): with the colour bar's title standing up its side its cells were 23.6 px wide, '0.02' in 8 px type
+    (chromium, results/beside_layout_positions.json), where for_page's estimate, 2 px wider than the plot chromium
+    drew, kept them. With it across the bar's top they keep 9 px with the estimate's error to spare."""
+    from core import flash_attention as fa
+    from viz import flash_attention as fv
+
+    view = fa.walk(n=10, d=4, br=4, bc=3)
+    fig = fv.tiles_figure(view, functools.partial(i18n.text, "en", "flash_attention.figure"), len(view.steps) - 1)
+    assert fig.data[0].colorbar.title.side == "top"
+    drawn = for_page(fig.to_dict(), beside_px(2) - 3)["data"][0]
+    assert drawn["texttemplate"] == "%{z:.2f}"
+    assert cell_text_px([["0.02"] * 10] * 10, (10 * 23.6, 10 * 21.6)) == 8  # as chromium set them, title standing
