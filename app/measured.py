@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import serving
+from app import serving, ui
+from core.results import device_of
 from core.timing import machine_info
 
 
 def number(x, spec: str) -> str:
     """A table cell: the number formatted, or '–' when it was not measured."""
     return "–" if x is None else format(x, spec)
+
+
+def device_line(res: dict) -> str:
+    """The machine a results file (or run) was measured on, in the reader's words ([common] device_*): kind and name,
+    then cores, torch's threads and version where the file records them. A line no reader of core.results.device_of
+    understands is shown as the file has it (the file's own text: data)."""
+    device = device_of(res)
+    if device is None:
+        return str(res.get("device", "?"))
+    parts = [ui.t("common", f"device_{device.kind}", name=device.name or device.kind)]
+    if device.cores is not None:
+        parts.append(ui.t("common", "device_cores", cores=device.cores))
+    if device.threads is not None:
+        parts.append(ui.t("common", "device_threads", threads=device.threads))
+    if device.torch is not None:
+        parts.append(ui.t("common", "device_torch", torch=device.torch))
+    return ui.t("common", "device_join").join(parts)
 
 
 def live_meta(T, device: str = "cpu") -> None:

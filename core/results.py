@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,67 @@ def save_result(name_or_path: str | Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+# --- the machine a run was measured on ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Device:
+    """The machine a results file was measured on, as fields a page puts in the reader's words."""
+
+    kind: str  # "cpu" or "cuda"
+    name: str | None  # the processor's or the GPU's name
+    cores: int | None  # the machine's cores (a CPU run)
+    threads: int | None  # torch's threads
+    torch: str | None  # torch's version
+
+
+DEVICE_FIELDS = ("device", "device_name", "cpu_count", "torch_threads", "torch")  # core.timing.machine_info's names
+KINDS = ("cpu", "cuda")
+# The one-line descriptions measuring scripts wrote before they wrote fields (results/antecedents.json,
+# results/long_context*.json are kept as measured): read back into the same fields.
+WRITTEN_DEVICE = (
+    re.compile(r"(?i:cpu): (?P<name>.+), (?P<cores>\d+) cores, torch (?P<torch>\S+) \((?P<threads>\d+) threads\)"),
+    re.compile(r"(?i:cpu): (?P<name>.+), (?P<threads>\d+) threads"),
+    re.compile(r"(?i:cuda): (?P<name>.+)"),
+)
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _word(value) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def device_of(res: dict) -> Device | None:
+    """The machine of a results file (or run): its fields (DEVICE_FIELDS) where it has them, else the line an older
+    script wrote in "device" read back; None when it names no device that either form describes."""
+    written = res.get("device")
+    if written in KINDS:
+        return Device(
+            written,
+            _word(res.get("device_name")),
+            _count(res.get("cpu_count")) if written == "cpu" else None,
+            _count(res.get("torch_threads")),
+            _word(res.get("torch")),
+        )
+    if not isinstance(written, str):
+        return None
+    for pattern in WRITTEN_DEVICE:
+        found = pattern.fullmatch(written.strip())
+        if found:
+            parts = found.groupdict()
+            return Device(
+                "cuda" if pattern is WRITTEN_DEVICE[-1] else "cpu",
+                parts["name"].strip(),
+                int(parts["cores"]) if parts.get("cores") else None,
+                int(parts["threads"]) if parts.get("threads") else None,
+                parts.get("torch") or _word(res.get("torch")),
+            )
+    return None
 
 
 # --- runs measured on a GPU ----------------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .results import DEVICE_FIELDS
+
 
 def synchronize(device: torch.device | str | None) -> None:
     """Wait for queued GPU work, so a timer measures the work and not just its launch."""
@@ -223,6 +225,13 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
     except OSError:
         info["loadavg_1min"] = None
     return info
+
+
+def device_record(device: torch.device | str = "cpu") -> dict:
+    """The machine's fields a results file keeps (core.results.DEVICE_FIELDS: kind, name, cores, torch's threads and
+    version), which a page says in the reader's words (core.results.device_of)."""
+    info = machine_info(device)
+    return {k: info[k] for k in DEVICE_FIELDS}
 
 
 class MeasuredRun:

@@ -15,33 +15,19 @@ import argparse
 import datetime as dt
 import hashlib
 import json
-import os
-import platform
 import time
 from pathlib import Path
-
-import torch
 
 from core import antecedents
 from core.models import registry
 from core.models.base import weights_record
+from core.results import DEVICE_FIELDS
+from core.timing import device_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
 OUT = ROOT / "results" / "antecedents.json"
 PRETRAINED = ("minilm", "smollm2")
-
-
-def device_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"CPU: {cpu}, {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads)"
 
 
 def main() -> None:
@@ -57,7 +43,7 @@ def main() -> None:
     result = {
         "command": "python scripts/antecedent_eval.py" + (f" --models {' '.join(args.models)}" if args.models else ""),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "device": device_description(),
+        **device_record(),  # the page says it in the reader's words
         "pairs_file": "data/antecedent_pairs.json",
         "pairs_sha256": hashlib.sha256(pairs_bytes).hexdigest(),
         "n_pairs": len(data["pairs"]),
@@ -74,7 +60,7 @@ def main() -> None:
         t1 = time.perf_counter()
         res = antecedents.evaluate(model, data["pairs"])
         res["seconds"] = {"load": round(t1 - t0, 1), "evaluate": round(time.perf_counter() - t1, 1)}
-        res["date"], res["device"], res["weights"] = result["date"], result["device"], weights_record(model.weights)
+        res |= {k: result[k] for k in ("date", *DEVICE_FIELDS)} | {"weights": weights_record(model.weights)}
         result["models"][key] = res
         held = res["halves"]["held_out"]
         line = (

@@ -32,6 +32,7 @@ from core.rope_scaling.long_context import (
     run_configs,
     text_fingerprint,
 )
+from core.timing import device_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,12 +71,6 @@ def load_model():
     from core.models.smollm2 import load_smollm2
 
     return load_smollm2()
-
-
-def device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"cuda: {torch.cuda.get_device_name(device)}"
-    return f"cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
 
 
 def main(argv=None) -> None:
@@ -117,8 +112,7 @@ def main(argv=None) -> None:
         "command": invocation["command"],
         "date": invocation["date"],
         "invocations": [invocation],
-        "device": device_name(device),
-        "torch": torch.__version__,
+        **device_record(device),  # the page says it in the reader's words
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "model": "SmolLM2-135M-Instruct",

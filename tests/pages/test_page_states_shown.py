@@ -73,10 +73,7 @@ def _model_names() -> set[str]:
 
 NAMES |= _model_words() | _model_names()
 # English still on a page, each to be put in the reader's words: {page: {word: where}}
-KNOWN_ENGLISH: dict[str, dict[str, str]] = {
-    "antecedents": dict.fromkeys(("torch", "threads", "cores"), "the results file's device"),
-    "rope-scaling": {"threads": "the experiment's device"},
-}
+KNOWN_ENGLISH: dict[str, dict[str, str]] = {}
 # What a phone's check reads as in the way, left as it is, measured: {(page, the figure's key): what it reads}.
 # /kv-cache's step map sets its legend under its colour bar, in a bottom margin sized for both at a fixed height
 # (viz.kv_cache.step_figure), where viz.style.LEGEND_AT_FOOT's rule expects a plot that a phone shortens; /moe's

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from core import results
 from core.rope_scaling import experiment
 from tests.apptest_helpers import figure_bytes, figure_titles
 from tests.apptest_helpers import open_view as open_page
@@ -42,7 +43,10 @@ def test_rope_scaling_page_shows_the_results_file():
     res = by_length[max(by_length)]  # the page opens on the longest run
     at = open_page("rope_scaling.py")
     text = shown(at)
-    assert res["command"] in text and res["device"] in text
+    device = results.device_of(res)
+    assert (
+        res["command"] in text and f"CPU ({device.name}), {device.threads} torch threads, torch {res['torch']}" in text
+    )
     beyond = [r for r in res["runs"] if r["mean_loss_beyond_context"] is not None]
     if beyond:
         best = min(beyond, key=lambda r: r["mean_loss_beyond_context"])
@@ -139,6 +143,30 @@ def test_the_results_weights_are_said_in_the_readers_words(monkeypatch, tmp_path
     text = shown(open_page("rope_scaling.py", {"lang": lang}))
     assert "cmd-16k" in text and i18n.text(lang, "models", "weights_smollm2") in text, text
     assert i18n.text("en", "models", "weights_smollm2") not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+def test_the_machine_of_the_results_is_said_in_the_readers_words(monkeypatch, tmp_path, lang):
+    """The "how made" note showed the line the script wrote ('cpu: x86_64, 2 threads') to every reader: the page
+    says the machine from its fields ([common] device_*), read from the line a file written before the fields has."""
+    from app import i18n
+
+    monkeypatch.setattr(experiment, "RESULTS_PATH", tmp_path / "long_context.json")
+    said = lambda key, **f: i18n.text(lang, "common", key, **f)  # noqa: E731
+    join = said("device_join")
+    older = {"device": "cpu: x86_64, 2 threads", "torch": "2.13.0+cpu"}
+    fields = {"device": "cpu", "device_name": "AMD EPYC", "cpu_count": 1, "torch_threads": 1, "torch": "2.13.0+cpu"}
+    for machine, line in [
+        (older, join.join([said("device_cpu", name="x86_64"), said("device_threads", threads=2)])),
+        (fields, join.join([said("device_cpu", name="AMD EPYC"), said("device_cores", cores=1),
+                            said("device_threads", threads=1)])),
+    ]:  # fmt: skip
+        file = fake_results(16384, experiment.STANDARD_RUNS, "cmd-16k") | machine
+        (tmp_path / "long_context.json").write_text(json.dumps(file))
+        text = shown(open_page("rope_scaling.py", {"lang": lang}))
+        assert f"{line}{join}{said('device_torch', torch='2.13.0+cpu')}" in text, text
+        assert lang == "en" or ("threads" not in text and "cores" not in text)
+    assert lang != "en" or "CPU (AMD EPYC), 1 core, 1 torch thread, torch 2.13.0+cpu" in text
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import models, ui
+from app import measured, models, ui
 from core import antecedents as ante
 from core.antecedents import view as data
 from viz import antecedents as figures
@@ -65,7 +65,7 @@ def per_head_figure(key: str, res: dict):
 
 
 def stored(T, key: str, results: dict) -> None:
-    st.caption(T("provenance", command=results["command"], date=results["date"], device=results["device"]))
+    st.caption(T("provenance", command=results["command"], date=results["date"], device=measured.device_line(results)))
     if not data.results_are_fresh(results):
         st.warning(T("stale"))
     accuracy = accuracy_figure(results)

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
-from app import models, ui
+from app import measured, models, ui
 from core import slips
 from core.rope_scaling import experiment
 from core.rope_scaling.state import STATE
@@ -70,8 +70,7 @@ def committed(T) -> None:
                 "meta_text",
                 command=res.get("command", "?"),
                 date=res.get("date", "?"),
-                device=res.get("device", "?"),
-                torch=res.get("torch", "?"),
+                device=measured.device_line(res),
                 tf=res.get("transformers", "?"),
                 model=res.get("model", "?"),
                 weights=models.weights_aside(view.weights),
