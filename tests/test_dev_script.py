@@ -1,6 +1,7 @@
-"""scripts/dev.sh's own logic, run in bash: which pytest arguments make `dev.sh test` install the browser the
-browser tests drive (Debian's chromium headless shell) when it is missing. A selection that may hold browser tests
-must get it, or they are skipped ("chromium-headless-shell is missing") on a fresh machine."""
+"""scripts/dev.sh's own logic: which pytest arguments make `dev.sh test` install the browser the browser tests drive
+(Debian's chromium headless shell) when it is missing (a selection that may hold browser tests must get it, or they
+are skipped, "chromium-headless-shell is missing", on a fresh machine); that it writes pytest's rewritten test files
+once, before its workers start."""
 
 from __future__ import annotations
 
@@ -52,3 +53,39 @@ def test_a_selection_that_may_hold_browser_tests_gets_the_browser(args):
 )
 def test_a_selection_without_browser_tests_installs_no_browser(args):
     assert not selects_browser(*args)
+
+
+def test_the_test_files_are_rewritten_once_before_the_workers_start(tmp_path):
+    """pytest rewrites each test file's asserts; with PYTHONDONTWRITEBYTECODE (CI's) every worker did it again. dev.sh
+    test writes the rewritten bytecode first, where pytest's loader looks for it, and the code it holds reports the
+    values an assert compared."""
+    import sys
+
+    from scripts import compile_test_files
+
+    script = DEV_SH.read_text()
+    test_command = script[script.index("\n  test)") : script.index("\n  quick)")]
+    assert "scripts/compile_test_files.py tests" in script and "test_bytecode" in test_command, (
+        "dev.sh test leaves each worker to rewrite the test files"
+    )
+    (tmp_path / "pages").mkdir()
+    sample = tmp_path / "pages" / "test_sample.py"
+    sample.write_text("def test_sum():\n    total = 1 + 1\n    assert total == 3\n")
+    (tmp_path / "helpers.py").write_text("VALUE = 1\n")
+    (tmp_path / "conftest.py").write_text("")
+    assert compile_test_files.test_files([tmp_path]) == [tmp_path / "conftest.py", sample]
+
+    assert compile_test_files.compile_one(sample)
+    cached = (
+        sample.parent / "__pycache__" / f"test_sample.{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"
+    )
+    from _pytest.assertion.rewrite import _read_pyc
+
+    code = _read_pyc(sample, cached)
+    assert code is not None, "no rewritten bytecode where pytest's loader looks"
+    namespace: dict = {}
+    exec(code, namespace)
+    with pytest.raises(AssertionError, match=r"assert 2 == 3"):
+        namespace["test_sum"]()
+    sample.write_text("def test_sum():\n    assert 2 == 2\n")
+    assert _read_pyc(sample, cached) is None, "a changed file's old bytecode is used"
