@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
-from app import collector, serving, ui
+from app import collector, i18n, serving, ui
 from core import attention
 from core.models import ModelUnavailable, Reason, registry
 from core.models.capabilities import Capabilities
@@ -94,10 +94,15 @@ def model_name(key: str) -> str:
     )
 
 
-def short_name(key: str) -> str:
-    """The model's own name (the registry's title, or this visitor's folder's), the same in every language."""
-    own = _own(key)
-    return own.title if own is not None else registry.title(key)
+def short_name(key: str, record: registry.ModelRecord | None = None) -> str:
+    """The model's name: a shipped model's (the registry's, or a topic's own `record`) in the reader's words, by its
+    key ([model_titles]); a learner's folder's (the operator's or this visitor's) as its record has it, the same in
+    every language (data)."""
+    base = key.removesuffix(registry.SEQ2SEQ_SUFFIX)
+    if i18n.has("model_titles", base):
+        return ui.t("model_titles", base)
+    record = record or _own(key)
+    return record.title if record is not None and record.title else registry.title(key)
 
 
 _MARKDOWN_CHARACTERS = re.compile(r"([\\`*_\[\]<>$~|!#])")
@@ -194,7 +199,7 @@ def load(model: str | registry.ModelRecord):
     encoder-decoder whole, (model, tokenizer)) or a topic's own record (the GRU encoder-decoder's). Every reason a
     model cannot load here reaches this as core's one exception, ModelUnavailable."""
     record, key = _record_and_key(model)
-    name = _MARKDOWN_CHARACTERS.sub(r"\\\1", record.title) if record is not None else name_in_text(key)
+    name = _MARKDOWN_CHARACTERS.sub(r"\\\1", short_name(key, record))
     try:
         with st.spinner(ui.t("models", "loading", name=name)), collector.paused():  # a first load imports transformers
             loaded = registry.loaded(key, record)
@@ -279,7 +284,7 @@ def show_examples(T, table, columns: tuple[str, str, str, str], kind: str, detai
             T(columns[0]): [T(kind + r.kind) for r in rows],
             T(columns[1]): [T(detail + r.kind) for r in rows],
             T(columns[2]): [", ".join(t for t, _ in r.examples) for r in rows],
-            T(columns[3]): [", ".join(r.app_models) or "–" for r in rows],
+            T(columns[3]): [", ".join(short_name(key) for key in r.app_models) or "–" for r in rows],
         },
         hide_index=True,
     )

@@ -39,7 +39,7 @@ def family_capabilities(model_type: str) -> Capabilities:
 class ExampleRow:
     kind: str  # a position kind or an architecture
     examples: tuple[tuple[str, str], ...]  # (model_type, what the reader finds in its config)
-    app_models: tuple[str, ...]  # titles of this app's models of this kind
+    app_models: tuple[str, ...]  # keys of this app's models of this kind (the pages name them)
 
     @property
     def confirmed(self) -> bool:
@@ -52,7 +52,7 @@ def _app_models() -> list[tuple[str, Capabilities]]:
     for key in APP_MODELS:
         caps = registry.capabilities(key)
         if caps is not None:
-            found.append((registry.title(key), caps))
+            found.append((key, caps))
     return found
 
 
@@ -62,7 +62,7 @@ def position_table() -> list[ExampleRow]:
         ExampleRow(
             kind,
             tuple((t, family_capabilities(t).positions.kind) for t in types),
-            tuple(title for title, caps in apps if caps.positions.kind == kind),
+            tuple(key for key, caps in apps if caps.positions.kind == kind),
         )  # fmt: skip
         for kind, types in POSITION_EXAMPLES.items()
     ]
@@ -74,7 +74,7 @@ def architecture_table() -> list[ExampleRow]:
         ExampleRow(
             kind,
             tuple((t, family_capabilities(t).kind) for t in types),
-            tuple(title for title, caps in apps if caps.kind == kind),
+            tuple(key for key, caps in apps if caps.kind == kind),
         )  # fmt: skip
         for kind, types in ARCHITECTURE_EXAMPLES.items()
     ]

@@ -212,9 +212,6 @@ def load_moe(variant: str = "balanced") -> MoEModel:
     return MoEModel(model, tokenizer, variant, load_report(variant))
 
 
-NAME = "tiny MoE (this repo's Mixtral, balanced)"
-
-
 def status(variant: str = "balanced") -> str | None:
     """None when the shipped checkpoint of `variant` is there (it is committed), else how to make it."""
     if (variant_dir(variant) / "model.safetensors").exists():

@@ -1,7 +1,8 @@
-"""The models the pages can pick, by key: one record per model (RECORDS), the one place its title, loader, status,
-folder, source and capabilities are declared.
+"""The models the pages can pick, by key: one record per model (RECORDS), the one place its loader, status, folder,
+source and capabilities are declared; a shipped model's name for humans is words, in the app's catalogs under its
+key ([model_titles] in app/locales), and a learner's folder's is its record's title (data).
 
-    RECORDS[key]         -> its ModelRecord: title (its name for humans), load() (a fresh copy; raises
+    RECORDS[key]         -> its ModelRecord: title (a folder's name), load() (a fresh copy; raises
                             ModelUnavailable in one sentence when it cannot be loaded here), status() (cheap: None if
                             it can be loaded, else why not, with the install command), folder and source (a
                             learner's folder), capabilities (what it offers, known without loading it)
@@ -12,7 +13,8 @@ folder, source and capabilities are declared.
 
 status() only looks for packages and files, it never reads weights, so a page can call model_status() on every
 run. A new model is one `register(ModelRecord(...))` call in `_register_builtin` below, with a loader and a cheap
-status check in its own module.
+status check in its own module, and its title ([model_titles]) and description ([models]) under its key in each of
+app/locales.
 
 A model folder (or hub id) is described by `describe` (config only: its capabilities) into a ModelRecord that says
 how to load it; loading runs the parity check against transformers' eager attention (core/models/local.py). The
@@ -48,12 +50,12 @@ def _loadable() -> str | None:
 
 @dataclass(frozen=True, eq=False)
 class ModelRecord:
-    """One model: how the pickers name it, how it loads, whether it can load here, where it is from and what it
+    """One model: a folder's name, how it loads, whether it can load here, where it is from and what it
     offers. A learner's folder's record comes from `describe` (config only); a shipped model's from
     `_register_builtin`."""
 
     key: str
-    title: str
+    title: str | None  # a learner's folder's name (data); None for a shipped model, named in the catalogs by its key
     load: Callable[[], object]  # a fresh copy (an AttentionModel; (Seq2Seq, tokenizer) for an encoder-decoder whole)
     status: Callable[[], str | None] = _loadable  # cheap (no weights read): None = loadable, else why not in words
     folder: Path | None = None  # a learner's local folder (a hub id's: the hub cache's); None for a shipped model
@@ -86,9 +88,10 @@ def folders() -> dict[str, ModelRecord]:
 
 
 def title(key: str) -> str:
-    """The model's name for humans (the key itself for a key nothing registered)."""
+    """A learner's folder's name; the key itself for a shipped model (the pages name it in the reader's words by its
+    key) or a key nothing registered."""
     record = RECORDS.get(key.removesuffix(SEQ2SEQ_SUFFIX))
-    return key if record is None else record.title
+    return key if record is None or not record.title else record.title
 
 
 def capabilities(key: str) -> Capabilities | None:
@@ -244,7 +247,7 @@ def _loader_of(key: str, record: ModelRecord) -> Callable[[], object]:
         if record.load_seq2seq is None:
             from . import local
 
-            raise ModelUnavailable(local.not_encoder_decoder(record.title))
+            raise ModelUnavailable(local.not_encoder_decoder(record.title or record.key))
         return record.load_seq2seq
     return record.load
 
@@ -375,21 +378,21 @@ def _register_builtin() -> None:
 
     from . import minilm, moe_model, seq2seq, smollm2
 
-    register(ModelRecord("minilm", minilm.NAME, minilm.load_minilm, minilm.status, config=minilm.config))
+    # titles None: a shipped model's name is words, in the catalogs under its key ([model_titles])
+    register(ModelRecord("minilm", None, minilm.load_minilm, minilm.status, config=minilm.config))
     served = smollm2.load_smollm2_served  # on the GPU where there is one: every page's SmolLM2 runs there
-    register(ModelRecord("smollm2", smollm2.NAME, served, smollm2.status, config=smollm2.config))
-    register(ModelRecord("moe", moe_model.NAME, moe_model.load_moe, moe_model.status, config=moe_model.config))
+    register(ModelRecord("smollm2", None, served, smollm2.status, config=smollm2.config))
+    register(ModelRecord("moe", None, moe_model.load_moe, moe_model.status, config=moe_model.config))
     for variant in moe_model.VARIANTS:
         if moe_key(variant) not in RECORDS:
-            load = partial(moe_model.load_moe, variant)
-            title, status = moe_model.NAME.replace("balanced", variant), partial(moe_model.status, variant)
-            register(ModelRecord(moe_key(variant), title, load, status, offered=False))
+            load, status = partial(moe_model.load_moe, variant), partial(moe_model.status, variant)
+            register(ModelRecord(moe_key(variant), None, load, status, offered=False))
     # not offered by the pickers: it is no AttentionModel (its page loads it by name)
     shipped = seq2seq.SHIPPED_FOLDER
     register(
         ModelRecord(
             ENCODER_DECODER,
-            seq2seq.NAME,
+            None,
             partial(seq2seq.load, shipped),
             seq2seq.shipped_status,
             config=partial(seq2seq.config, shipped),

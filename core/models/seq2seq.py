@@ -38,7 +38,6 @@ from .hf import cache_keyword
 # two visitors of one server never tokenize at once (as core/models/hf.py does for the pretrained models).
 _TOKENIZER_LOCK = threading.RLock()
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
-NAME = "Marian EN→JA/KO (trained here)"  # the shipped encoder-decoder's name in the model pickers
 
 
 @dataclass(frozen=True)

@@ -272,4 +272,4 @@ def load(folder: Path | None = None):
 
 # the model's record: the app loads and caches it like every other model (core.models.registry.shared); it is in no
 # picker, so it is not registered
-RECORD = ModelRecord("rnn-attention", "GRU encoder-decoder", load, status)
+RECORD = ModelRecord("rnn-attention", None, load, status)  # named in the catalogs ([model_titles])

@@ -6,7 +6,7 @@ import pytest
 import torch
 import transformers
 
-from core.models import examples
+from core.models import examples, registry
 
 
 def _model(model_type: str):
@@ -52,7 +52,7 @@ def test_architecture_examples_and_the_apps_models():
             else:
                 assert not config.is_encoder_decoder, t
     table = {r.kind: r.app_models for r in examples.architecture_table()}
-    assert any("MiniLM" in m for m in table["encoder"]) and any("SmolLM2" in m for m in table["decoder"])
-    assert any("Marian" in m for m in table["encoder-decoder"])
+    assert "minilm" in table["encoder"] and "smollm2" in table["decoder"]  # keys: the pages name them
+    assert registry.ENCODER_DECODER in table["encoder-decoder"]
     positions = {r.kind: r.app_models for r in examples.position_table()}
-    assert any("MiniLM" in m for m in positions["learned"]) and any("SmolLM2" in m for m in positions["rope"])
+    assert "minilm" in positions["learned"] and "smollm2" in positions["rope"]

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from app import i18n
 from core.models import registry
 from tests.apptest_helpers import assert_no_exception, figure_titles, run_view, shown_text
 from tests.tiny_models import build, forget_registrations
@@ -58,7 +59,9 @@ def test_the_shipped_model_stays_the_default_and_a_decoder_folder_is_refused_in_
     at = run_view("encoder_decoder", {"text": TEXT})
     assert_no_exception(at)
     picker = at.selectbox(key="model")
-    assert picker.value == registry.ENCODER_DECODER and picker.options[0].startswith(registry.title(picker.value))
+    assert picker.value == registry.ENCODER_DECODER and picker.options[0].startswith(
+        i18n.text("en", "model_titles", picker.value)
+    )
     assert any("tiny_marian" in label for label in picker.options)  # an encoder-decoder folder is offered
     assert not any("tiny_llama" in label for label in picker.options)
     at = run_view("encoder_decoder", {"model": folders["llama"], "text": TEXT})

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import i18n
 from core import long_maps as lm
 from core.models import registry
 from tests.apptest_helpers import figure_titles, figure_traces, open_view, plotted_values, shown_text
@@ -84,7 +85,9 @@ def test_page_reads_the_users_own_text(text, smollm2):
     used = text[:20_000]
     model = smollm2
     n_tokens = len(lm.document_batch(model, used, 512).tokens[0])
-    assert f"first {n_tokens:,} {registry.title('smollm2')} tokens" in shown  # the model's name, {model}
+    assert (
+        f"first {n_tokens:,} {i18n.text('en', 'model_titles', 'smollm2')} tokens" in shown
+    )  # the model's name, {model}
     assert ("fewer than the 512 chosen" in shown) == (n_tokens < 512)
     assert "only the first 20,000" not in shown  # the box itself takes no more (max_chars): the maps are of `used`
     q, k, scale = model.layer_qk(lm.document_batch(model, used, 512), 3)

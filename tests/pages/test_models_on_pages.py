@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from app import i18n
 from core.models import registry
 from tests.apptest_helpers import assert_no_exception, figure_titles, run_view
 from tests.tiny_models import TEXTS, registered_folders
@@ -148,7 +149,7 @@ def test_a_link_to_a_shipped_model_a_page_does_not_use_is_answered_in_words(monk
         assert_no_exception(at)
         assert at.selectbox(key="model").value == "smollm2"
         said = [w.value for w in at.warning if words in w.value]
-        assert said and registry.title(asked) in said[0], [w.value for w in at.warning]
+        assert said and i18n.text("en", "model_titles", asked) in said[0], [w.value for w in at.warning]
 
 
 # live runs of the loss of every next token: /transformer-xl's five masks on any decoder, /rope-scaling's scaled RoPE
@@ -238,13 +239,13 @@ def test_rope_scaling_live_refuses_a_rope_per_layer_type_in_words(tmp_path, monk
 @pytest.mark.parametrize("topic", ["logit-lens", "kv-cache"])
 def test_a_decoder_pages_words_name_the_chosen_model(folders, topic, monkeypatch):
     """The intro and the empty-text hint name the model the picker holds: the learner's folder, or SmolLM2 (the
-    default) by its registry title; a learner's model is never called SmolLM2."""
+    default) by its catalog title; a learner's model is never called SmolLM2."""
     from app import models
 
     monkeypatch.setattr(models, "load", lambda key: None)  # the words come before any weights
     empty = {"logit-lens": {"text": ""}, "kv-cache": {"prompt": ""}}[topic]
     for key in (folders["llama"], "smollm2"):
-        name = registry.title(key)
+        name = i18n.text("en", "model_titles", key) if key == "smollm2" else registry.title(key)
         at = run_view(topic, params={"model": key, **DECODER_PAGES[topic]})
         assert_no_exception(at)
         intro = [m.value for m in at.markdown if name in m.value]

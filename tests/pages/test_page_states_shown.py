@@ -66,9 +66,9 @@ def _model_words() -> set[str]:
 
 
 def _model_names() -> set[str]:
-    from core.models import registry
-
-    return {w for record in registry.RECORDS.values() for w in WORD.findall(record.title) if not w.islower()}
+    """Names in the shipped models' English titles (MiniLM, Instruct, Marian; a results file names its model so)."""
+    return {w for title in i18n.section(i18n.REFERENCE, "model_titles").values() for w in WORD.findall(title)
+            if not w.islower()}  # fmt: skip
 
 
 NAMES |= _model_words() | _model_names()
