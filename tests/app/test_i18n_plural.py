@@ -167,7 +167,7 @@ NEVER_ONE = {
     "long_maps.timings_random:heads": MODEL, "long_maps.timings_random:s": PRODUCT, "long_maps.table_cap:limit": MODEL,
     "long_maps.map_note:cols": PRODUCT, "long_maps.map_note_linear:cols": PRODUCT,
     "long_maps.map_note_bidirectional:cols": PRODUCT, "long_maps.map_note_linear_bidirectional:cols": PRODUCT,
-    "long_maps.zoom_mass:c": LIMIT, "long_maps.figure.shares_title:n": LIMIT, "long_maps.figure.map_title:s": PRODUCT,
+    "long_maps.figure.shares_title:n": LIMIT, "long_maps.figure.map_title:s": PRODUCT,
     "long_maps.figure.random_title:s": PRODUCT,
 }  # fmt: skip
 
@@ -208,3 +208,20 @@ def test_no_english_count_that_can_be_1_is_followed_by_a_plural_noun():
 def test_counts_of_one_read_in_the_singular(section, key, fmt, said):
     assert said in i18n.text("en", section, key, **fmt)
     assert said not in i18n.text("en", section, key, **{**fmt, "n": 2, "k": 2})
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "fmt", "one", "two"),
+    [
+        ("kv_cache", "cache_at_sliding", dict(layers=30, w="4"), "1 of the 30 layers keeps only", "2 of the 30 layers keep only"),
+        ("antecedents", "some_switch", dict(name="MiniLM", total=72), "1 of the 72 heads of MiniLM changes its preferred",
+         "2 of the 72 heads of MiniLM change their preferred"),
+        ("long_maps", "zoom_mass", dict(inside=0.5, rest=0.5), "The 1 key of this window holds 50.0% of its query's",
+         "These 2 keys hold 50.0% of the weight of these queries"),
+    ],
+)  # fmt: skip
+def test_a_verb_after_a_count_agrees_with_it_at_1_and_2(section, key, fmt, one, two):
+    """'1 of the 30 layers keep', '1 of the 72 heads … change', 'These 1 keys hold': the verb follows the count."""
+    count = i18n.section("en", section)[key]["count"]
+    assert one in i18n.text("en", section, key, **fmt, **{count: 1})
+    assert two in i18n.text("en", section, key, **fmt, **{count: 2})
