@@ -130,6 +130,7 @@ NEVER_ONE = {
     "why_head.group_content:wavelength": BIG, "why_head.group_mixed:wavelength": BIG,
     "why_head.figure.band_name:long": BIG, "kv_cache.timing:rows": BOUND, "kv_cache.prompt_cut:n": CUT,
     "kv_cache.pooled:n": CUT, "kv_cache.pooled:bins": CUT, "kv_cache.cache_at:bytes": BIG, "kv_cache.cache_at:mha": BIG,
+    "encoder_decoder.figure.stack_said:n": MODEL, "why_head.detectors_texts:tokens": RUN,
     "kv_cache.cache_at_sliding:layers": MODEL, "kv_cache.cache_at_sliding:w": MODEL,
     "transformer_xl.reach_text:layers": MODEL, "transformer_xl.measured_text:n": RUN, "transformer_xl.live_text:k": LIMIT,
     "transformer_xl.cut:n": CUT, "transformer_xl.running:k": LIMIT, "transformer_xl.figure.reach_title:n": RUN,
