@@ -33,7 +33,10 @@ POLICY_COLOURS = {"window": RED, "sinks_window": GREEN}
 # large weights). A dark green (ColorBrewer's Greens), far from every blue of the weights' scale and from the evicted
 # grey for normal vision and the three dichromacies (the palette's bluish green is near the blues for a tritanope)
 KEPT_COLOUR = "#006d2c"
-LEGEND_ROW = 30  # px under the colour bar for the legend of the policy rows' cells
+# px at the figure's foot, under the colour bar, for the legend of the policy rows' cells: two lines of it, as plotly
+# wraps a horizontal legend wider than the plot (the Japanese one at 390 px, the plot narrowed by its rows' labels:
+# 48 px tall in chromium)
+LEGEND_ROW = 50
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
@@ -46,8 +49,14 @@ HEADS_TITLE_COLUMNS, POLICY_TITLE_COLUMNS = 24, 10
 # token labels run to 40 characters), then the keys' title, then the colour bar; the figure grows by them, the maps
 # keep theirs. The keys' title's box ended 53-64 px below the labels' drop as estimated then (chromium at 390 px: 3 px
 # into the bar set at 50, in ko with a long text 14 px; this estimate is no smaller), so the bar stands 72 px below it.
-MAPS_HEIGHT, KEY_TITLE, COLOUR_BAR = 300, 72, 50
+# The bar as drawn, its title across its top, the bar and its numbers, is 66 px tall (chromium at 390 px, en/ja/ko:
+# a legend 50 px under its top lay over its numbers); 6 px more keep the legend under it clear.
+MAPS_HEIGHT, KEY_TITLE, COLOUR_BAR_DRAWN = 300, 72, 66
+COLOUR_BAR = COLOUR_BAR_DRAWN + 6
 KEY_LABELS_UP_TO = 120  # columns; more keys go unlabelled (hover names them)
+# The legend in the last LEGEND_ROW px of the figure, under the colour bar, from the figure's left edge (not the
+# plot's, which the rows' labels push right: from there the Japanese legend took two lines at 390 px)
+LEGEND_UNDER_ALL = dict(LEGEND_AT_FOOT, xref="container", x=0, xanchor="left")
 AXES = ("xaxis", "yaxis")  # a subplot grid's axes: the layout entries these figures take from make_subplots
 
 
@@ -106,7 +115,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         note = t("marks_evicted", evicted=MASKED_MARK)
     bottom = math.ceil(_under_keys(x) + COLOUR_BAR + LEGEND_ROW)  # whole px: the maps keep MAPS_HEIGHT exactly
     # the legend of the policy rows' two kinds of cell, a square of each colour (a heatmap has no legend entry),
-    # under the colour bar: across the figure's width, clear of the bar on a phone
+    # under the colour bar (LEGEND_UNDER_ALL)
     legend = [
         dict(
             type="scatter",
@@ -133,8 +142,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     layout |= base_layout_dict(height=MARGIN["t"] + MAPS_HEIGHT + bottom)
     layout |= dict(title=dict(text=title, subtitle=dict(text=note, font=dict(size=NOTE_SIZE)),
                               font=dict(size=TITLE_SIZE)), margin=dict(MARGIN, b=bottom), showlegend=True,
-                   legend=dict(orientation="h", x=0, xanchor="left", y=-(bottom - LEGEND_ROW) / MAPS_HEIGHT,
-                               yanchor="top"))  # fmt: skip
+                   legend=LEGEND_UNDER_ALL)  # fmt: skip
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends, on both maps
         at = view.prompt_length - 0.5
         layout["shapes"] = [

@@ -125,8 +125,38 @@ def test_kept_positions_are_a_kind_of_cell_of_their_own_named_in_a_legend(lang):
     ]
     assert all(e.hoverinfo == "skip" for e in legend) and fig.layout.showlegend
     # the legend under the colour bar, inside the figure
-    assert fig.layout.legend.y < fig.data[0].colorbar.y
-    assert -fig.layout.legend.y * kv.MAPS_HEIGHT + kv.LEGEND_ROW <= fig.layout.margin.b
+    assert legend_top_px(fig) > -fig.data[0].colorbar.y * kv.MAPS_HEIGHT
+    assert legend_top_px(fig) + kv.LEGEND_ROW <= fig.layout.margin.b
+
+
+def legend_top_px(fig) -> float:
+    """px under the maps where the step figure's legend's box begins: set on the plot (paper) or on the figure's foot
+    (container, LEGEND_ROW tall)."""
+    legend = fig.layout.legend
+    if legend.yref == "container":
+        assert (legend.y, legend.yanchor) == (0, "bottom")
+        return fig.layout.height - fig.layout.margin.t - kv.MAPS_HEIGHT - kv.LEGEND_ROW
+    assert legend.yanchor == "top"
+    return -legend.y * kv.MAPS_HEIGHT
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ko"])
+@pytest.mark.parametrize("labels", [None, ["猫" * 20, "1 b"]])
+def test_the_kept_evicted_legend_stands_under_the_colour_bar_not_over_it(lang, labels):
+    """In chromium (390 px, en/ja/ko) the legend set 50 px under the colour bar's top lay over its numbers: the bar
+    with its title across its top and its numbers under it is COLOUR_BAR_DRAWN (66 px) tall. The legend's box begins
+    under that, whatever the keys' labels, and from the figure's left edge (from the plot's, which the rows' labels
+    push right, the Japanese legend took two lines on a phone)."""
+    t = lambda k, **f: i18n.text(lang, "kv_cache.figure", k, **f)  # noqa: E731
+    view = views.step_attention(fake_generation(), 2, 0)
+    if labels:
+        view = dataclasses.replace(view, labels=labels)
+    fig = kv.step_figure(view, t)
+    bar_bottom = -fig.data[0].colorbar.y * kv.MAPS_HEIGHT + kv.COLOUR_BAR_DRAWN
+    assert legend_top_px(fig) >= bar_bottom
+    assert kv.LEGEND_ROW >= 48  # the legend in two lines, as chromium draws the Japanese one at 390 px
+    assert (fig.layout.legend.xref, fig.layout.legend.x, fig.layout.legend.xanchor) == ("container", 0, "left")
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b == kv.MAPS_HEIGHT
 
 
 def test_evicted_positions_carry_the_masks_cross_and_kept_ones_none():

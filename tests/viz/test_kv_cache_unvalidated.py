@@ -55,8 +55,8 @@ def ref_step_figure(view, t):
                       row=2, col=1)  # fmt: skip
     bottom = math.ceil(kv._under_keys(x) + kv.COLOUR_BAR + kv.LEGEND_ROW)
     base_layout(fig, height=kv.MARGIN["t"] + kv.MAPS_HEIGHT + bottom)
-    fig.update_layout(showlegend=True, legend=dict(orientation="h", x=0, xanchor="left", yanchor="top",
-                                                   y=-(bottom - kv.LEGEND_ROW) / kv.MAPS_HEIGHT))  # fmt: skip
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", xref="container", x=0, xanchor="left",
+                                                   yref="container", y=0, yanchor="bottom"))  # fmt: skip
     fig.update_layout(title=dict(text=t("step_title", step=view.step, layer=view.layer, n=view.n),
                                  subtitle=dict(text=note, font_size=kv.NOTE_SIZE), font_size=kv.TITLE_SIZE),
                       margin_b=bottom)  # fmt: skip
