@@ -193,12 +193,6 @@ def here(page) -> None:
             s["step"], s["switching"] = step, None
 
 
-def fragment_run() -> bool:
-    """This run is a fragment's own (a panel rerun alone), not the whole page's."""
-    ctx = get_script_run_ctx()
-    return ctx is not None and bool(ctx.fragment_ids_this_run)
-
-
 def stale_run() -> bool:
     """True (and the learner's page opened again from its link) when this fragment run is one a timer sent for a
     page the learner has left (see POLL_S): Streamlit ran it as that page."""

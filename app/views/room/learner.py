@@ -6,6 +6,7 @@ as plain text."""
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from app import ui
 from app.room.store import open_store
@@ -62,7 +63,8 @@ def answer_form(T, s: dict, room, right) -> None:
         # show the kept answer now, not at the next room change: a browser sends the panel's click as the fragment's
         # run, but one that came with a run of the whole page (a client's, or merged with a run already waiting) is
         # a full run, where a fragment's own rerun raises
-        st.rerun(scope="fragment" if follow.fragment_run() else "app")
+        ctx = get_script_run_ctx()
+        st.rerun(scope="fragment" if ctx is not None and ctx.fragment_ids_this_run else "app")
 
 
 def asked(lesson, room) -> bool:
