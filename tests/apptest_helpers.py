@@ -12,12 +12,30 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import AppTest, local_script_runner
 from streamlit.util import calc_hash
 
 from app import ui
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+
+
+def wait_for_the_run(runner: local_script_runner.LocalScriptRunner, timeout: float = 3) -> None:
+    """AppTest's wait for a run, without its poll: Streamlit's require_widgets_deltas woke every millisecond to look
+    for the run's end, and each wake took the GIL from the script thread doing the page's work (a page test spent
+    a sixth more CPU so). The run ends with its thread, so this waits on the thread; a run past `timeout` is
+    stopped and fails as Streamlit's does."""
+    thread = runner._script_thread
+    if thread is not None:
+        thread.join(timeout)
+    if runner.script_stopped():
+        return
+    runner.request_stop()
+    runner.join()
+    raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+
+local_script_runner.require_widgets_deltas = wait_for_the_run  # what LocalScriptRunner.run calls, by this name
 
 
 def switch_to(at: AppTest, topic: str) -> AppTest:
