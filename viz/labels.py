@@ -172,6 +172,12 @@ CELL_CHAR_EM, CELL_LINE_EM = 0.65, 1.3
 # across its top: 9 px). scripts/phone_layout_check.py reports what is drawn smaller.
 # a label that is a number or an interval of numbers ('63.2%', '[58.1%,<br>68.0%]', '−0.25'), not a mark or a word
 _NUMBER_LABEL = re.compile(r"[\s\d.,%+\-−\[\]()]*\d[\s\d.,%+\-−\[\]()]*")
+# A map's marks (a cell's label of one character: /masks' cross, /kv-cache's half-filled circle) are wider than
+# CELL_CHAR_EM, the width plotly fits its type to: a cross in 9 px type is 8 px wide, in 12 px 10 (chromium), so
+# plotly set crosses wider than cells 6 px wide (/why-head's maps on a phone) and touching at 8 px (/kv-cache's
+# steps). A mark is set in type whose width, MARK_EM of it, fits its cell; where that is under CELL_TEXT_AT_LEAST
+# px it is left out, its cell's colour (masked grey, evicted grey) saying it still.
+MARK_EM = 0.95
 # A heatmap's meta where its cells' labels are words its hover says too (/logit-lens' top tokens: 8 characters in 19
 # positions' cells, 31 x 19 px at a 1,280 px window, set in 5 px type): left out, as numbers are, where a figure's
 # width would set them under CELL_TEXT_AT_LEAST px
@@ -269,6 +275,7 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
         changes["annotations"] = notes
     # numbers on a map's cells that this width would set too small to read are left to its colour and hover
     unlabelled = _unreadable_cell_labels(fig, layout, width, plot_px, font, changes)
+    marks = {i: size for i, size in fitted_marks(fig, layout, width, font, changes).items() if i not in unlabelled}
     top = margin.get("t", 100)
     if above != top:
         changes["margin"] = dict(margin, t=above)
@@ -282,12 +289,70 @@ def for_page(fig, width: int = PHONE_FIGURE_PX):
                 {k: v for k, v in trace.items() if k not in ("text", "texttemplate")} if i in unlabelled else trace
                 for i, trace in enumerate(fig["data"])
             ]
+        if marks:
+            fig["data"] = [_with_marks(trace, marks[i]) if i in marks else trace for i, trace in enumerate(fig["data"])]
     else:
         fig.update_layout(changes)
         fig.layout.title = None
         for i in unlabelled:
             fig.data[i].update(text=None, texttemplate=None)
+        for i, size in marks.items():
+            fig.data[i].update(textfont=dict(size=size)) if size else fig.data[i].update(text=None, texttemplate=None)
     return fig
+
+
+def _with_marks(trace: dict, size: int) -> dict:
+    """A copy of a map's trace with its marks set in `size` px type, or left out (0)."""
+    if not size:
+        return {k: v for k, v in trace.items() if k not in ("text", "texttemplate")}
+    return trace | dict(textfont={**(trace.get("textfont") or {}), "size": size})
+
+
+def mark_px(cell_px: float, size: float) -> int:
+    """The type (px) a map's marks are set in, in cells `cell_px` wide, set in `size` px where they fit: as large
+    as a mark (MARK_EM of it) fits the cell, up to `size`; 0 (left out) under CELL_TEXT_AT_LEAST."""
+    fits = min(int(size), math.floor(cell_px / MARK_EM))
+    return fits if fits >= CELL_TEXT_AT_LEAST else 0
+
+
+def fitted_marks(fig, layout: dict, width: int, font: float, fitted: dict | None = None) -> dict[int, int]:
+    """The maps of a figure `width` px wide whose marks (cells' labels of one character) are wider than their cells
+    in the type they are set in: {trace's index: the type that fits (mark_px), or 0 to leave them out}. The plot is
+    what the margins, the rows' labels and title (_unreadable_cell_labels') and a standing colour bar of any map on
+    its axes leave of its share of the width."""
+    margin = layout.get("margin") or {}
+    traces = list(fig.get("data", ()) if isinstance(fig, dict) else fig.data)
+    reads = [trace.get if isinstance(trace, dict) else trace.__getitem__ for trace in traces]
+    found = {}
+    for i, read in enumerate(reads):
+        labels = _cell_labels(read)
+        shown = [str(label) for row in labels or () for label in row if label]
+        if not shown or max(map(len, shown)) != 1:
+            continue
+        xref = str(read("xaxis") or "x")
+        xaxis = "xaxis" + xref[1:]
+        beside = _row_labels_px(fig, layout, xaxis, font) + 2 * Y_LABELS_GAP
+        for other in reads:  # a colour bar standing beside the plot (a lying one takes no width)
+            if other("type") != "heatmap" or str(other("xaxis") or "x") != xref or other("showscale") is False:
+                continue
+            bar = other("colorbar") or {}
+            bar = bar if isinstance(bar, dict) else bar.to_plotly_json()
+            if bar.get("orientation") == "h":
+                continue
+            on_top = (bar.get("title") or {}).get("side") == "top"
+            beside += COLOUR_BAR_TOP_TITLED_PX if on_top else COLOUR_BAR_PX
+            break
+        title = ((fitted or {}).get("yaxis" + str(read("yaxis") or "y")[1:]) or {}).get("title") or {}
+        beside += AXIS_TITLE_LINE * str(title.get("text") or "").count("<br>")
+        lo, hi = (layout.get(xaxis) or {}).get("domain", (0, 1))
+        plot_width = (width - margin.get("l", 80) - margin.get("r", 80) - beside) * (hi - lo)
+        textfont = read("textfont") or {}
+        textfont = textfont if isinstance(textfont, dict) else textfont.to_plotly_json()
+        size = textfont.get("size") or font
+        fits = mark_px(plot_width / max(len(row) for row in labels), size)
+        if fits != size:
+            found[i] = fits
+    return found
 
 
 def rows_labels_px(columns: float, titled: bool, font: float = FONT_PX) -> float:

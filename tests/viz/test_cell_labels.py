@@ -175,8 +175,10 @@ def test_a_phone_is_not_sent_weights_written_by_a_texttemplate_too_small_to_read
     # stands in three lines beside it, 11 in Japanese and Korean (two); at 256 (three on a line of 1,280's) its cells
     # are 11 and 17 px wide, '0.33' in 4 and 6 px type
     assert not numbered(drawn["decoder_self"], beside_px(3))
-    # the masked cells' crosses stay: marks, not numbers
-    assert for_page(figs["weights"].to_dict(), beside_px(3))["data"][1]["texttemplate"] == "%{text}"
+    # the masked cells' crosses stay where the numbers go: marks, not numbers (at 256 px its cells are too narrow for
+    # a cross too: tests/viz/test_cell_marks.py)
+    two = for_page(figs["weights"].to_dict(), beside_px(2))["data"]
+    assert "texttemplate" not in two[0] and two[1]["texttemplate"] == "%{text}"
 
 
 def test_the_labels_read_from_a_texttemplate_are_what_plotly_writes():
