@@ -37,6 +37,7 @@ KEPT_COLOUR = "#006d2c"
 # wraps a horizontal legend wider than the plot (the Japanese one at 390 px, the plot narrowed by its rows' labels:
 # 48 px tall in chromium)
 LEGEND_ROW = 50
+PROMPT_LINE_PX = 2  # the dashed line where the prompt ends, as wide as the gaps between the policy rows' columns
 PARTLY_EVICTED_MARK = "◐"  # a pooled column some of whose positions a policy evicts: part kept, part gone
 EVICTION_MARKS = {EVICTED: MASKED_MARK, PARTLY_EVICTED: PARTLY_EVICTED_MARK}  # a kept column carries none
 Words = Callable[..., str]
@@ -102,6 +103,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
         text=[[EVICTION_MARKS.get(status, "") for status in view.evicted[p]] for p in policies],
         texttemplate="%{text}",
         textfont=dict(color=MARK_COLOURS[False], size=10),  # a mark per column even at a phone's width
+        xgap=PROMPT_LINE_PX,  # the gaps between columns, where the prompt's end is drawn
         hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
         xaxis="x2",
         yaxis="y2",
@@ -144,11 +146,13 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
                               font=dict(size=TITLE_SIZE)), margin=dict(MARGIN, b=bottom), showlegend=True,
                    legend=LEGEND_UNDER_ALL)  # fmt: skip
     if not view.pooled and view.prompt_length <= view.position:  # where the prompt ends, on both maps
+        # on the boundary between the prompt's last column and the first generated one: over the weights' map, and
+        # under the policy rows' cells, in the gap between their columns, so it hides no kept (or evicted) cell
         at = view.prompt_length - 0.5
         layout["shapes"] = [
-            dict(type="line", x0=at, x1=at, xref=xref, y0=0, y1=1, yref=f"{yref} domain",
-                 line=dict(color=ORANGE, width=2, dash="dash"))
-            for xref, yref in (("x", "y"), ("x2", "y2"))
+            dict(type="line", x0=at, x1=at, xref=xref, y0=0, y1=1, yref=f"{yref} domain", layer=layer,
+                 line=dict(color=ORANGE, width=PROMPT_LINE_PX, dash="dash"))
+            for xref, yref, layer in (("x", "y", "above"), ("x2", "y2", "below"))
         ]  # fmt: skip
     # Plain trace and layout dicts on a cached subplot grid, one unvalidated figure (as viz/moe and
     # viz/flash_attention): plotly's validation, update_*axes' path parsing and add_vline took 45-75 ms of CPU for

@@ -230,3 +230,19 @@ def test_after_one_new_token_every_memory_curve_shows_its_point():
     assert all(len(t.x) == 1 and "markers" in t.mode for t in mem.data), [(t.name, t.mode) for t in mem.data]
     longer = kv.memory_figure(views.memory(gen), words)  # curves of several points stay lines
     assert [t.mode for t in longer.data][:3] == ["lines", "lines", "markers"]
+
+
+def test_the_prompts_end_hides_no_kept_cell():
+    """The dashed orange line where the prompt ends crossed the policy rows' green kept cells. On those rows it now
+    stands on the boundary between two columns, under the cells, in the gap between them (as wide as the line): seen
+    whole, hiding no cell; over the weights' map above it stays over the cells."""
+    view = views.step_attention(fake_generation(), 2, 0)
+    assert not view.pooled and view.prompt_length <= view.position  # a step past the prompt: the line is drawn
+    fig = kv.step_figure(view, words)
+    strip = fig.data[1]
+    lines = {(s.xref, s.layer): s for s in fig.layout.shapes}
+    assert set(lines) == {("x", "above"), ("x2", "below")}
+    line = lines["x2", "below"]
+    assert line.x0 == line.x1 == view.prompt_length - 0.5  # between two columns (category axis: cells at integers)
+    assert line.line.color == kv.ORANGE and line.line.dash == "dash"
+    assert strip.xgap >= line.line.width > 0

@@ -40,7 +40,7 @@ def ref_step_figure(view, t):
         z=np.vstack([view.kept[p] for p in policies]).astype(np.float32), x=x, y=[t(f"policy_{p}") for p in policies],
         colorscale=[[0, kv.MASKED_COLOUR], [1, kv.KEPT_COLOUR]], zmin=0, zmax=1, showscale=False,
         text=[[kv.EVICTION_MARKS.get(s, "") for s in view.evicted[p]] for p in policies], texttemplate="%{text}",
-        textfont=dict(color=kv.MARK_COLOURS[False], size=10),
+        textfont=dict(color=kv.MARK_COLOURS[False], size=10), xgap=2,
         hovertemplate="%{y}<br>%{x}<br>" + t("kept_share") + ": %{z:.2f}<extra></extra>",
     ), row=2, col=1)  # fmt: skip
     statuses = {s for p in policies for s in view.evicted[p]}
@@ -68,7 +68,10 @@ def ref_step_figure(view, t):
     fig.update_yaxes(title_text=kv.wrapped_label(t("policy_axis"), kv.POLICY_TITLE_COLUMNS), title_font_size=11,
                      row=2, col=1)  # fmt: skip
     if not view.pooled and view.prompt_length <= view.position:
-        fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=kv.ORANGE, width=2, dash="dash"))
+        fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=kv.ORANGE, width=2, dash="dash"), row=1, col=1,
+                      layer="above")  # fmt: skip
+        fig.add_vline(x=view.prompt_length - 0.5, line=dict(color=kv.ORANGE, width=2, dash="dash"), row=2, col=1,
+                      layer="below")  # fmt: skip
     return fig
 
 
