@@ -104,7 +104,6 @@ LONGEST_FILES = (
     "tests/core/test_lessons_shipped.py",  # 17 s
     "tests/pages/test_models_on_pages.py",  # 14 s
     "tests/test_browser_room.py",  # 78 s: a room in chromium, and one across a restart
-    "tests/pages/test_lessons_steps.py",
     "tests/test_load_test.py",  # 24 s
     "tests/pages/test_room_page.py",
     "tests/test_browser_proxy.py",  # 21 s

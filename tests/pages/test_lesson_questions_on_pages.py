@@ -4,7 +4,10 @@ must be the answer the lesson expects. A lesson and its page cannot drift apart:
 answer function, and the question fails here.
 
 READERS maps an answer function to how a learner would read its answer on the page; a question whose function has
-no reader fails test_every_shipped_question_is_read_on_its_page."""
+no reader fails test_every_shipped_question_is_read_on_its_page.
+
+Every step's state, asked about or not, opens its page as a link does, with none of its parameters ignored
+(test_every_step_opens_its_page_with_its_state): the same states, each opened once for both."""
 
 from __future__ import annotations
 
@@ -35,8 +38,26 @@ LESSONS = core.load_lessons(pages=catalog.BY_URL)
 QUESTIONS = [(lesson.id, step) for lesson in LESSONS.values() for step in lesson.steps if step.question is not None]
 
 
+_PAGES: dict[tuple, object] = {}
+
+
+def opened(url: str, params: dict):
+    """The page at `url` opened by a link with `params`, once per link in this file: 116 questions ask about 69
+    states, the same 69 every step of a lesson opens (test_every_step_opens_its_page_with_its_state), and a test
+    here only reads the page (one that acts on it opens its own: fresh_page)."""
+    key = (url, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())))
+    if key not in _PAGES:
+        _PAGES[key] = open_view(catalog.BY_URL[url].topic, params)
+    return _PAGES[key]
+
+
 def page(step, **changes):
     """The step's page at its state (with `changes`, as a learner moving a widget would)."""
+    return opened(step.page, {**step.state, **{k: str(v) for k, v in changes.items()}})
+
+
+def fresh_page(step, **changes):
+    """The step's page at its state, opened for this reader alone (it clicks or types on it)."""
     return open_view(catalog.BY_URL[step.page].topic, {**step.state, **{k: str(v) for k, v in changes.items()}})
 
 
@@ -719,7 +740,7 @@ def padded_batch_matches_alone(step, q, a):
 
 def computed(step, **changes):
     """The step's /long-maps page with its maps computed (the learner presses the button)."""
-    at = page(step, **changes)
+    at = fresh_page(step, **changes)
     next(b for b in at.button if b.label == "Compute the maps").click().run()
     assert not at.exception and len(at.get("plotly_chart")) == 3, [e.value for e in at.exception]
     return at
@@ -936,3 +957,21 @@ def test_the_page_shows_the_lessons_answer(lesson_id, step):
     with shared_runs():  # the questions of one state share the answer's run; the page makes its own
         answer = core.answer(q, step.state)
     reader(step, q, answer)
+
+
+# Every step of every shipped lesson (questions or not) opens its page with its state, as a link would, without an
+# exception, and with no parameter of the state ignored by the page (a lesson whose state names a setting the page
+# does not read would show a 'parameters ignored' notice instead of the view the lesson means). Here, after the
+# questions, so each state is opened once for both (its model-free questions first, where conftest checks that no
+# model loads).
+VIEWS = sorted({(s.page, tuple(sorted(s.state.items()))) for lesson in LESSONS.values() for s in lesson.steps})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("url, state", VIEWS, ids=[f"{p}-{i}" for i, (p, _) in enumerate(VIEWS)])
+def test_every_step_opens_its_page_with_its_state(url, state):
+    at = opened(url, dict(state))
+    ignored = [w.value for w in at.warning if "ignored" in str(w.value).lower()]
+    assert not ignored, ignored
+    for key, value in state:
+        assert at.query_params.get(key) == value, (key, at.query_params.get(key), value)
