@@ -535,12 +535,15 @@ def ablation_mode_change(step, q, a):
     assert a.correct == ("same" if abs(after - before) < 0.05 else "higher" if after > before else "lower")
 
 
+def model_title(key: str) -> str:
+    """A shipped model's name as the English page says it (the catalog's [model_titles])."""
+    return i18n.text("en", "model_titles", key)
+
+
 def finding_of(at, key: str) -> tuple[str, str]:
     """The held-out finding of model `key` on /antecedents and the verdict line under it."""
-    from core.models import registry
-
     said = [m.value for m in at.markdown]
-    i = next(i for i, m in enumerate(said) if m.startswith(f"**{registry.title(key)}**: the head chosen"))
+    i = next(i for i, m in enumerate(said) if m.startswith(f"**{model_title(key)}**: the head chosen"))
     return said[i], said[i + 1]
 
 
@@ -560,9 +563,7 @@ def antecedents_held_out_change(step, q, a):
 
 
 def antecedents_switching_heads(step, q, a):
-    from core.models import registry
-
-    text, name = shown_text(page(step)), registry.title(q.params["model"])
+    text, name = shown_text(page(step)), model_title(q.params["model"])
     found = re.search(rf"(\d+) of the \d+ heads of {re.escape(name)} change", text)
     close(0.0 if f"No head of {name} changes" in text else float(found.group(1)), a)
 
