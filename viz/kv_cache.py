@@ -15,7 +15,7 @@ from core.kv_cache.views import EVICTED, PARTLY_EVICTED, Eviction, History, Memo
 
 from .heatmap import attention_heatmap, figure, scale, standing_drop_px, subplot_grid
 from .labels import safe_label, wrapped_label
-from .masks import MARK_COLOURS, MASKED_MARK
+from .masks import MARK_COLOURS, MASKED_MARK, cell_kind_legend
 from .style import (
     BLUE,
     GREEN,
@@ -119,17 +119,7 @@ def step_figure(view: StepAttention, t: Words) -> go.Figure:
     # the legend of the policy rows' two kinds of cell, a square of each colour (a heatmap has no legend entry),
     # under the colour bar (LEGEND_UNDER_ALL)
     legend = [
-        dict(
-            type="scatter",
-            x=[None],
-            y=[None],
-            mode="markers",
-            marker=dict(symbol="square", size=14, color=fill, line=dict(color="#888", width=1)),
-            name=name,
-            hoverinfo="skip",
-            xaxis="x2",
-            yaxis="y2",
-        )
+        cell_kind_legend(name, fill, xaxis="x2", yaxis="y2")
         for fill, name in ((KEPT_COLOUR, t("kept")), (MASKED_COLOUR, f"{t('evicted')} ({MASKED_MARK})"))
     ]
     layout = _step_grid()

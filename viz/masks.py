@@ -32,6 +32,21 @@ KIND_FIGURE_PX = beside_px(3)
 MARK_COLOURS = {True: "white", False: "#555"}
 
 
+def cell_kind_legend(name: str, colour: str, **axes) -> dict:
+    """A legend entry for a kind of cell of a map: a square of the cell's colour (a heatmap has no legend entry of
+    its own); `axes` (xaxis=, yaxis=) place its empty trace on a subplot's axes."""
+    return dict(
+        type="scatter",
+        x=[None],
+        y=[None],
+        mode="markers",
+        marker=dict(symbol="square", size=14, color=colour, line=dict(color="#888", width=1)),
+        name=name,
+        hoverinfo="skip",
+        **axes,
+    )
+
+
 def mask_figure(
     allowed,
     query_labels,
@@ -82,17 +97,7 @@ def mask_figure(
             traces.append(cell)
         # the legend entry: a square of the cell's colour (heatmaps have none of their own)
         shown = f"{label} ({mark})" if mark and mark not in label else label
-        traces.append(
-            dict(
-                type="scatter",
-                x=[None],
-                y=[None],
-                mode="markers",
-                marker=dict(symbol="square", size=14, color=colour, line=dict(color="#888", width=1)),
-                name=shown,
-                hoverinfo="skip",
-            )
-        )
+        traces.append(cell_kind_legend(shown, colour))
     lay = layout(title, x_title, y_title, n_q, n_k, height)
     # legend just above the cells, the title above it at the top of the figure: in a narrow column the legend
     # wraps to two rows and would otherwise run into the title
